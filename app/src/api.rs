@@ -1,0 +1,30 @@
+//! Server functions the pages call. Each one extracts its inputs, makes one call into
+//! [`crate::db`], and maps the error; the logic lives below, not here.
+//!
+//! They sit under `/_fn/` so the REST API keeps `/api/v1/` to itself.
+
+use crate::domain::{Run, RunSummary};
+use crate::error::AppError;
+use leptos::prelude::*;
+
+#[cfg(feature = "ssr")]
+fn pool() -> Result<sqlx::SqlitePool, AppError> {
+    use_context::<sqlx::SqlitePool>().ok_or_else(|| {
+        tracing::error!("no database pool in the request context");
+        AppError::Internal
+    })
+}
+
+/// Every run, newest first.
+#[server(prefix = "/_fn")]
+pub async fn list_runs() -> Result<Vec<RunSummary>, AppError> {
+    Ok(crate::db::list_runs(&pool()?).await?)
+}
+
+/// One run by its public id.
+#[server(prefix = "/_fn")]
+pub async fn get_run(id: String) -> Result<Run, AppError> {
+    let run_id = crate::domain::RunId::parse(&id)
+        .ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
+    Ok(crate::db::get_run(&pool()?, &run_id).await?)
+}

@@ -1,0 +1,144 @@
+//! Pure functions from a run to ECharts options (`charming::Chart`).
+//!
+//! Built on both sides: the browser renders them, tests snapshot their JSON. Nothing here
+//! touches the DOM. Unknown values are left out of a series, never drawn as zero.
+
+use crate::domain::{analysis, LoadKind, Point, Run};
+use charming::component::{Axis, DataZoom, Grid, Legend};
+use charming::element::{
+    AxisPointer, AxisPointerType, AxisType, LineStyle, LineStyleType, NameLocation, Tooltip,
+    Trigger,
+};
+use charming::series::Line;
+use charming::Chart;
+
+/// DOM id of the throughput chart on a run page.
+pub const THROUGHPUT_ID: &str = "chart-throughput";
+/// DOM id of the latency chart on a run page.
+pub const LATENCY_ID: &str = "chart-latency";
+
+fn load_axis(kind: LoadKind) -> Axis {
+    // log₂: a concurrency sweep doubles its load, so equal steps should look equal.
+    Axis::new()
+        .type_(AxisType::Log)
+        .log_base(2.0)
+        .name(kind.label())
+        .name_location(NameLocation::Middle)
+        .name_gap(28.0)
+}
+
+fn value_axis(name: &str) -> Axis {
+    Axis::new().type_(AxisType::Value).name(name).name_gap(12.0)
+}
+
+fn base(kind: LoadKind, y_name: &str) -> Chart {
+    Chart::new()
+        .animation(false)
+        .tooltip(
+            Tooltip::new()
+                .trigger(Trigger::Axis)
+                .axis_pointer(AxisPointer::new().type_(AxisPointerType::Cross)),
+        )
+        .legend(Legend::new().top("0"))
+        .grid(Grid::new().left("56").right("24").top("48").bottom("56"))
+        .x_axis(load_axis(kind))
+        .y_axis(value_axis(y_name))
+        .data_zoom(DataZoom::new().type_(charming::component::DataZoomType::Inside))
+}
+
+/// `(load, value)` pairs of the points where `f` is known.
+fn pairs(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> Vec<Vec<f64>> {
+    points
+        .iter()
+        .filter(|p| p.load_value > 0.0)
+        .filter_map(|p| f(p).filter(|v| v.is_finite()).map(|v| vec![p.load_value, v]))
+        .collect()
+}
+
+fn load_kind(run: &Run) -> LoadKind {
+    run.points.first().map_or(LoadKind::Concurrency, |p| p.load_kind)
+}
+
+/// Output tok/s against load, with the ideal-linear reference from the lowest level.
+pub fn throughput(run: &Run) -> Chart {
+    let measured = pairs(&run.points, |p| p.output_tok_s);
+    let ideal: Vec<Vec<f64>> =
+        analysis::ideal_linear(&run.points).into_iter().map(|(c, t)| vec![c, t]).collect();
+    base(load_kind(run), "output tok/s")
+        .series(Line::new().name("output tok/s").symbol_size(8.0).data(measured))
+        .series(
+            Line::new()
+                .name("ideal linear")
+                .show_symbol(false)
+                .line_style(LineStyle::new().type_(LineStyleType::Dashed).width(1.0))
+                .data(ideal),
+        )
+}
+
+/// Request latency (avg, p50, p99) in seconds against load.
+pub fn latency(run: &Run) -> Chart {
+    let s = |ms: Option<f64>| ms.map(|v| v / 1000.0);
+    base(load_kind(run), "latency (s)")
+        .series(Line::new().name("avg").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_avg_ms))))
+        .series(Line::new().name("p50").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_p50_ms))))
+        .series(Line::new().name("p99").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_p99_ms))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
+    use serde_json::Value;
+
+    fn run() -> Run {
+        let mut a = Point::at(LoadKind::Concurrency, 32.0);
+        a.output_tok_s = Some(464.4);
+        a.latency_avg_ms = Some(35_230.0);
+        a.latency_p50_ms = Some(35_250.0);
+        a.latency_p99_ms = Some(35_260.0);
+        let mut b = Point::at(LoadKind::Concurrency, 96.0);
+        b.output_tok_s = Some(1017.0);
+        b.latency_avg_ms = Some(48_230.0);
+        b.truncated = true; // p50, p99 unknown
+        Run {
+            id: RunId::parse("testrun00001").unwrap(),
+            name: "t".into(),
+            created_at: "2026-11-29T00:00:00Z".into(),
+            status: RunStatus::Partial,
+            source: SourceInfo { format: SourceFormat::BenchmarkPy, file_name: None },
+            facts: RunFacts::default(),
+            points: vec![a, b],
+        }
+    }
+
+    fn json(c: &Chart) -> Value {
+        serde_json::from_str(&c.to_string()).unwrap()
+    }
+
+    #[test]
+    fn throughput_option_has_log2_axis_and_ideal_line() {
+        let v = json(&throughput(&run()));
+        assert_eq!(v["xAxis"]["type"], "log");
+        assert_eq!(v["xAxis"]["logBase"], 2.0);
+        assert_eq!(v["animation"], false);
+        assert_eq!(v["tooltip"]["trigger"], "axis");
+        assert_eq!(v["series"][0]["name"], "output tok/s");
+        assert_eq!(v["series"][0]["data"], serde_json::json!([[32.0, 464.4], [96.0, 1017.0]]));
+        // ideal: 464.4 × 96/32 = 1393.2
+        let ideal = &v["series"][1]["data"];
+        assert_eq!(ideal[0], serde_json::json!([32.0, 464.4]));
+        assert!((ideal[1][1].as_f64().unwrap() - 1393.2).abs() < 1e-9);
+        assert_eq!(v["series"][1]["lineStyle"]["type"], "dashed");
+    }
+
+    #[test]
+    fn latency_leaves_unknown_percentiles_out() {
+        let v = json(&latency(&run()));
+        assert_eq!(v["series"][0]["name"], "avg");
+        assert_eq!(v["series"][0]["data"].as_array().unwrap().len(), 2);
+        assert_eq!(v["series"][0]["data"][1], serde_json::json!([96.0, 48.23]));
+        // p50 and p99 of the truncated level are unknown: one point each, not a zero.
+        assert_eq!(v["series"][1]["data"], serde_json::json!([[32.0, 35.25]]));
+        assert_eq!(v["series"][2]["data"], serde_json::json!([[32.0, 35.26]]));
+    }
+}

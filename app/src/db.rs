@@ -1,0 +1,369 @@
+//! Every SQL statement of Plateau, and the migrations (server only).
+//!
+//! Queries are checked at run time (`query` + `Row::try_get`), not by `query!`, so a clean
+//! checkout builds with no database and no committed query cache; every function here is
+//! exercised by the tests at the bottom against a real SQLite file.
+//! Writes that belong together run in one transaction: an import is all or nothing.
+
+use crate::domain::{
+    EndpointKind, LoadKind, NewRun, Point, Run, RunFacts, RunId, RunStatus, RunSummary,
+    SourceFormat, SourceInfo,
+};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
+use sqlx::{Row, SqlitePool};
+use std::path::Path;
+use std::time::Duration;
+
+/// What can go wrong in the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("{0} was not found")]
+    NotFound(String),
+    #[error("database error: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("stored value is invalid: {0}")]
+    Corrupt(String),
+    #[error("cannot create the database directory {path}: {source}")]
+    Directory { path: String, source: std::io::Error },
+}
+
+/// Opens (creating if needed) the SQLite file at `path` and applies pending migrations.
+pub async fn connect(path: &Path) -> Result<SqlitePool, DbError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| DbError::Directory { path: dir.display().to_string(), source })?;
+    }
+    let options = SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        // WAL lets the web server read while an import or a sweep writes.
+        .journal_mode(SqliteJournalMode::Wal)
+        .foreign_keys(true)
+        .busy_timeout(Duration::from_secs(5));
+    let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
+    sqlx::migrate!("../migrations").run(&pool).await?;
+    Ok(pool)
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Stores a run with its tags and points in one transaction and returns its public id.
+pub async fn insert_run(pool: &SqlitePool, run: &NewRun) -> Result<RunId, DbError> {
+    let id = RunId::generate();
+    let mut tx = pool.begin().await?;
+    let f = &run.facts;
+    let row_id: i64 = sqlx::query(
+        "INSERT INTO runs (public_id, name, created_at, status, source_format, source_file_name,
+                           model, engine, engine_version, gpu_type, gpu_count, endpoint_kind,
+                           max_tokens, prompt_tokens, notes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+         RETURNING id",
+    )
+    .bind(id.as_str())
+    .bind(&run.name)
+    .bind(now_rfc3339())
+    .bind(run.status.as_str())
+    .bind(run.source.format.as_str())
+    .bind(&run.source.file_name)
+    .bind(&f.model)
+    .bind(&f.engine)
+    .bind(&f.engine_version)
+    .bind(&f.gpu_type)
+    .bind(f.gpu_count)
+    .bind(f.endpoint_kind.map(EndpointKind::as_str))
+    .bind(f.max_tokens)
+    .bind(f.prompt_tokens)
+    .bind(&f.notes)
+    .fetch_one(&mut *tx)
+    .await?
+    .try_get("id")?;
+
+    for tag in &f.tags {
+        sqlx::query("INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)")
+            .bind(row_id)
+            .bind(tag)
+            .execute(&mut *tx)
+            .await?;
+    }
+    for (seq, p) in run.points.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO points (run_id, seq, load_kind, load_value, requests_ok, requests_failed,
+                                 wall_s, output_tok_s, latency_avg_ms, latency_p50_ms,
+                                 latency_p90_ms, latency_p99_ms, ttft_avg_ms, ttft_p50_ms,
+                                 ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
+                                 output_tokens_per_request, truncated)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                     ?18, ?19, ?20)",
+        )
+        .bind(row_id)
+        .bind(seq as i64)
+        .bind(p.load_kind.as_str())
+        .bind(p.load_value)
+        .bind(p.requests_ok)
+        .bind(p.requests_failed)
+        .bind(p.wall_s)
+        .bind(p.output_tok_s)
+        .bind(p.latency_avg_ms)
+        .bind(p.latency_p50_ms)
+        .bind(p.latency_p90_ms)
+        .bind(p.latency_p99_ms)
+        .bind(p.ttft_avg_ms)
+        .bind(p.ttft_p50_ms)
+        .bind(p.ttft_p99_ms)
+        .bind(p.itl_avg_ms)
+        .bind(p.itl_p50_ms)
+        .bind(p.itl_p99_ms)
+        .bind(p.output_tokens_per_request)
+        .bind(p.truncated)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(id)
+}
+
+fn corrupt(what: &str, value: &str) -> DbError {
+    DbError::Corrupt(format!("{what} = {value:?}"))
+}
+
+/// All runs, newest first, with the figures the list shows.
+pub async fn list_runs(pool: &SqlitePool) -> Result<Vec<RunSummary>, DbError> {
+    let rows = sqlx::query(
+        "SELECT r.public_id, r.name, r.created_at, r.status, r.model, r.gpu_type, r.gpu_count,
+                r.endpoint_kind,
+                (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id) AS level_count,
+                (SELECT MAX(p.output_tok_s) FROM points p WHERE p.run_id = r.id) AS peak_tok_s
+         FROM runs r
+         ORDER BY r.created_at DESC, r.id DESC",
+    )
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            let facts = RunFacts {
+                gpu_type: row.try_get("gpu_type")?,
+                gpu_count: row.try_get("gpu_count")?,
+                ..RunFacts::default()
+            };
+            Ok(RunSummary {
+                id: run_id(row)?,
+                name: row.try_get("name")?,
+                created_at: row.try_get("created_at")?,
+                status: status(row)?,
+                model: row.try_get("model")?,
+                gpu: facts.gpu_label(),
+                endpoint_kind: endpoint(row)?,
+                level_count: row.try_get("level_count")?,
+                peak_output_tok_s: row.try_get("peak_tok_s")?,
+            })
+        })
+        .collect()
+}
+
+fn run_id(row: &SqliteRow) -> Result<RunId, DbError> {
+    let s: String = row.try_get("public_id")?;
+    RunId::parse(&s).ok_or_else(|| corrupt("public_id", &s))
+}
+
+fn status(row: &SqliteRow) -> Result<RunStatus, DbError> {
+    let s: String = row.try_get("status")?;
+    RunStatus::parse(&s).ok_or_else(|| corrupt("status", &s))
+}
+
+fn endpoint(row: &SqliteRow) -> Result<Option<EndpointKind>, DbError> {
+    let s: Option<String> = row.try_get("endpoint_kind")?;
+    s.map(|s| EndpointKind::parse(&s).ok_or_else(|| corrupt("endpoint_kind", &s))).transpose()
+}
+
+/// One run with its facts and points, or `NotFound`.
+pub async fn get_run(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> {
+    let row = sqlx::query(
+        "SELECT id, public_id, name, created_at, status, source_format, source_file_name, model,
+                engine, engine_version, gpu_type, gpu_count, endpoint_kind, max_tokens,
+                prompt_tokens, notes
+         FROM runs WHERE public_id = ?1",
+    )
+    .bind(id.as_str())
+    .fetch_optional(pool)
+    .await?
+    .ok_or_else(|| DbError::NotFound(format!("run {id}")))?;
+    let row_id: i64 = row.try_get("id")?;
+    let format: String = row.try_get("source_format")?;
+    let tags: Vec<String> =
+        sqlx::query_scalar("SELECT tag FROM run_tags WHERE run_id = ?1 ORDER BY tag")
+            .bind(row_id)
+            .fetch_all(pool)
+            .await?;
+    let points = sqlx::query(
+        "SELECT load_kind, load_value, requests_ok, requests_failed, wall_s, output_tok_s,
+                latency_avg_ms, latency_p50_ms, latency_p90_ms, latency_p99_ms, ttft_avg_ms,
+                ttft_p50_ms, ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
+                output_tokens_per_request, truncated
+         FROM points WHERE run_id = ?1 ORDER BY seq",
+    )
+    .bind(row_id)
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(point)
+    .collect::<Result<Vec<_>, _>>()?;
+    Ok(Run {
+        id: run_id(&row)?,
+        name: row.try_get("name")?,
+        created_at: row.try_get("created_at")?,
+        status: status(&row)?,
+        source: SourceInfo {
+            format: SourceFormat::parse(&format).ok_or_else(|| corrupt("source_format", &format))?,
+            file_name: row.try_get("source_file_name")?,
+        },
+        facts: RunFacts {
+            model: row.try_get("model")?,
+            engine: row.try_get("engine")?,
+            engine_version: row.try_get("engine_version")?,
+            gpu_type: row.try_get("gpu_type")?,
+            gpu_count: row.try_get("gpu_count")?,
+            endpoint_kind: endpoint(&row)?,
+            max_tokens: row.try_get("max_tokens")?,
+            prompt_tokens: row.try_get("prompt_tokens")?,
+            tags,
+            notes: row.try_get("notes")?,
+        },
+        points,
+    })
+}
+
+fn point(row: &SqliteRow) -> Result<Point, DbError> {
+    let kind: String = row.try_get("load_kind")?;
+    Ok(Point {
+        load_kind: LoadKind::parse(&kind).ok_or_else(|| corrupt("load_kind", &kind))?,
+        load_value: row.try_get("load_value")?,
+        requests_ok: row.try_get("requests_ok")?,
+        requests_failed: row.try_get("requests_failed")?,
+        wall_s: row.try_get("wall_s")?,
+        output_tok_s: row.try_get("output_tok_s")?,
+        latency_avg_ms: row.try_get("latency_avg_ms")?,
+        latency_p50_ms: row.try_get("latency_p50_ms")?,
+        latency_p90_ms: row.try_get("latency_p90_ms")?,
+        latency_p99_ms: row.try_get("latency_p99_ms")?,
+        ttft_avg_ms: row.try_get("ttft_avg_ms")?,
+        ttft_p50_ms: row.try_get("ttft_p50_ms")?,
+        ttft_p99_ms: row.try_get("ttft_p99_ms")?,
+        itl_avg_ms: row.try_get("itl_avg_ms")?,
+        itl_p50_ms: row.try_get("itl_p50_ms")?,
+        itl_p99_ms: row.try_get("itl_p99_ms")?,
+        output_tokens_per_request: row.try_get("output_tokens_per_request")?,
+        truncated: row.try_get("truncated")?,
+    })
+}
+
+/// Whether a run with exactly this name exists (the demo loader uses it to stay idempotent).
+pub async fn run_name_exists(pool: &SqlitePool, name: &str) -> Result<bool, DbError> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE name = ?1")
+        .bind(name)
+        .fetch_one(pool)
+        .await?;
+    Ok(n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> NewRun {
+        let mut p1 = Point::at(LoadKind::Concurrency, 32.0);
+        p1.requests_ok = Some(32);
+        p1.requests_failed = Some(0);
+        p1.wall_s = Some(35.3);
+        p1.output_tok_s = Some(464.4);
+        p1.latency_avg_ms = Some(35_230.0);
+        let mut p2 = Point::at(LoadKind::Concurrency, 96.0);
+        p2.output_tok_s = Some(1017.0);
+        p2.truncated = true;
+        let mut facts = RunFacts {
+            model: Some("Kimi-K2.5 NVFP4".into()),
+            endpoint_kind: Some(EndpointKind::Chat),
+            max_tokens: Some(512),
+            ..RunFacts::default()
+        };
+        facts.set_gpu("8x RTX PRO 6000", None);
+        facts.set_tags("story, chat");
+        NewRun {
+            name: "chat sweep".into(),
+            status: RunStatus::Partial,
+            source: SourceInfo { format: SourceFormat::BenchmarkPy, file_name: Some("b.txt".into()) },
+            facts,
+            points: vec![p1, p2],
+        }
+    }
+
+    async fn temp_db() -> (tempfile::TempDir, SqlitePool) {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = connect(&dir.path().join("nested/plateau.db")).await.unwrap();
+        (dir, pool)
+    }
+
+    #[tokio::test]
+    async fn round_trips_a_run_through_a_real_file() {
+        let (dir, pool) = temp_db().await;
+        assert!(dir.path().join("nested/plateau.db").exists());
+        let new = sample();
+        let id = insert_run(&pool, &new).await.unwrap();
+        let run = get_run(&pool, &id).await.unwrap();
+        assert_eq!(run.id, id);
+        assert_eq!(run.name, new.name);
+        assert_eq!(run.facts, new.facts);
+        assert_eq!(run.points, new.points, "unknown stays unknown, truncated stays flagged");
+        assert_eq!(run.source, new.source);
+        assert_eq!(run.status, RunStatus::Partial);
+        assert!(chrono::DateTime::parse_from_rfc3339(&run.created_at).is_ok());
+
+        let list = list_runs(&pool).await.unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].level_count, 2);
+        assert_eq!(list[0].peak_output_tok_s, Some(1017.0));
+        assert_eq!(list[0].gpu.as_deref(), Some("8× RTX PRO 6000"));
+        assert!(run_name_exists(&pool, "chat sweep").await.unwrap());
+        assert!(!run_name_exists(&pool, "other").await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn reopening_keeps_data_and_lists_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.db");
+        let pool = connect(&path).await.unwrap();
+        let mut a = sample();
+        a.name = "first".into();
+        insert_run(&pool, &a).await.unwrap();
+        let mut b = sample();
+        b.name = "second".into();
+        insert_run(&pool, &b).await.unwrap();
+        pool.close().await;
+        let pool = connect(&path).await.unwrap(); // migrations already applied: no-op
+        let names: Vec<String> = list_runs(&pool).await.unwrap().into_iter().map(|r| r.name).collect();
+        assert_eq!(names, vec!["second", "first"]);
+    }
+
+    #[tokio::test]
+    async fn a_failed_insert_leaves_nothing_behind() {
+        let (_dir, pool) = temp_db().await;
+        let mut bad = sample();
+        // load_value must be > 0: the second point violates the CHECK after the run row
+        // and first point were written inside the transaction.
+        bad.points[1].load_value = 0.0;
+        assert!(insert_run(&pool, &bad).await.is_err());
+        assert!(list_runs(&pool).await.unwrap().is_empty());
+        let points: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM points").fetch_one(&pool).await.unwrap();
+        assert_eq!(points, 0);
+    }
+
+    #[tokio::test]
+    async fn unknown_id_is_not_found() {
+        let (_dir, pool) = temp_db().await;
+        let err = get_run(&pool, &RunId::parse("nosuchrun000").unwrap()).await.unwrap_err();
+        assert!(matches!(err, DbError::NotFound(_)));
+    }
+}

@@ -1,0 +1,419 @@
+//! Domain types of Plateau: runs, their comparable facts, and their load levels (points).
+//!
+//! Plain serde data shared by the server and the browser. Units are in the field names
+//! (`_ms`, `_s`, `_tok_s`); a value that the source did not report is `None` and is shown
+//! as "—", never as 0.
+
+pub mod analysis;
+pub mod format;
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The public identifier of a run, used in URLs and the API. Never the database row id,
+/// so ids cannot be guessed or enumerated and rows can be renumbered freely.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(String);
+
+impl RunId {
+    /// Length of a generated id: 36^12 ≈ 4.7e18 values, collisions are not a practical concern.
+    pub const LEN: usize = 12;
+
+    /// Accepts an id read from a URL or the database; rejects anything that could not
+    /// have been generated, so junk never reaches a query.
+    pub fn parse(s: &str) -> Option<Self> {
+        let ok = (4..=32).contains(&s.len())
+            && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        ok.then(|| Self(s.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// A fresh random id.
+    #[cfg(feature = "ssr")]
+    pub fn generate() -> Self {
+        use rand::Rng;
+        const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+        let mut rng = rand::thread_rng();
+        let s: String = (0..Self::LEN)
+            .map(|_| {
+                let i = rng.gen_range(0..ALPHABET.len());
+                char::from(ALPHABET.get(i).copied().unwrap_or(b'a'))
+            })
+            .collect();
+        Self(s)
+    }
+}
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Which OpenAI-compatible endpoint the sweep called. It matters: on a reasoning model the
+/// chat endpoint spends tokens on reasoning, so the two are not like for like.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointKind {
+    /// `/v1/completions`
+    Completions,
+    /// `/v1/chat/completions`
+    Chat,
+}
+
+impl EndpointKind {
+    pub const ALL: [EndpointKind; 2] = [EndpointKind::Completions, EndpointKind::Chat];
+
+    /// The value stored in the database and accepted by the API and CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndpointKind::Completions => "completions",
+            EndpointKind::Chat => "chat",
+        }
+    }
+
+    /// The path a person recognises.
+    pub fn path(self) -> &'static str {
+        match self {
+            EndpointKind::Completions => "/v1/completions",
+            EndpointKind::Chat => "/v1/chat/completions",
+        }
+    }
+
+    /// Accepts `chat`, `completions` and the endpoint paths.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "completions" | "completion" | "/v1/completions" | "v1/completions" => {
+                Some(EndpointKind::Completions)
+            }
+            "chat" | "chat_completions" | "chat-completions" | "/v1/chat/completions"
+            | "v1/chat/completions" => Some(EndpointKind::Chat),
+            _ => None,
+        }
+    }
+}
+
+/// How load was applied at a level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadKind {
+    /// Closed loop: this many requests in flight (the story's `C=`).
+    Concurrency,
+    /// Open loop: requests sent at this rate, in requests per second.
+    RequestRate,
+}
+
+impl LoadKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoadKind::Concurrency => "concurrency",
+            LoadKind::RequestRate => "request_rate",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "concurrency" => Some(LoadKind::Concurrency),
+            "request_rate" => Some(LoadKind::RequestRate),
+            _ => None,
+        }
+    }
+
+    /// Short axis label.
+    pub fn label(self) -> &'static str {
+        match self {
+            LoadKind::Concurrency => "Concurrency",
+            LoadKind::RequestRate => "Request rate (req/s)",
+        }
+    }
+}
+
+/// Where a run's numbers came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceFormat {
+    /// The text printed by the story's `benchmark.py` (`C= 32 | 32/ 32 ok …`).
+    BenchmarkPy,
+    /// Figures typed in by hand (for example the surviving numbers of a lost run).
+    Manual,
+}
+
+impl SourceFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceFormat::BenchmarkPy => "benchmark_py",
+            SourceFormat::Manual => "manual",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "benchmark_py" | "benchmark.py" => Some(SourceFormat::BenchmarkPy),
+            "manual" => Some(SourceFormat::Manual),
+            _ => None,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SourceFormat::BenchmarkPy => "benchmark.py text",
+            SourceFormat::Manual => "entered by hand",
+        }
+    }
+}
+
+/// Whether a run holds every level it set out to measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every level is whole.
+    Complete,
+    /// Some levels or values are missing (cut-off output, surviving figures only).
+    Partial,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Complete => "complete",
+            RunStatus::Partial => "partial",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "complete" => Some(RunStatus::Complete),
+            "partial" => Some(RunStatus::Partial),
+            _ => None,
+        }
+    }
+}
+
+/// The facts that decide whether two runs are comparable. All optional: an import
+/// records what it was told and nothing more.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunFacts {
+    pub model: Option<String>,
+    /// Inference server, e.g. `vllm`, `sglang`.
+    pub engine: Option<String>,
+    pub engine_version: Option<String>,
+    /// GPU model, e.g. `RTX PRO 6000 Blackwell`.
+    pub gpu_type: Option<String>,
+    pub gpu_count: Option<i64>,
+    pub endpoint_kind: Option<EndpointKind>,
+    /// The `max_tokens` each request asked for.
+    pub max_tokens: Option<i64>,
+    /// Prompt length in tokens.
+    pub prompt_tokens: Option<i64>,
+    /// Free-form labels, lower-cased and de-duplicated.
+    pub tags: Vec<String>,
+    pub notes: String,
+}
+
+impl RunFacts {
+    /// "8× RTX PRO 6000", "RTX PRO 6000", "8 GPUs" or `None`.
+    pub fn gpu_label(&self) -> Option<String> {
+        match (&self.gpu_type, self.gpu_count) {
+            (Some(t), Some(n)) => Some(format!("{n}× {t}")),
+            (Some(t), None) => Some(t.clone()),
+            (None, Some(n)) => Some(format!("{n} GPUs")),
+            (None, None) => None,
+        }
+    }
+
+    /// Reads a GPU description such as `8x RTX PRO 6000` or `H100` into type and count.
+    /// An explicit count, when given separately, wins over one written in the text.
+    pub fn set_gpu(&mut self, text: &str, count: Option<i64>) {
+        let text = text.trim();
+        let (parsed_count, gpu_type) = split_gpu_count(text);
+        self.gpu_type = (!gpu_type.is_empty()).then(|| gpu_type.to_owned());
+        self.gpu_count = count.or(parsed_count);
+    }
+
+    /// Normalises tags from a comma- or whitespace-separated string.
+    pub fn set_tags(&mut self, text: &str) {
+        let mut tags: Vec<String> = text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .map(|t| t.trim().to_lowercase())
+            .filter(|t| !t.is_empty())
+            .collect();
+        tags.sort();
+        tags.dedup();
+        self.tags = tags;
+    }
+}
+
+/// `"8x RTX PRO 6000"` → `(Some(8), "RTX PRO 6000")`; `"H100"` → `(None, "H100")`.
+fn split_gpu_count(text: &str) -> (Option<i64>, &str) {
+    let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    if digits_end == 0 {
+        return (None, text);
+    }
+    let rest = text.get(digits_end..).unwrap_or("");
+    let rest_trim = rest.trim_start();
+    for sep in ["×", "x", "X", "*"] {
+        if let Some(after) = rest_trim.strip_prefix(sep) {
+            let n = text.get(..digits_end).and_then(|d| d.parse().ok());
+            return (n, after.trim());
+        }
+    }
+    (None, text)
+}
+
+/// One load level of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub load_kind: LoadKind,
+    /// Concurrency (requests in flight) or request rate (req/s), per `load_kind`.
+    pub load_value: f64,
+    pub requests_ok: Option<i64>,
+    pub requests_failed: Option<i64>,
+    /// Wall-clock time the level took, in seconds.
+    pub wall_s: Option<f64>,
+    /// Output (generated) tokens per second over the level.
+    pub output_tok_s: Option<f64>,
+    pub latency_avg_ms: Option<f64>,
+    pub latency_p50_ms: Option<f64>,
+    pub latency_p90_ms: Option<f64>,
+    pub latency_p99_ms: Option<f64>,
+    /// Time to first token.
+    pub ttft_avg_ms: Option<f64>,
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p99_ms: Option<f64>,
+    /// Inter-token latency.
+    pub itl_avg_ms: Option<f64>,
+    pub itl_p50_ms: Option<f64>,
+    pub itl_p99_ms: Option<f64>,
+    /// Output tokens per request as measured by the source (not implied).
+    pub output_tokens_per_request: Option<f64>,
+    /// The source cut this level off: unknown values may be missing, not just unmeasured.
+    pub truncated: bool,
+}
+
+impl Point {
+    /// A level with only its load known; every measurement unknown.
+    pub fn at(load_kind: LoadKind, load_value: f64) -> Self {
+        Self {
+            load_kind,
+            load_value,
+            requests_ok: None,
+            requests_failed: None,
+            wall_s: None,
+            output_tok_s: None,
+            latency_avg_ms: None,
+            latency_p50_ms: None,
+            latency_p90_ms: None,
+            latency_p99_ms: None,
+            ttft_avg_ms: None,
+            ttft_p50_ms: None,
+            ttft_p99_ms: None,
+            itl_avg_ms: None,
+            itl_p50_ms: None,
+            itl_p99_ms: None,
+            output_tokens_per_request: None,
+            truncated: false,
+        }
+    }
+}
+
+/// Where the run came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SourceInfo {
+    pub format: SourceFormat,
+    pub file_name: Option<String>,
+}
+
+/// A run as the list page shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub id: RunId,
+    pub name: String,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    pub status: RunStatus,
+    pub model: Option<String>,
+    pub gpu: Option<String>,
+    pub endpoint_kind: Option<EndpointKind>,
+    pub level_count: i64,
+    pub peak_output_tok_s: Option<f64>,
+}
+
+/// A whole run: facts and levels, in load order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub id: RunId,
+    pub name: String,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    pub status: RunStatus,
+    pub source: SourceInfo,
+    pub facts: RunFacts,
+    pub points: Vec<Point>,
+}
+
+/// A run about to be stored: everything but the id and the creation time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewRun {
+    pub name: String,
+    pub status: RunStatus,
+    pub source: SourceInfo,
+    pub facts: RunFacts,
+    pub points: Vec<Point>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_id_rejects_junk() {
+        assert!(RunId::parse("abc123def456").is_some());
+        assert!(RunId::parse("ABC123").is_none());
+        assert!(RunId::parse("../etc").is_none());
+        assert!(RunId::parse("a").is_none());
+        assert!(RunId::parse("1; DROP TABLE runs").is_none());
+    }
+
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn generated_ids_parse_back() {
+        let id = RunId::generate();
+        assert_eq!(id.as_str().len(), RunId::LEN);
+        assert_eq!(RunId::parse(id.as_str()), Some(id));
+    }
+
+    #[test]
+    fn gpu_text_splits_into_count_and_type() {
+        let mut f = RunFacts::default();
+        f.set_gpu("8x RTX PRO 6000 Blackwell", None);
+        assert_eq!(f.gpu_count, Some(8));
+        assert_eq!(f.gpu_type.as_deref(), Some("RTX PRO 6000 Blackwell"));
+        f.set_gpu("8× H100", Some(4));
+        assert_eq!(f.gpu_count, Some(4), "explicit count wins");
+        assert_eq!(f.gpu_type.as_deref(), Some("H100"));
+        f.set_gpu("H100", None);
+        assert_eq!((f.gpu_count, f.gpu_type.as_deref()), (None, Some("H100")));
+        f.set_gpu("4090", None);
+        assert_eq!((f.gpu_count, f.gpu_type.as_deref()), (None, Some("4090")));
+        assert_eq!(f.gpu_label().as_deref(), Some("4090"));
+    }
+
+    #[test]
+    fn endpoint_accepts_names_and_paths() {
+        assert_eq!(EndpointKind::parse("chat"), Some(EndpointKind::Chat));
+        assert_eq!(EndpointKind::parse("/v1/chat/completions"), Some(EndpointKind::Chat));
+        assert_eq!(EndpointKind::parse("Completions"), Some(EndpointKind::Completions));
+        assert_eq!(EndpointKind::parse("embeddings"), None);
+    }
+
+    #[test]
+    fn tags_are_normalised() {
+        let mut f = RunFacts::default();
+        f.set_tags("Story, nvfp4 story  kimi");
+        assert_eq!(f.tags, vec!["kimi", "nvfp4", "story"]);
+    }
+}

@@ -1,0 +1,46 @@
+//! The error that crosses the server-function boundary into the browser.
+//!
+//! It carries only what a user may read. Detail (SQL errors, paths) is logged on the
+//! server where the error is converted, never serialised to the client.
+
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use serde::{Deserialize, Serialize};
+
+/// An error a page can show.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum AppError {
+    /// The thing asked for does not exist (unknown run id, …).
+    #[error("{0} was not found")]
+    NotFound(String),
+    /// The request itself was wrong; the text says how.
+    #[error("{0}")]
+    BadRequest(String),
+    /// A server-side failure; the log has the detail.
+    #[error("something went wrong on the server; the server log has the details")]
+    Internal,
+    /// The call to the server failed in transit (network, encoding).
+    #[error("the server could not be reached: {0}")]
+    Transport(String),
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        AppError::Transport(value.to_string())
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<crate::db::DbError> for AppError {
+    fn from(e: crate::db::DbError) -> Self {
+        match e {
+            crate::db::DbError::NotFound(what) => AppError::NotFound(what),
+            other => {
+                tracing::error!(error = %other, "database error");
+                AppError::Internal
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! A container that ECharts draws into once the page is hydrated.
+//!
+//! On the server (and with JavaScript off) it renders an empty, labelled box; the levels
+//! table beside it carries the same numbers.
+
+use charming::Chart;
+use leptos::prelude::*;
+
+/// One chart. `chart` is drawn into the element with id `id` after hydration.
+#[component]
+pub fn ChartView(
+    /// DOM id of the container (also used by tests to find the ECharts instance).
+    id: &'static str,
+    /// What the chart shows, for screen readers.
+    label: String,
+    chart: Chart,
+) -> impl IntoView {
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| draw(id, chart.clone(), 60));
+    #[cfg(not(feature = "hydrate"))]
+    let _ = chart;
+    view! { <div id=id class="chart" role="img" aria-label=label></div> }
+}
+
+/// Renders once the container is in the document. After a client-side navigation the
+/// effect can run while the new page is still being attached, so wait a frame or a few
+/// rather than fail.
+#[cfg(feature = "hydrate")]
+fn draw(id: &'static str, chart: Chart, frames_left: u8) {
+    use charming::WasmRenderer;
+    if document().get_element_by_id(id).is_some() {
+        // Size from the container (CSS), so the chart follows the layout.
+        if let Err(e) = WasmRenderer::new_opt(None, None).render(id, &chart) {
+            leptos::logging::error!("chart {id}: {e:?}");
+        }
+    } else if frames_left > 0 {
+        request_animation_frame(move || draw(id, chart, frames_left - 1));
+    } else {
+        leptos::logging::error!("chart {id}: its container never appeared");
+    }
+}

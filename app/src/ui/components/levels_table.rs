@@ -1,0 +1,80 @@
+//! The table of a run's levels with their derived figures. Server-rendered, so it is the
+//! page's content when JavaScript is off; the charts only draw what it already says.
+
+use crate::domain::analysis::{self, TokensPerRequestMethod};
+use crate::domain::format::{int, load, ms_as_s, num, pct};
+use crate::domain::{LoadKind, Point};
+use leptos::prelude::*;
+
+/// Every level of a run, in load order.
+#[component]
+pub fn LevelsTable(points: Vec<Point>) -> impl IntoView {
+    let derived = analysis::analyse(&points);
+    let kind = points.first().map_or(LoadKind::Concurrency, |p| p.load_kind);
+    let load_head = match kind {
+        LoadKind::Concurrency => "C",
+        LoadKind::RequestRate => "req/s",
+    };
+    let rows = points
+        .into_iter()
+        .zip(derived)
+        .map(|(p, d)| {
+            let (tpr, tpr_title) = match d.tokens_per_request {
+                Some(e) => (
+                    num(Some(e.value), 0),
+                    match e.method {
+                        TokensPerRequestMethod::Wall => "tok/s × wall ÷ completed requests",
+                        TokensPerRequestMethod::LittlesLaw => {
+                            "Little's law: tok/s × avg latency ÷ concurrency (wall time unknown)"
+                        }
+                    },
+                ),
+                None => (num(None, 0), "unknown"),
+            };
+            let tpr_mark = matches!(
+                d.tokens_per_request,
+                Some(analysis::Estimate { method: TokensPerRequestMethod::LittlesLaw, .. })
+            )
+            .then_some("≈");
+            let truncated = p.truncated;
+            view! {
+                <tr class:truncated=truncated>
+                    <td class="load">
+                        {load(p.load_value)}
+                        {truncated.then(|| view! { <span class="badge" title="cut off in the source: missing values are unknown">"cut off"</span> })}
+                    </td>
+                    <td>{int(p.requests_ok)}" / "{int(p.requests_failed)}</td>
+                    <td>{num(p.wall_s, 1)}</td>
+                    <td class="tok">{num(p.output_tok_s, 1)}</td>
+                    <td>{num(d.ideal_tok_s, 1)}</td>
+                    <td>{pct(d.scaling_efficiency)}</td>
+                    <td>{num(d.per_user_tok_s, 1)}</td>
+                    <td>{ms_as_s(p.latency_avg_ms)}</td>
+                    <td>{ms_as_s(p.latency_p50_ms)}</td>
+                    <td>{ms_as_s(p.latency_p99_ms)}</td>
+                    <td title=tpr_title>{tpr_mark}{tpr}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="levels" id="levels">
+            <thead>
+                <tr>
+                    <th title="load level">{load_head}</th>
+                    <th title="requests completed / failed">"ok / failed"</th>
+                    <th title="wall-clock time of the level">"wall (s)"</th>
+                    <th>"output tok/s"</th>
+                    <th title="lowest level's throughput scaled linearly with load">"ideal tok/s"</th>
+                    <th title="throughput gain ÷ load gain against the previous level">"scaling eff."</th>
+                    <th title="output tok/s ÷ concurrency: the decode rate each user sees">"tok/s per user"</th>
+                    <th>"lat avg (s)"</th>
+                    <th>"p50 (s)"</th>
+                    <th>"p99 (s)"</th>
+                    <th title="implied output tokens per request">"tok / req"</th>
+                </tr>
+            </thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}

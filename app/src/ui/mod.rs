@@ -1,0 +1,59 @@
+//! The user interface: the HTML shell, the router, pages and reusable components.
+//! Pages get their data through [`crate::api`] and never name `sqlx`.
+
+pub mod components;
+pub mod pages;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::components::{Route, Router, Routes, A};
+use leptos_router::{path, SsrMode};
+
+/// The HTML document around the app. ECharts loads with a blocking script in `<head>` so
+/// `window.echarts` exists before hydration: charming's wasm bindings call it as a global.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <link rel="icon" href="/favicon.ico" />
+                <script src="/echarts.min.js"></script>
+                <script src="/plateau.js" defer></script>
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body>
+                <App />
+            </body>
+        </html>
+    }
+}
+
+/// The app: header, routes, footer.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="leptos" href="/pkg/plateau.css" />
+        <Title formatter=|t: String| if t.is_empty() { "Plateau".to_owned() } else { format!("{t} · Plateau") } />
+        <Router>
+            <header class="topbar">
+                <A href="/" attr:class="brand">"Plateau"</A>
+                <nav>
+                    <A href="/">"Runs"</A>
+                    <A href="/upload">"Import"</A>
+                </nav>
+            </header>
+            <main>
+                // Async: the data is in the HTML itself, so every page reads without JavaScript.
+                <Routes fallback=|| view! { <pages::NotFound /> }>
+                    <Route path=path!("/") view=pages::RunsPage ssr=SsrMode::Async />
+                    <Route path=path!("/runs/:id") view=pages::RunPage ssr=SsrMode::Async />
+                    <Route path=path!("/upload") view=pages::UploadPage ssr=SsrMode::Async />
+                </Routes>
+            </main>
+        </Router>
+    }
+}

@@ -1,0 +1,111 @@
+//! A run's page: its facts, the scaling and latency charts, and the levels table.
+
+use crate::api::get_run;
+use crate::charts;
+use crate::domain::format::{int, load, num, when, UNKNOWN};
+use crate::domain::{analysis, Run};
+use crate::ui::components::{ChartView, ErrorBox, LevelsTable};
+use leptos::prelude::*;
+use leptos_meta::{Meta, Title};
+use leptos_router::hooks::use_params_map;
+
+/// `/runs/:id`
+#[component]
+pub fn RunPage() -> impl IntoView {
+    let params = use_params_map();
+    let run = Resource::new(
+        move || params.read().get("id").unwrap_or_default(),
+        get_run,
+    );
+    view! {
+        <Suspense fallback=|| view! { <p>"Loading run…"</p> }>
+            {move || Suspend::new(async move {
+                match run.await {
+                    Ok(run) => view! { <RunView run /> }.into_any(),
+                    Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+fn fact(label: &'static str, value: Option<String>) -> impl IntoView {
+    let missing = value.is_none();
+    view! {
+        <dt>{label}</dt>
+        <dd class:unknown=missing>{value.unwrap_or_else(|| UNKNOWN.to_owned())}</dd>
+    }
+}
+
+/// One-line summary used in the page description and header.
+fn summary(run: &Run) -> String {
+    match analysis::peak(&run.points) {
+        Some((c, t)) => format!(
+            "{} levels, peak {} output tok/s at {}",
+            run.points.len(),
+            num(Some(t), 1),
+            if run.points.first().is_some_and(|p| p.load_kind == crate::domain::LoadKind::RequestRate) {
+                format!("{} req/s", load(c))
+            } else {
+                format!("C={}", load(c))
+            },
+        ),
+        None => format!("{} levels", run.points.len()),
+    }
+}
+
+#[component]
+fn RunView(run: Run) -> impl IntoView {
+    let f = run.facts.clone();
+    let engine = match (&f.engine, &f.engine_version) {
+        (Some(e), Some(v)) => Some(format!("{e} {v}")),
+        (Some(e), None) => Some(e.clone()),
+        (None, Some(v)) => Some(format!("version {v}")),
+        (None, None) => None,
+    };
+    let source = match &run.source.file_name {
+        Some(name) => format!("{} ({name})", run.source.format.label()),
+        None => run.source.format.label().to_owned(),
+    };
+    let desc = summary(&run);
+    let tags = f.tags.clone();
+    let notes = f.notes.clone();
+    let partial = run.status == crate::domain::RunStatus::Partial;
+    let throughput = charts::throughput(&run);
+    let latency = charts::latency(&run);
+    view! {
+        <Title text=run.name.clone() />
+        <Meta name="description" content=desc.clone() />
+        <div class="page-head">
+            <h1 id="run-name">{run.name.clone()}</h1>
+            {partial.then(|| view! { <span class="badge" title="some levels or values are missing">"partial"</span> })}
+        </div>
+        <p class="summary">{desc}</p>
+        <dl class="facts">
+            {fact("Model", f.model.clone())}
+            {fact("Engine", engine)}
+            {fact("GPU", f.gpu_label())}
+            {fact("Endpoint", f.endpoint_kind.map(|e| e.path().to_owned()))}
+            {fact("max_tokens", f.max_tokens.map(|n| int(Some(n))))}
+            {fact("Prompt length", f.prompt_tokens.map(|n| format!("{n} tokens")))}
+            {fact("Source", Some(source))}
+            {fact("Imported", Some(when(&run.created_at)))}
+        </dl>
+        {(!tags.is_empty()).then(|| view! {
+            <ul class="tags">{tags.into_iter().map(|t| view! { <li>{t}</li> }).collect_view()}</ul>
+        })}
+        {(!notes.is_empty()).then(|| view! { <p class="notes">{notes}</p> })}
+        <section class="charts">
+            <figure>
+                <figcaption>"Output throughput vs load (log₂), with ideal-linear scaling from the lowest level"</figcaption>
+                <ChartView id=charts::THROUGHPUT_ID label="output tok/s by load level".to_owned() chart=throughput />
+            </figure>
+            <figure>
+                <figcaption>"Request latency vs load: avg, p50, p99"</figcaption>
+                <ChartView id=charts::LATENCY_ID label="request latency by load level".to_owned() chart=latency />
+            </figure>
+        </section>
+        <h2>"Levels"</h2>
+        <div class="table-wrap"><LevelsTable points=run.points.clone() /></div>
+    }
+}

@@ -1,0 +1,140 @@
+// Browser tests of the foundation: runs list, run page with charts, upload, and the same
+// pages with JavaScript disabled. Run with `node --test end2end/tests/` after .ci/build.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startServer, launchBrowser, watchErrors, seriesLength, STORY_FILE, ROOT } from './support.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const CHAT = 'Kimi-K2.5 NVFP4 · /v1/chat/completions · C=32–96';
+const COMPLETIONS = 'Kimi-K2.5 NVFP4 · /v1/completions · C=1–32 (surviving figures)';
+
+test('runs list shows the demo runs, newest first, with their facts', async () => {
+  const page = await browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(server.base + '/');
+  const rows = page.locator('#runs tbody tr');
+  await rows.first().waitFor();
+  assert.equal(await rows.count(), 2);
+  const first = await rows.nth(0).locator('td').allInnerTexts();
+  assert.equal(await rows.nth(0).locator('td a').innerText(), CHAT);
+  assert.match(first[0], /partial/, 'the cut-off C=96 level makes the run partial');
+  assert.equal(first[1], 'Kimi-K2.5 NVFP4');
+  assert.equal(first[2], '8× RTX PRO 6000 Blackwell');
+  assert.equal(first[3], '/v1/chat/completions');
+  assert.equal(first[4], '4');
+  assert.equal(first[5], '1017.0');
+  const second = await rows.nth(1).locator('td').allInnerTexts();
+  assert.match(second[0], /surviving figures/);
+  assert.equal(second[4], '2');
+  assert.equal(second[5], '799.9');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the chat run page draws both charts with 4 points and tooltips', async () => {
+  const page = await browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(server.base + '/');
+  await page.getByRole('link', { name: CHAT }).click();
+  await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+  await page.locator('#run-name').waitFor();
+  assert.equal(await page.locator('#run-name').innerText(), CHAT);
+  // Charts are drawn by the hydrated wasm app into canvases.
+  await page.locator('#chart-throughput canvas').waitFor();
+  await page.locator('#chart-latency canvas').waitFor();
+  assert.equal(await seriesLength(page, 'chart-throughput', 0), 4, 'measured tok/s');
+  assert.equal(await seriesLength(page, 'chart-throughput', 1), 4, 'ideal linear');
+  assert.equal(await seriesLength(page, 'chart-latency', 0), 4, 'latency avg');
+  assert.equal(await seriesLength(page, 'chart-latency', 1), 3, 'p50 is unknown at the cut-off level');
+  // A tooltip appears when the pointer is over the plot.
+  const box = await page.locator('#chart-throughput').boundingBox();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+  await page.mouse.move(box.x + box.width * 0.55, box.y + box.height * 0.5);
+  const tip = page.locator('#chart-throughput div', { hasText: 'output tok/s' }).last();
+  await tip.waitFor({ state: 'visible', timeout: 5000 });
+  // The levels table is there too, with the cut-off level flagged.
+  assert.equal(await page.locator('#levels tbody tr').count(), 4);
+  assert.equal(await page.locator('#levels tbody tr.truncated').count(), 1);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('uploading a file through the form lands on its new run page', async () => {
+  const page = await browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(server.base + '/upload');
+  await page.locator('input[name=file]').setInputFiles(STORY_FILE);
+  await page.locator('input[name=model]').fill('Kimi-K2.5 NVFP4');
+  await page.locator('input[name=gpu]').fill('8x RTX PRO 6000');
+  await page.locator('select[name=endpoint]').selectOption('chat');
+  await page.locator('input[name=max_tokens]').fill('1024');
+  await page.locator('#import-submit').click();
+  await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+  assert.equal(await page.locator('#run-name').innerText(), 'kimi-k25-nvfp4-chat-c32-c96.txt');
+  assert.equal(await page.locator('#levels tbody tr').count(), 4);
+  const facts = await page.locator('dl.facts').innerText();
+  assert.match(facts, /8× RTX PRO 6000/);
+  assert.match(facts, /1024/);
+  await page.locator('#chart-throughput canvas').waitFor();
+  assert.equal(await seriesLength(page, 'chart-throughput', 0), 4);
+  // and it is now first in the list
+  await page.goto(server.base + '/');
+  await page.locator('#runs tbody tr').first().waitFor();
+  assert.equal(await page.locator('#runs tbody tr').count(), 3);
+  assert.equal(await page.locator('#runs tbody tr td a').first().innerText(), 'kimi-k25-nvfp4-chat-c32-c96.txt');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a malformed upload is rejected with its line and nothing is stored', async () => {
+  const page = await browser.newPage();
+  await page.goto(server.base + '/upload');
+  await page.locator('input[name=file]').setInputFiles(join(ROOT, 'end2end', 'data', 'malformed-benchmark.txt'));
+  await page.locator('#import-submit').click();
+  await page.waitForURL(/\/upload\?error=/);
+  const msg = await page.locator('#upload-error').innerText();
+  assert.match(msg, /malformed-benchmark\.txt: line 6, column 26/);
+  assert.match(msg, /wall=/);
+  const runs = await (await fetch(server.base + '/api/v1/runs')).json();
+  assert.ok(!runs.some((r) => r.name === 'malformed-benchmark.txt'));
+  await page.close();
+});
+
+test('without JavaScript the pages still show the runs and the levels table', async () => {
+  const ctx = await browser.newContext({ javaScriptEnabled: false });
+  const page = await ctx.newPage();
+  await page.goto(server.base + '/');
+  assert.ok(await page.locator('#runs tbody tr').count() >= 2);
+  await page.getByRole('link', { name: CHAT }).click();
+  await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+  const rows = page.locator('#levels tbody tr');
+  assert.equal(await rows.count(), 4);
+  const c32 = await rows.nth(0).locator('td').allInnerTexts();
+  assert.equal(c32[0].trim(), '32');
+  assert.equal(c32[3], '464.4');
+  assert.equal(c32[7], '35.23');
+  const c96 = await rows.nth(3).locator('td').allInnerTexts();
+  assert.match(c96[0], /96/);
+  assert.equal(c96[8], '—', 'p50 of the cut-off level is unknown, not zero');
+  assert.equal(await page.locator('canvas').count(), 0, 'no charts without JavaScript');
+  // The completions run shows its Little's-law estimate of tokens per request.
+  await page.goto(server.base + '/');
+  await page.getByRole('link', { name: COMPLETIONS }).click();
+  await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+  const last = await page.locator('#levels tbody tr').nth(1).locator('td').allInnerTexts();
+  assert.equal(last[10], '≈509');
+  await ctx.close();
+});

@@ -1,0 +1,86 @@
+// Shared set-up for the browser tests: a real `plateau serve --demo` on a free loopback
+// port with its own SQLite file, and Debian's chromium driven by playwright-core.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const FIXTURES = process.env.PLATEAU_FIXTURES
+  ? resolve(process.env.PLATEAU_FIXTURES)
+  : resolve(ROOT, '..', 'shared', 'fixtures');
+export const STORY_FILE = join(FIXTURES, 'seed-benchmark-py', 'kimi-k25-nvfp4-chat-c32-c96.txt');
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+/** Starts plateau with the demo data; resolves once /healthz answers. */
+export async function startServer() {
+  const bin = process.env.PLATEAU_BIN || join(ROOT, 'target', 'debug', 'plateau');
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: run .ci/build first`);
+  const dir = mkdtempSync(join(tmpdir(), 'plateau-e2e-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(bin, ['serve', '--demo', '--addr', `127.0.0.1:${port}`,
+    '--db', join(dir, 'e2e.db'), '--site-root', join(ROOT, 'target', 'site')], {
+    env: { ...process.env, PLATEAU_FIXTURES: FIXTURES, RUST_LOG: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`plateau exited with ${child.exitCode}`);
+    try {
+      const r = await fetch(`${base}/healthz`);
+      if (r.ok) break;
+    } catch { /* not up yet */ }
+    if (Date.now() > deadline) throw new Error('plateau did not start within 30 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    base,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Collects console errors and uncaught exceptions of a page, to assert there are none. */
+export function watchErrors(page) {
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  return errors;
+}
+
+/** Number of data points ECharts holds in series `i` of the chart in element `id`. */
+export function seriesLength(page, id, i) {
+  return page.evaluate(([id, i]) => {
+    const el = document.getElementById(id);
+    const chart = el && window.echarts && window.echarts.getInstanceByDom(el);
+    if (!chart) return -1;
+    const s = chart.getOption().series[i];
+    return s ? s.data.length : -1;
+  }, [id, i]);
+}

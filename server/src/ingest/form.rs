@@ -1,0 +1,154 @@
+//! The fields of an import, as the upload form, the API (multipart) and the CLI give
+//! them, validated into an [`ImportRequest`]. Every rejection names its field.
+
+use super::{ImportError, ImportRequest};
+use app::domain::{EndpointKind, RunFacts, SourceFormat};
+
+/// Raw text fields of an import, before validation. Empty strings mean "not given".
+#[derive(Debug, Clone, Default)]
+pub struct ImportFields {
+    pub name: String,
+    pub model: String,
+    pub engine: String,
+    pub engine_version: String,
+    pub gpu: String,
+    pub gpu_count: String,
+    pub endpoint: String,
+    pub max_tokens: String,
+    pub prompt_tokens: String,
+    pub tags: String,
+    pub notes: String,
+    pub format: String,
+}
+
+impl ImportFields {
+    /// Sets a field by its form name; returns false for an unknown name.
+    pub fn set(&mut self, name: &str, value: String) -> bool {
+        let slot = match name {
+            "name" => &mut self.name,
+            "model" => &mut self.model,
+            "engine" => &mut self.engine,
+            "engine_version" => &mut self.engine_version,
+            "gpu" => &mut self.gpu,
+            "gpu_count" => &mut self.gpu_count,
+            "endpoint" => &mut self.endpoint,
+            "max_tokens" => &mut self.max_tokens,
+            "prompt_tokens" => &mut self.prompt_tokens,
+            "tags" => &mut self.tags,
+            "notes" => &mut self.notes,
+            "format" => &mut self.format,
+            _ => return false,
+        };
+        *slot = value;
+        true
+    }
+
+    /// Validates the fields into run facts.
+    pub fn facts(&self) -> Result<RunFacts, ImportError> {
+        let mut f = RunFacts {
+            model: opt(&self.model),
+            engine: opt(&self.engine).map(|e| e.to_lowercase()),
+            engine_version: opt(&self.engine_version),
+            endpoint_kind: match opt(&self.endpoint) {
+                None => None,
+                Some(e) => Some(EndpointKind::parse(&e).ok_or(ImportError::Field {
+                    field: "endpoint",
+                    message: format!("`{e}` is not an endpoint; use `chat` or `completions`"),
+                })?),
+            },
+            max_tokens: positive("max_tokens", &self.max_tokens, 1)?,
+            prompt_tokens: positive("prompt_tokens", &self.prompt_tokens, 0)?,
+            notes: self.notes.trim().to_owned(),
+            ..RunFacts::default()
+        };
+        let count = positive("gpu_count", &self.gpu_count, 1)?;
+        f.set_gpu(&self.gpu, count);
+        f.set_tags(&self.tags);
+        Ok(f)
+    }
+
+    /// The forced format, if one was named.
+    pub fn format(&self) -> Result<Option<SourceFormat>, ImportError> {
+        match opt(&self.format) {
+            None => Ok(None),
+            Some(s) if s == "auto" => Ok(None),
+            Some(s) => SourceFormat::parse(&s).map(Some).ok_or(ImportError::Field {
+                field: "format",
+                message: format!("`{s}` is not a known format; use `auto` or `benchmark-py`"),
+            }),
+        }
+    }
+
+    /// A complete request for `content`.
+    pub fn into_request(
+        self,
+        file_name: Option<String>,
+        content: Vec<u8>,
+    ) -> Result<ImportRequest, ImportError> {
+        Ok(ImportRequest {
+            file_name,
+            content,
+            facts: self.facts()?,
+            format: self.format()?,
+            name: opt(&self.name),
+        })
+    }
+}
+
+fn opt(s: &str) -> Option<String> {
+    let t = s.trim();
+    (!t.is_empty()).then(|| t.to_owned())
+}
+
+fn positive(field: &'static str, s: &str, min: i64) -> Result<Option<i64>, ImportError> {
+    match opt(s) {
+        None => Ok(None),
+        Some(t) => match t.parse::<i64>() {
+            Ok(n) if n >= min => Ok(Some(n)),
+            _ => Err(ImportError::Field {
+                field,
+                message: format!("`{t}` is not a whole number ≥ {min}"),
+            }),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_become_facts() {
+        let mut f = ImportFields::default();
+        assert!(f.set("model", " Kimi-K2.5 ".into()));
+        assert!(f.set("gpu", "8x RTX PRO 6000".into()));
+        assert!(f.set("endpoint", "/v1/chat/completions".into()));
+        assert!(f.set("max_tokens", "512".into()));
+        assert!(f.set("engine", "vLLM".into()));
+        assert!(!f.set("password", "x".into()));
+        let facts = f.facts().unwrap();
+        assert_eq!(facts.model.as_deref(), Some("Kimi-K2.5"));
+        assert_eq!(facts.gpu_count, Some(8));
+        assert_eq!(facts.endpoint_kind, Some(EndpointKind::Chat));
+        assert_eq!(facts.max_tokens, Some(512));
+        assert_eq!(facts.engine.as_deref(), Some("vllm"));
+        assert_eq!(facts.prompt_tokens, None);
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let mut f = ImportFields::default();
+        f.set("max_tokens", "lots".into());
+        let e = f.facts().unwrap_err();
+        assert!(e.to_string().starts_with("field `max_tokens`"), "{e}");
+        let mut f = ImportFields::default();
+        f.set("endpoint", "embeddings".into());
+        assert!(f.facts().unwrap_err().to_string().contains("`endpoint`"));
+        let mut f = ImportFields::default();
+        f.set("gpu_count", "0".into());
+        assert!(f.facts().unwrap_err().to_string().contains("`gpu_count`"));
+        let mut f = ImportFields::default();
+        f.set("format", "excel".into());
+        assert!(f.format().unwrap_err().to_string().contains("`format`"));
+    }
+}

@@ -1,0 +1,260 @@
+//! JSON reading shared by the importers: a lenient parse for the non-standard tokens real
+//! tools write (SGLang's bare `Infinity`), and typed field access whose errors name the
+//! field path, so "wrong type at `benchmarks[2].metrics.ttft_ms.mean`" reaches the user.
+
+use serde_json::{Map, Value};
+
+/// A JSON problem at a field path (or a line, for JSON Lines).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{at}: {message}")]
+pub struct FieldError {
+    /// Where: `line 3`, `field \`benchmarks[0].metrics\``, …
+    pub at: String,
+    pub message: String,
+    /// 1-based line, when the problem has one.
+    pub line: Option<usize>,
+}
+
+impl FieldError {
+    pub fn field(path: &str, message: impl Into<String>) -> Self {
+        Self { at: format!("field `{path}`"), message: message.into(), line: None }
+    }
+
+    pub fn line(line: usize, message: impl Into<String>) -> Self {
+        Self { at: format!("line {line}"), message: message.into(), line: Some(line) }
+    }
+
+    /// The same error, located inside line `line` of a JSON Lines file.
+    pub fn in_line(mut self, line: usize) -> Self {
+        self.at = format!("line {line}, {}", self.at);
+        self.line = Some(line);
+        self
+    }
+}
+
+/// Replaces the bare tokens `Infinity`, `-Infinity` and `NaN` outside strings by `null`-safe
+/// string markers (`"Infinity"`, …) so serde_json can read what Python's `json.dumps` wrote.
+pub fn sanitize_non_standard(text: &str) -> std::borrow::Cow<'_, str> {
+    if !(text.contains("Infinity") || text.contains("NaN")) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        let mut matched = false;
+        for token in ["-Infinity", "Infinity", "NaN"] {
+            if rest.starts_with(token) {
+                out.push('"');
+                out.push_str(token);
+                out.push('"');
+                rest = &rest[token.len()..];
+                matched = true;
+                break;
+            }
+        }
+        if matched {
+            continue;
+        }
+        if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Parses one JSON document, accepting Python's bare `Infinity`/`NaN`.
+pub fn parse(text: &str) -> Result<Value, FieldError> {
+    let clean = sanitize_non_standard(text);
+    serde_json::from_str(&clean).map_err(|e| FieldError {
+        at: format!("line {}, column {}", e.line(), e.column()),
+        message: format!("not valid JSON: {e}"),
+        line: Some(e.line()),
+    })
+}
+
+/// Parses JSON Lines: one document per non-empty line, with its line number.
+pub fn parse_lines(text: &str) -> Result<Vec<(usize, Value)>, FieldError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let clean = sanitize_non_standard(line);
+        let v = serde_json::from_str(&clean).map_err(|e| {
+            FieldError::line(i + 1, format!("not valid JSON (column {}): {e}", e.column()))
+        })?;
+        out.push((i + 1, v));
+    }
+    Ok(out)
+}
+
+/// Whether the text is JSON Lines of objects (two or more lines each starting with `{`).
+pub fn looks_like_jsonl(text: &str) -> bool {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next();
+    let second = lines.next();
+    matches!((first, second), (Some(a), Some(b)) if a.starts_with('{') && a.ends_with('}') && b.starts_with('{'))
+}
+
+/// Typed access to one JSON object, remembering its path for error messages.
+#[derive(Clone, Copy)]
+pub struct Obj<'a> {
+    pub path: &'a str,
+    pub map: &'a Map<String, Value>,
+}
+
+impl<'a> Obj<'a> {
+    /// Views `v` as an object or says which field was not one.
+    pub fn new(path: &'a str, v: &'a Value) -> Result<Self, FieldError> {
+        v.as_object()
+            .map(|map| Obj { path, map })
+            .ok_or_else(|| FieldError::field(path, format!("expected an object, found {}", kind(v))))
+    }
+
+    pub fn child_path(&self, key: &str) -> String {
+        if self.path.is_empty() { key.to_owned() } else { format!("{}.{key}", self.path) }
+    }
+
+    pub fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    /// A number that may be absent or null. Accepts numeric strings (`"550"`, `"5,919.16"`)
+    /// and `"inf"`/`"Infinity"` (as +∞); rejects other types, NaN and negative values.
+    pub fn num(&self, key: &str) -> Result<Option<f64>, FieldError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => number(&self.child_path(key), v).map(Some),
+        }
+    }
+
+    /// A number that must be there.
+    pub fn req_num(&self, key: &str) -> Result<f64, FieldError> {
+        self.num(key)?.ok_or_else(|| FieldError::field(&self.child_path(key), "missing"))
+    }
+
+    /// A non-negative whole number that may be absent.
+    pub fn count(&self, key: &str) -> Result<Option<i64>, FieldError> {
+        match self.num(key)? {
+            None => Ok(None),
+            Some(x) if x.is_finite() && x.fract() == 0.0 && x <= 9.0e15 => Ok(Some(x as i64)),
+            Some(x) => Err(FieldError::field(&self.child_path(key), format!("expected a whole number, found {x}"))),
+        }
+    }
+
+    /// A string that may be absent; numbers are accepted and written out.
+    pub fn str(&self, key: &str) -> Result<Option<String>, FieldError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::Number(n)) => Ok(Some(n.to_string())),
+            Some(Value::Bool(b)) => Ok(Some(b.to_string())),
+            Some(v) => Err(FieldError::field(&self.child_path(key), format!("expected text, found {}", kind(v)))),
+        }
+    }
+
+    /// A nested object that may be absent.
+    pub fn obj(&self, key: &str, path_buf: &'a str) -> Result<Option<Obj<'a>>, FieldError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => Obj::new(path_buf, v).map(Some),
+        }
+    }
+}
+
+/// Reads a JSON value as a number, with the rules of [`Obj::num`].
+pub fn number(path: &str, v: &Value) -> Result<f64, FieldError> {
+    let x = match v {
+        Value::Number(n) => n.as_f64().ok_or_else(|| FieldError::field(path, "number out of range"))?,
+        Value::String(s) => {
+            let t = s.trim().replace(',', "");
+            match t.as_str() {
+                "inf" | "Infinity" | "+inf" => f64::INFINITY,
+                "-inf" | "-Infinity" | "NaN" | "nan" => {
+                    return Err(FieldError::field(path, format!("`{s}` makes no sense here")))
+                }
+                _ => t.parse::<f64>().map_err(|_| {
+                    FieldError::field(path, format!("expected a number, found the text {s:?}"))
+                })?,
+            }
+        }
+        other => return Err(FieldError::field(path, format!("expected a number, found {}", kind(other)))),
+    };
+    if x.is_nan() {
+        return Err(FieldError::field(path, "NaN makes no sense here"));
+    }
+    if x < 0.0 {
+        return Err(FieldError::field(path, format!("{x} is negative, which makes no sense here")));
+    }
+    Ok(x)
+}
+
+/// A short description of a JSON value's type.
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "true/false",
+        Value::Number(_) => "a number",
+        Value::String(_) => "text",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_infinity_is_read_and_strings_are_untouched() {
+        let v = parse(r#"{"request_rate": Infinity, "tag": "NaN Infinity", "x": -Infinity}"#).unwrap();
+        assert_eq!(v["request_rate"], "Infinity");
+        assert_eq!(v["tag"], "NaN Infinity");
+        let o = Obj::new("", &v).unwrap();
+        assert_eq!(o.num("request_rate").unwrap(), Some(f64::INFINITY));
+        assert!(o.num("x").is_err());
+    }
+
+    #[test]
+    fn numbers_as_text_and_wrong_types() {
+        let v = parse(r#"{"a": "5,919.16", "b": "550", "c": [1], "d": -2, "e": null, "f": "fast"}"#).unwrap();
+        let o = Obj::new("root", &v).unwrap();
+        assert_eq!(o.num("a").unwrap(), Some(5919.16));
+        assert_eq!(o.count("b").unwrap(), Some(550));
+        let e = o.num("c").unwrap_err();
+        assert_eq!(e.to_string(), "field `root.c`: expected a number, found a list");
+        assert!(o.num("d").unwrap_err().message.contains("negative"));
+        assert_eq!(o.num("e").unwrap(), None);
+        assert_eq!(o.num("missing").unwrap(), None);
+        assert!(o.req_num("missing").unwrap_err().to_string().contains("root.missing"));
+        assert!(o.num("f").unwrap_err().message.contains("\"fast\""));
+    }
+
+    #[test]
+    fn json_lines_report_the_bad_line() {
+        let e = parse_lines("{\"a\":1}\n\n{\"a\":\n").unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert!(looks_like_jsonl("{\"a\":1}\n{\"a\":2}\n"));
+        assert!(!looks_like_jsonl("{\n\"a\": 1\n}"));
+    }
+}

@@ -1,0 +1,19 @@
+//! The server side of Plateau, built into the `plateau` binary.
+//!
+//! - [`cli`]: command-line parsing and the subcommands (`serve`, `import`).
+//! - [`config`]: defaults (database path, fixtures directory) and how to override them.
+//! - [`startup`]: opens the database and serves the app.
+//! - [`routes`]: the HTTP surface (pages, server functions, upload, REST API).
+//! - [`ingest`]: format detection, parsers and the one import path every entry shares.
+//! - [`demo`]: the story's two runs, loaded by `plateau serve --demo`.
+//! - [`telemetry`]: logging set-up.
+//!
+//! Domain types, analysis, SQL and pages live in the `app` crate.
+
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod ingest;
+pub mod routes;
+pub mod startup;
+pub mod telemetry;

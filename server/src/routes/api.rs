@@ -1,0 +1,97 @@
+//! The REST API, version 1 (documented in the README):
+//! - `POST /api/v1/runs`: multipart import (same fields as the upload form) → 201 + run id
+//! - `GET /api/v1/runs`: every run, newest first
+//! - `GET /api/v1/runs/{id}`: one run with its points and per-level analysis
+
+use super::multipart::read_import;
+use super::AppState;
+use crate::ingest::{self, ImportError};
+use app::db::{self, DbError};
+use app::domain::{analysis, Run, RunId};
+use axum::extract::{Multipart, Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::json;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/runs", get(list).post(create)).route("/runs/{id}", get(show))
+}
+
+/// An API failure: a status, a message for the client, and optionally the line at fault.
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+    line: Option<usize>,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = match self.line {
+            Some(line) => json!({ "error": self.message, "line": line }),
+            None => json!({ "error": self.message }),
+        };
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<ImportError> for ApiError {
+    fn from(e: ImportError) -> Self {
+        if e.is_client_error() {
+            let status = match e {
+                ImportError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            ApiError { status, line: e.line(), message: e.to_string() }
+        } else {
+            tracing::error!(error = %e, "import failed");
+            ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, line: None, message: "the run could not be stored".into() }
+        }
+    }
+}
+
+impl From<DbError> for ApiError {
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::NotFound(what) => ApiError { status: StatusCode::NOT_FOUND, line: None, message: format!("{what} was not found") },
+            other => {
+                tracing::error!(error = %other, "database error");
+                ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, line: None, message: "database error".into() }
+            }
+        }
+    }
+}
+
+async fn create(State(state): State<AppState>, mp: Multipart) -> Result<Response, ApiError> {
+    let req = read_import(mp, state.max_upload_bytes).await?;
+    let done = ingest::import(&state.pool, req, state.max_upload_bytes).await?;
+    let url = format!("/runs/{}", done.id);
+    Ok((StatusCode::CREATED, [("location", url.clone())], Json(json!({
+        "id": done.id,
+        "url": url,
+        "name": done.name,
+        "format": done.format,
+        "levels": done.levels,
+        "truncated_levels": done.truncated_levels,
+        "warnings": done.warnings,
+    }))).into_response())
+}
+
+async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {
+    Ok(Json(db::list_runs(&state.pool).await?).into_response())
+}
+
+#[derive(serde::Serialize)]
+struct RunWithAnalysis {
+    #[serde(flatten)]
+    run: Run,
+    analysis: Vec<analysis::LevelAnalysis>,
+}
+
+async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let id = RunId::parse(&id).ok_or(DbError::NotFound(format!("run {id:?}")))?;
+    let run = db::get_run(&state.pool, &id).await?;
+    let analysis = analysis::analyse(&run.points);
+    Ok(Json(RunWithAnalysis { run, analysis }).into_response())
+}

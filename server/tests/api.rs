@@ -1,0 +1,186 @@
+//! HTTP tests of the REST API and the server-rendered pages: the real router on a random
+//! loopback port, a real SQLite file, requests over TCP.
+
+use reqwest::multipart::{Form, Part};
+use reqwest::StatusCode;
+use serde_json::Value;
+use server::routes::{router, AppState};
+use std::path::PathBuf;
+
+struct TestApp {
+    base: String,
+    _dir: tempfile::TempDir,
+    pool: sqlx::SqlitePool,
+}
+
+async fn spawn_app(max_upload_bytes: usize) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("api.db")).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let state = AppState {
+        pool: pool.clone(),
+        leptos_options: server::startup::leptos_options(dir.path(), addr),
+        max_upload_bytes,
+    };
+    tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
+    TestApp { base: format!("http://{addr}"), _dir: dir, pool }
+}
+
+fn story_file() -> PathBuf {
+    let dir = std::env::var("PLATEAU_FIXTURES")
+        .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")));
+    PathBuf::from(dir).join("seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt")
+}
+
+fn story_form() -> Form {
+    let bytes = std::fs::read(story_file()).unwrap();
+    Form::new()
+        .part("file", Part::bytes(bytes).file_name("kimi.txt"))
+        .text("model", "Kimi-K2.5 NVFP4")
+        .text("gpu", "8x RTX PRO 6000")
+        .text("endpoint", "chat")
+        .text("max_tokens", "1024")
+        .text("tags", "story, chat")
+}
+
+async fn run_count(app: &TestApp) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM runs").fetch_one(&app.pool).await.unwrap()
+}
+
+#[tokio::test]
+async fn post_a_file_then_read_it_back() {
+    let app = spawn_app(1 << 20).await;
+    let client = reqwest::Client::new();
+    let resp = client.post(format!("{}/api/v1/runs", app.base)).multipart(story_form()).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let location = resp.headers()["location"].to_str().unwrap().to_owned();
+    let body: Value = resp.json().await.unwrap();
+    let id = body["id"].as_str().unwrap().to_owned();
+    assert_eq!(location, format!("/runs/{id}"));
+    assert_eq!(body["levels"], 4);
+    assert_eq!(body["truncated_levels"], 1);
+    assert_eq!(body["format"], "benchmark_py");
+    assert_eq!(body["name"], "kimi.txt");
+
+    let run: Value = client.get(format!("{}/api/v1/runs/{id}", app.base)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(run["facts"]["gpu_count"], 8);
+    assert_eq!(run["facts"]["endpoint_kind"], "chat");
+    assert_eq!(run["facts"]["tags"], serde_json::json!(["chat", "story"]));
+    assert_eq!(run["points"][0]["output_tok_s"], 464.4);
+    assert_eq!(run["points"][3]["latency_p50_ms"], Value::Null);
+    assert_eq!(run["points"][3]["truncated"], true);
+    // implied tokens per request at C=32: 464.4 × 35.3 / 32
+    let tpr = run["analysis"][0]["tokens_per_request"]["value"].as_f64().unwrap();
+    assert!((tpr - 512.29125).abs() < 1e-6);
+
+    let list: Value = client.get(format!("{}/api/v1/runs", app.base)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(list[0]["peak_output_tok_s"], 1017.0);
+
+    // The run page is server-rendered: the levels table is in the HTML itself.
+    let html = client.get(format!("{}{location}", app.base)).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("id=\"levels\""), "levels table missing");
+    assert!(html.contains("464.4"));
+    assert!(html.contains("chart-throughput"));
+}
+
+#[tokio::test]
+async fn a_malformed_file_is_rejected_with_its_line_and_nothing_is_written() {
+    let app = spawn_app(1 << 20).await;
+    let text = std::fs::read_to_string(story_file()).unwrap().replace("657.0 tok/s", "657.0 tokens");
+    let form = Form::new().part("file", Part::bytes(text.into_bytes()).file_name("bad.txt"));
+    let resp = reqwest::Client::new().post(format!("{}/api/v1/runs", app.base)).multipart(form).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["line"], 6);
+    let msg = body["error"].as_str().unwrap();
+    assert!(msg.starts_with("bad.txt: line 6, column "), "{msg}");
+    assert!(msg.contains("tok/s"), "{msg}");
+    assert_eq!(run_count(&app).await, 0);
+}
+
+#[tokio::test]
+async fn bad_inputs_get_clear_errors() {
+    let app = spawn_app(4096).await;
+    let client = reqwest::Client::new();
+    let post = |form: Form| client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send();
+
+    let resp = post(Form::new().text("model", "x")).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert!(resp.text().await.unwrap().contains("nothing to import"));
+
+    let resp = post(Form::new().part("file", Part::bytes(vec![0u8, 1, 2, 3, 0xff]).file_name("x.bin"))).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert!(resp.text().await.unwrap().contains("x.bin: this is not text"));
+
+    let resp = post(Form::new().part("file", Part::bytes(b"   \n".to_vec()).file_name("e.txt"))).await.unwrap();
+    assert!(resp.text().await.unwrap().contains("e.txt: the file is empty"));
+
+    let resp = post(Form::new().part("file", Part::bytes(b"{\"a\": 1}".to_vec()).file_name("r.json"))).await.unwrap();
+    assert!(resp.text().await.unwrap().contains("r.json: the format was not recognised"));
+
+    let resp = post(story_form().text("gpu_count", "many")).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert!(resp.text().await.unwrap().contains("field `gpu_count`"));
+
+    let big = vec![b'x'; 5000];
+    let resp = post(Form::new().part("file", Part::bytes(big).file_name("big.txt"))).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(resp.text().await.unwrap().contains("over the limit of 4096 bytes"));
+
+    assert_eq!(run_count(&app).await, 0, "no bad input left anything behind");
+}
+
+#[tokio::test]
+async fn pasted_text_works_and_unknown_ids_are_404() {
+    let app = spawn_app(1 << 20).await;
+    let client = reqwest::Client::new();
+    let text = "C= 1 | 1/ 1 ok (0 err) | wall= 2.1s | 61.3 tok/s | lat avg= 2.09 p50= 2.09 p99= 2.09";
+    let form = Form::new().text("text", text).text("name", "pasted");
+    let resp = client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["name"], "pasted");
+    assert_eq!(body["levels"], 1);
+
+    let resp = client.get(format!("{}/api/v1/runs/nosuchrun000", app.base)).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    let resp = client.get(format!("{}/api/v1/runs/..%2Fetc", app.base)).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_upload_form_redirects_to_the_run_or_back_with_the_error() {
+    let app = spawn_app(1 << 20).await;
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let resp = client.post(format!("{}/runs/new", app.base)).multipart(story_form()).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert!(resp.headers()["location"].to_str().unwrap().starts_with("/runs/"));
+
+    let form = Form::new().text("text", "C= 4 | 4/ 4 ok (0 err) | wall= x | 1.0 tok/s | lat avg= 1 p50= 1 p99= 1");
+    let resp = client.post(format!("{}/runs/new", app.base)).multipart(form).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let loc = resp.headers()["location"].to_str().unwrap();
+    assert!(loc.starts_with("/upload?error=pasted%20text%3A%20line%201%2C%20column%2026"), "{loc}");
+    assert_eq!(run_count(&app).await, 1);
+}
+
+#[tokio::test]
+async fn the_demo_loads_both_story_runs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("demo.db")).await.unwrap();
+    let fixtures = story_file().parent().unwrap().parent().unwrap().to_path_buf();
+    server::demo::load(&pool, &fixtures).await.unwrap();
+    server::demo::load(&pool, &fixtures).await.unwrap(); // idempotent
+    let runs = app::db::list_runs(&pool).await.unwrap();
+    assert_eq!(runs.len(), 2);
+    let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap();
+    assert_eq!(chat.level_count, 4);
+    let completions = app::db::get_run(&pool, &runs.iter().find(|r| r.name == server::demo::COMPLETIONS_RUN).unwrap().id).await.unwrap();
+    assert_eq!(completions.points.len(), 2);
+    assert_eq!(completions.points[1].output_tok_s, Some(799.9));
+    assert_eq!(completions.points[1].latency_avg_ms, Some(20_380.0));
+    assert_eq!(completions.points[0].latency_avg_ms, None);
+    assert_eq!(completions.facts.max_tokens, None, "not recorded in the story");
+}
