@@ -3,6 +3,7 @@
 //! Built on both sides: the browser renders them, tests snapshot their JSON. Nothing here
 //! touches the DOM. Unknown values are left out of a series, never drawn as zero.
 
+use crate::domain::metrics::Stat;
 use crate::domain::{analysis, LoadKind, Point, Run};
 use charming::component::{Axis, DataZoom, Grid, Legend};
 use charming::element::{
@@ -61,7 +62,7 @@ fn load_kind(run: &Run) -> LoadKind {
 
 /// Output tok/s against load, with the ideal-linear reference from the lowest level.
 pub fn throughput(run: &Run) -> Chart {
-    let measured = pairs(&run.points, |p| p.output_tok_s);
+    let measured = pairs(&run.points, Point::output_tok_s);
     let ideal: Vec<Vec<f64>> =
         analysis::ideal_linear(&run.points).into_iter().map(|(c, t)| vec![c, t]).collect();
     base(load_kind(run), "output tok/s")
@@ -79,26 +80,27 @@ pub fn throughput(run: &Run) -> Chart {
 pub fn latency(run: &Run) -> Chart {
     let s = |ms: Option<f64>| ms.map(|v| v / 1000.0);
     base(load_kind(run), "latency (s)")
-        .series(Line::new().name("avg").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_avg_ms))))
-        .series(Line::new().name("p50").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_p50_ms))))
-        .series(Line::new().name("p99").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_p99_ms))))
+        .series(Line::new().name("avg").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_ms(Stat::Mean)))))
+        .series(Line::new().name("p50").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_ms(Stat::P50)))))
+        .series(Line::new().name("p99").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_ms(Stat::P99)))))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::metrics::Metric;
     use crate::domain::{RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
     use serde_json::Value;
 
     fn run() -> Run {
         let mut a = Point::at(LoadKind::Concurrency, 32.0);
-        a.output_tok_s = Some(464.4);
-        a.latency_avg_ms = Some(35_230.0);
-        a.latency_p50_ms = Some(35_250.0);
-        a.latency_p99_ms = Some(35_260.0);
+        a.set(Metric::OutputThroughput, Stat::Mean, 464.4);
+        a.set(Metric::E2e, Stat::Mean, 35_230.0);
+        a.set(Metric::E2e, Stat::P50, 35_250.0);
+        a.set(Metric::E2e, Stat::P99, 35_260.0);
         let mut b = Point::at(LoadKind::Concurrency, 96.0);
-        b.output_tok_s = Some(1017.0);
-        b.latency_avg_ms = Some(48_230.0);
+        b.set(Metric::OutputThroughput, Stat::Mean, 1017.0);
+        b.set(Metric::E2e, Stat::Mean, 48_230.0);
         b.truncated = true; // p50, p99 unknown
         Run {
             id: RunId::parse("testrun00001").unwrap(),
@@ -107,6 +109,7 @@ mod tests {
             status: RunStatus::Partial,
             source: SourceInfo { format: SourceFormat::BenchmarkPy, file_name: None },
             facts: RunFacts::default(),
+            definitions: Default::default(),
             points: vec![a, b],
         }
     }

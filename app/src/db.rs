@@ -5,9 +5,10 @@
 //! exercised by the tests at the bottom against a real SQLite file.
 //! Writes that belong together run in one transaction: an import is all or nothing.
 
+use crate::domain::metrics::{Definitions, Measure, Metric, Stat};
 use crate::domain::{
-    EndpointKind, LoadKind, NewRun, Point, Run, RunFacts, RunId, RunStatus, RunSummary,
-    SourceFormat, SourceInfo,
+    EndpointKind, LoadKind, NewRun, Point, RequestRecord, Run, RunFacts, RunId, RunStatus,
+    RunSummary, SourceFile, SourceFormat, SourceInfo,
 };
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
 use sqlx::{Row, SqlitePool};
@@ -51,16 +52,53 @@ fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// Stores a run with its tags and points in one transaction and returns its public id.
+/// The statistics that live in `points` columns; every other one goes to `point_measures`.
+const HEADLINE: [(&str, Metric, Stat); 12] = [
+    ("output_tok_s", Metric::OutputThroughput, Stat::Mean),
+    ("latency_avg_ms", Metric::E2e, Stat::Mean),
+    ("latency_p50_ms", Metric::E2e, Stat::P50),
+    ("latency_p90_ms", Metric::E2e, Stat::P90),
+    ("latency_p99_ms", Metric::E2e, Stat::P99),
+    ("ttft_avg_ms", Metric::Ttft, Stat::Mean),
+    ("ttft_p50_ms", Metric::Ttft, Stat::P50),
+    ("ttft_p99_ms", Metric::Ttft, Stat::P99),
+    ("itl_avg_ms", Metric::ChunkGap, Stat::Mean),
+    ("itl_p50_ms", Metric::ChunkGap, Stat::P50),
+    ("itl_p99_ms", Metric::ChunkGap, Stat::P99),
+    ("output_tokens_per_request", Metric::OutputTokens, Stat::Mean),
+];
+
+fn is_headline(m: &Measure) -> bool {
+    HEADLINE.iter().any(|(_, metric, stat)| *metric == m.metric && *stat == m.stat)
+}
+
+/// Stores a run with everything it carries in one transaction and returns its public id.
 pub async fn insert_run(pool: &SqlitePool, run: &NewRun) -> Result<RunId, DbError> {
-    let id = RunId::generate();
+    let mut ids = insert_runs(pool, std::slice::from_ref(run)).await?;
+    ids.pop().ok_or_else(|| DbError::Corrupt("no id returned".into()))
+}
+
+/// Stores several runs in one transaction: all of them, or none.
+pub async fn insert_runs(pool: &SqlitePool, runs: &[NewRun]) -> Result<Vec<RunId>, DbError> {
     let mut tx = pool.begin().await?;
+    let mut ids = Vec::with_capacity(runs.len());
+    for run in runs {
+        ids.push(insert_in(&mut tx, run).await?);
+    }
+    tx.commit().await?;
+    Ok(ids)
+}
+
+async fn insert_in(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, run: &NewRun) -> Result<RunId, DbError> {
+    let id = RunId::generate();
     let f = &run.facts;
+    let definitions = serde_json::to_string(&run.definitions)
+        .map_err(|e| DbError::Corrupt(format!("definitions: {e}")))?;
     let row_id: i64 = sqlx::query(
         "INSERT INTO runs (public_id, name, created_at, status, source_format, source_file_name,
                            model, engine, engine_version, gpu_type, gpu_count, endpoint_kind,
-                           max_tokens, prompt_tokens, notes)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                           max_tokens, prompt_tokens, notes, definitions_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
          RETURNING id",
     )
     .bind(id.as_str())
@@ -78,7 +116,8 @@ pub async fn insert_run(pool: &SqlitePool, run: &NewRun) -> Result<RunId, DbErro
     .bind(f.max_tokens)
     .bind(f.prompt_tokens)
     .bind(&f.notes)
-    .fetch_one(&mut *tx)
+    .bind(definitions)
+    .fetch_one(&mut **tx)
     .await?
     .try_get("id")?;
 
@@ -86,18 +125,33 @@ pub async fn insert_run(pool: &SqlitePool, run: &NewRun) -> Result<RunId, DbErro
         sqlx::query("INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)")
             .bind(row_id)
             .bind(tag)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
     }
-    for (seq, p) in run.points.iter().enumerate() {
+    for (seq, file) in run.files.iter().enumerate() {
         sqlx::query(
+            "INSERT INTO run_sources (run_id, seq, file_name, format, content) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .bind(row_id)
+        .bind(seq as i64)
+        .bind(&file.file_name)
+        .bind(file.format.as_str())
+        .bind(&file.content)
+        .execute(&mut **tx)
+        .await?;
+    }
+    for (seq, level) in run.levels.iter().enumerate() {
+        let p = &level.point;
+        let raw = (!level.raw.is_null()).then(|| level.raw.to_string());
+        let mut q = sqlx::query(
             "INSERT INTO points (run_id, seq, load_kind, load_value, requests_ok, requests_failed,
-                                 wall_s, output_tok_s, latency_avg_ms, latency_p50_ms,
-                                 latency_p90_ms, latency_p99_ms, ttft_avg_ms, ttft_p50_ms,
-                                 ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
-                                 output_tokens_per_request, truncated)
+                                 wall_s, truncated, raw_json, output_tok_s, latency_avg_ms,
+                                 latency_p50_ms, latency_p90_ms, latency_p99_ms, ttft_avg_ms,
+                                 ttft_p50_ms, ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
+                                 output_tokens_per_request)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                     ?18, ?19, ?20)",
+                     ?18, ?19, ?20, ?21)
+             RETURNING id",
         )
         .bind(row_id)
         .bind(seq as i64)
@@ -106,23 +160,40 @@ pub async fn insert_run(pool: &SqlitePool, run: &NewRun) -> Result<RunId, DbErro
         .bind(p.requests_ok)
         .bind(p.requests_failed)
         .bind(p.wall_s)
-        .bind(p.output_tok_s)
-        .bind(p.latency_avg_ms)
-        .bind(p.latency_p50_ms)
-        .bind(p.latency_p90_ms)
-        .bind(p.latency_p99_ms)
-        .bind(p.ttft_avg_ms)
-        .bind(p.ttft_p50_ms)
-        .bind(p.ttft_p99_ms)
-        .bind(p.itl_avg_ms)
-        .bind(p.itl_p50_ms)
-        .bind(p.itl_p99_ms)
-        .bind(p.output_tokens_per_request)
         .bind(p.truncated)
-        .execute(&mut *tx)
-        .await?;
+        .bind(raw);
+        for (_, metric, stat) in HEADLINE {
+            q = q.bind(p.get(metric, stat));
+        }
+        let point_id: i64 = q.fetch_one(&mut **tx).await?.try_get("id")?;
+        for m in p.measures.iter().filter(|m| !is_headline(m)) {
+            sqlx::query("INSERT INTO point_measures (point_id, metric, stat, value) VALUES (?1, ?2, ?3, ?4)")
+                .bind(point_id)
+                .bind(m.metric.as_str())
+                .bind(m.stat.name())
+                .bind(m.value)
+                .execute(&mut **tx)
+                .await?;
+        }
+        for (i, r) in level.requests.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO requests (point_id, seq, ok, ttft_ms, e2e_ms, tpot_ms, input_tokens,
+                                       output_tokens, error)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )
+            .bind(point_id)
+            .bind(i as i64)
+            .bind(r.ok)
+            .bind(r.ttft_ms)
+            .bind(r.e2e_ms)
+            .bind(r.tpot_ms)
+            .bind(r.input_tokens)
+            .bind(r.output_tokens)
+            .bind(&r.error)
+            .execute(&mut **tx)
+            .await?;
+        }
     }
-    tx.commit().await?;
     Ok(id)
 }
 
@@ -184,7 +255,7 @@ pub async fn get_run(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> {
     let row = sqlx::query(
         "SELECT id, public_id, name, created_at, status, source_format, source_file_name, model,
                 engine, engine_version, gpu_type, gpu_count, endpoint_kind, max_tokens,
-                prompt_tokens, notes
+                prompt_tokens, notes, definitions_json
          FROM runs WHERE public_id = ?1",
     )
     .bind(id.as_str())
@@ -198,19 +269,41 @@ pub async fn get_run(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> {
             .bind(row_id)
             .fetch_all(pool)
             .await?;
-    let points = sqlx::query(
-        "SELECT load_kind, load_value, requests_ok, requests_failed, wall_s, output_tok_s,
-                latency_avg_ms, latency_p50_ms, latency_p90_ms, latency_p99_ms, ttft_avg_ms,
-                ttft_p50_ms, ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
-                output_tokens_per_request, truncated
+    let rows = sqlx::query(
+        "SELECT id, load_kind, load_value, requests_ok, requests_failed, wall_s, truncated,
+                output_tok_s, latency_avg_ms, latency_p50_ms, latency_p90_ms, latency_p99_ms,
+                ttft_avg_ms, ttft_p50_ms, ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
+                output_tokens_per_request
          FROM points WHERE run_id = ?1 ORDER BY seq",
     )
     .bind(row_id)
     .fetch_all(pool)
-    .await?
-    .iter()
-    .map(point)
-    .collect::<Result<Vec<_>, _>>()?;
+    .await?;
+    let extra = sqlx::query(
+        "SELECT m.point_id, m.metric, m.stat, m.value
+         FROM point_measures m JOIN points p ON p.id = m.point_id
+         WHERE p.run_id = ?1",
+    )
+    .bind(row_id)
+    .fetch_all(pool)
+    .await?;
+    let mut points = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let point_id: i64 = r.try_get("id")?;
+        let mut p = point(r)?;
+        for m in extra.iter().filter(|m| m.try_get::<i64, _>("point_id").ok() == Some(point_id)) {
+            let metric: String = m.try_get("metric")?;
+            let stat: String = m.try_get("stat")?;
+            // A measure this version does not know (written by a newer one) is skipped, not fatal.
+            if let (Some(metric), Some(stat)) = (Metric::parse(&metric), Stat::parse(&stat)) {
+                p.set(metric, stat, m.try_get("value")?);
+            }
+        }
+        points.push(p);
+    }
+    let definitions_json: String = row.try_get("definitions_json")?;
+    let definitions: Definitions = serde_json::from_str(&definitions_json)
+        .map_err(|_| corrupt("definitions_json", &definitions_json))?;
     Ok(Run {
         id: run_id(&row)?,
         name: row.try_get("name")?,
@@ -232,32 +325,98 @@ pub async fn get_run(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> {
             tags,
             notes: row.try_get("notes")?,
         },
+        definitions,
         points,
     })
 }
 
 fn point(row: &SqliteRow) -> Result<Point, DbError> {
     let kind: String = row.try_get("load_kind")?;
-    Ok(Point {
+    let mut p = Point {
         load_kind: LoadKind::parse(&kind).ok_or_else(|| corrupt("load_kind", &kind))?,
         load_value: row.try_get("load_value")?,
         requests_ok: row.try_get("requests_ok")?,
         requests_failed: row.try_get("requests_failed")?,
         wall_s: row.try_get("wall_s")?,
-        output_tok_s: row.try_get("output_tok_s")?,
-        latency_avg_ms: row.try_get("latency_avg_ms")?,
-        latency_p50_ms: row.try_get("latency_p50_ms")?,
-        latency_p90_ms: row.try_get("latency_p90_ms")?,
-        latency_p99_ms: row.try_get("latency_p99_ms")?,
-        ttft_avg_ms: row.try_get("ttft_avg_ms")?,
-        ttft_p50_ms: row.try_get("ttft_p50_ms")?,
-        ttft_p99_ms: row.try_get("ttft_p99_ms")?,
-        itl_avg_ms: row.try_get("itl_avg_ms")?,
-        itl_p50_ms: row.try_get("itl_p50_ms")?,
-        itl_p99_ms: row.try_get("itl_p99_ms")?,
-        output_tokens_per_request: row.try_get("output_tokens_per_request")?,
+        measures: Vec::new(),
         truncated: row.try_get("truncated")?,
-    })
+    };
+    for (column, metric, stat) in HEADLINE {
+        p.set_opt(metric, stat, row.try_get(column)?);
+    }
+    Ok(p)
+}
+
+/// Row id of a run's level `seq` (0-based, load order).
+async fn point_row_id(pool: &SqlitePool, id: &RunId, seq: i64) -> Result<i64, DbError> {
+    sqlx::query_scalar(
+        "SELECT p.id FROM points p JOIN runs r ON r.id = p.run_id WHERE r.public_id = ?1 AND p.seq = ?2",
+    )
+    .bind(id.as_str())
+    .bind(seq)
+    .fetch_optional(pool)
+    .await?
+    .ok_or_else(|| DbError::NotFound(format!("level {seq} of run {id}")))
+}
+
+/// The source's own fields of one level, as stored (`Null` when the source had none).
+pub async fn level_raw(pool: &SqlitePool, id: &RunId, seq: i64) -> Result<serde_json::Value, DbError> {
+    let point_id = point_row_id(pool, id, seq).await?;
+    let raw: Option<String> = sqlx::query_scalar("SELECT raw_json FROM points WHERE id = ?1")
+        .bind(point_id)
+        .fetch_one(pool)
+        .await?;
+    match raw {
+        None => Ok(serde_json::Value::Null),
+        Some(text) => serde_json::from_str(&text).map_err(|_| corrupt("raw_json", &text)),
+    }
+}
+
+/// The per-request records of one level, in their original order.
+pub async fn level_requests(pool: &SqlitePool, id: &RunId, seq: i64) -> Result<Vec<RequestRecord>, DbError> {
+    let point_id = point_row_id(pool, id, seq).await?;
+    let rows = sqlx::query(
+        "SELECT ok, ttft_ms, e2e_ms, tpot_ms, input_tokens, output_tokens, error
+         FROM requests WHERE point_id = ?1 ORDER BY seq",
+    )
+    .bind(point_id)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(RequestRecord {
+                ok: r.try_get("ok")?,
+                ttft_ms: r.try_get("ttft_ms")?,
+                e2e_ms: r.try_get("e2e_ms")?,
+                tpot_ms: r.try_get("tpot_ms")?,
+                input_tokens: r.try_get("input_tokens")?,
+                output_tokens: r.try_get("output_tokens")?,
+                error: r.try_get("error")?,
+            })
+        })
+        .collect()
+}
+
+/// The files a run was imported from.
+pub async fn run_files(pool: &SqlitePool, id: &RunId) -> Result<Vec<SourceFile>, DbError> {
+    let rows = sqlx::query(
+        "SELECT s.file_name, s.format, s.content
+         FROM run_sources s JOIN runs r ON r.id = s.run_id
+         WHERE r.public_id = ?1 ORDER BY s.seq",
+    )
+    .bind(id.as_str())
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let format: String = r.try_get("format")?;
+            Ok(SourceFile {
+                file_name: r.try_get("file_name")?,
+                format: SourceFormat::parse(&format).ok_or_else(|| corrupt("format", &format))?,
+                content: r.try_get("content")?,
+            })
+        })
+        .collect()
 }
 
 /// Whether a run with exactly this name exists (the demo loader uses it to stay idempotent).
@@ -272,16 +431,21 @@ pub async fn run_name_exists(pool: &SqlitePool, name: &str) -> Result<bool, DbEr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::metrics::TtftDefinition;
+    use crate::domain::NewLevel;
 
     fn sample() -> NewRun {
         let mut p1 = Point::at(LoadKind::Concurrency, 32.0);
         p1.requests_ok = Some(32);
         p1.requests_failed = Some(0);
         p1.wall_s = Some(35.3);
-        p1.output_tok_s = Some(464.4);
-        p1.latency_avg_ms = Some(35_230.0);
+        p1.set(Metric::OutputThroughput, Stat::Mean, 464.4);
+        p1.set(Metric::E2e, Stat::Mean, 35_230.0);
+        // not a headline column: stored in point_measures
+        p1.set(Metric::Tpot, Stat::P(999), 81.5);
+        p1.set(Metric::E2e, Stat::Std, 12.0);
         let mut p2 = Point::at(LoadKind::Concurrency, 96.0);
-        p2.output_tok_s = Some(1017.0);
+        p2.set(Metric::OutputThroughput, Stat::Mean, 1017.0);
         p2.truncated = true;
         let mut facts = RunFacts {
             model: Some("Kimi-K2.5 NVFP4".into()),
@@ -296,7 +460,23 @@ mod tests {
             status: RunStatus::Partial,
             source: SourceInfo { format: SourceFormat::BenchmarkPy, file_name: Some("b.txt".into()) },
             facts,
-            points: vec![p1, p2],
+            definitions: Definitions {
+                ttft: Some(TtftDefinition::FirstContent),
+                notes: vec!["a note".into()],
+                ..Definitions::default()
+            },
+            levels: vec![
+                NewLevel {
+                    point: p1,
+                    raw: serde_json::json!({"C": 32, "tok/s": 464.4}),
+                    requests: vec![
+                        RequestRecord { ok: true, ttft_ms: Some(120.0), e2e_ms: Some(35_000.0), output_tokens: Some(512.0), ..Default::default() },
+                        RequestRecord { ok: false, error: Some("HTTP 500".into()), ..Default::default() },
+                    ],
+                },
+                NewLevel::new(p2),
+            ],
+            files: vec![SourceFile { file_name: Some("b.txt".into()), format: SourceFormat::BenchmarkPy, content: b"C= 32 |".to_vec() }],
         }
     }
 
@@ -316,7 +496,16 @@ mod tests {
         assert_eq!(run.id, id);
         assert_eq!(run.name, new.name);
         assert_eq!(run.facts, new.facts);
-        assert_eq!(run.points, new.points, "unknown stays unknown, truncated stays flagged");
+        let points: Vec<Point> = new.levels.iter().map(|l| l.point.clone()).collect();
+        assert_eq!(run.points, points, "every measure back; unknown stays unknown, truncated stays flagged");
+        assert_eq!(run.points[0].get(Metric::Tpot, Stat::P(999)), Some(81.5));
+        assert_eq!(run.definitions, new.definitions);
+        assert_eq!(level_raw(&pool, &id, 0).await.unwrap()["tok/s"], 464.4);
+        assert_eq!(level_raw(&pool, &id, 1).await.unwrap(), serde_json::Value::Null);
+        assert_eq!(level_requests(&pool, &id, 0).await.unwrap(), new.levels[0].requests);
+        assert!(level_requests(&pool, &id, 1).await.unwrap().is_empty());
+        assert!(matches!(level_requests(&pool, &id, 7).await, Err(DbError::NotFound(_))));
+        assert_eq!(run_files(&pool, &id).await.unwrap(), new.files);
         assert_eq!(run.source, new.source);
         assert_eq!(run.status, RunStatus::Partial);
         assert!(chrono::DateTime::parse_from_rfc3339(&run.created_at).is_ok());
@@ -353,11 +542,13 @@ mod tests {
         let mut bad = sample();
         // load_value must be > 0: the second point violates the CHECK after the run row
         // and first point were written inside the transaction.
-        bad.points[1].load_value = 0.0;
+        bad.levels[1].point.load_value = 0.0;
         assert!(insert_run(&pool, &bad).await.is_err());
         assert!(list_runs(&pool).await.unwrap().is_empty());
-        let points: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM points").fetch_one(&pool).await.unwrap();
-        assert_eq!(points, 0);
+        for table in ["points", "point_measures", "requests", "run_sources", "run_tags"] {
+            let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(&pool).await.unwrap();
+            assert_eq!(n, 0, "{table}");
+        }
     }
 
     #[tokio::test]

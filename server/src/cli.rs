@@ -1,7 +1,7 @@
 //! Command-line interface.
 
 use crate::config;
-use crate::ingest::{self, form::ImportFields};
+use crate::ingest::{self, form::ImportFields, InputFile};
 use crate::startup::{self, ServeConfig};
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -11,7 +11,11 @@ use std::process::ExitCode;
 
 /// Plateau keeps LLM load-test sweeps, shows where throughput plateaus, and compares runs.
 #[derive(Debug, Parser)]
-#[command(name = "plateau", version, about, long_about = None)]
+#[command(
+    name = "plateau",
+    version,
+    about = "Plateau keeps LLM load-test sweeps, shows where throughput plateaus, and compares runs."
+)]
 pub struct Cli {
     /// SQLite database file (created on first use).
     #[arg(long, env = "PLATEAU_DB", global = true)]
@@ -24,7 +28,7 @@ pub struct Cli {
 pub enum Command {
     /// Serve the web app (runs list, run pages, import form, REST API).
     Serve(ServeArgs),
-    /// Import result files into the database, one run per file.
+    /// Import result files into the database (single-level files of one sweep become one run).
     ///
     /// Example: plateau import results.txt --model Kimi-K2.5 --gpu "8x RTX PRO 6000" --endpoint chat
     Import(ImportArgs),
@@ -83,9 +87,13 @@ pub struct ImportArgs {
     pub tags: Option<String>,
     #[arg(long)]
     pub notes: Option<String>,
-    /// Force a format instead of detecting it (auto, benchmark-py).
+    /// Force a format instead of detecting it (auto, benchmark-py, vllm, sglang, guidellm,
+    /// aiperf, genai-perf, llmperf, inferencex, inference-benchmarker, plateau).
     #[arg(long)]
     pub format: Option<String>,
+    /// Keep every file its own run (by default single-level files of one sweep are grouped).
+    #[arg(long)]
+    pub separate: bool,
 }
 
 impl ImportArgs {
@@ -104,6 +112,7 @@ impl ImportArgs {
             tags: s(&self.tags),
             notes: s(&self.notes),
             format: s(&self.format),
+            group: if self.separate { "separate".into() } else { String::new() },
         }
     }
 }
@@ -132,40 +141,45 @@ async fn import(db: PathBuf, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let pool = app::db::connect(&db)
         .await
         .with_context(|| format!("opening database {}", db.display()))?;
-    let mut failed = 0;
+    let mut files = Vec::new();
     for path in &args.files {
-        let (file_name, content) = if path.as_os_str() == "-" {
+        if path.as_os_str() == "-" {
             let mut buf = Vec::new();
             std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).context("reading stdin")?;
-            (None, buf)
+            files.push(InputFile { file_name: None, content: buf });
         } else {
             let content = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-            (name, content)
-        };
-        let result = match args.fields().into_request(file_name, content) {
-            Ok(req) => ingest::import(&pool, req, ingest::DEFAULT_MAX_BYTES).await,
-            Err(e) => Err(e),
-        };
-        match result {
-            Ok(done) => {
+            files.push(InputFile { file_name: name, content });
+        }
+    }
+    let result = match args.fields().into_request(files) {
+        Ok(req) => ingest::import(&pool, &req, ingest::DEFAULT_MAX_BYTES).await,
+        Err(e) => Err(e),
+    };
+    let failed = match result {
+        Ok(done) => {
+            for d in done {
                 println!(
-                    "imported {} as run {} ({} levels{}) → /runs/{}",
-                    path.display(),
-                    done.name,
-                    done.levels,
-                    if done.truncated_levels > 0 { format!(", {} cut off", done.truncated_levels) } else { String::new() },
-                    done.id
+                    "imported {} ({}, {} file{}, {} levels{}) → /runs/{}",
+                    d.name,
+                    d.format.label(),
+                    d.files,
+                    if d.files == 1 { "" } else { "s" },
+                    d.levels,
+                    if d.truncated_levels > 0 { format!(", {} cut off", d.truncated_levels) } else { String::new() },
+                    d.id
                 );
-                for w in done.warnings {
+                for w in d.warnings {
                     eprintln!("  warning: {w}");
                 }
             }
-            Err(e) => {
-                failed += 1;
-                eprintln!("not imported: {e}");
-            }
+            false
         }
-    }
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        Err(e) => {
+            eprintln!("not imported: {e}");
+            true
+        }
+    };
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

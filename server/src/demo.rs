@@ -8,12 +8,13 @@
 //!
 //! Loading is idempotent: runs already present (by name) are not added again.
 
-use crate::ingest::{self, ImportRequest};
+use crate::ingest::{self, ImportRequest, InputFile};
 use anyhow::Context;
 use app::db;
 use app::domain::{
-    EndpointKind, LoadKind, NewRun, Point, RunFacts, RunStatus, SourceFormat, SourceInfo,
+    EndpointKind, LoadKind, NewLevel, NewRun, Point, RunFacts, RunStatus, SourceFormat, SourceInfo,
 };
+use app::domain::metrics::{Metric, Stat};
 use sqlx::SqlitePool;
 use std::path::Path;
 
@@ -39,10 +40,10 @@ fn story_facts(endpoint: EndpointKind) -> RunFacts {
 pub async fn load(pool: &SqlitePool, fixtures: &Path) -> anyhow::Result<()> {
     if !db::run_name_exists(pool, COMPLETIONS_RUN).await? {
         let mut c1 = Point::at(LoadKind::Concurrency, 1.0);
-        c1.output_tok_s = Some(61.3);
+        c1.set(Metric::OutputThroughput, Stat::Mean, 61.3);
         let mut c32 = Point::at(LoadKind::Concurrency, 32.0);
-        c32.output_tok_s = Some(799.9);
-        c32.latency_avg_ms = Some(20_380.0);
+        c32.set(Metric::OutputThroughput, Stat::Mean, 799.9);
+        c32.set(Metric::E2e, Stat::Mean, 20_380.0);
         let mut facts = story_facts(EndpointKind::Completions);
         facts.notes = "The first sweep of the story, on /v1/completions. Only these figures \
                        survive; the levels in between and every other value are unknown. The \
@@ -53,7 +54,9 @@ pub async fn load(pool: &SqlitePool, fixtures: &Path) -> anyhow::Result<()> {
             status: RunStatus::Partial,
             source: SourceInfo { format: SourceFormat::Manual, file_name: None },
             facts,
-            points: vec![c1, c32],
+            definitions: Default::default(),
+            levels: vec![NewLevel::new(c1), NewLevel::new(c32)],
+            files: Vec::new(),
         })
         .await?;
         tracing::info!("demo: stored the completions run");
@@ -68,13 +71,16 @@ pub async fn load(pool: &SqlitePool, fixtures: &Path) -> anyhow::Result<()> {
                                off by the recorder: its p50 and p99 are unknown."
                     .into();
                 let req = ImportRequest {
-                    file_name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
-                    content,
+                    files: vec![InputFile {
+                        file_name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+                        content,
+                    }],
                     name: Some(CHAT_RUN.into()),
                     facts,
                     format: Some(SourceFormat::BenchmarkPy),
+                    group: true,
                 };
-                ingest::import(pool, req, ingest::DEFAULT_MAX_BYTES)
+                ingest::import(pool, &req, ingest::DEFAULT_MAX_BYTES)
                     .await
                     .with_context(|| format!("importing {}", path.display()))?;
                 tracing::info!("demo: stored the chat run");

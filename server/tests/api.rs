@@ -56,19 +56,24 @@ async fn post_a_file_then_read_it_back() {
     assert_eq!(resp.status(), StatusCode::CREATED);
     let location = resp.headers()["location"].to_str().unwrap().to_owned();
     let body: Value = resp.json().await.unwrap();
-    let id = body["id"].as_str().unwrap().to_owned();
+    assert_eq!(body["runs"].as_array().unwrap().len(), 1);
+    let created = &body["runs"][0];
+    let id = created["id"].as_str().unwrap().to_owned();
     assert_eq!(location, format!("/runs/{id}"));
-    assert_eq!(body["levels"], 4);
-    assert_eq!(body["truncated_levels"], 1);
-    assert_eq!(body["format"], "benchmark_py");
-    assert_eq!(body["name"], "kimi.txt");
+    assert_eq!(created["url"], location);
+    assert_eq!(created["levels"], 4);
+    assert_eq!(created["truncated_levels"], 1);
+    assert_eq!(created["format"], "benchmark_py");
+    assert_eq!(created["name"], "kimi.txt");
 
     let run: Value = client.get(format!("{}/api/v1/runs/{id}", app.base)).send().await.unwrap().json().await.unwrap();
     assert_eq!(run["facts"]["gpu_count"], 8);
     assert_eq!(run["facts"]["endpoint_kind"], "chat");
     assert_eq!(run["facts"]["tags"], serde_json::json!(["chat", "story"]));
-    assert_eq!(run["points"][0]["output_tok_s"], 464.4);
-    assert_eq!(run["points"][3]["latency_p50_ms"], Value::Null);
+    let measures = |i: usize| run["points"][i]["measures"].as_array().unwrap().clone();
+    assert!(measures(0).contains(&serde_json::json!({"metric": "output_throughput", "stat": "mean", "value": 464.4})));
+    assert!(measures(0).contains(&serde_json::json!({"metric": "e2e", "stat": "p50", "value": 35250.0})));
+    assert!(!measures(3).iter().any(|m| m["stat"] == "p50"), "p50 of the cut-off level is unknown");
     assert_eq!(run["points"][3]["truncated"], true);
     // implied tokens per request at C=32: 464.4 × 35.3 / 32
     let tpr = run["analysis"][0]["tokens_per_request"]["value"].as_f64().unwrap();
@@ -120,6 +125,9 @@ async fn bad_inputs_get_clear_errors() {
     let resp = post(Form::new().part("file", Part::bytes(b"{\"a\": 1}".to_vec()).file_name("r.json"))).await.unwrap();
     assert!(resp.text().await.unwrap().contains("r.json: the format was not recognised"));
 
+    let resp = post(story_form().text("format", "excel")).await.unwrap();
+    assert!(resp.text().await.unwrap().contains("field `format`"));
+
     let resp = post(story_form().text("gpu_count", "many")).await.unwrap();
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     assert!(resp.text().await.unwrap().contains("field `gpu_count`"));
@@ -141,8 +149,8 @@ async fn pasted_text_works_and_unknown_ids_are_404() {
     let resp = client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::CREATED);
     let body: Value = resp.json().await.unwrap();
-    assert_eq!(body["name"], "pasted");
-    assert_eq!(body["levels"], 1);
+    assert_eq!(body["runs"][0]["name"], "pasted");
+    assert_eq!(body["runs"][0]["levels"], 1);
 
     let resp = client.get(format!("{}/api/v1/runs/nosuchrun000", app.base)).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
@@ -179,8 +187,48 @@ async fn the_demo_loads_both_story_runs_once() {
     assert_eq!(chat.level_count, 4);
     let completions = app::db::get_run(&pool, &runs.iter().find(|r| r.name == server::demo::COMPLETIONS_RUN).unwrap().id).await.unwrap();
     assert_eq!(completions.points.len(), 2);
-    assert_eq!(completions.points[1].output_tok_s, Some(799.9));
-    assert_eq!(completions.points[1].latency_avg_ms, Some(20_380.0));
-    assert_eq!(completions.points[0].latency_avg_ms, None);
+    assert_eq!(completions.points[1].output_tok_s(), Some(799.9));
+    assert_eq!(completions.points[1].latency_ms(app::domain::metrics::Stat::Mean), Some(20_380.0));
+    assert_eq!(completions.points[0].latency_ms(app::domain::metrics::Stat::Mean), None);
     assert_eq!(completions.facts.max_tokens, None, "not recorded in the story");
+}
+
+#[tokio::test]
+async fn several_files_of_one_sweep_import_as_one_run_and_dry_run_stores_nothing() {
+    let app = spawn_app(1 << 20).await;
+    let client = reqwest::Client::new();
+    let level = |c: u32, t: f64| {
+        Part::bytes(format!("C= {c} | {c}/ {c} ok (0 err) | wall= 10.0s | {t} tok/s | lat avg= 9.5 p50= 9.4 p99= 9.9").into_bytes())
+            .file_name(format!("c{c}.txt"))
+    };
+    let form = || Form::new().part("file", level(4, 180.0)).part("file", level(1, 50.0)).part("file", level(2, 95.0));
+    let preview: Value = client
+        .post(format!("{}/api/v1/runs?dry_run=true", app.base))
+        .multipart(form())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(preview["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(preview["runs"][0]["points"].as_array().unwrap().len(), 3);
+    assert_eq!(preview["runs"][0]["points"][0]["load_value"], 1.0);
+    assert_eq!(run_count(&app).await, 0, "a dry run stores nothing");
+
+    let resp = client.post(format!("{}/api/v1/runs", app.base)).multipart(form()).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["runs"][0]["files"], 3);
+    assert_eq!(body["runs"][0]["levels"], 3);
+    assert_eq!(run_count(&app).await, 1);
+
+    let resp = client
+        .post(format!("{}/api/v1/runs", app.base))
+        .multipart(form().text("group", "separate"))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["runs"].as_array().unwrap().len(), 3);
 }

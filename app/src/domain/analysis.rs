@@ -3,6 +3,7 @@
 //! Everything here is a function of the points alone, so the browser and the server
 //! compute the same thing and unit tests pin it on hand-computed examples.
 
+use super::metrics::Stat;
 use super::{LoadKind, Point};
 use serde::{Deserialize, Serialize};
 
@@ -44,8 +45,8 @@ fn positive(x: Option<f64>) -> Option<f64> {
 
 /// Scaling efficiency from `prev` to `cur`: (T₂/T₁) ÷ (C₂/C₁).
 pub fn scaling_efficiency(prev: &Point, cur: &Point) -> Option<f64> {
-    let t1 = positive(prev.output_tok_s)?;
-    let t2 = positive(cur.output_tok_s)?;
+    let t1 = positive(prev.output_tok_s())?;
+    let t2 = positive(cur.output_tok_s())?;
     let c1 = positive(Some(prev.load_value))?;
     let c2 = positive(Some(cur.load_value))?;
     if (c2 - c1).abs() < f64::EPSILON {
@@ -56,7 +57,7 @@ pub fn scaling_efficiency(prev: &Point, cur: &Point) -> Option<f64> {
 
 /// Implied output tokens per request; see [`TokensPerRequestMethod`] for the two ways.
 pub fn implied_tokens_per_request(p: &Point) -> Option<Estimate> {
-    let tok_s = positive(p.output_tok_s)?;
+    let tok_s = positive(p.output_tok_s())?;
     let by_wall = positive(p.wall_s).and_then(|wall| {
         let done = p.requests_ok.filter(|n| *n > 0)? as f64;
         Some(Estimate { value: tok_s * wall / done, method: TokensPerRequestMethod::Wall })
@@ -65,7 +66,7 @@ pub fn implied_tokens_per_request(p: &Point) -> Option<Estimate> {
         if p.load_kind != LoadKind::Concurrency {
             return None;
         }
-        let lat_s = positive(p.latency_avg_ms)? / 1000.0;
+        let lat_s = positive(p.latency_ms(Stat::Mean))? / 1000.0;
         let c = positive(Some(p.load_value))?;
         Some(Estimate { value: tok_s * lat_s / c, method: TokensPerRequestMethod::LittlesLaw })
     })
@@ -76,10 +77,10 @@ pub fn implied_tokens_per_request(p: &Point) -> Option<Estimate> {
 pub fn ideal_linear(points: &[Point]) -> Vec<(f64, f64)> {
     let base = points
         .iter()
-        .filter(|p| positive(p.output_tok_s).is_some() && p.load_value > 0.0)
+        .filter(|p| positive(p.output_tok_s()).is_some() && p.load_value > 0.0)
         .min_by(|a, b| a.load_value.total_cmp(&b.load_value));
     let Some(base) = base else { return Vec::new() };
-    let (c0, t0) = (base.load_value, base.output_tok_s.unwrap_or(0.0));
+    let (c0, t0) = (base.load_value, base.output_tok_s().unwrap_or(0.0));
     points.iter().filter(|p| p.load_value > 0.0).map(|p| (p.load_value, t0 * p.load_value / c0)).collect()
 }
 
@@ -95,7 +96,7 @@ pub fn analyse(points: &[Point]) -> Vec<LevelAnalysis> {
                 scaling_efficiency: prev.and_then(|prev| scaling_efficiency(prev, p)),
                 tokens_per_request: implied_tokens_per_request(p),
                 per_user_tok_s: (p.load_kind == LoadKind::Concurrency)
-                    .then(|| Some(positive(p.output_tok_s)? / positive(Some(p.load_value))?))
+                    .then(|| Some(positive(p.output_tok_s())? / positive(Some(p.load_value))?))
                     .flatten(),
                 ideal_tok_s: ideal.iter().find(|(c, _)| *c == p.load_value).map(|(_, t)| *t),
             }
@@ -107,13 +108,14 @@ pub fn analyse(points: &[Point]) -> Vec<LevelAnalysis> {
 pub fn peak(points: &[Point]) -> Option<(f64, f64)> {
     points
         .iter()
-        .filter_map(|p| Some((p.load_value, positive(p.output_tok_s)?)))
+        .filter_map(|p| Some((p.load_value, positive(p.output_tok_s())?)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::metrics::Metric;
     use proptest::prelude::*;
 
     fn level(c: f64, ok: i64, wall: f64, tok_s: f64, avg_s: f64) -> Point {
@@ -121,8 +123,8 @@ mod tests {
         p.requests_ok = Some(ok);
         p.requests_failed = Some(0);
         p.wall_s = Some(wall);
-        p.output_tok_s = Some(tok_s);
-        p.latency_avg_ms = Some(avg_s * 1000.0);
+        p.set(Metric::OutputThroughput, Stat::Mean, tok_s);
+        p.set(Metric::E2e, Stat::Mean, avg_s * 1000.0);
         p
     }
 
@@ -145,8 +147,8 @@ mod tests {
     #[test]
     fn littles_law_when_wall_unknown() {
         let mut p = Point::at(LoadKind::Concurrency, 32.0);
-        p.output_tok_s = Some(799.9);
-        p.latency_avg_ms = Some(20_380.0);
+        p.set(Metric::OutputThroughput, Stat::Mean, 799.9);
+        p.set(Metric::E2e, Stat::Mean, 20_380.0);
         let e = implied_tokens_per_request(&p).unwrap();
         assert_eq!(e.method, TokensPerRequestMethod::LittlesLaw);
         assert!((e.value - 509.436_312_5).abs() < 1e-6, "{}", e.value);
@@ -195,7 +197,7 @@ mod tests {
             }
             let ideal = ideal_linear(&pts);
             for (p, (_, it)) in pts.iter().zip(ideal.iter()) {
-                prop_assert!(p.output_tok_s.unwrap() <= it * (1.0 + 1e-9));
+                prop_assert!(p.output_tok_s().unwrap() <= it * (1.0 + 1e-9));
             }
             for a in analyse(&pts).iter().skip(1) {
                 prop_assert!(a.scaling_efficiency.unwrap() <= 1.0 + 1e-9);

@@ -6,6 +6,10 @@
 
 pub mod analysis;
 pub mod format;
+pub mod metrics;
+pub mod stats;
+
+use metrics::{Definitions, Measure, Metric, Stat};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -132,29 +136,76 @@ impl LoadKind {
     }
 }
 
-/// Where a run's numbers came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a run's numbers came from: the tool whose result file was imported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceFormat {
     /// The text printed by the story's `benchmark.py` (`C= 32 | 32/ 32 ok …`).
     BenchmarkPy,
     /// Figures typed in by hand (for example the surviving numbers of a lost run).
     Manual,
+    /// vLLM `bench serve` / `benchmark_serving.py` results (JSON, JSON Lines, nightly tables).
+    Vllm,
+    /// SGLang `bench_serving` JSON Lines.
+    Sglang,
+    /// GuideLLM benchmarks JSON (every schema generation).
+    Guidellm,
+    /// NVIDIA AIPerf profile export JSON.
+    Aiperf,
+    /// NVIDIA GenAI-Perf profile export CSV or JSON.
+    GenaiPerf,
+    /// Ray LLMPerf summary or individual-request JSON.
+    Llmperf,
+    /// SemiAnalysis InferenceX per-level results and aggregated rows.
+    Inferencex,
+    /// Hugging Face inference-benchmarker JSON.
+    InferenceBenchmarker,
+    /// Plateau's own export format (JSON or CSV).
+    Plateau,
 }
 
 impl SourceFormat {
+    pub const ALL: [SourceFormat; 11] = [
+        SourceFormat::BenchmarkPy,
+        SourceFormat::Manual,
+        SourceFormat::Vllm,
+        SourceFormat::Sglang,
+        SourceFormat::Guidellm,
+        SourceFormat::Aiperf,
+        SourceFormat::GenaiPerf,
+        SourceFormat::Llmperf,
+        SourceFormat::Inferencex,
+        SourceFormat::InferenceBenchmarker,
+        SourceFormat::Plateau,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             SourceFormat::BenchmarkPy => "benchmark_py",
             SourceFormat::Manual => "manual",
+            SourceFormat::Vllm => "vllm",
+            SourceFormat::Sglang => "sglang",
+            SourceFormat::Guidellm => "guidellm",
+            SourceFormat::Aiperf => "aiperf",
+            SourceFormat::GenaiPerf => "genai_perf",
+            SourceFormat::Llmperf => "llmperf",
+            SourceFormat::Inferencex => "inferencex",
+            SourceFormat::InferenceBenchmarker => "inference_benchmarker",
+            SourceFormat::Plateau => "plateau",
         }
     }
 
+    /// Accepts the identifiers above, with `-` or `_`, and a few common spellings.
     pub fn parse(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-            "benchmark_py" | "benchmark.py" => Some(SourceFormat::BenchmarkPy),
-            "manual" => Some(SourceFormat::Manual),
-            _ => None,
+        let norm = s.trim().to_ascii_lowercase().replace(['-', ' ', '.'], "_");
+        match norm.as_str() {
+            "benchmark_py" => Some(SourceFormat::BenchmarkPy),
+            "vllm_bench" | "vllm_bench_serve" | "benchmark_serving" => Some(SourceFormat::Vllm),
+            "sglang_bench_serving" => Some(SourceFormat::Sglang),
+            "genaiperf" => Some(SourceFormat::GenaiPerf),
+            "inferencemax" => Some(SourceFormat::Inferencex),
+            "hf_inference_benchmarker" => Some(SourceFormat::InferenceBenchmarker),
+            _ => Self::ALL.into_iter().find(|f| f.as_str() == norm),
         }
     }
 
@@ -162,6 +213,15 @@ impl SourceFormat {
         match self {
             SourceFormat::BenchmarkPy => "benchmark.py text",
             SourceFormat::Manual => "entered by hand",
+            SourceFormat::Vllm => "vLLM bench serve",
+            SourceFormat::Sglang => "SGLang bench_serving",
+            SourceFormat::Guidellm => "GuideLLM",
+            SourceFormat::Aiperf => "AIPerf",
+            SourceFormat::GenaiPerf => "GenAI-Perf",
+            SourceFormat::Llmperf => "LLMPerf",
+            SourceFormat::Inferencex => "InferenceX",
+            SourceFormat::InferenceBenchmarker => "inference-benchmarker",
+            SourceFormat::Plateau => "Plateau export",
         }
     }
 }
@@ -274,22 +334,9 @@ pub struct Point {
     pub requests_failed: Option<i64>,
     /// Wall-clock time the level took, in seconds.
     pub wall_s: Option<f64>,
-    /// Output (generated) tokens per second over the level.
-    pub output_tok_s: Option<f64>,
-    pub latency_avg_ms: Option<f64>,
-    pub latency_p50_ms: Option<f64>,
-    pub latency_p90_ms: Option<f64>,
-    pub latency_p99_ms: Option<f64>,
-    /// Time to first token.
-    pub ttft_avg_ms: Option<f64>,
-    pub ttft_p50_ms: Option<f64>,
-    pub ttft_p99_ms: Option<f64>,
-    /// Inter-token latency.
-    pub itl_avg_ms: Option<f64>,
-    pub itl_p50_ms: Option<f64>,
-    pub itl_p99_ms: Option<f64>,
-    /// Output tokens per request as measured by the source (not implied).
-    pub output_tokens_per_request: Option<f64>,
+    /// Every statistic the source reported, sorted by metric then statistic, one value each.
+    /// A statistic that is absent is unknown.
+    pub measures: Vec<Measure>,
     /// The source cut this level off: unknown values may be missing, not just unmeasured.
     pub truncated: bool,
 }
@@ -303,27 +350,114 @@ impl Point {
             requests_ok: None,
             requests_failed: None,
             wall_s: None,
-            output_tok_s: None,
-            latency_avg_ms: None,
-            latency_p50_ms: None,
-            latency_p90_ms: None,
-            latency_p99_ms: None,
-            ttft_avg_ms: None,
-            ttft_p50_ms: None,
-            ttft_p99_ms: None,
-            itl_avg_ms: None,
-            itl_p50_ms: None,
-            itl_p99_ms: None,
-            output_tokens_per_request: None,
+            measures: Vec::new(),
             truncated: false,
         }
     }
+
+    /// One statistic of one metric, if the source reported it.
+    pub fn get(&self, metric: Metric, stat: Stat) -> Option<f64> {
+        self.measures
+            .binary_search_by(|m| (m.metric, m.stat).cmp(&(metric, stat)))
+            .ok()
+            .and_then(|i| self.measures.get(i))
+            .map(|m| m.value)
+    }
+
+    /// Sets (or replaces) a statistic. Non-finite values are not stored: unknown stays unknown.
+    pub fn set(&mut self, metric: Metric, stat: Stat, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        let m = Measure { metric, stat, value };
+        match self.measures.binary_search_by(|x| (x.metric, x.stat).cmp(&(metric, stat))) {
+            Ok(i) => {
+                if let Some(slot) = self.measures.get_mut(i) {
+                    *slot = m;
+                }
+            }
+            Err(i) => self.measures.insert(i, m),
+        }
+    }
+
+    /// Sets a statistic when it is known.
+    pub fn set_opt(&mut self, metric: Metric, stat: Stat, value: Option<f64>) {
+        if let Some(v) = value {
+            self.set(metric, stat, v);
+        }
+    }
+
+    /// Every statistic of one metric.
+    pub fn stats_of(&self, metric: Metric) -> impl Iterator<Item = &Measure> {
+        self.measures.iter().filter(move |m| m.metric == metric)
+    }
+
+    /// The metrics this level has at least one statistic of.
+    pub fn metrics(&self) -> Vec<Metric> {
+        let mut v: Vec<Metric> = self.measures.iter().map(|m| m.metric).collect();
+        v.dedup();
+        v
+    }
+
+    /// Output tokens per second over the level.
+    pub fn output_tok_s(&self) -> Option<f64> {
+        self.get(Metric::OutputThroughput, Stat::Mean)
+    }
+
+    /// A statistic of the end-to-end request latency, in ms.
+    pub fn latency_ms(&self, stat: Stat) -> Option<f64> {
+        self.get(Metric::E2e, stat)
+    }
+
+    /// Requests sent at this level, when both counts are known.
+    pub fn requests_total(&self) -> Option<i64> {
+        Some(self.requests_ok? + self.requests_failed?)
+    }
+}
+
+/// One request of a level, where the source recorded requests individually.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// Completed without error.
+    pub ok: bool,
+    pub ttft_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+    /// (e2e − TTFT) ÷ (output tokens − 1) of this request.
+    pub tpot_ms: Option<f64>,
+    pub input_tokens: Option<f64>,
+    pub output_tokens: Option<f64>,
+    /// What went wrong, for failed requests.
+    pub error: Option<String>,
+}
+
+/// A level about to be stored: the point, the source's own fields, per-request records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewLevel {
+    pub point: Point,
+    /// The source's fields for this level (JSON; `null` when the source has no structure).
+    pub raw: serde_json::Value,
+    pub requests: Vec<RequestRecord>,
+}
+
+impl NewLevel {
+    pub fn new(point: Point) -> Self {
+        Self { point, raw: serde_json::Value::Null, requests: Vec::new() }
+    }
+}
+
+/// A source file kept with the run it produced, byte for byte.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SourceFile {
+    pub file_name: Option<String>,
+    pub format: SourceFormat,
+    pub content: Vec<u8>,
 }
 
 /// Where the run came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SourceInfo {
     pub format: SourceFormat,
+    /// The file's name; for a run read from several files, their names joined by ", ".
     pub file_name: Option<String>,
 }
 
@@ -352,6 +486,8 @@ pub struct Run {
     pub status: RunStatus,
     pub source: SourceInfo,
     pub facts: RunFacts,
+    /// How the source defines its numbers.
+    pub definitions: Definitions,
     pub points: Vec<Point>,
 }
 
@@ -362,7 +498,11 @@ pub struct NewRun {
     pub status: RunStatus,
     pub source: SourceInfo,
     pub facts: RunFacts,
-    pub points: Vec<Point>,
+    pub definitions: Definitions,
+    /// Levels in load order.
+    pub levels: Vec<NewLevel>,
+    /// The files the run was read from, kept unchanged.
+    pub files: Vec<SourceFile>,
 }
 
 #[cfg(test)]
@@ -408,6 +548,35 @@ mod tests {
         assert_eq!(EndpointKind::parse("/v1/chat/completions"), Some(EndpointKind::Chat));
         assert_eq!(EndpointKind::parse("Completions"), Some(EndpointKind::Completions));
         assert_eq!(EndpointKind::parse("embeddings"), None);
+    }
+
+    #[test]
+    fn measures_stay_sorted_and_unique() {
+        let mut p = Point::at(LoadKind::Concurrency, 4.0);
+        p.set(Metric::E2e, Stat::P99, 3.0);
+        p.set(Metric::Ttft, Stat::Mean, 1.0);
+        p.set(Metric::E2e, Stat::Mean, 2.0);
+        p.set(Metric::E2e, Stat::P99, 4.0);
+        p.set(Metric::E2e, Stat::P90, f64::NAN);
+        assert_eq!(p.measures.len(), 3);
+        assert_eq!(p.get(Metric::E2e, Stat::P99), Some(4.0));
+        assert_eq!(p.get(Metric::E2e, Stat::P90), None);
+        assert_eq!(p.latency_ms(Stat::Mean), Some(2.0));
+        let keys: Vec<_> = p.measures.iter().map(|m| (m.metric, m.stat)).collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        assert_eq!(p.metrics(), vec![Metric::Ttft, Metric::E2e]);
+    }
+
+    #[test]
+    fn source_formats_parse_their_names() {
+        for f in SourceFormat::ALL {
+            assert_eq!(SourceFormat::parse(f.as_str()), Some(f));
+        }
+        assert_eq!(SourceFormat::parse("benchmark-py"), Some(SourceFormat::BenchmarkPy));
+        assert_eq!(SourceFormat::parse("genai-perf"), Some(SourceFormat::GenaiPerf));
+        assert_eq!(SourceFormat::parse("excel"), None);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! truncated level with the values that survived. Any other record that cannot be read is
 //! an error naming its line and column, and nothing is imported.
 
+use app::domain::metrics::{Metric, Stat};
 use app::domain::{LoadKind, Point};
 
 /// A level record that could not be read.
@@ -237,19 +238,19 @@ fn apply(p: &mut Point, piece: &Piece<'_>) -> Result<(), String> {
         }
         Field::TokS => {
             let v = t.strip_suffix("tok/s").and_then(number);
-            p.output_tok_s = Some(v.ok_or_else(bad)?);
+            p.set(Metric::OutputThroughput, Stat::Mean, v.ok_or_else(bad)?);
         }
         Field::LatAvg => {
             let v = keyed(t, "avg=").and_then(number).ok_or_else(bad)?;
-            p.latency_avg_ms = Some(v * 1000.0);
+            p.set(Metric::E2e, Stat::Mean, v * 1000.0);
         }
         Field::LatP50 => {
             let v = keyed(t, "p50=").and_then(number).ok_or_else(bad)?;
-            p.latency_p50_ms = Some(v * 1000.0);
+            p.set(Metric::E2e, Stat::P50, v * 1000.0);
         }
         Field::LatP99 => {
             let v = keyed(t, "p99=").and_then(number).ok_or_else(bad)?;
-            p.latency_p99_ms = Some(v * 1000.0);
+            p.set(Metric::E2e, Stat::P99, v * 1000.0);
         }
     }
     Ok(())
@@ -331,17 +332,17 @@ C= 96 | 96/ 96 ok (0 err) | wall= 48.3s | 1017.0 tok/s | lat avg= 48.23 p50= ...
         assert_eq!(p.requests_ok, Some(32));
         assert_eq!(p.requests_failed, Some(0));
         assert_eq!(p.wall_s, Some(35.3));
-        assert_eq!(p.output_tok_s, Some(464.4));
-        assert_eq!(p.latency_avg_ms, Some(35_230.0));
-        assert_eq!(p.latency_p50_ms, Some(35_250.0));
-        assert_eq!(p.latency_p99_ms, Some(35_260.0));
+        assert_eq!(p.output_tok_s(), Some(464.4));
+        assert_eq!(p.latency_ms(Stat::Mean), Some(35_230.0));
+        assert_eq!(p.latency_ms(Stat::P50), Some(35_250.0));
+        assert_eq!(p.latency_ms(Stat::P99), Some(35_260.0));
         assert!(!p.truncated);
         let last = &s.points[3];
         assert!(last.truncated);
-        assert_eq!(last.output_tok_s, Some(1017.0));
-        assert_eq!(last.latency_avg_ms, Some(48_230.0));
-        assert_eq!(last.latency_p50_ms, None, "unknown, not zero");
-        assert_eq!(last.latency_p99_ms, None);
+        assert_eq!(last.output_tok_s(), Some(1017.0));
+        assert_eq!(last.latency_ms(Stat::Mean), Some(48_230.0));
+        assert_eq!(last.latency_ms(Stat::P50), None, "unknown, not zero");
+        assert_eq!(last.latency_ms(Stat::P99), None);
         assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
     }
 
@@ -416,8 +417,8 @@ C= 96 | 96/ 96 ok (0 err) | wall= 48.3s | 1017.0 tok/s | lat avg= 48.23 p50= ...
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let s = parse(&text).unwrap();
         assert_eq!(s.points.len(), 4);
-        assert_eq!(s.points[2].output_tok_s, Some(803.0));
-        assert_eq!(s.points[2].latency_p99_ms, Some(40_770.0));
+        assert_eq!(s.points[2].output_tok_s(), Some(803.0));
+        assert_eq!(s.points[2].latency_ms(Stat::P99), Some(40_770.0));
         assert_eq!(s.points.iter().filter(|p| p.truncated).count(), 1);
         assert!(s.points[3].truncated);
         // and flattened, as the story quotes it

@@ -1,7 +1,7 @@
 //! The fields of an import, as the upload form, the API (multipart) and the CLI give
 //! them, validated into an [`ImportRequest`]. Every rejection names its field.
 
-use super::{ImportError, ImportRequest};
+use super::{ImportError, ImportRequest, InputFile};
 use app::domain::{EndpointKind, RunFacts, SourceFormat};
 
 /// Raw text fields of an import, before validation. Empty strings mean "not given".
@@ -19,6 +19,8 @@ pub struct ImportFields {
     pub tags: String,
     pub notes: String,
     pub format: String,
+    /// `separate` keeps every file its own run; anything else groups single-level files.
+    pub group: String,
 }
 
 impl ImportFields {
@@ -37,6 +39,7 @@ impl ImportFields {
             "tags" => &mut self.tags,
             "notes" => &mut self.notes,
             "format" => &mut self.format,
+            "group" => &mut self.group,
             _ => return false,
         };
         *slot = value;
@@ -74,23 +77,22 @@ impl ImportFields {
             Some(s) if s == "auto" => Ok(None),
             Some(s) => SourceFormat::parse(&s).map(Some).ok_or(ImportError::Field {
                 field: "format",
-                message: format!("`{s}` is not a known format; use `auto` or `benchmark-py`"),
+                message: format!(
+                    "`{s}` is not a known format; use `auto` or one of: {}",
+                    SourceFormat::ALL.iter().filter(|f| **f != SourceFormat::Manual).map(|f| f.as_str()).collect::<Vec<_>>().join(", ")
+                ),
             }),
         }
     }
 
-    /// A complete request for `content`.
-    pub fn into_request(
-        self,
-        file_name: Option<String>,
-        content: Vec<u8>,
-    ) -> Result<ImportRequest, ImportError> {
+    /// A complete request for `files`.
+    pub fn into_request(self, files: Vec<InputFile>) -> Result<ImportRequest, ImportError> {
         Ok(ImportRequest {
-            file_name,
-            content,
+            files,
             facts: self.facts()?,
             format: self.format()?,
             name: opt(&self.name),
+            group: self.group.trim() != "separate",
         })
     }
 }

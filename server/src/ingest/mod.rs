@@ -1,43 +1,82 @@
-//! Importing sweep results: detect the format, parse, and store the run in one
+//! Importing sweep results: check each file, detect its format from its content, parse,
+//! group the files that are levels of one sweep, and store every resulting run in one
 //! transaction. The upload form, `POST /api/v1/runs` and `plateau import` all come here,
-//! so they accept exactly the same files and reject them with the same messages.
+//! so they accept the same files and reject them with the same messages.
 
 pub mod benchmark_py;
 pub mod form;
+pub mod formats;
+pub mod json;
+pub mod model;
 
 use app::db::{self, DbError};
-use app::domain::{NewRun, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
+use app::domain::metrics::Metric;
+use app::domain::stats::{Summary, RECOMPUTED};
+use app::domain::{
+    NewLevel, NewRun, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat,
+    SourceInfo,
+};
+use json::FieldError;
+use model::{Format, ParsedFile};
 use sqlx::SqlitePool;
 
-/// Default upload size limit.
+/// Default upload size limit, per file.
 pub const DEFAULT_MAX_BYTES: usize = 64 * 1024 * 1024;
 
-/// One file (or pasted text) to import, with what the user said about it.
-#[derive(Debug, Clone, Default)]
-pub struct ImportRequest {
-    /// The file's name as uploaded, if any.
+/// A file (or pasted text) as it arrived.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InputFile {
     pub file_name: Option<String>,
     pub content: Vec<u8>,
+}
+
+impl InputFile {
+    /// The name used in messages.
+    pub fn display_name(&self) -> String {
+        self.file_name.clone().unwrap_or_else(|| "pasted text".to_owned())
+    }
+}
+
+/// Files to import, with what the user said about them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportRequest {
+    pub files: Vec<InputFile>,
     /// Run name; defaults to the file name.
     pub name: Option<String>,
+    /// Facts the user entered; they win over what the files say.
     pub facts: RunFacts,
     /// Forces a format instead of detecting it.
     pub format: Option<SourceFormat>,
+    /// Group single-level files of one sweep into one run (default), or keep each apart.
+    pub group: bool,
 }
 
-/// What an import produced.
+impl Default for ImportRequest {
+    fn default() -> Self {
+        Self { files: Vec::new(), name: None, facts: RunFacts::default(), format: None, group: true }
+    }
+}
+
+/// A run ready to store, with what the user should know about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedRun {
+    pub run: NewRun,
+    pub warnings: Vec<String>,
+}
+
+/// What an import stored.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Imported {
     pub id: RunId,
     pub name: String,
     pub format: SourceFormat,
+    pub files: usize,
     pub levels: usize,
     pub truncated_levels: usize,
     pub warnings: Vec<String>,
 }
 
-/// Why an import was refused. Each message names the file and, where it can, the line
-/// or field at fault.
+/// Why an import was refused. Each message names the file and the line or field at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     #[error("{file}: the file is empty")]
@@ -46,10 +85,12 @@ pub enum ImportError {
     TooLarge { file: String, size: usize, limit: usize },
     #[error("{file}: this is not text (binary data at byte {offset})")]
     NotText { file: String, offset: usize },
-    #[error("{file}: the format was not recognised; expected benchmark.py output (lines like `C= 32 | 32/ 32 ok (0 err) | …`)")]
+    #[error("{file}: the format was not recognised; Plateau reads benchmark.py text, vLLM, SGLang, GuideLLM, AIPerf, GenAI-Perf, LLMPerf, InferenceX, inference-benchmarker and its own export")]
     UnknownFormat { file: String },
-    #[error("{file}: {source}")]
-    Parse { file: String, source: benchmark_py::ParseError },
+    #[error("{file}: {source} (read as {format})")]
+    Parse { file: String, format: &'static str, source: FieldError },
+    #[error("{file}: no levels found")]
+    NoLevels { file: String },
     #[error("field `{field}`: {message}")]
     Field { field: &'static str, message: String },
     #[error("nothing to import: choose a file or paste the text")]
@@ -67,68 +108,299 @@ impl ImportError {
     /// The line at fault, for API clients.
     pub fn line(&self) -> Option<usize> {
         match self {
-            ImportError::Parse { source, .. } => Some(source.line),
+            ImportError::Parse { source, .. } => source.line,
             _ => None,
         }
     }
 }
 
-fn display_name(req: &ImportRequest) -> String {
-    req.file_name.clone().unwrap_or_else(|| "pasted text".to_owned())
+/// benchmark.py as a registry entry (its parser reports line and column).
+pub fn benchmark_py_format() -> Format {
+    fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+        let s = benchmark_py::parse(text).map_err(|e| FieldError {
+            at: format!("line {}, column {}", e.line, e.column),
+            message: e.message,
+            line: Some(e.line),
+        })?;
+        Ok(ParsedFile {
+            levels: s.points.into_iter().map(NewLevel::new).collect(),
+            warnings: s.warnings,
+            ..ParsedFile::default()
+        })
+    }
+    Format { format: SourceFormat::BenchmarkPy, sniff: benchmark_py::sniff, parse }
 }
 
-/// Checks, parses and stores one import. Nothing is written unless everything is valid.
-pub async fn import(
-    pool: &SqlitePool,
-    req: ImportRequest,
-    max_bytes: usize,
-) -> Result<Imported, ImportError> {
-    let file = display_name(&req);
-    if req.content.len() > max_bytes {
-        return Err(ImportError::TooLarge { file, size: req.content.len(), limit: max_bytes });
+/// Checks that a file is non-empty text under the limit, and returns the text.
+fn text_of(file: &InputFile, max_bytes: usize) -> Result<&str, ImportError> {
+    let name = file.display_name();
+    if file.content.len() > max_bytes {
+        return Err(ImportError::TooLarge { file: name, size: file.content.len(), limit: max_bytes });
     }
-    if req.content.iter().all(u8::is_ascii_whitespace) {
-        return Err(ImportError::Empty { file });
+    if file.content.iter().all(u8::is_ascii_whitespace) {
+        return Err(ImportError::Empty { file: name });
     }
-    if let Some(offset) = req.content.iter().position(|b| *b == 0) {
-        return Err(ImportError::NotText { file, offset });
+    if let Some(offset) = file.content.iter().position(|b| *b == 0) {
+        return Err(ImportError::NotText { file: name, offset });
     }
-    let text = std::str::from_utf8(&req.content)
-        .map_err(|e| ImportError::NotText { file: file.clone(), offset: e.valid_up_to() })?;
-    let format = match req.format {
-        Some(f) => f,
-        None if benchmark_py::sniff(text) => SourceFormat::BenchmarkPy,
-        None => return Err(ImportError::UnknownFormat { file }),
+    std::str::from_utf8(&file.content).map_err(|e| ImportError::NotText { file: name, offset: e.valid_up_to() })
+}
+
+/// One file, checked and parsed.
+struct ReadFile {
+    input: InputFile,
+    format: SourceFormat,
+    parsed: ParsedFile,
+}
+
+fn read_file(input: InputFile, forced: Option<SourceFormat>, max_bytes: usize) -> Result<ReadFile, ImportError> {
+    let text = text_of(&input, max_bytes)?;
+    let format = match forced {
+        Some(f) => formats::get(f).ok_or_else(|| ImportError::UnknownFormat { file: input.display_name() })?,
+        None => formats::registry()
+            .into_iter()
+            .find(|f| (f.sniff)(text))
+            .ok_or_else(|| ImportError::UnknownFormat { file: input.display_name() })?,
     };
-    let parsed = match format {
-        SourceFormat::BenchmarkPy => benchmark_py::parse(text)
-            .map_err(|source| ImportError::Parse { file: file.clone(), source })?,
-        SourceFormat::Manual => return Err(ImportError::UnknownFormat { file }),
+    let mut parsed = (format.parse)(text).map_err(|source| ImportError::Parse {
+        file: input.display_name(),
+        format: format.format.label(),
+        source,
+    })?;
+    if parsed.levels.is_empty() {
+        return Err(ImportError::NoLevels { file: input.display_name() });
+    }
+    recompute_from_requests(&mut parsed);
+    Ok(ReadFile { input, format: format.format, parsed })
+}
+
+/// Fills in statistics the file lacks from its per-request records, so every run with
+/// request data has the same percentiles, computed the same way.
+fn recompute_from_requests(parsed: &mut ParsedFile) {
+    type Pick = fn(&RequestRecord) -> Option<f64>;
+    let fields: [(Metric, Pick); 5] = [
+        (Metric::Ttft, |r| r.ttft_ms),
+        (Metric::E2e, |r| r.e2e_ms),
+        (Metric::Tpot, |r| r.tpot_ms),
+        (Metric::InputTokens, |r| r.input_tokens),
+        (Metric::OutputTokens, |r| r.output_tokens),
+    ];
+    let mut filled = 0usize;
+    for level in &mut parsed.levels {
+        for (metric, pick) in fields {
+            let Some(summary) = Summary::of(level.requests.iter().filter(|r| r.ok).filter_map(pick)) else {
+                continue;
+            };
+            for stat in RECOMPUTED {
+                if level.point.get(metric, stat).is_none() {
+                    level.point.set(metric, stat, summary.stat(stat));
+                    filled += 1;
+                }
+            }
+        }
+    }
+    if filled > 0 {
+        parsed.definitions.notes.push(format!(
+            "{filled} statistics missing from the file were recomputed from its per-request records (numpy-style linear percentiles)"
+        ));
+    }
+}
+
+/// `user` wins field by field; what the user left empty comes from the file.
+fn merge_facts(file: &RunFacts, user: &RunFacts) -> RunFacts {
+    let mut tags = file.tags.clone();
+    tags.extend(user.tags.iter().cloned());
+    tags.sort();
+    tags.dedup();
+    RunFacts {
+        model: user.model.clone().or_else(|| file.model.clone()),
+        engine: user.engine.clone().or_else(|| file.engine.clone()),
+        engine_version: user.engine_version.clone().or_else(|| file.engine_version.clone()),
+        gpu_type: user.gpu_type.clone().or_else(|| file.gpu_type.clone()),
+        gpu_count: user.gpu_count.or(file.gpu_count),
+        endpoint_kind: user.endpoint_kind.or(file.endpoint_kind),
+        max_tokens: user.max_tokens.or(file.max_tokens),
+        prompt_tokens: user.prompt_tokens.or(file.prompt_tokens),
+        tags,
+        notes: if user.notes.is_empty() { file.notes.clone() } else { user.notes.clone() },
+    }
+}
+
+/// Checks and parses every file and groups them into runs, without storing anything.
+/// This is what the upload preview shows.
+pub fn prepare(req: &ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>, ImportError> {
+    if req.files.is_empty() {
+        return Err(ImportError::NoInput);
+    }
+    let mut read = Vec::with_capacity(req.files.len());
+    for f in &req.files {
+        read.push(read_file(f.clone(), req.format, max_bytes)?);
+    }
+    // Single-level files of one format and one model are the levels of one sweep (vLLM and
+    // InferenceX write one file per concurrency): they become one run.
+    let mut groups: Vec<Vec<ReadFile>> = Vec::new();
+    for f in read {
+        let joinable = req.group && f.parsed.levels.len() == 1;
+        let slot = groups.iter_mut().find(|g| {
+            joinable
+                && g.iter().all(|o| o.parsed.levels.len() == 1)
+                && g.first().is_some_and(|o| o.format == f.format && o.parsed.facts.model == f.parsed.facts.model)
+        });
+        match slot {
+            Some(g) => g.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    let several = groups.len() > 1;
+    Ok(groups.into_iter().map(|g| build_run(g, req, several)).collect())
+}
+
+fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> PreparedRun {
+    let format = group.first().map_or(SourceFormat::Manual, |f| f.format);
+    let file_facts = group.first().map(|f| f.parsed.facts.clone()).unwrap_or_default();
+    let mut definitions = group.first().map(|f| f.parsed.definitions.clone()).unwrap_or_default();
+    let names: Vec<String> = group.iter().map(|f| f.input.display_name()).collect();
+    let mut warnings = Vec::new();
+    let mut levels = Vec::new();
+    let mut files = Vec::new();
+    for f in group {
+        let name = f.input.display_name();
+        warnings.extend(f.parsed.warnings.iter().map(|w| if several || names.len() > 1 { format!("{name}: {w}") } else { w.clone() }));
+        for note in f.parsed.definitions.notes {
+            if !definitions.notes.contains(&note) {
+                definitions.notes.push(note);
+            }
+        }
+        levels.extend(f.parsed.levels);
+        files.push(SourceFile { file_name: f.input.file_name, format: f.format, content: f.input.content });
+    }
+    // Load order, whatever order the files or their lines came in.
+    levels.sort_by(|a, b| a.point.load_value.total_cmp(&b.point.load_value));
+    for w in levels.windows(2) {
+        if let [a, b] = w {
+            if a.point.load_value == b.point.load_value && a.point.load_kind == b.point.load_kind {
+                warnings.push(format!("two levels at load {} in this run", a.point.load_value));
+            }
+        }
+    }
+    let truncated = levels.iter().any(|l| l.point.truncated);
+    let file_label = if names.len() == 1 { names.first().cloned() } else { Some(names.join(", ")) };
+    let default_name = if names.len() == 1 {
+        names.first().cloned().unwrap_or_default()
+    } else {
+        format!("{} sweep ({} files)", file_facts.model.clone().unwrap_or_else(|| format.label().to_owned()), names.len())
     };
-    let mut points = parsed.points;
-    // Load order, whatever order the source printed the levels in.
-    points.sort_by(|a, b| a.load_value.total_cmp(&b.load_value));
-    let truncated_levels = points.iter().filter(|p| p.truncated).count();
-    let name = req
-        .name
-        .filter(|n| !n.trim().is_empty())
-        .or_else(|| req.file_name.clone())
-        .unwrap_or_else(|| format!("{} run", format.label()));
-    let run = NewRun {
-        name: name.trim().to_owned(),
-        status: if truncated_levels > 0 { RunStatus::Partial } else { RunStatus::Complete },
-        source: SourceInfo { format, file_name: req.file_name },
-        facts: req.facts,
-        points,
+    let name = match req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+        Some(n) if several => format!("{n} · {default_name}"),
+        Some(n) => n.to_owned(),
+        None => default_name,
     };
-    let id = db::insert_run(pool, &run).await?;
-    tracing::info!(run = %id, levels = run.points.len(), format = format.as_str(), "imported");
-    Ok(Imported {
-        id,
-        name: run.name,
-        format,
-        levels: run.points.len(),
-        truncated_levels,
-        warnings: parsed.warnings,
-    })
+    PreparedRun {
+        run: NewRun {
+            name,
+            status: if truncated { RunStatus::Partial } else { RunStatus::Complete },
+            source: SourceInfo { format, file_name: file_label.filter(|_| files.iter().any(|f| f.file_name.is_some())) },
+            facts: merge_facts(&file_facts, &req.facts),
+            definitions,
+            levels,
+            files,
+        },
+        warnings,
+    }
+}
+
+/// Stores prepared runs in one transaction.
+pub async fn store(pool: &SqlitePool, prepared: Vec<PreparedRun>) -> Result<Vec<Imported>, ImportError> {
+    let runs: Vec<NewRun> = prepared.iter().map(|p| p.run.clone()).collect();
+    let ids = db::insert_runs(pool, &runs).await?;
+    Ok(ids
+        .into_iter()
+        .zip(prepared)
+        .map(|(id, p)| {
+            tracing::info!(run = %id, levels = p.run.levels.len(), format = p.run.source.format.as_str(), "imported");
+            Imported {
+                id,
+                name: p.run.name,
+                format: p.run.source.format,
+                files: p.run.files.len(),
+                levels: p.run.levels.len(),
+                truncated_levels: p.run.levels.iter().filter(|l| l.point.truncated).count(),
+                warnings: p.warnings,
+            }
+        })
+        .collect())
+}
+
+/// Checks, parses and stores an import. Nothing is written unless every file is valid.
+pub async fn import(pool: &SqlitePool, req: &ImportRequest, max_bytes: usize) -> Result<Vec<Imported>, ImportError> {
+    let prepared = prepare(req, max_bytes)?;
+    store(pool, prepared).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use app::domain::metrics::Stat;
+
+    fn level_file(name: &str, c: u32, tok_s: f64) -> InputFile {
+        InputFile {
+            file_name: Some(name.into()),
+            content: format!("C= {c} | {c}/ {c} ok (0 err) | wall= 10.0s | {tok_s} tok/s | lat avg= 9.5 p50= 9.4 p99= 9.9").into_bytes(),
+        }
+    }
+
+    #[test]
+    fn single_level_files_of_one_sweep_become_one_run() {
+        let req = ImportRequest {
+            files: vec![level_file("c8.txt", 8, 300.0), level_file("c2.txt", 2, 100.0), level_file("c4.txt", 4, 190.0)],
+            ..ImportRequest::default()
+        };
+        let runs = prepare(&req, 1 << 20).unwrap();
+        assert_eq!(runs.len(), 1);
+        let r = &runs[0].run;
+        let loads: Vec<f64> = r.levels.iter().map(|l| l.point.load_value).collect();
+        assert_eq!(loads, vec![2.0, 4.0, 8.0], "sorted by load");
+        assert_eq!(r.files.len(), 3);
+        assert_eq!(r.source.file_name.as_deref(), Some("c8.txt, c2.txt, c4.txt"));
+
+        let apart = prepare(&ImportRequest { group: false, ..req }, 1 << 20).unwrap();
+        assert_eq!(apart.len(), 3);
+    }
+
+    #[test]
+    fn one_bad_file_rejects_the_whole_import() {
+        let mut bad = level_file("bad.txt", 4, 1.0);
+        bad.content = b"C= 4 | 4/ 4 ok (0 err) | wall= x | 1.0 tok/s | lat avg= 1 p50= 1 p99= 1\nC= 8 | 8/ 8".to_vec();
+        let req = ImportRequest { files: vec![level_file("ok.txt", 2, 10.0), bad], ..ImportRequest::default() };
+        let e = prepare(&req, 1 << 20).unwrap_err();
+        assert!(e.to_string().starts_with("bad.txt: line 1, column 26"), "{e}");
+    }
+
+    #[test]
+    fn user_facts_win_and_file_facts_fill_the_gaps() {
+        let file = RunFacts { model: Some("from-file".into()), engine: Some("vllm".into()), tags: vec!["a".into()], ..RunFacts::default() };
+        let user = RunFacts { model: Some("typed".into()), tags: vec!["b".into()], ..RunFacts::default() };
+        let m = merge_facts(&file, &user);
+        assert_eq!(m.model.as_deref(), Some("typed"));
+        assert_eq!(m.engine.as_deref(), Some("vllm"));
+        assert_eq!(m.tags, vec!["a", "b"]);
+    }
+
+    #[test]
+    fn missing_statistics_are_recomputed_from_requests() {
+        let mut level = NewLevel::new(app::domain::Point::at(app::domain::LoadKind::Concurrency, 2.0));
+        level.point.set(Metric::E2e, Stat::P50, 999.0); // the file's own value is kept
+        level.requests = (1..=4)
+            .map(|i| RequestRecord { ok: true, e2e_ms: Some(f64::from(i) * 100.0), ..RequestRecord::default() })
+            .chain(std::iter::once(RequestRecord { ok: false, e2e_ms: Some(1e9), ..RequestRecord::default() }))
+            .collect();
+        let mut parsed = ParsedFile { levels: vec![level], ..ParsedFile::default() };
+        recompute_from_requests(&mut parsed);
+        let p = &parsed.levels[0].point;
+        assert_eq!(p.get(Metric::E2e, Stat::P50), Some(999.0));
+        assert_eq!(p.get(Metric::E2e, Stat::Mean), Some(250.0), "failed requests excluded");
+        assert!((p.get(Metric::E2e, Stat::P90).unwrap() - 370.0).abs() < 1e-9);
+        assert_eq!(p.get(Metric::Ttft, Stat::Mean), None, "no TTFT data, no TTFT");
+        assert_eq!(parsed.definitions.notes.len(), 1);
+    }
 }

@@ -1,5 +1,6 @@
 //! The REST API, version 1 (documented in the README):
-//! - `POST /api/v1/runs`: multipart import (same fields as the upload form) → 201 + run id
+//! - `POST /api/v1/runs`: multipart import (same fields as the upload form) → 201 + the runs
+//!   created; `?dry_run=true` parses and groups without storing (the preview)
 //! - `GET /api/v1/runs`: every run, newest first
 //! - `GET /api/v1/runs/{id}`: one run with its points and per-level analysis
 
@@ -8,7 +9,7 @@ use super::AppState;
 use crate::ingest::{self, ImportError};
 use app::db::{self, DbError};
 use app::domain::{analysis, Run, RunId};
-use axum::extract::{Multipart, Path, State};
+use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -63,19 +64,54 @@ impl From<DbError> for ApiError {
     }
 }
 
-async fn create(State(state): State<AppState>, mp: Multipart) -> Result<Response, ApiError> {
+#[derive(serde::Deserialize)]
+struct CreateQuery {
+    #[serde(default)]
+    dry_run: bool,
+}
+
+async fn create(
+    State(state): State<AppState>,
+    Query(q): Query<CreateQuery>,
+    mp: Multipart,
+) -> Result<Response, ApiError> {
     let req = read_import(mp, state.max_upload_bytes).await?;
-    let done = ingest::import(&state.pool, req, state.max_upload_bytes).await?;
-    let url = format!("/runs/{}", done.id);
-    Ok((StatusCode::CREATED, [("location", url.clone())], Json(json!({
-        "id": done.id,
-        "url": url,
-        "name": done.name,
-        "format": done.format,
-        "levels": done.levels,
-        "truncated_levels": done.truncated_levels,
-        "warnings": done.warnings,
-    }))).into_response())
+    if q.dry_run {
+        let prepared = ingest::prepare(&req, state.max_upload_bytes)?;
+        let runs: Vec<_> = prepared
+            .into_iter()
+            .map(|p| {
+                json!({
+                    "name": p.run.name,
+                    "format": p.run.source.format,
+                    "files": p.run.files.iter().map(|f| f.file_name.clone()).collect::<Vec<_>>(),
+                    "facts": p.run.facts,
+                    "definitions": p.run.definitions,
+                    "points": p.run.levels.iter().map(|l| &l.point).collect::<Vec<_>>(),
+                    "warnings": p.warnings,
+                })
+            })
+            .collect();
+        return Ok(Json(json!({ "runs": runs })).into_response());
+    }
+    let done = ingest::import(&state.pool, &req, state.max_upload_bytes).await?;
+    let runs: Vec<_> = done
+        .iter()
+        .map(|d| {
+            json!({
+                "id": d.id,
+                "url": format!("/runs/{}", d.id),
+                "name": d.name,
+                "format": d.format,
+                "files": d.files,
+                "levels": d.levels,
+                "truncated_levels": d.truncated_levels,
+                "warnings": d.warnings,
+            })
+        })
+        .collect();
+    let location = done.first().map(|d| format!("/runs/{}", d.id)).unwrap_or_default();
+    Ok((StatusCode::CREATED, [("location", location)], Json(json!({ "runs": runs }))).into_response())
 }
 
 async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {

@@ -1,8 +1,8 @@
 //! Reads a `multipart/form-data` import (the upload form and `POST /api/v1/runs` share
-//! it): a `file` part and/or a `text` part, plus the run's facts as text fields.
+//! it): any number of `file` parts and/or a `text` part, plus the run's facts as text fields.
 
 use crate::ingest::form::ImportFields;
-use crate::ingest::{ImportError, ImportRequest};
+use crate::ingest::{ImportError, ImportRequest, InputFile};
 use axum::extract::Multipart;
 
 fn transport(e: axum::extract::multipart::MultipartError, limit: usize) -> ImportError {
@@ -14,10 +14,11 @@ fn transport(e: axum::extract::multipart::MultipartError, limit: usize) -> Impor
     }
 }
 
-/// Collects the parts into an import request. A non-empty file wins over pasted text.
-pub async fn read_import(mut mp: Multipart, limit: usize) -> Result<ImportRequest, ImportError> {
+/// The fields and files of a multipart body. Empty file parts (a form submitted without
+/// a file) are dropped; pasted text counts as one more file.
+pub async fn read_parts(mut mp: Multipart, limit: usize) -> Result<(ImportFields, Vec<InputFile>), ImportError> {
     let mut fields = ImportFields::default();
-    let mut file: Option<(Option<String>, Vec<u8>)> = None;
+    let mut files = Vec::new();
     let mut text = String::new();
     while let Some(field) = mp.next_field().await.map_err(|e| transport(e, limit))? {
         let name = field.name().unwrap_or_default().to_owned();
@@ -26,7 +27,7 @@ pub async fn read_import(mut mp: Multipart, limit: usize) -> Result<ImportReques
                 let file_name = field.file_name().filter(|n| !n.is_empty()).map(str::to_owned);
                 let bytes = field.bytes().await.map_err(|e| transport(e, limit))?;
                 if !bytes.is_empty() || file_name.is_some() {
-                    file = Some((file_name, bytes.to_vec()));
+                    files.push(InputFile { file_name, content: bytes.to_vec() });
                 }
             }
             "text" => text = field.text().await.map_err(|e| transport(e, limit))?,
@@ -37,11 +38,17 @@ pub async fn read_import(mut mp: Multipart, limit: usize) -> Result<ImportReques
             }
         }
     }
-    match file {
-        Some((file_name, bytes)) if !bytes.is_empty() || text.trim().is_empty() => {
-            fields.into_request(file_name, bytes)
-        }
-        _ if !text.trim().is_empty() => fields.into_request(None, text.into_bytes()),
-        _ => Err(ImportError::NoInput),
+    if !text.trim().is_empty() {
+        files.push(InputFile { file_name: None, content: text.into_bytes() });
     }
+    if files.is_empty() {
+        return Err(ImportError::NoInput);
+    }
+    Ok((fields, files))
+}
+
+/// The whole import request of a multipart body.
+pub async fn read_import(mp: Multipart, limit: usize) -> Result<ImportRequest, ImportError> {
+    let (fields, files) = read_parts(mp, limit).await?;
+    fields.into_request(files)
 }

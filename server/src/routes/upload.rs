@@ -9,11 +9,14 @@ use axum::response::Redirect;
 
 pub async fn submit(State(state): State<AppState>, mp: Multipart) -> Redirect {
     let result = match read_import(mp, state.max_upload_bytes).await {
-        Ok(req) => ingest::import(&state.pool, req, state.max_upload_bytes).await,
+        Ok(req) => ingest::import(&state.pool, &req, state.max_upload_bytes).await,
         Err(e) => Err(e),
     };
     match result {
-        Ok(done) => Redirect::to(&format!("/runs/{}", done.id)),
+        Ok(done) => match done.as_slice() {
+            [one] => Redirect::to(&format!("/runs/{}", one.id)),
+            _ => Redirect::to("/"),
+        },
         Err(e) => {
             let message = if e.is_client_error() {
                 e.to_string()

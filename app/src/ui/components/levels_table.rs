@@ -3,6 +3,7 @@
 
 use crate::domain::analysis::{self, TokensPerRequestMethod};
 use crate::domain::format::{int, load, ms_as_s, num, pct};
+use crate::domain::metrics::Stat;
 use crate::domain::{LoadKind, Point};
 use leptos::prelude::*;
 
@@ -45,13 +46,13 @@ pub fn LevelsTable(points: Vec<Point>) -> impl IntoView {
                     </td>
                     <td>{int(p.requests_ok)}" / "{int(p.requests_failed)}</td>
                     <td>{num(p.wall_s, 1)}</td>
-                    <td class="tok">{num(p.output_tok_s, 1)}</td>
+                    <td class="tok">{num(p.output_tok_s(), 1)}</td>
                     <td>{num(d.ideal_tok_s, 1)}</td>
                     <td>{pct(d.scaling_efficiency)}</td>
                     <td>{num(d.per_user_tok_s, 1)}</td>
-                    <td>{ms_as_s(p.latency_avg_ms)}</td>
-                    <td>{ms_as_s(p.latency_p50_ms)}</td>
-                    <td>{ms_as_s(p.latency_p99_ms)}</td>
+                    <td>{ms_as_s(p.latency_ms(Stat::Mean))}</td>
+                    <td>{ms_as_s(p.latency_ms(Stat::P50))}</td>
+                    <td>{ms_as_s(p.latency_ms(Stat::P99))}</td>
                     <td title=tpr_title>{tpr_mark}{tpr}</td>
                 </tr>
             }
