@@ -6,6 +6,7 @@
 //! - [`routes`]: the HTTP surface (pages, server functions, upload, REST API).
 //! - [`ingest`]: format detection, parsers and the one import path every entry shares.
 //! - [`demo`]: the story's two runs, loaded by `plateau serve --demo`.
+//! - [`export`]: a stored run in Plateau's own format (JSON, CSV).
 //! - [`telemetry`]: logging set-up.
 //!
 //! Domain types, analysis, SQL and pages live in the `app` crate.
@@ -13,6 +14,7 @@
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod export;
 pub mod ingest;
 pub mod routes;
 pub mod startup;

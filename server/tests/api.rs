@@ -232,3 +232,39 @@ async fn several_files_of_one_sweep_import_as_one_run_and_dry_run_stores_nothing
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["runs"].as_array().unwrap().len(), 3);
 }
+
+#[tokio::test]
+async fn plateau_export_round_trips_through_import() {
+    let app = spawn_app(1 << 20).await;
+    let client = reqwest::Client::new();
+    let body: Value = client.post(format!("{}/api/v1/runs", app.base)).multipart(story_form()).send().await.unwrap().json().await.unwrap();
+    let id = body["runs"][0]["id"].as_str().unwrap().to_owned();
+
+    let resp = client.get(format!("{}/api/v1/runs/{id}/export.json", app.base)).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(resp.headers()["content-disposition"].to_str().unwrap().contains(&format!("plateau-run-{id}.json")));
+    let exported = resp.text().await.unwrap();
+    let doc: Value = serde_json::from_str(&exported).unwrap();
+    assert_eq!(doc["plateau_format"], 1);
+    assert_eq!(doc["run"]["levels"].as_array().unwrap().len(), 4);
+    assert_eq!(doc["run"]["files"][0]["file_name"], "kimi.txt");
+
+    // Import the export: the same run comes back, original file and all.
+    let form = Form::new().part("file", Part::bytes(exported.clone().into_bytes()).file_name("export.json"));
+    let body: Value = client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send().await.unwrap().json().await.unwrap();
+    assert_eq!(body["runs"][0]["format"], "benchmark_py", "the original source is restored");
+    let id2 = body["runs"][0]["id"].as_str().unwrap().to_owned();
+    let again = client.get(format!("{}/api/v1/runs/{id2}/export.json", app.base)).send().await.unwrap().text().await.unwrap();
+    let mut a: Value = serde_json::from_str(&exported).unwrap();
+    let mut b: Value = serde_json::from_str(&again).unwrap();
+    a["run"]["created_at"] = Value::Null;
+    b["run"]["created_at"] = Value::Null;
+    assert_eq!(a, b, "export → import → export is lossless");
+
+    let csv = client.get(format!("{}/api/v1/runs/{id}/export.csv", app.base)).send().await.unwrap().text().await.unwrap();
+    assert!(csv.starts_with("# plateau-csv 1\n"));
+    assert!(csv.contains("e2e.p99"));
+    let form = Form::new().part("file", Part::bytes(csv.into_bytes()).file_name("export.csv"));
+    let resp = client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+}

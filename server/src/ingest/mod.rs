@@ -151,6 +151,8 @@ struct ReadFile {
     input: InputFile,
     format: SourceFormat,
     parsed: ParsedFile,
+    /// Plateau's own export restores the run's name, status, source and original files.
+    restored: Option<formats::plateau::Restored>,
 }
 
 fn read_file(input: InputFile, forced: Option<SourceFormat>, max_bytes: usize) -> Result<ReadFile, ImportError> {
@@ -162,16 +164,18 @@ fn read_file(input: InputFile, forced: Option<SourceFormat>, max_bytes: usize) -
             .find(|f| (f.sniff)(text))
             .ok_or_else(|| ImportError::UnknownFormat { file: input.display_name() })?,
     };
-    let mut parsed = (format.parse)(text).map_err(|source| ImportError::Parse {
-        file: input.display_name(),
-        format: format.format.label(),
-        source,
-    })?;
+    let parse_error = |source| ImportError::Parse { file: input.display_name(), format: format.format.label(), source };
+    let (mut parsed, restored) = if format.format == SourceFormat::Plateau {
+        let (p, r) = formats::plateau::read(text).map_err(parse_error)?;
+        (p, Some(r))
+    } else {
+        ((format.parse)(text).map_err(parse_error)?, None)
+    };
     if parsed.levels.is_empty() {
         return Err(ImportError::NoLevels { file: input.display_name() });
     }
     recompute_from_requests(&mut parsed);
-    Ok(ReadFile { input, format: format.format, parsed })
+    Ok(ReadFile { input, format: format.format, parsed, restored })
 }
 
 /// Fills in statistics the file lacks from its per-request records, so every run with
@@ -260,6 +264,10 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Prepar
     let file_facts = group.first().map(|f| f.parsed.facts.clone()).unwrap_or_default();
     let mut definitions = group.first().map(|f| f.parsed.definitions.clone()).unwrap_or_default();
     let names: Vec<String> = group.iter().map(|f| f.input.display_name()).collect();
+    let restored = match group.as_slice() {
+        [one] => one.restored.clone(),
+        _ => None,
+    };
     let mut warnings = Vec::new();
     let mut levels = Vec::new();
     let mut files = Vec::new();
@@ -290,16 +298,27 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Prepar
     } else {
         format!("{} sweep ({} files)", file_facts.model.clone().unwrap_or_else(|| format.label().to_owned()), names.len())
     };
+    let default_name = restored.as_ref().map_or(default_name, |r| r.name.clone());
     let name = match req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
         Some(n) if several => format!("{n} · {default_name}"),
         Some(n) => n.to_owned(),
         None => default_name,
     };
+    let mut status = if truncated { RunStatus::Partial } else { RunStatus::Complete };
+    let mut source = SourceInfo { format, file_name: file_label.filter(|_| files.iter().any(|f| f.file_name.is_some())) };
+    if let Some(r) = restored {
+        // A Plateau export brings back the run as it was, original files included.
+        status = r.status;
+        source = r.source;
+        if !r.files.is_empty() {
+            files = r.files;
+        }
+    }
     PreparedRun {
         run: NewRun {
             name,
-            status: if truncated { RunStatus::Partial } else { RunStatus::Complete },
-            source: SourceInfo { format, file_name: file_label.filter(|_| files.iter().any(|f| f.file_name.is_some())) },
+            status,
+            source,
             facts: merge_facts(&file_facts, &req.facts),
             definitions,
             levels,

@@ -3,6 +3,7 @@
 //!   created; `?dry_run=true` parses and groups without storing (the preview)
 //! - `GET /api/v1/runs`: every run, newest first
 //! - `GET /api/v1/runs/{id}`: one run with its points and per-level analysis
+//! - `GET /api/v1/runs/{id}/export.json` / `export.csv`: Plateau's own format
 
 use super::multipart::read_import;
 use super::AppState;
@@ -17,7 +18,11 @@ use axum::{Json, Router};
 use serde_json::json;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/runs", get(list).post(create)).route("/runs/{id}", get(show))
+    Router::new()
+        .route("/runs", get(list).post(create))
+        .route("/runs/{id}", get(show))
+        .route("/runs/{id}/export.json", get(export_json))
+        .route("/runs/{id}/export.csv", get(export_csv))
 }
 
 /// An API failure: a status, a message for the client, and optionally the line at fault.
@@ -130,4 +135,25 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Result<R
     let run = db::get_run(&state.pool, &id).await?;
     let analysis = analysis::analyse(&run.points);
     Ok(Json(RunWithAnalysis { run, analysis }).into_response())
+}
+
+fn parse_id(id: &str) -> Result<RunId, ApiError> {
+    Ok(RunId::parse(id).ok_or(DbError::NotFound(format!("run {id:?}")))?)
+}
+
+fn attachment(id: &RunId, ext: &str, content_type: &'static str, body: String) -> Response {
+    let disposition = format!("attachment; filename=\"plateau-run-{id}.{ext}\"");
+    ([("content-type", content_type.to_owned()), ("content-disposition", disposition)], body).into_response()
+}
+
+async fn export_json(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let id = parse_id(&id)?;
+    let body = crate::export::json(&state.pool, &id).await?;
+    Ok(attachment(&id, "json", "application/json", body))
+}
+
+async fn export_csv(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let id = parse_id(&id)?;
+    let body = crate::export::csv(&state.pool, &id).await?;
+    Ok(attachment(&id, "csv", "text/csv; charset=utf-8", body))
 }

@@ -1,15 +1,387 @@
-//! PLACEHOLDER: the plateau importer is being written (issue 3). Detects nothing yet.
+//! Plateau's own format: what `GET /api/v1/runs/{id}/export` writes and every import path
+//! reads back. Versioned (`plateau_format`), documented in the README.
+//!
+//! - **JSON** (lossless): the run's name, status, source, facts, metric definitions, every
+//!   level with all its measures, its raw source fields and its per-request records, and
+//!   the original files as text. Export → import → export gives the same document.
+//! - **CSV** (levels only): `# plateau-csv 1`, then `# key: <json>` lines for name, status,
+//!   source, facts and definitions, then one row per level with one column per measure
+//!   (`<metric>.<stat>`, units as in `app::domain::metrics`). It round-trips everything but
+//!   the raw fields, the per-request records and the original files.
 
-use crate::ingest::json::FieldError;
+use crate::ingest::json::{self, FieldError};
 use crate::ingest::model::{Format, ParsedFile};
-use app::domain::SourceFormat;
+use app::domain::metrics::{Definitions, Metric, Stat};
+use app::domain::{
+    LoadKind, NewLevel, Point, RequestRecord, RunFacts, RunStatus, SourceFile, SourceFormat,
+    SourceInfo,
+};
+use serde::{Deserialize, Serialize};
 
 pub const FORMAT: Format = Format { format: SourceFormat::Plateau, sniff, parse };
 
-pub fn sniff(_text: &str) -> bool {
-    false
+/// The JSON format's version. Readers accept this version and older.
+pub const VERSION: u32 = 1;
+const CSV_MAGIC: &str = "# plateau-csv";
+
+/// A source file inside an export (as text: imports only accept text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedFile {
+    pub file_name: Option<String>,
+    pub format: SourceFormat,
+    pub content: String,
 }
 
-pub fn parse(_text: &str) -> Result<ParsedFile, FieldError> {
-    Err(FieldError::field("", "this format is not supported yet"))
+/// One level inside an export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedLevel {
+    #[serde(flatten)]
+    pub point: Point,
+    #[serde(default)]
+    pub raw: serde_json::Value,
+    #[serde(default)]
+    pub requests: Vec<RequestRecord>,
+}
+
+/// The run inside an export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedRun {
+    pub name: String,
+    pub status: RunStatus,
+    /// When the run was first stored (RFC 3339), kept for reference.
+    #[serde(default)]
+    pub created_at: Option<String>,
+    pub source: SourceInfo,
+    pub facts: RunFacts,
+    #[serde(default)]
+    pub definitions: Definitions,
+    pub levels: Vec<ExportedLevel>,
+    #[serde(default)]
+    pub files: Vec<ExportedFile>,
+}
+
+/// The whole JSON document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Export {
+    pub plateau_format: u32,
+    pub run: ExportedRun,
+}
+
+/// What an import restores beyond facts and levels: the run as it was.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restored {
+    pub name: String,
+    pub status: RunStatus,
+    pub source: SourceInfo,
+    pub files: Vec<SourceFile>,
+}
+
+pub fn sniff(text: &str) -> bool {
+    let head: String = text.chars().take(400).collect();
+    head.trim_start().starts_with(CSV_MAGIC) || (head.contains("\"plateau_format\"") && head.trim_start().starts_with('{'))
+}
+
+fn is_csv(text: &str) -> bool {
+    text.trim_start().starts_with(CSV_MAGIC)
+}
+
+/// Reads either flavour.
+pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+    read(text).map(|(parsed, _)| parsed)
+}
+
+/// Reads either flavour, with the run's own name, status, source and files.
+pub fn read(text: &str) -> Result<(ParsedFile, Restored), FieldError> {
+    let run = if is_csv(text) { read_csv(text)? } else { read_json(text)? };
+    let restored = Restored {
+        name: run.name.clone(),
+        status: run.status,
+        source: run.source.clone(),
+        files: run
+            .files
+            .iter()
+            .map(|f| SourceFile { file_name: f.file_name.clone(), format: f.format, content: f.content.clone().into_bytes() })
+            .collect(),
+    };
+    let mut levels = Vec::with_capacity(run.levels.len());
+    for (i, l) in run.levels.into_iter().enumerate() {
+        if !(l.point.load_value.is_finite() && l.point.load_value > 0.0) {
+            return Err(FieldError::field(&format!("run.levels[{i}].load_value"), "must be a positive number"));
+        }
+        if let Some(m) = l.point.measures.iter().find(|m| !m.value.is_finite() || m.value < 0.0) {
+            return Err(FieldError::field(
+                &format!("run.levels[{i}].measures"),
+                format!("{}.{} = {} makes no sense", m.metric.as_str(), m.stat.name(), m.value),
+            ));
+        }
+        let mut point = Point::at(l.point.load_kind, l.point.load_value);
+        point.requests_ok = l.point.requests_ok;
+        point.requests_failed = l.point.requests_failed;
+        point.wall_s = l.point.wall_s;
+        point.truncated = l.point.truncated;
+        // Re-insert through `set` so the measures are sorted and unique whatever the file says.
+        for m in l.point.measures {
+            point.set(m.metric, m.stat, m.value);
+        }
+        levels.push(NewLevel { point, raw: l.raw, requests: l.requests });
+    }
+    Ok((ParsedFile { facts: run.facts, definitions: run.definitions, levels, warnings: Vec::new() }, restored))
+}
+
+fn read_json(text: &str) -> Result<ExportedRun, FieldError> {
+    let v = json::parse(text)?;
+    let version = v.get("plateau_format").and_then(serde_json::Value::as_u64);
+    match version {
+        Some(n) if n >= 1 && n <= u64::from(VERSION) => {}
+        Some(n) => {
+            return Err(FieldError::field("plateau_format", format!("version {n} is newer than this Plateau reads ({VERSION})")))
+        }
+        None => return Err(FieldError::field("plateau_format", "missing or not a whole number")),
+    }
+    let export: Export = serde_path_to_error::deserialize(v).map_err(|e| {
+        FieldError::field(&e.path().to_string(), e.inner().to_string())
+    })?;
+    Ok(export.run)
+}
+
+fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
+    let mut meta = serde_json::Map::new();
+    let mut body_start = 0usize;
+    let mut first_data_line = 1usize;
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.strip_prefix('#') else {
+            first_data_line = i + 1;
+            break;
+        };
+        body_start += line.len() + 1;
+        let rest = rest.trim();
+        if i == 0 {
+            let version = rest.strip_prefix("plateau-csv").map(str::trim).and_then(|v| v.parse::<u32>().ok());
+            match version {
+                Some(n) if n >= 1 && n <= VERSION => continue,
+                _ => return Err(FieldError::line(1, "expected `# plateau-csv 1`")),
+            }
+        }
+        let Some((key, value)) = rest.split_once(':') else {
+            return Err(FieldError::line(i + 1, "expected `# key: <json>`"));
+        };
+        let value: serde_json::Value = serde_json::from_str(value.trim())
+            .map_err(|e| FieldError::line(i + 1, format!("`{}` is not valid JSON: {e}", key.trim())))?;
+        meta.insert(key.trim().to_owned(), value);
+    }
+    let body = text.get(body_start.min(text.len())..).unwrap_or("");
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(body.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|e| FieldError::line(first_data_line, format!("unreadable header: {e}")))?
+        .clone();
+    let mut levels = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let line = first_data_line + 1 + i;
+        let record = record.map_err(|e| FieldError::line(line, format!("unreadable row: {e}")))?;
+        let mut point = Point::at(LoadKind::Concurrency, 0.0);
+        for (h, cell) in headers.iter().zip(record.iter()) {
+            let cell = cell.trim();
+            if cell.is_empty() {
+                continue; // unknown
+            }
+            let num = || -> Result<f64, FieldError> {
+                cell.parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+                    .ok_or_else(|| FieldError::line(line, format!("column `{h}`: `{cell}` is not a non-negative number")))
+            };
+            match h {
+                "load_kind" => {
+                    point.load_kind = LoadKind::parse(cell)
+                        .ok_or_else(|| FieldError::line(line, format!("column `load_kind`: `{cell}` is not concurrency or request_rate")))?
+                }
+                "load_value" => point.load_value = num()?,
+                "requests_ok" => point.requests_ok = Some(num()? as i64),
+                "requests_failed" => point.requests_failed = Some(num()? as i64),
+                "wall_s" => point.wall_s = Some(num()?),
+                "truncated" => point.truncated = cell == "true" || cell == "1",
+                other => {
+                    let (metric, stat) = other
+                        .split_once('.')
+                        .and_then(|(m, s)| Some((Metric::parse(m)?, Stat::parse(s)?)))
+                        .ok_or_else(|| FieldError::line(first_data_line, format!("unknown column `{other}`")))?;
+                    point.set(metric, stat, num()?);
+                }
+            }
+        }
+        levels.push(ExportedLevel { point, raw: serde_json::Value::Null, requests: Vec::new() });
+    }
+    let get = |k: &str| meta.get(k).cloned().ok_or_else(|| FieldError::field(k, "missing from the `# key: value` lines"));
+    let field = |k: &str, e: serde_json::Error| FieldError::field(k, e.to_string());
+    Ok(ExportedRun {
+        name: serde_json::from_value(get("name")?).map_err(|e| field("name", e))?,
+        status: serde_json::from_value(get("status")?).map_err(|e| field("status", e))?,
+        created_at: meta.get("created_at").and_then(|v| v.as_str().map(str::to_owned)),
+        source: serde_json::from_value(get("source")?).map_err(|e| field("source", e))?,
+        facts: serde_json::from_value(get("facts")?).map_err(|e| field("facts", e))?,
+        definitions: match meta.get("definitions") {
+            Some(v) => serde_json::from_value(v.clone()).map_err(|e| field("definitions", e))?,
+            None => Definitions::default(),
+        },
+        levels,
+        files: Vec::new(),
+    })
+}
+
+/// Writes the lossless JSON export.
+pub fn to_json(run: &ExportedRun) -> String {
+    let doc = Export { plateau_format: VERSION, run: run.clone() };
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// Writes the CSV export (levels and measures; see the module docs for what it leaves out).
+pub fn to_csv(run: &ExportedRun) -> String {
+    let mut out = format!("{CSV_MAGIC} {VERSION}\n");
+    let meta: [(&str, serde_json::Value); 6] = [
+        ("name", serde_json::json!(run.name)),
+        ("status", serde_json::json!(run.status)),
+        ("created_at", serde_json::json!(run.created_at)),
+        ("source", serde_json::json!(run.source)),
+        ("facts", serde_json::json!(run.facts)),
+        ("definitions", serde_json::json!(run.definitions)),
+    ];
+    for (k, v) in meta {
+        out.push_str(&format!("# {k}: {v}\n"));
+    }
+    let mut keys: Vec<(Metric, Stat)> =
+        run.levels.iter().flat_map(|l| l.point.measures.iter().map(|m| (m.metric, m.stat))).collect();
+    keys.sort();
+    keys.dedup();
+    let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
+    let mut header: Vec<String> =
+        ["load_kind", "load_value", "requests_ok", "requests_failed", "wall_s", "truncated"].map(String::from).to_vec();
+    header.extend(keys.iter().map(|(m, s)| format!("{}.{}", m.as_str(), s.name())));
+    let _ = w.write_record(&header);
+    let opt = |v: Option<String>| v.unwrap_or_default();
+    for l in &run.levels {
+        let p = &l.point;
+        let mut row = vec![
+            p.load_kind.as_str().to_owned(),
+            p.load_value.to_string(),
+            opt(p.requests_ok.map(|n| n.to_string())),
+            opt(p.requests_failed.map(|n| n.to_string())),
+            opt(p.wall_s.map(|n| n.to_string())),
+            p.truncated.to_string(),
+        ];
+        row.extend(keys.iter().map(|(m, s)| opt(p.get(*m, *s).map(|v| v.to_string()))));
+        let _ = w.write_record(&row);
+    }
+    let body = w.into_inner().map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+    out.push_str(&body);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use app::domain::metrics::TtftDefinition;
+    use app::domain::EndpointKind;
+
+    fn sample() -> ExportedRun {
+        let mut p1 = Point::at(LoadKind::Concurrency, 1.0);
+        p1.requests_ok = Some(10);
+        p1.requests_failed = Some(0);
+        p1.wall_s = Some(12.5);
+        p1.set(Metric::OutputThroughput, Stat::Mean, 61.3);
+        p1.set(Metric::Ttft, Stat::P(999), 150.25);
+        p1.set(Metric::E2e, Stat::Std, 3.5);
+        let mut p2 = Point::at(LoadKind::Concurrency, 32.0);
+        p2.set(Metric::OutputThroughput, Stat::Mean, 799.9);
+        p2.truncated = true;
+        ExportedRun {
+            name: "a, \"quoted\" run".into(),
+            status: RunStatus::Partial,
+            created_at: Some("2026-11-29T10:00:00Z".into()),
+            source: SourceInfo { format: SourceFormat::Vllm, file_name: Some("c1.json, c32.json".into()) },
+            facts: RunFacts {
+                model: Some("Kimi".into()),
+                endpoint_kind: Some(EndpointKind::Chat),
+                gpu_count: Some(8),
+                tags: vec!["x".into()],
+                ..RunFacts::default()
+            },
+            definitions: Definitions { ttft: Some(TtftDefinition::FirstChunk), notes: vec!["n".into()], ..Definitions::default() },
+            levels: vec![
+                ExportedLevel {
+                    point: p1,
+                    raw: serde_json::json!({"max_concurrency": 1, "mean_ttft_ms": 120.0}),
+                    requests: vec![RequestRecord { ok: true, ttft_ms: Some(100.0), ..RequestRecord::default() }],
+                },
+                ExportedLevel { point: p2, raw: serde_json::Value::Null, requests: Vec::new() },
+            ],
+            files: vec![ExportedFile { file_name: Some("c1.json".into()), format: SourceFormat::Vllm, content: "{}".into() }],
+        }
+    }
+
+    fn back(parsed: ParsedFile, restored: Restored, created_at: Option<String>) -> ExportedRun {
+        ExportedRun {
+            name: restored.name,
+            status: restored.status,
+            created_at,
+            source: restored.source,
+            facts: parsed.facts,
+            definitions: parsed.definitions,
+            levels: parsed
+                .levels
+                .into_iter()
+                .map(|l| ExportedLevel { point: l.point, raw: l.raw, requests: l.requests })
+                .collect(),
+            files: restored
+                .files
+                .into_iter()
+                .map(|f| ExportedFile { file_name: f.file_name, format: f.format, content: String::from_utf8_lossy(&f.content).into_owned() })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn json_round_trips_without_loss() {
+        let run = sample();
+        let text = to_json(&run);
+        assert!(sniff(&text));
+        assert_eq!(crate::ingest::formats::detect(&text), Some(SourceFormat::Plateau));
+        let (parsed, restored) = read(&text).unwrap();
+        let again = back(parsed, restored, run.created_at.clone());
+        assert_eq!(again, run);
+        assert_eq!(to_json(&again), text);
+    }
+
+    #[test]
+    fn csv_round_trips_levels_and_facts() {
+        let run = sample();
+        let text = to_csv(&run);
+        assert!(text.starts_with("# plateau-csv 1\n"));
+        assert!(text.contains("ttft.p99.9"), "{text}");
+        assert_eq!(crate::ingest::formats::detect(&text), Some(SourceFormat::Plateau));
+        let (parsed, restored) = read(&text).unwrap();
+        assert_eq!(parsed.facts, run.facts);
+        assert_eq!(parsed.definitions, run.definitions);
+        assert_eq!(restored.name, run.name);
+        let points: Vec<Point> = parsed.levels.iter().map(|l| l.point.clone()).collect();
+        let want: Vec<Point> = run.levels.iter().map(|l| l.point.clone()).collect();
+        assert_eq!(points, want, "unknown cells stay unknown");
+        assert_eq!(to_csv(&back(parsed, restored, run.created_at.clone())).lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn bad_exports_name_the_field_or_line() {
+        let e = read(r#"{"plateau_format": 9, "run": {}}"#).unwrap_err();
+        assert!(e.to_string().contains("plateau_format"), "{e}");
+        let e = read(r#"{"plateau_format": 1, "run": {"name": 3}}"#).unwrap_err();
+        assert!(e.to_string().contains("run.name"), "{e}");
+        let mut run = sample();
+        run.levels[0].point.load_value = 0.0;
+        let e = read(&to_json(&run)).unwrap_err();
+        assert!(e.to_string().contains("run.levels[0].load_value"), "{e}");
+        let csv_text = to_csv(&sample()).replace("799.9", "lots");
+        let e = read(&csv_text).unwrap_err();
+        assert!(e.to_string().contains("output_throughput.mean"), "{e}");
+        assert_eq!(e.line, Some(10));
+    }
 }
