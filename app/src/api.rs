@@ -3,6 +3,7 @@
 //!
 //! They sit under `/_fn/` so the REST API keeps `/api/v1/` to itself.
 
+use crate::domain::preview::ImportPreview;
 use crate::domain::{Run, RunSummary};
 use crate::error::AppError;
 use leptos::prelude::*;
@@ -27,4 +28,22 @@ pub async fn get_run(id: String) -> Result<Run, AppError> {
     let run_id = crate::domain::RunId::parse(&id)
         .ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
     Ok(crate::db::get_run(&pool()?, &run_id).await?)
+}
+
+/// The server-side store of uploads waiting for confirmation. The server crate implements
+/// it (it owns parsing) and puts an `Arc<dyn ImportPreviews>` in the request context.
+#[cfg(feature = "ssr")]
+pub trait ImportPreviews: Send + Sync {
+    /// The preview of a pending upload, or `NotFound` once it expired or was saved.
+    fn preview(&self, token: &str) -> Result<ImportPreview, AppError>;
+}
+
+/// The preview of an upload that has not been stored yet.
+#[server(prefix = "/_fn")]
+pub async fn preview_import(token: String) -> Result<ImportPreview, AppError> {
+    let previews = use_context::<std::sync::Arc<dyn ImportPreviews>>().ok_or_else(|| {
+        tracing::error!("no import previews in the request context");
+        AppError::Internal
+    })?;
+    previews.preview(&token)
 }

@@ -3,7 +3,7 @@
 //! Built on both sides: the browser renders them, tests snapshot their JSON. Nothing here
 //! touches the DOM. Unknown values are left out of a series, never drawn as zero.
 
-use crate::domain::metrics::Stat;
+use crate::domain::metrics::{Metric, Stat};
 use crate::domain::{analysis, LoadKind, Point, Run};
 use charming::component::{Axis, DataZoom, Grid, Legend};
 use charming::element::{
@@ -17,6 +17,10 @@ use charming::Chart;
 pub const THROUGHPUT_ID: &str = "chart-throughput";
 /// DOM id of the latency chart on a run page.
 pub const LATENCY_ID: &str = "chart-latency";
+/// DOM id of the TTFT chart on a run page (drawn when the run has TTFT).
+pub const TTFT_ID: &str = "chart-ttft";
+/// DOM id of the per-token latency chart on a run page (TPOT or chunk-gap ITL).
+pub const TPOT_ID: &str = "chart-tpot";
 
 fn load_axis(kind: LoadKind) -> Axis {
     // log₂: a concurrency sweep doubles its load, so equal steps should look equal.
@@ -85,10 +89,27 @@ pub fn latency(run: &Run) -> Chart {
         .series(Line::new().name("p99").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_ms(Stat::P99)))))
 }
 
+/// Mean, p50, p90 and p99 of one metric against load, for the statistics the run has;
+/// `None` when no level reports the metric.
+pub fn metric(run: &Run, metric: Metric) -> Option<Chart> {
+    let stats = [Stat::Mean, Stat::P50, Stat::P90, Stat::P99];
+    let present: Vec<Stat> =
+        stats.into_iter().filter(|s| run.points.iter().any(|p| p.get(metric, *s).is_some())).collect();
+    if present.is_empty() {
+        return None;
+    }
+    let y = format!("{} ({})", metric.label(), metric.unit().label());
+    let mut chart = base(load_kind(run), &y);
+    for s in present {
+        let name = if s == Stat::Mean { "avg".to_owned() } else { s.name() };
+        chart = chart.series(Line::new().name(name).symbol_size(7.0).data(pairs(&run.points, |p| p.get(metric, s))));
+    }
+    Some(chart)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::metrics::Metric;
     use crate::domain::{RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
     use serde_json::Value;
 
@@ -143,5 +164,36 @@ mod tests {
         // p50 and p99 of the truncated level are unknown: one point each, not a zero.
         assert_eq!(v["series"][1]["data"], serde_json::json!([[32.0, 35.25]]));
         assert_eq!(v["series"][2]["data"], serde_json::json!([[32.0, 35.26]]));
+    }
+}
+
+#[cfg(test)]
+mod metric_tests {
+    use super::*;
+    use crate::domain::{RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
+
+    #[test]
+    fn metric_chart_has_only_the_known_statistics() {
+        let mut a = Point::at(LoadKind::RequestRate, 2.0);
+        a.set(Metric::Ttft, Stat::P50, 40.0);
+        a.set(Metric::Ttft, Stat::P99, 90.0);
+        let mut b = Point::at(LoadKind::RequestRate, 4.0);
+        b.set(Metric::Ttft, Stat::P50, 55.0);
+        let run = Run {
+            id: RunId::parse("testrun00002").unwrap(),
+            name: "r".into(),
+            created_at: "2026-11-29T00:00:00Z".into(),
+            status: RunStatus::Complete,
+            source: SourceInfo { format: SourceFormat::Vllm, file_name: None },
+            facts: RunFacts::default(),
+            definitions: Default::default(),
+            points: vec![a, b],
+        };
+        let v: serde_json::Value = serde_json::from_str(&metric(&run, Metric::Ttft).unwrap().to_string()).unwrap();
+        let names: Vec<&str> = v["series"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(names, vec!["p50", "p99"]);
+        assert_eq!(v["series"][0]["data"], serde_json::json!([[2.0, 40.0], [4.0, 55.0]]));
+        assert_eq!(v["xAxis"]["name"], "Request rate (req/s)");
+        assert!(metric(&run, Metric::Tpot).is_none());
     }
 }

@@ -72,7 +72,7 @@ test('the chat run page draws both charts with 4 points and tooltips', async () 
   await page.close();
 });
 
-test('uploading a file through the form lands on its new run page', async () => {
+test('uploading a file shows a preview, then saving lands on its new run page', async () => {
   const page = await browser.newPage();
   const errors = watchErrors(page);
   await page.goto(server.base + '/upload');
@@ -82,6 +82,15 @@ test('uploading a file through the form lands on its new run page', async () => 
   await page.locator('select[name=endpoint]').selectOption('chat');
   await page.locator('input[name=max_tokens]').fill('1024');
   await page.locator('#import-submit').click();
+  // The preview: detected format, the levels, what is unknown; nothing stored yet.
+  await page.waitForURL(/\/imports\/[a-z0-9]+$/);
+  assert.equal(await page.locator('#preview-files tbody td.format').innerText(), 'benchmark.py text');
+  assert.equal(await page.locator('#levels tbody tr').count(), 4);
+  assert.match(await page.locator('.unknown-list').innerText(), /no TTFT/);
+  assert.equal(await page.locator('input[name=model]').inputValue(), 'Kimi-K2.5 NVFP4');
+  let runs = await (await fetch(server.base + '/api/v1/runs')).json();
+  assert.ok(!runs.some((r) => r.name === 'kimi-k25-nvfp4-chat-c32-c96.txt'), 'not stored before saving');
+  await page.locator('#import-save').click();
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
   assert.equal(await page.locator('#run-name').innerText(), 'kimi-k25-nvfp4-chat-c32-c96.txt');
   assert.equal(await page.locator('#levels tbody tr').count(), 4);
@@ -93,21 +102,53 @@ test('uploading a file through the form lands on its new run page', async () => 
   // and it is now first in the list
   await page.goto(server.base + '/');
   await page.locator('#runs tbody tr').first().waitFor();
-  assert.equal(await page.locator('#runs tbody tr').count(), 3);
   assert.equal(await page.locator('#runs tbody tr td a').first().innerText(), 'kimi-k25-nvfp4-chat-c32-c96.txt');
   assert.deepEqual(errors, []);
   await page.close();
 });
 
-test('a malformed upload is rejected with its line and nothing is stored', async () => {
+test('several files of one sweep preview as one run, or one run each', async () => {
+  const page = await browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(server.base + '/upload');
+  const files = ['sweep-c4.txt', 'sweep-c1.txt', 'sweep-c2.txt'].map((f) => join(ROOT, 'end2end', 'data', f));
+  await page.locator('input[name=file]').setInputFiles(files);
+  await page.locator('input[name=name]').fill('three-file sweep');
+  await page.locator('#import-submit').click();
+  await page.waitForURL(/\/imports\/[a-z0-9]+$/);
+  assert.equal(await page.locator('#preview-files tbody tr').count(), 3);
+  assert.equal(await page.locator('.preview-run').count(), 1, 'grouped into one run');
+  const loads = await page.locator('.preview-run #levels tbody td.load').allInnerTexts();
+  assert.deepEqual(loads.map((t) => t.trim()), ['1', '2', '4'], 'levels in load order');
+  // Re-read with one run per file.
+  await page.locator('select[name=group]').selectOption('separate');
+  await page.locator('#import-update').click();
+  await page.waitForURL(/\/imports\/[a-z0-9]+$/);
+  await page.locator('.preview-run').nth(2).waitFor();
+  assert.equal(await page.locator('.preview-run').count(), 3);
+  // Back to grouped, and save.
+  await page.locator('select[name=group]').selectOption('auto');
+  await page.locator('#import-update').click();
+  await page.waitForURL(/\/imports\/[a-z0-9]+$/);
+  assert.equal(await page.locator('.preview-run').count(), 1);
+  await page.locator('#import-save').click();
+  await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+  assert.equal(await page.locator('#run-name').innerText(), 'three-file sweep');
+  assert.equal(await page.locator('#levels tbody tr').count(), 3);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a malformed upload is previewed with its line and cannot be saved', async () => {
   const page = await browser.newPage();
   await page.goto(server.base + '/upload');
   await page.locator('input[name=file]').setInputFiles(join(ROOT, 'end2end', 'data', 'malformed-benchmark.txt'));
   await page.locator('#import-submit').click();
-  await page.waitForURL(/\/upload\?error=/);
-  const msg = await page.locator('#upload-error').innerText();
+  await page.waitForURL(/\/imports\/[a-z0-9]+$/);
+  const msg = await page.locator('#preview-error').innerText();
   assert.match(msg, /malformed-benchmark\.txt: line 6, column 26/);
   assert.match(msg, /wall=/);
+  assert.ok(await page.locator('#import-save').isDisabled());
   const runs = await (await fetch(server.base + '/api/v1/runs')).json();
   assert.ok(!runs.some((r) => r.name === 'malformed-benchmark.txt'));
   await page.close();

@@ -39,11 +39,7 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     if !cfg.site_root.join("pkg").exists() {
         tracing::warn!(site_root = %cfg.site_root.display(), "no built site here: pages render, but without styles, charts or hydration; run .ci/build");
     }
-    let state = AppState {
-        pool,
-        leptos_options: leptos_options(&cfg.site_root, cfg.addr),
-        max_upload_bytes: cfg.max_upload_bytes,
-    };
+    let state = AppState::new(pool, leptos_options(&cfg.site_root, cfg.addr), cfg.max_upload_bytes);
     let listener = tokio::net::TcpListener::bind(cfg.addr)
         .await
         .with_context(|| format!("binding {}", cfg.addr))?;

@@ -18,11 +18,7 @@ async fn spawn_app(max_upload_bytes: usize) -> TestApp {
     let pool = app::db::connect(&dir.path().join("api.db")).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let state = AppState {
-        pool: pool.clone(),
-        leptos_options: server::startup::leptos_options(dir.path(), addr),
-        max_upload_bytes,
-    };
+    let state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), max_upload_bytes);
     tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
     TestApp { base: format!("http://{addr}"), _dir: dir, pool }
 }
@@ -159,19 +155,64 @@ async fn pasted_text_works_and_unknown_ids_are_404() {
 }
 
 #[tokio::test]
-async fn the_upload_form_redirects_to_the_run_or_back_with_the_error() {
+async fn the_upload_form_previews_then_saves_or_shows_the_error() {
     let app = spawn_app(1 << 20).await;
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let resp = client.post(format!("{}/runs/new", app.base)).multipart(story_form()).send().await.unwrap();
+    // Step 1: the upload is kept, not stored, and its preview page shows what was found.
+    let resp = client.post(format!("{}/imports", app.base)).multipart(story_form()).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert!(resp.headers()["location"].to_str().unwrap().starts_with("/runs/"));
+    let preview = resp.headers()["location"].to_str().unwrap().to_owned();
+    assert!(preview.starts_with("/imports/"), "{preview}");
+    assert_eq!(run_count(&app).await, 0, "nothing stored before the user saves");
+    let html = client.get(format!("{}{preview}", app.base)).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("benchmark.py text"), "detected format shown");
+    assert!(html.contains("id=\"levels\""), "levels shown");
+    assert!(html.contains("no TTFT"), "unknowns shown");
+    assert!(html.contains("value=\"Kimi-K2.5 NVFP4\""), "fields prefilled");
 
-    let form = Form::new().text("text", "C= 4 | 4/ 4 ok (0 err) | wall= x | 1.0 tok/s | lat avg= 1 p50= 1 p99= 1");
-    let resp = client.post(format!("{}/runs/new", app.base)).multipart(form).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    let loc = resp.headers()["location"].to_str().unwrap();
-    assert!(loc.starts_with("/upload?error=pasted%20text%3A%20line%201%2C%20column%2026"), "{loc}");
+    // Re-reading with an edited field keeps it unstored.
+    let resp = client
+        .post(format!("{}{preview}/save", app.base))
+        .form(&[("action", "update"), ("model", "Edited"), ("endpoint", "chat")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["location"].to_str().unwrap(), preview);
+    let html = client.get(format!("{}{preview}", app.base)).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("value=\"Edited\""));
+    assert_eq!(run_count(&app).await, 0);
+
+    // Step 2: save.
+    let resp = client
+        .post(format!("{}{preview}/save", app.base))
+        .form(&[("action", "save"), ("model", "Edited"), ("endpoint", "chat"), ("gpu", "8x H100")])
+        .send()
+        .await
+        .unwrap();
+    let run_url = resp.headers()["location"].to_str().unwrap().to_owned();
+    assert!(run_url.starts_with("/runs/"), "{run_url}");
     assert_eq!(run_count(&app).await, 1);
+    let id = run_url.trim_start_matches("/runs/");
+    let run: Value = client.get(format!("{}/api/v1/runs/{id}", app.base)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(run["facts"]["model"], "Edited");
+    assert_eq!(run["facts"]["gpu_count"], 8);
+    // The preview is gone once saved.
+    let resp = client.get(format!("{}{preview}", app.base)).send().await.unwrap();
+    assert!(resp.text().await.unwrap().contains("expired or was saved"));
+
+    // A malformed upload: the preview shows the line at fault; saving stores nothing.
+    let form = Form::new().text("text", "C= 4 | 4/ 4 ok (0 err) | wall= x | 1.0 tok/s | lat avg= 1 p50= 1 p99= 1");
+    let resp = client.post(format!("{}/imports", app.base)).multipart(form).send().await.unwrap();
+    let preview = resp.headers()["location"].to_str().unwrap().to_owned();
+    let html = client.get(format!("{}{preview}", app.base)).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("pasted text: line 1, column 26"), "error shown");
+    let resp = client.post(format!("{}{preview}/save", app.base)).form(&[("action", "save")]).send().await.unwrap();
+    assert_eq!(resp.headers()["location"].to_str().unwrap(), preview);
+    assert_eq!(run_count(&app).await, 1);
+
+    // No file at all: back to the form with the message.
+    let resp = client.post(format!("{}/imports", app.base)).multipart(Form::new().text("model", "x")).send().await.unwrap();
+    assert!(resp.headers()["location"].to_str().unwrap().starts_with("/upload?error=nothing%20to%20import"));
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ pub mod form;
 pub mod formats;
 pub mod json;
 pub mod model;
+pub mod pending;
 
 use app::db::{self, DbError};
 use app::domain::metrics::Metric;

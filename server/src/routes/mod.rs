@@ -15,33 +15,52 @@ use axum::routing::{get, post};
 use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, handle_server_fns_with_context, LeptosRoutes};
+use crate::ingest::pending::PendingImports;
+use app::api::ImportPreviews;
 use sqlx::SqlitePool;
+use std::sync::Arc;
 
 /// Everything a handler may need, cloned cheaply per request.
 #[derive(Clone, FromRef)]
 pub struct AppState {
     pub pool: SqlitePool,
     pub leptos_options: LeptosOptions,
-    /// Largest accepted upload, in bytes.
+    /// Largest accepted upload, in bytes (per file).
     pub max_upload_bytes: usize,
+    /// Uploads waiting on their preview page.
+    pub pending: Arc<PendingImports>,
+}
+
+impl AppState {
+    pub fn new(pool: SqlitePool, leptos_options: LeptosOptions, max_upload_bytes: usize) -> Self {
+        Self { pool, leptos_options, max_upload_bytes, pending: Arc::new(PendingImports::new(max_upload_bytes)) }
+    }
+
+    /// What server functions find in their context.
+    fn provide(&self) {
+        provide_context(self.pool.clone());
+        let previews: Arc<dyn ImportPreviews> = self.pending.clone();
+        provide_context(previews);
+    }
 }
 
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(App);
-    let pool = state.pool.clone();
+    let ctx = state.clone();
     let options = state.leptos_options.clone();
     // Multipart framing and form fields ride on top of the file itself.
     let body_limit = state.max_upload_bytes.saturating_add(1024 * 1024);
     Router::new()
         .route("/_fn/{*fn_name}", get(server_fn).post(server_fn))
-        .route("/runs/new", post(upload::submit))
+        .route("/imports", post(upload::stage))
+        .route("/imports/{token}/save", post(upload::save))
         .nest("/api/v1", api::router())
         .route("/healthz", get(|| async { "ok" }))
         .leptos_routes_with_context(
             &state,
             routes,
-            move || provide_context(pool.clone()),
+            move || ctx.provide(),
             move || shell(options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
@@ -50,5 +69,5 @@ pub fn router(state: AppState) -> Router {
 }
 
 async fn server_fn(State(state): State<AppState>, req: Request<Body>) -> impl IntoResponse {
-    handle_server_fns_with_context(move || provide_context(state.pool.clone()), req).await
+    handle_server_fns_with_context(move || state.provide(), req).await
 }

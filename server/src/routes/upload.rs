@@ -1,31 +1,69 @@
-//! `POST /runs/new`: the upload form's target. On success it redirects to the new run's
-//! page; on failure back to the form with the message, so it works without JavaScript.
+//! The upload form's two steps, both plain HTML form posts so they work without JavaScript:
+//! - `POST /imports` (multipart: files, pasted text, facts) keeps the upload in memory and
+//!   redirects to its preview page `/imports/{token}` (a Leptos page);
+//! - `POST /imports/{token}/save` (the preview's form: edited facts, format, grouping)
+//!   re-reads the files with those fields, and either stores the runs and redirects to them,
+//!   or redirects back to the preview (`action=update`, or an error to show).
 
-use super::multipart::read_import;
+use super::multipart::read_parts;
 use super::AppState;
-use crate::ingest;
-use axum::extract::{Multipart, State};
+use crate::ingest::form::ImportFields;
+use crate::ingest::{self, ImportError};
+use axum::extract::{Multipart, Path, State};
 use axum::response::Redirect;
+use axum::Form;
+use std::collections::HashMap;
 
-pub async fn submit(State(state): State<AppState>, mp: Multipart) -> Redirect {
-    let result = match read_import(mp, state.max_upload_bytes).await {
-        Ok(req) => ingest::import(&state.pool, &req, state.max_upload_bytes).await,
-        Err(e) => Err(e),
-    };
-    match result {
-        Ok(done) => match done.as_slice() {
-            [one] => Redirect::to(&format!("/runs/{}", one.id)),
-            _ => Redirect::to("/"),
-        },
-        Err(e) => {
-            let message = if e.is_client_error() {
-                e.to_string()
-            } else {
-                tracing::error!(error = %e, "upload failed");
-                "the run could not be stored; the server log has the details".to_owned()
-            };
-            Redirect::to(&format!("/upload?error={}", urlencode(&message)))
+fn user_message(e: &ImportError) -> String {
+    if e.is_client_error() {
+        e.to_string()
+    } else {
+        tracing::error!(error = %e, "upload failed");
+        "the run could not be stored; the server log has the details".to_owned()
+    }
+}
+
+/// Step 1: keep the upload, show its preview.
+pub async fn stage(State(state): State<AppState>, mp: Multipart) -> Redirect {
+    match read_parts(mp, state.max_upload_bytes).await {
+        Ok((fields, files)) => {
+            let token = state.pending.insert(files, fields);
+            Redirect::to(&format!("/imports/{token}"))
         }
+        Err(e) => Redirect::to(&format!("/upload?error={}", urlencode(&user_message(&e)))),
+    }
+}
+
+/// Step 2: save (or re-read with edited fields).
+pub async fn save(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    Form(form): Form<HashMap<String, String>>,
+) -> Redirect {
+    let mut fields = ImportFields::default();
+    for (k, v) in &form {
+        let _ = fields.set(k, v.clone());
+    }
+    if !state.pending.set_fields(&token, fields) {
+        return Redirect::to(&format!("/imports/{token}"));
+    }
+    if form.get("action").map(String::as_str) == Some("update") {
+        return Redirect::to(&format!("/imports/{token}"));
+    }
+    let prepared = match state.pending.prepare(&token) {
+        Some(Ok(p)) => p,
+        // The preview page shows the error of the current fields.
+        Some(Err(_)) | None => return Redirect::to(&format!("/imports/{token}")),
+    };
+    match ingest::store(&state.pool, prepared).await {
+        Ok(done) => {
+            state.pending.remove(&token);
+            match done.as_slice() {
+                [one] => Redirect::to(&format!("/runs/{}", one.id)),
+                _ => Redirect::to("/"),
+            }
+        }
+        Err(e) => Redirect::to(&format!("/upload?error={}", urlencode(&user_message(&e)))),
     }
 }
 

@@ -1,9 +1,13 @@
 //! Reusable view pieces: charts, tables, error boxes.
 
 mod chart;
+mod definitions;
 mod error_box;
 mod levels_table;
+mod measures_table;
 
 pub use chart::ChartView;
+pub use definitions::{metrics_present, DefinitionsView};
 pub use error_box::ErrorBox;
 pub use levels_table::LevelsTable;
+pub use measures_table::MeasuresTable;

@@ -1,10 +1,12 @@
 //! One module per page.
 
+mod import_preview;
 mod not_found;
 mod run;
 mod runs;
 mod upload;
 
+pub use import_preview::ImportPreviewPage;
 pub use not_found::NotFound;
 pub use run::RunPage;
 pub use runs::RunsPage;

@@ -4,7 +4,8 @@ use crate::api::get_run;
 use crate::charts;
 use crate::domain::format::{int, load, num, when, UNKNOWN};
 use crate::domain::{analysis, Run};
-use crate::ui::components::{ChartView, ErrorBox, LevelsTable};
+use crate::domain::metrics::Metric;
+use crate::ui::components::{ChartView, DefinitionsView, ErrorBox, LevelsTable, MeasuresTable};
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use leptos_router::hooks::use_params_map;
@@ -73,6 +74,14 @@ fn RunView(run: Run) -> impl IntoView {
     let partial = run.status == crate::domain::RunStatus::Partial;
     let throughput = charts::throughput(&run);
     let latency = charts::latency(&run);
+    let ttft = charts::metric(&run, Metric::Ttft);
+    // Per-token latency: the definition the source has (see the definitions section).
+    let tpot = [Metric::Tpot, Metric::ChunkGap, Metric::TpotInclTtft]
+        .into_iter()
+        .find_map(|m| charts::metric(&run, m).map(|c| (m, c)));
+    let export_json = format!("/api/v1/runs/{}/export.json", run.id);
+    let export_csv = format!("/api/v1/runs/{}/export.csv", run.id);
+    let definitions = run.definitions.clone();
     view! {
         <Title text=run.name.clone() />
         <Meta name="description" content=desc.clone() />
@@ -104,8 +113,27 @@ fn RunView(run: Run) -> impl IntoView {
                 <figcaption>"Request latency vs load: avg, p50, p99"</figcaption>
                 <ChartView id=charts::LATENCY_ID label="request latency by load level".to_owned() chart=latency />
             </figure>
+            {ttft.map(|c| view! {
+                <figure>
+                    <figcaption>"Time to first token vs load"</figcaption>
+                    <ChartView id=charts::TTFT_ID label="TTFT by load level".to_owned() chart=c />
+                </figure>
+            })}
+            {tpot.map(|(m, c)| view! {
+                <figure>
+                    <figcaption>{m.label()}" vs load — "{m.definition()}</figcaption>
+                    <ChartView id=charts::TPOT_ID label="per-token latency by load level".to_owned() chart=c />
+                </figure>
+            })}
         </section>
         <h2>"Levels"</h2>
         <div class="table-wrap"><LevelsTable points=run.points.clone() /></div>
+        <h2>"How these numbers are defined"</h2>
+        <DefinitionsView definitions=definitions points=run.points.clone() />
+        <details class="all-measures">
+            <summary>"Every statistic the source reported"</summary>
+            <div class="table-wrap"><MeasuresTable points=run.points.clone() /></div>
+        </details>
+        <p class="exports">"Export: "<a href=export_json download>"JSON (lossless)"</a>" · "<a href=export_csv download>"CSV"</a></p>
     }
 }

@@ -1,8 +1,10 @@
-//! The import form. It posts `multipart/form-data` to `/runs/new` (an axum route in the
-//! server crate), so it works without JavaScript and shares one code path with the CLI
-//! and `POST /api/v1/runs`. A rejected import comes back here with `?error=…`.
+//! The import form. It posts `multipart/form-data` to `/imports` (an axum route in the
+//! server crate), which keeps the upload and shows its preview; it works without
+//! JavaScript. With JavaScript, files can also be dropped anywhere on the drop zone.
+//! A rejected upload comes back here with `?error=…`.
 
-use crate::domain::EndpointKind;
+use super::import_preview::FactsFields;
+use crate::domain::preview::PreviewFields;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
@@ -16,41 +18,27 @@ pub fn UploadPage() -> impl IntoView {
         <Title text="Import results" />
         <h1>"Import results"</h1>
         <p class="hint">
-            "Paste or choose the text output of "<code>"benchmark.py"</code>
-            " (one "<code>"C= … | …"</code>" line per level; a cut-off last line is kept as a truncated level). "
-            "Tell Plateau what was measured: these facts decide which runs compare like for like."
+            "Result files of benchmark.py, vLLM "<code>"bench serve"</code>", SGLang "<code>"bench_serving"</code>
+            ", GuideLLM, AIPerf, GenAI-Perf, LLMPerf, InferenceX, inference-benchmarker, or a Plateau export. "
+            "The format is detected from the content. Several single-level files of one sweep (one file per "
+            "concurrency) become one run. You will see a preview before anything is stored."
         </p>
         {move || error().map(|e| view! {
             <div class="error-box" role="alert" id="upload-error"><strong>"Not imported. "</strong>{e}</div>
         })}
-        <form class="upload" method="post" action="/runs/new" enctype="multipart/form-data">
+        <form class="upload" method="post" action="/imports" enctype="multipart/form-data">
             <fieldset>
                 <legend>"Results"</legend>
-                <label>"File "<input type="file" name="file" accept=".txt,.log,text/plain" /></label>
+                <label class="dropzone" id="dropzone">
+                    <span>"Drop files here, or choose them"</span>
+                    <input type="file" name="file" multiple />
+                </label>
                 <label>"…or paste the text"
-                    <textarea name="text" rows="8" placeholder="C= 32 | 32/ 32 ok (0 err) | wall= 35.3s | 464.4 tok/s | lat avg= 35.23 p50= 35.25 p99= 35.26"></textarea>
+                    <textarea name="text" rows="6" placeholder="C= 32 | 32/ 32 ok (0 err) | wall= 35.3s | 464.4 tok/s | lat avg= 35.23 p50= 35.25 p99= 35.26"></textarea>
                 </label>
             </fieldset>
-            <fieldset class="grid">
-                <legend>"What was measured"</legend>
-                <label>"Run name"<input name="name" placeholder="defaults to the file name" /></label>
-                <label>"Model"<input name="model" placeholder="Kimi-K2.5 NVFP4" /></label>
-                <label>"Engine"<input name="engine" placeholder="vllm" /></label>
-                <label>"Engine version"<input name="engine_version" placeholder="0.11.1" /></label>
-                <label>"GPU"<input name="gpu" placeholder="8x RTX PRO 6000 Blackwell" /></label>
-                <label>"GPU count"<input name="gpu_count" type="number" min="1" /></label>
-                <label>"Endpoint"
-                    <select name="endpoint">
-                        <option value="">"unknown"</option>
-                        {EndpointKind::ALL.iter().map(|e| view! { <option value=e.as_str()>{e.path()}</option> }).collect_view()}
-                    </select>
-                </label>
-                <label>"max_tokens"<input name="max_tokens" type="number" min="1" /></label>
-                <label>"Prompt length (tokens)"<input name="prompt_tokens" type="number" min="0" /></label>
-                <label>"Tags"<input name="tags" placeholder="comma, separated" /></label>
-                <label class="wide">"Notes"<textarea name="notes" rows="2"></textarea></label>
-            </fieldset>
-            <button type="submit" id="import-submit">"Import"</button>
+            <FactsFields f=PreviewFields { format: "auto".into(), group: "auto".into(), ..PreviewFields::default() } />
+            <button type="submit" id="import-submit">"Preview the import"</button>
         </form>
     }
 }

@@ -1,0 +1,254 @@
+//! Uploads waiting for the user to confirm them on the preview page.
+//!
+//! Held in memory, not in SQLite: nothing of an import reaches the database before the
+//! user saves it, so an abandoned preview leaves nothing behind. Bounded in count, bytes
+//! and age; the oldest entries go first.
+
+use super::form::ImportFields;
+use super::{formats, prepare, ImportError, InputFile, PreparedRun};
+use app::api::ImportPreviews;
+use app::domain::metrics::{Metric, Stat};
+use app::domain::preview::{ImportPreview, PreviewFields, PreviewFile, PreviewRun};
+use app::error::AppError;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long an upload waits for confirmation.
+pub const TTL: Duration = Duration::from_secs(60 * 60);
+/// At most this many uploads wait at once.
+pub const MAX_ENTRIES: usize = 64;
+/// At most this many bytes wait at once (all uploads together).
+pub const MAX_BYTES: usize = 512 * 1024 * 1024;
+
+struct Pending {
+    created: Instant,
+    files: Vec<InputFile>,
+    fields: ImportFields,
+}
+
+/// The store. Cheap to share behind an `Arc`.
+pub struct PendingImports {
+    entries: Mutex<HashMap<String, Pending>>,
+    max_file_bytes: usize,
+}
+
+fn token() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::thread_rng();
+    (0..20).map(|_| char::from(ALPHABET.get(rng.gen_range(0..ALPHABET.len())).copied().unwrap_or(b'x'))).collect()
+}
+
+impl PendingImports {
+    pub fn new(max_file_bytes: usize) -> Self {
+        Self { entries: Mutex::new(HashMap::new()), max_file_bytes }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pending>> {
+        // A panic while holding the lock cannot leave the map half-updated (every
+        // operation is a single insert/remove), so a poisoned lock is still usable.
+        self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Keeps an upload and returns its token.
+    pub fn insert(&self, files: Vec<InputFile>, fields: ImportFields) -> String {
+        let mut map = self.lock();
+        map.retain(|_, p| p.created.elapsed() < TTL);
+        let incoming: usize = files.iter().map(|f| f.content.len()).sum();
+        loop {
+            let total: usize = map.values().flat_map(|p| p.files.iter()).map(|f| f.content.len()).sum();
+            if map.len() < MAX_ENTRIES && total + incoming <= MAX_BYTES {
+                break;
+            }
+            let Some(oldest) = map.iter().min_by_key(|(_, p)| p.created).map(|(k, _)| k.clone()) else { break };
+            map.remove(&oldest);
+        }
+        let t = token();
+        map.insert(t.clone(), Pending { created: Instant::now(), files, fields });
+        t
+    }
+
+    /// Replaces the fields of an upload (the user edited them on the preview page).
+    pub fn set_fields(&self, token: &str, fields: ImportFields) -> bool {
+        match self.lock().get_mut(token) {
+            Some(p) => {
+                p.fields = fields;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The runs an upload would become with its current fields.
+    pub fn prepare(&self, token: &str) -> Option<Result<Vec<PreparedRun>, ImportError>> {
+        let (files, fields) = {
+            let map = self.lock();
+            let p = map.get(token)?;
+            (p.files.clone(), p.fields.clone())
+        };
+        Some(fields.into_request(files).and_then(|req| prepare(&req, self.max_file_bytes)))
+    }
+
+    /// Forgets an upload (after it was saved).
+    pub fn remove(&self, token: &str) {
+        self.lock().remove(token);
+    }
+}
+
+/// What a level set does not report, in words.
+fn unknowns(points: &[app::domain::Point]) -> Vec<String> {
+    let mut out = Vec::new();
+    let all = |f: &dyn Fn(&app::domain::Point) -> bool| points.iter().all(f);
+    if all(&|p| p.output_tok_s().is_none()) {
+        out.push("no output throughput".to_owned());
+    }
+    for (metric, what) in [(Metric::Ttft, "no TTFT"), (Metric::E2e, "no request latency")] {
+        if all(&|p| p.stats_of(metric).next().is_none()) {
+            out.push(what.to_owned());
+        }
+    }
+    if all(&|p| p.stats_of(Metric::Tpot).next().is_none() && p.stats_of(Metric::ChunkGap).next().is_none() && p.stats_of(Metric::TpotInclTtft).next().is_none()) {
+        out.push("no per-token latency (TPOT / ITL)".to_owned());
+    }
+    if all(&|p| p.latency_ms(Stat::P99).is_none() && p.get(Metric::Ttft, Stat::P99).is_none()) {
+        out.push("no p99 percentiles".to_owned());
+    }
+    if all(&|p| p.requests_failed.is_none()) {
+        out.push("failed requests not counted".to_owned());
+    }
+    out
+}
+
+fn fields_view(f: &ImportFields) -> PreviewFields {
+    PreviewFields {
+        name: f.name.clone(),
+        model: f.model.clone(),
+        engine: f.engine.clone(),
+        engine_version: f.engine_version.clone(),
+        gpu: f.gpu.clone(),
+        gpu_count: f.gpu_count.clone(),
+        endpoint: f.endpoint.clone(),
+        max_tokens: f.max_tokens.clone(),
+        prompt_tokens: f.prompt_tokens.clone(),
+        tags: f.tags.clone(),
+        notes: f.notes.clone(),
+        format: if f.format.trim().is_empty() { "auto".into() } else { f.format.clone() },
+        group: if f.group.trim() == "separate" { "separate".into() } else { "auto".into() },
+    }
+}
+
+/// Fills empty fields with what the first run's files say, so the form shows it.
+fn with_file_facts(mut v: PreviewFields, runs: &[PreviewRun]) -> PreviewFields {
+    let Some(f) = runs.first().map(|r| &r.facts) else { return v };
+    let fill = |slot: &mut String, value: Option<String>| {
+        if slot.trim().is_empty() {
+            if let Some(x) = value {
+                *slot = x;
+            }
+        }
+    };
+    fill(&mut v.model, f.model.clone());
+    fill(&mut v.engine, f.engine.clone());
+    fill(&mut v.engine_version, f.engine_version.clone());
+    fill(&mut v.gpu, f.gpu_type.clone());
+    fill(&mut v.gpu_count, f.gpu_count.map(|n| n.to_string()));
+    fill(&mut v.endpoint, f.endpoint_kind.map(|e| e.as_str().to_owned()));
+    fill(&mut v.max_tokens, f.max_tokens.map(|n| n.to_string()));
+    fill(&mut v.prompt_tokens, f.prompt_tokens.map(|n| n.to_string()));
+    fill(&mut v.tags, (!f.tags.is_empty()).then(|| f.tags.join(", ")));
+    v
+}
+
+impl ImportPreviews for PendingImports {
+    fn preview(&self, token: &str) -> Result<ImportPreview, AppError> {
+        let (files, fields) = {
+            let map = self.lock();
+            let p = map.get(token).ok_or_else(|| AppError::NotFound("this upload (it expired or was saved)".into()))?;
+            (p.files.clone(), p.fields.clone())
+        };
+        let preview_files = files
+            .iter()
+            .map(|f| PreviewFile {
+                name: f.display_name(),
+                size_bytes: f.content.len() as i64,
+                format: std::str::from_utf8(&f.content).ok().and_then(formats::detect),
+            })
+            .collect();
+        let view = fields_view(&fields);
+        let (runs, error) = match self.prepare(token) {
+            Some(Ok(prepared)) => (
+                prepared
+                    .into_iter()
+                    .map(|p| {
+                        let points: Vec<_> = p.run.levels.iter().map(|l| l.point.clone()).collect();
+                        PreviewRun {
+                            name: p.run.name,
+                            format: p.run.source.format,
+                            file_names: p.run.files.iter().map(|f| f.file_name.clone().unwrap_or_else(|| "pasted text".into())).collect(),
+                            facts: p.run.facts,
+                            definitions: p.run.definitions,
+                            unknown: unknowns(&points),
+                            points,
+                            warnings: p.warnings,
+                        }
+                    })
+                    .collect(),
+                None,
+            ),
+            Some(Err(e)) => (Vec::new(), Some(e.to_string())),
+            None => return Err(AppError::NotFound("this upload".into())),
+        };
+        let fields = with_file_facts(view, &runs);
+        Ok(ImportPreview { token: token.to_owned(), files: preview_files, error, runs, fields })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn story() -> InputFile {
+        InputFile {
+            file_name: Some("s.txt".into()),
+            content: b"C= 1 | 1/ 1 ok (0 err) | wall= 2.1s | 61.3 tok/s | lat avg= 2.09 p50= 2.09 p99= 2.09".to_vec(),
+        }
+    }
+
+    #[test]
+    fn preview_shows_runs_unknowns_and_fields() {
+        let store = PendingImports::new(1 << 20);
+        let mut fields = ImportFields::default();
+        fields.model = "typed".into();
+        let t = store.insert(vec![story()], fields);
+        let p = store.preview(&t).unwrap();
+        assert_eq!(p.files[0].format, Some(app::domain::SourceFormat::BenchmarkPy));
+        assert_eq!(p.runs.len(), 1);
+        assert_eq!(p.runs[0].points.len(), 1);
+        assert!(p.runs[0].unknown.contains(&"no TTFT".to_owned()));
+        assert_eq!(p.fields.model, "typed");
+        assert!(p.error.is_none());
+        store.remove(&t);
+        assert!(matches!(store.preview(&t), Err(AppError::NotFound(_))));
+    }
+
+    #[test]
+    fn a_bad_file_shows_its_error_in_the_preview() {
+        let store = PendingImports::new(1 << 20);
+        let t = store.insert(vec![InputFile { file_name: Some("x.bin".into()), content: vec![0, 1, 2] }], ImportFields::default());
+        let p = store.preview(&t).unwrap();
+        assert!(p.error.unwrap().contains("x.bin: this is not text"));
+        assert!(p.runs.is_empty());
+    }
+
+    #[test]
+    fn the_store_is_bounded() {
+        let store = PendingImports::new(1 << 20);
+        let first = store.insert(vec![story()], ImportFields::default());
+        for _ in 0..MAX_ENTRIES {
+            store.insert(vec![story()], ImportFields::default());
+        }
+        assert!(store.preview(&first).is_err(), "the oldest upload was evicted");
+        assert_eq!(store.lock().len(), MAX_ENTRIES);
+    }
+}
