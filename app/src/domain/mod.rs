@@ -161,12 +161,14 @@ pub enum SourceFormat {
     Inferencex,
     /// Hugging Face inference-benchmarker JSON.
     InferenceBenchmarker,
+    /// llm-d-benchmark's tool-neutral "Benchmark Report" (v0.2, YAML or JSON).
+    LlmdReport,
     /// Plateau's own export format (JSON or CSV).
     Plateau,
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 11] = [
+    pub const ALL: [SourceFormat; 12] = [
         SourceFormat::BenchmarkPy,
         SourceFormat::Manual,
         SourceFormat::Vllm,
@@ -177,6 +179,7 @@ impl SourceFormat {
         SourceFormat::Llmperf,
         SourceFormat::Inferencex,
         SourceFormat::InferenceBenchmarker,
+        SourceFormat::LlmdReport,
         SourceFormat::Plateau,
     ];
 
@@ -192,6 +195,7 @@ impl SourceFormat {
             SourceFormat::Llmperf => "llmperf",
             SourceFormat::Inferencex => "inferencex",
             SourceFormat::InferenceBenchmarker => "inference_benchmarker",
+            SourceFormat::LlmdReport => "llmd_report",
             SourceFormat::Plateau => "plateau",
         }
     }
@@ -206,6 +210,7 @@ impl SourceFormat {
             "genaiperf" => Some(SourceFormat::GenaiPerf),
             "inferencemax" => Some(SourceFormat::Inferencex),
             "hf_inference_benchmarker" => Some(SourceFormat::InferenceBenchmarker),
+            "llm_d" | "llmd" | "benchmark_report" => Some(SourceFormat::LlmdReport),
             _ => Self::ALL.into_iter().find(|f| f.as_str() == norm),
         }
     }
@@ -222,6 +227,7 @@ impl SourceFormat {
             SourceFormat::Llmperf => "LLMPerf",
             SourceFormat::Inferencex => "InferenceX",
             SourceFormat::InferenceBenchmarker => "inference-benchmarker",
+            SourceFormat::LlmdReport => "llm-d Benchmark Report",
             SourceFormat::Plateau => "Plateau export",
         }
     }

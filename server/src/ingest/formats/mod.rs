@@ -9,6 +9,7 @@ pub mod genai_perf;
 pub mod guidellm;
 pub mod inference_benchmarker;
 pub mod inferencex;
+pub mod llmd_report;
 pub mod llmperf;
 pub mod plateau;
 pub mod sglang;
@@ -29,6 +30,7 @@ pub fn registry() -> Vec<Format> {
         genai_perf::FORMAT,
         llmperf::FORMAT,
         inference_benchmarker::FORMAT,
+        llmd_report::FORMAT,
         super::benchmark_py_format(),
     ]
 }

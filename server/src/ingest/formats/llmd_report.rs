@@ -1,0 +1,241 @@
+//! llm-d-benchmark's tool-neutral "Benchmark Report" v0.2 (YAML or JSON): one report is one
+//! load level (one stage of a workload generator), with `units` and mean/min/p0p1…p99p9/max
+//! per metric. See `../shared/fixtures/llm-d-benchmark-report/`.
+//!
+//! Mapping by definition: `time_per_output_token` → TPOT; `inter_token_latency` (chunk
+//! gaps in inference-perf) → chunk-gap ITL; `normalized_time_per_output_token` (request
+//! latency ÷ output tokens) → TPOT incl. TTFT. Units come from each metric's `units`
+//! (`s`, `s/token`, `ms`, `tokens/s`, `queries/s`, `count`) and are converted.
+
+use crate::ingest::json::{FieldError, Obj};
+use crate::ingest::model::{Format, ParsedFile};
+use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow};
+use app::domain::{LoadKind, NewLevel, Point, RunFacts, SourceFormat};
+use serde_json::Value;
+
+pub const FORMAT: Format = Format { format: SourceFormat::LlmdReport, sniff, parse };
+
+pub fn sniff(text: &str) -> bool {
+    let head: String = text.chars().take(4000).collect();
+    (head.contains("request_performance") || head.contains("scenario"))
+        && (head.contains("version: '0.2") || head.contains("version: \"0.2") || head.contains("\"version\": \"0.2"))
+        && text.contains("request_performance")
+}
+
+fn load_doc(text: &str) -> Result<Value, FieldError> {
+    if text.trim_start().starts_with('{') {
+        return crate::ingest::json::parse(text);
+    }
+    serde_yaml::from_str::<Value>(text).map_err(|e| {
+        let line = e.location().map(|l| l.line());
+        FieldError { at: line.map_or_else(|| "YAML".to_owned(), |l| format!("line {l}")), message: format!("not valid YAML: {e}"), line }
+    })
+}
+
+/// Factor from a metric's `units` to Plateau's unit, or an error naming the field.
+fn factor(path: &str, units: Option<String>, metric: Metric) -> Result<f64, FieldError> {
+    use app::domain::metrics::Unit;
+    let u = units.unwrap_or_default();
+    let f = match (metric.unit(), u.as_str()) {
+        (Unit::Ms, "s" | "s/token" | "sec" | "seconds") => 1000.0,
+        (Unit::Ms, "ms" | "ms/token") => 1.0,
+        (Unit::TokPerS, "tokens/s" | "tokens/sec") => 1.0,
+        (Unit::ReqPerS, "queries/s" | "requests/s" | "req/s") => 1.0,
+        (Unit::Tokens, "count" | "tokens") => 1.0,
+        (_, other) => {
+            return Err(FieldError::field(&format!("{path}.units"), format!("unexpected units {other:?} for {}", metric.label())))
+        }
+    };
+    Ok(f)
+}
+
+fn read_stats(point: &mut Point, parent: &Obj<'_>, key: &str, metric: Metric) -> Result<(), FieldError> {
+    let path = parent.child_path(key);
+    let Some(v) = parent.get(key) else { return Ok(()) };
+    let o = Obj::new(&path, v)?;
+    let f = factor(&path, o.str("units")?, metric)?;
+    for k in o.map.keys() {
+        if k == "units" {
+            continue;
+        }
+        let Some(stat) = Stat::parse(k) else { continue };
+        if let Some(x) = o.num(k)? {
+            point.set(metric, stat, x * f);
+        }
+    }
+    Ok(())
+}
+
+/// `PT49.97S`, `PT1M2.5S`, `PT1H` → seconds.
+fn iso_duration_s(s: &str) -> Option<f64> {
+    let rest = s.strip_prefix("PT")?;
+    let mut total = 0.0;
+    let mut num = String::new();
+    for c in rest.chars() {
+        match c {
+            'H' => total += num.parse::<f64>().ok()? * 3600.0,
+            'M' => total += num.parse::<f64>().ok()? * 60.0,
+            'S' => total += num.parse::<f64>().ok()?,
+            _ => {
+                num.push(c);
+                continue;
+            }
+        }
+        num.clear();
+    }
+    num.is_empty().then_some(total)
+}
+
+pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+    let doc = load_doc(text)?;
+    let root = Obj::new("", &doc)?;
+    let version = root.str("version")?.unwrap_or_default();
+    if !version.starts_with("0.2") {
+        return Err(FieldError::field("version", format!("Benchmark Report version {version:?} is not supported (0.2.x is)")));
+    }
+    let mut warnings = Vec::new();
+    let mut facts = RunFacts::default();
+    // The inference engine among the stack components gives model and accelerator.
+    if let Some(Value::Array(stack)) = doc.pointer("/scenario/stack") {
+        for (i, c) in stack.iter().enumerate() {
+            if c.pointer("/standardized/kind").and_then(Value::as_str) != Some("inference_engine") {
+                continue;
+            }
+            let path = format!("scenario.stack[{i}].standardized");
+            let Some(std) = c.get("standardized") else { continue };
+            let s = Obj::new(&path, std)?;
+            facts.engine = s.str("tool")?;
+            facts.engine_version = s.str("tool_version")?;
+            facts.model = c.pointer("/standardized/model/name").and_then(Value::as_str).map(str::to_owned);
+            if let Some(acc) = c.pointer("/standardized/accelerator") {
+                let a = Obj::new("accelerator", acc)?;
+                facts.gpu_type = a.str("model")?;
+                facts.gpu_count = a.count("count")?;
+            }
+            break;
+        }
+    }
+    let load = doc.pointer("/scenario/load/standardized").map(|v| Obj::new("scenario.load.standardized", v)).transpose()?;
+    let (rate, concurrency) = match &load {
+        Some(l) => (l.num("rate_qps")?, l.num("concurrency")?),
+        None => (None, None),
+    };
+    let mut point = match (concurrency.filter(|c| c.is_finite() && *c > 0.0), rate.filter(|r| r.is_finite() && *r > 0.0)) {
+        (Some(c), _) => Point::at(LoadKind::Concurrency, c),
+        (None, Some(r)) => Point::at(LoadKind::RequestRate, r),
+        (None, None) => {
+            return Err(FieldError::field("scenario.load.standardized", "neither a finite `concurrency` nor a `rate_qps`: the load level is unknown"))
+        }
+    };
+    if let Some(l) = &load {
+        if let Some(len) = doc.pointer("/scenario/load/standardized/input_seq_len/value").and_then(Value::as_f64) {
+            facts.prompt_tokens = Some(len.round() as i64);
+        }
+        if let Some(tool) = l.str("tool")? {
+            warnings.push(format!("load generated by {tool}; stage {}", l.str("stage")?.unwrap_or_else(|| "?".into())));
+        }
+    }
+    let agg_v = doc
+        .pointer("/results/request_performance/aggregate")
+        .ok_or_else(|| FieldError::field("results.request_performance.aggregate", "missing"))?;
+    let agg = Obj::new("results.request_performance.aggregate", agg_v)?;
+    if let Some(r) = agg.get("requests") {
+        let r = Obj::new("results.request_performance.aggregate.requests", r)?;
+        let total = r.count("total")?;
+        let failures = r.count("failures")?;
+        point.requests_failed = failures;
+        point.requests_ok = match (total, failures) {
+            (Some(t), Some(f)) if f <= t => Some(t - f),
+            (Some(t), None) => Some(t),
+            (Some(t), Some(f)) => {
+                return Err(FieldError::field("results.request_performance.aggregate.requests.failures", format!("{f} failures out of {t} requests")))
+            }
+            _ => None,
+        };
+        read_stats(&mut point, &r, "input_length", Metric::InputTokens)?;
+        read_stats(&mut point, &r, "output_length", Metric::OutputTokens)?;
+    }
+    if let Some(t) = agg.get("throughput") {
+        let t = Obj::new("results.request_performance.aggregate.throughput", t)?;
+        read_stats(&mut point, &t, "output_token_rate", Metric::OutputThroughput)?;
+        read_stats(&mut point, &t, "total_token_rate", Metric::TotalThroughput)?;
+        read_stats(&mut point, &t, "request_rate", Metric::RequestThroughput)?;
+    }
+    if let Some(l) = agg.get("latency") {
+        let l = Obj::new("results.request_performance.aggregate.latency", l)?;
+        read_stats(&mut point, &l, "time_to_first_token", Metric::Ttft)?;
+        read_stats(&mut point, &l, "time_per_output_token", Metric::Tpot)?;
+        read_stats(&mut point, &l, "inter_token_latency", Metric::ChunkGap)?;
+        read_stats(&mut point, &l, "normalized_time_per_output_token", Metric::TpotInclTtft)?;
+        read_stats(&mut point, &l, "request_latency", Metric::E2e)?;
+    }
+    point.wall_s = doc.pointer("/run/time/duration").and_then(Value::as_str).and_then(iso_duration_s);
+    let mut raw = doc.clone();
+    if let Some(o) = raw.as_object_mut() {
+        // Time series and observability dumps are large and not a level's numbers.
+        if let Some(r) = o.get_mut("results").and_then(Value::as_object_mut) {
+            r.remove("observability");
+            if let Some(rp) = r.get_mut("request_performance").and_then(Value::as_object_mut) {
+                rp.remove("time_series");
+            }
+        }
+    }
+    Ok(ParsedFile {
+        facts,
+        definitions: Definitions {
+            throughput_window: Some(ThroughputWindow::WholeLevel),
+            notes: vec![format!("llm-d Benchmark Report v{version}: numbers as converted by llm-d-benchmark from the workload generator's own output")],
+            ..Definitions::default()
+        },
+        levels: vec![NewLevel { point, raw, requests: Vec::new() }],
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> String {
+        let dir = std::env::var("PLATEAU_FIXTURES")
+            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")));
+        std::fs::read_to_string(format!("{dir}/llm-d-benchmark-report/br_v0_2_example.yaml")).unwrap()
+    }
+
+    #[test]
+    fn reads_the_v0_2_example() {
+        let text = fixture();
+        assert!(sniff(&text));
+        assert_eq!(crate::ingest::formats::detect(&text), Some(SourceFormat::LlmdReport));
+        let f = parse(&text).unwrap();
+        assert_eq!(f.levels.len(), 1);
+        let p = &f.levels[0].point;
+        assert_eq!((p.load_kind, p.load_value), (LoadKind::RequestRate, 10.0), "rate_qps 10, concurrency .inf");
+        assert_eq!((p.requests_ok, p.requests_failed), (Some(500), Some(0)));
+        assert!((p.get(Metric::Ttft, Stat::P99).unwrap() - 50.294_897_216_372_18).abs() < 1e-9, "s → ms");
+        assert!((p.get(Metric::Ttft, Stat::P(999)).unwrap() - 57.014_757_215_045_425).abs() < 1e-9);
+        assert!((p.get(Metric::Ttft, Stat::P(1)).unwrap() - 27.322_400_792_501_866).abs() < 1e-9, "p0p1");
+        assert_eq!(p.get(Metric::OutputThroughput, Stat::Mean), Some(2262.448));
+        assert!((p.get(Metric::Tpot, Stat::Mean).unwrap() - 36.857_823_412_865_4).abs() < 1e-9);
+        assert!((p.wall_s.unwrap() - 49.972_067_881_841_21).abs() < 1e-9);
+        assert_eq!(f.facts.model.as_deref(), Some("Qwen/Qwen3-0.6B"));
+        assert_eq!(f.facts.gpu_type.as_deref(), Some("NVIDIA-H100-80GB-HBM3"));
+        assert_eq!(f.facts.gpu_count, Some(8));
+        assert_eq!(f.facts.prompt_tokens, Some(2148));
+        assert!(f.levels[0].raw["results"]["request_performance"].get("time_series").is_none());
+    }
+
+    #[test]
+    fn bad_reports_name_the_field() {
+        let text = fixture();
+        let e = parse(&text.replace("version: '0.2'", "version: '9.1'")).unwrap_err();
+        assert!(e.to_string().contains("version"), "{e}");
+        let e = parse(&text.replace("failures: 0", "failures: many")).unwrap_err();
+        assert!(e.to_string().contains("aggregate.requests.failures"), "{e}");
+        let e = parse(&text.replacen("units: s\n", "units: fortnights\n", 1)).unwrap_err();
+        assert!(e.to_string().contains("time_to_first_token.units"), "{e}");
+        assert!(parse("version: '0.2'\nresults: [\n").is_err());
+        assert_eq!(iso_duration_s("PT1M2.5S"), Some(62.5));
+        assert_eq!(iso_duration_s("49s"), None);
+    }
+}
