@@ -4,7 +4,8 @@
 //! They sit under `/_fn/` so the REST API keeps `/api/v1/` to itself.
 
 use crate::domain::preview::ImportPreview;
-use crate::domain::{Run, RunSummary};
+use crate::domain::query::{RunPage, RunQuery};
+use crate::domain::Run;
 use crate::error::AppError;
 use leptos::prelude::*;
 
@@ -16,10 +17,10 @@ fn pool() -> Result<sqlx::SqlitePool, AppError> {
     })
 }
 
-/// Every run, newest first.
+/// One page of the runs list.
 #[server(prefix = "/_fn")]
-pub async fn list_runs() -> Result<Vec<RunSummary>, AppError> {
-    Ok(crate::db::list_runs(&pool()?).await?)
+pub async fn find_runs(query: RunQuery) -> Result<RunPage, AppError> {
+    Ok(crate::db::find_runs(&pool()?, &query).await?)
 }
 
 /// One run by its public id.

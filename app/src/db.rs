@@ -6,6 +6,7 @@
 //! Writes that belong together run in one transaction: an import is all or nothing.
 
 use crate::domain::metrics::{Definitions, Measure, Metric, Stat};
+use crate::domain::query::{Facets, RunPage, RunQuery, SortKey, PAGE_SIZE};
 use crate::domain::{
     EndpointKind, LoadKind, NewRun, Point, RequestRecord, Run, RunFacts, RunId, RunStatus,
     RunSummary, SourceFile, SourceFormat, SourceInfo,
@@ -201,18 +202,87 @@ fn corrupt(what: &str, value: &str) -> DbError {
     DbError::Corrupt(format!("{what} = {value:?}"))
 }
 
-/// All runs, newest first, with the figures the list shows.
+/// All runs, newest first (used by the API; the list page pages through [`find_runs`]).
 pub async fn list_runs(pool: &SqlitePool) -> Result<Vec<RunSummary>, DbError> {
-    let rows = sqlx::query(
+    let mut q = RunQuery::new();
+    q.page = 1;
+    let mut all = Vec::new();
+    loop {
+        let page = find_runs_page(pool, &q, 1000).await?;
+        let n = page.len();
+        all.extend(page);
+        if n < 1000 {
+            return Ok(all);
+        }
+        q.page += 1;
+    }
+}
+
+/// `LIKE` pattern matching `text` anywhere, with `%`, `_` and `\` taken literally.
+fn like_pattern(text: &str) -> String {
+    let escaped = text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+    format!("%{escaped}%")
+}
+
+/// The `ORDER BY` of a sort key. A closed set of static strings: nothing user-typed
+/// reaches the SQL text.
+fn order_by(key: SortKey, desc: bool) -> String {
+    let col = match key {
+        SortKey::Created => "r.created_at",
+        SortKey::Name => "r.name COLLATE NOCASE",
+        SortKey::Model => "r.model COLLATE NOCASE",
+        SortKey::Gpu => "r.gpu_type COLLATE NOCASE",
+        SortKey::Endpoint => "r.endpoint_kind",
+        SortKey::Levels => "level_count",
+        SortKey::Peak => "peak_tok_s",
+    };
+    let dir = if desc { "DESC" } else { "ASC" };
+    // Unknown values sort last whatever the direction.
+    format!("{col} IS NULL, {col} {dir}, r.id {dir}")
+}
+
+const RUN_FILTER: &str = "
+         FROM runs r
+         WHERE (?1 IS NULL OR r.name LIKE ?1 ESCAPE '\\' OR r.model LIKE ?1 ESCAPE '\\'
+                OR r.engine LIKE ?1 ESCAPE '\\' OR r.gpu_type LIKE ?1 ESCAPE '\\'
+                OR r.notes LIKE ?1 ESCAPE '\\'
+                OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag LIKE ?1 ESCAPE '\\'))
+           AND (?2 IS NULL OR r.model = ?2)
+           AND (?3 IS NULL OR r.engine = ?3)
+           AND (?4 IS NULL OR r.gpu_type = ?4)
+           AND (?5 IS NULL OR r.endpoint_kind = ?5)
+           AND (?6 IS NULL OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag = ?6))
+           AND (?7 IS NULL OR r.source_format = ?7)";
+
+fn bind_filter<'q>(
+    q: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
+    query: &'q RunQuery,
+) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
+    q.bind(query.q.as_deref().map(like_pattern))
+        .bind(query.model.as_deref())
+        .bind(query.engine.as_deref())
+        .bind(query.gpu.as_deref())
+        .bind(query.endpoint.map(EndpointKind::as_str))
+        .bind(query.tag.as_deref())
+        .bind(query.source.map(SourceFormat::as_str))
+}
+
+async fn find_runs_page(pool: &SqlitePool, query: &RunQuery, per_page: i64) -> Result<Vec<RunSummary>, DbError> {
+    let sql = format!(
         "SELECT r.public_id, r.name, r.created_at, r.status, r.model, r.gpu_type, r.gpu_count,
                 r.endpoint_kind,
                 (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id) AS level_count,
                 (SELECT MAX(p.output_tok_s) FROM points p WHERE p.run_id = r.id) AS peak_tok_s
-         FROM runs r
-         ORDER BY r.created_at DESC, r.id DESC",
-    )
-    .fetch_all(pool)
-    .await?;
+         {RUN_FILTER}
+         ORDER BY {}
+         LIMIT ?8 OFFSET ?9",
+        order_by(query.sort, query.desc)
+    );
+    let rows = bind_filter(sqlx::query(&sql), query)
+        .bind(per_page)
+        .bind((query.page.max(1) - 1) * per_page)
+        .fetch_all(pool)
+        .await?;
     rows.iter()
         .map(|row| {
             let facts = RunFacts {
@@ -233,6 +303,33 @@ pub async fn list_runs(pool: &SqlitePool) -> Result<Vec<RunSummary>, DbError> {
             })
         })
         .collect()
+}
+
+/// One page of runs matching `query`, the total count, and the filter menus' values.
+pub async fn find_runs(pool: &SqlitePool, query: &RunQuery) -> Result<RunPage, DbError> {
+    let runs = find_runs_page(pool, query, PAGE_SIZE).await?;
+    let count_sql = format!("SELECT COUNT(*) {RUN_FILTER}");
+    let total: i64 = bind_filter(sqlx::query(&count_sql), query).fetch_one(pool).await?.try_get(0)?;
+    let distinct = |col: &'static str| async move {
+        sqlx::query_scalar::<_, String>(&format!(
+            "SELECT DISTINCT {col} FROM runs WHERE {col} IS NOT NULL ORDER BY {col} COLLATE NOCASE"
+        ))
+        .fetch_all(pool)
+        .await
+    };
+    let sources: Vec<String> = distinct("source_format").await?;
+    Ok(RunPage {
+        runs,
+        total,
+        query: query.clone(),
+        facets: Facets {
+            models: distinct("model").await?,
+            engines: distinct("engine").await?,
+            gpus: distinct("gpu_type").await?,
+            tags: sqlx::query_scalar("SELECT DISTINCT tag FROM run_tags ORDER BY tag").fetch_all(pool).await?,
+            sources: sources.iter().filter_map(|s| SourceFormat::parse(s)).collect(),
+        },
+    })
 }
 
 fn run_id(row: &SqliteRow) -> Result<RunId, DbError> {
@@ -549,6 +646,53 @@ mod tests {
             let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(&pool).await.unwrap();
             assert_eq!(n, 0, "{table}");
         }
+    }
+
+    #[tokio::test]
+    async fn search_filter_sort_and_page() {
+        let (_dir, pool) = temp_db().await;
+        for i in 0..60 {
+            let mut r = sample();
+            r.name = format!("run {i:02}");
+            if i % 3 == 0 {
+                r.facts.endpoint_kind = Some(EndpointKind::Completions);
+                r.facts.tags = vec!["nightly".into()];
+            }
+            r.levels[1].point.set(Metric::OutputThroughput, Stat::Mean, 1000.0 + f64::from(i));
+            if i == 7 {
+                r.name = "special 100%_done".into();
+            }
+            insert_run(&pool, &r).await.unwrap();
+        }
+        let page1 = find_runs(&pool, &RunQuery::new()).await.unwrap();
+        assert_eq!(page1.total, 60);
+        assert_eq!(page1.runs.len() as i64, PAGE_SIZE);
+        assert_eq!(page1.runs[0].name, "run 59", "newest first");
+        let page2 = find_runs(&pool, &RunQuery::new().on_page(2)).await.unwrap();
+        assert_eq!(page2.runs.len(), 10);
+
+        let q = RunQuery { endpoint: Some(EndpointKind::Completions), ..RunQuery::new() };
+        assert_eq!(find_runs(&pool, &q).await.unwrap().total, 20);
+        let q = RunQuery { tag: Some("nightly".into()), ..RunQuery::new() };
+        assert_eq!(find_runs(&pool, &q).await.unwrap().total, 20);
+        let q = RunQuery { q: Some("100%_".into()), ..RunQuery::new() };
+        let found = find_runs(&pool, &q).await.unwrap();
+        assert_eq!(found.total, 1, "% and _ are literal");
+        assert_eq!(found.runs[0].name, "special 100%_done");
+        let q = RunQuery { q: Some("KIMI".into()), ..RunQuery::new() };
+        assert_eq!(find_runs(&pool, &q).await.unwrap().total, 60, "matches the model, case-insensitively");
+
+        let by_peak = RunQuery::new().sorted_by(SortKey::Peak);
+        let top = find_runs(&pool, &by_peak).await.unwrap();
+        assert_eq!(top.runs[0].peak_output_tok_s, Some(1059.0));
+        let q = RunQuery { sort: SortKey::Name, desc: false, ..RunQuery::new() };
+        assert_eq!(find_runs(&pool, &q).await.unwrap().runs[0].name, "run 00");
+        assert_eq!(list_runs(&pool).await.unwrap().len(), 60);
+
+        let facets = find_runs(&pool, &RunQuery::new()).await.unwrap().facets;
+        assert_eq!(facets.models, vec!["Kimi-K2.5 NVFP4"]);
+        assert_eq!(facets.tags, vec!["chat", "nightly", "story"]);
+        assert_eq!(facets.sources, vec![SourceFormat::BenchmarkPy]);
     }
 
     #[tokio::test]

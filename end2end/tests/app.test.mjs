@@ -28,7 +28,7 @@ test('runs list shows the demo runs, newest first, with their facts', async () =
   const rows = page.locator('#runs tbody tr');
   await rows.first().waitFor();
   assert.equal(await rows.count(), 2);
-  const first = await rows.nth(0).locator('td').allInnerTexts();
+  const first = (await rows.nth(0).locator('td').allInnerTexts()).slice(1); // after the checkbox
   assert.equal(await rows.nth(0).locator('td a').innerText(), CHAT);
   assert.match(first[0], /partial/, 'the cut-off C=96 level makes the run partial');
   assert.equal(first[1], 'Kimi-K2.5 NVFP4');
@@ -36,10 +36,22 @@ test('runs list shows the demo runs, newest first, with their facts', async () =
   assert.equal(first[3], '/v1/chat/completions');
   assert.equal(first[4], '4');
   assert.equal(first[5], '1017.0');
-  const second = await rows.nth(1).locator('td').allInnerTexts();
+  const second = (await rows.nth(1).locator('td').allInnerTexts()).slice(1);
   assert.match(second[0], /surviving figures/);
   assert.equal(second[4], '2');
   assert.equal(second[5], '799.9');
+  // Filter by endpoint, sort by peak: the URL carries the view.
+  await page.locator('#filters select[name=endpoint]').selectOption('completions');
+  await page.locator('#filters button[type=submit]').click();
+  await page.waitForURL(/endpoint=completions/);
+  await page.locator('#runs-total', { hasText: '1 run' }).waitFor();
+  assert.equal(await rows.count(), 1);
+  assert.match(await rows.nth(0).locator('td a').innerText(), /completions/);
+  await page.goto(server.base + '/?sort=peak&dir=asc');
+  await page.locator('#runs tbody tr').first().waitFor();
+  assert.equal((await rows.nth(0).locator('td').allInnerTexts())[6], '799.9', 'lowest peak first');
+  await page.goto(server.base + '/?q=no-such-run-anywhere');
+  await page.locator('p.empty').waitFor();
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod format;
 pub mod metrics;
 pub mod preview;
+pub mod query;
 pub mod stats;
 
 use metrics::{Definitions, Measure, Metric, Stat};

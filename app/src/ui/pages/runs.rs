@@ -1,15 +1,30 @@
-//! The runs list: newest first, with the facts that tell runs apart.
+//! The runs list: search, filters, sortable columns, pages, and a selection to compare.
+//! Every control is a link or a GET form, so the URL always holds the view and the page
+//! works without JavaScript.
 
-use crate::api::list_runs;
+use crate::api::find_runs;
 use crate::domain::format::{num, when, UNKNOWN};
+use crate::domain::query::{RunPage, RunQuery, SortKey, PAGE_SIZE};
+use crate::domain::{EndpointKind, RunStatus};
 use crate::ui::components::ErrorBox;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
 
-/// `/`: every stored run.
+/// `/`: stored runs.
 #[component]
 pub fn RunsPage() -> impl IntoView {
-    let runs = Resource::new(|| (), |_| list_runs());
+    let params = use_query_map();
+    let query = move || {
+        let map = params.read();
+        let pairs: Vec<(String, String)> =
+            ["q", "model", "engine", "gpu", "endpoint", "tag", "source", "sort", "dir", "page"]
+                .iter()
+                .filter_map(|k| map.get(k).map(|v| ((*k).to_owned(), v)))
+                .collect();
+        RunQuery::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    };
+    let page = Resource::new(query, find_runs);
     view! {
         <Title text="Runs" />
         <div class="page-head">
@@ -18,41 +33,122 @@ pub fn RunsPage() -> impl IntoView {
         </div>
         <Suspense fallback=|| view! { <p>"Loading runs…"</p> }>
             {move || Suspend::new(async move {
-                match runs.await {
+                match page.await {
                     Err(e) => view! { <ErrorBox error=e /> }.into_any(),
-                    Ok(list) if list.is_empty() => view! {
-                        <p class="empty">"No runs yet. "<a href="/upload">"Import a benchmark result"</a>" to start."</p>
-                    }.into_any(),
-                    Ok(list) => {
-                        let rows = list.into_iter().map(|r| {
-                            let href = format!("/runs/{}", r.id);
-                            let dash = || UNKNOWN.to_owned();
-                            view! {
-                                <tr>
-                                    <td><a href=href>{r.name}</a>
-                                        {(r.status == crate::domain::RunStatus::Partial).then(|| view! { <span class="badge">"partial"</span> })}
-                                    </td>
-                                    <td>{r.model.unwrap_or_else(dash)}</td>
-                                    <td>{r.gpu.unwrap_or_else(dash)}</td>
-                                    <td>{r.endpoint_kind.map_or_else(dash, |e| e.path().to_owned())}</td>
-                                    <td class="num">{r.level_count}</td>
-                                    <td class="num">{num(r.peak_output_tok_s, 1)}</td>
-                                    <td>{when(&r.created_at)}</td>
-                                </tr>
-                            }
-                        }).collect_view();
-                        view! {
-                            <table class="runs" id="runs">
-                                <thead><tr>
-                                    <th>"Run"</th><th>"Model"</th><th>"GPU"</th><th>"Endpoint"</th>
-                                    <th>"Levels"</th><th>"Peak tok/s"</th><th>"When"</th>
-                                </tr></thead>
-                                <tbody>{rows}</tbody>
-                            </table>
-                        }.into_any()
-                    }
+                    Ok(p) => view! { <RunsView p /> }.into_any(),
                 }
             })}
         </Suspense>
+    }
+}
+
+fn href(q: &RunQuery) -> String {
+    let s = q.to_query_string();
+    if s.is_empty() { "/".to_owned() } else { format!("/?{s}") }
+}
+
+fn options(name: &'static str, label: &'static str, values: Vec<(String, String)>, selected: Option<String>) -> impl IntoView {
+    view! {
+        <label>{label}
+            <select name=name>
+                <option value="">"any"</option>
+                {values.into_iter().map(|(value, text)| {
+                    let sel = selected.as_deref() == Some(value.as_str());
+                    view! { <option value=value selected=sel>{text}</option> }
+                }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+#[component]
+fn RunsView(p: RunPage) -> impl IntoView {
+    let RunPage { runs, total, query, facets } = p;
+    let pair = |v: Vec<String>| v.into_iter().map(|x| (x.clone(), x)).collect::<Vec<_>>();
+    let header = |key: SortKey, label: &'static str| {
+        let mark = if query.sort == key { if query.desc { " ↓" } else { " ↑" } } else { "" };
+        let link = href(&query.sorted_by(key));
+        view! { <th><a href=link class="sort">{label}{mark}</a></th> }
+    };
+    let pages = (total + PAGE_SIZE - 1) / PAGE_SIZE;
+    let prev = (query.page > 1).then(|| href(&query.on_page(query.page - 1)));
+    let next = (query.page < pages).then(|| href(&query.on_page(query.page + 1)));
+    let filtered = query != RunQuery { sort: query.sort, desc: query.desc, page: query.page, ..RunQuery::new() };
+    let empty = runs.is_empty();
+    let rows = runs
+        .into_iter()
+        .map(|r| {
+            let link = format!("/runs/{}", r.id);
+            let dash = || UNKNOWN.to_owned();
+            let id = r.id.to_string();
+            view! {
+                <tr>
+                    <td><input type="checkbox" name="runs" value=id form="compare-form" aria-label="select for comparison" /></td>
+                    <td><a href=link>{r.name}</a>
+                        {(r.status == RunStatus::Partial).then(|| view! { <span class="badge">"partial"</span> })}
+                    </td>
+                    <td>{r.model.unwrap_or_else(dash)}</td>
+                    <td>{r.gpu.unwrap_or_else(dash)}</td>
+                    <td>{r.endpoint_kind.map_or_else(dash, |e| e.path().to_owned())}</td>
+                    <td class="num">{r.level_count}</td>
+                    <td class="num">{num(r.peak_output_tok_s, 1)}</td>
+                    <td>{when(&r.created_at)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <form class="filters" method="get" action="/" id="filters">
+            <label class="search">"Search"<input type="search" name="q" value=query.q.clone().unwrap_or_default() placeholder="name, model, GPU, tag, notes" /></label>
+            {options("model", "Model", pair(facets.models), query.model.clone())}
+            {options("engine", "Engine", pair(facets.engines), query.engine.clone())}
+            {options("gpu", "GPU", pair(facets.gpus), query.gpu.clone())}
+            {options("endpoint", "Endpoint", EndpointKind::ALL.iter().map(|e| (e.as_str().to_owned(), e.path().to_owned())).collect(), query.endpoint.map(|e| e.as_str().to_owned()))}
+            {options("tag", "Tag", pair(facets.tags), query.tag.clone())}
+            {options("source", "Source", facets.sources.iter().map(|s| (s.as_str().to_owned(), s.label().to_owned())).collect(), query.source.map(|s| s.as_str().to_owned()))}
+            {(query.sort != SortKey::Created || !query.desc).then(|| view! {
+                <input type="hidden" name="sort" value=query.sort.as_str() />
+                <input type="hidden" name="dir" value=if query.desc { "desc" } else { "asc" } />
+            })}
+            <button type="submit">"Filter"</button>
+            {filtered.then(|| view! { <a href="/">"Clear"</a> })}
+        </form>
+        <form id="compare-form" method="get" action="/compare" class="compare-bar">
+            <span id="runs-total">{format!("{total} run{}", if total == 1 { "" } else { "s" })}</span>
+            <button type="submit" id="compare-submit">"Compare selected"</button>
+        </form>
+        {if empty {
+            view! {
+                <p class="empty">
+                    {if filtered { "No run matches these filters." } else { "No runs yet." }}" "
+                    <a href="/upload">"Import a benchmark result"</a>
+                </p>
+            }.into_any()
+        } else {
+            view! {
+                <div class="table-wrap">
+                <table class="runs" id="runs">
+                    <thead><tr>
+                        <th></th>
+                        {header(SortKey::Name, "Run")}
+                        {header(SortKey::Model, "Model")}
+                        {header(SortKey::Gpu, "GPU")}
+                        {header(SortKey::Endpoint, "Endpoint")}
+                        {header(SortKey::Levels, "Levels")}
+                        {header(SortKey::Peak, "Peak tok/s")}
+                        {header(SortKey::Created, "When")}
+                    </tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+                </div>
+            }.into_any()
+        }}
+        {(pages > 1).then(|| view! {
+            <nav class="pager">
+                {prev.map(|h| view! { <a href=h rel="prev">"← newer"</a> })}
+                <span>{format!("page {} of {pages}", query.page)}</span>
+                {next.map(|h| view! { <a href=h rel="next" id="next-page">"older →"</a> })}
+            </nav>
+        })}
     }
 }
