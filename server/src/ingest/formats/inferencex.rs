@@ -1,15 +1,584 @@
-//! PLACEHOLDER: the inferencex importer is being written (issue 3). Detects nothing yet.
+//! SemiAnalysis InferenceX (formerly InferenceMAX) results. Three layouts:
+//!
+//! - **per-level files of the experimental client** (`experimental/…/glm5_…_conc16.json`):
+//!   vLLM `benchmark_serving.py` objects whose latency statistics are in **seconds without
+//!   the `_ms` suffix** (`median_ttft`, `p99_e2el` …), with `good_completed` and
+//!   `input_throughput`. InferenceX's standard per-level files are plain old-vLLM results
+//!   and belong to the vLLM importer; only these InferenceX-specific keys claim a file here.
+//! - **aggregated rows** from `utils/process_result.py` (`agg_<name>.json`, one object, or a
+//!   list of them as `collect_results.py` concatenates): hardware/framework/precision/
+//!   topology fields, every `*_ms` statistic converted to seconds without the suffix,
+//!   per-GPU throughputs (`tput_per_gpu` = total ÷ GPUs) and `*_intvty` = 1000 ÷ TPOT ms.
+//! - **sweep summaries** of InferenceX-app (`…_summary.json`): `metadata` (model, hardware,
+//!   framework, tp, isl/osl, `benchmark_tool: "InferenceX"`) plus `results`, one row per
+//!   concurrency with `*_ms` statistics (already ms), totals, `duration_s`, per-GPU
+//!   throughputs and `interactivity` (= 1000 ÷ mean TPOT ms).
+//!
+//! Every layout comes from InferenceX's vendored copy of vLLM's client, closed loop
+//! (`--request-rate inf --max-concurrency C`), so levels are concurrencies and the metric
+//! definitions are vLLM's (see [`super::vllm`]). Interactivity and per-GPU numbers are
+//! derived from TPOT and total throughput: they stay in the raw fields, not as separate
+//! measures, except that a single-node aggregated row's totals are rebuilt as per-GPU × TP.
+//! The AgentX (AIPerf-based) aggregate rows are not read here.
 
-use crate::ingest::json::FieldError;
+use crate::ingest::json::{FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
-use app::domain::SourceFormat;
+use app::domain::metrics::{
+    Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition,
+};
+use app::domain::{LoadKind, NewLevel, Point, RunFacts, SourceFormat};
+use serde_json::{Map, Value};
+
+use super::vllm::{self, Notes, Place, StatUnits, LATENCIES, PER_REQUEST_KEYS};
 
 pub const FORMAT: Format = Format { format: SourceFormat::Inferencex, sniff, parse };
 
-pub fn sniff(_text: &str) -> bool {
-    false
+/// Substrings one of which every InferenceX layout contains: a cheap first test.
+const MARKERS: [&str; 9] = [
+    "good_completed",
+    "tput_per_gpu",
+    "benchmark_tool",
+    "\"interactivity\"",
+    "intvty",
+    "\"median_ttft\"",
+    "\"p99_ttft\"",
+    "\"mean_ttft\"",
+    "\"median_e2el\"",
+];
+
+/// InferenceX's latency names (vLLM's, without the client-queue ones).
+const AGG_LATENCIES: [(&str, Metric); 4] = [
+    ("ttft", Metric::Ttft),
+    ("tpot", Metric::Tpot),
+    ("itl", Metric::ChunkGap),
+    ("e2el", Metric::E2e),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Shape {
+    Summary,
+    Agg,
+    Level,
 }
 
-pub fn parse(_text: &str) -> Result<ParsedFile, FieldError> {
-    Err(FieldError::field("", "this format is not supported yet"))
+pub fn sniff(text: &str) -> bool {
+    if !MARKERS.iter().any(|m| text.contains(m)) {
+        return false;
+    }
+    vllm::first_value(text).is_some_and(|v| shape(&v).is_some())
+}
+
+fn shape(v: &Value) -> Option<Shape> {
+    match v {
+        Value::Object(m) if is_summary(m) => Some(Shape::Summary),
+        Value::Object(m) if is_agg_row(m) => Some(Shape::Agg),
+        Value::Object(m) if is_level_object(m) => Some(Shape::Level),
+        Value::Array(items) => {
+            items.first().and_then(Value::as_object).filter(|m| is_agg_row(m)).map(|_| Shape::Agg)
+        }
+        _ => None,
+    }
+}
+
+fn is_summary(m: &Map<String, Value>) -> bool {
+    let Some(Value::Array(rows)) = m.get("results") else {
+        return false;
+    };
+    let tool = m
+        .get("metadata")
+        .and_then(|md| md.get("benchmark_tool"))
+        .and_then(Value::as_str)
+        .map(str::to_ascii_lowercase);
+    let by_tool = tool.is_some_and(|t| t.contains("inferencex") || t.contains("inferencemax"));
+    let by_rows = rows.first().and_then(Value::as_object).is_some_and(|r| {
+        (r.contains_key("concurrency") || r.contains_key("conc"))
+            && (r.contains_key("output_tput_per_gpu") || r.contains_key("interactivity"))
+    });
+    by_tool || by_rows
+}
+
+fn is_agg_row(m: &Map<String, Value>) -> bool {
+    m.contains_key("conc")
+        && (m.contains_key("tput_per_gpu") || m.contains_key("output_tput_per_gpu"))
+}
+
+/// A per-level file of the experimental client: a vLLM object with `good_completed` or
+/// latency statistics in seconds (`median_ttft`, no `_ms`).
+pub(crate) fn is_level_object(m: &Map<String, Value>) -> bool {
+    m.contains_key("completed")
+        && (m.contains_key("good_completed") || m.keys().any(|k| is_seconds_stat_key(k)))
+}
+
+fn is_seconds_stat_key(key: &str) -> bool {
+    key.split_once('_').is_some_and(|(word, name)| {
+        vllm::stat_word(word).is_some() && AGG_LATENCIES.iter().any(|(n, _)| *n == name)
+    })
+}
+
+pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+    let docs = vllm::documents(text)?;
+    let [(_, v)] = docs.as_slice() else {
+        return Err(FieldError::field(
+            "",
+            "InferenceX files hold one JSON document; this one has several lines of JSON",
+        ));
+    };
+    match shape(v) {
+        Some(Shape::Summary) => parse_summary(v),
+        Some(Shape::Agg) => parse_agg(v),
+        Some(Shape::Level) => parse_level(v),
+        None => Err(FieldError::field(
+            "",
+            "not an InferenceX result: expected a per-level result with `good_completed`, \
+             aggregated rows with `conc` and `tput_per_gpu`, or a summary with `metadata` and `results`",
+        )),
+    }
+}
+
+/// The vLLM definitions, as InferenceX's vendored client measures.
+fn definitions() -> Definitions {
+    Definitions {
+        ttft: Some(TtftDefinition::FirstChunk),
+        // The vendored client asks for usage (`stream_options.include_usage`) and re-counts
+        // with its tokenizer only when a response has none.
+        token_count: Some(TokenCountSource::ServerUsage),
+        throughput_window: Some(ThroughputWindow::WholeLevel),
+        sample_std: Some(false),
+        notes: vec![
+            "Measured by InferenceX's vendored copy of vLLM's benchmark_serving.py: TTFT is the \
+             first streamed chunk, ITL is every chunk gap pooled over requests (stored as chunk \
+             gaps), TPOT is per request; output tokens are the server's usage."
+                .to_owned(),
+        ],
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Per-level files (experimental client, seconds)
+// ---------------------------------------------------------------------------------------
+
+fn parse_level(v: &Value) -> Result<ParsedFile, FieldError> {
+    let o = Obj::new("", v)?;
+    let mut notes = Notes::default();
+    let level = vllm::read_level(&o, Place::Whole, StatUnits::Seconds, &mut notes)?;
+    let facts = RunFacts { model: o.str("model_id")?, ..RunFacts::default() };
+    let mut d = definitions();
+    d.notes.push(
+        "This client writes latency statistics in seconds without the `_ms` suffix \
+         (median_ttft, p99_e2el …); they were converted to ms."
+            .to_owned(),
+    );
+    if o.get("total_token_throughput").is_none() && o.get("input_throughput").is_some() {
+        d.notes
+            .push("Total tok/s = input_throughput + output_throughput (same duration).".to_owned());
+    }
+    d.notes.append(&mut notes.notes);
+    Ok(ParsedFile { facts, definitions: d, levels: vec![level], warnings: notes.warnings })
+}
+
+// ---------------------------------------------------------------------------------------
+// Aggregated rows (process_result.py, seconds)
+// ---------------------------------------------------------------------------------------
+
+fn parse_agg(v: &Value) -> Result<ParsedFile, FieldError> {
+    let rows: Vec<(Place, &Value)> = match v {
+        Value::Array(items) => items.iter().enumerate().map(|(i, r)| (Place::Row(i), r)).collect(),
+        other => vec![(Place::Whole, other)],
+    };
+    let mut notes = Notes::default();
+    let mut levels = Vec::with_capacity(rows.len());
+    let mut facts = Vec::with_capacity(rows.len());
+    for (place, row) in rows {
+        let path = place.path();
+        let o = Obj::new(&path, row)?;
+        let (level, f) = agg_level(&o, place, &mut notes)?;
+        levels.push(level);
+        facts.push(f);
+    }
+    let facts = vllm::agree_facts(&facts, &mut notes);
+    let mut d = definitions();
+    d.notes.push(
+        "Aggregated rows store latency statistics in seconds without the `_ms` suffix; they \
+         were converted to ms. `*_intvty` (1000 ÷ TPOT ms) and the per-GPU throughputs stay in \
+         the raw fields."
+            .to_owned(),
+    );
+    d.notes.append(&mut notes.notes);
+    Ok(ParsedFile { facts, definitions: d, levels, warnings: notes.warnings })
+}
+
+fn agg_level(
+    o: &Obj<'_>,
+    place: Place,
+    notes: &mut Notes,
+) -> Result<(NewLevel, RunFacts), FieldError> {
+    let conc = o.count("conc")?.filter(|c| *c > 0).ok_or_else(|| {
+        FieldError::field(&o.child_path("conc"), "missing: the row has no concurrency")
+    })?;
+    let mut p = Point::at(LoadKind::Concurrency, conc as f64);
+    vllm::read_latency_stats(o, &AGG_LATENCIES, StatUnits::Seconds, &mut p, notes)?;
+    vllm::read_latency_stats(o, &LATENCIES, StatUnits::Ms, &mut p, notes)?;
+    let multinode = flag(o, "is_multinode")?.unwrap_or(false);
+    let tp = o.count("tp")?.filter(|n| *n > 0);
+    let gpus = if multinode {
+        match (o.count("num_prefill_gpu")?, o.count("num_decode_gpu")?) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        }
+    } else {
+        tp
+    };
+    match (multinode, tp) {
+        // process_result.py divided the client's totals by TP; multiplying back is exact.
+        (false, Some(tp)) => {
+            let tp = tp as f64;
+            p.set_opt(Metric::OutputThroughput, Stat::Mean, o.num("output_tput_per_gpu")?.map(|x| x * tp));
+            p.set_opt(Metric::TotalThroughput, Stat::Mean, o.num("tput_per_gpu")?.map(|x| x * tp));
+            notes.note(
+                "Output and total tok/s are the row's per-GPU throughputs × TP (process_result.py \
+                 divided the client's totals by TP)."
+                    .to_owned(),
+            );
+        }
+        _ => notes.warn(format!(
+            "{}: per-GPU throughputs are kept in the raw fields only (multi-node rows changed their \
+             divisor between versions, so the totals cannot be rebuilt)",
+            place.label()
+        )),
+    }
+    vllm::require_results(&p, o)?;
+    let mut f = RunFacts {
+        model: o.str("model")?,
+        engine: o.str("framework")?,
+        gpu_type: o.str("hw")?.or(o.str("device")?),
+        gpu_count: gpus,
+        prompt_tokens: o.count("isl")?,
+        max_tokens: o.count("osl")?,
+        ..RunFacts::default()
+    };
+    if let Some(precision) = o.str("precision")? {
+        f.set_tags(&precision);
+    }
+    let level = NewLevel {
+        point: p,
+        raw: vllm::raw_without(o.map, &PER_REQUEST_KEYS),
+        requests: Vec::new(),
+    };
+    Ok((level, f))
+}
+
+/// A true/false field that process_result.py writes as a boolean or as text.
+fn flag(o: &Obj<'_>, key: &str) -> Result<Option<bool>, FieldError> {
+    match o.get(key) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(Some(true)),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => Ok(Some(false)),
+        Some(other) => Err(FieldError::field(
+            &o.child_path(key),
+            format!("expected true or false, found {}", crate::ingest::json::kind(other)),
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sweep summaries (InferenceX-app, ms)
+// ---------------------------------------------------------------------------------------
+
+fn parse_summary(v: &Value) -> Result<ParsedFile, FieldError> {
+    let root = Obj::new("", v)?;
+    let mut notes = Notes::default();
+    let Some(Value::Array(rows)) = root.get("results") else {
+        return Err(FieldError::field("results", "expected a list of rows"));
+    };
+    if rows.is_empty() {
+        return Err(FieldError::field("results", "no rows"));
+    }
+    let mut levels = Vec::with_capacity(rows.len());
+    let mut gpus = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        let path = format!("results[{i}]");
+        let o = Obj::new(&path, row)?;
+        let conc = match o.count("concurrency")? {
+            Some(c) => Some(c),
+            None => o.count("conc")?,
+        }
+        .filter(|c| *c > 0)
+        .ok_or_else(|| {
+            FieldError::field(&o.child_path("concurrency"), "missing: the row has no concurrency")
+        })?;
+        let mut p = Point::at(LoadKind::Concurrency, conc as f64);
+        p.requests_ok = match o.count("completed_requests")? {
+            Some(n) => Some(n),
+            None => o.count("completed")?,
+        };
+        p.wall_s = vllm::first_num(&o, &["duration_s", "duration"])?;
+        p.set_opt(Metric::OutputThroughput, Stat::Mean, o.num("output_throughput")?);
+        p.set_opt(
+            Metric::TotalThroughput,
+            Stat::Mean,
+            vllm::first_num(&o, &["total_throughput", "total_token_throughput"])?,
+        );
+        p.set_opt(Metric::RequestThroughput, Stat::Mean, o.num("request_throughput")?);
+        vllm::read_latency_stats(&o, &LATENCIES, StatUnits::Ms, &mut p, &mut notes)?;
+        vllm::read_latency_stats(&o, &AGG_LATENCIES, StatUnits::Seconds, &mut p, &mut notes)?;
+        vllm::set_token_means(&mut p, &o, &["total_input_tokens"], &["total_output_tokens"])?;
+        vllm::require_results(&p, &o)?;
+        gpus.push(o.count("num_gpus")?);
+        levels.push(NewLevel { point: p, raw: Value::Object(o.map.clone()), requests: Vec::new() });
+    }
+    let mut facts = summary_facts(&root)?;
+    let row_gpus = vllm::agree_facts(
+        &gpus.iter().map(|g| RunFacts { gpu_count: *g, ..RunFacts::default() }).collect::<Vec<_>>(),
+        &mut notes,
+    );
+    facts.gpu_count = row_gpus.gpu_count.or(facts.gpu_count);
+    let mut d = definitions();
+    d.notes.push(
+        "`interactivity` (1000 ÷ mean TPOT ms, tok/s per user) and the per-GPU throughputs are \
+         derived from TPOT and total throughput; they stay in each level's raw fields."
+            .to_owned(),
+    );
+    d.notes.append(&mut notes.notes);
+    Ok(ParsedFile { facts, definitions: d, levels, warnings: notes.warnings })
+}
+
+fn summary_facts(root: &Obj<'_>) -> Result<RunFacts, FieldError> {
+    let mut f = RunFacts::default();
+    let Some(md) = root.get("metadata") else {
+        return Ok(f);
+    };
+    let md = Obj::new("metadata", md)?;
+    f.model = md.str("model")?;
+    if let Some(hw) = md.str("hardware")? {
+        // "8x Intel Gaudi 3 HL-325L" → 8 × "Intel Gaudi 3 HL-325L".
+        f.set_gpu(&hw, None);
+    }
+    if let Some(fw) = md.str("framework")? {
+        // "vllm-gaudi 0.17.1rc1": the engine, then its version.
+        let fw = fw.trim();
+        match fw.split_once(char::is_whitespace) {
+            Some((engine, version)) => {
+                f.engine = Some(engine.to_owned());
+                f.engine_version = Some(version.trim().to_owned()).filter(|v| !v.is_empty());
+            }
+            None => f.engine = Some(fw.to_owned()).filter(|e| !e.is_empty()),
+        }
+    }
+    f.prompt_tokens = vllm::first_count(&md, &["input_len", "isl"])?;
+    f.max_tokens = vllm::first_count(&md, &["output_len", "osl"])?;
+    if let Some(precision) = md.str("precision")? {
+        f.set_tags(&precision);
+    }
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::formats::vllm::tests::{fixture, other_tools_fixtures};
+    use crate::ingest::formats::{detect, sglang};
+
+    fn close(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-9 * b.abs().max(1.0))
+    }
+
+    #[test]
+    fn glm5_experimental_levels_in_seconds() {
+        let cases = [
+            (
+                "glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json",
+                4.0,
+                40,
+                0.5848183088190854,
+                164.72765441223032,
+                31.08160568587482,
+            ),
+            (
+                "glm5_fp8_vllm_tp8_isl1024_osl128_conc8.json",
+                8.0,
+                80,
+                0.5684439154714345,
+                294.1032075597504,
+                34.81770935095847,
+            ),
+            (
+                "glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json",
+                16.0,
+                160,
+                2.077586937993753,
+                403.5809313421254,
+                50.745707761496305,
+            ),
+        ];
+        for (name, conc, completed, p99_ttft_s, out_tok_s, wall) in cases {
+            let text = fixture(&format!("inferencex/{name}"));
+            assert_eq!(detect(&text), Some(SourceFormat::Inferencex), "{name}");
+            let f = parse(&text).unwrap();
+            assert_eq!(f.levels.len(), 1);
+            let p = &f.levels[0].point;
+            assert_eq!((p.load_kind, p.load_value), (LoadKind::Concurrency, conc), "{name}");
+            assert_eq!(p.requests_ok, Some(completed));
+            assert!(close(p.get(Metric::Ttft, Stat::P99), p99_ttft_s * 1000.0), "{name}");
+            assert!(close(p.output_tok_s(), out_tok_s));
+            assert!(close(p.wall_s, wall));
+            assert_eq!(f.facts.model.as_deref(), Some("zai-org/GLM-5-FP8"));
+            assert!(f.levels[0].raw.get("good_completed").is_some());
+        }
+        let f = parse(&fixture("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json")).unwrap();
+        let p = &f.levels[0].point;
+        assert!(close(p.get(Metric::Ttft, Stat::P50), 291.39942955225706));
+        assert!(close(p.get(Metric::E2e, Stat::P99), 9590.554047282783));
+        assert!(close(p.get(Metric::Tpot, Stat::P50), 33.614915054966145));
+        assert!(close(
+            p.get(Metric::TotalThroughput, Stat::Mean),
+            3228.647450737003 + 403.5809313421254
+        ));
+        assert!(close(p.get(Metric::InputTokens, Stat::Mean), 1024.0));
+        assert!(close(p.get(Metric::OutputTokens, Stat::Mean), 128.0));
+        assert_eq!(p.get(Metric::Goodput, Stat::Mean), None, "request_goodput is null");
+        assert_eq!(f.definitions.sample_std, Some(false));
+        assert!(f.definitions.notes.iter().any(|n| n.contains("seconds")));
+        assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    }
+
+    #[test]
+    fn glm47_gaudi3_summary() {
+        let text = fixture("inferencex/inferencex-app_glm47_gaudi3_summary.json");
+        assert_eq!(detect(&text), Some(SourceFormat::Inferencex));
+        let f = parse(&text).unwrap();
+        assert_eq!(f.levels.len(), 8);
+        let loads: Vec<f64> = f.levels.iter().map(|l| l.point.load_value).collect();
+        assert_eq!(loads, vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]);
+        let p = &f.levels[4].point;
+        assert_eq!(p.load_kind, LoadKind::Concurrency);
+        assert_eq!(p.requests_ok, Some(160));
+        assert_eq!(p.wall_s, Some(627.47));
+        assert_eq!(p.output_tok_s(), Some(186.48));
+        assert_eq!(p.get(Metric::TotalThroughput, Stat::Mean), Some(447.59));
+        // The keys say ms and the numbers match the per-level vLLM files: not seconds.
+        assert_eq!(p.get(Metric::Ttft, Stat::P99), Some(1611.23));
+        assert_eq!(p.get(Metric::Ttft, Stat::P50), Some(388.99));
+        assert_eq!(p.get(Metric::Tpot, Stat::Mean), Some(80.94));
+        assert_eq!(p.get(Metric::ChunkGap, Stat::P99), Some(231.42));
+        assert!(close(p.get(Metric::OutputTokens, Stat::Mean), 117008.0 / 160.0));
+        assert_eq!(p.get(Metric::PerUserTokS, Stat::Mean), None, "interactivity stays raw");
+        assert_eq!(f.levels[4].raw["interactivity"], 12.35);
+        let last = &f.levels[7].point;
+        assert_eq!(last.get(Metric::Ttft, Stat::P99), Some(29537.04));
+        assert_eq!(f.facts.model.as_deref(), Some("zai-org/GLM-4.7"));
+        assert_eq!(f.facts.gpu_type.as_deref(), Some("Intel Gaudi 3 HL-325L"));
+        assert_eq!(f.facts.gpu_count, Some(8));
+        assert_eq!(f.facts.engine.as_deref(), Some("vllm-gaudi"));
+        assert_eq!(f.facts.engine_version.as_deref(), Some("0.17.1rc1"));
+        assert_eq!(f.facts.prompt_tokens, Some(1024));
+        assert_eq!(f.facts.max_tokens, Some(1024));
+        assert_eq!(f.facts.tags, vec!["bf16".to_owned()]);
+        assert_eq!(f.definitions.ttft, Some(TtftDefinition::FirstChunk));
+        assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    }
+
+    /// process_result.py output: seconds, no `_ms`; a list as collect_results.py writes.
+    #[test]
+    fn aggregated_rows_in_seconds() {
+        let text = r#"[
+          {"hw": "mi300x", "conc": 128, "image": "vllm/vllm-openai-rocm:nightly", "model": "moonshotai/Kimi-K2.5",
+           "framework": "vllm", "precision": "bf16", "spec_decoding": "false", "disagg": "false", "isl": 1024, "osl": 1024,
+           "is_multinode": "false", "tp": 8, "ep": 1, "dp_attention": "false",
+           "tput_per_gpu": 260.43053275981913, "output_tput_per_gpu": 130.21526637990956, "input_tput_per_gpu": 130.21526637990956,
+           "mean_ttft": 2.840227181401133, "median_ttft": 1.76025066152215, "std_ttft": 2.4172351967096253, "p99_ttft": 10.01643297959119,
+           "mean_tpot": 0.1201413820647208, "median_tpot": 0.11816898050589646, "p99_tpot": 0.1282672055492602, "std_tpot": 0.003379010331099709,
+           "mean_intvty": 8.323526688425265, "median_intvty": 8.462457708604006, "p99_intvty": 7.796225042229961, "std_intvty": 295.9446411856773,
+           "mean_itl": 0.1201413820647208, "p99_itl": 0.18108138488605616, "mean_e2el": 125.0},
+          {"hw": "mi300x", "conc": 64, "model": "moonshotai/Kimi-K2.5", "framework": "vllm", "precision": "bf16",
+           "isl": 1024, "osl": 1024, "is_multinode": false, "tp": 8, "tput_per_gpu": 200.0, "output_tput_per_gpu": 100.0, "median_ttft": 1.0}
+        ]"#;
+        assert!(sniff(text));
+        assert!(!vllm::sniff(text));
+        assert!(!sglang::sniff(text));
+        let f = parse(text).unwrap();
+        assert_eq!(f.levels.len(), 2);
+        let p = &f.levels[0].point;
+        assert_eq!((p.load_kind, p.load_value), (LoadKind::Concurrency, 128.0));
+        assert!(close(p.get(Metric::Ttft, Stat::P99), 10016.43297959119));
+        assert!(close(p.get(Metric::Ttft, Stat::Std), 2417.2351967096253));
+        assert!(close(p.get(Metric::Tpot, Stat::P50), 118.16898050589646));
+        assert!(close(p.get(Metric::ChunkGap, Stat::P99), 181.08138488605616));
+        assert!(close(p.get(Metric::E2e, Stat::Mean), 125_000.0));
+        assert!(close(p.output_tok_s(), 130.21526637990956 * 8.0));
+        assert!(close(p.get(Metric::TotalThroughput, Stat::Mean), 260.43053275981913 * 8.0));
+        assert_eq!(p.get(Metric::PerUserTokS, Stat::P50), None);
+        assert_eq!(p.requests_ok, None);
+        assert_eq!(f.facts.gpu_type.as_deref(), Some("mi300x"));
+        assert_eq!(f.facts.gpu_count, Some(8));
+        assert_eq!(f.facts.engine.as_deref(), Some("vllm"));
+        assert_eq!(f.facts.model.as_deref(), Some("moonshotai/Kimi-K2.5"));
+        assert_eq!((f.facts.prompt_tokens, f.facts.max_tokens), (Some(1024), Some(1024)));
+        assert!(f.definitions.notes.iter().any(|n| n.contains("× TP")));
+
+        // One row on its own, multi-node: totals are not rebuilt.
+        let one = r#"{"hw": "gb200", "conc": 256, "model": "m", "framework": "dynamo-trt", "is_multinode": true,
+          "num_prefill_gpu": 8, "num_decode_gpu": 16, "tput_per_gpu": 900.0, "output_tput_per_gpu": 400.0, "median_ttft": 0.5}"#;
+        let f = parse(one).unwrap();
+        assert_eq!(f.levels[0].point.output_tok_s(), None);
+        assert_eq!(f.facts.gpu_count, Some(24));
+        assert!(f.warnings.iter().any(|w| w.contains("multi-node")), "{:?}", f.warnings);
+    }
+
+    #[test]
+    fn bad_input_names_the_field() {
+        let level = fixture("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json");
+        let e = parse(&level.replace("\"p99_ttft\": 0.5848183088190854", "\"p99_ttft\": \"fast\""))
+            .unwrap_err();
+        assert!(e.to_string().contains("field `p99_ttft`"), "{e}");
+        let e =
+            parse(&level.replace("\"median_tpot\": 0.021372462615488082", "\"median_tpot\": NaN"))
+                .unwrap_err();
+        assert!(e.to_string().contains("median_tpot") && e.message.contains("NaN"), "{e}");
+        let e = parse(&level.replace("\"duration\": 31.08160568587482", "\"duration\": -31.0"))
+            .unwrap_err();
+        assert!(e.to_string().contains("`duration`") && e.message.contains("negative"), "{e}");
+        // No cap and no prompt count: no load level at all.
+        let uncapped = level
+            .replace("\"max_concurrency\": 4", "\"max_concurrency\": null")
+            .replace("\"num_prompts\": 40", "\"num_prompts\": null");
+        let e = parse(&uncapped).unwrap_err();
+        assert!(e.to_string().contains("field `max_concurrency`"), "{e}");
+        assert!(e.message.contains("num_prompts"), "{e}");
+        let summary = fixture("inferencex/inferencex-app_glm47_gaudi3_summary.json");
+        let e = parse(&summary.replacen("\"concurrency\": 8,", "\"concurrency\": [8],", 1))
+            .unwrap_err();
+        assert!(e.to_string().contains("`results[3].concurrency`"), "{e}");
+        let e = parse(&summary.replacen("\"p99_ttft_ms\": 868.77", "\"p99_ttft_ms\": -868.77", 1))
+            .unwrap_err();
+        assert!(e.to_string().contains("`results[3].p99_ttft_ms`"), "{e}");
+        let e = parse(
+            r#"[{"conc": 4, "tput_per_gpu": 1.0, "tp": 8}, {"conc": "four", "tput_per_gpu": 1.0}]"#,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("`[1].conc`"), "{e}");
+        let e = parse(r#"{"conc": 4, "tput_per_gpu": 1.0, "is_multinode": 3}"#).unwrap_err();
+        assert!(e.to_string().contains("is_multinode"), "{e}");
+        assert!(parse("{}").is_err());
+        assert!(parse("{\"good_completed\": null}").is_err());
+        assert!(parse("{\"a\": 1}\n{\"a\": 2}\n").is_err());
+    }
+
+    #[test]
+    fn sniffer_claims_only_inferencex_files() {
+        for name in [
+            "glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json",
+            "glm5_fp8_vllm_tp8_isl1024_osl128_conc8.json",
+            "glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json",
+            "inferencex-app_glm47_gaudi3_summary.json",
+        ] {
+            let text = fixture(&format!("inferencex/{name}"));
+            assert!(sniff(&text), "{name}");
+            assert!(!vllm::sniff(&text), "{name}");
+            assert!(!sglang::sniff(&text), "{name}");
+        }
+        for (name, text) in other_tools_fixtures() {
+            assert!(!sniff(&text), "inferencex claims {name}");
+        }
+    }
 }
