@@ -94,6 +94,9 @@ pub struct ImportArgs {
     /// Keep every file its own run (by default single-level files of one sweep are grouped).
     #[arg(long)]
     pub separate: bool,
+    /// Concurrency of files that do not record their load (e.g. LLMPerf individual responses).
+    #[arg(long)]
+    pub concurrency: Option<String>,
 }
 
 impl ImportArgs {
@@ -113,6 +116,7 @@ impl ImportArgs {
             notes: s(&self.notes),
             format: s(&self.format),
             group: if self.separate { "separate".into() } else { String::new() },
+            concurrency: s(&self.concurrency),
         }
     }
 }

@@ -78,7 +78,7 @@ pub async fn load(pool: &SqlitePool, fixtures: &Path) -> anyhow::Result<()> {
                     name: Some(CHAT_RUN.into()),
                     facts,
                     format: Some(SourceFormat::BenchmarkPy),
-                    group: true,
+                    ..ImportRequest::default()
                 };
                 ingest::import(pool, &req, ingest::DEFAULT_MAX_BYTES)
                     .await

@@ -47,6 +47,8 @@ pub struct PreviewFields {
     pub format: String,
     /// `separate` or `auto`.
     pub group: String,
+    /// Concurrency for files that do not record their load.
+    pub concurrency: String,
 }
 
 /// The whole preview.

@@ -21,6 +21,8 @@ pub struct ImportFields {
     pub format: String,
     /// `separate` keeps every file its own run; anything else groups single-level files.
     pub group: String,
+    /// Concurrency of files that do not record their load.
+    pub concurrency: String,
 }
 
 impl ImportFields {
@@ -40,6 +42,7 @@ impl ImportFields {
             "notes" => &mut self.notes,
             "format" => &mut self.format,
             "group" => &mut self.group,
+            "concurrency" => &mut self.concurrency,
             _ => return false,
         };
         *slot = value;
@@ -93,6 +96,13 @@ impl ImportFields {
             format: self.format()?,
             name: opt(&self.name),
             group: self.group.trim() != "separate",
+            concurrency: match opt(&self.concurrency) {
+                None => None,
+                Some(t) => Some(t.parse::<f64>().ok().filter(|c| c.is_finite() && *c > 0.0).ok_or(ImportError::Field {
+                    field: "concurrency",
+                    message: format!("`{t}` is not a positive number"),
+                })?),
+            },
         })
     }
 }

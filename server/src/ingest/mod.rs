@@ -50,11 +50,14 @@ pub struct ImportRequest {
     pub format: Option<SourceFormat>,
     /// Group single-level files of one sweep into one run (default), or keep each apart.
     pub group: bool,
+    /// The concurrency of files that do not record their load (LLMPerf's individual
+    /// responses, …). Never overrides a load a file states.
+    pub concurrency: Option<f64>,
 }
 
 impl Default for ImportRequest {
     fn default() -> Self {
-        Self { files: Vec::new(), name: None, facts: RunFacts::default(), format: None, group: true }
+        Self { files: Vec::new(), name: None, facts: RunFacts::default(), format: None, group: true, concurrency: None }
     }
 }
 
@@ -92,6 +95,8 @@ pub enum ImportError {
     Parse { file: String, format: &'static str, source: FieldError },
     #[error("{file}: no levels found")]
     NoLevels { file: String },
+    #[error("{file}: the file does not record the load it ran at; enter its concurrency in the `concurrency` field (or import it with the summary file that records it)")]
+    UnknownLoad { file: String },
     #[error("field `{field}`: {message}")]
     Field { field: &'static str, message: String },
     #[error("nothing to import: choose a file or paste the text")]
@@ -156,7 +161,12 @@ struct ReadFile {
     restored: Option<formats::plateau::Restored>,
 }
 
-fn read_file(input: InputFile, forced: Option<SourceFormat>, max_bytes: usize) -> Result<ReadFile, ImportError> {
+fn read_file(
+    input: InputFile,
+    forced: Option<SourceFormat>,
+    concurrency: Option<f64>,
+    max_bytes: usize,
+) -> Result<ReadFile, ImportError> {
     let text = text_of(&input, max_bytes)?;
     let format = match forced {
         Some(f) => formats::get(f).ok_or_else(|| ImportError::UnknownFormat { file: input.display_name() })?,
@@ -174,6 +184,12 @@ fn read_file(input: InputFile, forced: Option<SourceFormat>, max_bytes: usize) -
     };
     if parsed.levels.is_empty() {
         return Err(ImportError::NoLevels { file: input.display_name() });
+    }
+    if let Some(c) = concurrency.filter(|c| c.is_finite() && *c > 0.0) {
+        for l in parsed.levels.iter_mut().filter(|l| !(l.point.load_value > 0.0)) {
+            l.point.load_kind = app::domain::LoadKind::Concurrency;
+            l.point.load_value = c;
+        }
     }
     recompute_from_requests(&mut parsed);
     Ok(ReadFile { input, format: format.format, parsed, restored })
@@ -239,7 +255,7 @@ pub fn prepare(req: &ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>
     }
     let mut read = Vec::with_capacity(req.files.len());
     for f in &req.files {
-        read.push(read_file(f.clone(), req.format, max_bytes)?);
+        read.push(read_file(f.clone(), req.format, req.concurrency, max_bytes)?);
     }
     // Single-level files of one format and one model are the levels of one sweep (vLLM and
     // InferenceX write one file per concurrency): they become one run.
@@ -249,7 +265,10 @@ pub fn prepare(req: &ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>
         let slot = groups.iter_mut().find(|g| {
             joinable
                 && g.iter().all(|o| o.parsed.levels.len() == 1)
-                && g.first().is_some_and(|o| o.format == f.format && o.parsed.facts.model == f.parsed.facts.model)
+                && g.first().is_some_and(|o| {
+                    let (a, b) = (&o.parsed.facts.model, &f.parsed.facts.model);
+                    o.format == f.format && (a == b || a.is_none() || b.is_none())
+                })
         });
         match slot {
             Some(g) => g.push(f),
@@ -257,12 +276,37 @@ pub fn prepare(req: &ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>
         }
     }
     let several = groups.len() > 1;
-    Ok(groups.into_iter().map(|g| build_run(g, req, several)).collect())
+    groups.into_iter().map(|g| build_run(g, req, several)).collect()
 }
 
-fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> PreparedRun {
+/// Folds levels whose load is unknown into the one level of known load they belong to
+/// (LLMPerf's individual responses with its summary): requests join, missing statistics fill.
+fn fold_unknown_loads(levels: Vec<NewLevel>, files: &[String]) -> Result<Vec<NewLevel>, ImportError> {
+    let (mut known, unknown): (Vec<NewLevel>, Vec<NewLevel>) = levels.into_iter().partition(|l| l.point.load_value > 0.0);
+    if unknown.is_empty() {
+        return Ok(known);
+    }
+    let file = files.join(", ");
+    let [target] = known.as_mut_slice() else { return Err(ImportError::UnknownLoad { file }) };
+    for u in unknown {
+        for m in u.point.measures {
+            if target.point.get(m.metric, m.stat).is_none() {
+                target.point.set(m.metric, m.stat, m.value);
+            }
+        }
+        target.requests.extend(u.requests);
+    }
+    Ok(known)
+}
+
+fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result<PreparedRun, ImportError> {
     let format = group.first().map_or(SourceFormat::Manual, |f| f.format);
-    let file_facts = group.first().map(|f| f.parsed.facts.clone()).unwrap_or_default();
+    // The file that states the most facts speaks for the run.
+    let file_facts = group
+        .iter()
+        .map(|f| f.parsed.facts.clone())
+        .max_by_key(|f| usize::from(f.model.is_some()) + usize::from(f.gpu_type.is_some()) + usize::from(f.engine.is_some()))
+        .unwrap_or_default();
     let mut definitions = group.first().map(|f| f.parsed.definitions.clone()).unwrap_or_default();
     let names: Vec<String> = group.iter().map(|f| f.input.display_name()).collect();
     let restored = match group.as_slice() {
@@ -283,6 +327,7 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Prepar
         levels.extend(f.parsed.levels);
         files.push(SourceFile { file_name: f.input.file_name, format: f.format, content: f.input.content });
     }
+    let mut levels = fold_unknown_loads(levels, &names)?;
     // Load order, whatever order the files or their lines came in.
     levels.sort_by(|a, b| a.point.load_value.total_cmp(&b.point.load_value));
     for w in levels.windows(2) {
@@ -315,7 +360,7 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Prepar
             files = r.files;
         }
     }
-    PreparedRun {
+    Ok(PreparedRun {
         run: NewRun {
             name,
             status,
@@ -326,7 +371,7 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Prepar
             files,
         },
         warnings,
-    }
+    })
 }
 
 /// Stores prepared runs in one transaction.

@@ -135,6 +135,7 @@ fn fields_view(f: &ImportFields) -> PreviewFields {
         notes: f.notes.clone(),
         format: if f.format.trim().is_empty() { "auto".into() } else { f.format.clone() },
         group: if f.group.trim() == "separate" { "separate".into() } else { "auto".into() },
+        concurrency: f.concurrency.clone(),
     }
 }
 

@@ -149,6 +149,7 @@ pub fn FactsFields(f: PreviewFields) -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
+            <label>"Concurrency (files that do not record it)"<input name="concurrency" type="number" min="0" step="any" value=f.concurrency /></label>
             <label>"Several files"
                 <select name="group">
                     <option value="auto" selected=!separate>"levels of one sweep → one run"</option>

@@ -1,15 +1,1156 @@
-//! PLACEHOLDER: the guidellm importer is being written (issue 3). Detects nothing yet.
+//! GuideLLM (`guidellm benchmark` / `guidellm run`) result files: `benchmarks.json`, every
+//! schema generation from v0.1 (2024) to v0.8 (2026). One file holds every strategy of a
+//! run (a sweep, a rate list, a concurrency list), so each benchmark in it becomes one level
+//! of one run.
+//!
+//! The four generations (METRICS.md §3.3):
+//!
+//! 1. **v0.1** — `{"benchmarks": [{"benchmarks": [{"mode", "rate", "results", "errors",
+//!    "concurrencies"}], "args": {…}}]}` (a `GuidanceReport` of `TextGenerationBenchmarkReport`s;
+//!    the un-nested shorthand `{"benchmarks": [{"mode", …}]}` is read too). No statistics at
+//!    all: every number is computed here from the per-request `results` (times in seconds).
+//! 2. **v0.2/v0.3** — each benchmark is tagged `"type_": "generative_benchmark"` and carries
+//!    its own `args.strategy`, `run_stats`, `worker`, `request_loader`, `metrics`,
+//!    `request_totals`, `requests`.
+//! 3. **v0.4–v0.6** — top-level `args` (target, model, profile, rate list, data…) next to
+//!    `benchmarks`; each benchmark has `config.strategy`, `scheduler_metrics`, and
+//!    `metrics.request_totals`. v0.5/v0.6 add `metadata.version = 1`.
+//! 4. **v0.7/v0.8** — `metadata.version = 2`, top-level `config.spec` (backend, profile, data…)
+//!    instead of `args`; benchmarks as in 3.
+//!
+//! Quirks and mapping decisions (map by definition, not by name):
+//! - The load axis is the benchmark's own strategy, never the file name: `synchronous` →
+//!   concurrency 1, `concurrent` → concurrency `streams`, `constant`/`poisson` → the configured
+//!   request rate, `throughput` (and trace replay) → the *measured* request rate with a
+//!   warning, unless the run sat at its `max_concurrency` cap, which then is its concurrency.
+//!   A sweep therefore mixes both axes; the parser says so in a warning.
+//! - Statistics come from the `successful` subset of each distribution (`mean`, `median` →
+//!   p50, `std_dev`, `min`, `max`, `percentiles.p001…p999`). A subset with `count: 0` is all
+//!   zeros, not measurements, and is skipped.
+//! - Latencies are in ms except `request_latency`, which is in **seconds**.
+//! - GuideLLM's ITL ((last − first token) ÷ (tokens − 1)) is Plateau's TPOT; its TPOT
+//!   ((last token − start) ÷ tokens) includes the TTFT; its TTFOT is the content-only TTFT.
+//!   Both ITL and TPOT distributions are token-weighted.
+//! - `requests_per_second`, `output_tokens_per_second`, `tokens_per_second` and
+//!   `request_concurrency` are distributions over *time* inside the measured window (warm-up
+//!   and cool-down excluded); only their means are level figures, so only means are kept.
+//! - Request counts come from `request_totals` (falling back to `requests_made`); errored
+//!   requests are failures, incomplete ones (cut off when the benchmark ended) are neither and
+//!   are reported in a warning.
+//! - Per-request `requests` lists (possibly a sample, possibly large) become
+//!   [`RequestRecord`]s; each level's `raw` is its benchmark object without them.
+//! - Only JSON is read; GuideLLM's YAML and CSV outputs are not.
 
-use crate::ingest::json::FieldError;
+use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
-use app::domain::SourceFormat;
+use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
+use app::domain::stats::{Summary, RECOMPUTED};
+use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RequestRecord, RunFacts, SourceFormat};
+use serde_json::{Map, Value};
 
 pub const FORMAT: Format = Format { format: SourceFormat::Guidellm, sniff, parse };
 
-pub fn sniff(_text: &str) -> bool {
-    false
+/// GuideLLM JSON: an object with `benchmarks`, and a marker only GuideLLM writes.
+pub fn sniff(text: &str) -> bool {
+    if !text.trim_start().starts_with('{') || !text.contains("\"benchmarks\"") {
+        return false;
+    }
+    // v0.2+ tag every benchmark; v0.5+ name the tool in `metadata`.
+    text.contains("\"generative_benchmark\"")
+        || text.contains("\"guidellm_version\"")
+        // v0.1 has no tag: its levels carry `mode` and a concurrency timeline.
+        || (text.contains("\"mode\"") && text.contains("\"concurrencies\""))
 }
 
-pub fn parse(_text: &str) -> Result<ParsedFile, FieldError> {
-    Err(FieldError::field("", "this format is not supported yet"))
+/// The schema generation of a file, which decides where facts and strategies live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Generation {
+    V01,
+    V02,
+    V04,
+    V07,
+}
+
+impl Generation {
+    fn label(self) -> &'static str {
+        match self {
+            Generation::V01 => "GuideLLM v0.1 report",
+            Generation::V02 => "GuideLLM v0.2/v0.3 report",
+            Generation::V04 => "GuideLLM v0.4–v0.6 report",
+            Generation::V07 => "GuideLLM v0.7+ report (schema version 2)",
+        }
+    }
+}
+
+fn generation(top: &Value, benchmarks: &[Value]) -> Generation {
+    let v01 = benchmarks.iter().any(|b| {
+        b.get("mode").is_some() || (b.get("type_").is_none() && b.get("benchmarks").is_some_and(Value::is_array))
+    });
+    if v01 {
+        Generation::V01
+    } else if at(top, &["config", "spec"]).is_some()
+        || at(top, &["metadata", "version"]).and_then(Value::as_i64) == Some(2)
+    {
+        Generation::V07
+    } else if at(top, &["args"]).is_some() {
+        Generation::V04
+    } else {
+        Generation::V02
+    }
+}
+
+pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+    let root = json::parse(text)?;
+    let top = Obj::new("", &root)?;
+    let benchmarks = list(&top, "benchmarks")?
+        .ok_or_else(|| FieldError::field("benchmarks", "missing: a GuideLLM report lists its benchmarks there"))?;
+    if benchmarks.is_empty() {
+        return Err(FieldError::field("benchmarks", "the list is empty: the file holds no benchmark"));
+    }
+    let generation = generation(&root, benchmarks);
+    let mut out = ParsedFile::default();
+    let mut request_type = None;
+    if generation == Generation::V01 {
+        parse_v01(benchmarks, &mut out)?;
+    } else {
+        for (i, b) in benchmarks.iter().enumerate() {
+            let path = format!("benchmarks[{i}]");
+            let read = parse_benchmark(&path, b, &mut out.warnings)?;
+            request_type = request_type.or(read.request_type);
+            out.levels.push(read.level);
+        }
+    }
+    let kinds: Vec<LoadKind> = out.levels.iter().map(|l| l.point.load_kind).collect();
+    if kinds.contains(&LoadKind::Concurrency) && kinds.contains(&LoadKind::RequestRate) {
+        out.warnings.push(
+            "this file mixes concurrency levels (synchronous/concurrent strategies) with request-rate levels (constant/poisson/throughput); they are not on one load axis".to_owned(),
+        );
+    }
+    out.facts = facts(&root, benchmarks, request_type.as_deref(), &mut out.warnings);
+    out.definitions = definitions(generation, &root, benchmarks);
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// v0.2 … v0.8: one `generative_benchmark` object per level, with distributions.
+
+/// One benchmark, read.
+struct Benchmark {
+    level: NewLevel,
+    /// `text_completions` / `chat_completions`, where the per-request records say (v0.2/v0.3).
+    request_type: Option<String>,
+}
+
+/// Distributions of per-request values: (field, metric, factor to Plateau's unit).
+const PER_REQUEST: [(&str, Metric, f64); 7] = [
+    ("time_to_first_token_ms", Metric::Ttft, 1.0),
+    ("time_to_first_output_token_ms", Metric::TtftContent, 1.0),
+    // GuideLLM's ITL excludes the first token: Plateau's TPOT.
+    ("inter_token_latency_ms", Metric::Tpot, 1.0),
+    // GuideLLM's TPOT divides (last token − start) by all tokens, so it includes the TTFT.
+    ("time_per_output_token_ms", Metric::TpotInclTtft, 1.0),
+    // The one latency GuideLLM writes in seconds.
+    ("request_latency", Metric::E2e, 1000.0),
+    ("prompt_token_count", Metric::InputTokens, 1.0),
+    ("output_token_count", Metric::OutputTokens, 1.0),
+];
+
+/// Time distributions over the measured window: (field, status subset, metric). Only the
+/// mean is a level figure (= total ÷ window); their percentiles describe sampling intervals.
+const OVER_TIME: [(&str, &str, Metric); 4] = [
+    // Completed requests' tokens, as vLLM and the other tools count them.
+    ("output_tokens_per_second", "successful", Metric::OutputThroughput),
+    ("tokens_per_second", "successful", Metric::TotalThroughput),
+    ("requests_per_second", "successful", Metric::RequestThroughput),
+    // Everything in flight, whatever became of it.
+    ("request_concurrency", "total", Metric::AchievedConcurrency),
+];
+
+fn parse_benchmark(path: &str, v: &Value, warnings: &mut Vec<String>) -> Result<Benchmark, FieldError> {
+    let b = Obj::new(path, v)?;
+    // v0.4+ keep the strategy under `config`, v0.2/v0.3 under `args`.
+    let config_path = b.child_path("config");
+    let args_path = b.child_path("args");
+    let holder = match (b.obj("config", &config_path)?, b.obj("args", &args_path)?) {
+        (Some(c), _) if c.get("strategy").is_some() => c,
+        (_, Some(a)) if a.get("strategy").is_some() => a,
+        _ => {
+            return Err(FieldError::field(
+                &format!("{config_path}.strategy"),
+                "missing (nor under `args.strategy`): the strategy decides the level's load",
+            ))
+        }
+    };
+    let strategy_path = holder.child_path("strategy");
+    let strategy =
+        holder.obj("strategy", &strategy_path)?.ok_or_else(|| FieldError::field(&strategy_path, "missing"))?;
+    let kind = strategy.str("type_")?.ok_or_else(|| {
+        FieldError::field(&strategy.child_path("type_"), "missing: the strategy type decides the load axis")
+    })?;
+    let metrics_path = b.child_path("metrics");
+    let metrics = b
+        .obj("metrics", &metrics_path)?
+        .ok_or_else(|| FieldError::field(&metrics_path, "missing: the benchmark has no statistics"))?;
+
+    let (load_kind, load_value) = load_of(path, &kind, &strategy, &metrics, warnings)?;
+    let mut point = Point::at(load_kind, load_value);
+    for (field, metric, factor) in PER_REQUEST {
+        put_distribution(&mut point, &metrics, field, "successful", metric, factor, false)?;
+    }
+    for (field, status, metric) in OVER_TIME {
+        if !put_distribution(&mut point, &metrics, field, status, metric, 1.0, true)? && status != "successful" {
+            put_distribution(&mut point, &metrics, field, "successful", metric, 1.0, true)?;
+        }
+    }
+    point.wall_s = b.num("duration")?;
+
+    if let Some((ok, failed, incomplete)) = totals(&b, &metrics)? {
+        point.requests_ok = ok;
+        point.requests_failed = failed;
+        if let Some(n) = incomplete.filter(|n| *n > 0) {
+            warnings.push(format!(
+                "{path} ({kind}): {n} request(s) were still running when the benchmark ended (GuideLLM \"incomplete\"); counted neither as completed nor as failed"
+            ));
+        }
+    } else {
+        warnings.push(format!("{path} ({kind}): no request totals in the file; request counts unknown"));
+    }
+
+    let (requests, request_type) = requests_v02(&b)?;
+    let kept = requests.iter().filter(|r| r.ok).count();
+    if let Some(ok) = point.requests_ok {
+        if kept > 0 && (kept as i64) < ok {
+            warnings.push(format!(
+                "{path} ({kind}): the file keeps {kept} of {ok} successful requests individually (GuideLLM sampled them)"
+            ));
+        }
+    }
+    let raw = without(v, &["requests"]);
+    Ok(Benchmark { level: NewLevel { point, raw, requests }, request_type })
+}
+
+/// The level's load, from its strategy.
+fn load_of(
+    path: &str,
+    kind: &str,
+    strategy: &Obj<'_>,
+    metrics: &Obj<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<(LoadKind, f64), FieldError> {
+    match kind {
+        "synchronous" => Ok((LoadKind::Concurrency, 1.0)),
+        "concurrent" => Ok((LoadKind::Concurrency, positive(strategy, "streams")?)),
+        // `async` is the profile that produces these; accepted in case a file names it.
+        "constant" | "poisson" | "async" => Ok((LoadKind::RequestRate, positive(strategy, "rate")?)),
+        "throughput" => {
+            // Throughput fires everything it can; with a cap it runs as a closed loop at the cap
+            // *if* it reached it. A cap it never approached (GuideLLM fills in a large default)
+            // is not its load.
+            let cap = strategy.num("max_concurrency")?.filter(|c| c.is_finite() && *c >= 1.0);
+            let in_flight = match mean_of(metrics, "request_concurrency", "total")? {
+                Some(c) => Some(c),
+                None => mean_of(metrics, "request_concurrency", "successful")?,
+            };
+            if let (Some(cap), Some(c)) = (cap, in_flight) {
+                if c >= 0.5 * cap {
+                    warnings.push(format!(
+                        "{path} (throughput): ran at its cap of {cap} requests in flight (measured mean {c:.1}); read as concurrency {cap}"
+                    ));
+                    return Ok((LoadKind::Concurrency, cap));
+                }
+            }
+            measured_rate(path, kind, metrics, warnings)
+        }
+        "trace" | "replay" => measured_rate(path, kind, metrics, warnings),
+        other => Err(FieldError::field(
+            &strategy.child_path("type_"),
+            format!(
+                "unknown strategy `{other}` (expected synchronous, concurrent, throughput, constant, poisson or trace)"
+            ),
+        )),
+    }
+}
+
+/// A strategy without a configured load sits at the request rate it achieved.
+fn measured_rate(
+    path: &str,
+    kind: &str,
+    metrics: &Obj<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<(LoadKind, f64), FieldError> {
+    let rate = mean_of(metrics, "requests_per_second", "successful")?
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .ok_or_else(|| {
+            FieldError::field(
+                &format!("{}.requests_per_second.successful.mean", metrics.path),
+                format!("missing or zero: a `{kind}` benchmark has no configured load and is placed at its measured request rate"),
+            )
+        })?;
+    warnings.push(format!("{path} ({kind}): no configured load; placed at its measured rate of {rate:.3} req/s"));
+    Ok((LoadKind::RequestRate, rate))
+}
+
+/// Copies one status subset of a distribution into `point`. Returns whether it was there.
+fn put_distribution(
+    point: &mut Point,
+    metrics: &Obj<'_>,
+    field: &str,
+    status: &str,
+    metric: Metric,
+    factor: f64,
+    mean_only: bool,
+) -> Result<bool, FieldError> {
+    let field_path = metrics.child_path(field);
+    let Some(dist) = metrics.obj(field, &field_path)? else { return Ok(false) };
+    let status_path = dist.child_path(status);
+    let Some(d) = dist.obj(status, &status_path)? else { return Ok(false) };
+    // An empty subset is written as zeros: not measurements.
+    if d.num("count")? == Some(0.0) {
+        return Ok(true);
+    }
+    point.set_opt(metric, Stat::Mean, d.num("mean")?.map(|x| x * factor));
+    if mean_only {
+        return Ok(true);
+    }
+    for (key, stat) in [("median", Stat::P50), ("std_dev", Stat::Std), ("min", Stat::Min), ("max", Stat::Max)] {
+        point.set_opt(metric, stat, d.num(key)?.map(|x| x * factor));
+    }
+    let pct_path = d.child_path("percentiles");
+    if let Some(pct) = d.obj("percentiles", &pct_path)? {
+        for key in pct.map.keys() {
+            // p001 = p0.1, p01 = p1, p999 = p99.9: Stat::parse knows GuideLLM's spelling.
+            if let Some(stat) = Stat::parse(key) {
+                point.set_opt(metric, stat, pct.num(key)?.map(|x| x * factor));
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// The mean of one status subset of a distribution, if there.
+fn mean_of(metrics: &Obj<'_>, field: &str, status: &str) -> Result<Option<f64>, FieldError> {
+    let field_path = metrics.child_path(field);
+    let Some(dist) = metrics.obj(field, &field_path)? else { return Ok(None) };
+    let status_path = dist.child_path(status);
+    let Some(d) = dist.obj(status, &status_path)? else { return Ok(None) };
+    d.num("mean")
+}
+
+/// (successful, errored, incomplete) request counts, from wherever this generation keeps them.
+type Totals = (Option<i64>, Option<i64>, Option<i64>);
+
+fn totals(b: &Obj<'_>, metrics: &Obj<'_>) -> Result<Option<Totals>, FieldError> {
+    let read = |o: Obj<'_>| -> Result<Totals, FieldError> {
+        Ok((o.count("successful")?, o.count("errored")?, o.count("incomplete")?))
+    };
+    // v0.4+: metrics.request_totals; v0.2/v0.3: request_totals beside metrics.
+    let p = metrics.child_path("request_totals");
+    if let Some(o) = metrics.obj("request_totals", &p)? {
+        return read(o).map(Some);
+    }
+    let p = b.child_path("request_totals");
+    if let Some(o) = b.obj("request_totals", &p)? {
+        return read(o).map(Some);
+    }
+    // Scheduler bookkeeping: the same counts, kept for the measured window.
+    for holder in ["scheduler_metrics", "run_stats"] {
+        let hp = b.child_path(holder);
+        if let Some(h) = b.obj(holder, &hp)? {
+            let p = h.child_path("requests_made");
+            if let Some(o) = h.obj("requests_made", &p)? {
+                return read(o).map(Some);
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Per-request records of `requests.successful` and `requests.errored` (v0.2+ share the
+/// field names: `time_to_first_token_ms`, `request_latency` in s, `inter_token_latency_ms`,
+/// `prompt_tokens`, `output_tokens`). Incomplete requests are neither ok nor failed: skipped.
+fn requests_v02(b: &Obj<'_>) -> Result<(Vec<RequestRecord>, Option<String>), FieldError> {
+    let path = b.child_path("requests");
+    let Some(reqs) = b.obj("requests", &path)? else { return Ok((Vec::new(), None)) };
+    let mut out = Vec::new();
+    let mut request_type = None;
+    for (status, ok) in [("successful", true), ("errored", false)] {
+        let Some(items) = list(&reqs, status)? else { continue };
+        out.reserve(items.len());
+        for (j, item) in items.iter().enumerate() {
+            let item_path = format!("{path}.{status}[{j}]");
+            let r = Obj::new(&item_path, item)?;
+            if request_type.is_none() {
+                request_type = text_at(item, &["request_type"]).map(str::to_owned);
+            }
+            let error = if ok {
+                None
+            } else {
+                Some(
+                    text_at(item, &["error"])
+                        .or_else(|| text_at(item, &["info", "error"]))
+                        .unwrap_or("errored")
+                        .to_owned(),
+                )
+            };
+            out.push(RequestRecord {
+                ok,
+                ttft_ms: r.num("time_to_first_token_ms")?,
+                e2e_ms: r.num("request_latency")?.map(|s| s * 1000.0),
+                tpot_ms: r.num("inter_token_latency_ms")?,
+                input_tokens: r.num("prompt_tokens")?,
+                output_tokens: r.num("output_tokens")?,
+                error,
+            });
+        }
+    }
+    Ok((out, request_type))
+}
+
+// ---------------------------------------------------------------------------------------------
+// v0.1: levels of raw per-request results, no statistics.
+
+fn parse_v01(benchmarks: &[Value], out: &mut ParsedFile) -> Result<(), FieldError> {
+    for (i, v) in benchmarks.iter().enumerate() {
+        let path = format!("benchmarks[{i}]");
+        let o = Obj::new(&path, v)?;
+        if o.has("mode") {
+            out.levels.push(parse_v01_level(&path, v, &mut out.warnings)?);
+            continue;
+        }
+        // A GuidanceReport: each entry is a report whose own `benchmarks` are the levels.
+        let inner = list(&o, "benchmarks")?.ok_or_else(|| {
+            FieldError::field(&o.child_path("benchmarks"), "missing: expected the report's benchmarks (or a `mode`)")
+        })?;
+        if inner.is_empty() {
+            return Err(FieldError::field(
+                &o.child_path("benchmarks"),
+                "the list is empty: the report holds no benchmark",
+            ));
+        }
+        for (j, w) in inner.iter().enumerate() {
+            let inner_path = format!("{path}.benchmarks[{j}]");
+            out.levels.push(parse_v01_level(&inner_path, w, &mut out.warnings)?);
+        }
+    }
+    Ok(())
+}
+
+fn parse_v01_level(path: &str, v: &Value, warnings: &mut Vec<String>) -> Result<NewLevel, FieldError> {
+    let o = Obj::new(path, v)?;
+    let mode = o
+        .str("mode")?
+        .ok_or_else(|| FieldError::field(&o.child_path("mode"), "missing: the mode decides the level's load"))?;
+    let results = list(&o, "results")?.map_or(&[][..], Vec::as_slice);
+    let errors = list(&o, "errors")?.map_or(&[][..], Vec::as_slice);
+
+    let mut requests = Vec::with_capacity(results.len() + errors.len());
+    let mut gaps_ms = Vec::new();
+    let (mut first_start, mut last_end) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut output_tokens = 0.0;
+    for (j, item) in results.iter().enumerate() {
+        let item_path = format!("{path}.results[{j}]");
+        let r = Obj::new(&item_path, item)?;
+        let e2e_ms = match (r.num("start_time")?, r.num("end_time")?) {
+            (Some(start), Some(end)) => {
+                if end < start {
+                    return Err(FieldError::field(&r.child_path("end_time"), "is before `start_time`"));
+                }
+                first_start = first_start.min(start);
+                last_end = last_end.max(end);
+                Some((end - start) * 1000.0)
+            }
+            _ => None,
+        };
+        // v0.1 stores the first token's delay from the start, and each later token's gap.
+        let decode_path = r.child_path("decode_times");
+        let mut decode = Vec::new();
+        if let Some(d) = r.obj("decode_times", &decode_path)? {
+            if let Some(data) = list(&d, "data")? {
+                for (k, x) in data.iter().enumerate() {
+                    decode.push(json::number(&format!("{decode_path}.data[{k}]"), x)? * 1000.0);
+                }
+            }
+        }
+        let tpot_ms = (!decode.is_empty()).then(|| decode.iter().sum::<f64>() / decode.len() as f64);
+        gaps_ms.extend_from_slice(&decode);
+        let out = r.num("output_token_count")?;
+        output_tokens += out.unwrap_or(0.0);
+        requests.push(RequestRecord {
+            ok: true,
+            ttft_ms: r.num("first_token_time")?.map(|s| s * 1000.0),
+            e2e_ms,
+            tpot_ms,
+            input_tokens: r.num("prompt_token_count")?,
+            output_tokens: out,
+            error: None,
+        });
+    }
+    for (j, item) in errors.iter().enumerate() {
+        let item_path = format!("{path}.errors[{j}]");
+        let e = Obj::new(&item_path, item)?;
+        requests.push(RequestRecord {
+            ok: false,
+            error: Some(e.str("message")?.unwrap_or_else(|| "error".to_owned())),
+            ..RequestRecord::default()
+        });
+    }
+    // v0.1's own duration: first request sent → last response received.
+    let wall = (last_end > first_start).then_some(last_end - first_start);
+
+    let (load_kind, load_value) = match mode.as_str() {
+        "synchronous" => (LoadKind::Concurrency, 1.0),
+        "asynchronous" | "constant" | "poisson" => (LoadKind::RequestRate, positive(&o, "rate")?),
+        "throughput" => {
+            let rate = wall.filter(|w| *w > 0.0 && !results.is_empty()).map(|w| results.len() as f64 / w).ok_or_else(|| {
+                FieldError::field(
+                    &o.child_path("results"),
+                    "a throughput benchmark is placed at its measured request rate, which needs completed requests with start and end times",
+                )
+            })?;
+            warnings.push(format!(
+                "{path} (throughput): no configured load; placed at its measured rate of {rate:.3} req/s"
+            ));
+            (LoadKind::RequestRate, rate)
+        }
+        other => {
+            return Err(FieldError::field(
+                &o.child_path("mode"),
+                format!("unknown mode `{other}` (expected synchronous, asynchronous or throughput)"),
+            ))
+        }
+    };
+    let mut point = Point::at(load_kind, load_value);
+    point.requests_ok = Some(results.len() as i64);
+    point.requests_failed = Some(errors.len() as i64);
+    point.wall_s = wall;
+    if let Some(w) = wall {
+        point.set(Metric::OutputThroughput, Stat::Mean, output_tokens / w);
+        point.set(Metric::RequestThroughput, Stat::Mean, results.len() as f64 / w);
+    }
+    // v0.1's ITL is every token gap pooled over requests: Plateau's chunk gaps.
+    if let Some(s) = Summary::of(gaps_ms) {
+        for stat in RECOMPUTED {
+            point.set(Metric::ChunkGap, stat, s.stat(stat));
+        }
+    }
+    Ok(NewLevel { point, raw: without(v, &["results", "errors", "concurrencies"]), requests })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run facts and definitions.
+
+fn facts(top: &Value, benchmarks: &[Value], request_type: Option<&str>, warnings: &mut Vec<String>) -> RunFacts {
+    let first = benchmarks.first();
+    // v0.1 nests the report: its args sit beside the inner benchmarks.
+    let first_args = first.and_then(|b| at(b, &["args"]));
+    let mut f = RunFacts {
+        model: [
+            text_at(top, &["config", "spec", "backend", "model"]),
+            text_at(top, &["args", "model"]),
+            first.and_then(|b| text_at(b, &["config", "backend", "model"])),
+            first.and_then(|b| text_at(b, &["worker", "backend_model"])),
+            first_args.and_then(|a| text_at(a, &["model"])),
+        ]
+        .into_iter()
+        .flatten()
+        .next()
+        .map(str::to_owned),
+        ..RunFacts::default()
+    };
+    f.endpoint_kind = [
+        text_at(top, &["config", "spec", "backend", "request_format"]),
+        first.and_then(|b| text_at(b, &["config", "backend", "request_format"])),
+        text_at(top, &["args", "data_request_formatter"]),
+        text_at(top, &["args", "request_type"]),
+        request_type,
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(endpoint_of);
+
+    // Synthetic data settings: fixed lengths are comparable facts, varying ones are not.
+    let data = at(top, &["config", "spec", "data"])
+        .or_else(|| at(top, &["args", "data"]))
+        .and_then(|d| d.as_array().and_then(|a| a.first()).or(Some(d)))
+        .or_else(|| first.and_then(|b| at(b, &["request_loader", "data"])))
+        .or_else(|| first_args.and_then(|a| at(a, &["data"])));
+    if let Some(lengths) = data.and_then(synthetic_lengths) {
+        f.prompt_tokens = fixed_length("prompt", lengths.prompt, lengths.prompt_stdev, warnings);
+        f.max_tokens = fixed_length("output", lengths.output, lengths.output_stdev, warnings);
+    }
+    if let Some(m) = at(top, &["config", "spec", "backend", "max_tokens"]).and_then(Value::as_f64).and_then(whole) {
+        f.max_tokens = Some(m);
+    }
+    f
+}
+
+/// Token lengths a synthetic-data configuration asks for.
+#[derive(Default)]
+struct Lengths {
+    prompt: Option<f64>,
+    prompt_stdev: Option<f64>,
+    output: Option<f64>,
+    output_stdev: Option<f64>,
+}
+
+/// Reads `{"prompt_tokens": 256, …}`, its JSON text, or GuideLLM's `prompt_tokens=256,output_tokens=128`.
+fn synthetic_lengths(v: &Value) -> Option<Lengths> {
+    let map: Map<String, Value> = match v {
+        Value::Object(m) => m.clone(),
+        Value::String(s) if s.trim_start().starts_with('{') => serde_json::from_str(s).ok()?,
+        Value::String(s) if s.contains('=') => s
+            .split(',')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.trim().to_owned(), v.trim().parse::<f64>().map_or(Value::Null, Value::from)))
+            .collect(),
+        _ => return None,
+    };
+    let num = |k: &str| map.get(k).and_then(Value::as_f64);
+    let l = Lengths {
+        prompt: num("prompt_tokens"),
+        prompt_stdev: num("prompt_tokens_stdev"),
+        // v0.1 emulated data called the output length `generated_tokens`.
+        output: num("output_tokens").or_else(|| num("generated_tokens")),
+        output_stdev: num("output_tokens_stdev").or_else(|| num("generated_tokens_stdev")),
+    };
+    (l.prompt.is_some() || l.output.is_some()).then_some(l)
+}
+
+fn fixed_length(what: &str, mean: Option<f64>, stdev: Option<f64>, warnings: &mut Vec<String>) -> Option<i64> {
+    let mean = whole(mean?)?;
+    match stdev {
+        Some(s) if s > 0.0 => {
+            warnings.push(format!("{what} lengths vary ({mean} ± {s} tokens); the {what} length fact is left empty"));
+            None
+        }
+        _ => Some(mean),
+    }
+}
+
+fn whole(x: f64) -> Option<i64> {
+    (x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= 9.0e15).then_some(x as i64)
+}
+
+fn endpoint_of(s: &str) -> Option<EndpointKind> {
+    let s = s.to_ascii_lowercase();
+    if s.contains("chat") {
+        Some(EndpointKind::Chat)
+    } else if s.contains("completion") {
+        Some(EndpointKind::Completions)
+    } else {
+        None
+    }
+}
+
+fn definitions(generation: Generation, top: &Value, benchmarks: &[Value]) -> Definitions {
+    // GuideLLM summarises with numpy: population standard deviation.
+    let mut d = Definitions { sample_std: Some(false), ..Definitions::default() };
+    let version = text_at(top, &["metadata", "guidellm_version"]);
+    d.notes.push(match version {
+        Some(v) => format!("{} from GuideLLM {v}", generation.label()),
+        None => generation.label().to_owned(),
+    });
+    if generation == Generation::V01 {
+        // v0.1 measures throughput from the first request sent to the last response.
+        d.throughput_window = Some(ThroughputWindow::FirstSendToLastResponse);
+        d.notes.push(
+            "GuideLLM v0.1 writes no statistics: they are computed from its per-request results; its token counts fall back to word counts when the backend reports none; its pooled inter-token gaps are stored as chunk gaps".to_owned(),
+        );
+        return d;
+    }
+    d.throughput_window = Some(ThroughputWindow::MeasuredWindow);
+    let prefer_usage = benchmarks
+        .first()
+        .and_then(|b| at(b, &["config", "prefer_response_metrics"]))
+        .or_else(|| at(top, &["config", "spec", "metrics", "prefer_response_metrics"]))
+        .or_else(|| at(top, &["args", "prefer_response_metrics"]))
+        .and_then(Value::as_bool);
+    if prefer_usage != Some(false) {
+        d.token_count = Some(TokenCountSource::ServerUsage);
+    }
+    // TTFOT arrived with the change that made TTFT count reasoning tokens (2026).
+    let has_ttfot = benchmarks.iter().any(|b| at(b, &["metrics", "time_to_first_output_token_ms"]).is_some());
+    if has_ttfot {
+        d.ttft = Some(TtftDefinition::FirstTokenInclReasoning);
+    }
+    d.notes.push(
+        "GuideLLM ITL is stored as TPOT and its TPOT (which includes the TTFT) as TPOT incl. TTFT; both distributions are token-weighted".to_owned(),
+    );
+    d.notes.push(
+        "throughput and concurrency are GuideLLM's means over the measured window (warm-up and cool-down excluded), successful requests only for throughput".to_owned(),
+    );
+    if d.token_count.is_some() {
+        d.notes.push(
+            "GuideLLM counts tokens from server usage and falls back to streamed iterations when the server sends none"
+                .to_owned(),
+        );
+    }
+    d
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small JSON helpers.
+
+/// A list under `key`, if present; anything else there is an error naming the field.
+fn list<'a>(o: &Obj<'a>, key: &str) -> Result<Option<&'a Vec<Value>>, FieldError> {
+    match o.get(key) {
+        None => Ok(None),
+        Some(Value::Array(a)) => Ok(Some(a)),
+        Some(v) => Err(FieldError::field(&o.child_path(key), format!("expected a list, found {}", json::kind(v)))),
+    }
+}
+
+/// A load setting: present, positive and finite.
+fn positive(o: &Obj<'_>, key: &str) -> Result<f64, FieldError> {
+    let x = o.req_num(key)?;
+    if x.is_finite() && x > 0.0 {
+        Ok(x)
+    } else {
+        Err(FieldError::field(
+            &o.child_path(key),
+            format!("{x} is not a usable load: expected a positive, finite number"),
+        ))
+    }
+}
+
+/// A nested value, leniently (facts are optional: a wrong type just means "not stated").
+fn at<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
+    keys.iter().try_fold(v, |cur, k| cur.get(k)).filter(|v| !v.is_null())
+}
+
+fn text_at<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
+    at(v, keys)?.as_str().map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// `v` without the keys in `drop` (the per-request arrays), for a level's `raw`.
+fn without(v: &Value, drop: &[&str]) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter().filter(|(k, _)| !drop.contains(&k.as_str())).map(|(k, x)| (k.clone(), x.clone())).collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixtures() -> String {
+        std::env::var("PLATEAU_FIXTURES")
+            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")))
+    }
+
+    fn read(rel: &str) -> String {
+        let path = format!("{}/{rel}", fixtures());
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    fn close(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
+    }
+
+    const REAL_V08: &str = "guidellm/llm-d-benchmark_guidellm_report_v2_constant_2_4rps.json";
+
+    /// The real v0.8 file: two constant-rate benchmarks (2 and 4 req/s) against a mock server.
+    #[test]
+    fn real_v08_file_two_constant_rates() {
+        let text = read(REAL_V08);
+        assert_eq!(crate::ingest::formats::detect(&text), Some(SourceFormat::Guidellm));
+        let p = parse(&text).unwrap();
+        assert_eq!(p.levels.len(), 2);
+        let loads: Vec<(LoadKind, f64)> = p.levels.iter().map(|l| (l.point.load_kind, l.point.load_value)).collect();
+        assert_eq!(loads, vec![(LoadKind::RequestRate, 2.0), (LoadKind::RequestRate, 4.0)]);
+
+        let a = &p.levels[0].point;
+        assert_eq!((a.requests_ok, a.requests_failed), (Some(2), Some(0)));
+        assert!(close(a.get(Metric::Ttft, Stat::P99), 11.686325073242188));
+        assert!(close(a.get(Metric::Ttft, Stat::P50), 11.276006698608398));
+        assert!(close(a.get(Metric::Ttft, Stat::P(1)), 11.276006698608398), "p001 is p0.1");
+        assert!(close(a.get(Metric::Ttft, Stat::Std), 0.20515918731689453));
+        assert!(close(a.get(Metric::TtftContent, Stat::Mean), 11.481165885925293));
+        assert!(close(a.get(Metric::Tpot, Stat::Mean), 1.1508464813232422), "GuideLLM ITL is TPOT");
+        assert!(close(a.get(Metric::TpotInclTtft, Stat::Mean), 2.4421364068984985), "GuideLLM TPOT includes TTFT");
+        // request_latency is in seconds in the file.
+        assert!(close(a.get(Metric::E2e, Stat::Mean), 19.78909969329834));
+        assert!(close(a.get(Metric::OutputThroughput, Stat::Mean), 3.1950675815128577));
+        assert_eq!(a.get(Metric::OutputThroughput, Stat::P99), None, "time-distribution percentiles are not kept");
+        assert!(close(a.get(Metric::RequestThroughput, Stat::Mean), 0.39843430656414264));
+        assert!(close(a.get(Metric::InputTokens, Stat::Mean), 71.5));
+        assert!(close(a.get(Metric::OutputTokens, Stat::Max), 8.0));
+        assert!(close(a.wall_s, 5.01964807510376));
+
+        let b = &p.levels[1].point;
+        assert!(close(b.get(Metric::Ttft, Stat::P99), 10.147809982299805));
+        assert!(close(b.get(Metric::OutputThroughput, Stat::Mean), 6.377131566888984));
+        assert!(close(b.get(Metric::E2e, Stat::P50), 15.973806381225586));
+
+        assert_eq!(p.facts.model.as_deref(), Some("e2e-mock-model"));
+        assert_eq!(p.facts.endpoint_kind, Some(EndpointKind::Chat));
+        assert_eq!(p.facts.max_tokens, Some(8));
+        assert_eq!(p.facts.prompt_tokens, None, "prompt lengths vary (32 ± 4)");
+        assert_eq!(p.definitions.throughput_window, Some(ThroughputWindow::MeasuredWindow));
+        assert_eq!(p.definitions.token_count, Some(TokenCountSource::ServerUsage));
+        assert_eq!(p.definitions.ttft, Some(TtftDefinition::FirstTokenInclReasoning));
+        assert_eq!(p.definitions.sample_std, Some(false));
+        assert!(p.definitions.notes.iter().any(|n| n.contains("0.8.0.dev18")));
+
+        // raw keeps the benchmark's own fields, without the per-request lists.
+        let raw = &p.levels[0].raw;
+        assert_eq!(raw["config"]["strategy"]["rate"], 2.0);
+        assert!(raw.get("requests").is_none());
+        assert!(raw["metrics"]["request_totals"].is_object());
+        assert!(p.levels[0].requests.is_empty(), "this file kept no requests");
+    }
+
+    /// Through the import layer: one file, one run, its levels in load order.
+    #[test]
+    fn real_v08_file_imports_as_one_run() {
+        use crate::ingest::{prepare, ImportRequest, InputFile};
+        let req = ImportRequest {
+            files: vec![InputFile { file_name: Some("benchmarks.json".into()), content: read(REAL_V08).into_bytes() }],
+            ..ImportRequest::default()
+        };
+        let runs = prepare(&req, 1 << 26).unwrap();
+        assert_eq!(runs.len(), 1);
+        let run = &runs[0].run;
+        assert_eq!(run.source.format, SourceFormat::Guidellm);
+        assert_eq!(run.levels.iter().map(|l| l.point.load_value).collect::<Vec<_>>(), vec![2.0, 4.0]);
+        assert_eq!(run.facts.model.as_deref(), Some("e2e-mock-model"));
+    }
+
+    /// Other tools' real files are not GuideLLM.
+    #[test]
+    fn sniff_leaves_other_tools_alone() {
+        let dir = fixtures();
+        let mut seen = 0;
+        for tool in [
+            "vllm",
+            "sglang",
+            "inferencex",
+            "aiperf",
+            "genai-perf",
+            "seed-benchmark-py",
+            "llmperf",
+            "llm-d-benchmark-report",
+        ] {
+            let entries = std::fs::read_dir(format!("{dir}/{tool}")).unwrap_or_else(|e| panic!("{dir}/{tool}: {e}"));
+            for e in entries {
+                let path = e.unwrap().path();
+                if path.file_name().is_some_and(|n| n == "SOURCE.txt" || n == "README.md") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(!sniff(&text), "{} claimed", path.display());
+                seen += 1;
+            }
+        }
+        assert!(seen >= 12, "only {seen} files checked");
+    }
+
+    /// A GuideLLM distribution with the given mean (and the other statistics around it).
+    fn dist(mean: f64) -> String {
+        format!(
+            r#"{{"successful": {{"mean": {mean}, "median": {mean}, "mode": {mean}, "variance": 0.0, "std_dev": 0.5, "min": {min}, "max": {max}, "count": 10, "total_sum": 0.0,
+                "percentiles": {{"p001": {min}, "p01": {min}, "p05": {min}, "p10": {min}, "p25": {mean}, "p75": {mean}, "p90": {max}, "p95": {max}, "p99": {max}, "p999": {max}}}, "cumulative_distribution_function": null}},
+               "errored": {{"mean": 0.0, "median": 0.0, "std_dev": 0.0, "min": 0.0, "max": 0.0, "count": 0, "percentiles": {{}}}},
+               "incomplete": {{"mean": 0.0, "count": 0}},
+               "total": {{"mean": {mean}, "count": 10}}}}"#,
+            min = mean * 0.5,
+            max = mean * 2.0
+        )
+    }
+
+    fn metrics(ttft: f64, rps: f64, tok_s: f64, conc: f64) -> String {
+        format!(
+            r#"{{"requests_per_second": {rps}, "request_concurrency": {conc}, "request_latency": {lat},
+                "prompt_token_count": {pt}, "output_token_count": {ot}, "time_to_first_token_ms": {ttft},
+                "time_per_output_token_ms": {tpot}, "inter_token_latency_ms": {itl},
+                "output_tokens_per_second": {tok_s}, "tokens_per_second": {tot}}}"#,
+            rps = dist(rps),
+            conc = dist(conc),
+            lat = dist(0.64),
+            pt = dist(256.0),
+            ot = dist(128.0),
+            ttft = dist(ttft),
+            tpot = dist(5.0),
+            itl = dist(4.9),
+            tok_s = dist(tok_s),
+            tot = dist(tok_s * 3.0),
+        )
+    }
+
+    /// v0.2/v0.3 (mid-2025): per-benchmark `args.strategy`, `request_totals` beside `metrics`.
+    #[test]
+    fn v02_sweep_synchronous_throughput_constant() {
+        let bench = |strategy: &str, m: String, totals: &str, requests: &str| {
+            format!(
+                r#"{{"type_": "generative_benchmark", "id_": "x", "run_id": "r",
+                   "args": {{"profile": {{"type_": "sweep", "rate": -1.0, "sweep_size": 3}}, "strategy_index": 0, "strategy": {strategy}, "max_duration": 30.0}},
+                   "run_stats": {{"requests_made": {{"successful": 1, "errored": 0, "incomplete": 0, "total": 1}}}},
+                   "worker": {{"type_": "generative_requests_worker", "backend_type": "openai_http", "backend_model": "example_model"}},
+                   "request_loader": {{"type_": "generative_request_loader", "data": "prompt_tokens=256,output_tokens=128"}},
+                   "extras": {{}}, "metrics": {m}, "start_time": 1.0, "end_time": 31.0,
+                   "request_totals": {totals}, "request_samples": null, "requests": {requests}, "duration": 29.99}}"#
+            )
+        };
+        let one_request = r#"{"successful": [{"type_": "generative_text_response", "request_id": "a", "request_type": "text_completions",
+            "prompt_tokens": 257, "output_tokens": 128, "start_time": 1.0, "end_time": 1.69, "request_latency": 0.6891846656799316,
+            "time_to_first_token_ms": 21.281957626342773, "time_per_output_token_ms": 5.217, "inter_token_latency_ms": 5.258}],
+            "errored": [{"type_": "generative_text_error", "request_type": "text_completions", "error": "timeout", "prompt_tokens": 257, "output_tokens": 0,
+            "request_latency": 30.0, "time_to_first_token_ms": null, "inter_token_latency_ms": null}], "incomplete": [], "total": null}"#;
+        let text = format!(
+            r#"{{"benchmarks": [{}, {}, {}]}}"#,
+            bench(
+                r#"{"type_": "synchronous"}"#,
+                metrics(16.79, 1.548, 198.1, 0.998),
+                r#"{"successful": 46, "errored": 1, "incomplete": 1, "total": 48}"#,
+                one_request
+            ),
+            bench(
+                r#"{"type_": "throughput", "max_concurrency": null}"#,
+                metrics(250.0, 12.5, 1600.0, 60.0),
+                r#"{"successful": 375, "errored": 0, "incomplete": 12, "total": 387}"#,
+                r#"{"successful": [], "errored": [], "incomplete": []}"#
+            ),
+            bench(
+                r#"{"type_": "constant", "rate": 6.98, "initial_burst": true}"#,
+                metrics(30.0, 6.9, 880.0, 4.5),
+                r#"{"successful": 209, "errored": 0, "incomplete": 0, "total": 209}"#,
+                r#"{"successful": [], "errored": []}"#
+            ),
+        );
+        assert_eq!(crate::ingest::formats::detect(&text), Some(SourceFormat::Guidellm));
+        let p = parse(&text).unwrap();
+        assert_eq!(p.levels.len(), 3);
+        let l0 = &p.levels[0];
+        assert_eq!((l0.point.load_kind, l0.point.load_value), (LoadKind::Concurrency, 1.0));
+        assert_eq!(
+            (l0.point.requests_ok, l0.point.requests_failed),
+            (Some(46), Some(1)),
+            "request_totals wins over run_stats"
+        );
+        assert!(close(l0.point.get(Metric::Ttft, Stat::P99), 16.79 * 2.0));
+        assert!(close(l0.point.get(Metric::Ttft, Stat::P(10)), 16.79 * 0.5), "p01 is p1");
+        assert!(close(l0.point.get(Metric::E2e, Stat::Mean), 640.0));
+        assert!(close(l0.point.get(Metric::OutputThroughput, Stat::Mean), 198.1));
+        assert!(close(l0.point.get(Metric::AchievedConcurrency, Stat::Mean), 0.998));
+        assert_eq!(l0.requests.len(), 2);
+        assert!(l0.requests[0].ok);
+        assert!(close(l0.requests[0].e2e_ms, 689.1846656799316));
+        assert!(close(l0.requests[0].tpot_ms, 5.258), "per-request ITL is TPOT");
+        assert_eq!((l0.requests[1].ok, l0.requests[1].error.as_deref()), (false, Some("timeout")));
+        assert!(l0.raw.get("requests").is_none() && l0.raw["args"]["strategy"]["type_"] == "synchronous");
+
+        let l1 = &p.levels[1].point;
+        assert_eq!((l1.load_kind, l1.load_value), (LoadKind::RequestRate, 12.5), "throughput at its measured rate");
+        let l2 = &p.levels[2].point;
+        assert_eq!((l2.load_kind, l2.load_value), (LoadKind::RequestRate, 6.98));
+
+        assert!(
+            p.warnings.iter().any(|w| w.contains("benchmarks[1] (throughput)") && w.contains("measured rate")),
+            "{:?}",
+            p.warnings
+        );
+        assert!(p.warnings.iter().any(|w| w.contains("12 request(s) were still running")));
+        assert!(p.warnings.iter().any(|w| w.contains("mixes concurrency levels")));
+        assert_eq!(p.facts.model.as_deref(), Some("example_model"));
+        assert_eq!(p.facts.endpoint_kind, Some(EndpointKind::Completions));
+        assert_eq!((p.facts.prompt_tokens, p.facts.max_tokens), (Some(256), Some(128)));
+        assert_eq!(p.definitions.ttft, None, "no TTFOT: TTFT definition unknown");
+        assert!(p.definitions.notes.iter().any(|n| n.contains("v0.2/v0.3")));
+    }
+
+    /// v0.4–v0.6 (late 2025): top-level `args`, per-benchmark `config.strategy`, totals in metrics.
+    #[test]
+    fn v04_concurrent_list_and_poisson() {
+        let bench = |strategy: &str, m: String| {
+            let m = m.replacen(
+                '{',
+                r#"{"request_totals": {"successful": 100, "errored": 2, "incomplete": 0, "total": 102}, "#,
+                1,
+            );
+            format!(
+                r#"{{"type_": "generative_benchmark", "config": {{"id_": "x", "run_id": "r", "run_index": 0, "strategy": {strategy},
+                   "constraints": {{}}, "prefer_response_metrics": true, "backend": {{"target": "http://h:8000", "model": "Qwen/Qwen3-8B"}}}},
+                   "scheduler_state": {{}}, "scheduler_metrics": {{"requests_made": {{"successful": 100, "errored": 2, "incomplete": 0, "total": 102}}}},
+                   "metrics": {m}, "requests": {{"successful": [], "errored": [], "incomplete": [], "total": null}},
+                   "start_time": 10.0, "end_time": 70.0, "duration": 60.0, "warmup_duration": 0.0, "cooldown_duration": 0.0}}"#
+            )
+        };
+        let text = format!(
+            r#"{{"metadata": {{"version": 1, "guidellm_version": "0.5.0", "python_version": "3.12", "platform": "linux"}},
+                "args": {{"target": "http://h:8000", "data": ["prompt_tokens=512,prompt_tokens_stdev=0,output_tokens=256"], "profile": "concurrent",
+                          "rate": [4, 16], "backend": "openai_http", "model": "Qwen/Qwen3-8B", "data_request_formatter": "chat_completions"}},
+                "benchmarks": [{}, {}, {}]}}"#,
+            bench(r#"{"type_": "concurrent", "streams": 4, "rampup_duration": 0.0}"#, metrics(40.0, 2.0, 500.0, 3.9)),
+            bench(
+                r#"{"type_": "concurrent", "streams": 16, "rampup_duration": 0.0}"#,
+                metrics(90.0, 6.0, 1500.0, 15.8)
+            ),
+            bench(r#"{"type_": "poisson", "rate": 2.5, "random_seed": 42}"#, metrics(35.0, 2.4, 600.0, 3.0)),
+        );
+        assert_eq!(crate::ingest::formats::detect(&text), Some(SourceFormat::Guidellm));
+        let p = parse(&text).unwrap();
+        let loads: Vec<(LoadKind, f64)> = p.levels.iter().map(|l| (l.point.load_kind, l.point.load_value)).collect();
+        assert_eq!(
+            loads,
+            vec![(LoadKind::Concurrency, 4.0), (LoadKind::Concurrency, 16.0), (LoadKind::RequestRate, 2.5)]
+        );
+        let l1 = &p.levels[1].point;
+        assert_eq!((l1.requests_ok, l1.requests_failed), (Some(100), Some(2)));
+        assert!(close(l1.get(Metric::Ttft, Stat::P99), 180.0));
+        assert!(close(l1.get(Metric::Tpot, Stat::P50), 4.9));
+        assert!(close(l1.get(Metric::TotalThroughput, Stat::Mean), 4500.0));
+        assert!(close(l1.wall_s, 60.0));
+        assert_eq!(p.facts.model.as_deref(), Some("Qwen/Qwen3-8B"));
+        assert_eq!(p.facts.endpoint_kind, Some(EndpointKind::Chat));
+        assert_eq!((p.facts.prompt_tokens, p.facts.max_tokens), (Some(512), Some(256)));
+        assert!(p.definitions.notes.iter().any(|n| n.contains("v0.4–v0.6") && n.contains("0.5.0")));
+        assert_eq!(p.definitions.token_count, Some(TokenCountSource::ServerUsage));
+    }
+
+    /// v0.7+: a throughput benchmark that sat at its cap is a concurrency level.
+    #[test]
+    fn v07_throughput_at_its_cap_is_concurrency() {
+        let text = format!(
+            r#"{{"metadata": {{"version": 2, "guidellm_version": "0.7.1"}}, "config": {{"spec": {{"backend": {{"model": "m", "request_format": "/v1/completions"}}}}}},
+                "benchmarks": [{{"type_": "generative_benchmark", "config": {{"strategy": {{"type_": "throughput", "max_concurrency": 64}}}},
+                                 "metrics": {}, "duration": 30.0}}]}}"#,
+            metrics(300.0, 20.0, 2500.0, 61.0)
+        );
+        let p = parse(&text).unwrap();
+        assert_eq!((p.levels[0].point.load_kind, p.levels[0].point.load_value), (LoadKind::Concurrency, 64.0));
+        assert!(p.warnings.iter().any(|w| w.contains("cap of 64")));
+        assert!(p.warnings.iter().any(|w| w.contains("no request totals")));
+        assert_eq!(p.facts.endpoint_kind, Some(EndpointKind::Completions));
+    }
+
+    /// v0.1 (2024): the GuidanceReport nesting, no statistics, times in seconds.
+    #[test]
+    fn v01_results_become_statistics() {
+        let result = |start: f64, ttft: f64, gaps: &[f64]| {
+            let end = start + ttft + gaps.iter().sum::<f64>();
+            format!(
+                r#"{{"request": {{"id": "x", "prompt": "p", "prompt_token_count": 100, "output_token_count": 4, "params": {{}}}},
+                   "prompt": "p", "prompt_word_count": 80, "prompt_token_count": 100, "output": "a b c d", "output_word_count": 4,
+                   "output_token_count": {n}, "last_time": {end}, "first_token_set": true, "start_time": {start}, "end_time": {end},
+                   "first_token_time": {ttft}, "decode_times": {{"data": {gaps:?}}}}}"#,
+                n = gaps.len() + 1
+            )
+        };
+        let sync_results =
+            [result(100.0, 0.05, &[0.01, 0.01, 0.01]), result(100.2, 0.07, &[0.02, 0.02, 0.02])].join(",");
+        let async_results = [result(200.0, 0.1, &[0.03, 0.03]), result(200.5, 0.3, &[0.05])].join(",");
+        let text = format!(
+            r#"{{"benchmarks": [{{"benchmarks": [
+                  {{"mode": "synchronous", "rate": null, "results": [{sync_results}], "errors": [], "concurrencies": [{{"time": 1.0, "completed": 0, "errored": 0, "processing": 1}}]}},
+                  {{"mode": "asynchronous", "rate": 2.5, "results": [{async_results}],
+                    "errors": [{{"request": {{"id": "y", "prompt": "p"}}, "message": "Connection reset"}}], "concurrencies": []}},
+                  {{"mode": "throughput", "rate": null, "results": [{async_results}], "errors": [], "concurrencies": []}}],
+                "args": {{"backend_type": "openai_server", "target": "http://localhost:8000/v1", "model": "mistralai/Mistral-7B-Instruct-v0.3",
+                          "data_type": "emulated", "data": "prompt_tokens=100,generated_tokens=4", "tokenizer": null, "mode": "sweep", "rate": null,
+                          "max_number": null, "max_duration": 120}}}}]}}"#
+        );
+        assert_eq!(crate::ingest::formats::detect(&text), Some(SourceFormat::Guidellm));
+        let p = parse(&text).unwrap();
+        assert_eq!(p.levels.len(), 3);
+        let s = &p.levels[0];
+        assert_eq!((s.point.load_kind, s.point.load_value), (LoadKind::Concurrency, 1.0));
+        assert_eq!((s.point.requests_ok, s.point.requests_failed), (Some(2), Some(0)));
+        assert!(close(s.requests[0].ttft_ms, 50.0));
+        assert!(close(s.requests[0].e2e_ms, 80.0));
+        assert!(close(s.requests[1].tpot_ms, 20.0));
+        // first start 100.0, last end 100.2 + 0.13 = 100.33
+        assert!(close(s.point.wall_s, 0.33));
+        assert!(close(s.point.get(Metric::OutputThroughput, Stat::Mean), 8.0 / 0.33));
+        assert!(close(s.point.get(Metric::ChunkGap, Stat::Mean), 15.0));
+        assert!(close(s.point.get(Metric::ChunkGap, Stat::Max), 20.0));
+        assert!(
+            s.raw.get("results").is_none() && s.raw.get("concurrencies").is_none() && s.raw["mode"] == "synchronous"
+        );
+
+        let a = &p.levels[1];
+        assert_eq!((a.point.load_kind, a.point.load_value), (LoadKind::RequestRate, 2.5));
+        assert_eq!((a.point.requests_ok, a.point.requests_failed), (Some(2), Some(1)));
+        assert_eq!(a.requests[2].error.as_deref(), Some("Connection reset"));
+
+        let t = &p.levels[2];
+        // 2 requests from 200.0 to 200.5 + 0.35 = 200.85
+        assert!(close(Some(t.point.load_value), 2.0 / 0.85));
+        assert!(p.warnings.iter().any(|w| w.contains("(throughput)")));
+        assert_eq!(p.facts.model.as_deref(), Some("mistralai/Mistral-7B-Instruct-v0.3"));
+        assert_eq!((p.facts.prompt_tokens, p.facts.max_tokens), (Some(100), Some(4)));
+        assert_eq!(p.definitions.throughput_window, Some(ThroughputWindow::FirstSendToLastResponse));
+
+        // The shorthand without the report nesting reads the same levels.
+        let flat = format!(
+            r#"{{"benchmarks": [{{"mode": "asynchronous", "rate": 2.5, "results": [{async_results}], "errors": [], "concurrencies": []}}]}}"#
+        );
+        let f = parse(&flat).unwrap();
+        assert_eq!(f.levels[0].requests, p.levels[1].requests[..2].to_vec());
+    }
+
+    #[test]
+    fn bad_input_names_the_field() {
+        let err = |text: &str| parse(text).unwrap_err().to_string();
+        assert_eq!(err(r#"{"benchmarks": []}"#), "field `benchmarks`: the list is empty: the file holds no benchmark");
+        assert!(err(r#"{"benchmarks": {}}"#).contains("field `benchmarks`: expected a list"));
+        assert!(err("{\"benchmarks\": [").starts_with("line 1"));
+
+        let with = |strategy: &str, ttft_mean: &str| {
+            format!(
+                r#"{{"benchmarks": [{{"type_": "generative_benchmark", "config": {{"strategy": {strategy}}},
+                    "metrics": {{"time_to_first_token_ms": {{"successful": {{"mean": {ttft_mean}, "count": 3}}}}}}}}]}}"#
+            )
+        };
+        assert_eq!(
+            err(&with(r#"{"type_": "constant", "rate": 2.0}"#, r#""fast""#)),
+            "field `benchmarks[0].metrics.time_to_first_token_ms.successful.mean`: expected a number, found the text \"fast\""
+        );
+        assert!(err(&with(r#"{"type_": "constant", "rate": 2.0}"#, r#""NaN""#))
+            .contains("successful.mean`: `NaN` makes no sense"));
+        assert!(
+            err(&with(r#"{"type_": "constant", "rate": 2.0}"#, "NaN")).contains("successful.mean`"),
+            "bare NaN too"
+        );
+        assert!(err(&with(r#"{"type_": "constant", "rate": 2.0}"#, "-3.5")).contains("negative"));
+        assert!(err(&with(r#"{"type_": "constant", "rate": 0}"#, "1"))
+            .starts_with("field `benchmarks[0].config.strategy.rate`: 0 is not a usable load"));
+        assert!(err(&with(r#"{"type_": "constant"}"#, "1"))
+            .starts_with("field `benchmarks[0].config.strategy.rate`: missing"));
+        assert!(err(&with(r#"{"type_": "concurrent", "streams": "four"}"#, "1"))
+            .starts_with("field `benchmarks[0].config.strategy.streams`"));
+        assert!(err(&with(r#"{"type_": "warp"}"#, "1")).contains("unknown strategy `warp`"));
+        assert!(err(&with(r#"{"rate": 2}"#, "1")).starts_with("field `benchmarks[0].config.strategy.type_`: missing"));
+        assert!(err(&with(r#"{"type_": "throughput"}"#, "1")).contains("requests_per_second.successful.mean"));
+        assert!(err(r#"{"benchmarks": [{"type_": "generative_benchmark", "metrics": {}}]}"#)
+            .starts_with("field `benchmarks[0].config.strategy`: missing"));
+        assert!(err(
+            r#"{"benchmarks": [{"type_": "generative_benchmark", "config": {"strategy": {"type_": "synchronous"}}}]}"#
+        )
+        .starts_with("field `benchmarks[0].metrics`: missing"));
+        assert!(err(r#"{"benchmarks": [{"type_": "generative_benchmark", "config": {"strategy": {"type_": "synchronous"}}, "metrics": {"request_totals": {"successful": 2.5}}}]}"#)
+            .starts_with("field `benchmarks[0].metrics.request_totals.successful`: expected a whole number"));
+        // v0.1
+        assert!(err(r#"{"benchmarks": [{"mode": "synchronous", "results": [{"start_time": 5, "end_time": 4}], "concurrencies": []}]}"#)
+            .starts_with("field `benchmarks[0].results[0].end_time`"));
+        assert!(err(r#"{"benchmarks": [{"mode": "synchronous", "results": [{"decode_times": {"data": [0.1, -1]}}], "concurrencies": []}]}"#)
+            .starts_with("field `benchmarks[0].results[0].decode_times.data[1]`"));
+        assert!(err(r#"{"benchmarks": [{"benchmarks": [], "args": {}}]}"#)
+            .starts_with("field `benchmarks[0].benchmarks`: the list is empty"));
+    }
+
+    /// An empty `successful` subset (all zeros) is not a measurement.
+    #[test]
+    fn empty_subsets_are_skipped() {
+        let text = r#"{"benchmarks": [{"type_": "generative_benchmark", "config": {"strategy": {"type_": "synchronous"}},
+            "metrics": {"request_totals": {"successful": 0, "errored": 5, "incomplete": 0, "total": 5},
+                        "time_to_first_token_ms": {"successful": {"mean": 0.0, "median": 0.0, "count": 0, "percentiles": {"p99": 0.0}},
+                                                   "errored": {"mean": 40.0, "count": 5}}}}]}"#;
+        let p = parse(text).unwrap();
+        let l = &p.levels[0].point;
+        assert_eq!((l.requests_ok, l.requests_failed), (Some(0), Some(5)));
+        assert!(l.measures.is_empty(), "{:?}", l.measures);
+    }
 }

@@ -1,0 +1,128 @@
+//! Every real result file in the shared fixtures directory imports through the one import
+//! path (detection from content, parsing, grouping), into a real SQLite file. The per-format
+//! tests beside each parser pin specific numbers; this one proves detection picks the
+//! right parser for every file when all parsers compete, and that storing works.
+
+use app::domain::SourceFormat;
+use server::ingest::{self, ImportRequest, InputFile};
+use std::path::PathBuf;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(
+        std::env::var("PLATEAU_FIXTURES")
+            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR"))),
+    )
+}
+
+/// (file, expected format, levels it yields)
+const FILES: &[(&str, SourceFormat, usize)] = &[
+    ("aiperf/aiperf-0.8.0_tests_audit_baseline-chat_bare_profile_export_aiperf.json", SourceFormat::Aiperf, 1),
+    ("aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json", SourceFormat::Aiperf, 1),
+    ("genai-perf/cloudai-docs_ai_dynamo_profile_genai_perf.csv", SourceFormat::GenaiPerf, 1),
+    ("guidellm/llm-d-benchmark_guidellm_report_v2_constant_2_4rps.json", SourceFormat::Guidellm, 2),
+    ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json", SourceFormat::Inferencex, 1),
+    ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json", SourceFormat::Inferencex, 1),
+    ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc8.json", SourceFormat::Inferencex, 1),
+    ("inferencex/inferencex-app_glm47_gaudi3_summary.json", SourceFormat::Inferencex, 0),
+    ("llm-d-benchmark-report/br_v0_2_example.yaml", SourceFormat::LlmdReport, 1),
+    ("llmperf/leaderboard_individual_groq_70b.json", SourceFormat::Llmperf, 1),
+    ("llmperf/leaderboard_summary_groq_70b.json", SourceFormat::Llmperf, 1),
+    ("seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt", SourceFormat::BenchmarkPy, 4),
+    ("sglang/datacrunch_llama_3_3_70b_online_output.jsonl", SourceFormat::Sglang, 7),
+    ("sglang/sglang-issue-12389_random_4000in_1000out_conc32.jsonl", SourceFormat::Sglang, 1),
+    ("vllm/inferencex-app_glm47_conc1.json", SourceFormat::Vllm, 1),
+    ("vllm/inferencex-app_glm47_conc4.json", SourceFormat::Vllm, 1),
+    ("vllm/vllm-nightly_2024-08-23_vllm_055_results.json", SourceFormat::Vllm, 0),
+];
+
+fn read(rel: &str) -> InputFile {
+    let path = fixtures().join(rel);
+    let content = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    InputFile { file_name: Some(rel.rsplit('/').next().unwrap_or(rel).to_owned()), content }
+}
+
+#[test]
+fn the_list_covers_every_fixture_file() {
+    let mut on_disk = Vec::new();
+    for dir in std::fs::read_dir(fixtures()).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            if name == "SOURCE.txt" || name == "README.md" {
+                continue;
+            }
+            on_disk.push(format!("{}/{name}", dir.file_name().unwrap().to_string_lossy()));
+        }
+    }
+    on_disk.sort();
+    let mut listed: Vec<String> = FILES.iter().map(|(f, _, _)| (*f).to_owned()).collect();
+    listed.sort();
+    assert_eq!(listed, on_disk, "a fixture file is not covered by this test");
+}
+
+#[tokio::test]
+async fn every_fixture_file_imports_as_its_own_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("fixtures.db")).await.unwrap();
+    for (rel, format, levels) in FILES {
+        // LLMPerf's individual-responses file does not record its concurrency: the user
+        // says it (5, from the matching summary), as the form's `concurrency` field does.
+        let concurrency = rel.contains("individual").then_some(5.0);
+        let req = ImportRequest { files: vec![read(rel)], concurrency, ..ImportRequest::default() };
+        let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        assert_eq!(prepared.len(), 1, "{rel}");
+        let run = &prepared[0].run;
+        assert_eq!(run.source.format, *format, "{rel} detected as {:?}", run.source.format);
+        if *levels > 0 {
+            assert_eq!(run.levels.len(), *levels, "{rel}");
+        } else {
+            assert!(!run.levels.is_empty(), "{rel}");
+        }
+        for l in &run.levels {
+            assert!(l.point.load_value > 0.0, "{rel}: load");
+            assert!(!l.point.measures.is_empty(), "{rel}: no measures at load {}", l.point.load_value);
+        }
+        let n = run.levels.len();
+        let done = ingest::store(&pool, prepared).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let stored = app::db::get_run(&pool, &done[0].id).await.unwrap();
+        assert_eq!(stored.points.len(), n, "{rel}");
+    }
+}
+
+#[test]
+fn per_level_files_of_one_sweep_group_into_one_run() {
+    let files = vec![
+        read("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json"),
+        read("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json"),
+        read("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc8.json"),
+    ];
+    let prepared = ingest::prepare(&ImportRequest { files, ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES).unwrap();
+    assert_eq!(prepared.len(), 1);
+    let loads: Vec<f64> = prepared[0].run.levels.iter().map(|l| l.point.load_value).collect();
+    assert_eq!(loads, vec![4.0, 8.0, 16.0]);
+    assert_eq!(prepared[0].run.files.len(), 3);
+
+    let files = vec![read("vllm/inferencex-app_glm47_conc4.json"), read("vllm/inferencex-app_glm47_conc1.json")];
+    let prepared = ingest::prepare(&ImportRequest { files, ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES).unwrap();
+    assert_eq!(prepared.len(), 1);
+    assert_eq!(prepared[0].run.levels.len(), 2);
+    assert_eq!(prepared[0].run.facts.model.as_deref(), Some("zai-org/GLM-4.7"));
+}
+
+#[test]
+fn a_file_of_one_tool_with_another_tools_extension_is_still_read_by_content() {
+    let mut f = read("sglang/sglang-issue-12389_random_4000in_1000out_conc32.jsonl");
+    f.file_name = Some("results.csv".into());
+    let prepared = ingest::prepare(&ImportRequest { files: vec![f], ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES).unwrap();
+    assert_eq!(prepared[0].run.source.format, SourceFormat::Sglang);
+    // Forcing the wrong format gives that parser's error, naming the file.
+    let f = read("sglang/sglang-issue-12389_random_4000in_1000out_conc32.jsonl");
+    let req = ImportRequest { files: vec![f], format: Some(SourceFormat::Guidellm), ..ImportRequest::default() };
+    let e = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_err();
+    assert!(e.to_string().starts_with("sglang-issue-12389_random_4000in_1000out_conc32.jsonl:"), "{e}");
+    assert!(e.to_string().contains("GuideLLM"), "{e}");
+}
