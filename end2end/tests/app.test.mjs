@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startServer, launchBrowser, watchErrors, seriesLength, STORY_FILE, ROOT } from './support.mjs';
+import { startServer, launchBrowser, watchErrors, seriesLength, STORY_FILE, ROOT, FIXTURES } from './support.mjs';
 
 let server;
 let browser;
@@ -147,6 +147,27 @@ test('several files of one sweep preview as one run, or one run each', async () 
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
   assert.equal(await page.locator('#run-name').innerText(), 'three-file sweep');
   assert.equal(await page.locator('#levels tbody tr').count(), 3);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('vLLM result files of one sweep import as one run with TTFT and definitions', async () => {
+  const page = await browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(server.base + '/upload');
+  const files = ['inferencex-app_glm47_conc4.json', 'inferencex-app_glm47_conc1.json'].map((f) => join(FIXTURES, 'vllm', f));
+  await page.locator('input[name=file]').setInputFiles(files);
+  await page.locator('#import-submit').click();
+  await page.waitForURL(/\/imports\/[a-z0-9]+$/);
+  assert.deepEqual(await page.locator('#preview-files tbody td.format').allInnerTexts(), ['vLLM bench serve', 'vLLM bench serve']);
+  assert.equal(await page.locator('.preview-run').count(), 1);
+  assert.equal(await page.locator('input[name=model]').inputValue(), 'zai-org/GLM-4.7', 'facts read from the file');
+  await page.locator('#import-save').click();
+  await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+  assert.equal(await page.locator('#levels tbody tr').count(), 2);
+  await page.locator('#chart-ttft canvas').waitFor();
+  assert.equal(await seriesLength(page, 'chart-ttft', 0), 2);
+  assert.match(await page.locator('dl.definitions').innerText(), /TTFT counts/);
   assert.deepEqual(errors, []);
   await page.close();
 });
