@@ -69,9 +69,16 @@ async fn every_fixture_file_imports_as_its_own_format() {
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join("fixtures.db")).await.unwrap();
     for (rel, format, levels) in FILES {
-        // LLMPerf's individual-responses file does not record its concurrency: the user
-        // says it (5, from the matching summary), as the form's `concurrency` field does.
-        let concurrency = rel.contains("individual").then_some(5.0);
+        // LLMPerf's individual-responses file and GenAI-Perf's CSV do not record their
+        // concurrency: the user says it, as the form's `concurrency` field does (LLMPerf's
+        // is 5, from the matching summary; GenAI-Perf's is not known, 10 stands in).
+        let concurrency = if rel.contains("individual") {
+            Some(5.0)
+        } else if rel.ends_with("genai_perf.csv") {
+            Some(10.0)
+        } else {
+            None
+        };
         let req = ImportRequest { files: vec![read(rel)], concurrency, ..ImportRequest::default() };
         let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
         assert_eq!(prepared.len(), 1, "{rel}");

@@ -61,8 +61,7 @@ impl LevelKey {
     /// Whether two keys name the same level.
     pub fn same_as(&self, other: &LevelKey) -> bool {
         let (a, b) = (self.load_value, other.load_value);
-        self.load_kind == other.load_kind
-            && (a - b).abs() <= LOAD_REL_EPS * a.abs().max(b.abs()).max(1.0)
+        self.load_kind == other.load_kind && (a - b).abs() <= LOAD_REL_EPS * a.abs().max(b.abs()).max(1.0)
     }
 
     /// `C=32` or `8 req/s`: how a person names the level in a sentence.
@@ -76,9 +75,7 @@ impl LevelKey {
             LoadKind::Concurrency => 0u8,
             LoadKind::RequestRate => 1u8,
         };
-        rank(self.load_kind)
-            .cmp(&rank(other.load_kind))
-            .then(self.load_value.total_cmp(&other.load_value))
+        rank(self.load_kind).cmp(&rank(other.load_kind)).then(self.load_value.total_cmp(&other.load_value))
     }
 }
 
@@ -113,8 +110,7 @@ impl AlignedLevel {
 /// Lines up the levels of several runs (each a slice of points) by load kind and value,
 /// in load order: concurrency levels first, then request rates.
 pub fn align(runs: &[&[Point]]) -> Vec<AlignedLevel> {
-    let mut keys: Vec<LevelKey> =
-        runs.iter().flat_map(|pts| pts.iter().map(LevelKey::of)).collect();
+    let mut keys: Vec<LevelKey> = runs.iter().flat_map(|pts| pts.iter().map(LevelKey::of)).collect();
     keys.sort_by(|a, b| a.order(b));
     keys.dedup_by(|a, b| a.same_as(b));
     keys.into_iter()
@@ -175,11 +171,8 @@ impl Quantity {
 
 /// Every known number of a point, statistics first (in metric, statistic order).
 pub fn quantities(p: &Point) -> Vec<(Quantity, f64)> {
-    let mut out: Vec<(Quantity, f64)> = p
-        .measures
-        .iter()
-        .map(|m| (Quantity::Measure { metric: m.metric, stat: m.stat }, m.value))
-        .collect();
+    let mut out: Vec<(Quantity, f64)> =
+        p.measures.iter().map(|m| (Quantity::Measure { metric: m.metric, stat: m.stat }, m.value)).collect();
     for q in [Quantity::WallS, Quantity::RequestsOk, Quantity::RequestsFailed] {
         if let Some(v) = q.of(p) {
             out.push((q, v));
@@ -260,7 +253,10 @@ pub struct Attribution {
     pub baseline_latency_s: Option<f64>,
     pub latency_s: Option<f64>,
     pub driver: Driver,
-    /// The explanation in words, e.g. "At C=32, output throughput fell 42 % (799.9 → 464.4
+    /// The two factors in words: "tokens per request unchanged at ≈510; requests took
+    /// 73 % longer (20.38 s → 35.23 s)".
+    pub explanation: String,
+    /// The whole finding in words, e.g. "At C=32, output throughput fell 42 % (799.9 → 464.4
     /// tok/s): tokens per request unchanged at ≈510; requests took 73 % longer (20.38 s →
     /// 35.23 s)."
     pub sentence: String,
@@ -292,9 +288,7 @@ pub fn attribute(baseline: &Point, other: &Point) -> Option<Attribution> {
     };
     let usage = |p: &Point| positive(p.get(Metric::OutputTokens, Stat::Mean));
     let by_wall = |p: &Point| {
-        implied_tokens_per_request(p)
-            .filter(|e| e.method == TokensPerRequestMethod::Wall)
-            .map(|e| e.value)
+        implied_tokens_per_request(p).filter(|e| e.method == TokensPerRequestMethod::Wall).map(|e| e.value)
     };
     let (basis, n_a, n_b) = if let Some((c, la, lb)) = closed {
         (AttributionBasis::LittlesLaw, t_a * la / c, t_b * lb / c)
@@ -331,13 +325,17 @@ pub fn attribute(baseline: &Point, other: &Point) -> Option<Attribution> {
         baseline_latency_s: lat_a,
         latency_s: lat_b,
         driver,
+        explanation: String::new(),
         sentence: String::new(),
     };
-    a.sentence = attribution_sentence(&a);
+    let (explanation, sentence) = attribution_sentence(&a);
+    a.explanation = explanation;
+    a.sentence = sentence;
     Some(a)
 }
 
-fn attribution_sentence(a: &Attribution) -> String {
+/// (the factors' clauses, the whole sentence)
+fn attribution_sentence(a: &Attribution) -> (String, String) {
     let throughput = if (a.throughput_ratio - 1.0).abs() < THROUGHPUT_UNCHANGED_FRACTION {
         format!("output throughput unchanged at {:.1} tok/s", a.tok_s)
     } else {
@@ -392,7 +390,9 @@ fn attribution_sentence(a: &Attribution) -> String {
             }
         }
     };
-    format!("At {}, {throughput}: {tokens}; {rate}.", a.key.label())
+    let explanation = format!("{tokens}; {rate}");
+    let sentence = format!("At {}, {throughput}: {explanation}.", a.key.label());
+    (explanation, sentence)
 }
 
 /// A fact that decides whether two runs are comparable.
@@ -558,17 +558,18 @@ fn facts_diff_of(
         (Fact::GpuType, this.gpu_type.clone(), base.gpu_type.clone(), true),
         (Fact::GpuCount, num(this.gpu_count), num(base.gpu_count), false),
     ];
-    let mut scalar = |out: &mut Vec<FactDifference>, (fact, a, b, loose): (Fact, Option<String>, Option<String>, bool)| {
-        match (a, b) {
-            (Some(a), Some(b)) => {
-                let same = if loose { same_text(&a, &b) } else { a == b };
-                if !same {
-                    out.push(FactDifference { fact, detail: format!("{a} vs {b}") });
+    let mut scalar =
+        |out: &mut Vec<FactDifference>, (fact, a, b, loose): (Fact, Option<String>, Option<String>, bool)| {
+            match (a, b) {
+                (Some(a), Some(b)) => {
+                    let same = if loose { same_text(&a, &b) } else { a == b };
+                    if !same {
+                        out.push(FactDifference { fact, detail: format!("{a} vs {b}") });
+                    }
                 }
+                _ => unknown.push(fact),
             }
-            _ => unknown.push(fact),
-        }
-    };
+        };
     for f in workload {
         scalar(&mut differences, f);
     }
@@ -671,8 +672,7 @@ pub fn compare(runs: &[Run], baseline: usize) -> Option<Comparison> {
         .into_iter()
         .map(|al| {
             let only_in = al.only_in();
-            let base_point =
-                al.points.get(baseline).copied().flatten().and_then(|i| base.points.get(i));
+            let base_point = al.points.get(baseline).copied().flatten().and_then(|i| base.points.get(i));
             let deltas = match base_point {
                 None => Vec::new(),
                 Some(bp) => others()
@@ -848,7 +848,10 @@ pub(crate) mod tests {
     fn story_facts_name_the_endpoint() {
         let d = facts_diff(&completions_run(), &chat_run());
         assert_eq!(d.verdict, Comparability::NotLikeForLike);
-        assert_eq!(d.differences, vec![FactDifference { fact: Fact::Endpoint, detail: "chat vs completions".into() }]);
+        assert_eq!(
+            d.differences,
+            vec![FactDifference { fact: Fact::Endpoint, detail: "chat vs completions".into() }]
+        );
         assert_eq!(d.explanation, "not like for like: endpoint differs (chat vs completions)");
         assert!(d.unknown.contains(&Fact::MaxTokens) && d.unknown.contains(&Fact::EngineVersion));
     }

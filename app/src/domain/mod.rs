@@ -5,7 +5,10 @@
 //! as "—", never as 0.
 
 pub mod analysis;
+pub mod anomalies;
+pub mod compare;
 pub mod format;
+pub mod knee;
 pub mod metrics;
 pub mod preview;
 pub mod query;

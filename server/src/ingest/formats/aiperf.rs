@@ -1,15 +1,849 @@
-//! PLACEHOLDER: the aiperf importer is being written (issue 3). Detects nothing yet.
+//! Importer for NVIDIA AIPerf's `profile_export_aiperf.json`: one file is one load level.
+//!
+//! Owns the AIPerf JSON layouts, the per-metric stats blocks that AIPerf and GenAI-Perf
+//! share (`{unit, avg, min, max, std, p1…p99}`, read by [`read_stats`], which the GenAI-Perf
+//! importer reuses), and the mapping of AIPerf's metric names onto Plateau's definitions.
+//!
+//! Quirks handled:
+//! - Two layouts: early exports (≤ Oct 2025) nest the metrics under `"records"` and use the
+//!   tags `ttft`/`ttst`; schema 1.x puts every metric at the top level next to
+//!   `schema_version`, `input_config`, `error_summary`, `was_cancelled` …
+//! - Units come from each block's `unit` ("ms", "sec", "ns", "tokens/sec", "requests/sec",
+//!   "tokens"), never from the tag. Derived metrics (throughputs, counts, duration) carry only
+//!   `unit` + `avg`, sometimes with every other statistic present as `null`.
+//! - Same names, different meanings (METRICS.md §0): AIPerf's `inter_token_latency` is
+//!   (e2e − TTFT)/(OSL − 1), i.e. Plateau's TPOT; its `inter_chunk_latency` is the pooled
+//!   chunk gaps (Plateau's "ITL (chunk gaps)"); TTFT counts reasoning tokens, TTFO does not.
+//!   `output_sequence_length` (content + reasoning) is the output token count, as it is what
+//!   AIPerf's throughput divides.
+//! - A throughput reported as a distribution (percentiles over time slices) keeps only its
+//!   `avg`, as the level's mean; the definitions say so.
+//! - The load is read from `input_config`, whose shape changed across versions:
+//!   `phases[]` (v2 config), `loadgen` (0.1–0.3), `runtime` (operator), the recorded
+//!   `cli_command` as a last resort. Never from the file name. Without any of them AIPerf
+//!   ran at its default, concurrency 1, and the import says so.
+//! - `request_count` counts successful requests only; failures are `error_request_count`
+//!   (absent when there were none) and `error_summary` (which becomes warnings).
+//!
+//! Not supported: AIPerf's CSV export (it lacks the load and the model: the parser asks for
+//! the JSON instead), the per-request `profile_export.jsonl`, and multi-run
+//! `_aggregate`/`_collated` files.
 
-use crate::ingest::json::FieldError;
+use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
-use app::domain::SourceFormat;
+use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition, Unit};
+use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RunFacts, SourceFormat};
+use serde_json::Value;
 
 pub const FORMAT: Format = Format { format: SourceFormat::Aiperf, sniff, parse };
 
-pub fn sniff(_text: &str) -> bool {
-    false
+/// How a metric's statistics are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A per-request distribution: every statistic is kept.
+    Distribution,
+    /// A level-wide rate: only `avg` is kept, as the mean. Other statistics, when present,
+    /// describe a distribution over time, which is not what Plateau's rate columns mean.
+    Rate,
 }
 
-pub fn parse(_text: &str) -> Result<ParsedFile, FieldError> {
-    Err(FieldError::field("", "this format is not supported yet"))
+/// AIPerf tag → Plateau metric, by definition (METRICS.md §0, §4.2).
+const METRICS: &[(&str, Metric, Shape)] = &[
+    ("time_to_first_token", Metric::Ttft, Shape::Distribution),
+    ("ttft", Metric::Ttft, Shape::Distribution),
+    ("time_to_second_token", Metric::Ttst, Shape::Distribution),
+    ("ttst", Metric::Ttst, Shape::Distribution),
+    ("time_to_first_output_token", Metric::TtftContent, Shape::Distribution),
+    ("time_to_first_output", Metric::TtftContent, Shape::Distribution),
+    ("inter_token_latency", Metric::Tpot, Shape::Distribution),
+    ("inter_chunk_latency", Metric::ChunkGap, Shape::Distribution),
+    ("request_latency", Metric::E2e, Shape::Distribution),
+    ("input_sequence_length", Metric::InputTokens, Shape::Distribution),
+    ("output_sequence_length", Metric::OutputTokens, Shape::Distribution),
+    ("output_token_throughput_per_user", Metric::PerUserTokS, Shape::Distribution),
+    ("output_token_throughput", Metric::OutputThroughput, Shape::Rate),
+    ("total_token_throughput", Metric::TotalThroughput, Shape::Rate),
+    ("request_throughput", Metric::RequestThroughput, Shape::Rate),
+    ("goodput", Metric::Goodput, Shape::Rate),
+];
+
+/// Whether the text is an AIPerf profile export (JSON, either layout) or AIPerf's CSV
+/// export (claimed only to explain that the JSON is needed).
+pub fn sniff(text: &str) -> bool {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if !t.starts_with('{') {
+        return is_aiperf_csv(t);
+    }
+    // A cheap look for the keys first; only then are they checked to be top-level, so that
+    // a file embedding an AIPerf export (Plateau's own export keeps each level's source
+    // object) is not taken for one.
+    if !(t.contains("\"aiperf_version\"") || t.contains("\"input_config\"")) {
+        return false;
+    }
+    let Ok(Value::Object(top)) = json::parse(t) else { return false };
+    // `aiperf_version` exists since schema 1.0; before it, the run-status keys that
+    // GenAI-Perf's export (the same metric shape) never writes tell them apart.
+    top.contains_key("aiperf_version")
+        || (top.contains_key("input_config")
+            && ["was_cancelled", "error_summary", "records"].iter().any(|k| top.contains_key(*k)))
+}
+
+/// AIPerf's CSV starts with ascending percentiles and `std`; GenAI-Perf's descends from p99.
+fn is_aiperf_csv(t: &str) -> bool {
+    t.lines()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.trim().replace(' ', "").starts_with("Metric,avg,min,max,p1,p5,"))
+}
+
+/// An error about the document as a whole.
+pub(crate) fn top_level(message: impl Into<String>) -> FieldError {
+    FieldError { at: "top level".to_owned(), message: message.into(), line: None }
+}
+
+pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if !t.starts_with('{') {
+        return Err(FieldError::line(
+            1,
+            "this is AIPerf's CSV export, which records neither the load nor the model; \
+             import profile_export_aiperf.json from the same artifact directory instead",
+        ));
+    }
+    let doc = json::parse(t)?;
+    if !doc.is_object() {
+        return Err(top_level(format!("expected a JSON object, found {}", json::kind(&doc))));
+    }
+    let root = Obj::new("", &doc)?;
+
+    // Early exports nest the metrics under `records`; schema 1.x has them at the top.
+    let records_path = "records".to_owned();
+    let metrics_obj = match root.obj("records", &records_path)? {
+        Some(records) if !METRICS.iter().any(|(tag, _, _)| root.has(tag)) => records,
+        _ => root,
+    };
+
+    let mut point = Point::at(LoadKind::Concurrency, 1.0);
+    let mut definitions = Definitions {
+        ttft: Some(TtftDefinition::FirstTokenInclReasoning),
+        token_count: Some(TokenCountSource::ClientTokenizer),
+        throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),
+        // AIPerf documents its `std` as the sample standard deviation.
+        sample_std: Some(true),
+        notes: vec![
+            "AIPerf ITL = (e2e − TTFT) ÷ (OSL − 1) per request, shown as TPOT; \
+             AIPerf ICL (every chunk gap, pooled) is shown as ITL (chunk gaps)"
+                .to_owned(),
+            "output tokens are AIPerf's OSL: content and reasoning tokens".to_owned(),
+        ],
+    };
+    let mut warnings = Vec::new();
+
+    let mut found = 0usize;
+    let mut over_time = Vec::new();
+    for (tag, metric, shape) in METRICS {
+        let Some(v) = metrics_obj.get(tag) else { continue };
+        let path = metrics_obj.child_path(tag);
+        let block = Obj::new(&path, v)?;
+        let read = read_stats(block, *metric, *shape, None, &mut point)?;
+        found += 1;
+        if read.over_time {
+            over_time.push(format!("`{tag}`"));
+        }
+        if *metric == Metric::ChunkGap && point.get(Metric::ChunkGap, Stat::Std).is_some() {
+            definitions
+                .notes
+                .push("AIPerf computes the chunk-gap std over the pooled gaps as a population std".to_owned());
+        }
+    }
+    if !over_time.is_empty() {
+        definitions.notes.push(format!(
+            "{} reported as a distribution over time: the avg is shown as the level's value",
+            over_time.join(", ")
+        ));
+    }
+    if found == 0 {
+        return Err(top_level(
+            "no AIPerf metrics found (expected blocks such as `request_latency` or \
+             `time_to_first_token` at the top level or under `records`); multi-run \
+             aggregate and collated exports are not supported",
+        ));
+    }
+
+    point.requests_ok = scalar_count(metrics_obj, "request_count")?;
+    if point.requests_ok.is_none() {
+        // Schema ≥ 1.1 counts the records behind each distribution: successful requests.
+        let path = metrics_obj.child_path("request_latency");
+        if let Some(block) = metrics_obj.obj("request_latency", &path)? {
+            point.requests_ok = block.count("count")?;
+        }
+    }
+    point.requests_failed = scalar_count(metrics_obj, "error_request_count")?;
+    let errors = error_summary(root, &mut warnings)?;
+    if point.requests_failed.is_none() {
+        point.requests_failed = errors;
+    }
+    let dur_path = metrics_obj.child_path("benchmark_duration");
+    if let Some(block) = metrics_obj.obj("benchmark_duration", &dur_path)? {
+        let unit = block.str("unit")?.unwrap_or_else(|| "sec".to_owned());
+        let n = per_second(&unit)
+            .ok_or_else(|| FieldError::field(&block.child_path("unit"), format!("`{unit}` is not a unit of time")))?;
+        point.wall_s = block.num("avg")?.map(|v| v / n);
+    }
+
+    if matches!(root.get("was_cancelled"), Some(Value::Bool(true))) {
+        point.truncated = true;
+        warnings.push("AIPerf reports the run was cancelled before it finished".to_owned());
+    }
+
+    let cfg_path = "input_config".to_owned();
+    let cfg = root.obj("input_config", &cfg_path)?;
+    let load = load_of(cfg, root, &point)?;
+    point.load_kind = load.kind;
+    point.load_value = load.value;
+    warnings.extend(load.warnings);
+
+    let (mut facts, setup) = facts_of(cfg, root)?;
+    if setup.server_token_count {
+        definitions.token_count = Some(TokenCountSource::ServerUsage);
+    }
+    let streamed = setup.streaming.unwrap_or_else(|| point.get(Metric::Ttft, Stat::Mean).is_some());
+    facts.tags.push(if streamed { "streaming" } else { "non-streaming" }.to_owned());
+    if !streamed {
+        definitions
+            .notes
+            .push("requests were not streamed: there is no TTFT or ITL, and latency is the whole response".to_owned());
+    }
+
+    let mut level = NewLevel::new(point);
+    level.raw = doc.clone();
+    Ok(ParsedFile { facts, definitions, levels: vec![level], warnings })
+}
+
+/// What [`read_stats`] saw.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct StatsRead {
+    /// A [`Shape::Rate`] block carried percentiles or a std: a distribution over time.
+    pub over_time: bool,
+}
+
+/// Reads one `{unit, avg, min, max, std, p1…p99}` block into `point`, converting from the
+/// block's unit into `metric`'s. `default_unit` stands in when the block has none (GenAI-Perf
+/// leaves it empty for some metrics); without either, the numbers cannot be read.
+pub(crate) fn read_stats(
+    block: Obj<'_>,
+    metric: Metric,
+    shape: Shape,
+    default_unit: Option<&str>,
+    point: &mut Point,
+) -> Result<StatsRead, FieldError> {
+    let unit = block.str("unit")?.filter(|u| !u.trim().is_empty());
+    let Some(unit) = unit.or_else(|| default_unit.map(str::to_owned)) else {
+        return Err(FieldError::field(&block.child_path("unit"), "missing: the unit says how to read the numbers"));
+    };
+    let scale = unit_scale(metric, &unit).ok_or_else(|| {
+        FieldError::field(
+            &block.child_path("unit"),
+            format!("`{unit}` is not a unit of {} ({})", metric.label(), metric.unit().label()),
+        )
+    })?;
+    let mut read = StatsRead::default();
+    for key in block.map.keys() {
+        let Some(stat) = Stat::parse(key) else { continue };
+        // Every statistic is checked (type, NaN, sign), even one that is not kept.
+        let Some(v) = block.num(key)? else { continue };
+        match shape {
+            Shape::Distribution => point.set(metric, stat, scale.apply(v)),
+            Shape::Rate if stat == Stat::Mean => point.set(metric, stat, scale.apply(v)),
+            Shape::Rate => read.over_time = true,
+        }
+    }
+    Ok(read)
+}
+
+/// A unit conversion: a multiplication then a division by exact constants, so that whole
+/// conversions stay exact (250 000 000 ns is 250 ms, not 250.00000000000003).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Scale {
+    mul: f64,
+    div: f64,
+}
+
+impl Scale {
+    const ONE: Scale = Scale { mul: 1.0, div: 1.0 };
+
+    pub(crate) fn apply(self, v: f64) -> f64 {
+        v * self.mul / self.div
+    }
+}
+
+/// The conversion from `unit` to `metric`'s unit, if `unit` is one of its kind.
+pub(crate) fn unit_scale(metric: Metric, unit: &str) -> Option<Scale> {
+    let u = unit.trim().to_ascii_lowercase();
+    match metric.unit() {
+        Unit::Ms => time_ms_scale(&u),
+        Unit::Tokens => matches!(u.as_str(), "tokens" | "token" | "tok").then_some(Scale::ONE),
+        Unit::TokPerS => matches!(
+            u.as_str(),
+            "tokens/sec" | "tokens/s" | "tok/s" | "tokens/sec/user" | "tokens/s/user" | "tok/s/user" | "per sec"
+        )
+        .then_some(Scale::ONE),
+        Unit::ReqPerS => {
+            matches!(u.as_str(), "requests/sec" | "requests/s" | "req/s" | "per sec").then_some(Scale::ONE)
+        }
+        Unit::Requests => matches!(u.as_str(), "requests" | "count").then_some(Scale::ONE),
+    }
+}
+
+/// How many of `unit` make a second, for the time units AIPerf writes.
+fn per_second(unit: &str) -> Option<f64> {
+    match unit.trim().to_ascii_lowercase().as_str() {
+        "s" | "sec" | "secs" | "seconds" => Some(1.0),
+        "ms" | "msec" | "milliseconds" => Some(1e3),
+        "us" | "µs" | "μs" | "microseconds" => Some(1e6),
+        "ns" | "nanoseconds" => Some(1e9),
+        _ => None,
+    }
+}
+
+/// The conversion from a time unit to milliseconds.
+fn time_ms_scale(unit: &str) -> Option<Scale> {
+    let n = per_second(unit)?;
+    Some(if n >= 1e3 { Scale { mul: 1.0, div: n / 1e3 } } else { Scale { mul: 1e3 / n, div: 1.0 } })
+}
+
+/// The `avg` of a count block (`{"unit": "requests", "avg": 64.0}`) as a whole number.
+fn scalar_count(metrics: Obj<'_>, tag: &str) -> Result<Option<i64>, FieldError> {
+    let path = metrics.child_path(tag);
+    match metrics.get(tag) {
+        None => Ok(None),
+        // Some versions write a bare number here.
+        Some(Value::Number(_)) | Some(Value::String(_)) => metrics.count(tag),
+        Some(v) => Obj::new(&path, v)?.count("avg"),
+    }
+}
+
+/// Turns `error_summary` into warnings; returns the failed-request total it implies
+/// (`Some(0)` for an empty list, `None` when the file has no summary).
+fn error_summary(root: Obj<'_>, warnings: &mut Vec<String>) -> Result<Option<i64>, FieldError> {
+    let Some(v) = root.get("error_summary") else { return Ok(None) };
+    let Value::Array(items) = v else {
+        return Err(FieldError::field("error_summary", format!("expected a list, found {}", json::kind(v))));
+    };
+    let mut total = 0i64;
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("error_summary[{i}]");
+        let entry = Obj::new(&path, item)?;
+        let count = entry.count("count")?.unwrap_or(0);
+        total = total.saturating_add(count);
+        let details_path = entry.child_path("error_details");
+        let (code, kind, message) = match entry.obj("error_details", &details_path)? {
+            Some(d) => (d.str("code")?, d.str("type")?, d.str("message")?),
+            None => (None, None, None),
+        };
+        // The first few kinds are worth reading; a run failing in a hundred ways is summed up.
+        if i < 5 {
+            let mut what = kind.unwrap_or_else(|| "error".to_owned());
+            if let Some(c) = code {
+                what.push_str(&format!(" (code {c})"));
+            }
+            if let Some(m) = message.filter(|m| !m.trim().is_empty()) {
+                // Servers put whole HTML pages in error messages; the start says enough.
+                let short: String = m.trim().chars().take(200).collect();
+                let cut = if short.len() < m.trim().len() { "…" } else { "" };
+                what.push_str(&format!(": {short}{cut}"));
+            }
+            warnings.push(format!("{count} failed requests: {what}"));
+        } else if i == 5 {
+            warnings.push(format!("… and {} more kinds of error (see error_summary)", items.len() - 5));
+        }
+    }
+    Ok(Some(total))
+}
+
+/// The level's load and what the user should know about how it was found.
+#[derive(Clone)]
+struct Load {
+    kind: LoadKind,
+    value: f64,
+    warnings: Vec<String>,
+}
+
+impl Load {
+    fn new(kind: LoadKind, value: f64) -> Self {
+        Self { kind, value, warnings: Vec::new() }
+    }
+
+    /// A request rate, noting the concurrency cap AIPerf applied on top of it.
+    fn rate(rate: f64, cap: Option<f64>) -> Self {
+        let mut l = Self::new(LoadKind::RequestRate, rate);
+        if let Some(c) = cap {
+            l.warnings.push(format!("request rate {rate} req/s was capped at {c} requests in flight"));
+        }
+        l
+    }
+}
+
+/// A load setting: positive and finite, or an error naming the field.
+pub(crate) fn load_num(obj: Obj<'_>, keys: &[&str]) -> Result<Option<f64>, FieldError> {
+    for key in keys {
+        if let Some(v) = obj.num(key)? {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(FieldError::field(&obj.child_path(key), format!("{v} is not a usable load")));
+            }
+            return Ok(Some(v));
+        }
+    }
+    Ok(None)
+}
+
+/// The value given to `flag` in a recorded command line (`--concurrency 4`,
+/// `--concurrency=4`, `--concurrency '4'`), when it is a positive number.
+pub(crate) fn cli_flag(cmd: &str, flag: &str) -> Option<f64> {
+    let mut tokens = cmd.split_whitespace();
+    while let Some(tok) = tokens.next() {
+        let value =
+            if tok == flag { tokens.next() } else { tok.strip_prefix(flag).and_then(|rest| rest.strip_prefix('=')) };
+        if let Some(v) = value {
+            let v = v.trim_matches(|c| c == '\'' || c == '"');
+            return v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0);
+        }
+    }
+    None
+}
+
+/// Reads the load from `input_config`, most specific layout first.
+fn load_of(cfg: Option<Obj<'_>>, root: Obj<'_>, point: &Point) -> Result<Load, FieldError> {
+    let mut fixed_schedule = false;
+    if let Some(cfg) = cfg {
+        // v2 config: the profiling phase(s); warm-up phases are not measured.
+        if let Some(phases) = cfg.get("phases") {
+            let ppath = cfg.child_path("phases");
+            let mut loads: Vec<(String, Load)> = Vec::new();
+            let items: Vec<(String, Option<&str>, &Value)> = match phases {
+                Value::Array(a) => a.iter().enumerate().map(|(i, v)| (format!("{ppath}[{i}]"), None, v)).collect(),
+                Value::Object(m) => m.iter().map(|(k, v)| (format!("{ppath}.{k}"), Some(k.as_str()), v)).collect(),
+                other => {
+                    return Err(FieldError::field(&ppath, format!("expected a list, found {}", json::kind(other))))
+                }
+            };
+            for (path, key_name, v) in &items {
+                let ph = Obj::new(path, v)?;
+                let name = ph.str("name")?.or_else(|| key_name.map(str::to_owned)).unwrap_or_default();
+                let kind = ph.str("kind")?;
+                let warmup = kind.as_deref() == Some("warmup") || (kind.is_none() && name == "warmup");
+                if warmup || matches!(ph.get("exclude_from_results"), Some(Value::Bool(true))) {
+                    continue;
+                }
+                let ty = ph.str("type")?.unwrap_or_default().to_ascii_lowercase();
+                let conc = load_num(ph, &["concurrency"])?;
+                let rate = load_num(ph, &["rate", "request_rate"])?;
+                let load = match (ty.as_str(), rate, conc) {
+                    ("fixed_schedule", _, _) => {
+                        fixed_schedule = true;
+                        continue;
+                    }
+                    ("concurrency", _, c) => Load::new(LoadKind::Concurrency, c.unwrap_or(1.0)),
+                    (_, Some(r), c) => Load::rate(r, c),
+                    (_, None, Some(c)) => Load::new(LoadKind::Concurrency, c),
+                    (_, None, None) => continue,
+                };
+                loads.push((if name.is_empty() { path.clone() } else { name }, load));
+            }
+            if let Some((first_name, first)) = loads.first() {
+                let mut first = first.clone();
+                if loads.iter().any(|(_, l)| l.kind != first.kind || l.value != first.value) {
+                    first.warnings.push(format!(
+                        "the file aggregates {} profiling phases with different loads; \
+                         the level is placed at the load of phase `{first_name}`",
+                        loads.len()
+                    ));
+                }
+                return Ok(first);
+            }
+        }
+        // 0.1–0.3 `loadgen`, the operator's `runtime`, or flat keys: a request rate wins
+        // over a concurrency, which then only caps it (AIPerf's own precedence).
+        let (lpath, rpath) = (cfg.child_path("loadgen"), cfg.child_path("runtime"));
+        for sec in [cfg.obj("loadgen", &lpath)?, cfg.obj("runtime", &rpath)?, Some(cfg)].into_iter().flatten() {
+            let rate = load_num(sec, &["request_rate"])?;
+            let conc = load_num(sec, &["concurrency"])?;
+            match (rate, conc) {
+                (Some(r), c) => return Ok(Load::rate(r, c)),
+                (None, Some(c)) => return Ok(Load::new(LoadKind::Concurrency, c)),
+                (None, None) => {}
+            }
+        }
+        let ipath = cfg.child_path("input");
+        if let Some(input) = cfg.obj("input", &ipath)? {
+            fixed_schedule |= matches!(input.get("fixed_schedule"), Some(Value::Bool(true)));
+        }
+    }
+    // The recorded command line, when the structured config is of an unknown shape.
+    let cmds = [
+        cfg.and_then(|c| c.get("cli_command")),
+        cfg.and_then(|c| c.get("artifacts")).and_then(|a| a.get("cli_command")),
+        root.get("run_info").and_then(|r| r.get("cli_command")),
+    ];
+    for cmd in cmds.into_iter().flatten().filter_map(Value::as_str) {
+        let rate = cli_flag(cmd, "--request-rate");
+        let conc = cli_flag(cmd, "--concurrency");
+        match (rate, conc) {
+            (Some(r), c) => return Ok(Load::rate(r, c)),
+            (None, Some(c)) => return Ok(Load::new(LoadKind::Concurrency, c)),
+            (None, None) => fixed_schedule |= cmd.split_whitespace().any(|t| t == "--fixed-schedule"),
+        }
+    }
+    if fixed_schedule {
+        // Trace replay has no load setting; the achieved rate is the only honest position.
+        let Some(rps) = point.get(Metric::RequestThroughput, Stat::Mean).filter(|r| *r > 0.0) else {
+            return Err(FieldError::field(
+                "input_config",
+                "a trace replay (fixed schedule) has no load setting, and the file has no request_throughput to place it by",
+            ));
+        };
+        let mut l = Load::new(LoadKind::RequestRate, rps);
+        l.warnings.push(format!(
+            "trace replay (fixed schedule): no load was set, so the level is placed at its achieved rate, {rps:.3} req/s"
+        ));
+        return Ok(l);
+    }
+    let mut l = Load::new(LoadKind::Concurrency, 1.0);
+    l.warnings.push(
+        "the file records no concurrency or request rate; the level is placed at AIPerf's default, concurrency 1"
+            .to_owned(),
+    );
+    Ok(l)
+}
+
+/// How the requests were made, beyond [`RunFacts`].
+#[derive(Default)]
+struct Setup {
+    streaming: Option<bool>,
+    server_token_count: bool,
+}
+
+/// Model names from any of the shapes AIPerf has used: a string, a list of strings or of
+/// `{name}` objects, or `{items: [...]}`.
+fn names(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => out.push(s.trim().to_owned()),
+        Value::Array(a) => a.iter().for_each(|x| names(x, out)),
+        Value::Object(m) => {
+            if let Some(n) = m.get("name") {
+                names(n, out);
+            } else if let Some(items) = m.get("items") {
+                names(items, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A whole, positive token count from `n` or `{mean: n}` (a requested length).
+pub(crate) fn tokens(v: Option<&Value>) -> Option<i64> {
+    let v = match v? {
+        Value::Object(m) => m.get("mean")?,
+        other => other,
+    };
+    let x = v.as_f64()?;
+    (x.is_finite() && x >= 1.0 && x.fract() == 0.0 && x <= 1e9).then_some(x as i64)
+}
+
+fn facts_of(cfg: Option<Obj<'_>>, root: Obj<'_>) -> Result<(RunFacts, Setup), FieldError> {
+    let mut facts = RunFacts::default();
+    let mut setup = Setup::default();
+    if let Some(cfg) = cfg {
+        let mut models = Vec::new();
+        for v in [cfg.get("models"), cfg.get("model_names"), cfg.get("endpoint").and_then(|e| e.get("model_names"))]
+            .into_iter()
+            .flatten()
+        {
+            names(v, &mut models);
+        }
+        models.dedup();
+        facts.model = (!models.is_empty()).then(|| models.join(", "));
+
+        let epath = cfg.child_path("endpoint");
+        if let Some(ep) = cfg.obj("endpoint", &epath)? {
+            if let Some(ty) = ep.str("type")? {
+                facts.endpoint_kind = EndpointKind::parse(&ty);
+                if facts.endpoint_kind.is_none() {
+                    facts.notes = format!("AIPerf endpoint type `{ty}`");
+                }
+            }
+            setup.streaming = bool_at(ep, "streaming")?;
+            setup.server_token_count = matches!(ep.get("use_server_token_count"), Some(Value::Bool(true)));
+        }
+
+        // The requested lengths, when one synthetic dataset states them.
+        if let Some(Value::Array(ds)) = cfg.get("datasets") {
+            if let [only] = ds.as_slice() {
+                let prompts = only.get("prompts");
+                facts.prompt_tokens = tokens(prompts.and_then(|p| p.get("isl")));
+                facts.max_tokens = tokens(prompts.and_then(|p| p.get("osl")));
+            }
+        } else if let Some(prompt) = cfg.get("input").and_then(|i| i.get("prompt")) {
+            facts.prompt_tokens = tokens(prompt.get("input_tokens"));
+            facts.max_tokens = tokens(prompt.get("output_tokens"));
+        }
+    }
+
+    // GPU telemetry names the hardware: best effort, as its layout is not part of the
+    // metrics schema (endpoints → gpus → gpu_name).
+    let mut gpus = Vec::new();
+    if let Some(Value::Object(endpoints)) = root.get("telemetry_data").and_then(|t| t.get("endpoints")) {
+        for ep in endpoints.values() {
+            if let Some(Value::Object(g)) = ep.get("gpus") {
+                gpus.extend(g.values().filter_map(|gpu| gpu.get("gpu_name")?.as_str().map(str::to_owned)));
+            }
+        }
+    }
+    if let Some(first) = gpus.first() {
+        if gpus.iter().all(|g| g == first) {
+            facts.gpu_type = Some(first.trim_start_matches("NVIDIA ").to_owned());
+            facts.gpu_count = i64::try_from(gpus.len()).ok();
+        }
+    }
+    Ok((facts, setup))
+}
+
+/// A true/false field that may be absent.
+pub(crate) fn bool_at(obj: Obj<'_>, key: &str) -> Result<Option<bool>, FieldError> {
+    match obj.get(key) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(v) => {
+            Err(FieldError::field(&obj.child_path(key), format!("expected true/false, found {}", json::kind(v))))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixtures_dir() -> String {
+        std::env::var("PLATEAU_FIXTURES")
+            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")))
+    }
+
+    /// Every result file of a tool's fixture folder (SOURCE.txt and READMEs are notes).
+    fn fixture_files(tool: &str) -> Vec<(String, String)> {
+        let dir = format!("{}/{tool}", fixtures_dir());
+        let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                p.is_file() && name != "SOURCE.txt" && name != "README.md"
+            })
+            .map(|p| {
+                let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                (p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_owned(), text)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn only_level(p: &ParsedFile) -> &Point {
+        assert_eq!(p.levels.len(), 1);
+        &p.levels[0].point
+    }
+
+    #[test]
+    fn every_real_aiperf_file_parses_and_is_detected() {
+        let files = fixture_files("aiperf");
+        assert!(files.len() >= 2, "expected the AIPerf fixtures, found {}", files.len());
+        let mut checked = 0;
+        for (name, text) in &files {
+            assert_eq!(crate::ingest::formats::detect(text), Some(SourceFormat::Aiperf), "{name}");
+            let parsed = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let p = only_level(&parsed);
+            assert!(p.load_value > 0.0, "{name}");
+            assert_eq!(parsed.definitions.sample_std, Some(true));
+            assert_eq!(parsed.definitions.throughput_window, Some(ThroughputWindow::FirstSendToLastResponse));
+            assert!(parsed.levels[0].raw.get("input_config").is_some(), "{name}: raw keeps the source object");
+
+            if name.starts_with("aiperf-0.8.0_tests_audit_baseline-chat") {
+                checked += 1;
+                assert_eq!((p.load_kind, p.load_value), (LoadKind::Concurrency, 4.0));
+                assert_eq!(p.requests_ok, Some(64));
+                assert_eq!(p.requests_failed, Some(0), "empty error_summary");
+                assert_eq!(p.get(Metric::E2e, Stat::P99), Some(15.14387014));
+                assert_eq!(p.get(Metric::E2e, Stat::P50), Some(0.6734304999999999));
+                assert_eq!(p.get(Metric::E2e, Stat::Std), Some(3.2372036172079475));
+                assert_eq!(p.get(Metric::Ttft, Stat::P99), None, "non-streaming: no TTFT");
+                assert_eq!(p.output_tok_s(), Some(1022443.0554692096));
+                assert_eq!(p.get(Metric::TotalThroughput, Stat::Mean), Some(2042654.398625265));
+                assert_eq!(p.get(Metric::RequestThroughput, Stat::Mean), Some(1854.929714829192));
+                assert_eq!(p.get(Metric::InputTokens, Stat::Mean), Some(550.0));
+                assert_eq!(p.get(Metric::OutputTokens, Stat::P50), Some(562.5));
+                assert_eq!(p.get(Metric::OutputTokens, Stat::P(10)), Some(440.0), "p1");
+                assert_eq!(p.wall_s, Some(0.034502655), "sec → s");
+                assert_eq!(parsed.facts.model.as_deref(), Some("mock-model"));
+                assert_eq!(parsed.facts.endpoint_kind, Some(EndpointKind::Chat));
+                assert_eq!(parsed.facts.prompt_tokens, Some(550));
+                assert!(parsed.facts.tags.contains(&"non-streaming".to_owned()));
+                assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+            }
+            if name.starts_with("aiperf-tests_operator_ui_aiperf-llama3-c128") {
+                checked += 1;
+                assert_eq!((p.load_kind, p.load_value), (LoadKind::Concurrency, 128.0));
+                assert_eq!(p.get(Metric::Ttft, Stat::P99), Some(195.0));
+                assert_eq!(p.get(Metric::Ttft, Stat::Mean), Some(150.0));
+                assert_eq!(p.get(Metric::Tpot, Stat::Mean), Some(25.0), "AIPerf ITL is TPOT");
+                assert_eq!(p.get(Metric::ChunkGap, Stat::Mean), None);
+                assert_eq!(p.get(Metric::E2e, Stat::P90), Some(330.0));
+                assert_eq!(p.output_tok_s(), Some(5388.8));
+                assert_eq!(p.get(Metric::OutputThroughput, Stat::P50), None, "time distribution: avg only");
+                assert_eq!(p.get(Metric::RequestThroughput, Stat::Mean), Some(42.1));
+                assert_eq!(p.requests_ok, None);
+                assert_eq!(parsed.facts.model.as_deref(), Some("llama3-8b"));
+                assert!(parsed.facts.tags.contains(&"streaming".to_owned()));
+                assert!(parsed.definitions.notes.iter().any(|n| n.contains("distribution over time")));
+            }
+            if name.starts_with("aiperf-tests_operator_ui_aiperf-llama3-c256") {
+                assert_eq!((p.load_kind, p.load_value), (LoadKind::Concurrency, 256.0));
+            }
+        }
+        assert_eq!(checked, 2, "both known fixtures were checked");
+    }
+
+    #[test]
+    fn records_wrapper_layout_with_rate_errors_and_ns() {
+        let text = include_str!("../../../tests/data/aiperf/records_wrapper_profile_export_aiperf.json");
+        assert!(sniff(text));
+        assert_eq!(crate::ingest::formats::detect(text), Some(SourceFormat::Aiperf));
+        let parsed = parse(text).unwrap();
+        let p = only_level(&parsed);
+        assert_eq!((p.load_kind, p.load_value), (LoadKind::RequestRate, 10.0));
+        assert!(parsed.warnings.iter().any(|w| w.contains("capped at 32")), "{:?}", parsed.warnings);
+        // `ttft` in ns in this file: 250_000_000 ns = 250 ms.
+        assert_eq!(p.get(Metric::Ttft, Stat::P99), Some(250.0));
+        assert_eq!(p.get(Metric::Ttst, Stat::Mean), Some(20.0));
+        assert_eq!(p.get(Metric::Tpot, Stat::P50), Some(11.5));
+        assert_eq!(p.get(Metric::ChunkGap, Stat::P99), Some(40.0));
+        // request_latency in seconds.
+        assert_eq!(p.get(Metric::E2e, Stat::Mean), Some(2500.0));
+        assert_eq!(p.get(Metric::PerUserTokS, Stat::Mean), Some(85.0));
+        assert_eq!(p.output_tok_s(), Some(1700.5));
+        assert_eq!((p.requests_ok, p.requests_failed), (Some(198), Some(2)));
+        assert!(parsed.warnings.iter().any(|w| w.contains("2 failed requests: TimeoutError (code 504)")));
+        assert_eq!(parsed.facts.model.as_deref(), Some("Qwen/Qwen3-8B"));
+        assert_eq!(parsed.facts.endpoint_kind, Some(EndpointKind::Completions));
+        assert_eq!(parsed.facts.max_tokens, Some(200));
+        assert_eq!(parsed.facts.gpu_type.as_deref(), Some("H100 80GB HBM3"));
+        assert_eq!(parsed.facts.gpu_count, Some(2));
+        assert!(parsed.facts.tags.contains(&"streaming".to_owned()));
+        assert_eq!(parsed.definitions.token_count, Some(TokenCountSource::ClientTokenizer));
+        assert!(parsed.levels[0].raw.get("records").is_some());
+    }
+
+    #[test]
+    fn load_comes_from_every_config_shape() {
+        let doc = |cfg: &str| {
+            format!(r#"{{"aiperf_version":"x","request_latency":{{"unit":"ms","avg":1.0}},"input_config":{cfg}}}"#)
+        };
+        let load = |cfg: &str| {
+            let p = parse(&doc(cfg)).unwrap();
+            (p.levels[0].point.load_kind, p.levels[0].point.load_value, p.warnings)
+        };
+        let (k, v, _) = load(
+            r#"{"phases":[{"name":"warmup","type":"concurrency","concurrency":99},{"name":"profiling","type":"poisson","rate":12.5,"concurrency":64}]}"#,
+        );
+        assert_eq!((k, v), (LoadKind::RequestRate, 12.5), "warm-up skipped, rate wins");
+        let (k, v, _) = load(r#"{"phases":{"profiling":{"type":"concurrency","concurrency":8}}}"#);
+        assert_eq!((k, v), (LoadKind::Concurrency, 8.0));
+        let (k, v, _) = load(r#"{"loadgen":{"concurrency":100,"request_rate_mode":"concurrency_burst"}}"#);
+        assert_eq!((k, v), (LoadKind::Concurrency, 100.0));
+        let (k, v, _) = load(r#"{"cli_command":"aiperf profile -m x --concurrency=16 --request-count 10"}"#);
+        assert_eq!((k, v), (LoadKind::Concurrency, 16.0));
+        let (k, v, w) = load(r#"{"endpoint":{"type":"chat"}}"#);
+        assert_eq!((k, v), (LoadKind::Concurrency, 1.0));
+        assert!(w.iter().any(|w| w.contains("AIPerf's default")), "{w:?}");
+        let e =
+            parse(&doc(r#"{"phases":[{"name":"profiling","type":"concurrency","concurrency":"many"}]}"#)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "field `input_config.phases[0].concurrency`: expected a number, found the text \"many\""
+        );
+        let e = parse(&doc(r#"{"phases":[{"name":"profiling","type":"concurrency","concurrency":0}]}"#)).unwrap_err();
+        assert!(e.to_string().contains("input_config.phases[0].concurrency"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let bad = |body: &str| parse(&format!(r#"{{"aiperf_version":"0.8.0",{body}}}"#)).unwrap_err().to_string();
+        assert_eq!(
+            bad(r#""time_to_first_token":{"unit":"ms","avg":1.0,"p99":"fast"}"#),
+            "field `time_to_first_token.p99`: expected a number, found the text \"fast\""
+        );
+        assert!(bad(r#""request_latency":{"unit":"ms","avg":NaN}"#).starts_with("field `request_latency.avg`"));
+        assert!(bad(r#""request_latency":{"unit":"ms","p50":-3.0}"#).contains("negative"));
+        assert_eq!(bad(r#""request_latency":[1,2]"#), "field `request_latency`: expected an object, found a list");
+        assert!(bad(r#""request_latency":{"unit":"tokens","avg":1.0}"#).starts_with("field `request_latency.unit`"));
+        assert!(bad(r#""request_latency":{"avg":1.0}"#).contains("request_latency.unit"));
+        assert!(bad(r#""request_latency":{"unit":"ms","avg":1.0},"request_count":{"unit":"requests","avg":6.5}"#)
+            .starts_with("field `request_count.avg`: expected a whole number"));
+        assert!(
+            bad(r#""request_latency":{"unit":"ms","avg":1.0},"error_summary":{}"#).starts_with("field `error_summary`")
+        );
+        assert!(bad(r#""request_latency":{"unit":"ms","avg":1.0},"input_config":{"endpoint":{"streaming":"yes"}}"#)
+            .starts_with("field `input_config.endpoint.streaming`"));
+        assert!(bad(r#""something_else":{"unit":"ms","avg":1.0}"#).contains("no AIPerf metrics"));
+        let e = parse(r#"{"aiperf_version":"x","records":{"ttft":{"unit":"ms","p90":true}},"input_config":{}}"#)
+            .unwrap_err();
+        assert_eq!(e.to_string(), "field `records.ttft.p90`: expected a number, found true/false");
+        assert!(parse("[1, 2]").is_err());
+        assert!(parse("{\"aiperf_version\": ").unwrap_err().line.is_some());
+    }
+
+    #[test]
+    fn aiperf_csv_is_claimed_only_to_ask_for_the_json() {
+        let csv = "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\nRequest Latency (ms),1,1,1,1,1,1,1,1,1,1,1,1,0\n";
+        assert!(sniff(csv));
+        let e = parse(csv).unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(e.message.contains("profile_export_aiperf.json"));
+        assert!(!sniff("Metric,avg,min,max,p99,p95,p90,p75,p50,p25\n"), "GenAI-Perf's CSV is not AIPerf's");
+    }
+
+    #[test]
+    fn an_export_nested_in_another_file_is_not_claimed() {
+        // Plateau's own export keeps each level's source object: the keys are there, nested.
+        assert!(!sniff(
+            r#"{"kind": "plateau-export", "runs": [{"levels": [{"raw": {"aiperf_version": "0.8.0", "input_config": {}, "request_latency": {"unit": "ms", "avg": 1.0}}}]}]}"#
+        ));
+    }
+
+    #[test]
+    fn other_tools_files_are_not_claimed() {
+        for tool in [
+            "vllm",
+            "sglang",
+            "inferencex",
+            "guidellm",
+            "llmperf",
+            "seed-benchmark-py",
+            "llm-d-benchmark-report",
+            "genai-perf",
+        ] {
+            for (name, text) in fixture_files(tool) {
+                assert!(!sniff(&text), "{tool}/{name} claimed as AIPerf");
+            }
+        }
+        let genai_json = include_str!("../../../tests/data/genai-perf/profile_export_genai_perf.json");
+        assert!(!sniff(genai_json), "GenAI-Perf's JSON has the same metric shape but is not AIPerf's");
+    }
+
+    #[test]
+    fn cli_flags_are_read_exactly() {
+        assert_eq!(cli_flag("aiperf profile --concurrency 4 --x", "--concurrency"), Some(4.0));
+        assert_eq!(cli_flag("aiperf profile --concurrency '8'", "--concurrency"), Some(8.0));
+        assert_eq!(cli_flag("aiperf --concurrency-ramp-duration 5", "--concurrency"), None);
+        assert_eq!(cli_flag("genai-perf --request-rate=2.5", "--request-rate"), Some(2.5));
+        assert_eq!(cli_flag("x --concurrency ${c}", "--concurrency"), None);
+    }
 }

@@ -13,6 +13,8 @@ use charming::element::{
 use charming::series::Line;
 use charming::Chart;
 
+pub mod compare;
+
 /// DOM id of the throughput chart on a run page.
 pub const THROUGHPUT_ID: &str = "chart-throughput";
 /// DOM id of the latency chart on a run page.
@@ -22,7 +24,7 @@ pub const TTFT_ID: &str = "chart-ttft";
 /// DOM id of the per-token latency chart on a run page (TPOT or chunk-gap ITL).
 pub const TPOT_ID: &str = "chart-tpot";
 
-fn load_axis(kind: LoadKind) -> Axis {
+pub(crate) fn load_axis(kind: LoadKind) -> Axis {
     // log₂: a concurrency sweep doubles its load, so equal steps should look equal.
     Axis::new()
         .type_(AxisType::Log)
@@ -32,11 +34,11 @@ fn load_axis(kind: LoadKind) -> Axis {
         .name_gap(28.0)
 }
 
-fn value_axis(name: &str) -> Axis {
+pub(crate) fn value_axis(name: &str) -> Axis {
     Axis::new().type_(AxisType::Value).name(name).name_gap(12.0)
 }
 
-fn base(kind: LoadKind, y_name: &str) -> Chart {
+pub(crate) fn base(kind: LoadKind, y_name: &str) -> Chart {
     Chart::new()
         .animation(false)
         .tooltip(
@@ -52,7 +54,7 @@ fn base(kind: LoadKind, y_name: &str) -> Chart {
 }
 
 /// `(load, value)` pairs of the points where `f` is known.
-fn pairs(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> Vec<Vec<f64>> {
+pub(crate) fn pairs(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> Vec<Vec<f64>> {
     points
         .iter()
         .filter(|p| p.load_value > 0.0)

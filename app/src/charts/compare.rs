@@ -1,0 +1,324 @@
+//! Charts of several runs overlaid: one colour per run, shared axes, the same load axis.
+//! Pure functions from runs to `charming::Chart`, like the single-run charts.
+//!
+//! Run names become series names, and ECharts renders series names in tooltips as HTML:
+//! they are escaped here ([`series_name`]) so a name with markup stays inert text.
+
+use super::{base, pairs};
+use crate::domain::metrics::{Metric, Stat};
+use crate::domain::{analysis, LoadKind, Point, Run};
+use charming::component::{Axis, Grid, Legend};
+use charming::element::{
+    AreaStyle, AxisType, ItemStyle, LineStyle, LineStyleType, NameLocation, Tooltip, Trigger,
+};
+use charming::series::{Bar, Line, Scatter};
+use charming::Chart;
+
+/// Run colours, in order (colour-blind-safe Okabe–Ito, then ECharts' defaults).
+pub const PALETTE: [&str; 10] =
+    ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#91cc75", "#fc8452"];
+
+/// The colour of run `i`.
+pub fn colour(i: usize) -> &'static str {
+    PALETTE.get(i % PALETTE.len()).copied().unwrap_or("#333")
+}
+
+/// A run name made safe to show in an ECharts tooltip (which renders HTML).
+pub fn series_name(name: &str) -> String {
+    name.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
+
+/// The load axis kind most of the runs' levels use.
+fn kind(runs: &[Run]) -> LoadKind {
+    let rate = runs.iter().flat_map(|r| &r.points).filter(|p| p.load_kind == LoadKind::RequestRate).count();
+    let all = runs.iter().map(|r| r.points.len()).sum::<usize>();
+    if rate * 2 > all { LoadKind::RequestRate } else { LoadKind::Concurrency }
+}
+
+fn on_axis(run: &Run, kind: LoadKind) -> Vec<Point> {
+    run.points.iter().filter(|p| p.load_kind == kind).cloned().collect()
+}
+
+fn line(i: usize, name: String, data: Vec<Vec<f64>>) -> Line {
+    Line::new()
+        .name(name)
+        .symbol_size(7.0)
+        .item_style(ItemStyle::new().color(colour(i)))
+        .line_style(LineStyle::new().color(colour(i)))
+        .data(data)
+}
+
+/// Output tok/s against load, each run with its own dashed ideal-linear reference.
+pub fn throughput(runs: &[Run]) -> Chart {
+    let k = kind(runs);
+    let mut chart = base(k, "output tok/s");
+    for (i, run) in runs.iter().enumerate() {
+        let pts = on_axis(run, k);
+        let name = series_name(&run.name);
+        chart = chart.series(line(i, name.clone(), pairs(&pts, Point::output_tok_s)));
+        let ideal: Vec<Vec<f64>> = analysis::ideal_linear(&pts).into_iter().map(|(c, t)| vec![c, t]).collect();
+        if !ideal.is_empty() {
+            chart = chart.series(
+                Line::new()
+                    .name(format!("{name} · ideal"))
+                    .show_symbol(false)
+                    .line_style(LineStyle::new().type_(LineStyleType::Dashed).width(1.0).color(colour(i)))
+                    .item_style(ItemStyle::new().color(colour(i)))
+                    .data(ideal),
+            );
+        }
+    }
+    chart
+}
+
+/// A latency metric against load: each run's p50 line (mean when no p50) and a p90–p99
+/// band, drawn as an invisible p90 series with the (p99 − p90) gap stacked on it.
+pub fn latency(runs: &[Run], metric: Metric) -> Option<Chart> {
+    let k = kind(runs);
+    let scale = |v: f64| if metric == Metric::E2e { v / 1000.0 } else { v };
+    let unit = if metric == Metric::E2e { "s" } else { metric.unit().label() };
+    let mut chart = base(k, &format!("{} ({unit})", metric.label()));
+    let mut any = false;
+    for (i, run) in runs.iter().enumerate() {
+        let pts = on_axis(run, k);
+        let name = series_name(&run.name);
+        let mid_stat = if pts.iter().any(|p| p.get(metric, Stat::P50).is_some()) { Stat::P50 } else { Stat::Mean };
+        let mid = pairs(&pts, |p| p.get(metric, mid_stat).map(scale));
+        if mid.is_empty() {
+            continue;
+        }
+        any = true;
+        let label = if mid_stat == Stat::P50 { "p50" } else { "avg" };
+        chart = chart.series(line(i, format!("{name} · {label}"), mid));
+        let band: Vec<(f64, f64, f64)> = pts
+            .iter()
+            .filter_map(|p| {
+                let lo = p.get(metric, Stat::P90).map(scale)?;
+                let hi = p.get(metric, Stat::P99).map(scale)?;
+                (hi >= lo).then_some((p.load_value, lo, hi - lo))
+            })
+            .collect();
+        if !band.is_empty() {
+            let stack = format!("band-{i}");
+            chart = chart
+                .series(
+                    Line::new()
+                        .name(format!("{name} · p90–p99"))
+                        .stack(stack.clone())
+                        .show_symbol(false)
+                        .line_style(LineStyle::new().opacity(0.0))
+                        .data(band.iter().map(|(x, lo, _)| vec![*x, *lo]).collect::<Vec<_>>()),
+                )
+                .series(
+                    Line::new()
+                        .name(format!("{name} · p90–p99"))
+                        .stack(stack)
+                        .show_symbol(false)
+                        .line_style(LineStyle::new().opacity(0.0))
+                        .area_style(AreaStyle::new().color(colour(i)).opacity(0.18))
+                        .data(band.iter().map(|(x, _, gap)| vec![*x, *gap]).collect::<Vec<_>>()),
+                );
+        }
+    }
+    any.then_some(chart)
+}
+
+fn scatter_base(x: &str, y: &str) -> Chart {
+    Chart::new()
+        .animation(false)
+        .tooltip(Tooltip::new().trigger(Trigger::Item))
+        .legend(Legend::new().top("0"))
+        .grid(Grid::new().left("64").right("24").top("48").bottom("56"))
+        .x_axis(Axis::new().type_(AxisType::Value).name(x).name_location(NameLocation::Middle).name_gap(28.0).scale(true))
+        .y_axis(Axis::new().type_(AxisType::Value).name(y).scale(true))
+}
+
+/// Output tok/s against p50 (or mean) request latency, each run's points joined in load order.
+pub fn throughput_vs_latency(runs: &[Run]) -> Chart {
+    let mut chart = scatter_base("output tok/s", "request latency (s)");
+    for (i, run) in runs.iter().enumerate() {
+        let data: Vec<Vec<f64>> = run
+            .points
+            .iter()
+            .filter_map(|p| {
+                let lat = p.latency_ms(Stat::P50).or_else(|| p.latency_ms(Stat::Mean))?;
+                Some(vec![p.output_tok_s()?, lat / 1000.0, p.load_value])
+            })
+            .collect();
+        chart = chart.series(line(i, series_name(&run.name), data));
+    }
+    chart
+}
+
+/// The interactivity/efficiency trade-off: tok/s each user sees (x) against output tok/s
+/// per GPU (y), every level of every run, and the Pareto frontier over all of them.
+pub fn pareto(runs: &[Run]) -> Chart {
+    let mut chart = scatter_base("tok/s per user", "output tok/s per GPU");
+    let mut all: Vec<(f64, f64)> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let gpus = run.facts.gpu_count.filter(|n| *n > 0).map_or(1.0, |n| n as f64);
+        let data: Vec<Vec<f64>> = run
+            .points
+            .iter()
+            .filter(|p| p.requests_failed.unwrap_or(0) == 0 || p.requests_ok.unwrap_or(0) > 0)
+            .filter_map(|p| {
+                let per_user = p
+                    .get(Metric::PerUserTokS, Stat::Mean)
+                    .or_else(|| p.get(Metric::Tpot, Stat::P50).filter(|t| *t > 0.0).map(|t| 1000.0 / t))
+                    .or_else(|| (p.load_kind == LoadKind::Concurrency).then(|| p.output_tok_s().map(|t| t / p.load_value)).flatten())?;
+                let per_gpu = p.output_tok_s()? / gpus;
+                Some(vec![per_user, per_gpu, p.load_value])
+            })
+            .collect();
+        all.extend(data.iter().filter_map(|v| Some((*v.first()?, *v.get(1)?))));
+        chart = chart.series(
+            Scatter::new()
+                .name(series_name(&run.name))
+                .symbol_size(10.0)
+                .item_style(ItemStyle::new().color(colour(i)))
+                .data(data),
+        );
+    }
+    let frontier = pareto_frontier(&all);
+    if frontier.len() > 1 {
+        chart = chart.series(
+            Line::new()
+                .name("Pareto frontier")
+                .show_symbol(false)
+                .line_style(LineStyle::new().type_(LineStyleType::Dashed).color("#666"))
+                .item_style(ItemStyle::new().color("#666"))
+                .data(frontier.into_iter().map(|(x, y)| vec![x, y]).collect::<Vec<_>>()),
+        );
+    }
+    chart
+}
+
+/// Points no other point beats on both axes (more is better on both), by increasing x.
+pub fn pareto_frontier(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut pts: Vec<(f64, f64)> = points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+    // Right to left, keeping each point that is higher than everything to its right.
+    pts.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)));
+    let mut out = Vec::new();
+    let mut best_y = f64::NEG_INFINITY;
+    for (x, y) in pts {
+        if y > best_y {
+            out.push((x, y));
+            best_y = y;
+        }
+    }
+    out.reverse();
+    out
+}
+
+/// Requests completed and failed per level, grouped by run.
+pub fn outcomes(runs: &[Run]) -> Chart {
+    let mut loads: Vec<f64> = runs.iter().flat_map(|r| r.points.iter().map(|p| p.load_value)).collect();
+    loads.sort_by(f64::total_cmp);
+    loads.dedup();
+    let labels: Vec<String> = loads.iter().map(|l| crate::domain::format::load(*l)).collect();
+    let mut chart = Chart::new()
+        .animation(false)
+        .tooltip(Tooltip::new().trigger(Trigger::Axis))
+        .legend(Legend::new().top("0"))
+        .grid(Grid::new().left("56").right("24").top("48").bottom("40"))
+        .x_axis(Axis::new().type_(AxisType::Category).data(labels).name("load").name_location(NameLocation::Middle).name_gap(26.0))
+        .y_axis(Axis::new().type_(AxisType::Value).name("requests"));
+    for (i, run) in runs.iter().enumerate() {
+        let at = |f: fn(&Point) -> Option<i64>| -> Vec<f64> {
+            loads
+                .iter()
+                .map(|l| run.points.iter().find(|p| p.load_value == *l).and_then(f).map_or(0.0, |n| n as f64))
+                .collect()
+        };
+        let name = series_name(&run.name);
+        chart = chart
+            .series(Bar::new().name(format!("{name} · ok")).stack(format!("r{i}")).item_style(ItemStyle::new().color(colour(i))).data(at(|p| p.requests_ok)))
+            .series(
+                Bar::new()
+                    .name(format!("{name} · failed"))
+                    .stack(format!("r{i}"))
+                    .item_style(ItemStyle::new().color("#d62728"))
+                    .data(at(|p| p.requests_failed)),
+            );
+    }
+    chart
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
+    use serde_json::{json, Value};
+
+    fn run(name: &str, gpus: Option<i64>, levels: &[(f64, f64, f64)]) -> Run {
+        let points = levels
+            .iter()
+            .map(|(c, t, lat_s)| {
+                let mut p = Point::at(LoadKind::Concurrency, *c);
+                p.set(Metric::OutputThroughput, Stat::Mean, *t);
+                p.set(Metric::E2e, Stat::P50, lat_s * 1000.0);
+                p.set(Metric::E2e, Stat::P90, lat_s * 1100.0);
+                p.set(Metric::E2e, Stat::P99, lat_s * 1300.0);
+                p.requests_ok = Some(*c as i64);
+                p.requests_failed = Some(0);
+                p
+            })
+            .collect();
+        Run {
+            id: RunId::parse("cmprun000001").unwrap(),
+            name: name.into(),
+            created_at: "2026-11-29T00:00:00Z".into(),
+            status: RunStatus::Complete,
+            source: SourceInfo { format: SourceFormat::BenchmarkPy, file_name: None },
+            facts: RunFacts { gpu_count: gpus, ..RunFacts::default() },
+            definitions: Default::default(),
+            points,
+        }
+    }
+
+    fn js(c: &Chart) -> Value {
+        serde_json::from_str(&c.to_string()).unwrap()
+    }
+
+    #[test]
+    fn overlaid_throughput_has_a_line_and_an_ideal_per_run() {
+        let runs = [run("a", None, &[(1.0, 60.0, 2.0), (32.0, 800.0, 20.0)]), run("<b>", None, &[(32.0, 464.4, 35.2)])];
+        let v = js(&throughput(&runs));
+        let names: Vec<&str> = v["series"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(names, vec!["a", "a · ideal", "&lt;b&gt;", "&lt;b&gt; · ideal"], "names escaped for the HTML tooltip");
+        assert_eq!(v["series"][1]["data"][1], json!([32.0, 1920.0]));
+        assert_eq!(v["series"][0]["itemStyle"]["color"], colour(0));
+        assert_eq!(v["series"][2]["itemStyle"]["color"], colour(1));
+    }
+
+    #[test]
+    fn latency_band_is_stacked_on_p90() {
+        let runs = [run("a", None, &[(1.0, 60.0, 2.0)])];
+        let v = js(&latency(&runs, Metric::E2e).unwrap());
+        assert_eq!(v["series"][0]["data"], json!([[1.0, 2.0]]));
+        assert_eq!(v["series"][1]["data"], json!([[1.0, 2.2]]));
+        let gap = v["series"][2]["data"][0][1].as_f64().unwrap();
+        assert!((gap - 0.4).abs() < 1e-9);
+        assert_eq!(v["series"][1]["stack"], v["series"][2]["stack"]);
+        assert!(latency(&runs, Metric::Ttft).is_none(), "no TTFT, no panel");
+    }
+
+    #[test]
+    fn pareto_frontier_keeps_only_undominated_points() {
+        let f = pareto_frontier(&[(1.0, 10.0), (2.0, 8.0), (1.5, 5.0), (3.0, 2.0), (0.5, 9.0)]);
+        assert_eq!(f, vec![(1.0, 10.0), (2.0, 8.0), (3.0, 2.0)]);
+        let runs = [run("a", Some(8), &[(1.0, 80.0, 2.0), (32.0, 800.0, 20.0)])];
+        let v = js(&pareto(&runs));
+        // per user = tok/s ÷ C; per GPU = tok/s ÷ 8
+        assert_eq!(v["series"][0]["data"], json!([[80.0, 10.0, 1.0], [25.0, 100.0, 32.0]]));
+        assert_eq!(v["series"][1]["name"], "Pareto frontier");
+    }
+
+    #[test]
+    fn outcomes_align_levels_across_runs() {
+        let runs = [run("a", None, &[(1.0, 1.0, 1.0), (4.0, 1.0, 1.0)]), run("b", None, &[(4.0, 1.0, 1.0)])];
+        let v = js(&outcomes(&runs));
+        assert_eq!(v["xAxis"]["data"], json!(["1", "4"]));
+        assert_eq!(v["series"][2]["data"], json!([0.0, 4.0]), "b has no level 1");
+    }
+}
