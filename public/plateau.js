@@ -32,3 +32,22 @@ document.addEventListener('drop', function (e) {
     zone.querySelector('span').textContent = Array.from(input.files).map(function (f) { return f.name; }).join(', ');
   }
 });
+
+// Compare page: a run's checkbox shows or hides all its series (line, ideal, bands) in
+// every chart, through ECharts' own legend selection so the legend stays in step.
+document.addEventListener('change', function (e) {
+  var box = e.target;
+  if (!box.classList || !box.classList.contains('run-toggle') || !window.echarts) return;
+  var name = box.getAttribute('data-series');
+  document.querySelectorAll('.chart').forEach(function (el) {
+    var chart = window.echarts.getInstanceByDom(el);
+    if (!chart) return;
+    (chart.getOption().series || []).forEach(function (s) {
+      // Series names are HTML-escaped run names, optionally followed by " · what".
+      var n = s.name || '';
+      var decoded = n.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+      var own = decoded === name || decoded.indexOf(name + ' · ') === 0;
+      if (own) chart.dispatchAction({ type: box.checked ? 'legendSelect' : 'legendUnSelect', name: n });
+    });
+  });
+});

@@ -31,6 +31,21 @@ pub async fn get_run(id: String) -> Result<Run, AppError> {
     Ok(crate::db::get_run(&pool()?, &run_id).await?)
 }
 
+/// Several runs by public id, in the order given (the compare page). 2 to 10 ids.
+#[server(prefix = "/_fn")]
+pub async fn get_runs(ids: Vec<String>) -> Result<Vec<Run>, AppError> {
+    if !(2..=10).contains(&ids.len()) {
+        return Err(AppError::BadRequest(format!("compare 2 to 10 runs; {} were given", ids.len())));
+    }
+    let pool = pool()?;
+    let mut runs = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let run_id = crate::domain::RunId::parse(id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
+        runs.push(crate::db::get_run(&pool, &run_id).await?);
+    }
+    Ok(runs)
+}
+
 /// The server-side store of uploads waiting for confirmation. The server crate implements
 /// it (it owns parsing) and puts an `Arc<dyn ImportPreviews>` in the request context.
 #[cfg(feature = "ssr")]

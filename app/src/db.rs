@@ -50,7 +50,7 @@ pub async fn connect(path: &Path) -> Result<SqlitePool, DbError> {
 }
 
 fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// The statistics that live in `points` columns; every other one goes to `point_measures`.

@@ -187,6 +187,49 @@ test('a malformed upload is previewed with its line and cannot be saved', async 
   await page.close();
 });
 
+test('comparing the story runs explains the C=32 difference; runs toggle off and on', async () => {
+  const page = await browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(server.base + '/?tag=demo');
+  await page.locator('#runs tbody tr').first().waitFor();
+  // Select the two story runs and compare them.
+  for (const name of [CHAT, COMPLETIONS]) {
+    await page.locator('#runs tbody tr', { hasText: name }).locator('input[type=checkbox]').check();
+  }
+  await page.locator('#compare-submit').click();
+  await page.waitForURL(/\/compare\?runs=/);
+  // The earlier (completions) run is the baseline; the explanation is in numbers.
+  const why = await page.locator('#explanations').innerText();
+  assert.match(why, /At C=32, output throughput fell 42 % \(799\.9 → 464\.4 tok\/s\): tokens per request unchanged at ≈510; requests took 73 % longer \(20\.38 s → 35\.23 s\)/);
+  assert.match(await page.locator('#verdicts').innerText(), /not like for like: endpoint differs \(chat vs completions\)/);
+  // The delta table: C=32 is shared, C=1 and C=48.. are each only in one run.
+  const row32 = page.locator('#delta-table tbody tr', { has: page.locator('td.load', { hasText: /^32/ }) });
+  const cells = await row32.locator('td').allInnerTexts();
+  // Columns follow the selection order (chat, completions); % changes are against the baseline.
+  assert.equal(cells[1], '464.4 -41.9 %');
+  assert.equal(cells[2], '35.23 +72.9 %', 'the same statistic (mean) on both sides');
+  assert.equal(cells[4], '799.9');
+  assert.equal(cells[5], '20.38');
+  assert.match(await page.locator('#delta-table tbody tr').first().innerText(), /only in/);
+  assert.equal(await page.locator('#facts-diff tr.differs th').first().innerText(), 'endpoint');
+  // Charts: one line per run plus its ideal; toggling a run hides all its series.
+  await page.locator('#cmp-throughput canvas').waitFor();
+  const selected = () => page.evaluate((name) => {
+    const c = window.echarts.getInstanceByDom(document.getElementById('cmp-throughput'));
+    const sel = c.getOption().legend[0].selected || {};
+    return [sel[name] !== false, sel[name + ' · ideal'] !== false];
+  }, CHAT);
+  assert.deepEqual(await selected(), [true, true]);
+  const toggle = page.locator('.run-chip', { hasText: CHAT }).locator('input.run-toggle');
+  await toggle.uncheck();
+  assert.deepEqual(await selected(), [false, false]);
+  await toggle.check();
+  assert.deepEqual(await selected(), [true, true]);
+  assert.ok((await page.locator('#anomalies li').count()) >= 1, 'anomalies proposed');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('without JavaScript the pages still show the runs and the levels table', async () => {
   const ctx = await browser.newContext({ javaScriptEnabled: false });
   const page = await ctx.newPage();

@@ -79,10 +79,14 @@ pub fn latency(runs: &[Run], metric: Metric) -> Option<Chart> {
     let unit = if metric == Metric::E2e { "s" } else { metric.unit().label() };
     let mut chart = base(k, &format!("{} ({unit})", metric.label()));
     let mut any = false;
+    // One statistic for every run, so lines compare like with like: p50 when every run
+    // that has the metric reports it, the mean otherwise.
+    let has = |r: &Run, s: Stat| r.points.iter().any(|p| p.get(metric, s).is_some());
+    let with_metric: Vec<&Run> = runs.iter().filter(|r| has(r, Stat::P50) || has(r, Stat::Mean)).collect();
+    let mid_stat = if with_metric.iter().all(|r| has(r, Stat::P50)) { Stat::P50 } else { Stat::Mean };
     for (i, run) in runs.iter().enumerate() {
         let pts = on_axis(run, k);
         let name = series_name(&run.name);
-        let mid_stat = if pts.iter().any(|p| p.get(metric, Stat::P50).is_some()) { Stat::P50 } else { Stat::Mean };
         let mid = pairs(&pts, |p| p.get(metric, mid_stat).map(scale));
         if mid.is_empty() {
             continue;

@@ -52,6 +52,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=pages::RunsPage ssr=SsrMode::Async />
                     <Route path=path!("/runs/:id") view=pages::RunPage ssr=SsrMode::Async />
                     <Route path=path!("/upload") view=pages::UploadPage ssr=SsrMode::Async />
+                    <Route path=path!("/compare") view=pages::ComparePage ssr=SsrMode::Async />
                     <Route path=path!("/imports/:token") view=pages::ImportPreviewPage ssr=SsrMode::Async />
                 </Routes>
             </main>

@@ -1,0 +1,340 @@
+//! `/compare?runs=a&runs=b[&baseline=b]`: 2 to 10 runs side by side — overlaid charts, the
+//! per-level table with % change against the baseline, the explanation of each throughput
+//! change, the facts diff with a comparability verdict, and the anomalies found, proposed
+//! as annotations. Tables carry every number, so the page reads without JavaScript.
+
+use crate::api::get_runs;
+use crate::charts::compare as charts;
+use crate::domain::anomalies::{self, Severity};
+use crate::domain::compare::{self, Comparability, Comparison, Fact};
+use crate::domain::format::{load, ms_as_s, num, UNKNOWN};
+use crate::domain::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
+use crate::domain::metrics::{Metric, Stat};
+use crate::domain::{Point, Run};
+use crate::error::AppError;
+use crate::ui::components::{ChartView, ErrorBox};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+/// `/compare`
+#[component]
+pub fn ComparePage() -> impl IntoView {
+    let params = use_query_map();
+    let ids = move || {
+        let map = params.read();
+        let mut ids: Vec<String> = map
+            .get_all("runs")
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|v| v.split(',').map(|s| s.trim().to_owned()).collect::<Vec<_>>())
+            .filter(|s| !s.is_empty())
+            .collect();
+        ids.dedup();
+        (ids, map.get("baseline"))
+    };
+    let runs = Resource::new(ids, |(ids, baseline)| async move { (get_runs(ids).await, baseline) });
+    view! {
+        <Title text="Compare runs" />
+        <Suspense fallback=|| view! { <p>"Loading runs…"</p> }>
+            {move || Suspend::new(async move {
+                let (result, baseline) = runs.await;
+                match result {
+                    Ok(runs) => {
+                        // Default baseline: the earliest run, so changes read forward in time.
+                        let earliest = runs
+                            .iter()
+                            .enumerate()
+                            .min_by(|a, b| a.1.created_at.cmp(&b.1.created_at))
+                            .map_or(0, |(i, _)| i);
+                        let b = baseline
+                            .and_then(|b| runs.iter().position(|r| r.id.as_str() == b))
+                            .unwrap_or(earliest);
+                        view! { <CompareView runs baseline=b /> }.into_any()
+                    }
+                    Err(e) => view! {
+                        <h1>"Compare runs"</h1>
+                        <ErrorBox error=e />
+                        <p>"Select 2 to 10 runs in the "<a href="/">"runs list"</a>" and press “Compare selected”."</p>
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+fn compare_href(runs: &[Run], baseline: usize) -> String {
+    let mut q: Vec<String> = runs.iter().map(|r| format!("runs={}", r.id)).collect();
+    if let Some(b) = runs.get(baseline) {
+        q.push(format!("baseline={}", b.id));
+    }
+    format!("/compare?{}", q.join("&"))
+}
+
+fn pct(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x:+.1} %"),
+        _ => UNKNOWN.to_owned(),
+    }
+}
+
+fn delta_class(v: Option<f64>) -> &'static str {
+    match v {
+        Some(x) if x >= 5.0 => "delta up",
+        Some(x) if x <= -5.0 => "delta down",
+        _ => "delta",
+    }
+}
+
+fn verdict_label(c: Comparability) -> (&'static str, &'static str) {
+    match c {
+        Comparability::LikeForLike => ("like for like", "badge ok"),
+        Comparability::SetupDiffers => ("setup differs", "badge"),
+        Comparability::NotLikeForLike => ("not like for like", "badge bad"),
+    }
+}
+
+fn fact_value(run: &Run, fact: Fact) -> String {
+    let f = &run.facts;
+    let d = |v: Option<String>| v.unwrap_or_else(|| UNKNOWN.to_owned());
+    match fact {
+        Fact::Model => d(f.model.clone()),
+        Fact::Endpoint => d(f.endpoint_kind.map(|e| e.path().to_owned())),
+        Fact::MaxTokens => d(f.max_tokens.map(|n| n.to_string())),
+        Fact::PromptTokens => d(f.prompt_tokens.map(|n| n.to_string())),
+        Fact::Definitions => {
+            let x = &run.definitions;
+            let parts: Vec<&str> = [
+                x.ttft.map(|t| t.describe()),
+                x.token_count.map(|t| t.describe()),
+                x.throughput_window.map(|t| t.describe()),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if parts.is_empty() { UNKNOWN.to_owned() } else { parts.join("; ") }
+        }
+        Fact::Engine => d(f.engine.clone()),
+        Fact::EngineVersion => d(f.engine_version.clone()),
+        Fact::GpuType => d(f.gpu_type.clone()),
+        Fact::GpuCount => d(f.gpu_count.map(|n| n.to_string())),
+        Fact::Tags => if f.tags.is_empty() { UNKNOWN.to_owned() } else { f.tags.join(", ") },
+    }
+}
+
+#[component]
+fn CompareView(runs: Vec<Run>, baseline: usize) -> impl IntoView {
+    let Some(cmp) = compare::compare(&runs, baseline) else {
+        return view! { <ErrorBox error=AppError::BadRequest("no baseline".into()) /> }.into_any();
+    };
+    let n = runs.len();
+    let chips = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let is_base = i == baseline;
+            let link = format!("/runs/{}", r.id);
+            let make_base = compare_href(&runs, i);
+            let sat = saturation(&r.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence());
+            let series = r.name.clone();
+            view! {
+                <li class="run-chip">
+                    <label class="toggle" title="show or hide this run in the charts">
+                        <input type="checkbox" class="run-toggle" checked data-series=series />
+                        <span class="swatch" style=format!("background:{}", charts::colour(i))></span>
+                    </label>
+                    <a href=link>{r.name.clone()}</a>
+                    {if is_base {
+                        view! { <span class="badge ok">"baseline"</span> }.into_any()
+                    } else {
+                        view! { <a class="set-baseline" href=make_base>"make baseline"</a> }.into_any()
+                    }}
+                    {sat.map(|s| view! { <div class="saturation">{s}</div> })}
+                </li>
+            }
+        })
+        .collect_view();
+    let verdicts = cmp
+        .runs
+        .iter()
+        .filter_map(|rv| {
+            let run = runs.get(rv.run)?;
+            let (label, class) = verdict_label(rv.facts.verdict);
+            Some(view! {
+                <li class="verdict">
+                    <span class=class>{label}</span>" "
+                    <strong>{run.name.clone()}</strong>" vs baseline: "{rv.facts.explanation.clone()}
+                </li>
+            })
+        })
+        .collect_view();
+    let explanations: Vec<String> = cmp
+        .levels
+        .iter()
+        .flat_map(|l| l.deltas.iter().filter_map(|d| {
+            let a = d.attribution.as_ref()?;
+            let who = runs.get(d.run).map(|r| r.name.clone()).unwrap_or_default();
+            (n > 2).then(|| format!("{who}: {}", a.sentence)).or_else(|| Some(a.sentence.clone()))
+        }))
+        .collect();
+    let found = anomalies::detect(&runs);
+    let charts_view = {
+        let ttft = charts::latency(&runs, Metric::Ttft);
+        let tpot = charts::latency(&runs, Metric::Tpot).or_else(|| charts::latency(&runs, Metric::ChunkGap));
+        let e2e = charts::latency(&runs, Metric::E2e);
+        view! {
+            <section class="charts">
+                <figure>
+                    <figcaption>"Output tok/s vs load (log₂), dashed: each run's ideal-linear scaling"</figcaption>
+                    <ChartView id="cmp-throughput" label="output throughput of each run".to_owned() chart=charts::throughput(&runs) />
+                </figure>
+                {e2e.map(|c| view! { <figure><figcaption>"Request latency: p50 line, p90–p99 band"</figcaption>
+                    <ChartView id="cmp-latency" label="latency of each run".to_owned() chart=c /></figure> })}
+                {ttft.map(|c| view! { <figure><figcaption>"TTFT: p50 line, p90–p99 band"</figcaption>
+                    <ChartView id="cmp-ttft" label="TTFT of each run".to_owned() chart=c /></figure> })}
+                {tpot.map(|c| view! { <figure><figcaption>"Per-token latency: p50 line, p90–p99 band"</figcaption>
+                    <ChartView id="cmp-tpot" label="per-token latency of each run".to_owned() chart=c /></figure> })}
+                <figure>
+                    <figcaption>"Throughput vs latency, in load order"</figcaption>
+                    <ChartView id="cmp-tput-latency" label="throughput against latency".to_owned() chart=charts::throughput_vs_latency(&runs) />
+                </figure>
+                <figure>
+                    <figcaption>"tok/s per user vs tok/s per GPU, with the Pareto frontier"</figcaption>
+                    <ChartView id="cmp-pareto" label="interactivity against efficiency".to_owned() chart=charts::pareto(&runs) />
+                </figure>
+                <figure>
+                    <figcaption>"Requests completed and failed per level"</figcaption>
+                    <ChartView id="cmp-outcomes" label="requests per level".to_owned() chart=charts::outcomes(&runs) />
+                </figure>
+            </section>
+        }
+    };
+    let facts_rows = Fact::ALL
+        .iter()
+        .map(|fact| {
+            let values: Vec<String> = runs.iter().map(|r| fact_value(r, *fact)).collect();
+            let differs = values.iter().any(|v| v != values.first().unwrap_or(v));
+            let cells = values.into_iter().map(|v| view! { <td>{v}</td> }).collect_view();
+            view! { <tr class:differs=differs><th>{fact.label()}</th>{cells}</tr> }
+        })
+        .collect_view();
+    let run_heads = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| view! { <th><span class="swatch" style=format!("background:{}", charts::colour(i))></span>{r.name.clone()}</th> })
+        .collect_view();
+    view! {
+        <h1>"Compare "{n}" runs"</h1>
+        <ul class="run-chips">{chips}</ul>
+        {(!cmp.runs.is_empty()).then(|| view! { <ul class="verdicts" id="verdicts">{verdicts}</ul> })}
+        {(!explanations.is_empty()).then(|| view! {
+            <section class="explanations" id="explanations">
+                <h2>"Why throughput differs"</h2>
+                <ul>{explanations.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}</ul>
+            </section>
+        })}
+        {charts_view}
+        <h2>"Per level, against the baseline"</h2>
+        <div class="table-wrap"><DeltaTable runs=runs.clone() cmp=cmp.clone() /></div>
+        <h2>"Facts"</h2>
+        <div class="table-wrap">
+            <table class="facts-diff" id="facts-diff">
+                <thead><tr><th></th>{run_heads}</tr></thead>
+                <tbody>{facts_rows}</tbody>
+            </table>
+        </div>
+        <h2>"Anomalies"</h2>
+        {if found.is_empty() {
+            view! { <p class="empty">"Nothing unusual found."</p> }.into_any()
+        } else {
+            view! {
+                <ul class="anomalies" id="anomalies">
+                    {found.into_iter().map(|a| {
+                        let sev = match a.severity { Severity::Critical => "badge bad", Severity::Warning => "badge", Severity::Info => "badge info" };
+                        let who = runs.get(a.run).map(|r| r.name.clone()).unwrap_or_default();
+                        let at = a.level.map(|l| l.label()).unwrap_or_default();
+                        view! {
+                            <li data-key=a.key()>
+                                <span class=sev>{a.kind.label()}</span>" "<strong>{who}</strong>" "{at}": "{a.evidence.clone()}
+                                <div class="proposal">"Proposed annotation: "<em>{a.proposed_annotation_text.clone()}</em></div>
+                            </li>
+                        }
+                    }).collect_view()}
+                </ul>
+            }.into_any()
+        }}
+    }
+    .into_any()
+}
+
+fn cell_value(p: Option<&Point>, f: impl Fn(&Point) -> Option<f64>, digits: usize) -> String {
+    num(p.and_then(f), digits)
+}
+
+/// Output tok/s, p50 (or mean) latency and TTFT of each run at each level, with the %
+/// change against the baseline.
+#[component]
+fn DeltaTable(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
+    let baseline = cmp.baseline;
+    let heads = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let title = if i == baseline { format!("{} (baseline)", r.name) } else { r.name.clone() };
+            view! { <th colspan="3" class="run-head"><span class="swatch" style=format!("background:{}", charts::colour(i))></span>{title}</th> }
+        })
+        .collect_view();
+    let sub = runs.iter().map(|_| view! { <th>"tok/s"</th><th>"latency avg (s)"</th><th>"TTFT p50 (ms)"</th> }).collect_view();
+    let rows = cmp
+        .levels
+        .iter()
+        .map(|l| {
+            let base_point = l.points.get(baseline).copied().flatten().and_then(|j| runs.get(baseline)?.points.get(j));
+            let cells = runs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let p = l.points.get(i).copied().flatten().and_then(|j| r.points.get(j));
+                    // Mean first: every tool reports it, so the same statistic is compared.
+                    let lat = |p: &Point| p.latency_ms(Stat::Mean).or_else(|| p.latency_ms(Stat::P50));
+                    let ttft = |p: &Point| p.get(Metric::Ttft, Stat::P50).or_else(|| p.get(Metric::Ttft, Stat::Mean));
+                    let change = |f: &dyn Fn(&Point) -> Option<f64>| -> Option<f64> {
+                        if i == baseline {
+                            return None;
+                        }
+                        let (a, b) = (f(base_point?)?, f(p?)?);
+                        (a != 0.0).then(|| (b - a) / a * 100.0)
+                    };
+                    let tput_delta = change(&Point::output_tok_s);
+                    let lat_delta = change(&lat);
+                    let show = |d: Option<f64>| (i != baseline && d.is_some()).then(|| view! { <span class=delta_class(d)>" "{pct(d)}</span> });
+                    if p.is_none() {
+                        return view! { <td colspan="3" class="absent">"not measured"</td> }.into_any();
+                    }
+                    view! {
+                        <td>{cell_value(p, Point::output_tok_s, 1)}{show(tput_delta)}</td>
+                        <td>{ms_as_s(p.and_then(lat))}{show(lat_delta)}</td>
+                        <td>{cell_value(p, ttft, 1)}</td>
+                    }
+                    .into_any()
+                })
+                .collect_view();
+            let only = l.only_in.and_then(|i| runs.get(i)).map(|r| format!("only in {}", r.name));
+            view! {
+                <tr>
+                    <td class="load">{load(l.key.load_value)}{only.map(|o| view! { <span class="badge">{o}</span> })}</td>
+                    {cells}
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="levels delta-table" id="delta-table">
+            <thead>
+                <tr><th rowspan="2">"load"</th>{heads}</tr>
+                <tr>{sub}</tr>
+            </thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
