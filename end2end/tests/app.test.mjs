@@ -242,16 +242,16 @@ test('without JavaScript the pages still show the runs and the levels table', as
   const c32 = await rows.nth(0).locator('td').allInnerTexts();
   assert.equal(c32[0].trim(), '32');
   assert.equal(c32[3], '464.4');
-  assert.equal(c32[7], '35.23');
+  assert.equal(c32[8], '35.23');
   const c96 = await rows.nth(3).locator('td').allInnerTexts();
   assert.match(c96[0], /96/);
-  assert.equal(c96[8], '—', 'p50 of the cut-off level is unknown, not zero');
+  assert.equal(c96[9], '—', 'p50 of the cut-off level is unknown, not zero');
   assert.equal(await page.locator('canvas').count(), 0, 'no charts without JavaScript');
   // The completions run shows its Little's-law estimate of tokens per request.
   await page.goto(server.base + '/');
   await page.getByRole('link', { name: COMPLETIONS }).click();
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
   const last = await page.locator('#levels tbody tr').nth(1).locator('td').allInnerTexts();
-  assert.equal(last[10], '≈509');
+  assert.equal(last[11], '≈509');
   await ctx.close();
 });

@@ -55,7 +55,7 @@ pub fn throughput(runs: &[Run]) -> Chart {
     for (i, run) in runs.iter().enumerate() {
         let pts = on_axis(run, k);
         let name = series_name(&run.name);
-        chart = chart.series(line(i, name.clone(), pairs(&pts, Point::output_tok_s)));
+        chart = chart.series(super::saturation_marks(line(i, name.clone(), pairs(&pts, Point::output_tok_s)), &pts));
         let ideal: Vec<Vec<f64>> = analysis::ideal_linear(&pts).into_iter().map(|(c, t)| vec![c, t]).collect();
         if !ideal.is_empty() {
             chart = chart.series(

@@ -4,11 +4,11 @@
 //! touches the DOM. Unknown values are left out of a series, never drawn as zero.
 
 use crate::domain::metrics::{Metric, Stat};
-use crate::domain::{analysis, LoadKind, Point, Run};
+use crate::domain::{analysis, knee, LoadKind, Point, Run};
 use charming::component::{Axis, DataZoom, Grid, Legend};
 use charming::element::{
-    AxisPointer, AxisPointerType, AxisType, LineStyle, LineStyleType, NameLocation, Tooltip,
-    Trigger,
+    AxisPointer, AxisPointerType, AxisType, ItemStyle, LineStyle, LineStyleType, MarkArea,
+    MarkAreaData, MarkPoint, MarkPointData, NameLocation, Tooltip, Trigger,
 };
 use charming::series::Line;
 use charming::Chart;
@@ -66,13 +66,37 @@ fn load_kind(run: &Run) -> LoadKind {
     run.points.first().map_or(LoadKind::Concurrency, |p| p.load_kind)
 }
 
-/// Output tok/s against load, with the ideal-linear reference from the lowest level.
+/// Marks the knee and the max-throughput level on a throughput series, and shades the
+/// saturated region (knee → highest load).
+pub(crate) fn saturation_marks(series: Line, points: &[Point]) -> Line {
+    let Some(sat) = knee::saturation(points, knee::DEFAULT_KNEE_THRESHOLD) else { return series };
+    let mut marks = vec![MarkPointData::new().name("max").x_axis(sat.max.load).y_axis(sat.max.tok_s).value(sat.max.tok_s)];
+    if let Some(k) = sat.knee {
+        marks.push(MarkPointData::new().name("knee").x_axis(k.load).y_axis(k.tok_s).value(k.tok_s));
+    }
+    let mut series = series.mark_point(MarkPoint::new().data(marks));
+    if let Some(region) = sat.region.filter(|r| r.to > r.from) {
+        series = series.mark_area(
+            MarkArea::new()
+                .silent(true)
+                .item_style(ItemStyle::new().color("rgba(230, 159, 0, 0.10)"))
+                .data(vec![(
+                    MarkAreaData::new().name("saturated").x_axis(region.from.to_string()),
+                    MarkAreaData::new().x_axis(region.to.to_string()),
+                )]),
+        );
+    }
+    series
+}
+
+/// Output tok/s against load, with the ideal-linear reference from the lowest level, the
+/// knee and max-throughput markers, and the saturated region.
 pub fn throughput(run: &Run) -> Chart {
     let measured = pairs(&run.points, Point::output_tok_s);
     let ideal: Vec<Vec<f64>> =
         analysis::ideal_linear(&run.points).into_iter().map(|(c, t)| vec![c, t]).collect();
     base(load_kind(run), "output tok/s")
-        .series(Line::new().name("output tok/s").symbol_size(8.0).data(measured))
+        .series(saturation_marks(Line::new().name("output tok/s").symbol_size(8.0).data(measured), &run.points))
         .series(
             Line::new()
                 .name("ideal linear")
@@ -166,6 +190,42 @@ mod tests {
         // p50 and p99 of the truncated level are unknown: one point each, not a zero.
         assert_eq!(v["series"][1]["data"], serde_json::json!([[32.0, 35.25]]));
         assert_eq!(v["series"][2]["data"], serde_json::json!([[32.0, 35.26]]));
+    }
+}
+
+#[cfg(test)]
+mod saturation_tests {
+    use super::*;
+    use crate::domain::{RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
+
+    #[test]
+    fn a_plateau_gets_knee_and_max_markers_and_a_shaded_region() {
+        let points = [(1.0, 100.0), (2.0, 195.0), (4.0, 380.0), (8.0, 700.0), (16.0, 720.0), (32.0, 725.0)]
+            .iter()
+            .map(|(c, t)| {
+                let mut p = Point::at(LoadKind::Concurrency, *c);
+                p.set(Metric::OutputThroughput, Stat::Mean, *t);
+                p
+            })
+            .collect();
+        let run = Run {
+            id: RunId::parse("satrun000001").unwrap(),
+            name: "r".into(),
+            created_at: "2026-11-29T00:00:00Z".into(),
+            status: RunStatus::Complete,
+            source: SourceInfo { format: SourceFormat::Manual, file_name: None },
+            facts: RunFacts::default(),
+            definitions: Default::default(),
+            points,
+        };
+        let v: serde_json::Value = serde_json::from_str(&throughput(&run).to_string()).unwrap();
+        let marks = &v["series"][0]["markPoint"]["data"];
+        assert_eq!(marks[0]["name"], "max");
+        assert_eq!(marks[0]["xAxis"], 32.0);
+        assert_eq!(marks[1]["name"], "knee");
+        assert_eq!(marks[1]["xAxis"], 8.0, "700 → 720 gains 2.9 % per doubling: flat from C=8");
+        assert_eq!(v["series"][0]["markArea"]["data"][0][0]["xAxis"], "8");
+        assert_eq!(v["series"][0]["markArea"]["data"][0][1]["xAxis"], "32");
     }
 }
 

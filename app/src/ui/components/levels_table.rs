@@ -11,6 +11,9 @@ use leptos::prelude::*;
 #[component]
 pub fn LevelsTable(points: Vec<Point>) -> impl IntoView {
     let derived = analysis::analyse(&points);
+    // Marginal gain per doubling into each level (from the previous level with a throughput).
+    let steps = crate::domain::knee::steps(&points);
+    let gain_at = |load: f64| steps.iter().find(|s| s.to_load == load).map(|s| s.gain_per_doubling);
     let kind = points.first().map_or(LoadKind::Concurrency, |p| p.load_kind);
     let load_head = match kind {
         LoadKind::Concurrency => "C",
@@ -38,6 +41,7 @@ pub fn LevelsTable(points: Vec<Point>) -> impl IntoView {
             )
             .then_some("≈");
             let truncated = p.truncated;
+            let gain = pct(gain_at(p.load_value));
             view! {
                 <tr class:truncated=truncated>
                     <td class="load">
@@ -49,6 +53,7 @@ pub fn LevelsTable(points: Vec<Point>) -> impl IntoView {
                     <td class="tok">{num(p.output_tok_s(), 1)}</td>
                     <td>{num(d.ideal_tok_s, 1)}</td>
                     <td>{pct(d.scaling_efficiency)}</td>
+                    <td>{gain}</td>
                     <td>{num(d.per_user_tok_s, 1)}</td>
                     <td>{ms_as_s(p.latency_ms(Stat::Mean))}</td>
                     <td>{ms_as_s(p.latency_ms(Stat::P50))}</td>
@@ -68,6 +73,7 @@ pub fn LevelsTable(points: Vec<Point>) -> impl IntoView {
                     <th>"output tok/s"</th>
                     <th title="lowest level's throughput scaled linearly with load">"ideal tok/s"</th>
                     <th title="throughput gain ÷ load gain against the previous level">"scaling eff."</th>
+                    <th title="throughput gain per doubling of load from the previous level; below 5 % the curve is flat">"gain / 2×"</th>
                     <th title="output tok/s ÷ concurrency: the decode rate each user sees">"tok/s per user"</th>
                     <th>"lat avg (s)"</th>
                     <th>"p50 (s)"</th>

@@ -82,6 +82,9 @@ fn RunView(run: Run) -> impl IntoView {
     let export_json = format!("/api/v1/runs/{}/export.json", run.id);
     let export_csv = format!("/api/v1/runs/{}/export.csv", run.id);
     let definitions = run.definitions.clone();
+    let saturation = crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD)
+        .map(|s| s.sentence());
+    let found = crate::domain::anomalies::detect_run(0, &run);
     view! {
         <Title text=run.name.clone() />
         <Meta name="description" content=desc.clone() />
@@ -90,6 +93,7 @@ fn RunView(run: Run) -> impl IntoView {
             {partial.then(|| view! { <span class="badge" title="some levels or values are missing">"partial"</span> })}
         </div>
         <p class="summary">{desc}</p>
+        {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
         <dl class="facts">
             {fact("Model", f.model.clone())}
             {fact("Engine", engine)}
@@ -128,6 +132,20 @@ fn RunView(run: Run) -> impl IntoView {
         </section>
         <h2>"Levels"</h2>
         <div class="table-wrap"><LevelsTable points=run.points.clone() /></div>
+        {(!found.is_empty()).then(|| view! {
+            <h2>"Anomalies"</h2>
+            <ul class="anomalies" id="anomalies">
+                {found.into_iter().map(|a| {
+                    let at = a.level.map(|l| l.label()).unwrap_or_default();
+                    view! {
+                        <li data-key=a.key()>
+                            <span class="badge">{a.kind.label()}</span>" "{at}": "{a.evidence.clone()}
+                            <div class="proposal">"Proposed annotation: "<em>{a.proposed_annotation_text.clone()}</em></div>
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        })}
         <h2>"How these numbers are defined"</h2>
         <DefinitionsView definitions=definitions points=run.points.clone() />
         <details class="all-measures">
