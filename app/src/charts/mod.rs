@@ -14,6 +14,8 @@ use charming::series::Line;
 use charming::Chart;
 
 pub mod compare;
+#[cfg(test)]
+mod snapshots;
 
 /// DOM id of the throughput chart on a run page.
 pub const THROUGHPUT_ID: &str = "chart-throughput";

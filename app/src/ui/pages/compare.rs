@@ -236,6 +236,10 @@ fn CompareView(runs: Vec<Run>, baseline: usize) -> impl IntoView {
         {charts_view}
         <h2>"Per level, against the baseline"</h2>
         <div class="table-wrap"><DeltaTable runs=runs.clone() cmp=cmp.clone() /></div>
+        <details class="all-changes" id="all-changes">
+            <summary>"Every metric both runs report, level by level"</summary>
+            <AllChanges runs=runs.clone() cmp=cmp.clone() />
+        </details>
         <h2>"Facts"</h2>
         <div class="table-wrap">
             <table class="facts-diff" id="facts-diff">
@@ -337,4 +341,42 @@ fn DeltaTable(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
             <tbody>{rows}</tbody>
         </table>
     }
+}
+
+/// Every quantity both a run and the baseline report at a shared level, with the change.
+#[component]
+fn AllChanges(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
+    let base_name = runs.get(cmp.baseline).map(|r| r.name.clone()).unwrap_or_default();
+    cmp.levels
+        .into_iter()
+        .flat_map(|l| {
+            let key = l.key;
+            l.deltas.into_iter().map(move |d| (key, d))
+        })
+        .map(|(key, d)| {
+            let who = runs.get(d.run).map(|r| r.name.clone()).unwrap_or_default();
+            let rows = d
+                .changes
+                .into_iter()
+                .map(|c| {
+                    let class = delta_class(c.change_pct);
+                    view! {
+                        <tr>
+                            <th>{c.quantity.label()}</th>
+                            <td>{num(Some(c.baseline), 2)}</td>
+                            <td>{num(Some(c.value), 2)}</td>
+                            <td class=class>{pct(c.change_pct)}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            view! {
+                <table class="levels changes">
+                    <caption>{key.label()}": "{who.clone()}" vs "{base_name.clone()}</caption>
+                    <thead><tr><th>"metric"</th><th>"baseline"</th><th>"this run"</th><th>"change"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            }
+        })
+        .collect_view()
 }

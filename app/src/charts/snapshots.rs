@@ -1,0 +1,84 @@
+//! Snapshot tests of the chart options for the story's two runs: any change to what the
+//! browser is asked to draw shows up as a diff of the committed `.snap` files.
+//! Review a change with `cargo insta review` (or `INSTA_UPDATE=always cargo test`).
+
+use super::{compare, latency, metric, throughput};
+use crate::domain::metrics::{Metric, Stat};
+use crate::domain::{EndpointKind, LoadKind, Point, Run, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
+
+fn level(c: f64, tok_s: f64, avg_s: Option<f64>, p50_s: Option<f64>, p99_s: Option<f64>) -> Point {
+    let mut p = Point::at(LoadKind::Concurrency, c);
+    p.set(Metric::OutputThroughput, Stat::Mean, tok_s);
+    p.set_opt(Metric::E2e, Stat::Mean, avg_s.map(|s| s * 1000.0));
+    p.set_opt(Metric::E2e, Stat::P50, p50_s.map(|s| s * 1000.0));
+    p.set_opt(Metric::E2e, Stat::P99, p99_s.map(|s| s * 1000.0));
+    p.requests_ok = Some(c as i64);
+    p.requests_failed = Some(0);
+    p
+}
+
+fn story() -> [Run; 2] {
+    let facts = |e| RunFacts {
+        model: Some("Kimi-K2.5 NVFP4".into()),
+        gpu_type: Some("RTX PRO 6000 Blackwell".into()),
+        gpu_count: Some(8),
+        endpoint_kind: Some(e),
+        ..RunFacts::default()
+    };
+    let mut c1 = Point::at(LoadKind::Concurrency, 1.0);
+    c1.set(Metric::OutputThroughput, Stat::Mean, 61.3);
+    let mut c32 = Point::at(LoadKind::Concurrency, 32.0);
+    c32.set(Metric::OutputThroughput, Stat::Mean, 799.9);
+    c32.set(Metric::E2e, Stat::Mean, 20_380.0);
+    let mut c96 = level(96.0, 1017.0, Some(48.23), None, None);
+    c96.truncated = true;
+    [
+        Run {
+            id: RunId::parse("completions1").unwrap(),
+            name: "completions".into(),
+            created_at: "2026-11-29T10:00:00.000Z".into(),
+            status: RunStatus::Partial,
+            source: SourceInfo { format: SourceFormat::Manual, file_name: None },
+            facts: facts(EndpointKind::Completions),
+            definitions: Default::default(),
+            points: vec![c1, c32],
+        },
+        Run {
+            id: RunId::parse("chatrun00001").unwrap(),
+            name: "chat".into(),
+            created_at: "2026-11-29T11:00:00.000Z".into(),
+            status: RunStatus::Partial,
+            source: SourceInfo { format: SourceFormat::BenchmarkPy, file_name: Some("kimi.txt".into()) },
+            facts: facts(EndpointKind::Chat),
+            definitions: Default::default(),
+            points: vec![
+                level(32.0, 464.4, Some(35.23), Some(35.25), Some(35.26)),
+                level(48.0, 657.0, Some(37.36), Some(37.37), Some(37.39)),
+                level(64.0, 803.0, Some(40.75), Some(40.76), Some(40.77)),
+                c96,
+            ],
+        },
+    ]
+}
+
+fn json(c: &charming::Chart) -> serde_json::Value {
+    serde_json::from_str(&c.to_string()).unwrap()
+}
+
+#[test]
+fn run_charts() {
+    let [_, chat] = story();
+    insta::assert_json_snapshot!("run_throughput", json(&throughput(&chat)));
+    insta::assert_json_snapshot!("run_latency", json(&latency(&chat)));
+    assert!(metric(&chat, Metric::Ttft).is_none());
+}
+
+#[test]
+fn compare_charts() {
+    let runs = story();
+    insta::assert_json_snapshot!("compare_throughput", json(&compare::throughput(&runs)));
+    insta::assert_json_snapshot!("compare_latency", json(&compare::latency(&runs, Metric::E2e).unwrap()));
+    insta::assert_json_snapshot!("compare_throughput_vs_latency", json(&compare::throughput_vs_latency(&runs)));
+    insta::assert_json_snapshot!("compare_pareto", json(&compare::pareto(&runs)));
+    insta::assert_json_snapshot!("compare_outcomes", json(&compare::outcomes(&runs)));
+}
