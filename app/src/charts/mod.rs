@@ -72,9 +72,12 @@ fn load_kind(run: &Run) -> LoadKind {
 /// saturated region (knee → highest load).
 pub(crate) fn saturation_marks(series: Line, points: &[Point]) -> Line {
     let Some(sat) = knee::saturation(points, knee::DEFAULT_KNEE_THRESHOLD) else { return series };
-    let mut marks = vec![MarkPointData::new().name("max").x_axis(sat.max.load).y_axis(sat.max.tok_s).value(sat.max.tok_s)];
+    // The marker's label shows `value`: one decimal, like the tables.
+    let label = |v: f64| (v * 10.0).round() / 10.0;
+    let mut marks =
+        vec![MarkPointData::new().name("max").x_axis(sat.max.load).y_axis(sat.max.tok_s).value(label(sat.max.tok_s))];
     if let Some(k) = sat.knee {
-        marks.push(MarkPointData::new().name("knee").x_axis(k.load).y_axis(k.tok_s).value(k.tok_s));
+        marks.push(MarkPointData::new().name("knee").x_axis(k.load).y_axis(k.tok_s).value(label(k.tok_s)));
     }
     let mut series = series.mark_point(MarkPoint::new().data(marks));
     if let Some(region) = sat.region.filter(|r| r.to > r.from) {
