@@ -245,6 +245,11 @@ pub enum RunStatus {
     Complete,
     /// Some levels or values are missing (cut-off output, surviving figures only).
     Partial,
+    /// A live sweep is measuring it; levels appear as they finish.
+    Running,
+    /// A live sweep stopped before its last level (cancelled or crashed); its finished
+    /// levels are whole.
+    Interrupted,
 }
 
 impl RunStatus {
@@ -252,6 +257,8 @@ impl RunStatus {
         match self {
             RunStatus::Complete => "complete",
             RunStatus::Partial => "partial",
+            RunStatus::Running => "running",
+            RunStatus::Interrupted => "interrupted",
         }
     }
 
@@ -259,6 +266,8 @@ impl RunStatus {
         match s {
             "complete" => Some(RunStatus::Complete),
             "partial" => Some(RunStatus::Partial),
+            "running" => Some(RunStatus::Running),
+            "interrupted" => Some(RunStatus::Interrupted),
             _ => None,
         }
     }
