@@ -8,7 +8,7 @@
 use crate::domain::metrics::{Definitions, Measure, Metric, Stat};
 use crate::domain::query::{Facets, RunPage, RunQuery, SortKey, PAGE_SIZE};
 use crate::domain::{
-    EndpointKind, LoadKind, NewRun, Point, RequestRecord, Run, RunFacts, RunId, RunStatus,
+    EndpointKind, LoadKind, NewLevel, NewRun, Point, RequestRecord, Run, RunFacts, RunId, RunStatus,
     RunSummary, SourceFile, SourceFormat, SourceInfo,
 };
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
@@ -142,60 +142,73 @@ async fn insert_in(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, run: &NewRun) -
         .await?;
     }
     for (seq, level) in run.levels.iter().enumerate() {
-        let p = &level.point;
-        let raw = (!level.raw.is_null()).then(|| level.raw.to_string());
-        let mut q = sqlx::query(
-            "INSERT INTO points (run_id, seq, load_kind, load_value, requests_ok, requests_failed,
-                                 wall_s, truncated, raw_json, output_tok_s, latency_avg_ms,
-                                 latency_p50_ms, latency_p90_ms, latency_p99_ms, ttft_avg_ms,
-                                 ttft_p50_ms, ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
-                                 output_tokens_per_request)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                     ?18, ?19, ?20, ?21)
-             RETURNING id",
-        )
-        .bind(row_id)
-        .bind(seq as i64)
-        .bind(p.load_kind.as_str())
-        .bind(p.load_value)
-        .bind(p.requests_ok)
-        .bind(p.requests_failed)
-        .bind(p.wall_s)
-        .bind(p.truncated)
-        .bind(raw);
-        for (_, metric, stat) in HEADLINE {
-            q = q.bind(p.get(metric, stat));
-        }
-        let point_id: i64 = q.fetch_one(&mut **tx).await?.try_get("id")?;
-        for m in p.measures.iter().filter(|m| !is_headline(m)) {
-            sqlx::query("INSERT INTO point_measures (point_id, metric, stat, value) VALUES (?1, ?2, ?3, ?4)")
-                .bind(point_id)
-                .bind(m.metric.as_str())
-                .bind(m.stat.name())
-                .bind(m.value)
-                .execute(&mut **tx)
-                .await?;
-        }
-        for (i, r) in level.requests.iter().enumerate() {
-            sqlx::query(
-                "INSERT INTO requests (point_id, seq, ok, ttft_ms, e2e_ms, tpot_ms, input_tokens,
-                                       output_tokens, error)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )
-            .bind(point_id)
-            .bind(i as i64)
-            .bind(r.ok)
-            .bind(r.ttft_ms)
-            .bind(r.e2e_ms)
-            .bind(r.tpot_ms)
-            .bind(r.input_tokens)
-            .bind(r.output_tokens)
-            .bind(&r.error)
-            .execute(&mut **tx)
-            .await?;
-        }
+        insert_level(tx, row_id, seq as i64, level).await?;
     }
     Ok(id)
+}
+
+/// Writes one level (point, extra measures, per-request records) of run `run_row_id` at
+/// position `seq`, inside the caller's transaction.
+async fn insert_level(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    run_row_id: i64,
+    seq: i64,
+    level: &NewLevel,
+) -> Result<(), DbError> {
+    let row_id = run_row_id;
+    let p = &level.point;
+    let raw = (!level.raw.is_null()).then(|| level.raw.to_string());
+    let mut q = sqlx::query(
+        "INSERT INTO points (run_id, seq, load_kind, load_value, requests_ok, requests_failed,
+                             wall_s, truncated, raw_json, output_tok_s, latency_avg_ms,
+                             latency_p50_ms, latency_p90_ms, latency_p99_ms, ttft_avg_ms,
+                             ttft_p50_ms, ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
+                             output_tokens_per_request)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18, ?19, ?20, ?21)
+         RETURNING id",
+    )
+    .bind(row_id)
+    .bind(seq)
+    .bind(p.load_kind.as_str())
+    .bind(p.load_value)
+    .bind(p.requests_ok)
+    .bind(p.requests_failed)
+    .bind(p.wall_s)
+    .bind(p.truncated)
+    .bind(raw);
+    for (_, metric, stat) in HEADLINE {
+        q = q.bind(p.get(metric, stat));
+    }
+    let point_id: i64 = q.fetch_one(&mut **tx).await?.try_get("id")?;
+    for m in p.measures.iter().filter(|m| !is_headline(m)) {
+        sqlx::query("INSERT INTO point_measures (point_id, metric, stat, value) VALUES (?1, ?2, ?3, ?4)")
+            .bind(point_id)
+            .bind(m.metric.as_str())
+            .bind(m.stat.name())
+            .bind(m.value)
+            .execute(&mut **tx)
+            .await?;
+    }
+    for (i, r) in level.requests.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO requests (point_id, seq, ok, ttft_ms, e2e_ms, tpot_ms, input_tokens,
+                                   output_tokens, error)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )
+        .bind(point_id)
+        .bind(i as i64)
+        .bind(r.ok)
+        .bind(r.ttft_ms)
+        .bind(r.e2e_ms)
+        .bind(r.tpot_ms)
+        .bind(r.input_tokens)
+        .bind(r.output_tokens)
+        .bind(&r.error)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }
 
 fn corrupt(what: &str, value: &str) -> DbError {
@@ -525,11 +538,49 @@ pub async fn run_name_exists(pool: &SqlitePool, name: &str) -> Result<bool, DbEr
     Ok(n > 0)
 }
 
+/// Creates the run of a live sweep with no levels yet (status as given, normally
+/// `running`; any levels in `run` are ignored) and returns its public id. Levels follow
+/// one by one through [`append_level`].
+pub async fn create_live_run(pool: &SqlitePool, run: &NewRun) -> Result<RunId, DbError> {
+    let empty = NewRun { levels: Vec::new(), ..run.clone() };
+    insert_run(pool, &empty).await
+}
+
+/// Adds one finished level to a stored run, after its last level, in one transaction:
+/// the level is stored whole or not at all.
+pub async fn append_level(pool: &SqlitePool, id: &RunId, level: &NewLevel) -> Result<(), DbError> {
+    let mut tx = pool.begin().await?;
+    let row_id: i64 = sqlx::query_scalar("SELECT id FROM runs WHERE public_id = ?1")
+        .bind(id.as_str())
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or_else(|| DbError::NotFound(format!("run {id}")))?;
+    let seq: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(seq) + 1, 0) FROM points WHERE run_id = ?1")
+        .bind(row_id)
+        .fetch_one(&mut *tx)
+        .await?;
+    insert_level(&mut tx, row_id, seq, level).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Changes a run's status (a live sweep: `running` → `complete` or `interrupted`).
+pub async fn set_run_status(pool: &SqlitePool, id: &RunId, status: RunStatus) -> Result<(), DbError> {
+    let done = sqlx::query("UPDATE runs SET status = ?1 WHERE public_id = ?2")
+        .bind(status.as_str())
+        .bind(id.as_str())
+        .execute(pool)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(DbError::NotFound(format!("run {id}")));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::metrics::TtftDefinition;
-    use crate::domain::NewLevel;
 
     fn sample() -> NewRun {
         let mut p1 = Point::at(LoadKind::Concurrency, 32.0);
@@ -700,5 +751,51 @@ mod tests {
         let (_dir, pool) = temp_db().await;
         let err = get_run(&pool, &RunId::parse("nosuchrun000").unwrap()).await.unwrap_err();
         assert!(matches!(err, DbError::NotFound(_)));
+    }
+
+    #[tokio::test]
+    async fn live_run_is_created_empty_and_running() {
+        let (_dir, pool) = temp_db().await;
+        let id = create_live_run(&pool, &NewRun { status: RunStatus::Running, ..sample() }).await.unwrap();
+        let run = get_run(&pool, &id).await.unwrap();
+        assert_eq!(run.status, RunStatus::Running);
+        assert!(run.points.is_empty(), "levels come later, one by one");
+        assert_eq!(run.facts.model.as_deref(), Some("Kimi-K2.5 NVFP4"));
+    }
+
+    #[tokio::test]
+    async fn levels_append_in_order_with_measures_and_requests() {
+        let (_dir, pool) = temp_db().await;
+        let new = NewRun { status: RunStatus::Running, ..sample() };
+        let id = create_live_run(&pool, &new).await.unwrap();
+        append_level(&pool, &id, &new.levels[0]).await.unwrap();
+        assert_eq!(get_run(&pool, &id).await.unwrap().points.len(), 1, "visible as soon as appended");
+        append_level(&pool, &id, &new.levels[1]).await.unwrap();
+        let run = get_run(&pool, &id).await.unwrap();
+        let points: Vec<Point> = new.levels.iter().map(|l| l.point.clone()).collect();
+        assert_eq!(run.points, points);
+        assert_eq!(level_requests(&pool, &id, 0).await.unwrap(), new.levels[0].requests);
+        assert_eq!(level_raw(&pool, &id, 0).await.unwrap()["C"], 32);
+        // A bad level is rolled back whole; earlier levels stay.
+        let mut bad = new.levels[0].clone();
+        bad.point.load_value = 0.0;
+        assert!(append_level(&pool, &id, &bad).await.is_err());
+        assert_eq!(get_run(&pool, &id).await.unwrap().points.len(), 2);
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM requests").fetch_one(&pool).await.unwrap();
+        assert_eq!(n, 2);
+        let missing = RunId::parse("nosuchrun000").unwrap();
+        assert!(matches!(append_level(&pool, &missing, &new.levels[0]).await, Err(DbError::NotFound(_))));
+    }
+
+    #[tokio::test]
+    async fn run_status_changes() {
+        let (_dir, pool) = temp_db().await;
+        let id = create_live_run(&pool, &NewRun { status: RunStatus::Running, ..sample() }).await.unwrap();
+        set_run_status(&pool, &id, RunStatus::Interrupted).await.unwrap();
+        assert_eq!(get_run(&pool, &id).await.unwrap().status, RunStatus::Interrupted);
+        set_run_status(&pool, &id, RunStatus::Complete).await.unwrap();
+        assert_eq!(list_runs(&pool).await.unwrap()[0].status, RunStatus::Complete);
+        let missing = RunId::parse("nosuchrun000").unwrap();
+        assert!(matches!(set_run_status(&pool, &missing, RunStatus::Complete).await, Err(DbError::NotFound(_))));
     }
 }

@@ -32,6 +32,61 @@ pub enum Command {
     ///
     /// Example: plateau import results.txt --model Kimi-K2.5 --gpu "8x RTX PRO 6000" --endpoint chat
     Import(ImportArgs),
+    /// Serve a simulated OpenAI-compatible LLM server (continuous batching, queueing,
+    /// optional reasoning and faults) to sweep against without a GPU.
+    ///
+    /// Example: plateau sim --addr 127.0.0.1:8090 --max-batch 64 --seed 7
+    Sim(crate::sim::SimArgs),
+    /// Run a closed-loop concurrency sweep against an OpenAI-compatible endpoint and store
+    /// each level as it finishes (a crash keeps the finished levels; the run is then marked
+    /// interrupted).
+    ///
+    /// Example: plateau sweep --url http://127.0.0.1:8090 --model plateau-sim --concurrency 1,2,4,8
+    Sweep(SweepArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Base URL of the server (`http://host:port`, a trailing `/v1` is fine).
+    #[arg(long)]
+    pub url: String,
+    /// Model name to request.
+    #[arg(long)]
+    pub model: String,
+    /// API key, sent as a bearer token; never stored, logged or shown.
+    #[arg(long, env = "PLATEAU_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// chat or completions.
+    #[arg(long, default_value = "chat")]
+    pub endpoint: String,
+    /// Concurrency levels, in order.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
+    pub concurrency: Vec<u32>,
+    /// Requests per level in steady mode (C always in flight until N are done); without
+    /// it, each level is one wave of C requests sent at once (the story's benchmark.py).
+    #[arg(long)]
+    pub requests: Option<usize>,
+    #[arg(long, default_value_t = 128)]
+    pub max_tokens: u32,
+    /// Prompt length in tokens (synthetic, varied per request).
+    #[arg(long, default_value_t = 128)]
+    pub prompt_tokens: u32,
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// Ask the server to generate exactly max_tokens.
+    #[arg(long)]
+    pub ignore_eos: bool,
+    /// Warm-up requests before each level, not counted.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Longest a single request may take, in seconds.
+    #[arg(long, default_value_t = 600)]
+    pub timeout_s: u64,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Run name (default: model, endpoint and levels).
+    #[arg(long)]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -138,6 +193,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Import(a) => import(db, a).await,
+        Command::Sweep(a) => sweep(db, a).await,
+        Command::Sim(a) => {
+            let addr = a.addr;
+            crate::sim::serve(addr, a.into()).await?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -186,4 +247,83 @@ async fn import(db: PathBuf, args: ImportArgs) -> anyhow::Result<ExitCode> {
         }
     };
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
+    use crate::loadgen::{self, LoadMode, Progress, PromptSpec, Secret, SweepSpec, Target};
+    let endpoint = app::domain::EndpointKind::parse(&a.endpoint)
+        .with_context(|| format!("--endpoint {:?}: use chat or completions", a.endpoint))?;
+    let pool = app::db::connect(&db).await.with_context(|| format!("opening database {}", db.display()))?;
+    let levels = a.concurrency.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let spec = SweepSpec {
+        name: a.name.unwrap_or_else(|| format!("{} · {} · C={levels}", a.model, endpoint.path())),
+        target: Target {
+            base_url: a.url,
+            model: a.model,
+            api_key: a.api_key.map(Secret::new),
+            endpoint,
+            max_tokens: a.max_tokens,
+            temperature: a.temperature,
+            ignore_eos: a.ignore_eos,
+            extra_body: serde_json::Map::new(),
+        },
+        prompt: PromptSpec { tokens: a.prompt_tokens, seed: a.seed },
+        concurrency: a.concurrency,
+        mode: a.requests.map_or(LoadMode::Wave, |requests| LoadMode::Steady { requests }),
+        warmup: a.warmup,
+        request_timeout: std::time::Duration::from_secs(a.timeout_s),
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::channel(256);
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    // Ctrl-C cancels: finished levels stay, the run is marked interrupted.
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            let _ = cancel_tx.send(true);
+        }
+    });
+    let printer = tokio::spawn(async move {
+        let mut rows = Vec::new();
+        while let Some(p) = rx.recv().await {
+            match p {
+                Progress::Started { run, levels } => eprintln!("sweep {run}: {levels} levels"),
+                Progress::LevelStarted { level, concurrency, requests } => {
+                    eprintln!("level {}: C={concurrency}, {requests} requests…", level + 1)
+                }
+                Progress::RequestDone { .. } => {}
+                Progress::LevelDone { point, .. } => {
+                    use app::domain::format::{load, ms_as_s, num};
+                    use app::domain::metrics::{Metric, Stat};
+                    let row = format!(
+                        "{:>6} {:>6}/{:<4} {:>10} {:>10} {:>10} {:>10}",
+                        load(point.load_value),
+                        point.requests_ok.unwrap_or(0),
+                        point.requests_failed.unwrap_or(0),
+                        num(point.output_tok_s(), 1),
+                        ms_as_s(point.latency_ms(Stat::P50)),
+                        ms_as_s(point.latency_ms(Stat::P99)),
+                        num(point.get(Metric::Ttft, Stat::P50), 0),
+                    );
+                    eprintln!("{row}");
+                    rows.push(row);
+                }
+            }
+        }
+        rows
+    });
+    let result = loadgen::run_sweep(&pool, spec, tx, cancel_rx).await;
+    let rows = printer.await.unwrap_or_default();
+    println!("{:>6} {:>11} {:>10} {:>10} {:>10} {:>10}", "C", "ok/failed", "tok/s", "p50 (s)", "p99 (s)", "TTFT p50");
+    for r in rows {
+        println!("{r}");
+    }
+    match result {
+        Ok(id) => {
+            println!("stored → /runs/{id}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("sweep stopped: {e}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }

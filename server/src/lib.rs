@@ -5,9 +5,11 @@
 //! - [`startup`]: opens the database and serves the app.
 //! - [`routes`]: the HTTP surface (pages, server functions, upload, REST API).
 //! - [`ingest`]: format detection, parsers and the one import path every entry shares.
+//! - [`loadgen`]: the load generator: concurrency sweeps stored level by level as they finish.
 //! - [`demo`]: the story's two runs, loaded by `plateau serve --demo`.
 //! - [`export`]: a stored run in Plateau's own format (JSON, CSV).
 //! - [`telemetry`]: logging set-up.
+//! - [`sim`]: `plateau sim`, an OpenAI-compatible server with continuous-batching timing.
 //!
 //! Domain types, analysis, SQL and pages live in the `app` crate.
 
@@ -16,6 +18,8 @@ pub mod config;
 pub mod demo;
 pub mod export;
 pub mod ingest;
+pub mod loadgen;
 pub mod routes;
+pub mod sim;
 pub mod startup;
 pub mod telemetry;

@@ -1,0 +1,324 @@
+//! One streamed request: send it, read the server-sent events, time every token chunk.
+//!
+//! A *token chunk* is an event whose first choice carries non-empty `delta.content`,
+//! `delta.reasoning_content` (or `delta.reasoning`) or, on `/v1/completions`, `text`.
+//! The role-only first chunk of the chat endpoint, the finish chunk with an empty delta and
+//! the `choices: []` usage chunk are not token chunks.
+
+use super::{redact, Secret};
+use futures_util::StreamExt;
+use reqwest::header::{HeaderValue, AUTHORIZATION};
+use serde_json::Value;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// What went wrong with a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// No connection (refused, unreachable, DNS).
+    Connect,
+    /// The server answered with a non-success status.
+    HttpStatus(u16),
+    /// The request took longer than the sweep's request timeout.
+    Timeout,
+    /// The stream broke off, or ended before `[DONE]` / a finish reason, or carried an error event.
+    BrokenStream,
+    /// An event was not valid JSON.
+    BadJson,
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::Connect => f.write_str("connect"),
+            ErrorKind::HttpStatus(code) => write!(f, "HTTP {code}"),
+            ErrorKind::Timeout => f.write_str("timeout"),
+            ErrorKind::BrokenStream => f.write_str("broken stream"),
+            ErrorKind::BadJson => f.write_str("bad JSON"),
+        }
+    }
+}
+
+impl ErrorKind {
+    /// A stable key for counting errors by kind (`http_500`, `broken_stream`, …).
+    pub fn key(&self) -> String {
+        match self {
+            ErrorKind::Connect => "connect".into(),
+            ErrorKind::HttpStatus(code) => format!("http_{code}"),
+            ErrorKind::Timeout => "timeout".into(),
+            ErrorKind::BrokenStream => "broken_stream".into(),
+            ErrorKind::BadJson => "bad_json".into(),
+        }
+    }
+}
+
+/// A failed request: the kind and a message (never containing the API key).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+/// Everything measured about one request. Times are milliseconds from the actual send.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RequestSample {
+    /// When the request was actually sent, ms after the level's first send.
+    pub sent_at_ms: f64,
+    /// First token chunk of any kind, reasoning included.
+    pub ttft_ms: Option<f64>,
+    /// First content token chunk, reasoning excluded.
+    pub ttft_content_ms: Option<f64>,
+    /// Every gap between consecutive token chunks.
+    pub gaps_ms: Vec<f64>,
+    /// Send → last token chunk.
+    pub e2e_ms: Option<f64>,
+    /// Send → stream closed or error.
+    pub elapsed_ms: f64,
+    /// `usage.prompt_tokens`.
+    pub prompt_tokens: Option<u64>,
+    /// `usage.completion_tokens` (reasoning included).
+    pub completion_tokens: Option<u64>,
+    /// `usage.completion_tokens_details.reasoning_tokens`, else the counted reasoning chunks.
+    pub reasoning_tokens: Option<u64>,
+    /// Token chunks received (content or reasoning).
+    pub token_chunks: u64,
+    /// Token chunks that carried reasoning.
+    pub reasoning_chunks: u64,
+    pub finish_reason: Option<String>,
+    /// The server's own decode time per token (`timings.predicted_per_token_ms`, llama.cpp).
+    pub server_ms_per_token: Option<f64>,
+    pub error: Option<RequestError>,
+}
+
+impl RequestSample {
+    pub fn ok(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// Output tokens: the server's usage, else the streamed token chunks.
+    pub fn output_tokens(&self) -> Option<u64> {
+        self.completion_tokens.or((self.token_chunks > 0).then_some(self.token_chunks))
+    }
+
+    /// (e2e − TTFT) ÷ (output tokens − 1), for requests with more than one output token.
+    pub fn tpot_ms(&self) -> Option<f64> {
+        let n = self.output_tokens()?;
+        if n < 2 {
+            return None;
+        }
+        Some((self.e2e_ms? - self.ttft_ms?) / (n - 1) as f64)
+    }
+}
+
+/// The parts of a request shared by every call of a sweep.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    pub client: reqwest::Client,
+    pub url: String,
+    /// `Bearer …`, marked sensitive.
+    pub auth: Option<HeaderValue>,
+    /// Only used to scrub error messages.
+    pub key: Option<Secret>,
+    pub timeout: Duration,
+}
+
+/// How long to wait for the end of a body after `[DONE]`.
+const DRAIN: Duration = Duration::from_millis(50);
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Sends one streamed request with `body` and measures it; never fails, errors are recorded.
+pub async fn send(endpoint: &Endpoint, body: &Value, level_start: Instant) -> RequestSample {
+    let start = Instant::now();
+    let mut sample = RequestSample {
+        sent_at_ms: ms(start.saturating_duration_since(level_start)),
+        ..RequestSample::default()
+    };
+    let result = tokio::time::timeout(endpoint.timeout, exchange(endpoint, body, start, &mut sample)).await;
+    let error = match result {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e),
+        Err(_) => Some(RequestError {
+            kind: ErrorKind::Timeout,
+            message: format!("no complete response within {:.1} s", endpoint.timeout.as_secs_f64()),
+        }),
+    };
+    sample.elapsed_ms = ms(start.elapsed());
+    sample.error = error.map(|e| RequestError { message: redact(&e.message, endpoint.key.as_ref()), ..e });
+    if sample.reasoning_tokens.is_none() && sample.reasoning_chunks > 0 {
+        sample.reasoning_tokens = Some(sample.reasoning_chunks);
+    }
+    if sample.error.is_some() {
+        tracing::debug!(error = ?sample.error, "request failed");
+    }
+    sample
+}
+
+fn err(kind: ErrorKind, message: impl Into<String>) -> RequestError {
+    RequestError { kind, message: message.into() }
+}
+
+/// The error and its causes on one line (reqwest's own text hides the useful part).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn classify(e: &reqwest::Error, during_body: bool) -> RequestError {
+    let kind = if e.is_timeout() {
+        ErrorKind::Timeout
+    } else if e.is_connect() {
+        ErrorKind::Connect
+    } else if during_body || e.is_body() || e.is_decode() {
+        ErrorKind::BrokenStream
+    } else if e.is_request() {
+        // the connection closed before a response: treat as a broken exchange
+        ErrorKind::BrokenStream
+    } else {
+        ErrorKind::Connect
+    };
+    err(kind, chain(e))
+}
+
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", text.get(..i).unwrap_or(text)),
+        None => text.to_owned(),
+    }
+}
+
+async fn exchange(
+    endpoint: &Endpoint,
+    body: &Value,
+    start: Instant,
+    s: &mut RequestSample,
+) -> Result<(), RequestError> {
+    let mut request = endpoint.client.post(&endpoint.url).json(body);
+    if let Some(auth) = &endpoint.auth {
+        request = request.header(AUTHORIZATION, auth.clone());
+    }
+    let response = request.send().await.map_err(|e| classify(&e, false))?;
+    let status = response.status();
+    if !status.is_success() {
+        let text = response.text().await.unwrap_or_default();
+        return Err(err(ErrorKind::HttpStatus(status.as_u16()), clip(text.trim(), 300)));
+    }
+    let mut stream = response.bytes_stream();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut last_token: Option<Instant> = None;
+    let mut done = false;
+    while let Some(item) = stream.next().await {
+        let bytes = item.map_err(|e| classify(&e, true))?;
+        let now = Instant::now();
+        buf.extend_from_slice(&bytes);
+        let mut consumed = 0;
+        while let Some(nl) = buf.get(consumed..).and_then(|rest| rest.iter().position(|b| *b == b'\n')) {
+            let line = buf.get(consumed..consumed + nl).unwrap_or_default();
+            consumed += nl + 1;
+            let line = std::str::from_utf8(line)
+                .map_err(|_| err(ErrorKind::BadJson, "event is not UTF-8"))?
+                .trim_end_matches('\r');
+            let Some(data) = line.strip_prefix("data:") else { continue };
+            let data = data.trim();
+            if data == "[DONE]" {
+                done = true;
+                break;
+            }
+            if data.is_empty() {
+                continue;
+            }
+            on_event(data, now, start, &mut last_token, s)?;
+        }
+        buf.drain(..consumed.min(buf.len()));
+        if done {
+            break;
+        }
+    }
+    if done {
+        // Read the rest of the body (normally only the chunked terminator) so the
+        // connection goes back to the pool instead of being closed; not timed.
+        while let Ok(Some(Ok(_))) = tokio::time::timeout(DRAIN, stream.next()).await {}
+    } else if s.finish_reason.is_none() {
+        return Err(err(ErrorKind::BrokenStream, "stream ended before [DONE] or a finish reason"));
+    }
+    Ok(())
+}
+
+fn non_empty_str(v: Option<&Value>) -> bool {
+    v.and_then(Value::as_str).is_some_and(|t| !t.is_empty())
+}
+
+fn on_event(
+    data: &str,
+    now: Instant,
+    start: Instant,
+    last_token: &mut Option<Instant>,
+    s: &mut RequestSample,
+) -> Result<(), RequestError> {
+    let v: Value = serde_json::from_str(data)
+        .map_err(|e| err(ErrorKind::BadJson, format!("{e} in event {}", clip(data, 120))))?;
+    if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
+        let message = e.get("message").and_then(Value::as_str).map_or_else(|| e.to_string(), str::to_owned);
+        return Err(err(ErrorKind::BrokenStream, format!("error event: {}", clip(&message, 300))));
+    }
+    if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+        s.prompt_tokens = u.get("prompt_tokens").and_then(Value::as_u64).or(s.prompt_tokens);
+        s.completion_tokens = u.get("completion_tokens").and_then(Value::as_u64).or(s.completion_tokens);
+        let reasoning = u
+            .get("completion_tokens_details")
+            .and_then(|d| d.get("reasoning_tokens"))
+            .and_then(Value::as_u64);
+        s.reasoning_tokens = reasoning.or(s.reasoning_tokens);
+    }
+    if let Some(t) = v.get("timings").and_then(|t| t.get("predicted_per_token_ms")).and_then(Value::as_f64) {
+        s.server_ms_per_token = Some(t);
+    }
+    let Some(choice) = v.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else {
+        return Ok(());
+    };
+    if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+        s.finish_reason = Some(reason.to_owned());
+    }
+    let delta = choice.get("delta");
+    let content = non_empty_str(delta.and_then(|d| d.get("content"))) || non_empty_str(choice.get("text"));
+    let reasoning = non_empty_str(delta.and_then(|d| d.get("reasoning_content")))
+        || non_empty_str(delta.and_then(|d| d.get("reasoning")));
+    if !(content || reasoning) {
+        return Ok(());
+    }
+    let at = ms(now.saturating_duration_since(start));
+    s.ttft_ms.get_or_insert(at);
+    if content {
+        s.ttft_content_ms.get_or_insert(at);
+    }
+    if reasoning {
+        s.reasoning_chunks += 1;
+    }
+    if let Some(prev) = *last_token {
+        s.gaps_ms.push(ms(now.saturating_duration_since(prev)));
+    }
+    *last_token = Some(now);
+    s.token_chunks += 1;
+    s.e2e_ms = Some(at);
+    Ok(())
+}
+
+/// One event through the parser, for tests.
+#[cfg(test)]
+pub(crate) fn parse_event_for_test(data: &str, now: Instant, s: &mut RequestSample) -> Result<(), RequestError> {
+    on_event(data, now, now, &mut None, s)
+}

@@ -1,0 +1,197 @@
+//! The load generator: closed-loop concurrency sweeps against an OpenAI-compatible
+//! endpoint, each level stored in SQLite the moment it finishes.
+//!
+//! - [`client`]: one streamed request, timed chunk by chunk, into a [`RequestSample`].
+//! - [`prompt`]: synthetic prompts of a chosen length, different for every request.
+//! - [`sweep`]: warm-up, the levels in order (wave or steady), storing, progress, cancel.
+//! - [`stats`]: one level's samples → a [`NewLevel`] ([`level_from_records`]).
+//!
+//! Definitions (recorded on every run, see [`definitions`]): TTFT is send → first streamed
+//! token, reasoning included (a role-only chunk is not a token); TTFT (content) excludes
+//! reasoning; latency is send → last token chunk (the trailing usage chunk and `[DONE]`
+//! are not tokens); chunk gaps are every gap between token chunks, pooled; TPOT is
+//! (latency − TTFT) ÷ (output tokens − 1) per request; token counts are the server's
+//! `usage` (requested with `stream_options.include_usage`), falling back to the number of
+//! streamed token chunks when a server sends none; throughput is over the whole level,
+//! first send to last response, warm-up excluded.
+
+pub mod client;
+pub mod prompt;
+pub mod stats;
+pub mod sweep;
+
+#[cfg(test)]
+mod tests;
+
+pub use client::{ErrorKind, RequestError, RequestSample};
+pub use prompt::PromptGen;
+pub use stats::level_from_records;
+pub use sweep::run_sweep;
+
+use app::db::DbError;
+use app::domain::metrics::{Definitions, ThroughputWindow, TokenCountSource, TtftDefinition};
+use app::domain::{EndpointKind, Point, RunId};
+use std::fmt;
+use std::time::Duration;
+
+/// An API key, held in memory for one sweep only. Prints as `***`, has no serde
+/// implementation, and is sent nowhere but the `Authorization: Bearer` header.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The key itself; only the request builder and the redaction of error texts read it.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// The server under test and what each request asks of it.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// e.g. `http://127.0.0.1:8080` (a trailing `/v1` is accepted). Plain HTTP only.
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<Secret>,
+    pub endpoint: EndpointKind,
+    pub max_tokens: u32,
+    pub temperature: Option<f64>,
+    /// Ask the server to generate exactly `max_tokens` (llama.cpp, vLLM, SGLang).
+    pub ignore_eos: bool,
+    /// Extra fields merged into every request body (they cannot turn streaming off).
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Target {
+    /// The full URL of the endpoint.
+    pub fn url(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        let base = base.strip_suffix("/v1").unwrap_or(base);
+        format!("{base}{}", self.endpoint.path())
+    }
+}
+
+/// Synthetic prompts: `tokens` words (≈ tokens) drawn from a seeded generator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PromptSpec {
+    pub tokens: u32,
+    pub seed: u64,
+}
+
+/// How the requests of one closed-loop level are sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadMode {
+    /// C requests at once; the level ends when the last returns (the story's benchmark.py).
+    Wave,
+    /// C requests always in flight until `requests` have completed.
+    Steady { requests: usize },
+}
+
+/// Everything a sweep needs.
+#[derive(Clone, Debug)]
+pub struct SweepSpec {
+    /// The stored run's name.
+    pub name: String,
+    pub target: Target,
+    pub prompt: PromptSpec,
+    /// Concurrency levels, measured in this order.
+    pub concurrency: Vec<u32>,
+    pub mode: LoadMode,
+    /// Requests sent (at the level's concurrency) before each level and not counted.
+    pub warmup: usize,
+    /// Longest a single request may take, send to end of stream.
+    pub request_timeout: Duration,
+}
+
+impl SweepSpec {
+    pub(crate) fn validate(&self) -> Result<(), LoadgenError> {
+        let bad = |m: &str| Err(LoadgenError::InvalidSpec(m.to_owned()));
+        if self.concurrency.is_empty() {
+            return bad("no concurrency levels");
+        }
+        if self.concurrency.contains(&0) {
+            return bad("a concurrency level is 0");
+        }
+        if self.target.max_tokens == 0 {
+            return bad("max_tokens is 0");
+        }
+        if let LoadMode::Steady { requests: 0 } = self.mode {
+            return bad("steady mode needs at least one request per level");
+        }
+        if self.request_timeout.is_zero() {
+            return bad("request timeout is 0");
+        }
+        let url = self.target.base_url.trim();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return bad("base URL must start with http:// or https://");
+        }
+        Ok(())
+    }
+}
+
+/// What a sweep reports while it runs. Sent with `try_send` on a bounded channel: a slow
+/// reader loses progress events, never results (those are in the database).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Progress {
+    /// The run exists (status `running`).
+    Started { run: RunId, levels: usize },
+    /// Level `level` (0-based) begins: warm-up first, then `requests` measured requests.
+    LevelStarted { level: usize, concurrency: u32, requests: usize },
+    /// A measured request of the level finished (ok or not).
+    RequestDone { level: usize, done: usize, total: usize },
+    /// The level is stored; its summary.
+    LevelDone { level: usize, point: Point },
+}
+
+/// Why a sweep stopped. Failed *requests* are not errors: they are recorded per level.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadgenError {
+    #[error("invalid sweep: {0}")]
+    InvalidSpec(String),
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// Cancelled; the finished levels are stored and the run is marked interrupted.
+    #[error("sweep cancelled; run {run} keeps its finished levels")]
+    Cancelled { run: RunId },
+}
+
+/// How a Plateau sweep defines its numbers.
+pub fn definitions() -> Definitions {
+    Definitions {
+        ttft: Some(TtftDefinition::FirstTokenInclReasoning),
+        token_count: Some(TokenCountSource::ServerUsage),
+        throughput_window: Some(ThroughputWindow::WholeLevel),
+        sample_std: Some(false),
+        notes: vec![
+            "Plateau load generator: latency = send → last token chunk; chunk gaps between token chunks (reasoning included), pooled".into(),
+            "token counts from server usage; a request without usage counts its streamed token chunks (per-level count in raw.token_count)".into(),
+            "throughput window = first measured send → last response of the level; warm-up excluded".into(),
+        ],
+    }
+}
+
+/// `text` with every occurrence of the key replaced by `***`.
+pub(crate) fn redact(text: &str, key: Option<&Secret>) -> String {
+    match key {
+        Some(k) if !k.expose().is_empty() => text.replace(k.expose(), "***"),
+        _ => text.to_owned(),
+    }
+}

@@ -1,0 +1,447 @@
+//! The load generator against a real HTTP server on loopback: a tiny fake OpenAI SSE
+//! server (axum) whose behaviour is chosen by the request's `model`.
+
+use super::*;
+use app::domain::metrics::{Metric, Stat};
+use app::domain::RunStatus;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use sqlx::SqlitePool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+
+const KEY: &str = "sk-plateau-test-SECRET-4c8e1f";
+
+#[derive(Clone)]
+struct Fake {
+    tokens: usize,
+    delay: Duration,
+    auth_seen: Arc<Mutex<Vec<String>>>,
+    bodies: Arc<Mutex<Vec<Value>>>,
+}
+
+/// Models: `ok`, `think` (3 reasoning chunks first), `fail500`, `cut` (connection dropped
+/// after 2 tokens), `nousage`, `slow` (10 ms per chunk).
+async fn handler(State(f): State<Fake>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    if let Some(a) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
+        f.auth_seen.lock().unwrap().push(a.to_owned());
+    }
+    f.bodies.lock().unwrap().push(body.clone());
+    let model = body["model"].as_str().unwrap_or("ok").to_owned();
+    if model == "fail500" {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "engine overloaded").into_response();
+    }
+    let chat = body.get("messages").is_some();
+    let prompt = if chat { body["messages"][0]["content"].as_str() } else { body["prompt"].as_str() };
+    let prompt_tokens = prompt.unwrap_or("").split_whitespace().count();
+    let n = f.tokens.min(body["max_tokens"].as_u64().unwrap_or(16) as usize);
+    let reasoning = if model == "think" { 3 } else { 0 };
+    let usage_wanted = body["stream_options"]["include_usage"] == json!(true) && model != "nousage";
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": n + reasoning,
+                       "total_tokens": prompt_tokens + n + reasoning,
+                       "completion_tokens_details": {"reasoning_tokens": reasoning}});
+    let mut events: Vec<Value> = Vec::new();
+    if chat {
+        events.push(json!({"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}));
+        for _ in 0..reasoning {
+            events.push(json!({"choices":[{"index":0,"delta":{"reasoning_content":"hm"},"finish_reason":null}]}));
+        }
+        for i in 0..n {
+            events.push(json!({"choices":[{"index":0,"delta":{"content":format!(" t{i}")},"finish_reason":null}]}));
+        }
+        events.push(json!({"choices":[{"index":0,"delta":{},"finish_reason":"length"}],
+                           "timings": {"predicted_per_token_ms": 2.0}}));
+        if usage_wanted {
+            events.push(json!({"choices":[], "usage": usage}));
+        }
+    } else {
+        for i in 0..n {
+            events.push(json!({"choices":[{"index":0,"text":format!(" t{i}"),"finish_reason":null}]}));
+        }
+        let mut last = json!({"choices":[{"index":0,"text":"","finish_reason":"length"}]});
+        if model != "nousage" {
+            last["usage"] = usage;
+        }
+        events.push(last);
+    }
+    let cut = model == "cut";
+    let delay = if model == "slow" { Duration::from_millis(10) } else { f.delay };
+    let mut items: Vec<Result<String, std::io::Error>> =
+        events.iter().map(|e| Ok(format!("data: {e}\n\n"))).collect();
+    if cut {
+        items.truncate(3);
+        items.push(Err(std::io::Error::other("connection dropped")));
+    } else {
+        items.push(Ok("data: [DONE]\n\n".into()));
+    }
+    let stream = futures_util::StreamExt::then(futures_util::stream::iter(items), move |item| async move {
+        tokio::time::sleep(delay).await;
+        item
+    });
+    ([("content-type", "text/event-stream")], axum::body::Body::from_stream(stream)).into_response()
+}
+
+async fn fake_server(tokens: usize) -> (String, Fake) {
+    let fake = Fake {
+        tokens,
+        delay: Duration::from_millis(2),
+        auth_seen: Arc::default(),
+        bodies: Arc::default(),
+    };
+    let app = Router::new()
+        .route("/v1/chat/completions", post(handler))
+        .route("/v1/completions", post(handler))
+        .with_state(fake.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    // Real servers stream with TCP_NODELAY; without it Nagle + delayed ACK hold chunks back.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}"), fake)
+}
+
+fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
+    SweepSpec {
+        name: format!("test {model}"),
+        target: Target {
+            base_url: base_url.to_owned(),
+            model: model.to_owned(),
+            api_key: Some(Secret::new(KEY)),
+            endpoint: EndpointKind::Chat,
+            max_tokens: 8,
+            temperature: Some(0.0),
+            ignore_eos: true,
+            extra_body: serde_json::Map::new(),
+        },
+        prompt: PromptSpec { tokens: 12, seed: 42 },
+        concurrency,
+        mode: LoadMode::Wave,
+        warmup: 1,
+        request_timeout: Duration::from_secs(5),
+    }
+}
+
+async fn temp_db() -> (tempfile::TempDir, SqlitePool) {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("plateau.db")).await.unwrap();
+    (dir, pool)
+}
+
+/// A progress channel whose events are collected by a background reader.
+fn collector() -> (mpsc::Sender<Progress>, Arc<Mutex<Vec<Progress>>>) {
+    let (tx, mut rx) = mpsc::channel(64);
+    let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let out = seen.clone();
+    tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            out.lock().unwrap().push(p);
+        }
+    });
+    (tx, seen)
+}
+
+fn no_cancel() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    std::mem::forget(tx); // keep the sender alive: never cancelled
+    rx
+}
+
+#[tokio::test]
+async fn wave_sweep_stores_every_level_with_consistent_timings() {
+    let (url, fake) = fake_server(6).await;
+    let (_dir, pool) = temp_db().await;
+    let (tx, seen) = collector();
+    let id = run_sweep(&pool, spec(&url, "think", vec![1, 2, 4]), tx, no_cancel()).await.unwrap();
+
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(run.facts.model.as_deref(), Some("think"));
+    assert_eq!(run.facts.endpoint_kind, Some(EndpointKind::Chat));
+    assert_eq!((run.facts.max_tokens, run.facts.prompt_tokens, run.facts.engine.as_deref()), (Some(8), Some(12), None));
+    assert_eq!(run.definitions, definitions());
+    let loads: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
+    assert_eq!(loads, vec![1.0, 2.0, 4.0]);
+    // 3 warm-ups + 7 measured requests reached the server
+    assert_eq!(fake.bodies.lock().unwrap().len(), 10);
+    for (seq, p) in run.points.iter().enumerate() {
+        let c = p.load_value as i64;
+        assert_eq!((p.requests_ok, p.requests_failed), (Some(c), Some(0)));
+        let ttft = p.get(Metric::Ttft, Stat::P50).unwrap();
+        let ttft_content = p.get(Metric::TtftContent, Stat::P50).unwrap();
+        let e2e = p.get(Metric::E2e, Stat::P50).unwrap();
+        assert!(ttft < ttft_content && ttft_content < e2e, "{ttft} < {ttft_content} < {e2e}");
+        assert_eq!(p.get(Metric::OutputTokens, Stat::Mean), Some(9.0), "6 content + 3 reasoning, from usage");
+        assert_eq!(p.get(Metric::InputTokens, Stat::Mean), Some(12.0));
+        let gap = p.get(Metric::ChunkGap, Stat::P50).unwrap();
+        assert!((1.5..25.0).contains(&gap), "chunk gap {gap} ms vs 2 ms server delay");
+        assert!(p.get(Metric::Tpot, Stat::Mean).unwrap() > 1.5);
+        assert!(p.output_tok_s().unwrap() > 0.0 && p.wall_s.unwrap() > 0.0);
+        assert!(p.get(Metric::TotalThroughput, Stat::Mean).unwrap() > p.output_tok_s().unwrap());
+        for stat in [Stat::P90, Stat::P95, Stat::P99, Stat::P(999), Stat::Min, Stat::Max] {
+            assert!(p.get(Metric::Ttft, stat).is_some());
+        }
+        let requests = app::db::level_requests(&pool, &id, seq as i64).await.unwrap();
+        assert_eq!(requests.len() as i64, c);
+        for r in &requests {
+            assert!(r.ok && r.ttft_ms.unwrap() < r.e2e_ms.unwrap());
+            assert_eq!(r.output_tokens, Some(9.0));
+        }
+        let raw = app::db::level_raw(&pool, &id, seq as i64).await.unwrap();
+        assert_eq!(raw["token_count"]["usage_differs_from_chunks"], 0, "streamed chunks agree with usage");
+        assert_eq!(raw["reasoning_tokens"], 3 * c);
+        assert_eq!(raw["server_ms_per_token_mean"], 2.0);
+    }
+    // the key went out as a bearer token, and only there
+    let auth = fake.auth_seen.lock().unwrap().clone();
+    assert!(auth.iter().all(|a| a == &format!("Bearer {KEY}")) && auth.len() == 10);
+    let body = fake.bodies.lock().unwrap()[0].clone();
+    assert_eq!(body["stream_options"]["include_usage"], true);
+    assert_eq!(body["ignore_eos"], true);
+    // prompts differ per request
+    let prompts: std::collections::HashSet<String> =
+        fake.bodies.lock().unwrap().iter().map(|b| b["messages"][0]["content"].to_string()).collect();
+    assert_eq!(prompts.len(), 10);
+
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let events = seen.lock().unwrap().clone();
+    assert!(matches!(events.first(), Some(Progress::Started { levels: 3, .. })));
+    let done: Vec<usize> = events.iter().filter_map(|e| match e { Progress::LevelDone { level, .. } => Some(*level), _ => None }).collect();
+    assert_eq!(done, vec![0, 1, 2]);
+    assert!(events.contains(&Progress::RequestDone { level: 2, done: 4, total: 4 }));
+}
+
+#[tokio::test]
+async fn steady_mode_keeps_c_in_flight_for_n_requests_on_completions() {
+    let (url, fake) = fake_server(4).await;
+    let (_dir, pool) = temp_db().await;
+    let mut s = spec(&url, "ok", vec![2, 3]);
+    s.mode = LoadMode::Steady { requests: 7 };
+    s.warmup = 2;
+    s.target.endpoint = EndpointKind::Completions;
+    s.target.base_url = format!("{url}/v1/");
+    s.target.extra_body.insert("cache_prompt".into(), json!(false));
+    let (tx, _seen) = collector();
+    let id = run_sweep(&pool, s, tx, no_cancel()).await.unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    assert_eq!(run.points.len(), 2);
+    for p in &run.points {
+        assert_eq!((p.requests_ok, p.requests_failed), (Some(7), Some(0)));
+        assert_eq!(p.get(Metric::OutputTokens, Stat::Mean), Some(4.0));
+        // no reasoning on completions: first token is the first content token
+        assert_eq!(p.get(Metric::Ttft, Stat::P50), p.get(Metric::TtftContent, Stat::P50));
+    }
+    let bodies = fake.bodies.lock().unwrap();
+    assert_eq!(bodies.len(), 2 * (2 + 7));
+    assert!(bodies[0]["prompt"].is_string() && bodies[0]["cache_prompt"] == false);
+}
+
+#[tokio::test]
+async fn error_kinds_are_recorded_per_request() {
+    let (url, _fake) = fake_server(4).await;
+    let (_dir, pool) = temp_db().await;
+
+    let mut s = spec(&url, "fail500", vec![2]);
+    s.warmup = 0;
+    let id = run_sweep(&pool, s, collector().0, no_cancel()).await.unwrap();
+    let p = &app::db::get_run(&pool, &id).await.unwrap().points[0];
+    assert_eq!((p.requests_ok, p.requests_failed), (Some(0), Some(2)));
+    let reqs = app::db::level_requests(&pool, &id, 0).await.unwrap();
+    assert_eq!(reqs[0].error.as_deref(), Some("HTTP 500: engine overloaded"));
+    assert_eq!(app::db::level_raw(&pool, &id, 0).await.unwrap()["errors"]["http_500"], 2);
+
+    let target = spec(&url, "cut", vec![1]).target;
+    let ep = super::sweep::endpoint_for(&target, Duration::from_secs(5)).unwrap();
+    let body = super::sweep::request_body(&target, "hello there".into());
+    let cut = client::send(&ep, &body, std::time::Instant::now()).await;
+    assert_eq!(cut.error.as_ref().map(|e| e.kind), Some(ErrorKind::BrokenStream), "{cut:?}");
+    assert_eq!(cut.token_chunks, 2, "tokens before the cut are kept");
+
+    let nousage = client::send(&ep, &super::sweep::request_body(&Target { model: "nousage".into(), ..target.clone() }, "x".into()), std::time::Instant::now()).await;
+    assert!(nousage.ok() && nousage.completion_tokens.is_none());
+    assert_eq!(nousage.output_tokens(), Some(4), "falls back to streamed chunks");
+
+    let slow = client::Endpoint { timeout: Duration::from_millis(30), ..ep.clone() };
+    let timed_out = client::send(&slow, &super::sweep::request_body(&Target { model: "slow".into(), ..target.clone() }, "x".into()), std::time::Instant::now()).await;
+    assert_eq!(timed_out.error.map(|e| e.kind), Some(ErrorKind::Timeout));
+
+    // connection refused: a port that was just free
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dead = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let mut s = spec(&dead, "ok", vec![1]);
+    s.warmup = 0;
+    let id = run_sweep(&pool, s, collector().0, no_cancel()).await.unwrap();
+    let reqs = app::db::level_requests(&pool, &id, 0).await.unwrap();
+    assert!(reqs[0].error.as_deref().unwrap().starts_with("connect: "), "{:?}", reqs[0].error);
+}
+
+#[test]
+fn bad_json_is_its_own_kind() {
+    let mut s = RequestSample::default();
+    let now = std::time::Instant::now();
+    let e = super::client::parse_event_for_test("{not json", now, &mut s).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::BadJson);
+    let e = super::client::parse_event_for_test(r#"{"error":{"message":"oom"}}"#, now, &mut s).unwrap_err();
+    assert_eq!((e.kind, e.message.as_str()), (ErrorKind::BrokenStream, "error event: oom"));
+}
+
+#[tokio::test]
+async fn cancel_keeps_finished_levels_and_marks_interrupted() {
+    let (url, _fake) = fake_server(10).await;
+    let (_dir, pool) = temp_db().await;
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let (tx, mut rx) = mpsc::channel(16);
+    tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            if matches!(p, Progress::LevelDone { level: 0, .. }) {
+                let _ = cancel_tx.send(true);
+            }
+        }
+    });
+    // level 0 is fast; level 1 ("slow" → 10 ms per chunk, ~120 ms) is cancelled midway
+    let mut s = spec(&url, "slow", vec![1, 2, 4]);
+    s.warmup = 0;
+    let err = run_sweep(&pool, s, tx, cancel_rx).await.unwrap_err();
+    let LoadgenError::Cancelled { run } = err else { panic!("{err:?}") };
+    let stored = app::db::get_run(&pool, &run).await.unwrap();
+    assert_eq!(stored.status, RunStatus::Interrupted);
+    assert_eq!(stored.points.len(), 1, "the finished level stays, the cut one is dropped");
+    assert_eq!(stored.points[0].requests_ok, Some(1));
+}
+
+#[tokio::test]
+async fn a_full_progress_channel_never_stalls_the_sweep() {
+    let (url, _fake) = fake_server(3).await;
+    let (_dir, pool) = temp_db().await;
+    let (tx, _rx) = mpsc::channel(1); // never read
+    let id = tokio::time::timeout(Duration::from_secs(5), run_sweep(&pool, spec(&url, "ok", vec![1, 2, 4]), tx, no_cancel()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(app::db::get_run(&pool, &id).await.unwrap().points.len(), 3);
+}
+
+#[tokio::test]
+async fn invalid_specs_are_rejected_before_a_run_exists() {
+    let (_dir, pool) = temp_db().await;
+    for s in [
+        spec("http://127.0.0.1:1", "ok", vec![]),
+        spec("http://127.0.0.1:1", "ok", vec![1, 0]),
+        spec("ftp://x", "ok", vec![1]),
+        SweepSpec { mode: LoadMode::Steady { requests: 0 }, ..spec("http://127.0.0.1:1", "ok", vec![1]) },
+    ] {
+        let err = run_sweep(&pool, s, collector().0, no_cancel()).await.unwrap_err();
+        assert!(matches!(err, LoadgenError::InvalidSpec(_)), "{err:?}");
+    }
+    assert!(app::db::list_runs(&pool).await.unwrap().is_empty());
+}
+
+thread_local! {
+    static CAPTURE: std::cell::RefCell<Option<Arc<Mutex<Vec<u8>>>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Writes into the current thread's capture buffer, if it has one.
+struct ThreadWriter;
+
+impl std::io::Write for ThreadWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        CAPTURE.with(|c| {
+            if let Some(b) = &*c.borrow() {
+                b.lock().unwrap().extend_from_slice(buf);
+            }
+        });
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Every tracing event of every level emitted on this thread from now on. A global
+/// subscriber (installed once) rather than `set_default`: with tests running in parallel,
+/// a scoped subscriber misses events whose callsites another thread registered first.
+fn capture_logs() -> (Arc<Mutex<Vec<u8>>>, Option<tracing::subscriber::DefaultGuard>) {
+    static GLOBAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let make = || {
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(|| ThreadWriter)
+            .finish()
+    };
+    let global = *GLOBAL.get_or_init(|| tracing::subscriber::set_global_default(make()).is_ok());
+    let buf: Arc<Mutex<Vec<u8>>> = Arc::default();
+    CAPTURE.with(|c| *c.borrow_mut() = Some(buf.clone()));
+    let guard = (!global).then(|| tracing::subscriber::set_default(make()));
+    (buf, guard)
+}
+
+#[tokio::test]
+async fn the_api_key_never_reaches_the_database_or_the_logs() {
+    let (logs, _guard) = capture_logs();
+
+    let (url, _fake) = fake_server(3).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plateau.db");
+    let pool = app::db::connect(&path).await.unwrap();
+    let mut ids = vec![run_sweep(&pool, spec(&url, "think", vec![1, 2]), collector().0, no_cancel()).await.unwrap()];
+    let mut failing = spec(&url, "fail500", vec![1]);
+    failing.target.extra_body.insert("note".into(), json!("harmless"));
+    ids.push(run_sweep(&pool, failing, collector().0, no_cancel()).await.unwrap());
+
+    // every text column of every table
+    let tables: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'").fetch_all(&pool).await.unwrap();
+    let mut scanned = 0;
+    for table in &tables {
+        let columns: Vec<String> = sqlx::query_scalar(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+        for column in columns {
+            let hits: i64 = sqlx::query_scalar(&format!(
+                "SELECT COUNT(*) FROM \"{table}\" WHERE instr(CAST(\"{column}\" AS TEXT), ?1) > 0"
+            ))
+            .bind("SECRET")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            assert_eq!(hits, 0, "{table}.{column}");
+            scanned += 1;
+        }
+    }
+    assert!(scanned > 20);
+    // the raw JSON and request rows, through the public API too
+    for id in &ids {
+        let run = app::db::get_run(&pool, id).await.unwrap();
+        assert!(!format!("{run:?}").contains(KEY));
+        let raw = app::db::level_raw(&pool, id, 0).await.unwrap();
+        assert!(!raw.to_string().contains(KEY));
+        let reqs = app::db::level_requests(&pool, id, 0).await.unwrap();
+        assert!(!format!("{reqs:?}").contains(KEY));
+    }
+    // and the file itself, WAL included
+    pool.close().await;
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()));
+    }
+    let text = String::from_utf8_lossy(&logs.lock().unwrap()).to_string();
+    assert!(text.contains("sweep started") && text.contains("level stored"), "logs were captured: {text}");
+    assert!(!text.contains("SECRET"), "key in logs");
+
+    // Debug and Display of the target show a mask
+    let t = spec(&url, "ok", vec![1]).target;
+    assert!(!format!("{t:?}").contains(KEY) && format!("{t:?}").contains("***"));
+    assert_eq!(Secret::new(KEY).to_string(), "***");
+    // error messages are scrubbed even if a server echoed the key
+    assert_eq!(redact(&format!("bad key {KEY}"), t.api_key.as_ref()), "bad key ***");
+}
+

@@ -1,0 +1,404 @@
+//! The simulator's timing model: continuous batching, as pure code.
+//!
+//! Nothing here sleeps or touches the network. [`TimingModel`] prices one
+//! engine step; [`Batcher`] owns the running batch and the FIFO queue and is
+//! advanced step by step by whoever drives it: the scheduler task in
+//! [`super::server`] (on a Tokio clock) or [`simulate`] (on a virtual clock, for
+//! tests and for printing the curve the defaults produce).
+//!
+//! ## The model
+//! - One engine step produces one token for every request in the batch.
+//! - A decode step takes `base_decode_ms + per_seq_decode_ms × batch_size`:
+//!   the base is the cost of reading the weights once per step (shared by the
+//!   whole batch), the per-sequence part is attention/KV work that grows with
+//!   the batch. Aggregate throughput `batch / step` therefore rises almost
+//!   linearly while the base dominates and flattens towards
+//!   `1 / per_seq_decode_ms` — the plateau a sweep should find.
+//! - At most `max_batch` requests decode together; the rest wait in FIFO order.
+//! - A request is prefilled in the step in which it joins the batch; that
+//!   step is longer by `prefill_ms_per_token × prompt_tokens` for every joiner,
+//!   and the whole batch waits for it (as llama.cpp does without chunked
+//!   prefill). So TTFT grows with the prompt, with queued work ahead of the
+//!   request and with the prompts of requests joining at the same time. The
+//!   joining step also yields the request's first token.
+
+use std::collections::VecDeque;
+
+/// Prices engine steps. All times are in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimingModel {
+    /// Fixed cost of one decode step, whatever the batch size (ms).
+    pub base_decode_ms: f64,
+    /// Extra cost of one decode step per sequence in the batch (ms).
+    pub per_seq_decode_ms: f64,
+    /// Prefill cost per prompt token of a request joining the batch (ms).
+    pub prefill_ms_per_token: f64,
+    /// Most requests decoding at once; more wait in the queue. At least 1.
+    pub max_batch: usize,
+}
+
+impl TimingModel {
+    /// Duration of a decode step with `batch` sequences (ms).
+    pub fn decode_step_ms(&self, batch: usize) -> f64 {
+        self.base_decode_ms + self.per_seq_decode_ms * batch as f64
+    }
+
+    /// Duration of a step with `batch` sequences, `prefill_tokens` of which
+    /// are prompt tokens of requests joining in this step (ms).
+    pub fn step_ms(&self, batch: usize, prefill_tokens: u64) -> f64 {
+        self.decode_step_ms(batch) + self.prefill_ms_per_token * prefill_tokens as f64
+    }
+
+    /// The batch size `concurrency` requests get: capped at `max_batch`.
+    pub fn effective_batch(&self, concurrency: usize) -> usize {
+        concurrency.min(self.max_batch.max(1))
+    }
+
+    /// Steady-state aggregate decode throughput with `concurrency` requests
+    /// always in flight (tokens/s, prefill ignored).
+    pub fn throughput_tok_s(&self, concurrency: usize) -> f64 {
+        let b = self.effective_batch(concurrency);
+        if b == 0 {
+            return 0.0;
+        }
+        b as f64 * 1000.0 / self.decode_step_ms(b)
+    }
+
+    /// Steady-state token rate one running request sees (tokens/s). Requests
+    /// beyond `max_batch` wait instead of slowing the batch further, so this
+    /// is the rate once a request decodes.
+    pub fn per_request_tok_s(&self, concurrency: usize) -> f64 {
+        let b = self.effective_batch(concurrency).max(1);
+        1000.0 / self.decode_step_ms(b)
+    }
+}
+
+/// One request as the batcher sees it. `T` is whatever the driver needs to
+/// reach the client (a channel in the server, an index in [`simulate`]).
+#[derive(Debug)]
+pub struct Slot<T> {
+    pub payload: T,
+    /// Prompt length in tokens, prefilled when the request joins the batch.
+    pub prompt_tokens: u32,
+    /// Tokens to generate in total (reasoning included). At least 1.
+    pub output_tokens: u32,
+    /// Tokens generated so far.
+    pub produced: u32,
+}
+
+impl<T> Slot<T> {
+    pub fn new(payload: T, prompt_tokens: u32, output_tokens: u32) -> Self {
+        Self {
+            payload,
+            prompt_tokens,
+            output_tokens: output_tokens.max(1),
+            produced: 0,
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.produced >= self.output_tokens
+    }
+}
+
+/// What [`Batcher::begin_step`] decided for the next step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepPlan {
+    /// How long the step takes (ms).
+    pub duration_ms: f64,
+    /// Requests decoding in this step (joiners included).
+    pub batch: usize,
+    /// Requests that joined (and are prefilled) in this step; they are the
+    /// last `joined` entries of [`Batcher::active`].
+    pub joined: usize,
+    /// Prompt tokens prefilled in this step.
+    pub prefill_tokens: u64,
+}
+
+/// The running batch and the FIFO queue behind it.
+#[derive(Debug)]
+pub struct Batcher<T> {
+    model: TimingModel,
+    queue: VecDeque<Slot<T>>,
+    active: Vec<Slot<T>>,
+}
+
+impl<T> Batcher<T> {
+    pub fn new(model: TimingModel) -> Self {
+        Self {
+            model,
+            queue: VecDeque::new(),
+            active: Vec::new(),
+        }
+    }
+
+    pub fn model(&self) -> &TimingModel {
+        &self.model
+    }
+
+    /// Adds a request at the back of the queue; it joins at the next step
+    /// with a free place in the batch.
+    pub fn enqueue(&mut self, slot: Slot<T>) {
+        self.queue.push_back(slot);
+    }
+
+    /// Nothing running and nothing waiting.
+    pub fn is_idle(&self) -> bool {
+        self.queue.is_empty() && self.active.is_empty()
+    }
+
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn active(&self) -> &[Slot<T>] {
+        &self.active
+    }
+
+    /// The running batch, to update each request's payload after a step.
+    pub fn active_mut(&mut self) -> &mut [Slot<T>] {
+        &mut self.active
+    }
+
+    /// Drops requests (running or queued) for which `keep` is false — a
+    /// client that went away frees its place, as in real servers.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Slot<T>) -> bool) {
+        self.active.retain(&mut keep);
+        self.queue.retain(&mut keep);
+    }
+
+    /// Fills free places from the queue and prices the step. `None` when idle.
+    pub fn begin_step(&mut self) -> Option<StepPlan> {
+        let cap = self.model.max_batch.max(1);
+        let mut joined = 0;
+        let mut prefill_tokens = 0u64;
+        while self.active.len() < cap {
+            let Some(slot) = self.queue.pop_front() else {
+                break;
+            };
+            prefill_tokens += u64::from(slot.prompt_tokens);
+            joined += 1;
+            self.active.push(slot);
+        }
+        if self.active.is_empty() {
+            return None;
+        }
+        let batch = self.active.len();
+        Some(StepPlan {
+            duration_ms: self.model.step_ms(batch, prefill_tokens),
+            batch,
+            joined,
+            prefill_tokens,
+        })
+    }
+
+    /// Ends the step: every running request gets one token; the finished
+    /// ones leave the batch and are returned (the others stay in
+    /// [`Batcher::active`]).
+    pub fn end_step(&mut self) -> Vec<Slot<T>> {
+        for slot in &mut self.active {
+            slot.produced += 1;
+        }
+        let mut finished = Vec::new();
+        let mut i = 0;
+        while i < self.active.len() {
+            if self.active[i].is_done() {
+                // Order of the running batch does not matter (the joiners are
+                // only looked up between begin_step and end_step).
+                finished.push(self.active.swap_remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        finished
+    }
+}
+
+/// One request for [`simulate`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arrival {
+    /// When it arrives (ms from the start).
+    pub at_ms: f64,
+    pub prompt_tokens: u32,
+    pub output_tokens: u32,
+}
+
+/// What [`simulate`] observed for one request (ms from the start).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outcome {
+    pub first_token_ms: f64,
+    pub last_token_ms: f64,
+}
+
+/// Runs the model on a virtual clock with the same stepping rule as the
+/// server: a request arriving during a step joins at the next step boundary;
+/// an idle engine starts a step as soon as a request arrives.
+/// Returns one outcome per arrival, in input order.
+pub fn simulate(model: TimingModel, arrivals: &[Arrival]) -> Vec<Outcome> {
+    let mut order: Vec<usize> = (0..arrivals.len()).collect();
+    order.sort_by(|&a, &b| arrivals[a].at_ms.total_cmp(&arrivals[b].at_ms));
+    let mut outcomes = vec![
+        Outcome {
+            first_token_ms: f64::NAN,
+            last_token_ms: f64::NAN
+        };
+        arrivals.len()
+    ];
+    let mut batcher = Batcher::new(model);
+    let mut next = 0;
+    let mut now = 0.0_f64;
+    loop {
+        // Everything that has arrived by `now` is queued, in arrival order.
+        while next < order.len() && arrivals[order[next]].at_ms <= now {
+            let a = arrivals[order[next]];
+            batcher.enqueue(Slot::new(order[next], a.prompt_tokens, a.output_tokens));
+            next += 1;
+        }
+        let Some(plan) = batcher.begin_step() else {
+            match order.get(next) {
+                Some(&i) => {
+                    now = now.max(arrivals[i].at_ms);
+                    continue;
+                }
+                None => break,
+            }
+        };
+        now += plan.duration_ms;
+        for slot in batcher.active() {
+            if slot.produced == 0 {
+                outcomes[slot.payload].first_token_ms = now;
+            }
+        }
+        for slot in batcher.end_step() {
+            outcomes[slot.payload].last_token_ms = now;
+        }
+    }
+    outcomes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> TimingModel {
+        TimingModel {
+            base_decode_ms: 20.0,
+            per_seq_decode_ms: 1.0,
+            prefill_ms_per_token: 0.1,
+            max_batch: 4,
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn step_times_by_hand() {
+        let m = model();
+        assert!(close(m.decode_step_ms(1), 21.0));
+        assert!(close(m.decode_step_ms(4), 24.0));
+        // 2 running + 2 joiners with 100 and 300 prompt tokens: 24 + 0.1 × 400.
+        assert!(close(m.step_ms(4, 400), 64.0));
+        assert!(close(m.throughput_tok_s(1), 1000.0 / 21.0));
+        assert!(close(m.throughput_tok_s(4), 4000.0 / 24.0));
+        // Beyond max_batch the extra requests queue: no more throughput.
+        assert!(close(m.throughput_tok_s(16), m.throughput_tok_s(4)));
+    }
+
+    #[test]
+    fn throughput_rises_then_flattens() {
+        let m = TimingModel {
+            max_batch: 64,
+            ..model()
+        };
+        let mut prev_total = 0.0;
+        let mut prev_each = f64::INFINITY;
+        for c in 1..=64 {
+            let total = m.throughput_tok_s(c);
+            let each = m.per_request_tok_s(c);
+            assert!(
+                total > prev_total,
+                "throughput must rise up to max_batch (c={c})"
+            );
+            assert!(each < prev_each, "per-request rate must fall (c={c})");
+            prev_total = total;
+            prev_each = each;
+        }
+        // Near-linear at first, flat later: gain per doubling shrinks.
+        let gain = |c: usize| m.throughput_tok_s(2 * c) / m.throughput_tok_s(c);
+        assert!(gain(1) > 1.9);
+        assert!(gain(32) < 1.3);
+        assert!(close(gain(64), 1.0));
+    }
+
+    #[test]
+    fn batcher_queues_beyond_max_batch_fifo() {
+        let m = TimingModel {
+            max_batch: 2,
+            prefill_ms_per_token: 0.0,
+            ..model()
+        };
+        let mut b = Batcher::new(m);
+        for i in 0..3 {
+            b.enqueue(Slot::new(i, 10, 2));
+        }
+        let plan = b.begin_step();
+        assert_eq!(plan.map(|p| (p.batch, p.joined)), Some((2, 2)));
+        assert_eq!(b.queued(), 1);
+        assert!(b.end_step().is_empty());
+        assert_eq!(b.begin_step().map(|p| p.joined), Some(0));
+        let done: Vec<usize> = b.end_step().into_iter().map(|s| s.payload).collect();
+        assert_eq!(done.len(), 2);
+        let plan = b.begin_step();
+        assert_eq!(plan.map(|p| (p.batch, p.joined)), Some((1, 1)));
+        assert_eq!(b.active()[0].payload, 2);
+    }
+
+    #[test]
+    fn simulate_wave_by_hand() {
+        // max_batch 2, three requests at t=0 with 10 prompt tokens, 2 tokens out.
+        let m = TimingModel {
+            max_batch: 2,
+            ..model()
+        };
+        let a = Arrival {
+            at_ms: 0.0,
+            prompt_tokens: 10,
+            output_tokens: 2,
+        };
+        let out = simulate(m, &[a, a, a]);
+        // Step 1: 2 joiners → 22 + 0.1 × 20 = 24. Step 2: 22 → first two done at 46.
+        assert!(close(out[0].first_token_ms, 24.0));
+        assert!(close(out[1].last_token_ms, 46.0));
+        // Third joins at 46 alone: 21 + 1 = 22 → first token 68, then 21 → 89.
+        assert!(close(out[2].first_token_ms, 68.0));
+        assert!(close(out[2].last_token_ms, 89.0));
+    }
+
+    #[test]
+    fn simulate_late_arrival_waits_for_step_boundary() {
+        let m = TimingModel {
+            prefill_ms_per_token: 0.0,
+            ..model()
+        };
+        let out = simulate(
+            m,
+            &[
+                Arrival {
+                    at_ms: 0.0,
+                    prompt_tokens: 1,
+                    output_tokens: 3,
+                },
+                Arrival {
+                    at_ms: 5.0,
+                    prompt_tokens: 1,
+                    output_tokens: 1,
+                },
+            ],
+        );
+        // First step 0..21; the second request joins at 21: step 22 → 43.
+        assert!(close(out[1].first_token_ms, 43.0));
+        assert!(close(out[0].last_token_ms, 21.0 + 22.0 + 21.0));
+    }
+}
