@@ -186,7 +186,7 @@ fn read_file(
         return Err(ImportError::NoLevels { file: input.display_name() });
     }
     if let Some(c) = concurrency.filter(|c| c.is_finite() && *c > 0.0) {
-        for l in parsed.levels.iter_mut().filter(|l| !(l.point.load_value > 0.0)) {
+        for l in parsed.levels.iter_mut().filter(|l| l.point.load_value.is_nan() || l.point.load_value <= 0.0) {
             l.point.load_kind = app::domain::LoadKind::Concurrency;
             l.point.load_value = c;
         }

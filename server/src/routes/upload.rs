@@ -11,6 +11,7 @@ use crate::ingest::form::ImportFields;
 use crate::ingest::{self, ImportError};
 use axum::extract::{Multipart, Path, State};
 use axum::response::Redirect;
+use app::domain::query::encode as urlencode;
 use axum::Form;
 use std::collections::HashMap;
 
@@ -65,19 +66,6 @@ pub async fn save(
         }
         Err(e) => Redirect::to(&format!("/upload?error={}", urlencode(&user_message(&e)))),
     }
-}
-
-/// Percent-encodes everything but unreserved characters (RFC 3986).
-fn urlencode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 3);
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]
