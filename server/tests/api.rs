@@ -302,6 +302,8 @@ async fn plateau_export_round_trips_through_import() {
     b["run"]["created_at"] = Value::Null;
     assert_eq!(a, b, "export → import → export is lossless");
 
+    let md = client.get(format!("{}/api/v1/runs/{id}/export.md", app.base)).send().await.unwrap().text().await.unwrap();
+    assert!(md.contains("| 32 | 32 / 0 | 464.4 | — | 35.23 | 35.25 | 35.26 | — |"), "{md}");
     let csv = client.get(format!("{}/api/v1/runs/{id}/export.csv", app.base)).send().await.unwrap().text().await.unwrap();
     assert!(csv.starts_with("# plateau-csv 1\n"));
     assert!(csv.contains("e2e.p99"));

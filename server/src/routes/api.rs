@@ -4,6 +4,7 @@
 //! - `GET /api/v1/runs`: every run, newest first
 //! - `GET /api/v1/runs/{id}`: one run with its points and per-level analysis
 //! - `GET /api/v1/runs/{id}/export.json` / `export.csv`: Plateau's own format
+//! - `GET /api/v1/runs/{id}/export.md`: a Markdown table for chats and issues
 
 use super::multipart::read_import;
 use super::AppState;
@@ -23,6 +24,7 @@ pub fn router() -> Router<AppState> {
         .route("/runs/{id}", get(show))
         .route("/runs/{id}/export.json", get(export_json))
         .route("/runs/{id}/export.csv", get(export_csv))
+        .route("/runs/{id}/export.md", get(export_md))
 }
 
 /// An API failure: a status, a message for the client, and optionally the line at fault.
@@ -156,4 +158,10 @@ async fn export_csv(State(state): State<AppState>, Path(id): Path<String>) -> Re
     let id = parse_id(&id)?;
     let body = crate::export::csv(&state.pool, &id).await?;
     Ok(attachment(&id, "csv", "text/csv; charset=utf-8", body))
+}
+
+async fn export_md(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let id = parse_id(&id)?;
+    let run = db::get_run(&state.pool, &id).await?;
+    Ok(([("content-type", "text/markdown; charset=utf-8")], crate::export::markdown(&run)).into_response())
 }

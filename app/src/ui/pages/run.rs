@@ -81,6 +81,7 @@ fn RunView(run: Run) -> impl IntoView {
         .find_map(|m| charts::metric(&run, m).map(|c| (m, c)));
     let export_json = format!("/api/v1/runs/{}/export.json", run.id);
     let export_csv = format!("/api/v1/runs/{}/export.csv", run.id);
+    let export_md = format!("/api/v1/runs/{}/export.md", run.id);
     let definitions = run.definitions.clone();
     let saturation = crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD)
         .map(|s| s.sentence());
@@ -152,6 +153,6 @@ fn RunView(run: Run) -> impl IntoView {
             <summary>"Every statistic the source reported"</summary>
             <div class="table-wrap"><MeasuresTable points=run.points.clone() /></div>
         </details>
-        <p class="exports">"Export: "<a href=export_json download>"JSON (lossless)"</a>" · "<a href=export_csv download>"CSV"</a></p>
+        <p class="exports">"Export: "<a href=export_json download>"JSON (lossless)"</a>" · "<a href=export_csv download>"CSV"</a>" · "<a href=export_md>"Markdown table"</a></p>
     }
 }
