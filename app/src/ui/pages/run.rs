@@ -71,7 +71,13 @@ fn RunView(run: Run) -> impl IntoView {
     let desc = summary(&run);
     let tags = f.tags.clone();
     let notes = f.notes.clone();
-    let partial = run.status == crate::domain::RunStatus::Partial;
+    let status = run.status;
+    let status_title = match status {
+        crate::domain::RunStatus::Complete => "",
+        crate::domain::RunStatus::Partial => "some levels or values are missing",
+        crate::domain::RunStatus::Running => "a live sweep is still measuring this run",
+        crate::domain::RunStatus::Interrupted => "the sweep stopped early; the finished levels are whole",
+    };
     let throughput = charts::throughput(&run);
     let latency = charts::latency(&run);
     let ttft = charts::metric(&run, Metric::Ttft);
@@ -91,7 +97,7 @@ fn RunView(run: Run) -> impl IntoView {
         <Meta name="description" content=desc.clone() />
         <div class="page-head">
             <h1 id="run-name">{run.name.clone()}</h1>
-            {partial.then(|| view! { <span class="badge" title="some levels or values are missing">"partial"</span> })}
+            {(status != crate::domain::RunStatus::Complete).then(|| view! { <span class="badge" title=status_title>{status.as_str()}</span> })}
         </div>
         <p class="summary">{desc}</p>
         {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}

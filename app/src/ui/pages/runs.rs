@@ -85,7 +85,7 @@ fn RunsView(p: RunPage) -> impl IntoView {
                 <tr>
                     <td><input type="checkbox" name="runs" value=id form="compare-form" aria-label="select for comparison" /></td>
                     <td><a href=link>{r.name}</a>
-                        {(r.status == RunStatus::Partial).then(|| view! { <span class="badge">"partial"</span> })}
+                        {(r.status != RunStatus::Complete).then(|| view! { <span class="badge">{r.status.as_str()}</span> })}
                     </td>
                     <td>{r.model.unwrap_or_else(dash)}</td>
                     <td>{r.gpu.unwrap_or_else(dash)}</td>
