@@ -106,6 +106,10 @@ pub struct ServeArgs {
     /// Largest accepted upload, in MiB.
     #[arg(long, env = "PLATEAU_MAX_UPLOAD_MIB", default_value_t = 64)]
     pub max_upload_mib: usize,
+    /// Hosts that sweeps started through the web app may target, besides loopback
+    /// (comma-separated names or addresses). Default: loopback only.
+    #[arg(long, env = "PLATEAU_SWEEP_ALLOW", value_delimiter = ',')]
+    pub sweep_allow: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -188,6 +192,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 demo: a.demo,
                 fixtures: a.fixtures.unwrap_or_else(config::fixtures_dir),
                 max_upload_bytes: a.max_upload_mib.saturating_mul(1024 * 1024),
+                sweep_allow: crate::sweeps::AllowList { hosts: a.sweep_allow },
             })
             .await?;
             Ok(ExitCode::SUCCESS)

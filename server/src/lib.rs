@@ -22,4 +22,5 @@ pub mod loadgen;
 pub mod routes;
 pub mod sim;
 pub mod startup;
+pub mod sweeps;
 pub mod telemetry;

@@ -16,6 +16,8 @@ pub struct ServeConfig {
     pub demo: bool,
     pub fixtures: PathBuf,
     pub max_upload_bytes: usize,
+    /// Hosts server-started sweeps may target.
+    pub sweep_allow: crate::sweeps::AllowList,
 }
 
 /// The Leptos options for a site root; the output name matches what `.ci/build` writes.
@@ -39,7 +41,12 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     if !cfg.site_root.join("pkg").exists() {
         tracing::warn!(site_root = %cfg.site_root.display(), "no built site here: pages render, but without styles, charts or hydration; run .ci/build");
     }
-    let state = AppState::new(pool, leptos_options(&cfg.site_root, cfg.addr), cfg.max_upload_bytes);
+    let state = AppState::with_allow_list(
+        pool,
+        leptos_options(&cfg.site_root, cfg.addr),
+        cfg.max_upload_bytes,
+        cfg.sweep_allow.clone(),
+    );
     let listener = tokio::net::TcpListener::bind(cfg.addr)
         .await
         .with_context(|| format!("binding {}", cfg.addr))?;

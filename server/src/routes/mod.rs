@@ -4,6 +4,7 @@
 
 mod api;
 mod multipart;
+mod sweeps;
 mod upload;
 
 use app::{shell, App};
@@ -29,11 +30,29 @@ pub struct AppState {
     pub max_upload_bytes: usize,
     /// Uploads waiting on their preview page.
     pub pending: Arc<PendingImports>,
+    /// Sweeps started through the server.
+    pub sweeps: Arc<crate::sweeps::Sweeps>,
 }
 
 impl AppState {
+    /// State with sweeps allowed against loopback only.
     pub fn new(pool: SqlitePool, leptos_options: LeptosOptions, max_upload_bytes: usize) -> Self {
-        Self { pool, leptos_options, max_upload_bytes, pending: Arc::new(PendingImports::new(max_upload_bytes)) }
+        Self::with_allow_list(pool, leptos_options, max_upload_bytes, crate::sweeps::AllowList::loopback())
+    }
+
+    pub fn with_allow_list(
+        pool: SqlitePool,
+        leptos_options: LeptosOptions,
+        max_upload_bytes: usize,
+        allow: crate::sweeps::AllowList,
+    ) -> Self {
+        Self {
+            sweeps: Arc::new(crate::sweeps::Sweeps::new(pool.clone(), allow)),
+            pool,
+            leptos_options,
+            max_upload_bytes,
+            pending: Arc::new(PendingImports::new(max_upload_bytes)),
+        }
     }
 
     /// What server functions find in their context.
@@ -55,7 +74,7 @@ pub fn router(state: AppState) -> Router {
         .route("/_fn/{*fn_name}", get(server_fn).post(server_fn))
         .route("/imports", post(upload::stage))
         .route("/imports/{token}/save", post(upload::save))
-        .nest("/api/v1", api::router())
+        .nest("/api/v1", api::router().merge(sweeps::router()))
         .route("/healthz", get(|| async { "ok" }))
         .leptos_routes_with_context(
             &state,
