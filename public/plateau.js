@@ -51,3 +51,38 @@ document.addEventListener('change', function (e) {
     });
   });
 });
+
+// Run page of a running sweep: follow its progress (server-sent events); reload when a
+// level is stored so the charts and tables fill in; cancel without leaving the page.
+(function () {
+  var live = document.getElementById('live');
+  if (!live || !window.EventSource) return;
+  var id = live.getAttribute('data-run');
+  var text = document.getElementById('live-text');
+  var bar = document.getElementById('live-progress');
+  var source = new EventSource('/api/v1/sweeps/' + id + '/events');
+  source.onmessage = function (m) {
+    var ev;
+    try { ev = JSON.parse(m.data); } catch (e) { return; }
+    if (ev.event === 'level_started') {
+      text.textContent = 'Level ' + (ev.level + 1) + ': C=' + ev.concurrency + ', ' + ev.requests + ' requests…';
+      bar.max = ev.requests; bar.value = 0;
+    } else if (ev.event === 'request_done') {
+      bar.max = ev.total; bar.value = ev.done;
+    } else if (ev.event === 'level_done' || ev.event === 'finished') {
+      source.close();
+      window.location.reload();
+    }
+  };
+  source.onerror = function () {
+    // Not running in this server (finished meanwhile, or run by `plateau sweep`).
+    source.close();
+    text.textContent = 'Live progress is not available here; reload to see the stored levels.';
+  };
+  var form = document.getElementById('cancel-form');
+  if (form) form.addEventListener('submit', function (e) {
+    e.preventDefault();
+    text.textContent = 'Cancelling…';
+    fetch(form.action, { method: 'POST' });
+  });
+})();

@@ -799,3 +799,10 @@ mod tests {
         assert!(matches!(set_run_status(&pool, &missing, RunStatus::Complete).await, Err(DbError::NotFound(_))));
     }
 }
+
+/// Marks sweeps left `running` by a process that died as `interrupted` (their finished
+/// levels are whole). Called when the server starts, before it runs any sweep itself.
+pub async fn interrupt_stale_sweeps(pool: &SqlitePool) -> Result<u64, DbError> {
+    let done = sqlx::query("UPDATE runs SET status = 'interrupted' WHERE status = 'running'").execute(pool).await?;
+    Ok(done.rows_affected())
+}

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startServer, launchBrowser, watchErrors, seriesLength, STORY_FILE, ROOT, FIXTURES } from './support.mjs';
+import { startServer, startSim, launchBrowser, watchErrors, seriesLength, STORY_FILE, ROOT, FIXTURES } from './support.mjs';
 
 let server;
 let browser;
@@ -228,6 +228,39 @@ test('comparing the story runs explains the C=32 difference; runs toggle off and
   assert.ok((await page.locator('#anomalies li').count()) >= 1, 'anomalies proposed');
   assert.deepEqual(errors, []);
   await page.close();
+});
+
+test('a sweep started from the browser fills in live against the simulator', async () => {
+  const sim = await startSim();
+  const page = await browser.newPage();
+  const errors = watchErrors(page);
+  try {
+    await page.goto(server.base + '/sweeps/new');
+    await page.locator('input[name=url]').fill(sim.url);
+    await page.locator('input[name=concurrency]').fill('1,2,4');
+    await page.locator('input[name=max_tokens]').fill('16');
+    await page.locator('input[name=api_key]').fill('sk-browser-secret');
+    await page.locator('#sweep-submit').click();
+    await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+    // The page follows the sweep and reloads as levels are stored, until it completes.
+    await page.waitForFunction(
+      () => document.querySelectorAll('#levels tbody tr').length === 3 && !document.getElementById('live'),
+      null, { timeout: 30_000 });
+    assert.doesNotMatch(await page.locator('.page-head').innerText(), /running|interrupted/);
+    await page.locator('#chart-throughput canvas').waitFor();
+    assert.equal(await seriesLength(page, 'chart-throughput', 0), 3);
+    assert.ok(!(await page.content()).includes('sk-browser-secret'), 'the key is never shown back');
+    // A host outside the allow-list is refused with a clear message.
+    await page.goto(server.base + '/sweeps/new');
+    await page.locator('input[name=url]').fill('http://192.0.2.10:8000');
+    await page.locator('#sweep-submit').click();
+    await page.waitForURL(/\/sweeps\/new\?error=/);
+    assert.match(await page.locator('#sweep-error').innerText(), /allow-list/);
+    assert.deepEqual(errors.filter((e) => !e.includes('EventSource')), []);
+  } finally {
+    await page.close();
+    await sim.stop();
+  }
 });
 
 test('without JavaScript the pages still show the runs and the levels table', async () => {

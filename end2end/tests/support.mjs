@@ -58,6 +58,33 @@ export async function startServer() {
   };
 }
 
+/** Starts `plateau sim` (fast: 5 ms per decode step) on a free loopback port. */
+export async function startSim() {
+  const bin = process.env.PLATEAU_BIN || join(ROOT, 'target', 'debug', 'plateau');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(bin, ['sim', '--addr', `127.0.0.1:${port}`, '--decode-ms', '5', '--per-seq-ms', '0.5'], {
+    env: { ...process.env, RUST_LOG: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`plateau sim exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch { /* not up yet */ }
+    if (Date.now() > deadline) throw new Error('plateau sim did not start within 15 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+    },
+  };
+}
+
 export function launchBrowser() {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',

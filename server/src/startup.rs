@@ -35,6 +35,10 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("opening database {}", cfg.db.display()))?;
     tracing::info!(db = %cfg.db.display(), "database ready");
+    let stale = app::db::interrupt_stale_sweeps(&pool).await?;
+    if stale > 0 {
+        tracing::warn!(runs = stale, "sweeps left running by a previous process are marked interrupted");
+    }
     if cfg.demo {
         demo::load(&pool, &cfg.fixtures).await.context("loading the demo runs")?;
     }

@@ -155,3 +155,22 @@ async fn cancelling_over_http_keeps_finished_levels() {
     assert_eq!(run.status, RunStatus::Interrupted);
     assert!(!run.points.is_empty() && run.points.len() < 4, "{} levels kept", run.points.len());
 }
+
+#[tokio::test]
+async fn sweeps_left_running_by_a_dead_process_are_marked_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("stale.db")).await.unwrap();
+    let run = app::domain::NewRun {
+        name: "died".into(),
+        status: RunStatus::Running,
+        source: app::domain::SourceInfo { format: app::domain::SourceFormat::Plateau, file_name: None },
+        facts: Default::default(),
+        definitions: Default::default(),
+        levels: Vec::new(),
+        files: Vec::new(),
+    };
+    let id = app::db::create_live_run(&pool, &run).await.unwrap();
+    assert_eq!(app::db::interrupt_stale_sweeps(&pool).await.unwrap(), 1);
+    assert_eq!(app::db::get_run(&pool, &id).await.unwrap().status, RunStatus::Interrupted);
+    assert_eq!(app::db::interrupt_stale_sweeps(&pool).await.unwrap(), 0);
+}

@@ -44,6 +44,7 @@ pub fn App() -> impl IntoView {
                 <nav>
                     <A href="/">"Runs"</A>
                     <A href="/upload">"Import"</A>
+                    <A href="/sweeps/new">"New sweep"</A>
                 </nav>
             </header>
             <main>
@@ -53,6 +54,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/runs/:id") view=pages::RunPage ssr=SsrMode::Async />
                     <Route path=path!("/upload") view=pages::UploadPage ssr=SsrMode::Async />
                     <Route path=path!("/compare") view=pages::ComparePage ssr=SsrMode::Async />
+                    <Route path=path!("/sweeps/new") view=pages::NewSweepPage ssr=SsrMode::Async />
                     <Route path=path!("/imports/:token") view=pages::ImportPreviewPage ssr=SsrMode::Async />
                 </Routes>
             </main>

@@ -73,6 +73,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/_fn/{*fn_name}", get(server_fn).post(server_fn))
         .route("/imports", post(upload::stage))
+        .route("/sweeps", post(sweeps::start_form))
         .route("/imports/{token}/save", post(upload::save))
         .nest("/api/v1", api::router().merge(sweeps::router()))
         .route("/healthz", get(|| async { "ok" }))

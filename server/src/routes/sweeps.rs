@@ -2,7 +2,9 @@
 //! - `POST /api/v1/sweeps` (JSON, see `sweeps::SweepRequest`) → 201 `{id, url}`; 403 when
 //!   the target host is not allowed, 400 for a bad request;
 //! - `GET /api/v1/sweeps/{id}/events`: server-sent events of a running sweep's progress;
-//! - `POST /api/v1/sweeps/{id}/cancel`: stop it (its finished levels stay).
+//! - `POST /api/v1/sweeps/{id}/cancel`: stop it (its finished levels stay);
+//! - `POST /sweeps` (the New sweep form, urlencoded) → redirect to the run's page, or back
+//!   to the form with the message.
 
 use super::AppState;
 use crate::sweeps::{SweepError, SweepRequest};
@@ -13,6 +15,74 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::json;
+
+/// The New sweep form's fields, as text.
+#[derive(serde::Deserialize)]
+pub struct SweepForm {
+    url: String,
+    model: String,
+    #[serde(default)]
+    api_key: String,
+    #[serde(default)]
+    endpoint: String,
+    #[serde(default)]
+    concurrency: String,
+    #[serde(default)]
+    requests: String,
+    #[serde(default)]
+    warmup: String,
+    #[serde(default)]
+    max_tokens: String,
+    #[serde(default)]
+    prompt_tokens: String,
+    #[serde(default)]
+    ignore_eos: String,
+    #[serde(default)]
+    name: String,
+}
+
+fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
+    fn num<T: std::str::FromStr>(field: &str, s: &str, default: T) -> Result<T, String> {
+        let t = s.trim();
+        if t.is_empty() {
+            return Ok(default);
+        }
+        t.parse().map_err(|_| format!("field `{field}`: `{t}` is not a whole number"))
+    }
+    let concurrency = f
+        .concurrency
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<u32>().map_err(|_| format!("field `concurrency`: `{s}` is not a whole number")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let requests = f.requests.trim();
+    Ok(SweepRequest {
+        url: f.url.trim().to_owned(),
+        model: f.model.trim().to_owned(),
+        api_key: Some(f.api_key).filter(|k| !k.is_empty()),
+        endpoint: if f.endpoint.is_empty() { "chat".into() } else { f.endpoint },
+        concurrency,
+        requests: if requests.is_empty() { None } else { Some(num("requests", requests, 0usize)?) },
+        max_tokens: num("max_tokens", &f.max_tokens, 128u32)?,
+        prompt_tokens: num("prompt_tokens", &f.prompt_tokens, 128u32)?,
+        ignore_eos: f.ignore_eos == "true" || f.ignore_eos == "on",
+        warmup: num("warmup", &f.warmup, 0usize)?,
+        name: Some(f.name.trim().to_owned()).filter(|n| !n.is_empty()),
+    })
+}
+
+/// `POST /sweeps`: the New sweep form.
+pub async fn start_form(State(state): State<AppState>, axum::Form(f): axum::Form<SweepForm>) -> axum::response::Redirect {
+    use app::domain::query::encode;
+    let result = match form_to_request(f) {
+        Ok(req) => state.sweeps.start(req).await.map_err(|e| e.to_string()),
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(id) => axum::response::Redirect::to(&format!("/runs/{id}")),
+        Err(e) => axum::response::Redirect::to(&format!("/sweeps/new?error={}", encode(&e))),
+    }
+}
 
 pub fn router() -> Router<AppState> {
     Router::new()

@@ -100,6 +100,17 @@ fn RunView(run: Run) -> impl IntoView {
             {(status != crate::domain::RunStatus::Complete).then(|| view! { <span class="badge" title=status_title>{status.as_str()}</span> })}
         </div>
         <p class="summary">{desc}</p>
+        {(status == crate::domain::RunStatus::Running).then(|| {
+            let cancel = format!("/api/v1/sweeps/{}/cancel", run.id);
+            view! {
+                <div class="live" id="live" data-run=run.id.to_string()>
+                    <strong>"Sweep running. "</strong>
+                    <span id="live-text">"Levels appear here as they finish."</span>
+                    <progress id="live-progress" max="1" value="0"></progress>
+                    <form method="post" action=cancel id="cancel-form"><button type="submit" id="cancel-sweep" class="secondary">"Cancel"</button></form>
+                </div>
+            }
+        })}
         {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
         <dl class="facts">
             {fact("Model", f.model.clone())}

@@ -1,0 +1,52 @@
+//! `/sweeps/new`: start a live sweep from the browser. The form posts to `/sweeps` (an
+//! axum route), which starts the sweep on the server and redirects to the run's page,
+//! where its progress shows live. The API key field is sent once and never shown back.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+/// `/sweeps/new`
+#[component]
+pub fn NewSweepPage() -> impl IntoView {
+    let query = use_query_map();
+    let error = move || query.read().get("error");
+    view! {
+        <Title text="New sweep" />
+        <h1>"New sweep"</h1>
+        <p class="hint">
+            "Plateau sends streamed requests to an OpenAI-compatible endpoint, level by level, and stores each level "
+            "as it finishes. Each level is one wave of C requests sent at once, or — with “requests per level” — "
+            "C requests always in flight until that many are done. Targets are limited to the server's allow-list "
+            "(loopback unless "<code>"--sweep-allow"</code>" says otherwise). Try it with "<code>"plateau sim"</code>"."
+        </p>
+        {move || error().map(|e| view! {
+            <div class="error-box" role="alert" id="sweep-error"><strong>"Not started. "</strong>{e}</div>
+        })}
+        <form class="upload" method="post" action="/sweeps" id="sweep-form">
+            <fieldset class="grid">
+                <legend>"Target"</legend>
+                <label>"Base URL"<input name="url" required value="http://127.0.0.1:8090" /></label>
+                <label>"Model"<input name="model" required value="plateau-sim" /></label>
+                <label>"Endpoint"
+                    <select name="endpoint">
+                        <option value="chat">"/v1/chat/completions"</option>
+                        <option value="completions">"/v1/completions"</option>
+                    </select>
+                </label>
+                <label>"API key (never stored or shown)"<input name="api_key" type="password" autocomplete="off" /></label>
+            </fieldset>
+            <fieldset class="grid">
+                <legend>"Load"</legend>
+                <label>"Concurrency levels"<input name="concurrency" value="1,2,4,8" required /></label>
+                <label>"Requests per level (steady mode)"<input name="requests" type="number" min="1" placeholder="one wave of C" /></label>
+                <label>"Warm-up requests per level"<input name="warmup" type="number" min="0" value="1" /></label>
+                <label>"max_tokens"<input name="max_tokens" type="number" min="1" value="64" /></label>
+                <label>"Prompt length (tokens)"<input name="prompt_tokens" type="number" min="1" value="128" /></label>
+                <label class="check"><input name="ignore_eos" type="checkbox" value="true" checked />" ignore_eos (exactly max_tokens)"</label>
+                <label>"Run name"<input name="name" placeholder="model · endpoint · levels" /></label>
+            </fieldset>
+            <button type="submit" id="sweep-submit">"Start the sweep"</button>
+        </form>
+    }
+}
