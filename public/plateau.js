@@ -75,9 +75,16 @@ document.addEventListener('change', function (e) {
     }
   };
   source.onerror = function () {
-    // Not running in this server (finished meanwhile, or run by `plateau sweep`).
+    // Not running in this server: it finished between this page's rendering and now (then
+    // show the stored result), or `plateau sweep` runs it elsewhere (then say so).
     source.close();
-    text.textContent = 'Live progress is not available here; reload to see the stored levels.';
+    fetch('/api/v1/runs/' + id)
+      .then(function (r) { return r.json(); })
+      .then(function (run) {
+        if (run.status !== 'running') window.location.reload();
+        else text.textContent = 'Running elsewhere (plateau sweep); reload to see the stored levels.';
+      })
+      .catch(function () { text.textContent = 'Live progress is not available; reload to see the stored levels.'; });
   };
   var form = document.getElementById('cancel-form');
   if (form) form.addEventListener('submit', function (e) {

@@ -245,7 +245,7 @@ test('a sweep started from the browser fills in live against the simulator', asy
     // The page follows the sweep and reloads as levels are stored, until it completes.
     await page.waitForFunction(
       () => document.querySelectorAll('#levels tbody tr').length === 3 && !document.getElementById('live'),
-      null, { timeout: 30_000 });
+      null, { timeout: 90_000 });
     assert.doesNotMatch(await page.locator('.page-head').innerText(), /running|interrupted/);
     await page.locator('#chart-throughput canvas').waitFor();
     assert.equal(await seriesLength(page, 'chart-throughput', 0), 3);
