@@ -81,6 +81,11 @@ pub struct SweepRequest {
     #[serde(default)]
     pub ignore_eos: bool,
     #[serde(default)]
+    pub temperature: Option<f64>,
+    /// Extra fields merged into every request body (e.g. `{"top_p": 0.9}`).
+    #[serde(default)]
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
     pub warmup: usize,
     #[serde(default)]
     pub name: Option<String>,
@@ -148,9 +153,9 @@ impl Sweeps {
                 api_key: req.api_key.filter(|k| !k.is_empty()).map(Secret::new),
                 endpoint,
                 max_tokens: req.max_tokens,
-                temperature: None,
+                temperature: req.temperature,
                 ignore_eos: req.ignore_eos,
-                extra_body: serde_json::Map::new(),
+                extra_body: req.extra_body,
             },
             prompt: PromptSpec { tokens: req.prompt_tokens, seed: 0 },
             concurrency: req.concurrency,

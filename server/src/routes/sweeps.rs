@@ -38,6 +38,10 @@ pub struct SweepForm {
     #[serde(default)]
     ignore_eos: String,
     #[serde(default)]
+    temperature: String,
+    #[serde(default)]
+    extra_body: String,
+    #[serde(default)]
     name: String,
 }
 
@@ -56,7 +60,26 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
         .map(|s| s.parse::<u32>().map_err(|_| format!("field `concurrency`: `{s}` is not a whole number")))
         .collect::<Result<Vec<_>, _>>()?;
     let requests = f.requests.trim();
+    let temperature = match f.temperature.trim() {
+        "" => None,
+        t => Some(
+            t.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| format!("field `temperature`: `{t}` is not a number ≥ 0"))?,
+        ),
+    };
+    let extra_body = match f.extra_body.trim() {
+        "" => serde_json::Map::new(),
+        t => match serde_json::from_str::<serde_json::Value>(t) {
+            Ok(serde_json::Value::Object(m)) => m,
+            Ok(_) => return Err("field `extra_body`: must be a JSON object, like {\"top_p\": 0.9}".into()),
+            Err(e) => return Err(format!("field `extra_body`: not valid JSON ({e})")),
+        },
+    };
     Ok(SweepRequest {
+        temperature,
+        extra_body,
         url: f.url.trim().to_owned(),
         model: f.model.trim().to_owned(),
         api_key: Some(f.api_key).filter(|k| !k.is_empty()),
@@ -138,5 +161,43 @@ async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> Respon
         (StatusCode::ACCEPTED, Json(json!({ "cancelling": id }))).into_response()
     } else {
         (StatusCode::NOT_FOUND, Json(json!({ "error": format!("no sweep {id:?} is running here") }))).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(temperature: &str, extra: &str, concurrency: &str) -> SweepForm {
+        SweepForm {
+            url: "http://127.0.0.1:8090".into(),
+            model: "m".into(),
+            api_key: String::new(),
+            endpoint: String::new(),
+            concurrency: concurrency.into(),
+            requests: String::new(),
+            warmup: "2".into(),
+            max_tokens: "64".into(),
+            prompt_tokens: String::new(),
+            ignore_eos: "true".into(),
+            temperature: temperature.into(),
+            extra_body: extra.into(),
+            name: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_form_becomes_a_request_or_names_the_bad_field() {
+        let r = form_to_request(form("0.7", r#"{"top_p": 0.9}"#, "1, 2,4")).unwrap();
+        assert_eq!(r.concurrency, vec![1, 2, 4]);
+        assert_eq!(r.temperature, Some(0.7));
+        assert_eq!(r.extra_body["top_p"], 0.9);
+        assert_eq!((r.max_tokens, r.prompt_tokens, r.warmup, r.ignore_eos), (64, 128, 2, true));
+        assert_eq!(r.endpoint, "chat");
+        assert!(r.api_key.is_none(), "an empty key is no key");
+        assert!(form_to_request(form("hot", "", "1")).unwrap_err().contains("`temperature`"));
+        assert!(form_to_request(form("", "[1]", "1")).unwrap_err().contains("`extra_body`: must be a JSON object"));
+        assert!(form_to_request(form("", "{", "1")).unwrap_err().contains("not valid JSON"));
+        assert!(form_to_request(form("", "", "1,x")).unwrap_err().contains("`concurrency`"));
     }
 }

@@ -43,6 +43,8 @@ pub fn NewSweepPage() -> impl IntoView {
                 <label>"Warm-up requests per level"<input name="warmup" type="number" min="0" value="1" /></label>
                 <label>"max_tokens"<input name="max_tokens" type="number" min="1" value="64" /></label>
                 <label>"Prompt length (tokens)"<input name="prompt_tokens" type="number" min="1" value="128" /></label>
+                <label>"Temperature"<input name="temperature" type="number" min="0" step="any" placeholder="server default" /></label>
+                <label>"Extra body fields (JSON)"<input name="extra_body" placeholder="{\"top_p\": 0.9}" /></label>
                 <label class="check"><input name="ignore_eos" type="checkbox" value="true" checked />" ignore_eos (exactly max_tokens)"</label>
                 <label>"Run name"<input name="name" placeholder="model · endpoint · levels" /></label>
             </fieldset>
