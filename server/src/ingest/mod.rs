@@ -9,6 +9,8 @@ pub mod formats;
 pub mod json;
 pub mod model;
 pub mod pending;
+#[cfg(test)]
+pub(crate) mod test_fixtures;
 
 use app::db::{self, DbError};
 use app::domain::metrics::Metric;

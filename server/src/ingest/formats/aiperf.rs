@@ -622,30 +622,7 @@ pub(crate) fn bool_at(obj: Obj<'_>, key: &str) -> Result<Option<bool>, FieldErro
 mod tests {
     use super::*;
 
-    fn fixtures_dir() -> String {
-        std::env::var("PLATEAU_FIXTURES")
-            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")))
-    }
-
-    /// Every result file of a tool's fixture folder (SOURCE.txt and READMEs are notes).
-    fn fixture_files(tool: &str) -> Vec<(String, String)> {
-        let dir = format!("{}/{tool}", fixtures_dir());
-        let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{dir}: {e}"))
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                p.is_file() && name != "SOURCE.txt" && name != "README.md"
-            })
-            .map(|p| {
-                let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-                (p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_owned(), text)
-            })
-            .collect();
-        out.sort();
-        out
-    }
+    use crate::ingest::test_fixtures::files as fixture_files;
 
     fn only_level(p: &ParsedFile) -> &Point {
         assert_eq!(p.levels.len(), 1);

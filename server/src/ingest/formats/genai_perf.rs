@@ -552,30 +552,7 @@ fn json_facts(cfg: Option<Obj<'_>>) -> Result<(RunFacts, Option<bool>), FieldErr
 mod tests {
     use super::*;
 
-    fn fixtures_dir() -> String {
-        std::env::var("PLATEAU_FIXTURES")
-            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")))
-    }
-
-    /// Every result file of a tool's fixture folder (SOURCE.txt and READMEs are notes).
-    fn fixture_files(tool: &str) -> Vec<(String, String)> {
-        let dir = format!("{}/{tool}", fixtures_dir());
-        let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{dir}: {e}"))
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                p.is_file() && name != "SOURCE.txt" && name != "README.md"
-            })
-            .map(|p| {
-                let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-                (p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_owned(), text)
-            })
-            .collect();
-        out.sort();
-        out
-    }
+    use crate::ingest::test_fixtures::files as fixture_files;
 
     const SYNTHETIC_JSON: &str = include_str!("../../../tests/data/genai-perf/profile_export_genai_perf.json");
 

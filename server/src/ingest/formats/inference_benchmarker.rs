@@ -279,10 +279,6 @@ fn definitions(config: Option<&Obj<'_>>) -> Result<Definitions, FieldError> {
 mod tests {
     use super::*;
 
-    fn fixtures() -> String {
-        std::env::var("PLATEAU_FIXTURES")
-            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")))
-    }
 
     fn close(a: Option<f64>, b: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
@@ -394,7 +390,6 @@ mod tests {
     /// Other tools' real files are not inference-benchmarker results.
     #[test]
     fn sniff_leaves_other_tools_alone() {
-        let dir = fixtures();
         let mut seen = 0;
         for tool in [
             "vllm",
@@ -407,14 +402,8 @@ mod tests {
             "llmperf",
             "llm-d-benchmark-report",
         ] {
-            let entries = std::fs::read_dir(format!("{dir}/{tool}")).unwrap_or_else(|e| panic!("{dir}/{tool}: {e}"));
-            for e in entries {
-                let path = e.unwrap().path();
-                if path.file_name().is_some_and(|n| n == "SOURCE.txt" || n == "README.md") {
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path).unwrap();
-                assert!(!sniff(&text), "{} claimed", path.display());
+            for (name, text) in crate::ingest::test_fixtures::files(tool) {
+                assert!(!sniff(&text), "{tool}/{name} claimed");
                 seen += 1;
             }
         }

@@ -953,16 +953,12 @@ pub(crate) mod tests {
 
     /// A real file from the shared fixtures (`PLATEAU_FIXTURES` overrides the directory).
     pub(crate) fn fixture(rel: &str) -> String {
-        let dir = std::env::var("PLATEAU_FIXTURES")
-            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")));
-        let path = format!("{dir}/{rel}");
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        crate::ingest::test_fixtures::read(rel)
     }
 
     /// Every fixture file of the other tools (not ours), as (name, text).
     pub(crate) fn other_tools_fixtures() -> Vec<(String, String)> {
-        let dir = std::env::var("PLATEAU_FIXTURES")
-            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")));
+        let dir = crate::ingest::test_fixtures::dir();
         let mut out = Vec::new();
         for tool in [
             "guidellm",

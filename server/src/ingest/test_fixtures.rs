@@ -1,0 +1,35 @@
+//! Reading the shared fixture files in tests: one place that knows where they are
+//! (`PLATEAU_FIXTURES`, default `../shared/fixtures` beside the repository).
+
+/// The fixtures directory.
+pub(crate) fn dir() -> String {
+    std::env::var("PLATEAU_FIXTURES")
+        .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")))
+}
+
+/// One fixture file's text, by its path inside the fixtures directory.
+pub(crate) fn read(rel: &str) -> String {
+    let path = format!("{}/{rel}", dir());
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Every result file of a tool's fixture folder as (file name, text), sorted by name
+/// (SOURCE.txt and READMEs are notes, not results).
+pub(crate) fn files(tool: &str) -> Vec<(String, String)> {
+    let folder = format!("{}/{tool}", dir());
+    let mut out: Vec<(String, String)> = std::fs::read_dir(&folder)
+        .unwrap_or_else(|e| panic!("{folder}: {e}"))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            p.is_file() && name != "SOURCE.txt" && name != "README.md"
+        })
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            (p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_owned(), text)
+        })
+        .collect();
+    out.sort();
+    out
+}
