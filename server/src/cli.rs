@@ -224,7 +224,7 @@ async fn import(db: PathBuf, args: ImportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let result = match args.fields().into_request(files) {
-        Ok(req) => ingest::import(&pool, &req, ingest::DEFAULT_MAX_BYTES).await,
+        Ok(req) => ingest::import(&pool, req, ingest::DEFAULT_MAX_BYTES).await,
         Err(e) => Err(e),
     };
     let failed = match result {

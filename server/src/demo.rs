@@ -80,7 +80,7 @@ pub async fn load(pool: &SqlitePool, fixtures: &Path) -> anyhow::Result<()> {
                     format: Some(SourceFormat::BenchmarkPy),
                     ..ImportRequest::default()
                 };
-                ingest::import(pool, &req, ingest::DEFAULT_MAX_BYTES)
+                ingest::import(pool, req, ingest::DEFAULT_MAX_BYTES)
                     .await
                     .with_context(|| format!("importing {}", path.display()))?;
                 tracing::info!("demo: stored the chat run");

@@ -252,12 +252,19 @@ fn merge_facts(file: &RunFacts, user: &RunFacts) -> RunFacts {
 /// Checks and parses every file and groups them into runs, without storing anything.
 /// This is what the upload preview shows.
 pub fn prepare(req: &ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>, ImportError> {
-    if req.files.is_empty() {
+    prepare_owned(req.clone(), max_bytes)
+}
+
+/// [`prepare`] for a request the caller no longer needs: the files' bytes move into the
+/// runs instead of being copied (uploads can be 64 MiB each).
+pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>, ImportError> {
+    let files = std::mem::take(&mut req.files);
+    if files.is_empty() {
         return Err(ImportError::NoInput);
     }
-    let mut read = Vec::with_capacity(req.files.len());
-    for f in &req.files {
-        read.push(read_file(f.clone(), req.format, req.concurrency, max_bytes)?);
+    let mut read = Vec::with_capacity(files.len());
+    for f in files {
+        read.push(read_file(f, req.format, req.concurrency, max_bytes)?);
     }
     // Single-level files of one format and one model are the levels of one sweep (vLLM and
     // InferenceX write one file per concurrency): they become one run.
@@ -278,7 +285,7 @@ pub fn prepare(req: &ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>
         }
     }
     let several = groups.len() > 1;
-    groups.into_iter().map(|g| build_run(g, req, several)).collect()
+    groups.into_iter().map(|g| build_run(g, &req, several)).collect()
 }
 
 /// Folds levels whose load is unknown into the one level of known load they belong to
@@ -399,8 +406,8 @@ pub async fn store(pool: &SqlitePool, prepared: Vec<PreparedRun>) -> Result<Vec<
 }
 
 /// Checks, parses and stores an import. Nothing is written unless every file is valid.
-pub async fn import(pool: &SqlitePool, req: &ImportRequest, max_bytes: usize) -> Result<Vec<Imported>, ImportError> {
-    let prepared = prepare(req, max_bytes)?;
+pub async fn import(pool: &SqlitePool, req: ImportRequest, max_bytes: usize) -> Result<Vec<Imported>, ImportError> {
+    let prepared = prepare_owned(req, max_bytes)?;
     store(pool, prepared).await
 }
 

@@ -5,7 +5,7 @@
 //! and age; the oldest entries go first.
 
 use super::form::ImportFields;
-use super::{formats, prepare, ImportError, InputFile, PreparedRun};
+use super::{formats, prepare_owned, ImportError, InputFile, PreparedRun};
 use app::api::ImportPreviews;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::preview::{ImportPreview, PreviewFields, PreviewFile, PreviewRun};
@@ -87,7 +87,7 @@ impl PendingImports {
             let p = map.get(token)?;
             (p.files.clone(), p.fields.clone())
         };
-        Some(fields.into_request(files).and_then(|req| prepare(&req, self.max_file_bytes)))
+        Some(fields.into_request(files).and_then(|req| prepare_owned(req, self.max_file_bytes)))
     }
 
     /// Forgets an upload (after it was saved).

@@ -84,7 +84,7 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let req = read_import(mp, state.max_upload_bytes).await?;
     if q.dry_run {
-        let prepared = ingest::prepare(&req, state.max_upload_bytes)?;
+        let prepared = ingest::prepare_owned(req, state.max_upload_bytes)?;
         let runs: Vec<_> = prepared
             .into_iter()
             .map(|p| {
@@ -101,7 +101,7 @@ async fn create(
             .collect();
         return Ok(Json(json!({ "runs": runs })).into_response());
     }
-    let done = ingest::import(&state.pool, &req, state.max_upload_bytes).await?;
+    let done = ingest::import(&state.pool, req, state.max_upload_bytes).await?;
     let runs: Vec<_> = done
         .iter()
         .map(|d| {
