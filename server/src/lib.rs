@@ -1,5 +1,6 @@
 //! The server side of Plateau, built into the `plateau` binary.
 //!
+//! - [`auth`]: who a request comes from and whether it may write.
 //! - [`cli`]: command-line parsing and the subcommands (`serve`, `import`).
 //! - [`config`]: defaults (database path, fixtures directory) and how to override them.
 //! - [`startup`]: opens the database and serves the app.
@@ -13,6 +14,7 @@
 //!
 //! Domain types, analysis, SQL and pages live in the `app` crate.
 
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod demo;

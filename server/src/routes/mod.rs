@@ -32,6 +32,8 @@ pub struct AppState {
     pub pending: Arc<PendingImports>,
     /// Sweeps started through the server.
     pub sweeps: Arc<crate::sweeps::Sweeps>,
+    /// Who may read and write.
+    pub auth: crate::auth::AuthMode,
 }
 
 impl AppState {
@@ -52,6 +54,7 @@ impl AppState {
             leptos_options,
             max_upload_bytes,
             pending: Arc::new(PendingImports::new(max_upload_bytes)),
+            auth: crate::auth::AuthMode::Off,
         }
     }
 
@@ -85,6 +88,7 @@ pub fn router(state: AppState) -> Router {
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(state.auth.clone(), crate::auth::identify))
         .with_state(state)
 }
 
