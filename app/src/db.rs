@@ -5,6 +5,9 @@
 //! exercised by the tests at the bottom against a real SQLite file.
 //! Writes that belong together run in one transaction: an import is all or nothing.
 
+use crate::domain::annotations::{
+    apply_effects, Anchor, Annotation, AnnotationId, AnnotationInput, AnnotationKind, Effect, Revision,
+};
 use crate::domain::metrics::{Definitions, Measure, Metric, Stat};
 use crate::domain::query::{Facets, RunPage, RunQuery, SortKey, PAGE_SIZE};
 use crate::domain::{
@@ -360,8 +363,17 @@ fn endpoint(row: &SqliteRow) -> Result<Option<EndpointKind>, DbError> {
     s.map(|s| EndpointKind::parse(&s).ok_or_else(|| corrupt("endpoint_kind", &s))).transpose()
 }
 
-/// One run with its facts and points, or `NotFound`.
+/// One run with its facts, points and annotations, the annotations' effects applied
+/// (excluded and hidden levels moved to `set_aside`), or `NotFound`.
 pub async fn get_run(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> {
+    let mut run = get_run_raw(pool, id).await?;
+    apply_effects(&mut run);
+    Ok(run)
+}
+
+/// One run with every stored level in `points` (level `i` is stored level `i`), its
+/// annotations loaded but not applied: for exports of the stored data.
+pub async fn get_run_raw(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> {
     let row = sqlx::query(
         "SELECT id, public_id, name, created_at, status, source_format, source_file_name, model,
                 engine, engine_version, gpu_type, gpu_count, endpoint_kind, max_tokens,
@@ -437,6 +449,8 @@ pub async fn get_run(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> {
         },
         definitions,
         points,
+        set_aside: Vec::new(),
+        annotations: run_annotations(pool, row_id).await?,
     })
 }
 
@@ -575,6 +589,302 @@ pub async fn set_run_status(pool: &SqlitePool, id: &RunId, status: RunStatus) ->
         return Err(DbError::NotFound(format!("run {id}")));
     }
     Ok(())
+}
+
+// ---- annotations, proposals, reports, snapshots ----
+
+const ANNOTATION_COLUMNS: &str = "a.id, a.anchor, a.load_kind, a.load_from, a.load_to, a.compare_runs, a.kind,
+     a.effect, a.body, a.author, a.created_at, a.updated_at, a.superseded_by, a.proposal_key, r.public_id";
+
+fn annotation_row(row: &SqliteRow) -> Result<Annotation, DbError> {
+    let anchor: String = row.try_get("anchor")?;
+    let load_kind = || -> Result<LoadKind, DbError> {
+        let k: Option<String> = row.try_get("load_kind")?;
+        let k = k.unwrap_or_default();
+        LoadKind::parse(&k).ok_or_else(|| corrupt("annotations.load_kind", &k))
+    };
+    let num = |col: &str| -> Result<f64, DbError> {
+        let v: Option<f64> = row.try_get(col)?;
+        v.ok_or_else(|| corrupt(col, "null"))
+    };
+    let anchor = match anchor.as_str() {
+        "run" => Anchor::Run,
+        "point" => Anchor::Point { load_kind: load_kind()?, load: num("load_from")? },
+        "range" => Anchor::Range { load_kind: load_kind()?, from: num("load_from")?, to: num("load_to")? },
+        "comparison" => {
+            let json: Option<String> = row.try_get("compare_runs")?;
+            let json = json.unwrap_or_default();
+            let ids: Vec<String> = serde_json::from_str(&json).map_err(|_| corrupt("compare_runs", &json))?;
+            Anchor::Comparison { runs: ids.iter().filter_map(|i| RunId::parse(i)).collect() }
+        }
+        other => return Err(corrupt("annotations.anchor", other)),
+    };
+    let kind: String = row.try_get("kind")?;
+    let effect: String = row.try_get("effect")?;
+    let run: String = row.try_get("public_id")?;
+    let superseded_by: Option<String> = row.try_get("superseded_by")?;
+    Ok(Annotation {
+        id: AnnotationId(row.try_get("id")?),
+        run_id: RunId::parse(&run).ok_or_else(|| corrupt("public_id", &run))?,
+        anchor,
+        kind: AnnotationKind::parse(&kind).ok_or_else(|| corrupt("annotations.kind", &kind))?,
+        effect: Effect::parse(&effect).ok_or_else(|| corrupt("annotations.effect", &effect))?,
+        body: row.try_get("body")?,
+        author: row.try_get("author")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        superseded_by: superseded_by.as_deref().and_then(RunId::parse),
+        proposal_key: row.try_get("proposal_key")?,
+        history: Vec::new(),
+    })
+}
+
+async fn with_history(pool: &SqlitePool, mut list: Vec<Annotation>) -> Result<Vec<Annotation>, DbError> {
+    for a in &mut list {
+        let rows = sqlx::query(
+            "SELECT body, kind, effect, author, replaced_at FROM annotation_revisions
+             WHERE annotation_id = ?1 ORDER BY id",
+        )
+        .bind(a.id.0)
+        .fetch_all(pool)
+        .await?;
+        for r in rows {
+            let kind: String = r.try_get("kind")?;
+            let effect: String = r.try_get("effect")?;
+            a.history.push(Revision {
+                body: r.try_get("body")?,
+                kind: AnnotationKind::parse(&kind).ok_or_else(|| corrupt("annotation_revisions.kind", &kind))?,
+                effect: Effect::parse(&effect).ok_or_else(|| corrupt("annotation_revisions.effect", &effect))?,
+                author: r.try_get("author")?,
+                replaced_at: r.try_get("replaced_at")?,
+            });
+        }
+    }
+    Ok(list)
+}
+
+/// The annotations of a run (by row id), oldest first, with their history.
+async fn run_annotations(pool: &SqlitePool, run_row_id: i64) -> Result<Vec<Annotation>, DbError> {
+    let sql = format!(
+        "SELECT {ANNOTATION_COLUMNS} FROM annotations a JOIN runs r ON r.id = a.run_id
+         WHERE a.run_id = ?1 ORDER BY a.id"
+    );
+    let rows = sqlx::query(&sql).bind(run_row_id).fetch_all(pool).await?;
+    let list = rows.iter().map(annotation_row).collect::<Result<Vec<_>, _>>()?;
+    with_history(pool, list).await
+}
+
+/// One annotation, or `NotFound`.
+pub async fn get_annotation(pool: &SqlitePool, id: AnnotationId) -> Result<Annotation, DbError> {
+    let sql = format!("SELECT {ANNOTATION_COLUMNS} FROM annotations a JOIN runs r ON r.id = a.run_id WHERE a.id = ?1");
+    let row = sqlx::query(&sql)
+        .bind(id.0)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| DbError::NotFound(format!("annotation {id}")))?;
+    let list = with_history(pool, vec![annotation_row(&row)?]).await?;
+    list.into_iter().next().ok_or_else(|| DbError::NotFound(format!("annotation {id}")))
+}
+
+fn anchor_columns(anchor: &Anchor) -> (Option<&'static str>, Option<f64>, Option<f64>, Option<String>) {
+    match anchor {
+        Anchor::Run => (None, None, None, None),
+        Anchor::Point { load_kind, load } => (Some(load_kind.as_str()), Some(*load), None, None),
+        Anchor::Range { load_kind, from, to } => (Some(load_kind.as_str()), Some(*from), Some(*to), None),
+        Anchor::Comparison { runs } => {
+            let ids: Vec<&str> = runs.iter().map(RunId::as_str).collect();
+            (None, None, None, serde_json::to_string(&ids).ok())
+        }
+    }
+}
+
+/// Stores a new annotation on run `run` written by `author`. The caller has validated
+/// `input` against the run ([`AnnotationInput::validate`]).
+pub async fn insert_annotation(
+    pool: &SqlitePool,
+    run: &RunId,
+    input: &AnnotationInput,
+    author: &str,
+) -> Result<AnnotationId, DbError> {
+    let row_id: i64 = sqlx::query_scalar("SELECT id FROM runs WHERE public_id = ?1")
+        .bind(run.as_str())
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| DbError::NotFound(format!("run {run}")))?;
+    let (load_kind, from, to, compare) = anchor_columns(&input.anchor);
+    let now = now_rfc3339();
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO annotations (run_id, anchor, load_kind, load_from, load_to, compare_runs, kind, effect,
+                                  body, author, created_at, updated_at, superseded_by, proposal_key)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13) RETURNING id",
+    )
+    .bind(row_id)
+    .bind(input.anchor.type_str())
+    .bind(load_kind)
+    .bind(from)
+    .bind(to)
+    .bind(compare)
+    .bind(input.kind.as_str())
+    .bind(input.effect.as_str())
+    .bind(input.body.trim())
+    .bind(author)
+    .bind(&now)
+    .bind(input.superseded_by.as_ref().map(RunId::as_str))
+    .bind(input.proposal_key.as_deref())
+    .fetch_one(pool)
+    .await?;
+    Ok(AnnotationId(id))
+}
+
+/// Replaces an annotation's text, kind, effect and author, keeping the previous version
+/// in its history; the anchor does not change. One transaction.
+pub async fn update_annotation(
+    pool: &SqlitePool,
+    id: AnnotationId,
+    input: &AnnotationInput,
+    author: &str,
+) -> Result<(), DbError> {
+    let mut tx = pool.begin().await?;
+    let now = now_rfc3339();
+    let copied = sqlx::query(
+        "INSERT INTO annotation_revisions (annotation_id, body, kind, effect, author, replaced_at)
+         SELECT id, body, kind, effect, author, ?2 FROM annotations WHERE id = ?1",
+    )
+    .bind(id.0)
+    .bind(&now)
+    .execute(&mut *tx)
+    .await?;
+    if copied.rows_affected() == 0 {
+        return Err(DbError::NotFound(format!("annotation {id}")));
+    }
+    sqlx::query(
+        "UPDATE annotations SET body = ?2, kind = ?3, effect = ?4, author = ?5, updated_at = ?6, superseded_by = ?7
+         WHERE id = ?1",
+    )
+    .bind(id.0)
+    .bind(input.body.trim())
+    .bind(input.kind.as_str())
+    .bind(input.effect.as_str())
+    .bind(author)
+    .bind(&now)
+    .bind(input.superseded_by.as_ref().map(RunId::as_str))
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Deletes an annotation and its history.
+pub async fn delete_annotation(pool: &SqlitePool, id: AnnotationId) -> Result<(), DbError> {
+    let done = sqlx::query("DELETE FROM annotations WHERE id = ?1").bind(id.0).execute(pool).await?;
+    if done.rows_affected() == 0 {
+        return Err(DbError::NotFound(format!("annotation {id}")));
+    }
+    Ok(())
+}
+
+/// Records that a person dismissed an anomaly proposal (idempotent).
+pub async fn dismiss_proposal(pool: &SqlitePool, key: &str, author: &str) -> Result<(), DbError> {
+    sqlx::query("INSERT OR IGNORE INTO dismissed_proposals (proposal_key, author, dismissed_at) VALUES (?1, ?2, ?3)")
+        .bind(key)
+        .bind(author)
+        .bind(now_rfc3339())
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// The keys of every dismissed proposal.
+pub async fn dismissed_proposals(pool: &SqlitePool) -> Result<Vec<String>, DbError> {
+    Ok(sqlx::query_scalar("SELECT proposal_key FROM dismissed_proposals ORDER BY proposal_key").fetch_all(pool).await?)
+}
+
+/// A saved report: a titled view.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StoredReport {
+    pub slug: String,
+    pub title: String,
+    pub description: String,
+    pub view_path: String,
+    pub author: String,
+    pub created_at: String,
+}
+
+/// Stores a report under `slug`; false when the slug is taken.
+pub async fn insert_report(pool: &SqlitePool, r: &StoredReport) -> Result<bool, DbError> {
+    let done = sqlx::query(
+        "INSERT OR IGNORE INTO reports (slug, title, description, view_path, author, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .bind(&r.slug)
+    .bind(&r.title)
+    .bind(&r.description)
+    .bind(&r.view_path)
+    .bind(&r.author)
+    .bind(&r.created_at)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn get_report(pool: &SqlitePool, slug: &str) -> Result<StoredReport, DbError> {
+    let row = sqlx::query("SELECT slug, title, description, view_path, author, created_at FROM reports WHERE slug = ?1")
+        .bind(slug)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| DbError::NotFound(format!("report {slug:?}")))?;
+    Ok(StoredReport {
+        slug: row.try_get("slug")?,
+        title: row.try_get("title")?,
+        description: row.try_get("description")?,
+        view_path: row.try_get("view_path")?,
+        author: row.try_get("author")?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+/// A frozen view: its data as JSON (`payload`), under an id derived from that content.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StoredSnapshot {
+    pub id: String,
+    pub title: String,
+    pub view_path: String,
+    pub payload: String,
+    pub author: String,
+    pub created_at: String,
+}
+
+/// Stores a snapshot; storing the same content twice keeps the first (same id, same data).
+pub async fn insert_snapshot(pool: &SqlitePool, s: &StoredSnapshot) -> Result<(), DbError> {
+    sqlx::query(
+        "INSERT OR IGNORE INTO snapshots (id, title, view_path, payload, author, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .bind(&s.id)
+    .bind(&s.title)
+    .bind(&s.view_path)
+    .bind(&s.payload)
+    .bind(&s.author)
+    .bind(&s.created_at)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+pub async fn get_snapshot(pool: &SqlitePool, id: &str) -> Result<StoredSnapshot, DbError> {
+    let row = sqlx::query("SELECT id, title, view_path, payload, author, created_at FROM snapshots WHERE id = ?1")
+        .bind(id)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| DbError::NotFound(format!("snapshot {id:?}")))?;
+    Ok(StoredSnapshot {
+        id: row.try_get("id")?,
+        title: row.try_get("title")?,
+        view_path: row.try_get("view_path")?,
+        payload: row.try_get("payload")?,
+        author: row.try_get("author")?,
+        created_at: row.try_get("created_at")?,
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use sqlx::SqlitePool;
 
 /// Everything stored about a run, in export form.
 pub async fn exported_run(pool: &SqlitePool, id: &RunId) -> Result<ExportedRun, DbError> {
-    let run = db::get_run(pool, id).await?;
+    // Every stored level, whatever annotations say: this is the stored data, in full.
+    let run = db::get_run_raw(pool, id).await?;
     let mut levels = Vec::with_capacity(run.points.len());
     for (seq, point) in run.points.into_iter().enumerate() {
         let seq = seq as i64;
@@ -36,6 +37,7 @@ pub async fn exported_run(pool: &SqlitePool, id: &RunId) -> Result<ExportedRun, 
         definitions: run.definitions,
         levels,
         files,
+        annotations: run.annotations,
     })
 }
 

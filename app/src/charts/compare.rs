@@ -277,6 +277,8 @@ mod tests {
             facts: RunFacts { gpu_count: gpus, ..RunFacts::default() },
             definitions: Default::default(),
             points,
+            set_aside: Vec::new(),
+            annotations: Vec::new(),
         }
     }
 

@@ -163,6 +163,8 @@ mod tests {
             facts: RunFacts::default(),
             definitions: Default::default(),
             points: vec![a, b],
+            set_aside: Vec::new(),
+            annotations: Vec::new(),
         }
     }
 
@@ -222,6 +224,8 @@ mod saturation_tests {
             facts: RunFacts::default(),
             definitions: Default::default(),
             points,
+            set_aside: Vec::new(),
+            annotations: Vec::new(),
         };
         let v: serde_json::Value = serde_json::from_str(&throughput(&run).to_string()).unwrap();
         let marks = &v["series"][0]["markPoint"]["data"];
@@ -255,6 +259,8 @@ mod metric_tests {
             facts: RunFacts::default(),
             definitions: Default::default(),
             points: vec![a, b],
+            set_aside: Vec::new(),
+            annotations: Vec::new(),
         };
         let v: serde_json::Value = serde_json::from_str(&metric(&run, Metric::Ttft).unwrap().to_string()).unwrap();
         let names: Vec<&str> = v["series"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();

@@ -768,6 +768,8 @@ pub(crate) mod tests {
             facts,
             definitions: Definitions::default(),
             points,
+            set_aside: Vec::new(),
+            annotations: Vec::new(),
         }
     }
 

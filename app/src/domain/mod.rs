@@ -5,6 +5,7 @@
 //! as "—", never as 0.
 
 pub mod analysis;
+pub mod annotations;
 pub mod anomalies;
 pub mod compare;
 pub mod format;
@@ -508,7 +509,14 @@ pub struct Run {
     pub facts: RunFacts,
     /// How the source defines its numbers.
     pub definitions: Definitions,
+    /// The levels used everywhere: those an annotation excluded or hid are in `set_aside`.
     pub points: Vec<Point>,
+    /// Levels taken out of `points` by annotations ([`annotations::apply_effects`]).
+    #[serde(default)]
+    pub set_aside: Vec<annotations::SetAside>,
+    /// Every annotation of the run (comparison notes included), oldest first.
+    #[serde(default)]
+    pub annotations: Vec<annotations::Annotation>,
 }
 
 /// A run about to be stored: everything but the id and the creation time.

@@ -58,6 +58,9 @@ pub struct ExportedRun {
     pub levels: Vec<ExportedLevel>,
     #[serde(default)]
     pub files: Vec<ExportedFile>,
+    /// The run's annotations at export time (for readers; an import does not restore them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub annotations: Vec<app::domain::annotations::Annotation>,
 }
 
 /// The whole JSON document.
@@ -226,6 +229,7 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
         },
         levels,
         files: Vec::new(),
+        annotations: Vec::new(),
     })
 }
 
@@ -316,6 +320,7 @@ mod tests {
                 ExportedLevel { point: p2, raw: serde_json::Value::Null, requests: Vec::new() },
             ],
             files: vec![ExportedFile { file_name: Some("c1.json".into()), format: SourceFormat::Vllm, content: "{}".into() }],
+            annotations: Vec::new(),
         }
     }
 
