@@ -14,6 +14,7 @@ use charming::series::Line;
 use charming::Chart;
 
 pub mod compare;
+pub mod marks;
 #[cfg(test)]
 mod snapshots;
 

@@ -54,13 +54,13 @@ fn story() -> [Run; 2] {
             facts: facts(EndpointKind::Chat),
             definitions: Default::default(),
             points: vec![
-            set_aside: Vec::new(),
-            annotations: Vec::new(),
                 level(32.0, 464.4, Some(35.23), Some(35.25), Some(35.26)),
                 level(48.0, 657.0, Some(37.36), Some(37.37), Some(37.39)),
                 level(64.0, 803.0, Some(40.75), Some(40.76), Some(40.77)),
                 c96,
             ],
+            set_aside: Vec::new(),
+            annotations: Vec::new(),
         },
     ]
 }

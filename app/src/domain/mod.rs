@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod preview;
 pub mod query;
 pub mod stats;
+pub mod view;
 
 use metrics::{Definitions, Measure, Metric, Stat};
 

@@ -1,0 +1,190 @@
+//! What annotations and the view state add to a chart: a pin per annotated level, a shaded
+//! band per annotated range, grey hollow markers for levels excluded from analysis, and
+//! (from the URL) the load-axis scale and the hidden series.
+//!
+//! Annotation text reaches the chart only as series names, HTML-escaped
+//! ([`super::compare::series_name`]): ECharts renders those names in tooltips as HTML.
+
+use super::compare::series_name;
+use crate::domain::annotations::{plain_text, Anchor, Effect};
+use crate::domain::view::{Scale, ViewState};
+use crate::domain::{Point, Run};
+use charming::element::{ItemStyle, MarkArea, MarkAreaData, Symbol};
+use charming::series::Scatter;
+use charming::Chart;
+
+/// Prefix of every annotation series name (tests and scripts find markers by it).
+pub const MARKER_PREFIX: &str = "✎ ";
+/// Name of the series of excluded levels.
+pub const EXCLUDED: &str = "excluded from analysis";
+
+fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", s.get(..i).unwrap_or(s)),
+        None => s.to_owned(),
+    }
+}
+
+/// The series that mark `run`'s annotations on a chart whose y value of a level is `y`.
+/// `label_prefix` names the run on charts with several runs.
+pub fn annotation_series(run: &Run, y: impl Fn(&Point) -> Option<f64>, label_prefix: &str) -> Vec<Scatter> {
+    let all_points: Vec<&Point> = run.points.iter().chain(run.set_aside.iter().filter(|s| s.effect == Effect::Exclude).map(|s| &s.point)).collect();
+    let mut out = Vec::new();
+    for a in &run.annotations {
+        let name = series_name(&format!("{MARKER_PREFIX}{label_prefix}{}: {}", a.anchor.label(), clip(&plain_text(&a.body), 80)));
+        match &a.anchor {
+            Anchor::Point { .. } => {
+                let data: Vec<Vec<f64>> = all_points
+                    .iter()
+                    .filter(|p| a.anchor.covers(p))
+                    .filter_map(|p| y(p).filter(|v| v.is_finite()).map(|v| vec![p.load_value, v]))
+                    .collect();
+                if data.is_empty() {
+                    continue;
+                }
+                out.push(
+                    Scatter::new()
+                        .name(name)
+                        .symbol(Symbol::Pin)
+                        .symbol_size(30.0)
+                        .item_style(ItemStyle::new().color("#b4451f"))
+                        .data(data),
+                );
+            }
+            Anchor::Range { from, to, .. } => {
+                out.push(
+                    Scatter::new().name(name.clone()).item_style(ItemStyle::new().color("#b4451f")).data(Vec::<Vec<f64>>::new()).mark_area(
+                        MarkArea::new()
+                            .item_style(ItemStyle::new().color("rgba(180, 69, 31, 0.10)"))
+                            .data(vec![(MarkAreaData::new().name(name).x_axis(from.to_string()), MarkAreaData::new().x_axis(to.to_string()))]),
+                    ),
+                );
+            }
+            Anchor::Run | Anchor::Comparison { .. } => {}
+        }
+    }
+    let excluded: Vec<Vec<f64>> = run
+        .set_aside
+        .iter()
+        .filter(|s| s.effect == Effect::Exclude)
+        .filter_map(|s| y(&s.point).filter(|v| v.is_finite()).map(|v| vec![s.point.load_value, v]))
+        .collect();
+    if !excluded.is_empty() {
+        out.push(
+            Scatter::new()
+                .name(series_name(&format!("{label_prefix}{EXCLUDED}")))
+                .symbol(Symbol::Custom("emptyCircle".into()))
+                .symbol_size(10.0)
+                .item_style(ItemStyle::new().color("#999999"))
+                .data(excluded),
+        );
+    }
+    out
+}
+
+/// Unescapes what [`series_name`] escaped.
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
+}
+
+/// `chart` with the view's axis scale and hidden series. `hidden` lists unescaped series
+/// names (or run names whose companions go with them, see [`ViewState::hides`]).
+pub fn apply_view(chart: Chart, view: &ViewState, hidden: &[String]) -> Chart {
+    if view.scale == Scale::Log && hidden.is_empty() {
+        return chart;
+    }
+    let Ok(mut json) = serde_json::to_value(&chart) else { return chart };
+    if view.scale == Scale::Linear {
+        let axes: Vec<&mut serde_json::Value> = match json.get_mut("xAxis") {
+            Some(serde_json::Value::Array(list)) => list.iter_mut().collect(),
+            Some(one) => vec![one],
+            None => Vec::new(),
+        };
+        {
+            for axis in axes {
+                if axis.get("type").and_then(|t| t.as_str()) == Some("log") {
+                    axis["type"] = "value".into();
+                    if let Some(o) = axis.as_object_mut() {
+                        o.remove("logBase");
+                    }
+                }
+            }
+        }
+    }
+    if !hidden.is_empty() {
+        let rule = ViewState { hide: hidden.to_vec(), ..ViewState::default() };
+        let selected: serde_json::Map<String, serde_json::Value> = json
+            .get("series")
+            .and_then(|s| s.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.get("name").and_then(|n| n.as_str()))
+            .filter(|n| rule.hides(&unescape(n)))
+            .map(|n| (n.to_owned(), serde_json::Value::Bool(false)))
+            .collect();
+        if !selected.is_empty() {
+            if json.get("legend").is_none() {
+                json["legend"] = serde_json::json!({});
+            }
+            json["legend"]["selected"] = serde_json::Value::Object(selected);
+        }
+    }
+    serde_json::from_value(json).unwrap_or(chart)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::annotations::{Annotation, AnnotationId, AnnotationKind};
+    use crate::domain::compare::tests::chat_run;
+    use crate::domain::LoadKind;
+
+    fn note(anchor: Anchor, effect: Effect, body: &str) -> Annotation {
+        Annotation {
+            id: AnnotationId(1),
+            run_id: crate::domain::RunId::parse("chat1").unwrap(),
+            anchor,
+            kind: AnnotationKind::Cause,
+            effect,
+            body: body.into(),
+            author: "a".into(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            superseded_by: None,
+            proposal_key: None,
+            history: vec![],
+        }
+    }
+
+    #[test]
+    fn a_point_note_is_a_pin_with_an_inert_name() {
+        let mut run = chat_run();
+        run.annotations = vec![note(Anchor::Point { load_kind: LoadKind::Concurrency, load: 32.0 }, Effect::None, "<script>x</script> chat")];
+        let s = annotation_series(&run, Point::output_tok_s, "");
+        assert_eq!(s.len(), 1);
+        let v = serde_json::to_value(&s[0]).unwrap();
+        assert_eq!(v["data"], serde_json::json!([[32.0, 464.4]]));
+        let name = v["name"].as_str().unwrap();
+        assert!(name.starts_with(MARKER_PREFIX) && name.contains("&lt;script&gt;") && !name.contains("<script"), "{name}");
+    }
+
+    #[test]
+    fn excluded_levels_are_grey_and_the_view_applies() {
+        let mut run = chat_run();
+        run.annotations = vec![note(Anchor::Point { load_kind: LoadKind::Concurrency, load: 48.0 }, Effect::Exclude, "bad")];
+        crate::domain::annotations::apply_effects(&mut run);
+        let s = annotation_series(&run, Point::output_tok_s, "");
+        let names: Vec<String> = s.iter().map(|x| serde_json::to_value(x).unwrap()["name"].as_str().unwrap().to_owned()).collect();
+        assert!(names.iter().any(|n| n == EXCLUDED), "{names:?}");
+        let chart = crate::charts::throughput(&run);
+        let view = ViewState { scale: Scale::Linear, ..ViewState::default() };
+        let v = serde_json::to_value(apply_view(chart.clone(), &view, &["ideal linear".into()])).unwrap();
+        assert_eq!(v["xAxis"]["type"], "value");
+        assert_eq!(v["legend"]["selected"]["ideal linear"], false);
+        assert!(v["legend"]["selected"].get("output tok/s").is_none());
+        // Nothing asked: the chart is untouched, and the JSON round trip loses nothing.
+        assert_eq!(apply_view(chart.clone(), &ViewState::default(), &[]), chart);
+        let back: Chart = serde_json::from_value(serde_json::to_value(&chart).unwrap()).unwrap();
+        assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&chart).unwrap());
+    }
+}
