@@ -7,6 +7,7 @@
 //! - [`routes`]: the HTTP surface (pages, server functions, upload, REST API).
 //! - [`ingest`]: format detection, parsers and the one import path every entry shares.
 //! - [`loadgen`]: the load generator: concurrency sweeps stored level by level as they finish.
+//! - [`share`]: annotations, saved reports and snapshots (validation, content hashes).
 //! - [`demo`]: the story's two runs, loaded by `plateau serve --demo`.
 //! - [`export`]: a stored run in Plateau's own format (JSON, CSV).
 //! - [`telemetry`]: logging set-up.
@@ -22,6 +23,7 @@ pub mod export;
 pub mod ingest;
 pub mod loadgen;
 pub mod routes;
+pub mod share;
 pub mod sim;
 pub mod startup;
 pub mod sweeps;

@@ -123,7 +123,7 @@ impl ViewState {
                     }
                 }
                 // Set by the pages themselves (report banner, the exports).
-                "report" | "format" => {}
+                "report" | "format" | "error" => {}
                 other => bad(other, value, "one of runs, baseline, metric, stat, scale, hide".into()),
             }
         }

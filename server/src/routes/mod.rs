@@ -2,6 +2,7 @@
 //! target, the REST API and static files. Handlers stay thin: they decode the request,
 //! call one service (`crate::ingest`, `app::db`) and encode the answer.
 
+mod annotations;
 mod api;
 mod multipart;
 mod sweeps;
@@ -78,7 +79,8 @@ pub fn router(state: AppState) -> Router {
         .route("/imports", post(upload::stage))
         .route("/sweeps", post(sweeps::start_form))
         .route("/imports/{token}/save", post(upload::save))
-        .nest("/api/v1", api::router().merge(sweeps::router()))
+        .merge(annotations::form_router())
+        .nest("/api/v1", api::router().merge(sweeps::router()).merge(annotations::api_router()))
         .route("/healthz", get(|| async { "ok" }))
         .leptos_routes_with_context(
             &state,

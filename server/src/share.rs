@@ -1,0 +1,213 @@
+//! The services behind annotations, saved reports and snapshots. Handlers call these;
+//! these validate, then call `app::db`.
+//!
+//! - An annotation is validated against the run's stored levels (all of them, whatever
+//!   other annotations hide), and its author is the requester.
+//! - A report is a titled view path under a short random slug; the view's parameters are
+//!   checked with the same strict parser the pages use, so a saved link always opens.
+//! - A snapshot freezes the runs of a view (levels and annotations, effects applied) as
+//!   JSON; its id is derived from that content (SHA-256), so the same data always gets the
+//!   same id and later edits, which change the live data, never change a snapshot.
+
+use app::db::{self, DbError, StoredReport, StoredSnapshot};
+use app::domain::annotations::{AnnotationId, AnnotationInput};
+use app::domain::view::{query_pairs, ViewState};
+use app::domain::{Run, RunId};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use sqlx::SqlitePool;
+
+/// Why a share or annotation request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ShareError {
+    /// The request is wrong; the message names the field.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0} was not found")]
+    NotFound(String),
+    #[error(transparent)]
+    Db(DbError),
+}
+
+impl From<DbError> for ShareError {
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::NotFound(what) => ShareError::NotFound(what),
+            other => ShareError::Db(other),
+        }
+    }
+}
+
+/// Creates an annotation on `run` by `author`.
+pub async fn annotate(pool: &SqlitePool, run: &RunId, input: &AnnotationInput, author: &str) -> Result<AnnotationId, ShareError> {
+    let stored = db::get_run_raw(pool, run).await?;
+    input.validate(&stored).map_err(ShareError::Invalid)?;
+    Ok(db::insert_annotation(pool, run, input, author).await?)
+}
+
+/// Edits an annotation's text, kind, effect (the anchor stays), keeping the old version.
+pub async fn edit(pool: &SqlitePool, id: AnnotationId, input: &AnnotationInput, author: &str) -> Result<RunId, ShareError> {
+    let current = db::get_annotation(pool, id).await?;
+    let stored = db::get_run_raw(pool, &current.run_id).await?;
+    let input = AnnotationInput { anchor: current.anchor.clone(), ..input.clone() };
+    input.validate(&stored).map_err(ShareError::Invalid)?;
+    db::update_annotation(pool, id, &input, author).await?;
+    Ok(current.run_id)
+}
+
+/// Deletes an annotation; returns the run it was on.
+pub async fn delete(pool: &SqlitePool, id: AnnotationId) -> Result<RunId, ShareError> {
+    let current = db::get_annotation(pool, id).await?;
+    db::delete_annotation(pool, id).await?;
+    Ok(current.run_id)
+}
+
+/// Which page a view path shows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ViewTarget {
+    Run(RunId),
+    Compare,
+}
+
+/// Checks a view path (`/runs/<id>?…` or `/compare?…`) and returns what it shows and its
+/// parsed state. The error says what is wrong with it.
+pub fn parse_view_path(path: &str) -> Result<(ViewTarget, ViewState), ShareError> {
+    let (page, query) = path.split_once('?').unwrap_or((path, ""));
+    let pairs = query_pairs(query);
+    let state = ViewState::parse(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(|problems| {
+        ShareError::Invalid(format!(
+            "view: {}",
+            problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+        ))
+    })?;
+    if page == "/compare" {
+        if !(2..=10).contains(&state.runs.len()) {
+            return Err(ShareError::Invalid("view: a comparison needs 2 to 10 runs".into()));
+        }
+        return Ok((ViewTarget::Compare, state));
+    }
+    if let Some(id) = page.strip_prefix("/runs/").and_then(RunId::parse) {
+        return Ok((ViewTarget::Run(id), state));
+    }
+    Err(ShareError::Invalid(format!("view: {page:?} is not a run or compare page")))
+}
+
+/// The runs a view shows, with their annotations and effects applied.
+pub async fn runs_of_view(pool: &SqlitePool, target: &ViewTarget, state: &ViewState) -> Result<Vec<Run>, ShareError> {
+    let ids: Vec<RunId> = match target {
+        ViewTarget::Run(id) => vec![id.clone()],
+        ViewTarget::Compare => state.runs.clone(),
+    };
+    let mut runs = Vec::with_capacity(ids.len());
+    for id in &ids {
+        runs.push(db::get_run(pool, id).await?);
+    }
+    Ok(runs)
+}
+
+fn clean_title(title: &str, field: &str, max: usize) -> Result<String, ShareError> {
+    let t = title.trim();
+    if t.chars().count() > max {
+        return Err(ShareError::Invalid(format!("{field}: at most {max} characters")));
+    }
+    Ok(t.to_owned())
+}
+
+const SLUG_ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+
+fn new_slug() -> String {
+    use rand::Rng;
+    let mut rng = rand::thread_rng();
+    (0..8)
+        .map(|_| char::from(SLUG_ALPHABET.get(rng.gen_range(0..SLUG_ALPHABET.len())).copied().unwrap_or(b'a')))
+        .collect()
+}
+
+/// Saves a titled view under a fresh slug.
+pub async fn save_report(pool: &SqlitePool, title: &str, description: &str, view_path: &str, author: &str) -> Result<String, ShareError> {
+    let title = clean_title(title, "title", 200)?;
+    if title.is_empty() {
+        return Err(ShareError::Invalid("title: give the report a title".into()));
+    }
+    let description = clean_title(description, "description", 2000)?;
+    let (target, state) = parse_view_path(view_path)?;
+    // The runs must exist now; a report of nothing is a mistake.
+    runs_of_view(pool, &target, &state).await?;
+    for _ in 0..8 {
+        let report = StoredReport {
+            slug: new_slug(),
+            title: title.clone(),
+            description: description.clone(),
+            view_path: view_path.to_owned(),
+            author: author.to_owned(),
+            created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        };
+        if db::insert_report(pool, &report).await? {
+            return Ok(report.slug);
+        }
+    }
+    Err(ShareError::Invalid("could not find a free slug; try again".into()))
+}
+
+/// What a snapshot freezes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotPayload {
+    pub view_path: String,
+    pub runs: Vec<Run>,
+}
+
+/// The content-derived id of a payload: the first 20 hex digits of its SHA-256.
+pub fn snapshot_id(payload_json: &str) -> String {
+    let digest = Sha256::digest(payload_json.as_bytes());
+    digest.iter().take(10).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Freezes the data of a view; returns the snapshot id.
+pub async fn snapshot(pool: &SqlitePool, title: &str, view_path: &str, author: &str) -> Result<String, ShareError> {
+    let title = clean_title(title, "title", 200)?;
+    let (target, state) = parse_view_path(view_path)?;
+    let runs = runs_of_view(pool, &target, &state).await?;
+    let payload = SnapshotPayload { view_path: view_path.to_owned(), runs };
+    let json = serde_json::to_string(&payload).map_err(|e| ShareError::Invalid(format!("snapshot: {e}")))?;
+    let id = snapshot_id(&json);
+    let title = if title.is_empty() { payload.runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs ") } else { title };
+    db::insert_snapshot(
+        pool,
+        &StoredSnapshot {
+            id: id.clone(),
+            title,
+            view_path: view_path.to_owned(),
+            payload: json,
+            author: author.to_owned(),
+            created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        },
+    )
+    .await?;
+    Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_paths_are_checked() {
+        assert!(matches!(parse_view_path("/runs/chat1?scale=linear"), Ok((ViewTarget::Run(_), _))));
+        assert!(matches!(parse_view_path("/compare?runs=aaaa1,bbbb2&baseline=bbbb2"), Ok((ViewTarget::Compare, _))));
+        let e = parse_view_path("/compare?runs=aaaa1").unwrap_err().to_string();
+        assert!(e.contains("2 to 10"), "{e}");
+        let e = parse_view_path("/runs/chat1?scale=cubic").unwrap_err().to_string();
+        assert!(e.contains("scale") && e.contains("log or linear"), "{e}");
+        assert!(parse_view_path("https://evil.example/").is_err());
+        assert!(parse_view_path("/upload").is_err());
+    }
+
+    #[test]
+    fn snapshot_ids_follow_the_content() {
+        let a = snapshot_id("{\"runs\":[1]}");
+        assert_eq!(a.len(), 20);
+        assert_eq!(a, snapshot_id("{\"runs\":[1]}"));
+        assert_ne!(a, snapshot_id("{\"runs\":[2]}"));
+        assert!(new_slug().chars().all(|c| c.is_ascii_alphanumeric()) && new_slug().len() == 8);
+    }
+}
