@@ -63,3 +63,45 @@ pub async fn preview_import(token: String) -> Result<ImportPreview, AppError> {
     })?;
     previews.preview(&token)
 }
+
+/// The keys of the anomaly proposals someone dismissed.
+#[server(prefix = "/_fn")]
+pub async fn dismissed_proposals() -> Result<Vec<String>, AppError> {
+    Ok(crate::db::dismissed_proposals(&pool()?).await?)
+}
+
+/// A saved report by its slug.
+#[server(prefix = "/_fn")]
+pub async fn get_report(slug: String) -> Result<crate::domain::view::SavedReport, AppError> {
+    let r = crate::db::get_report(&pool()?, &slug).await?;
+    Ok(crate::domain::view::SavedReport {
+        slug: r.slug,
+        title: r.title,
+        description: r.description,
+        view_path: r.view_path,
+        author: r.author,
+        created_at: r.created_at,
+    })
+}
+
+/// A snapshot by its id: the runs exactly as they were frozen.
+#[server(prefix = "/_fn")]
+pub async fn get_snapshot(id: String) -> Result<crate::domain::view::SnapshotData, AppError> {
+    #[derive(serde::Deserialize)]
+    struct Payload {
+        runs: Vec<Run>,
+    }
+    let s = crate::db::get_snapshot(&pool()?, &id).await?;
+    let payload: Payload = serde_json::from_str(&s.payload).map_err(|e| {
+        tracing::error!(snapshot = %s.id, error = %e, "stored snapshot does not parse");
+        AppError::Internal
+    })?;
+    Ok(crate::domain::view::SnapshotData {
+        id: s.id,
+        title: s.title,
+        view_path: s.view_path,
+        author: s.author,
+        created_at: s.created_at,
+        runs: payload.runs,
+    })
+}

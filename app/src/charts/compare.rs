@@ -71,6 +71,21 @@ pub fn throughput(runs: &[Run]) -> Chart {
     chart
 }
 
+/// One statistic of one metric (the page's focus, from the URL) against load, a line per
+/// run; `None` when no run has it.
+pub fn focus(runs: &[Run], metric: Metric, stat: Stat) -> Option<Chart> {
+    let k = kind(runs);
+    let unit = metric.unit().label();
+    let mut chart = base(k, &format!("{} {} ({unit})", metric.label(), stat.name()));
+    let mut any = false;
+    for (i, run) in runs.iter().enumerate() {
+        let data = pairs(&on_axis(run, k), |p| p.get(metric, stat));
+        any |= !data.is_empty();
+        chart = chart.series(line(i, series_name(&run.name), data));
+    }
+    any.then_some(chart)
+}
+
 /// A latency metric against load: each run's p50 line (mean when no p50) and a p90–p99
 /// band, drawn as an invisible p90 series with the (p99 − p90) gap stacked on it.
 pub fn latency(runs: &[Run], metric: Metric) -> Option<Chart> {

@@ -177,6 +177,46 @@ impl ViewState {
     }
 }
 
+/// A saved report: a titled view under a short slug.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedReport {
+    pub slug: String,
+    pub title: String,
+    pub description: String,
+    /// `/runs/<id>?…` or `/compare?…`.
+    pub view_path: String,
+    pub author: String,
+    pub created_at: String,
+}
+
+/// A frozen view: the runs as they were, annotations included.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotData {
+    pub id: String,
+    pub title: String,
+    pub view_path: String,
+    pub author: String,
+    pub created_at: String,
+    pub runs: Vec<super::Run>,
+}
+
+/// How a run or compare page is being shown.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum PageMode {
+    /// The live data, editable.
+    Live,
+    /// Through a saved report's link: live data, with the report's title and description.
+    Report(SavedReport),
+    /// A snapshot: frozen data, read-only.
+    Snapshot { id: String, title: String, created_at: String },
+}
+
+impl PageMode {
+    pub fn editable(&self) -> bool {
+        !matches!(self, PageMode::Snapshot { .. })
+    }
+}
+
 /// Splits a raw query string into decoded pairs (`+` is a space).
 pub fn query_pairs(query: &str) -> Vec<(String, String)> {
     query

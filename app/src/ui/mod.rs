@@ -54,6 +54,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/runs/:id") view=pages::RunPage ssr=SsrMode::Async />
                     <Route path=path!("/upload") view=pages::UploadPage ssr=SsrMode::Async />
                     <Route path=path!("/compare") view=pages::ComparePage ssr=SsrMode::Async />
+                    <Route path=path!("/r/:slug") view=pages::ReportPage ssr=SsrMode::Async />
+                    <Route path=path!("/s/:id") view=pages::SnapshotPage ssr=SsrMode::Async />
                     <Route path=path!("/sweeps/new") view=pages::NewSweepPage ssr=SsrMode::Async />
                     <Route path=path!("/imports/:token") view=pages::ImportPreviewPage ssr=SsrMode::Async />
                 </Routes>

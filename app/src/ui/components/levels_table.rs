@@ -9,7 +9,12 @@ use leptos::prelude::*;
 
 /// Every level of a run, in load order.
 #[component]
-pub fn LevelsTable(points: Vec<Point>) -> impl IntoView {
+pub fn LevelsTable(
+    points: Vec<Point>,
+    /// The run's annotations: a level they concern gets a marker linking to each.
+    #[prop(optional)]
+    annotations: Vec<crate::domain::annotations::Annotation>,
+) -> impl IntoView {
     let derived = analysis::analyse(&points);
     // Marginal gain per doubling into each level (from the previous level with a throughput).
     let steps = crate::domain::knee::steps(&points);
@@ -42,10 +47,20 @@ pub fn LevelsTable(points: Vec<Point>) -> impl IntoView {
             .then_some("≈");
             let truncated = p.truncated;
             let gain = pct(gain_at(p.load_value));
+            let notes: Vec<(String, String)> = annotations
+                .iter()
+                .filter(|a| {
+                    matches!(a.anchor, crate::domain::annotations::Anchor::Point { .. } | crate::domain::annotations::Anchor::Range { .. })
+                        && a.anchor.covers(&p)
+                })
+                .map(|a| (format!("#annotation-{}", a.id), format!("{}: {}", a.kind.label(), crate::domain::annotations::plain_text(&a.body))))
+                .collect();
+            let annotated = !notes.is_empty();
             view! {
-                <tr class:truncated=truncated>
+                <tr class:truncated=truncated class:annotated=annotated>
                     <td class="load">
                         {load(p.load_value)}
+                        {notes.into_iter().map(|(href, title)| view! { <a class="note-marker" href=href title=title>"✎"</a> }).collect_view()}
                         {truncated.then(|| view! { <span class="badge" title="cut off in the source: missing values are unknown">"cut off"</span> })}
                     </td>
                     <td>{int(p.requests_ok)}" / "{int(p.requests_failed)}</td>

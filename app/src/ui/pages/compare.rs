@@ -3,72 +3,66 @@
 //! change, the facts diff with a comparability verdict, and the anomalies found, proposed
 //! as annotations. Tables carry every number, so the page reads without JavaScript.
 
-use crate::api::get_runs;
+use crate::api::{dismissed_proposals, get_runs};
+use crate::charts::marks::{annotation_series, apply_view};
+use crate::domain::view::{PageMode, Scale, ViewState, FOCUS_METRICS, FOCUS_STATS};
 use crate::charts::compare as charts;
-use crate::domain::anomalies::{self, Severity};
+use crate::domain::anomalies;
 use crate::domain::compare::{self, Comparability, Comparison, Fact};
 use crate::domain::format::{load, ms_as_s, num, UNKNOWN};
 use crate::domain::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
 use crate::domain::metrics::{Metric, Stat};
 use crate::domain::{Point, Run};
 use crate::error::AppError;
-use crate::ui::components::{ChartView, ErrorBox};
+use crate::ui::components::{visible_annotations, AnnotationText, ChartView, ErrorBox, ModeBanner, ProposalsList, ShareBar, ViewProblems};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_query_map;
 
 /// `/compare`
 #[component]
 pub fn ComparePage() -> impl IntoView {
-    let params = use_query_map();
-    let ids = move || {
-        let map = params.read();
-        let mut ids: Vec<String> = map
-            .get_all("runs")
-            .unwrap_or_default()
-            .iter()
-            .flat_map(|v| v.split(',').map(|s| s.trim().to_owned()).collect::<Vec<_>>())
-            .filter(|s| !s.is_empty())
-            .collect();
-        ids.dedup();
-        (ids, map.get("baseline"))
-    };
-    let runs = Resource::new(ids, |(ids, baseline)| async move { (get_runs(ids).await, baseline) });
+    let view_state = crate::ui::pages::run::current_view();
+    let ids = move || view_state.get().map(|v| v.runs.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap_or_default();
+    let runs = Resource::new(ids, get_runs);
+    let dismissed = Resource::new(|| (), |()| dismissed_proposals());
+    let error = crate::ui::pages::run::form_error();
     view! {
         <Title text="Compare runs" />
         <Suspense fallback=|| view! { <p>"Loading runs…"</p> }>
-            {move || Suspend::new(async move {
-                let (result, baseline) = runs.await;
-                match result {
-                    Ok(runs) => {
-                        // Default baseline: the earliest run, so changes read forward in time.
-                        let earliest = runs
-                            .iter()
-                            .enumerate()
-                            .min_by(|a, b| a.1.created_at.cmp(&b.1.created_at))
-                            .map_or(0, |(i, _)| i);
-                        let b = baseline
-                            .and_then(|b| runs.iter().position(|r| r.id.as_str() == b))
-                            .unwrap_or(earliest);
-                        view! { <CompareView runs baseline=b /> }.into_any()
-                    }
+            {move || {
+                let error = error.clone();
+                Suspend::new(async move {
+                let state = match view_state.get_untracked() {
+                    Ok(v) => v,
+                    Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),
+                };
+                let dismissed = dismissed.await.unwrap_or_default();
+                match runs.await {
+                    Ok(runs) => view! { <CompareView runs view=state mode=PageMode::Live dismissed error /> }.into_any(),
                     Err(e) => view! {
                         <h1>"Compare runs"</h1>
                         <ErrorBox error=e />
                         <p>"Select 2 to 10 runs in the "<a href="/">"runs list"</a>" and press “Compare selected”."</p>
                     }.into_any(),
                 }
-            })}
+            })}}
         </Suspense>
     }
 }
 
-fn compare_href(runs: &[Run], baseline: usize) -> String {
-    let mut q: Vec<String> = runs.iter().map(|r| format!("runs={}", r.id)).collect();
-    if let Some(b) = runs.get(baseline) {
-        q.push(format!("baseline={}", b.id));
-    }
-    format!("/compare?{}", q.join("&"))
+/// The index of the baseline: the view's, else the earliest run, so changes read forward in time.
+pub(crate) fn baseline_index(runs: &[Run], view: &ViewState) -> usize {
+    let earliest = runs.iter().enumerate().min_by(|a, b| a.1.created_at.cmp(&b.1.created_at)).map_or(0, |(i, _)| i);
+    view.baseline.as_ref().and_then(|b| runs.iter().position(|r| &r.id == b)).unwrap_or(earliest)
+}
+
+fn compare_href(runs: &[Run], baseline: usize, view: &ViewState) -> String {
+    let v = ViewState {
+        runs: runs.iter().map(|r| r.id.clone()).collect(),
+        baseline: runs.get(baseline).map(|r| r.id.clone()),
+        ..view.clone()
+    };
+    v.href("/compare")
 }
 
 fn pct(v: Option<f64>) -> String {
@@ -122,25 +116,40 @@ fn fact_value(run: &Run, fact: Fact) -> String {
     }
 }
 
+/// The comparison in a given view; also used by reports and snapshots.
 #[component]
-fn CompareView(runs: Vec<Run>, baseline: usize) -> impl IntoView {
+pub(crate) fn CompareView(
+    runs: Vec<Run>,
+    view: ViewState,
+    mode: PageMode,
+    #[prop(optional)] dismissed: Vec<String>,
+    error: Option<String>,
+) -> impl IntoView {
+    let baseline = baseline_index(&runs, &view);
+    let editable = mode.editable();
+    let live_path = compare_href(&runs, baseline, &view);
+    // Hidden runs (by id in the URL) hide every series named after them.
+    let hidden_names: Vec<String> = runs.iter().filter(|r| view.hide.iter().any(|h| h == r.id.as_str())).map(|r| r.name.clone()).collect();
+    let adjust = |chart: charming::Chart| apply_view(chart, &view, &hidden_names);
     let Some(cmp) = compare::compare(&runs, baseline) else {
         return view! { <ErrorBox error=AppError::BadRequest("no baseline".into()) /> }.into_any();
     };
     let n = runs.len();
+    let live_query = live_path.split_once('?').map(|(_, q)| q.to_owned()).unwrap_or_default();
     let chips = runs
         .iter()
         .enumerate()
         .map(|(i, r)| {
             let is_base = i == baseline;
             let link = format!("/runs/{}", r.id);
-            let make_base = compare_href(&runs, i);
+            let make_base = compare_href(&runs, i, &view);
+            let shown = !view.hide.iter().any(|h| h == r.id.as_str());
             let sat = saturation(&r.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence());
             let series = r.name.clone();
             view! {
                 <li class="run-chip">
                     <label class="toggle" title="show or hide this run in the charts">
-                        <input type="checkbox" class="run-toggle" checked data-series=series />
+                        <input type="checkbox" class="run-toggle" checked=shown data-series=series data-run=r.id.to_string() />
                         <span class="swatch" style=format!("background:{}", charts::colour(i))></span>
                     </label>
                     <a href=link>{r.name.clone()}</a>
@@ -182,12 +191,24 @@ fn CompareView(runs: Vec<Run>, baseline: usize) -> impl IntoView {
         let ttft = charts::latency(&runs, Metric::Ttft);
         let tpot = charts::latency(&runs, Metric::Tpot).or_else(|| charts::latency(&runs, Metric::ChunkGap));
         let e2e = charts::latency(&runs, Metric::E2e);
+        let mut throughput = charts::throughput(&runs);
+        for (i, r) in runs.iter().enumerate() {
+            let prefix = if runs.len() > 1 { format!("{} · ", r.name) } else { String::new() };
+            for s in annotation_series(r, &Point::output_tok_s, &prefix) {
+                throughput = throughput.series(s.item_style(charming::element::ItemStyle::new().color(charts::colour(i))));
+            }
+        }
+        let focus = charts::focus(&runs, view.metric, view.stat).map(adjust);
+        let focus_caption = format!("Focus: {} {} per run (change it with the view settings)", view.metric.label(), view.stat.name());
+        let (ttft, tpot, e2e) = (ttft.map(adjust), tpot.map(adjust), e2e.map(adjust));
         view! {
             <section class="charts">
                 <figure>
                     <figcaption>"Output tok/s vs load (log₂), dashed: each run's ideal-linear scaling"</figcaption>
-                    <ChartView id="cmp-throughput" label="output throughput of each run".to_owned() chart=charts::throughput(&runs) />
+                    <ChartView id="cmp-throughput" label="output throughput of each run".to_owned() chart=adjust(throughput) />
                 </figure>
+                {focus.map(|c| view! { <figure><figcaption>{focus_caption}</figcaption>
+                    <ChartView id="cmp-focus" label="the focus metric of each run".to_owned() chart=c /></figure> })}
                 {e2e.map(|c| view! { <figure><figcaption>"Request latency: p50 line, p90–p99 band"</figcaption>
                     <ChartView id="cmp-latency" label="latency of each run".to_owned() chart=c /></figure> })}
                 {ttft.map(|c| view! { <figure><figcaption>"TTFT: p50 line, p90–p99 band"</figcaption>
@@ -196,15 +217,15 @@ fn CompareView(runs: Vec<Run>, baseline: usize) -> impl IntoView {
                     <ChartView id="cmp-tpot" label="per-token latency of each run".to_owned() chart=c /></figure> })}
                 <figure>
                     <figcaption>"Throughput vs latency, in load order"</figcaption>
-                    <ChartView id="cmp-tput-latency" label="throughput against latency".to_owned() chart=charts::throughput_vs_latency(&runs) />
+                    <ChartView id="cmp-tput-latency" label="throughput against latency".to_owned() chart=adjust_plain(charts::throughput_vs_latency(&runs), &hidden_names) />
                 </figure>
                 <figure>
                     <figcaption>"tok/s per user vs tok/s per GPU, with the Pareto frontier"</figcaption>
-                    <ChartView id="cmp-pareto" label="interactivity against efficiency".to_owned() chart=charts::pareto(&runs) />
+                    <ChartView id="cmp-pareto" label="interactivity against efficiency".to_owned() chart=adjust_plain(charts::pareto(&runs), &hidden_names) />
                 </figure>
                 <figure>
                     <figcaption>"Requests completed and failed per level"</figcaption>
-                    <ChartView id="cmp-outcomes" label="requests per level".to_owned() chart=charts::outcomes(&runs) />
+                    <ChartView id="cmp-outcomes" label="requests per level".to_owned() chart=adjust_plain(charts::outcomes(&runs), &hidden_names) />
                 </figure>
             </section>
         }
@@ -223,8 +244,11 @@ fn CompareView(runs: Vec<Run>, baseline: usize) -> impl IntoView {
         .enumerate()
         .map(|(i, r)| view! { <th><span class="swatch" style=format!("background:{}", charts::colour(i))></span>{r.name.clone()}</th> })
         .collect_view();
+    let is_report = matches!(mode, PageMode::Report(_));
     view! {
-        <h1>"Compare "{n}" runs"</h1>
+        <ModeBanner mode=mode.clone() live_href=live_path.clone() />
+        {error.map(|e| view! { <div class="error-box" role="alert" id="form-error">{e}</div> })}
+        <h1 class:sub-head=is_report>"Compare "{n}" runs"</h1>
         <ul class="run-chips">{chips}</ul>
         {(!cmp.runs.is_empty()).then(|| view! { <ul class="verdicts" id="verdicts">{verdicts}</ul> })}
         {(!explanations.is_empty()).then(|| view! {
@@ -247,26 +271,20 @@ fn CompareView(runs: Vec<Run>, baseline: usize) -> impl IntoView {
                 <tbody>{facts_rows}</tbody>
             </table>
         </div>
+        <CompareAnnotations runs=runs.clone() editable back=live_path.clone() />
         <h2>"Anomalies"</h2>
-        {if found.is_empty() {
-            view! { <p class="empty">"Nothing unusual found."</p> }.into_any()
-        } else {
-            view! {
-                <ul class="anomalies" id="anomalies">
-                    {found.into_iter().map(|a| {
-                        let sev = match a.severity { Severity::Critical => "badge bad", Severity::Warning => "badge", Severity::Info => "badge info" };
-                        let who = runs.get(a.run).map(|r| r.name.clone()).unwrap_or_default();
-                        let at = a.level.map(|l| l.label()).unwrap_or_default();
-                        view! {
-                            <li data-key=a.key()>
-                                <span class=sev>{a.kind.label()}</span>" "<strong>{who}</strong>" "{at}": "{a.evidence.clone()}
-                                <div class="proposal">"Proposed annotation: "<em>{a.proposed_annotation_text.clone()}</em></div>
-                            </li>
-                        }
-                    }).collect_view()}
-                </ul>
-            }.into_any()
-        }}
+        <ProposalsList runs=runs.clone() found dismissed back=live_path.clone() editable />
+        <ViewSettings view=view.clone() />
+        <ShareBar
+            view_path=live_path.clone()
+            exports=vec![
+                ("CSV", format!("/compare/export.csv?{}", live_query)),
+                ("JSON", format!("/compare/export.json?{}", live_query)),
+                ("Markdown table", format!("/compare/export.md?{}", live_query)),
+                ("HTML report (offline)", format!("/compare/report.html?{}", live_query)),
+            ]
+            editable
+        />
     }
     .into_any()
 }
@@ -379,4 +397,85 @@ fn AllChanges(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
             }
         })
         .collect_view()
+}
+
+/// The view's axis scale and the hidden runs on a chart that has no load axis.
+fn adjust_plain(chart: charming::Chart, hidden: &[String]) -> charming::Chart {
+    apply_view(chart, &ViewState::default(), hidden)
+}
+
+/// The settings of the view, as a GET form: submitting it changes the URL, so the view is
+/// always the address.
+#[component]
+fn ViewSettings(view: ViewState) -> impl IntoView {
+    let metric_options = FOCUS_METRICS
+        .into_iter()
+        .map(|m| view! { <option value=m.as_str() selected=m == view.metric>{m.label()}</option> })
+        .collect_view();
+    let stat_options = FOCUS_STATS
+        .into_iter()
+        .map(|s| view! { <option value=s.name() selected=s == view.stat>{s.name()}</option> })
+        .collect_view();
+    let linear = view.scale == Scale::Linear;
+    view! {
+        <form method="get" action="/compare" class="view-settings" id="view-settings">
+            <h2>"View"</h2>
+            {view.runs.iter().map(|r| view! { <input type="hidden" name="runs" value=r.to_string() /> }).collect_view()}
+            {view.baseline.as_ref().map(|b| view! { <input type="hidden" name="baseline" value=b.to_string() /> })}
+            {(!view.hide.is_empty()).then(|| view! { <input type="hidden" name="hide" value=view.hide.join(",") /> })}
+            <label>"Focus metric "<select name="metric">{metric_options}</select></label>
+            <label>"statistic "<select name="stat">{stat_options}</select></label>
+            <label>"load axis "<select name="scale">
+                <option value="log" selected=!linear>"log₂"</option>
+                <option value="linear" selected=linear>"linear"</option>
+            </select></label>
+            <button type="submit" class="secondary">"Apply"</button>
+        </form>
+    }
+}
+
+/// The annotations of the compared runs, and a form for a note on the comparison itself.
+#[component]
+fn CompareAnnotations(runs: Vec<Run>, editable: bool, back: String) -> impl IntoView {
+    let list = visible_annotations(&runs);
+    let name_of = |id: &crate::domain::RunId| runs.iter().find(|r| &r.id == id).map(|r| r.name.clone()).unwrap_or_default();
+    let first = runs.first().map(|r| r.id.to_string()).unwrap_or_default();
+    let ids = runs.iter().map(|r| r.id.to_string()).collect::<Vec<_>>().join(",");
+    let action = format!("/runs/{first}/annotations");
+    view! {
+        <section class="annotations" id="annotations">
+            <h2>"Annotations"</h2>
+            {list.is_empty().then(|| view! { <p class="empty">"No annotations on these runs yet."</p> })}
+            <ul class="annotation-list">
+                {list.into_iter().map(|a| {
+                    let on = if matches!(a.anchor, crate::domain::annotations::Anchor::Comparison { .. }) { "this comparison".to_owned() } else { format!("{} · {}", name_of(&a.run_id), a.anchor.label()) };
+                    let href = format!("/runs/{}#annotation-{}", a.run_id, a.id);
+                    view! {
+                        <li class="annotation" data-id=a.id.to_string() data-kind=a.kind.as_str()>
+                            <span class="badge">{a.kind.label()}</span>" "<a href=href class="anchor">{on}</a>" "
+                            <span class="annotation-text"><AnnotationText body=a.body.clone() /></span>
+                            <span class="annotation-meta">" — "{a.author.clone()}</span>
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+            {editable.then(|| view! {
+                <details class="annotate" id="annotate-comparison">
+                    <summary>"Annotate this comparison"</summary>
+                    <form method="post" action=action class="annotation-form">
+                        <input type="hidden" name="back" value=back.clone() />
+                        <input type="hidden" name="anchor" value="comparison" />
+                        <input type="hidden" name="runs" value=ids />
+                        <label>"Kind "<select name="kind">
+                            <option value="cause">"cause"</option>
+                            <option value="note">"note"</option>
+                            <option value="config_change">"config change"</option>
+                        </select></label>
+                        <label class="wide">"Text "<textarea name="body" rows="2" required></textarea></label>
+                        <button type="submit">"Annotate"</button>
+                    </form>
+                </details>
+            })}
+        </section>
+    }
 }

@@ -1,11 +1,12 @@
 //! One module per page.
 
-mod compare;
+pub(crate) mod compare;
 mod import_preview;
 mod new_sweep;
 mod not_found;
-mod run;
+pub(crate) mod run;
 mod runs;
+mod shared;
 mod upload;
 
 pub use compare::ComparePage;
@@ -14,4 +15,5 @@ pub use new_sweep::NewSweepPage;
 pub use not_found::NotFound;
 pub use run::RunPage;
 pub use runs::RunsPage;
+pub use shared::{ReportPage, SnapshotPage};
 pub use upload::UploadPage;

@@ -1,31 +1,70 @@
-//! A run's page: its facts, the scaling and latency charts, and the levels table.
+//! A run's page: its facts, the scaling and latency charts (with annotation markers), the
+//! levels table, the annotations, anomaly proposals, and the share and export bar.
+//!
+//! The URL carries the view (`?scale=linear&hide=p99`, see [`ViewState`]); the same view
+//! renders under a saved report (`/r/<slug>`) and from a snapshot (`/s/<id>`, frozen data).
 
-use crate::api::get_run;
+use crate::api::{dismissed_proposals, get_run};
 use crate::charts;
+use crate::charts::marks::{annotation_series, apply_view};
+use crate::domain::annotations::Effect;
 use crate::domain::format::{int, load, num, when, UNKNOWN};
-use crate::domain::{analysis, Run};
-use crate::domain::metrics::Metric;
-use crate::ui::components::{ChartView, DefinitionsView, ErrorBox, LevelsTable, MeasuresTable};
+use crate::domain::metrics::{Metric, Stat};
+use crate::domain::view::{PageMode, ViewState};
+use crate::domain::{analysis, Point, Run};
+use crate::ui::components::{
+    AnnotationsSection, ChartView, DefinitionsView, ErrorBox, LevelsTable, MeasuresTable, ModeBanner, ProposalsList,
+    ShareBar, ViewProblems,
+};
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
-use leptos_router::hooks::use_params_map;
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+/// The view state of the current URL, or its problems.
+pub(crate) fn current_view() -> Memo<Result<ViewState, Vec<crate::domain::view::ViewProblem>>> {
+    let query = use_query_map();
+    Memo::new(move |_| {
+        let map = query.read();
+        let pairs: Vec<(String, String)> = map
+            .clone()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        ViewState::parse(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    })
+}
+
+/// `?error=…` set by a form that failed.
+pub(crate) fn form_error() -> Option<String> {
+    use_query_map().read_untracked().get("error")
+}
 
 /// `/runs/:id`
 #[component]
 pub fn RunPage() -> impl IntoView {
     let params = use_params_map();
-    let run = Resource::new(
-        move || params.read().get("id").unwrap_or_default(),
-        get_run,
-    );
+    let view_state = current_view();
+    let run = Resource::new(move || params.read().get("id").unwrap_or_default(), get_run);
+    let dismissed = Resource::new(|| (), |()| dismissed_proposals());
+    let error = form_error();
     view! {
         <Suspense fallback=|| view! { <p>"Loading run…"</p> }>
-            {move || Suspend::new(async move {
+            {move || {
+                let error = error.clone();
+                Suspend::new(async move {
+                let id = params.read_untracked().get("id").unwrap_or_default();
+                let state = match view_state.get_untracked() {
+                    Ok(v) => v,
+                    Err(problems) => {
+                        return view! { <Title text="Invalid view" /><ViewProblems problems fallback=format!("/runs/{id}") /> }.into_any();
+                    }
+                };
+                let dismissed = dismissed.await.unwrap_or_default();
                 match run.await {
-                    Ok(run) => view! { <RunView run /> }.into_any(),
+                    Ok(run) => view! { <RunView run view=state mode=PageMode::Live dismissed error /> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
                 }
-            })}
+            })}}
         </Suspense>
     }
 }
@@ -55,8 +94,15 @@ fn summary(run: &Run) -> String {
     }
 }
 
+/// The page of one run in a given view; also used by reports and snapshots.
 #[component]
-fn RunView(run: Run) -> impl IntoView {
+pub(crate) fn RunView(
+    run: Run,
+    view: ViewState,
+    mode: PageMode,
+    #[prop(optional)] dismissed: Vec<String>,
+    error: Option<String>,
+) -> impl IntoView {
     let f = run.facts.clone();
     let engine = match (&f.engine, &f.engine_version) {
         (Some(e), Some(v)) => Some(format!("{e} {v}")),
@@ -78,13 +124,28 @@ fn RunView(run: Run) -> impl IntoView {
         crate::domain::RunStatus::Running => "a live sweep is still measuring this run",
         crate::domain::RunStatus::Interrupted => "the sweep stopped early; the finished levels are whole",
     };
-    let throughput = charts::throughput(&run);
-    let latency = charts::latency(&run);
-    let ttft = charts::metric(&run, Metric::Ttft);
+    // Every chart: the view's scale and hidden series; annotation pins where a level has a value.
+    let adjust = |chart: charming::Chart| apply_view(chart, &view, &view.hide);
+    let with_marks = |mut chart: charming::Chart, y: &dyn Fn(&Point) -> Option<f64>| {
+        for s in annotation_series(&run, y, "") {
+            chart = chart.series(s);
+        }
+        adjust(chart)
+    };
+    let throughput = with_marks(charts::throughput(&run), &Point::output_tok_s);
+    let latency = with_marks(charts::latency(&run), &|p: &Point| p.latency_ms(Stat::P50).map(|v| v / 1000.0));
+    let ttft = charts::metric(&run, Metric::Ttft).map(|c| with_marks(c, &|p: &Point| p.get(Metric::Ttft, Stat::P50)));
     // Per-token latency: the definition the source has (see the definitions section).
     let tpot = [Metric::Tpot, Metric::ChunkGap, Metric::TpotInclTtft]
         .into_iter()
-        .find_map(|m| charts::metric(&run, m).map(|c| (m, c)));
+        .find_map(|m| charts::metric(&run, m).map(|c| (m, adjust(c))));
+    let editable = mode.editable();
+    let live_path = view.href(&format!("/runs/{}", run.id));
+    let back = live_path.clone();
+    let export_html = format!("/runs/{}/report.html{}", run.id, live_path.find('?').map(|i| &live_path[i..]).unwrap_or(""));
+    let set_aside = run.set_aside.clone();
+    let annotations = run.annotations.clone();
+    let og_title = run.name.clone();
     let export_json = format!("/api/v1/runs/{}/export.json", run.id);
     let export_csv = format!("/api/v1/runs/{}/export.csv", run.id);
     let export_md = format!("/api/v1/runs/{}/export.md", run.id);
@@ -92,10 +153,18 @@ fn RunView(run: Run) -> impl IntoView {
     let saturation = crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD)
         .map(|s| s.sentence());
     let found = crate::domain::anomalies::detect_run(0, &run);
+    let is_report = matches!(mode, PageMode::Report(_));
     view! {
         <Title text=run.name.clone() />
         <Meta name="description" content=desc.clone() />
-        <div class="page-head">
+        <Meta property="og:title" content=og_title />
+        <Meta property="og:description" content=desc.clone() />
+        <Meta property="og:type" content="article" />
+        <Meta property="og:image" content=format!("/og/runs/{}.png", run.id) />
+        <Meta name="twitter:card" content="summary_large_image" />
+        <ModeBanner mode=mode.clone() live_href=live_path.clone() />
+        {error.map(|e| view! { <div class="error-box" role="alert" id="form-error">{e}</div> })}
+        <div class="page-head" class:sub-head=is_report>
             <h1 id="run-name">{run.name.clone()}</h1>
             {(status != crate::domain::RunStatus::Complete).then(|| view! { <span class="badge" title=status_title>{status.as_str()}</span> })}
         </div>
@@ -149,27 +218,46 @@ fn RunView(run: Run) -> impl IntoView {
             })}
         </section>
         <h2>"Levels"</h2>
-        <div class="table-wrap"><LevelsTable points=run.points.clone() /></div>
-        {(!found.is_empty()).then(|| view! {
-            <h2>"Anomalies"</h2>
-            <ul class="anomalies" id="anomalies">
-                {found.into_iter().map(|a| {
-                    let at = a.level.map(|l| l.label()).unwrap_or_default();
-                    view! {
-                        <li data-key=a.key()>
-                            <span class="badge">{a.kind.label()}</span>" "{at}": "{a.evidence.clone()}
-                            <div class="proposal">"Proposed annotation: "<em>{a.proposed_annotation_text.clone()}</em></div>
-                        </li>
-                    }
-                }).collect_view()}
-            </ul>
+        <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations /></div>
+        {(!set_aside.is_empty()).then(|| view! {
+            <h3>"Levels set aside by annotations"</h3>
+            <table class="levels set-aside" id="set-aside">
+                <thead><tr><th>"load"</th><th>"effect"</th><th>"output tok/s"</th><th>"latency p50 (s)"</th><th>"why"</th></tr></thead>
+                <tbody>
+                    {set_aside.into_iter().map(|s| {
+                        let why = format!("#annotation-{}", s.annotation);
+                        let effect = if s.effect == Effect::Hide { "hidden" } else { "excluded from analysis" };
+                        view! {
+                            <tr>
+                                <td class="load">{load(s.point.load_value)}</td>
+                                <td>{effect}</td>
+                                <td>{num(s.point.output_tok_s(), 1)}</td>
+                                <td>{crate::domain::format::ms_as_s(s.point.latency_ms(Stat::P50))}</td>
+                                <td><a href=why>"annotation"</a></td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
         })}
+        <AnnotationsSection run=run.clone() back=back.clone() editable />
+        <h2>"Anomalies"</h2>
+        <ProposalsList runs=vec![run.clone()] found dismissed back=back.clone() editable />
         <h2>"How these numbers are defined"</h2>
         <DefinitionsView definitions=definitions points=run.points.clone() />
         <details class="all-measures">
             <summary>"Every statistic the source reported"</summary>
             <div class="table-wrap"><MeasuresTable points=run.points.clone() /></div>
         </details>
-        <p class="exports">"Export: "<a href=export_json download>"JSON (lossless)"</a>" · "<a href=export_csv download>"CSV"</a>" · "<a href=export_md>"Markdown table"</a></p>
+        <ShareBar
+            view_path=live_path
+            exports=vec![
+                ("JSON (lossless)", export_json),
+                ("CSV", export_csv),
+                ("Markdown table", export_md),
+                ("HTML report (offline)", export_html),
+            ]
+            editable
+        />
     }
 }
