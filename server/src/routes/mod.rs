@@ -3,6 +3,7 @@
 //! call one service (`crate::ingest`, `app::db`) and encode the answer.
 
 mod api;
+mod login;
 mod multipart;
 mod sweeps;
 mod upload;
@@ -80,6 +81,7 @@ pub fn router(state: AppState) -> Router {
         .route("/imports/{token}/save", post(upload::save))
         .nest("/api/v1", api::router().merge(sweeps::router()))
         .route("/healthz", get(|| async { "ok" }))
+        .merge(login::router())
         .leptos_routes_with_context(
             &state,
             routes,
@@ -88,7 +90,7 @@ pub fn router(state: AppState) -> Router {
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(DefaultBodyLimit::max(body_limit))
-        .layer(axum::middleware::from_fn_with_state(state.auth.clone(), crate::auth::identify))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::identify))
         .with_state(state)
 }
 
