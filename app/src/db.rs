@@ -1021,6 +1021,7 @@ pub async fn revoke_api_token(pool: &SqlitePool, public_id: &str) -> Result<(), 
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod auth_tests {
     use super::*;
 

@@ -3,6 +3,7 @@
 //! tried anonymously, with a bad token, with a revoked one, and cross-site with a cookie;
 //! [`the_write_table_lists_every_write_route`] fails when a route that writes is missing
 //! from it, so add new routes there (the gate itself is method-based and already covers them).
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 
 use axum::Extension;
 use reqwest::header::{HeaderMap, AUTHORIZATION, LOCATION, ORIGIN, REFERER, SET_COOKIE};

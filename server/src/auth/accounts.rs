@@ -134,6 +134,7 @@ pub async fn revoke_token(pool: &SqlitePool, public_id: &str) -> Result<(), Auth
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod tests {
     use super::*;
 

@@ -80,6 +80,7 @@ pub fn verify_password(password: &str, phc: &str) -> bool {
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod tests {
     use super::*;
 
