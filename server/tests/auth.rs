@@ -620,3 +620,60 @@ async fn the_cli_adds_users_and_tokens_that_the_server_accepts() {
     let (ok, _, err) = plateau(&["token", "revoke", "nosuchid"], "");
     assert!(!ok && err.contains("no token"), "{err}");
 }
+
+/// Every log line of this test binary, at every level, from the moment it is installed.
+fn capture_logs() -> &'static std::sync::Mutex<Vec<u8>> {
+    static LOGS: std::sync::OnceLock<&'static std::sync::Mutex<Vec<u8>>> = std::sync::OnceLock::new();
+    struct Sink(&'static std::sync::Mutex<Vec<u8>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    LOGS.get_or_init(|| {
+        let logs: &'static std::sync::Mutex<Vec<u8>> = Box::leak(Box::default());
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || Sink(logs))
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        logs
+    })
+}
+
+#[tokio::test]
+async fn secrets_never_reach_the_logs() {
+    let logs = capture_logs();
+    let app = spawn_app(on(ReadAccess::Login)).await;
+    app.user("ada").await;
+    let t = app.token("ada").await;
+    let revoked = app.token("ada").await;
+    accounts::revoke_token(&app.pool, &revoked.public_id).await.unwrap();
+    let cookie = app.log_in("ada").await;
+    let session = cookie.trim_start_matches("plateau_session=").to_owned();
+    // a failed sign-in with the password typed into the name field
+    let resp =
+        app.client.post(app.url("/login")).form(&[("name", PASSWORD), ("password", "x")]).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    for token in [&t.token, &revoked.token] {
+        app.client.get(app.url("/api/v1/runs")).headers(bearer(token)).send().await.unwrap();
+        let import = Form::new().text("text", PASTED);
+        app.client.post(app.url("/api/v1/runs")).headers(bearer(token)).multipart(import).send().await.unwrap();
+    }
+    let resp = app.client.post(app.url("/api/v1/runs")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN, "no Origin");
+    app.client.post(app.url("/logout")).header("cookie", &cookie).header(ORIGIN, &app.base).send().await.unwrap();
+
+    let logs = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    assert!(logs.contains("signed in"), "the capture works");
+    for (what, secret) in
+        [("password", PASSWORD), ("token", t.token.as_str()), ("revoked token", &revoked.token), ("session", &session)]
+    {
+        assert!(!logs.contains(secret), "the {what} was logged");
+    }
+}
