@@ -444,10 +444,19 @@ async fn logging_in_takes_the_right_password_and_a_same_site_form() {
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
     assert_eq!(resp.headers()[LOCATION], "/", "never sent to another site after login");
 
-    // The login page shows who is signed in.
+    // The login page shows who is signed in, or sends them on to `next`.
     let cookie = app.log_in("ada").await;
-    let html = app.client.get(app.url("/login")).header("cookie", cookie).send().await.unwrap().text().await.unwrap();
+    let html = app.client.get(app.url("/login")).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
     assert!(html.contains("Signed in as <strong>ada</strong>"), "{html}");
+    let resp = app.client.get(app.url("/login?next=/upload")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!((resp.status(), resp.headers()[LOCATION].to_str().unwrap()), (StatusCode::SEE_OTHER, "/upload"));
+    // A link followed from another site comes without the strict cookie: one same-site
+    // reload brings it.
+    let from_chat = |path: &str| app.client.get(app.url(path)).header("sec-fetch-site", "cross-site").send();
+    let html = from_chat("/login?next=/upload").await.unwrap().text().await.unwrap();
+    assert!(html.contains("http-equiv=\"refresh\" content=\"0;url=/login?next=%2Fupload&amp;again=1\""), "{html}");
+    let html = from_chat("/login?next=/upload&again=1").await.unwrap().text().await.unwrap();
+    assert!(html.contains("name=\"password\""), "only once: {html}");
     let html = app.client.get(app.url("/login?next=/runs")).send().await.unwrap().text().await.unwrap();
     assert!(html.contains("name=\"password\"") && html.contains("value=\"/runs\""));
 }

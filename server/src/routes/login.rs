@@ -19,6 +19,9 @@ pub fn router() -> Router<AppState> {
 struct NextQuery {
     #[serde(default)]
     next: String,
+    /// Set on the one same-site reload of a cross-site arrival (see [`page`]).
+    #[serde(default)]
+    again: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -90,15 +93,33 @@ fn render(principal: &Principal, next: &str, error: Option<&str>, status: Status
     (status, Html(html)).into_response()
 }
 
+/// `GET /login`. A signed-in visitor sent here with a `next` goes straight on.
+///
+/// A link followed from another site (a report link pasted in a chat) arrives without the
+/// `SameSite=Strict` cookie, so a signed-in teammate would land on the form. Such an
+/// arrival (`Sec-Fetch-Site: cross-site`) gets a page that reloads itself once: that
+/// navigation starts on this site, the browser sends the cookie, and the visitor goes on.
 async fn page(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    headers: HeaderMap,
     Query(q): Query<NextQuery>,
 ) -> Response {
-    if state.auth == AuthMode::Off {
-        return Redirect::to(safe_next(&q.next)).into_response();
+    let next = safe_next(&q.next);
+    if state.auth == AuthMode::Off || (principal.may_write && !q.next.is_empty()) {
+        return Redirect::to(next).into_response();
     }
-    render(&principal, safe_next(&q.next), None, StatusCode::OK)
+    let cross_site = headers.get("sec-fetch-site").is_some_and(|v| v.as_bytes() == b"cross-site");
+    if !principal.may_write && cross_site && q.again.is_none() {
+        let again = escape(&format!("/login?next={}&again=1", app::domain::query::encode(next)));
+        let html = format!(
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta http-equiv=\"refresh\" content=\"0;url={again}\"><title>Sign in · Plateau</title></head>\
+             <body><p><a href=\"{again}\">Continue to Plateau</a></p></body></html>"
+        );
+        return Html(html).into_response();
+    }
+    render(&principal, next, None, StatusCode::OK)
 }
 
 async fn log_in(State(state): State<AppState>, headers: HeaderMap, Form(f): Form<LoginForm>) -> Response {
