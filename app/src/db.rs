@@ -1116,3 +1116,288 @@ pub async fn interrupt_stale_sweeps(pool: &SqlitePool) -> Result<u64, DbError> {
     let done = sqlx::query("UPDATE runs SET status = 'interrupted' WHERE status = 'running'").execute(pool).await?;
     Ok(done.rows_affected())
 }
+
+// ---- auth ----
+// Users, browser sessions and API tokens (migration 0004), for `server::auth`. These
+// functions take and compare hashes only: the caller hashes a password (argon2id) or a
+// token (SHA-256) before it gets here, so no secret ever reaches SQL or a log line.
+
+/// A user as logging in needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserCredentials {
+    pub name: String,
+    /// Argon2id PHC string (`$argon2id$v=19$...`), salt included.
+    pub password_hash: String,
+}
+
+/// A user as `plateau user list` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserSummary {
+    pub name: String,
+    pub created_at: String,
+}
+
+/// An API token as `plateau token list` shows it: never the token, nor its hash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiTokenInfo {
+    /// What `plateau token revoke` takes.
+    pub public_id: String,
+    pub label: String,
+    /// The user the token acts as.
+    pub user: String,
+    pub created_at: String,
+    pub last_used_at: Option<String>,
+    pub revoked_at: Option<String>,
+}
+
+/// Adds a user; `false` (and nothing changed) when the name is taken.
+pub async fn create_user(pool: &SqlitePool, name: &str, password_hash: &str) -> Result<bool, DbError> {
+    let done = sqlx::query(
+        "INSERT INTO users (name, password_hash, created_at) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(name)
+    .bind(password_hash)
+    .bind(now_rfc3339())
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Replaces a user's password hash and ends their sessions (`NotFound` for an unknown name).
+pub async fn set_user_password(pool: &SqlitePool, name: &str, password_hash: &str) -> Result<(), DbError> {
+    let mut tx = pool.begin().await?;
+    let done = sqlx::query("UPDATE users SET password_hash = ?1 WHERE name = ?2")
+        .bind(password_hash)
+        .bind(name)
+        .execute(&mut *tx)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(DbError::NotFound(format!("user {name:?}")));
+    }
+    sqlx::query("DELETE FROM sessions WHERE user_id = (SELECT id FROM users WHERE name = ?1)")
+        .bind(name)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The stored password hash of `name`, if such a user exists.
+pub async fn user_credentials(pool: &SqlitePool, name: &str) -> Result<Option<UserCredentials>, DbError> {
+    let row = sqlx::query("SELECT name, password_hash FROM users WHERE name = ?1")
+        .bind(name)
+        .fetch_optional(pool)
+        .await?;
+    row.map(|r| Ok(UserCredentials { name: r.try_get("name")?, password_hash: r.try_get("password_hash")? }))
+        .transpose()
+}
+
+/// Every user, by name.
+pub async fn list_users(pool: &SqlitePool) -> Result<Vec<UserSummary>, DbError> {
+    let rows = sqlx::query("SELECT name, created_at FROM users ORDER BY name").fetch_all(pool).await?;
+    rows.iter()
+        .map(|r| Ok(UserSummary { name: r.try_get("name")?, created_at: r.try_get("created_at")? }))
+        .collect()
+}
+
+/// Starts a session of `user` that ends after `lifetime`; returns when it expires.
+/// Expired sessions of anyone are swept away on the way.
+pub async fn create_session(
+    pool: &SqlitePool,
+    user: &str,
+    token_hash: &str,
+    lifetime: chrono::Duration,
+) -> Result<String, DbError> {
+    let now = chrono::Utc::now();
+    let stamp = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let expires_at = stamp(now + lifetime);
+    let mut tx = pool.begin().await?;
+    sqlx::query("DELETE FROM sessions WHERE expires_at <= ?1").bind(stamp(now)).execute(&mut *tx).await?;
+    let done = sqlx::query(
+        "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) \
+         SELECT ?1, id, ?2, ?3 FROM users WHERE name = ?4",
+    )
+    .bind(token_hash)
+    .bind(stamp(now))
+    .bind(&expires_at)
+    .bind(user)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(DbError::NotFound(format!("user {user:?}")));
+    }
+    tx.commit().await?;
+    Ok(expires_at)
+}
+
+/// The user of an unexpired session, if there is one with this hash.
+pub async fn session_user(pool: &SqlitePool, token_hash: &str) -> Result<Option<String>, DbError> {
+    let row = sqlx::query(
+        "SELECT users.name FROM sessions JOIN users ON users.id = sessions.user_id \
+         WHERE sessions.token_hash = ?1 AND sessions.expires_at > ?2",
+    )
+    .bind(token_hash)
+    .bind(now_rfc3339())
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| r.try_get("name")).transpose()?)
+}
+
+/// Ends a session (logout); `false` when there was none with this hash.
+pub async fn delete_session(pool: &SqlitePool, token_hash: &str) -> Result<bool, DbError> {
+    let done = sqlx::query("DELETE FROM sessions WHERE token_hash = ?1").bind(token_hash).execute(pool).await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Stores a new API token of `user` (`NotFound` for an unknown user).
+pub async fn create_api_token(
+    pool: &SqlitePool,
+    user: &str,
+    public_id: &str,
+    label: &str,
+    token_hash: &str,
+) -> Result<(), DbError> {
+    let done = sqlx::query(
+        "INSERT INTO api_tokens (public_id, user_id, label, token_hash, created_at) \
+         SELECT ?1, id, ?2, ?3, ?4 FROM users WHERE name = ?5",
+    )
+    .bind(public_id)
+    .bind(label)
+    .bind(token_hash)
+    .bind(now_rfc3339())
+    .bind(user)
+    .execute(pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(DbError::NotFound(format!("user {user:?}")));
+    }
+    Ok(())
+}
+
+/// The user of a live (not revoked) API token with this hash; records the use.
+pub async fn api_token_user(pool: &SqlitePool, token_hash: &str) -> Result<Option<String>, DbError> {
+    let row = sqlx::query(
+        "SELECT api_tokens.id, users.name FROM api_tokens JOIN users ON users.id = api_tokens.user_id \
+         WHERE api_tokens.token_hash = ?1 AND api_tokens.revoked_at IS NULL",
+    )
+    .bind(token_hash)
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let id: i64 = row.try_get("id")?;
+    sqlx::query("UPDATE api_tokens SET last_used_at = ?1 WHERE id = ?2")
+        .bind(now_rfc3339())
+        .bind(id)
+        .execute(pool)
+        .await?;
+    Ok(Some(row.try_get("name")?))
+}
+
+/// Every API token, oldest first.
+pub async fn list_api_tokens(pool: &SqlitePool) -> Result<Vec<ApiTokenInfo>, DbError> {
+    let rows = sqlx::query(
+        "SELECT api_tokens.public_id, api_tokens.label, users.name, api_tokens.created_at, \
+                api_tokens.last_used_at, api_tokens.revoked_at \
+         FROM api_tokens JOIN users ON users.id = api_tokens.user_id ORDER BY api_tokens.id",
+    )
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(ApiTokenInfo {
+                public_id: r.try_get("public_id")?,
+                label: r.try_get("label")?,
+                user: r.try_get("name")?,
+                created_at: r.try_get("created_at")?,
+                last_used_at: r.try_get("last_used_at")?,
+                revoked_at: r.try_get("revoked_at")?,
+            })
+        })
+        .collect()
+}
+
+/// Revokes a token by its public id (`NotFound` if there is none); revoking twice keeps
+/// the first time.
+pub async fn revoke_api_token(pool: &SqlitePool, public_id: &str) -> Result<(), DbError> {
+    let done = sqlx::query("UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?1) WHERE public_id = ?2")
+        .bind(now_rfc3339())
+        .bind(public_id)
+        .execute(pool)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(DbError::NotFound(format!("token {public_id:?}")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
+mod auth_tests {
+    use super::*;
+
+    async fn temp_db() -> (tempfile::TempDir, SqlitePool) {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = connect(&dir.path().join("auth.db")).await.unwrap();
+        (dir, pool)
+    }
+
+    #[tokio::test]
+    async fn users_are_unique_and_their_password_can_change() {
+        let (_dir, pool) = temp_db().await;
+        assert!(create_user(&pool, "ada", "$argon2id$one").await.unwrap());
+        assert!(!create_user(&pool, "ada", "$argon2id$two").await.unwrap(), "name taken");
+        let creds = user_credentials(&pool, "ada").await.unwrap().unwrap();
+        assert_eq!(creds.password_hash, "$argon2id$one");
+        assert_eq!(user_credentials(&pool, "bob").await.unwrap(), None);
+        create_session(&pool, "ada", "h1", chrono::Duration::days(1)).await.unwrap();
+        set_user_password(&pool, "ada", "$argon2id$three").await.unwrap();
+        assert_eq!(user_credentials(&pool, "ada").await.unwrap().unwrap().password_hash, "$argon2id$three");
+        assert_eq!(session_user(&pool, "h1").await.unwrap(), None, "a new password ends the sessions");
+        assert!(matches!(set_user_password(&pool, "bob", "x").await, Err(DbError::NotFound(_))));
+        assert_eq!(list_users(&pool).await.unwrap().iter().map(|u| u.name.as_str()).collect::<Vec<_>>(), ["ada"]);
+    }
+
+    #[tokio::test]
+    async fn sessions_expire_and_end() {
+        let (_dir, pool) = temp_db().await;
+        create_user(&pool, "ada", "x").await.unwrap();
+        create_session(&pool, "ada", "live", chrono::Duration::days(1)).await.unwrap();
+        create_session(&pool, "ada", "old", chrono::Duration::seconds(-1)).await.unwrap();
+        assert_eq!(session_user(&pool, "live").await.unwrap().as_deref(), Some("ada"));
+        assert_eq!(session_user(&pool, "old").await.unwrap(), None, "expired");
+        assert_eq!(session_user(&pool, "nope").await.unwrap(), None);
+        assert!(matches!(
+            create_session(&pool, "bob", "h", chrono::Duration::days(1)).await,
+            Err(DbError::NotFound(_))
+        ));
+        create_session(&pool, "ada", "next", chrono::Duration::days(1)).await.unwrap();
+        let hashes: Vec<String> =
+            sqlx::query_scalar("SELECT token_hash FROM sessions ORDER BY token_hash").fetch_all(&pool).await.unwrap();
+        assert_eq!(hashes, ["live", "next"], "the expired one was swept when the next session started");
+        assert!(delete_session(&pool, "live").await.unwrap());
+        assert!(!delete_session(&pool, "live").await.unwrap());
+        assert_eq!(session_user(&pool, "live").await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn tokens_work_until_revoked_and_record_their_use() {
+        let (_dir, pool) = temp_db().await;
+        create_user(&pool, "ada", "x").await.unwrap();
+        create_api_token(&pool, "ada", "t1", "ci", "hash1").await.unwrap();
+        assert!(matches!(create_api_token(&pool, "bob", "t2", "", "hash2").await, Err(DbError::NotFound(_))));
+        assert_eq!(list_api_tokens(&pool).await.unwrap()[0].last_used_at, None);
+        assert_eq!(api_token_user(&pool, "hash1").await.unwrap().as_deref(), Some("ada"));
+        assert_eq!(api_token_user(&pool, "other").await.unwrap(), None);
+        let listed = list_api_tokens(&pool).await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!((listed[0].public_id.as_str(), listed[0].label.as_str(), listed[0].user.as_str()), ("t1", "ci", "ada"));
+        assert!(listed[0].last_used_at.is_some());
+        revoke_api_token(&pool, "t1").await.unwrap();
+        assert_eq!(api_token_user(&pool, "hash1").await.unwrap(), None);
+        let first = list_api_tokens(&pool).await.unwrap()[0].revoked_at.clone();
+        assert!(first.is_some());
+        revoke_api_token(&pool, "t1").await.unwrap();
+        assert_eq!(list_api_tokens(&pool).await.unwrap()[0].revoked_at, first, "first revocation kept");
+        assert!(matches!(revoke_api_token(&pool, "zz").await, Err(DbError::NotFound(_))));
+    }
+}

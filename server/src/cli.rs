@@ -43,6 +43,63 @@ pub enum Command {
     ///
     /// Example: plateau sweep --url http://127.0.0.1:8090 --model plateau-sim --concurrency 1,2,4,8
     Sweep(SweepArgs),
+    /// Manage the users who sign in when the server runs with `--auth on`.
+    ///
+    /// Example: plateau user add ada   (asks for the password twice)
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage API tokens (`Authorization: Bearer plt_…`) for scripts and CI when the server
+    /// runs with `--auth on`. A token acts as its user; it is shown once and stored hashed.
+    ///
+    /// Example: plateau token create --user ada --label ci
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a user (the password is asked for twice, or read from stdin).
+    Add(PasswordArgs),
+    /// Set a new password for a user; their browser sessions end.
+    Passwd(PasswordArgs),
+    /// List users.
+    List,
+}
+
+#[derive(Debug, Args)]
+pub struct PasswordArgs {
+    /// The user's name (what they type on the sign-in page).
+    pub name: String,
+    /// Read the password from the first line of standard input instead of asking.
+    #[arg(long)]
+    pub password_stdin: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token acting as a user and print it (the only time it is shown).
+    Create {
+        /// The user the token acts as (written requests are recorded as theirs).
+        #[arg(long)]
+        user: String,
+        /// What the token is for, shown by `token list`.
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// List tokens: id, label, user, created, last used, revoked (never the token itself).
+    List,
+    /// Revoke a token by its id (from `token list`); it stops working at once.
+    Revoke {
+        /// The token's id, as `token list` shows it.
+        id: String,
+    },
+}
+
+/// `--auth on|off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthSwitch {
+    On,
+    Off,
 }
 
 #[derive(Debug, Args)]
@@ -110,6 +167,14 @@ pub struct ServeArgs {
     /// (comma-separated names or addresses). Default: loopback only.
     #[arg(long, env = "PLATEAU_SWEEP_ALLOW", value_delimiter = ',')]
     pub sweep_allow: Vec<String>,
+    /// off: no login, everyone may read and write as "local" (meant for loopback).
+    /// on: writing needs a user session (`plateau user add`) or an API token
+    /// (`plateau token create`).
+    #[arg(long, env = "PLATEAU_AUTH", value_enum, default_value = "off")]
+    pub auth: AuthSwitch,
+    /// With `--auth on`, who may read: public (anyone) or login (signed-in users and tokens).
+    #[arg(long, env = "PLATEAU_READ", value_enum, default_value = "public")]
+    pub read: crate::auth::ReadAccess,
 }
 
 #[derive(Debug, Args)]
@@ -185,6 +250,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let db = cli.db.unwrap_or_else(config::default_db_path);
     match cli.command {
         Command::Serve(a) => {
+            if a.auth == AuthSwitch::Off && a.read == crate::auth::ReadAccess::Login {
+                tracing::warn!("--read login has no effect while auth is off: everyone may read and write");
+            }
             startup::serve(ServeConfig {
                 addr: a.addr,
                 db,
@@ -193,12 +261,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 fixtures: a.fixtures.unwrap_or_else(config::fixtures_dir),
                 max_upload_bytes: a.max_upload_mib.saturating_mul(1024 * 1024),
                 sweep_allow: crate::sweeps::AllowList { hosts: a.sweep_allow },
+                auth: match a.auth {
+                    AuthSwitch::On => crate::auth::AuthMode::On { read: a.read },
+                    AuthSwitch::Off => crate::auth::AuthMode::Off,
+                },
             })
             .await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Import(a) => import(db, a).await,
         Command::Sweep(a) => sweep(db, a).await,
+        Command::User(c) => user(db, c).await,
+        Command::Token(c) => token(db, c).await,
         Command::Sim(a) => {
             let addr = a.addr;
             crate::sim::serve(addr, a.into()).await?;
@@ -331,4 +405,78 @@ async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+async fn open(db: &std::path::Path) -> anyhow::Result<sqlx::SqlitePool> {
+    app::db::connect(db).await.with_context(|| format!("opening database {}", db.display()))
+}
+
+/// The password of `plateau user add|passwd`: the first line of stdin, or asked twice
+/// on the terminal without echo.
+fn read_password(args: &PasswordArgs) -> anyhow::Result<String> {
+    if args.password_stdin {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).context("reading the password from stdin")?;
+        return Ok(line.trim_end_matches(['\r', '\n']).to_owned());
+    }
+    let first = rpassword::prompt_password(format!("Password for {}: ", args.name))
+        .context("reading the password (use --password-stdin when there is no terminal)")?;
+    let again = rpassword::prompt_password("Again: ").context("reading the password")?;
+    anyhow::ensure!(first == again, "the two passwords differ");
+    Ok(first)
+}
+
+async fn user(db: PathBuf, c: UserCommand) -> anyhow::Result<ExitCode> {
+    use crate::auth::accounts;
+    match c {
+        UserCommand::Add(a) => {
+            let password = read_password(&a)?;
+            accounts::add_user(&open(&db).await?, &a.name, &password).await?;
+            println!("user {} added", a.name);
+        }
+        UserCommand::Passwd(a) => {
+            let password = read_password(&a)?;
+            accounts::set_password(&open(&db).await?, &a.name, &password).await?;
+            println!("password of {} changed; their sessions are ended", a.name);
+        }
+        UserCommand::List => {
+            println!("{:<24} CREATED", "NAME");
+            for u in app::db::list_users(&open(&db).await?).await? {
+                println!("{:<24} {}", u.name, u.created_at);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn token(db: PathBuf, c: TokenCommand) -> anyhow::Result<ExitCode> {
+    use crate::auth::accounts;
+    let pool = open(&db).await?;
+    match c {
+        TokenCommand::Create { user, label } => {
+            let t = accounts::create_token(&pool, &user, &label).await?;
+            eprintln!("token {} created for {user}; it is shown only now:", t.public_id);
+            println!("{}", t.token);
+        }
+        TokenCommand::List => {
+            let dash = |v: Option<String>| v.unwrap_or_else(|| "—".into());
+            println!("{:<10} {:<16} {:<16} {:<25} {:<25} REVOKED", "ID", "LABEL", "USER", "CREATED", "LAST USED");
+            for t in app::db::list_api_tokens(&pool).await? {
+                println!(
+                    "{:<10} {:<16} {:<16} {:<25} {:<25} {}",
+                    t.public_id,
+                    t.label,
+                    t.user,
+                    t.created_at,
+                    dash(t.last_used_at),
+                    dash(t.revoked_at)
+                );
+            }
+        }
+        TokenCommand::Revoke { id } => {
+            accounts::revoke_token(&pool, &id).await?;
+            println!("token {id} revoked");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -18,6 +18,8 @@ pub struct ServeConfig {
     pub max_upload_bytes: usize,
     /// Hosts server-started sweeps may target.
     pub sweep_allow: crate::sweeps::AllowList,
+    /// Who may read and write.
+    pub auth: crate::auth::AuthMode,
 }
 
 /// The Leptos options for a site root; the output name matches what `.ci/build` writes.
@@ -45,12 +47,14 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     if !cfg.site_root.join("pkg").exists() {
         tracing::warn!(site_root = %cfg.site_root.display(), "no built site here: pages render, but without styles, charts or hydration; run .ci/build");
     }
-    let state = AppState::with_allow_list(
+    warn_about_auth(&pool, cfg.auth, cfg.addr).await?;
+    let mut state = AppState::with_allow_list(
         pool,
         leptos_options(&cfg.site_root, cfg.addr),
         cfg.max_upload_bytes,
         cfg.sweep_allow.clone(),
     );
+    state.auth = cfg.auth;
     let listener = tokio::net::TcpListener::bind(cfg.addr)
         .await
         .with_context(|| format!("binding {}", cfg.addr))?;
@@ -61,5 +65,30 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;
+    Ok(())
+}
+
+/// Says how the server guards writes, and warns when that looks like a mistake: auth off
+/// on an address other hosts can reach, or auth on with nobody able to sign in.
+async fn warn_about_auth(pool: &sqlx::SqlitePool, auth: crate::auth::AuthMode, addr: SocketAddr) -> anyhow::Result<()> {
+    use crate::auth::{AuthMode, ReadAccess};
+    match auth {
+        AuthMode::Off if !addr.ip().is_loopback() => tracing::warn!(
+            %addr,
+            "auth is off on an address other machines can reach: anyone who can connect may upload, start sweeps and change data; \
+             use --auth on (PLATEAU_AUTH=on) with `plateau user add` / `plateau token create`"
+        ),
+        AuthMode::Off => tracing::info!("auth is off: no login, every visitor may write (as \"local\")"),
+        AuthMode::On { read } => {
+            let reads = match read {
+                ReadAccess::Public => "anyone may read",
+                ReadAccess::Login => "reading needs a login too",
+            };
+            tracing::info!("auth is on: writing needs a login or an API token; {reads}");
+            if app::db::list_users(pool).await?.is_empty() {
+                tracing::warn!("auth is on but there are no users yet: add one with `plateau user add NAME`");
+            }
+        }
+    }
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 mod annotations;
 mod api;
+mod login;
 mod multipart;
 mod sweeps;
 mod upload;
@@ -82,6 +83,7 @@ pub fn router(state: AppState) -> Router {
         .merge(annotations::form_router())
         .nest("/api/v1", api::router().merge(sweeps::router()).merge(annotations::api_router()))
         .route("/healthz", get(|| async { "ok" }))
+        .merge(login::router())
         .leptos_routes_with_context(
             &state,
             routes,
@@ -90,7 +92,7 @@ pub fn router(state: AppState) -> Router {
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(DefaultBodyLimit::max(body_limit))
-        .layer(axum::middleware::from_fn_with_state(state.auth.clone(), crate::auth::identify))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::identify))
         .with_state(state)
 }
 

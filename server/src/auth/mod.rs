@@ -1,0 +1,290 @@
+//! Who is making a request, and whether they may do it.
+//!
+//! Every request passes through [`identify`], which puts a [`Principal`] in the request's
+//! extensions (handlers that write read it to record the author) or refuses the request.
+//!
+//! - **Auth off** (the default, meant for loopback): no login; everyone is the local user
+//!   and may read and write.
+//! - **Auth on**: a request is signed in by an API token (`Authorization: Bearer plt_…`)
+//!   or by a session cookie (`plateau_session`, set by `POST /login`); otherwise it is
+//!   anonymous and may only read, and only when reads are [`ReadAccess::Public`].
+//!
+//! ## What a write is
+//! A *write* is any request whose method is POST, PUT, PATCH or DELETE, except
+//! `POST /login` and the Leptos server functions under `/_fn/`. **Server functions are
+//! read-only by project rule**: a `#[server]` fn must never change stored data; whatever
+//! writes is an axum route with one of those methods. The rule looks at the method, not
+//! at a list of routes, so a route added later is guarded the day it is added.
+//!
+//! ## Refusals
+//! - An anonymous write: `401` with `{"error": …}` under `/api/`; a form post elsewhere is
+//!   sent (`303`) to `/login?next=<the page the form was on>`.
+//! - An anonymous read while reads need a login: `401` JSON under `/api/` and `/_fn/`; a
+//!   page is sent (`303`) to `/login?next=<that page>`. The login page, `/healthz` and the
+//!   static files under `/pkg/` stay open.
+//! - A wrong, malformed or revoked token: `401` JSON, whatever the route.
+//! - Cross-site request forgery: a write signed in by the *cookie* must carry an `Origin`
+//!   (else a `Referer`) naming this server (see [`origin`]), or it gets `403`; the cookie
+//!   is `SameSite=Strict` as well. Token requests are exempt: a browser never adds an
+//!   `Authorization` header to a cross-site request. `POST /login` naming a foreign
+//!   origin is refused too (login CSRF).
+//!
+//! Tokens, passwords and cookies are never logged.
+
+pub mod accounts;
+pub mod origin;
+pub mod secret;
+
+use crate::routes::AppState;
+use app::domain::query::encode;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Json;
+use serde_json::json;
+
+/// The cookie holding a browser session.
+pub const SESSION_COOKIE: &str = "plateau_session";
+
+/// Whether reading needs a login when auth is on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReadAccess {
+    /// Anyone may read; writing needs a login or a token.
+    #[default]
+    Public,
+    /// Reading needs a login or a token too.
+    Login,
+}
+
+/// How the server decides who may read and write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AuthMode {
+    /// No login: every visitor may read and write (meant for loopback).
+    #[default]
+    Off,
+    /// Users and API tokens: writes need one of them, reads as `read` says.
+    On { read: ReadAccess },
+}
+
+/// The author of a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Principal {
+    /// The name recorded as the author of what this request writes.
+    pub name: String,
+    /// False for anonymous visitors when auth is on: they may only read.
+    pub may_write: bool,
+}
+
+impl Principal {
+    /// The single user of a server running without auth.
+    pub fn local() -> Self {
+        Self { name: "local".into(), may_write: true }
+    }
+
+    /// A signed-in user (by session or API token).
+    pub fn user(name: String) -> Self {
+        Self { name, may_write: true }
+    }
+
+    /// A visitor who is not signed in, with auth on.
+    pub fn anonymous() -> Self {
+        Self { name: "anonymous".into(), may_write: false }
+    }
+}
+
+/// Whether a request changes something (see the module comment for the rule).
+pub fn is_write(method: &Method, path: &str) -> bool {
+    let unsafe_method = matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
+    unsafe_method && !(*method == Method::POST && path == "/login") && !path.starts_with("/_fn/")
+}
+
+/// Whether the client of this path is a program that wants JSON rather than a page.
+fn wants_json(path: &str) -> bool {
+    path.starts_with("/api/") || path.starts_with("/_fn/")
+}
+
+/// Paths anyone may read even when reads need a login.
+fn always_readable(path: &str) -> bool {
+    path == "/login" || path == "/healthz" || path == "/favicon.ico" || path.starts_with("/pkg/")
+}
+
+/// How a request proved who it is.
+enum SignedIn {
+    Nobody,
+    Session(String),
+    Token(String),
+}
+
+/// Why a request is turned away.
+enum Refusal {
+    /// Not signed in: JSON 401, or to the login page and back to `next`.
+    NeedLogin { json: bool, next: String },
+    BadToken,
+    CrossSite { json: bool },
+    Internal,
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let json_error = |status: StatusCode, message: &str| (status, Json(json!({ "error": message }))).into_response();
+        match self {
+            Refusal::NeedLogin { json: true, .. } => {
+                let mut r = json_error(
+                    StatusCode::UNAUTHORIZED,
+                    "sign in, or send an API token as `Authorization: Bearer plt_…`",
+                );
+                r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+                r
+            }
+            Refusal::NeedLogin { json: false, next } => Redirect::to(&format!("/login?next={}", encode(&next))).into_response(),
+            Refusal::BadToken => {
+                let mut r = json_error(StatusCode::UNAUTHORIZED, "the API token is not valid (wrong, malformed or revoked)");
+                r.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer error=\"invalid_token\""));
+                r
+            }
+            Refusal::CrossSite { json: true } => {
+                json_error(StatusCode::FORBIDDEN, "cross-site request refused: the Origin is not this server")
+            }
+            Refusal::CrossSite { json: false } => (
+                StatusCode::FORBIDDEN,
+                Html(
+                    "<!DOCTYPE html><title>Refused · Plateau</title><h1>Request refused</h1>\
+                     <p>This form was not sent from a page of this server, so it was not carried out.</p>\
+                     <p><a href=\"/\">Back to Plateau</a></p>",
+                ),
+            )
+                .into_response(),
+            Refusal::Internal => json_error(StatusCode::INTERNAL_SERVER_ERROR, "could not check who you are"),
+        }
+    }
+}
+
+/// Identifies the requester and stores a [`Principal`] in the request's extensions, or
+/// refuses the request (see the module comment).
+pub async fn identify(State(state): State<AppState>, mut req: Request<Body>, next: Next) -> Response {
+    let AuthMode::On { read } = state.auth else {
+        req.extensions_mut().insert(Principal::local());
+        return next.run(req).await;
+    };
+    match check(&state, read, req.method(), req.uri(), req.headers()).await {
+        Ok(principal) => {
+            req.extensions_mut().insert(principal);
+            next.run(req).await
+        }
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// The decision for one request with auth on.
+async fn check(
+    state: &AppState,
+    read: ReadAccess,
+    method: &Method,
+    uri: &axum::http::Uri,
+    headers: &HeaderMap,
+) -> Result<Principal, Refusal> {
+    let path = uri.path();
+    let json = wants_json(path);
+    let signed_in = signed_in(state, headers).await?;
+    if *method == Method::POST && path == "/login" && origin::request_is_cross_site(headers) {
+        return Err(Refusal::CrossSite { json: false });
+    }
+    if is_write(method, path) {
+        return match signed_in {
+            SignedIn::Token(user) => Ok(Principal::user(user)),
+            SignedIn::Session(user) if origin::request_is_same_origin(headers) => Ok(Principal::user(user)),
+            SignedIn::Session(_) => Err(Refusal::CrossSite { json }),
+            SignedIn::Nobody => {
+                let next = origin::referer_path(headers).unwrap_or_else(|| "/".into());
+                Err(Refusal::NeedLogin { json, next })
+            }
+        };
+    }
+    match signed_in {
+        SignedIn::Token(user) | SignedIn::Session(user) => Ok(Principal::user(user)),
+        SignedIn::Nobody if read == ReadAccess::Login && !always_readable(path) => {
+            let next = uri.path_and_query().map_or("/", |pq| pq.as_str()).to_owned();
+            Err(Refusal::NeedLogin { json, next })
+        }
+        SignedIn::Nobody => Ok(Principal::anonymous()),
+    }
+}
+
+/// Who the request's credentials name. A bearer token that does not check out is an
+/// error (the client meant to sign in); a stale cookie just means nobody.
+async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<SignedIn, Refusal> {
+    let internal = |e: accounts::AuthError| {
+        tracing::error!(error = %e, "checking credentials failed");
+        Refusal::Internal
+    };
+    if let Some(auth) = headers.get(header::AUTHORIZATION) {
+        let token = auth.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
+        let Some(token) = token else { return Err(Refusal::BadToken) };
+        return match accounts::token_user(&state.pool, token).await.map_err(internal)? {
+            Some(user) => Ok(SignedIn::Token(user)),
+            None => Err(Refusal::BadToken),
+        };
+    }
+    if let Some(cookie) = origin::cookie(headers, SESSION_COOKIE) {
+        if let Some(user) = accounts::session_user(&state.pool, cookie).await.map_err(internal)? {
+            return Ok(SignedIn::Session(user));
+        }
+    }
+    Ok(SignedIn::Nobody)
+}
+
+/// The `Set-Cookie` value that signs a browser in. `Secure` when the login form came
+/// from an `https://` page (the server itself may sit behind a TLS proxy).
+pub fn session_cookie(token: &str, secure: bool) -> String {
+    let max_age = accounts::SESSION_DAYS * 24 * 3600;
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{SESSION_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}{secure}")
+}
+
+/// The `Set-Cookie` value that removes the session cookie.
+pub fn clear_session_cookie() -> String {
+    format!("{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_are_unsafe_methods_except_login_and_server_functions() {
+        for m in [Method::POST, Method::PUT, Method::PATCH, Method::DELETE] {
+            assert!(is_write(&m, "/api/v1/runs"), "{m}");
+            assert!(is_write(&m, "/some/future/route"), "{m}");
+            assert!(!is_write(&m, "/_fn/find_runs123"), "{m}: server functions are read-only");
+        }
+        assert!(!is_write(&Method::POST, "/login"));
+        assert!(is_write(&Method::PUT, "/login"), "only POST /login is exempt");
+        assert!(is_write(&Method::POST, "/login/x"));
+        assert!(is_write(&Method::POST, "/logout"));
+        for m in [Method::GET, Method::HEAD, Method::OPTIONS] {
+            assert!(!is_write(&m, "/api/v1/runs"), "{m}");
+        }
+    }
+
+    #[test]
+    fn the_session_cookie_is_strict_and_http_only() {
+        let c = session_cookie("abc", false);
+        assert!(c.starts_with("plateau_session=abc; "));
+        for part in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=2592000"] {
+            assert!(c.split("; ").any(|p| p == part), "{part} missing in {c}");
+        }
+        assert!(!c.contains("Secure"));
+        assert!(session_cookie("abc", true).ends_with("; Secure"));
+        assert!(clear_session_cookie().contains("Max-Age=0"));
+    }
+
+    #[test]
+    fn public_paths_are_few() {
+        assert!(always_readable("/login") && always_readable("/pkg/plateau.wasm") && always_readable("/healthz"));
+        assert!(!always_readable("/runs") && !always_readable("/") && !always_readable("/api/v1/runs"));
+        assert!(!always_readable("/loginx"));
+    }
+}

@@ -1,0 +1,688 @@
+//! Who may write, over HTTP: the real router on a random loopback port, a real SQLite
+//! file, requests over TCP. The heart is [`WRITE_ROUTES`], every route that writes, each
+//! tried anonymously, with a bad token, with a revoked one, and cross-site with a cookie;
+//! [`the_write_table_lists_every_write_route`] fails when a route that writes is missing
+//! from it, so add new routes there (the gate itself is method-based and already covers them).
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
+
+use axum::Extension;
+use reqwest::header::{HeaderMap, AUTHORIZATION, LOCATION, ORIGIN, REFERER, SET_COOKIE};
+use reqwest::multipart::Form;
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use server::auth::{accounts, AuthMode, Principal, ReadAccess};
+use server::routes::{router, AppState};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+const PASSWORD: &str = "correct horse battery";
+const PASTED: &str = "C= 1 | 1/ 1 ok (0 err) | wall= 2.1s | 61.3 tok/s | lat avg= 2.09 p50= 2.09 p99= 2.09";
+
+struct TestApp {
+    base: String,
+    db: PathBuf,
+    _dir: tempfile::TempDir,
+    pool: sqlx::SqlitePool,
+    client: reqwest::Client,
+}
+
+async fn spawn_app(auth: AuthMode) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("auth.db");
+    let pool = app::db::connect(&db).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), 1 << 20);
+    state.auth = auth;
+    tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    TestApp { base: format!("http://{addr}"), db, _dir: dir, pool, client }
+}
+
+fn on(read: ReadAccess) -> AuthMode {
+    AuthMode::On { read }
+}
+
+impl TestApp {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Row counts of every table: the same before and after means nothing was written.
+    async fn rows(&self) -> BTreeMap<String, i64> {
+        let tables: Vec<String> = sqlx::query_scalar(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .unwrap();
+        let mut counts = BTreeMap::new();
+        for t in tables {
+            let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM \"{t}\"")).fetch_one(&self.pool).await.unwrap();
+            counts.insert(t, n);
+        }
+        counts
+    }
+
+    async fn run_count(&self) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM runs").fetch_one(&self.pool).await.unwrap()
+    }
+
+    async fn user(&self, name: &str) {
+        accounts::add_user(&self.pool, name, PASSWORD).await.unwrap();
+    }
+
+    async fn token(&self, user: &str) -> accounts::NewToken {
+        accounts::create_token(&self.pool, user, "test").await.unwrap()
+    }
+
+    /// Signs in through the form and returns the `Cookie` header value.
+    async fn log_in(&self, name: &str) -> String {
+        let resp = self
+            .client
+            .post(self.url("/login"))
+            .header(ORIGIN, &self.base)
+            .form(&[("name", name), ("password", PASSWORD), ("next", "/runs")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert_eq!(resp.headers()[LOCATION], "/runs");
+        let set = resp.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+        set.split(';').next().unwrap().to_owned()
+    }
+
+    /// A request of the table with its body, plus `headers`.
+    async fn send(&self, route: &WriteRoute, path: &str, headers: HeaderMap) -> reqwest::Response {
+        let req = self.client.request(route.method.clone(), self.url(path)).headers(headers);
+        let req = match route.body {
+            Body::Import => req.multipart(Form::new().text("text", PASTED).text("name", "pasted")),
+            Body::SweepJson => req.json(&serde_json::json!({
+                "url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "max_tokens": 4
+            })),
+            Body::SweepForm => req.form(&[("url", "http://127.0.0.1:9"), ("model", "m"), ("concurrency", "1")]),
+            Body::SaveForm => req.form(&[("name", "saved")]),
+            Body::Empty => req,
+        };
+        req.send().await.unwrap()
+    }
+}
+
+fn headers(pairs: &[(reqwest::header::HeaderName, &str)]) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    for (k, v) in pairs {
+        h.insert(k.clone(), v.parse().unwrap());
+    }
+    h
+}
+
+fn bearer(token: &str) -> HeaderMap {
+    headers(&[(AUTHORIZATION, &format!("Bearer {token}"))])
+}
+
+/// What a route is sent: a body it would act on if the gate let it through.
+#[derive(Clone, Copy, Debug)]
+enum Body {
+    Import,
+    SweepJson,
+    SweepForm,
+    /// The import preview's save form; `{token}` is a real staged upload.
+    SaveForm,
+    Empty,
+}
+
+struct WriteRoute {
+    method: Method,
+    /// As routed (`{param}` placeholders), to check the table against the route files.
+    pattern: &'static str,
+    body: Body,
+}
+
+/// Every route that writes. `{token}` is replaced by a staged upload, `{id}` by a run id.
+/// The last rows are not routes (yet): the gate refuses them before routing, so a route
+/// added later at such a path is covered from the start.
+fn write_routes() -> Vec<WriteRoute> {
+    let r = |method: Method, pattern: &'static str, body: Body| WriteRoute { method, pattern, body };
+    vec![
+        r(Method::POST, "/imports", Body::Import),
+        r(Method::POST, "/imports/{token}/save", Body::SaveForm),
+        r(Method::POST, "/sweeps", Body::SweepForm),
+        r(Method::POST, "/api/v1/runs", Body::Import),
+        r(Method::POST, "/api/v1/sweeps", Body::SweepJson),
+        r(Method::POST, "/api/v1/sweeps/{id}/cancel", Body::Empty),
+        r(Method::POST, "/logout", Body::Empty),
+        // future routes, refused by method alone
+        r(Method::PUT, "/api/v1/runs/{id}", Body::Empty),
+        r(Method::PATCH, "/api/v1/runs/{id}", Body::Empty),
+        r(Method::DELETE, "/api/v1/runs/{id}", Body::Empty),
+        r(Method::POST, "/api/v1/runs/{id}/annotations", Body::Empty),
+        r(Method::DELETE, "/runs/{id}", Body::Empty),
+        r(Method::POST, "/reports", Body::Empty),
+    ]
+}
+
+/// Routes with an unsafe method the gate lets through by rule (see `server::auth`).
+const EXEMPT: &[&str] = &["/login", "/_fn/{*fn_name}"];
+
+/// Concrete path of a pattern.
+fn path_of(pattern: &str, token: &str, run: &str) -> String {
+    pattern.replace("{token}", token).replace("{id}", run)
+}
+
+/// Stages an upload with a token, so `/imports/{token}/save` has something real to save.
+async fn staged_upload(app: &TestApp, token: &str) -> String {
+    let resp = app
+        .client
+        .post(app.url("/imports"))
+        .headers(bearer(token))
+        .multipart(Form::new().text("text", PASTED).text("name", "pasted"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let preview = resp.headers()[LOCATION].to_str().unwrap().to_owned();
+    preview.trim_start_matches("/imports/").split(['/', '?']).next().unwrap().to_owned()
+}
+
+/// The write routes declared in `server/src/routes/*.rs`: the first argument of every
+/// `.route(` whose handlers include post/put/patch/delete.
+fn declared_write_routes() -> Vec<String> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/routes");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for (at, _) in text.match_indices(".route(") {
+            let rest = &text[at + ".route(".len()..];
+            // the call's text, up to its closing parenthesis
+            let mut depth = 1;
+            let end = rest
+                .char_indices()
+                .find(|(_, c)| {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .unwrap()
+                .0;
+            let call = &rest[..end];
+            let path = call.split('"').nth(1).unwrap().to_owned();
+            if ["post(", "put(", "patch(", "delete("].iter().any(|m| call.contains(m)) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_write_table_lists_every_write_route() {
+    let declared = declared_write_routes();
+    for known in ["/imports", "/imports/{token}/save", "/sweeps", "/runs", "/sweeps/{id}/cancel", "/logout", "/login"] {
+        assert!(declared.iter().any(|d| d == known), "the scan missed {known}: {declared:?}");
+    }
+    let table = write_routes();
+    for path in declared {
+        // routes of nested routers appear without their prefix (`/runs` is `/api/v1/runs`)
+        let listed = EXEMPT.contains(&path.as_str()) || table.iter().any(|r| r.pattern.ends_with(&path));
+        assert!(listed, "write route {path} is missing from write_routes() in tests/auth.rs");
+    }
+}
+
+#[tokio::test]
+async fn anonymous_visitors_cannot_write_through_any_route() {
+    let app = spawn_app(on(ReadAccess::Public)).await;
+    app.user("ada").await;
+    let t = app.token("ada").await;
+    let upload = staged_upload(&app, &t.token).await;
+    let before = app.rows().await;
+    for route in write_routes() {
+        let path = path_of(route.pattern, &upload, "abcdefghijkl");
+        // Even a same-origin request carrying a form is refused without credentials.
+        let resp = app.send(&route, &path, headers(&[(ORIGIN, &app.base)])).await;
+        let what = format!("{} {path}", route.method);
+        if path.starts_with("/api/") {
+            assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{what}");
+            let body: Value = resp.json().await.unwrap();
+            assert!(body["error"].as_str().unwrap().contains("sign in"), "{what}: {body}");
+        } else {
+            assert_eq!(resp.status(), StatusCode::SEE_OTHER, "{what}");
+            let to = resp.headers()[LOCATION].to_str().unwrap();
+            assert!(to.starts_with("/login?next="), "{what} → {to}");
+        }
+    }
+    assert_eq!(app.rows().await, before, "nothing was written");
+    assert_eq!(app.run_count().await, 0);
+}
+
+#[tokio::test]
+async fn wrong_malformed_and_revoked_tokens_write_nothing() {
+    let app = spawn_app(on(ReadAccess::Public)).await;
+    app.user("ada").await;
+    let live = app.token("ada").await;
+    let upload = staged_upload(&app, &live.token).await;
+    let revoked = app.token("ada").await;
+    accounts::revoke_token(&app.pool, &revoked.public_id).await.unwrap();
+    let wrong = format!("plt_{}", "0".repeat(64));
+    let before = app.rows().await;
+    for route in write_routes() {
+        let path = path_of(route.pattern, &upload, "abcdefghijkl");
+        for auth in [
+            format!("Bearer {}", revoked.token),
+            format!("Bearer {wrong}"),
+            "Bearer nonsense".to_owned(),
+            format!("Basic {}", live.token),
+        ] {
+            let resp = app.send(&route, &path, headers(&[(AUTHORIZATION, &auth)])).await;
+            assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{} {path} with {}", route.method, &auth[..12]);
+            let body: Value = resp.json().await.unwrap();
+            assert!(body["error"].as_str().unwrap().contains("API token"), "{body}");
+        }
+    }
+    assert_eq!(app.rows().await, before, "nothing was written");
+    // a bad token is refused for reads too: the client meant to sign in
+    let resp = app.client.get(app.url("/api/v1/runs")).headers(bearer(&wrong)).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_valid_token_writes_through_every_route() {
+    let app = spawn_app(on(ReadAccess::Public)).await;
+    app.user("ada").await;
+    let t = app.token("ada").await;
+    let upload = staged_upload(&app, &t.token).await;
+    let run = {
+        let resp = app.send(&write_routes()[3], "/api/v1/runs", bearer(&t.token)).await;
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let body: Value = resp.json().await.unwrap();
+        body["runs"][0]["id"].as_str().unwrap().to_owned()
+    };
+    for route in write_routes() {
+        let path = path_of(route.pattern, &upload, &run);
+        let resp = app.send(&route, &path, bearer(&t.token)).await;
+        let status = resp.status();
+        // Past the gate: the handler answers (or the router, for paths with no route yet).
+        assert!(
+            status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN,
+            "{} {path}: {status}",
+            route.method
+        );
+        if route.pattern == "/imports/{token}/save" {
+            assert_eq!(status, StatusCode::SEE_OTHER);
+            assert!(resp.headers()[LOCATION].to_str().unwrap().starts_with("/runs/"), "saved");
+        }
+        if route.pattern == "/api/v1/sweeps" {
+            assert_eq!(status, StatusCode::CREATED);
+        }
+    }
+    assert!(app.run_count().await >= 3, "imported, saved and swept");
+    let listed = app::db::list_api_tokens(&app.pool).await.unwrap();
+    assert!(listed[0].last_used_at.is_some(), "use recorded");
+}
+
+#[tokio::test]
+async fn a_revoked_token_stops_working_at_once() {
+    let app = spawn_app(on(ReadAccess::Public)).await;
+    app.user("ada").await;
+    let t = app.token("ada").await;
+    let import = || {
+        app.client
+            .post(app.url("/api/v1/runs"))
+            .headers(bearer(&t.token))
+            .multipart(Form::new().text("text", PASTED))
+            .send()
+    };
+    assert_eq!(import().await.unwrap().status(), StatusCode::CREATED);
+    accounts::revoke_token(&app.pool, &t.public_id).await.unwrap();
+    assert_eq!(import().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(app.run_count().await, 1);
+}
+
+#[tokio::test]
+async fn a_session_cookie_writes_only_from_this_origin() {
+    let app = spawn_app(on(ReadAccess::Public)).await;
+    app.user("ada").await;
+
+    // The cookie itself: strict, HTTP only, whole site.
+    let resp = app
+        .client
+        .post(app.url("/login"))
+        .form(&[("name", "ada"), ("password", PASSWORD), ("next", "/")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER, "a login without Origin (a script) is fine");
+    let set = resp.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+    for part in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(set.split("; ").any(|p| p == part), "{part} missing: {set}");
+    }
+    assert!(set.starts_with("plateau_session="));
+
+    let cookie = app.log_in("ada").await;
+    let import = |extra: &[(reqwest::header::HeaderName, &str)]| {
+        let mut h = headers(extra);
+        h.insert(reqwest::header::COOKIE, cookie.parse().unwrap());
+        app.client.post(app.url("/api/v1/runs")).headers(h).multipart(Form::new().text("text", PASTED)).send()
+    };
+    let form_post = |origin: &str| {
+        app.client
+            .post(app.url("/sweeps"))
+            .header(reqwest::header::COOKIE, &cookie)
+            .header(ORIGIN, origin)
+            .form(&[("url", "http://127.0.0.1:9"), ("model", "m"), ("concurrency", "1")])
+            .send()
+    };
+
+    // refused: foreign origin, foreign referer, neither header, `null`
+    let before = app.rows().await;
+    for refused in [
+        vec![(ORIGIN, "http://evil.example")],
+        vec![(ORIGIN, "http://127.0.0.1:1")],
+        vec![(REFERER, "http://evil.example/page")],
+        vec![],
+        vec![(ORIGIN, "null")],
+        vec![(ORIGIN, "http://evil.example"), (REFERER, app.base.as_str())],
+    ] {
+        let resp = import(&refused).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{refused:?}");
+        let body: Value = resp.json().await.unwrap();
+        assert!(body["error"].as_str().unwrap().contains("cross-site"), "{body}");
+    }
+    let resp = form_post("http://evil.example").await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN, "a forged form gets a page saying so");
+    assert!(resp.text().await.unwrap().contains("not sent from a page of this server"));
+    assert_eq!(app.rows().await, before, "nothing was written");
+
+    // accepted: same Origin, or same-origin Referer when there is no Origin
+    assert_eq!(import(&[(ORIGIN, &app.base)]).await.unwrap().status(), StatusCode::CREATED);
+    let referer = format!("{}/upload", app.base);
+    assert_eq!(import(&[(REFERER, &referer)]).await.unwrap().status(), StatusCode::CREATED);
+    let resp = form_post(&app.base).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert!(resp.headers()[LOCATION].to_str().unwrap().starts_with("/runs/"), "the sweep started");
+    assert_eq!(app.run_count().await, 3);
+
+    // Logging out ends the session: the cookie no longer writes.
+    let resp = app
+        .client
+        .post(app.url("/logout"))
+        .header(reqwest::header::COOKIE, &cookie)
+        .header(ORIGIN, &app.base)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert!(resp.headers()[SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions").fetch_one(&app.pool).await.unwrap();
+    assert_eq!(left, 1, "only the first login's session is left");
+    assert_eq!(import(&[(ORIGIN, &app.base)]).await.unwrap().status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn logging_in_takes_the_right_password_and_a_same_site_form() {
+    let app = spawn_app(on(ReadAccess::Public)).await;
+    app.user("ada").await;
+    let post = |name: &str, password: &str, origin: &str| {
+        app.client
+            .post(app.url("/login"))
+            .header(ORIGIN, origin)
+            .form(&[("name", name), ("password", password), ("next", "https://evil.example")])
+            .send()
+    };
+    for (name, password) in [("ada", "wrong password"), ("bob", PASSWORD), ("", "")] {
+        let resp = post(name, password, &app.base).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{name}");
+        assert!(resp.headers().get(SET_COOKIE).is_none());
+        assert!(resp.text().await.unwrap().contains("Wrong name or password."));
+    }
+    let resp = post("ada", PASSWORD, "http://evil.example").await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN, "login CSRF");
+    assert!(resp.headers().get(SET_COOKIE).is_none());
+    let resp = post("ada", PASSWORD, &app.base).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(resp.headers()[LOCATION], "/", "never sent to another site after login");
+
+    // The login page shows who is signed in, or sends them on to `next`.
+    let cookie = app.log_in("ada").await;
+    let html = app.client.get(app.url("/login")).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("Signed in as <strong>ada</strong>"), "{html}");
+    let resp = app.client.get(app.url("/login?next=/upload")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!((resp.status(), resp.headers()[LOCATION].to_str().unwrap()), (StatusCode::SEE_OTHER, "/upload"));
+    // A link followed from another site comes without the strict cookie: one same-site
+    // reload brings it.
+    let from_chat = |path: &str| app.client.get(app.url(path)).header("sec-fetch-site", "cross-site").send();
+    let html = from_chat("/login?next=/upload").await.unwrap().text().await.unwrap();
+    assert!(html.contains("http-equiv=\"refresh\" content=\"0;url=/login?next=%2Fupload&amp;again=1\""), "{html}");
+    let html = from_chat("/login?next=/upload&again=1").await.unwrap().text().await.unwrap();
+    assert!(html.contains("name=\"password\""), "only once: {html}");
+    let html = app.client.get(app.url("/login?next=/runs")).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("name=\"password\"") && html.contains("value=\"/runs\""));
+}
+
+#[tokio::test]
+async fn read_login_refuses_anonymous_readers() {
+    let app = spawn_app(on(ReadAccess::Login)).await;
+    app.user("ada").await;
+    let t = app.token("ada").await;
+    let get = |path: &str| app.client.get(app.url(path)).send();
+
+    let resp = get("/").await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(resp.headers()[LOCATION], "/login?next=%2F");
+    let resp = get("/compare?runs=a,b").await.unwrap();
+    assert_eq!(resp.headers()[LOCATION], "/login?next=%2Fcompare%3Fruns%3Da%2Cb");
+    for path in ["/api/v1/runs", "/api/v1/runs/abcdefghijkl/export.json"] {
+        let resp = get(path).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{path}");
+        assert!(resp.json::<Value>().await.unwrap()["error"].is_string());
+    }
+    // Server functions are reads too: refused as JSON, not redirected.
+    let resp = app.client.post(app.url("/_fn/find_runs")).body("query=").send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    // The way in stays open.
+    assert_eq!(get("/login").await.unwrap().status(), StatusCode::OK);
+    assert_eq!(get("/healthz").await.unwrap().status(), StatusCode::OK);
+
+    // Signed in, by token or cookie, reading works.
+    let resp = app.client.get(app.url("/api/v1/runs")).headers(bearer(&t.token)).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let cookie = app.log_in("ada").await;
+    let resp = app.client.get(app.url("/")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let resp = app.client.get(app.url("/api/v1/runs")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn read_public_lets_anyone_read() {
+    let app = spawn_app(on(ReadAccess::Public)).await;
+    for path in ["/", "/upload", "/compare", "/api/v1/runs", "/login"] {
+        let resp = app.client.get(app.url(path)).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn with_auth_off_everyone_writes_as_local() {
+    let app = spawn_app(AuthMode::Off).await;
+    let resp = app.client.post(app.url("/api/v1/runs")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let resp = app.client.post(app.url("/imports")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
+    assert!(resp.headers()[LOCATION].to_str().unwrap().starts_with("/imports/"), "staged");
+    assert_eq!(app.run_count().await, 1);
+    let resp = app.client.get(app.url("/login?next=/runs")).send().await.unwrap();
+    assert_eq!(resp.headers()[LOCATION], "/runs", "nothing to sign in to");
+}
+
+/// The principal handlers see, through the real middleware on a one-route router.
+async fn principal_seen(auth: AuthMode, pool: &sqlx::SqlitePool, extra: HeaderMap) -> (StatusCode, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), ([127, 0, 0, 1], 0).into()), 1024);
+    state.auth = auth;
+    let who = axum::Router::new()
+        .route(
+            "/who",
+            axum::routing::post(|Extension(p): Extension<Principal>| async move { format!("{} {}", p.name, p.may_write) })
+                .get(|Extension(p): Extension<Principal>| async move { format!("{} {}", p.name, p.may_write) }),
+        )
+        .layer(axum::middleware::from_fn_with_state(state, server::auth::identify));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, who).await.unwrap() });
+    let resp = reqwest::Client::new().post(format!("http://{addr}/who")).headers(extra).send().await.unwrap();
+    let status = resp.status();
+    let text = resp.text().await.unwrap();
+    let get = reqwest::Client::new().get(format!("http://{addr}/who")).send().await.unwrap();
+    let anonymous_read = get.text().await.unwrap();
+    (status, format!("{text} | {anonymous_read}"))
+}
+
+#[tokio::test]
+async fn handlers_see_the_signed_in_user_as_author() {
+    let app = spawn_app(AuthMode::Off).await;
+    app.user("ada").await;
+    let t = app.token("ada").await;
+    let (status, seen) = principal_seen(AuthMode::Off, &app.pool, HeaderMap::new()).await;
+    assert_eq!((status, seen.as_str()), (StatusCode::OK, "local true | local true"));
+    let (status, seen) = principal_seen(on(ReadAccess::Public), &app.pool, bearer(&t.token)).await;
+    assert_eq!((status, seen.as_str()), (StatusCode::OK, "ada true | anonymous false"));
+}
+
+/// Everything SQLite keeps on disk for this database: the file, its WAL and shared memory.
+fn database_bytes(db: &std::path::Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = db.as_os_str().to_owned();
+        p.push(suffix);
+        if let Ok(b) = std::fs::read(PathBuf::from(p)) {
+            bytes.extend(b);
+        }
+    }
+    bytes
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+#[tokio::test]
+async fn passwords_tokens_and_sessions_are_stored_only_hashed() {
+    let app = spawn_app(on(ReadAccess::Public)).await;
+    app.user("ada").await;
+    let t = app.token("ada").await;
+    let cookie = app.log_in("ada").await;
+    let session = cookie.trim_start_matches("plateau_session=").to_owned();
+    // use the token once, so its row is rewritten too
+    let resp = app.client.get(app.url("/api/v1/runs")).headers(bearer(&t.token)).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+
+    let bytes = database_bytes(&app.db);
+    assert!(contains(&bytes, "ada"), "the scan reads the right database");
+    assert!(contains(&bytes, &server::auth::secret::sha256_hex(&t.token)), "the token's hash is there");
+    assert!(contains(&bytes, "$argon2id$"), "the password's hash is there");
+    for (what, secret) in [("password", PASSWORD), ("token", t.token.as_str()), ("session", session.as_str())] {
+        assert!(!contains(&bytes, secret), "the {what} is stored in plain text");
+        assert!(!contains(&bytes, &secret[4..secret.len() - 4]), "part of the {what} is stored");
+    }
+}
+
+#[tokio::test]
+async fn the_cli_adds_users_and_tokens_that_the_server_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    let plateau = |args: &[&str], stdin: &str| {
+        use std::io::Write;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plateau"))
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (ok, _, _) = plateau(&["user", "add", "ada", "--password-stdin"], &format!("{PASSWORD}\n"));
+    assert!(ok);
+    let (ok, _, err) = plateau(&["user", "add", "ada", "--password-stdin"], &format!("{PASSWORD}\n"));
+    assert!(!ok && err.contains("already exists"), "{err}");
+    let (ok, token, _) = plateau(&["token", "create", "--user", "ada", "--label", "ci"], "");
+    assert!(ok);
+    let token = token.trim().to_owned();
+    assert!(token.starts_with("plt_") && token.len() == 68, "{token}");
+    let (ok, list, _) = plateau(&["token", "list"], "");
+    assert!(ok && list.contains(" ci ") && list.contains("ada"), "{list}");
+    assert!(!list.contains(&token), "the list never shows the token");
+    let id = list.lines().nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
+
+    let pool = app::db::connect(&db).await.unwrap();
+    assert_eq!(accounts::token_user(&pool, &token).await.unwrap().as_deref(), Some("ada"));
+    assert!(accounts::log_in(&pool, "ada", PASSWORD).await.unwrap().is_some());
+    let (ok, _, _) = plateau(&["token", "revoke", &id], "");
+    assert!(ok);
+    assert_eq!(accounts::token_user(&pool, &token).await.unwrap(), None);
+    let (ok, _, err) = plateau(&["token", "revoke", "nosuchid"], "");
+    assert!(!ok && err.contains("no token"), "{err}");
+}
+
+/// Every log line of this test binary, at every level, from the moment it is installed.
+fn capture_logs() -> &'static std::sync::Mutex<Vec<u8>> {
+    static LOGS: std::sync::OnceLock<&'static std::sync::Mutex<Vec<u8>>> = std::sync::OnceLock::new();
+    struct Sink(&'static std::sync::Mutex<Vec<u8>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    LOGS.get_or_init(|| {
+        let logs: &'static std::sync::Mutex<Vec<u8>> = Box::leak(Box::default());
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || Sink(logs))
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        logs
+    })
+}
+
+#[tokio::test]
+async fn secrets_never_reach_the_logs() {
+    let logs = capture_logs();
+    let app = spawn_app(on(ReadAccess::Login)).await;
+    app.user("ada").await;
+    let t = app.token("ada").await;
+    let revoked = app.token("ada").await;
+    accounts::revoke_token(&app.pool, &revoked.public_id).await.unwrap();
+    let cookie = app.log_in("ada").await;
+    let session = cookie.trim_start_matches("plateau_session=").to_owned();
+    // a failed sign-in with the password typed into the name field
+    let resp =
+        app.client.post(app.url("/login")).form(&[("name", PASSWORD), ("password", "x")]).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    for token in [&t.token, &revoked.token] {
+        app.client.get(app.url("/api/v1/runs")).headers(bearer(token)).send().await.unwrap();
+        let import = Form::new().text("text", PASTED);
+        app.client.post(app.url("/api/v1/runs")).headers(bearer(token)).multipart(import).send().await.unwrap();
+    }
+    let resp = app.client.post(app.url("/api/v1/runs")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN, "no Origin");
+    app.client.post(app.url("/logout")).header("cookie", &cookie).header(ORIGIN, &app.base).send().await.unwrap();
+
+    let logs = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    assert!(logs.contains("signed in"), "the capture works");
+    for (what, secret) in
+        [("password", PASSWORD), ("token", t.token.as_str()), ("revoked token", &revoked.token), ("session", &session)]
+    {
+        assert!(!logs.contains(secret), "the {what} was logged");
+    }
+}
