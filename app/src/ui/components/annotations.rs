@@ -25,6 +25,14 @@ pub fn AnnotationText(body: String) -> impl IntoView {
         .collect_view()
 }
 
+/// The content of a `<textarea>` holding `text`. Leptos writes a textarea's text child
+/// unescaped during server rendering, so `</textarea>` in the text would end the element
+/// early and the rest would be parsed as markup. Escaped here, the browser decodes the
+/// character references back into exactly `text`.
+pub fn textarea_html(text: &str) -> String {
+    crate::domain::annotations::escape_html(text)
+}
+
 fn kind_options(selected: AnnotationKind) -> impl IntoView {
     AnnotationKind::ALL
         .into_iter()
@@ -101,7 +109,7 @@ fn AnnotationItem(a: Annotation, back: String, editable: bool) -> impl IntoView 
                         <label>"Kind "<select name="kind">{kind_options(a.kind)}</select></label>
                         <label>"Effect "<select name="effect">{effect_options(a.effect)}</select></label>
                         <label>"Superseded by (run id) "<input name="superseded_by" value=a.superseded_by.as_ref().map(ToString::to_string).unwrap_or_default() /></label>
-                        <label class="wide">"Text "<textarea name="body" rows="3" required>{a.body.clone()}</textarea></label>
+                        <label class="wide">"Text "<textarea name="body" rows="3" required inner_html=textarea_html(&a.body)></textarea></label>
                         <button type="submit">"Save changes"</button>
                     </form>
                     <form method="post" action=delete_action class="delete-form">

@@ -156,7 +156,7 @@ pub fn FactsFields(f: PreviewFields) -> impl IntoView {
                     <option value="separate" selected=separate>"one run per file"</option>
                 </select>
             </label>
-            <label class="wide">"Notes"<textarea name="notes" rows="2">{f.notes}</textarea></label>
+            <label class="wide">"Notes"<textarea name="notes" rows="2" inner_html=crate::ui::components::textarea_html(&f.notes)></textarea></label>
         </fieldset>
     }
 }
