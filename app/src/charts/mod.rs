@@ -15,6 +15,7 @@ use charming::Chart;
 
 pub mod compare;
 pub mod marks;
+pub mod pages;
 #[cfg(test)]
 mod snapshots;
 

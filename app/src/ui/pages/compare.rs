@@ -4,7 +4,6 @@
 //! as annotations. Tables carry every number, so the page reads without JavaScript.
 
 use crate::api::{dismissed_proposals, get_runs};
-use crate::charts::marks::{annotation_series, apply_view};
 use crate::domain::view::{PageMode, Scale, ViewState, FOCUS_METRICS, FOCUS_STATS};
 use crate::charts::compare as charts;
 use crate::domain::anomalies;
@@ -128,9 +127,6 @@ pub(crate) fn CompareView(
     let baseline = baseline_index(&runs, &view);
     let editable = mode.editable();
     let live_path = compare_href(&runs, baseline, &view);
-    // Hidden runs (by id in the URL) hide every series named after them.
-    let hidden_names: Vec<String> = runs.iter().filter(|r| view.hide.iter().any(|h| h == r.id.as_str())).map(|r| r.name.clone()).collect();
-    let adjust = |chart: charming::Chart| apply_view(chart, &view, &hidden_names);
     let Some(cmp) = compare::compare(&runs, baseline) else {
         return view! { <ErrorBox error=AppError::BadRequest("no baseline".into()) /> }.into_any();
     };
@@ -187,48 +183,15 @@ pub(crate) fn CompareView(
         }))
         .collect();
     let found = anomalies::detect(&runs);
-    let charts_view = {
-        let ttft = charts::latency(&runs, Metric::Ttft);
-        let tpot = charts::latency(&runs, Metric::Tpot).or_else(|| charts::latency(&runs, Metric::ChunkGap));
-        let e2e = charts::latency(&runs, Metric::E2e);
-        let mut throughput = charts::throughput(&runs);
-        for (i, r) in runs.iter().enumerate() {
-            let prefix = if runs.len() > 1 { format!("{} · ", r.name) } else { String::new() };
-            for s in annotation_series(r, &Point::output_tok_s, &prefix) {
-                throughput = throughput.series(s.item_style(charming::element::ItemStyle::new().color(charts::colour(i))));
-            }
-        }
-        let focus = charts::focus(&runs, view.metric, view.stat).map(adjust);
-        let focus_caption = format!("Focus: {} {} per run (change it with the view settings)", view.metric.label(), view.stat.name());
-        let (ttft, tpot, e2e) = (ttft.map(adjust), tpot.map(adjust), e2e.map(adjust));
-        view! {
-            <section class="charts">
+    let charts_view = view! {
+        <section class="charts">
+            {crate::charts::pages::compare_charts(&runs, &view).into_iter().map(|c| view! {
                 <figure>
-                    <figcaption>"Output tok/s vs load (log₂), dashed: each run's ideal-linear scaling"</figcaption>
-                    <ChartView id="cmp-throughput" label="output throughput of each run".to_owned() chart=adjust(throughput) />
+                    <figcaption>{c.caption}</figcaption>
+                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart />
                 </figure>
-                {focus.map(|c| view! { <figure><figcaption>{focus_caption}</figcaption>
-                    <ChartView id="cmp-focus" label="the focus metric of each run".to_owned() chart=c /></figure> })}
-                {e2e.map(|c| view! { <figure><figcaption>"Request latency: p50 line, p90–p99 band"</figcaption>
-                    <ChartView id="cmp-latency" label="latency of each run".to_owned() chart=c /></figure> })}
-                {ttft.map(|c| view! { <figure><figcaption>"TTFT: p50 line, p90–p99 band"</figcaption>
-                    <ChartView id="cmp-ttft" label="TTFT of each run".to_owned() chart=c /></figure> })}
-                {tpot.map(|c| view! { <figure><figcaption>"Per-token latency: p50 line, p90–p99 band"</figcaption>
-                    <ChartView id="cmp-tpot" label="per-token latency of each run".to_owned() chart=c /></figure> })}
-                <figure>
-                    <figcaption>"Throughput vs latency, in load order"</figcaption>
-                    <ChartView id="cmp-tput-latency" label="throughput against latency".to_owned() chart=adjust_plain(charts::throughput_vs_latency(&runs), &hidden_names) />
-                </figure>
-                <figure>
-                    <figcaption>"tok/s per user vs tok/s per GPU, with the Pareto frontier"</figcaption>
-                    <ChartView id="cmp-pareto" label="interactivity against efficiency".to_owned() chart=adjust_plain(charts::pareto(&runs), &hidden_names) />
-                </figure>
-                <figure>
-                    <figcaption>"Requests completed and failed per level"</figcaption>
-                    <ChartView id="cmp-outcomes" label="requests per level".to_owned() chart=adjust_plain(charts::outcomes(&runs), &hidden_names) />
-                </figure>
-            </section>
-        }
+            }).collect_view()}
+        </section>
     };
     let facts_rows = Fact::ALL
         .iter()
@@ -397,11 +360,6 @@ fn AllChanges(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
             }
         })
         .collect_view()
-}
-
-/// The view's axis scale and the hidden runs on a chart that has no load axis.
-fn adjust_plain(chart: charming::Chart, hidden: &[String]) -> charming::Chart {
-    apply_view(chart, &ViewState::default(), hidden)
 }
 
 /// The settings of the view, as a GET form: submitting it changes the URL, so the view is

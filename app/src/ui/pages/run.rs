@@ -6,12 +6,11 @@
 
 use crate::api::{dismissed_proposals, get_run};
 use crate::charts;
-use crate::charts::marks::{annotation_series, apply_view};
 use crate::domain::annotations::Effect;
 use crate::domain::format::{int, load, num, when, UNKNOWN};
-use crate::domain::metrics::{Metric, Stat};
+use crate::domain::metrics::Stat;
 use crate::domain::view::{PageMode, ViewState};
-use crate::domain::{analysis, Point, Run};
+use crate::domain::{analysis, Run};
 use crate::ui::components::{
     AnnotationsSection, ChartView, DefinitionsView, ErrorBox, LevelsTable, MeasuresTable, ModeBanner, ProposalsList,
     ShareBar, ViewProblems,
@@ -124,21 +123,7 @@ pub(crate) fn RunView(
         crate::domain::RunStatus::Running => "a live sweep is still measuring this run",
         crate::domain::RunStatus::Interrupted => "the sweep stopped early; the finished levels are whole",
     };
-    // Every chart: the view's scale and hidden series; annotation pins where a level has a value.
-    let adjust = |chart: charming::Chart| apply_view(chart, &view, &view.hide);
-    let with_marks = |mut chart: charming::Chart, y: &dyn Fn(&Point) -> Option<f64>| {
-        for s in annotation_series(&run, y, "") {
-            chart = chart.series(s);
-        }
-        adjust(chart)
-    };
-    let throughput = with_marks(charts::throughput(&run), &Point::output_tok_s);
-    let latency = with_marks(charts::latency(&run), &|p: &Point| p.latency_ms(Stat::P50).map(|v| v / 1000.0));
-    let ttft = charts::metric(&run, Metric::Ttft).map(|c| with_marks(c, &|p: &Point| p.get(Metric::Ttft, Stat::P50)));
-    // Per-token latency: the definition the source has (see the definitions section).
-    let tpot = [Metric::Tpot, Metric::ChunkGap, Metric::TpotInclTtft]
-        .into_iter()
-        .find_map(|m| charts::metric(&run, m).map(|c| (m, adjust(c))));
+    let page_charts = charts::pages::run_charts(&run, &view);
     let editable = mode.editable();
     let live_path = view.href(&format!("/runs/{}", run.id));
     let back = live_path.clone();
@@ -196,26 +181,12 @@ pub(crate) fn RunView(
         })}
         {(!notes.is_empty()).then(|| view! { <p class="notes">{notes}</p> })}
         <section class="charts">
-            <figure>
-                <figcaption>"Output throughput vs load (log₂), with ideal-linear scaling from the lowest level"</figcaption>
-                <ChartView id=charts::THROUGHPUT_ID label="output tok/s by load level".to_owned() chart=throughput />
-            </figure>
-            <figure>
-                <figcaption>"Request latency vs load: avg, p50, p99"</figcaption>
-                <ChartView id=charts::LATENCY_ID label="request latency by load level".to_owned() chart=latency />
-            </figure>
-            {ttft.map(|c| view! {
+            {page_charts.into_iter().map(|c| view! {
                 <figure>
-                    <figcaption>"Time to first token vs load"</figcaption>
-                    <ChartView id=charts::TTFT_ID label="TTFT by load level".to_owned() chart=c />
+                    <figcaption>{c.caption}</figcaption>
+                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart />
                 </figure>
-            })}
-            {tpot.map(|(m, c)| view! {
-                <figure>
-                    <figcaption>{m.label()}" vs load — "{m.definition()}</figcaption>
-                    <ChartView id=charts::TPOT_ID label="per-token latency by load level".to_owned() chart=c />
-                </figure>
-            })}
+            }).collect_view()}
         </section>
         <h2>"Levels"</h2>
         <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations /></div>
