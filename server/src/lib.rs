@@ -7,6 +7,8 @@
 //! - [`routes`]: the HTTP surface (pages, server functions, upload, REST API).
 //! - [`ingest`]: format detection, parsers and the one import path every entry shares.
 //! - [`loadgen`]: the load generator: concurrency sweeps stored level by level as they finish.
+//! - [`preview_image`]: a run's throughput curve as the PNG of its link preview.
+//! - [`report`]: the offline HTML report and a comparison's CSV / JSON / Markdown.
 //! - [`share`]: annotations, saved reports and snapshots (validation, content hashes).
 //! - [`demo`]: the story's two runs, loaded by `plateau serve --demo`.
 //! - [`export`]: a stored run in Plateau's own format (JSON, CSV).
@@ -22,6 +24,8 @@ pub mod demo;
 pub mod export;
 pub mod ingest;
 pub mod loadgen;
+pub mod preview_image;
+pub mod report;
 pub mod routes;
 pub mod share;
 pub mod sim;

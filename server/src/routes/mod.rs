@@ -4,6 +4,7 @@
 
 mod annotations;
 mod api;
+mod exports;
 mod login;
 mod multipart;
 mod sweeps;
@@ -81,6 +82,7 @@ pub fn router(state: AppState) -> Router {
         .route("/sweeps", post(sweeps::start_form))
         .route("/imports/{token}/save", post(upload::save))
         .merge(annotations::form_router())
+        .merge(exports::router())
         .nest("/api/v1", api::router().merge(sweeps::router()).merge(annotations::api_router()))
         .route("/healthz", get(|| async { "ok" }))
         .merge(login::router())

@@ -1,0 +1,240 @@
+//! Exports of what a page shows: the self-contained offline HTML report (data, charts and
+//! annotations inlined with ECharts itself, so the file opens from disk with no server),
+//! and a comparison's CSV, JSON and Markdown.
+//!
+//! The charts are the page's own ([`app::charts::pages`]), so the report draws what the
+//! page drew. Every piece of text is HTML-escaped; JSON inside `<script>` has `<` escaped
+//! so no `</script>` can end it.
+
+use crate::share::{ShareError, ViewTarget};
+use app::charts::pages::{compare_charts, run_charts, PageChart};
+use app::domain::annotations::{escape_html, plain_text, to_html, Anchor};
+use app::domain::format::{int, load, ms_as_s, num, when};
+use app::domain::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
+use app::domain::metrics::{Metric, Stat};
+use app::domain::view::ViewState;
+use app::domain::Run;
+use std::path::Path;
+
+/// JSON safe to place inside a `<script>` element.
+fn script_json(json: &str) -> String {
+    json.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
+}
+
+fn levels_table(run: &Run) -> String {
+    let mut rows = String::new();
+    for p in &run.points {
+        let notes: Vec<String> = run
+            .annotations
+            .iter()
+            .filter(|a| matches!(a.anchor, Anchor::Point { .. } | Anchor::Range { .. }) && a.anchor.covers(p))
+            .map(|a| format!("<span class=\"note-marker\" title=\"{}\">✎</span>", escape_html(&plain_text(&a.body))))
+            .collect();
+        rows.push_str(&format!(
+            "<tr><td class=\"load\">{}{}</td><td>{} / {}</td><td class=\"tok\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            escape_html(&load(p.load_value)),
+            notes.join(""),
+            int(p.requests_ok),
+            int(p.requests_failed),
+            num(p.output_tok_s(), 1),
+            ms_as_s(p.latency_ms(Stat::Mean)),
+            ms_as_s(p.latency_ms(Stat::P50)),
+            ms_as_s(p.latency_ms(Stat::P99)),
+            num(p.get(Metric::Ttft, Stat::P50), 0),
+        ));
+    }
+    for s in &run.set_aside {
+        rows.push_str(&format!(
+            "<tr class=\"set-aside\"><td class=\"load\">{}</td><td colspan=\"6\">{} by an annotation</td></tr>\n",
+            escape_html(&load(s.point.load_value)),
+            if s.effect == app::domain::annotations::Effect::Hide { "hidden" } else { "excluded from analysis" },
+        ));
+    }
+    format!(
+        "<table class=\"levels\"><thead><tr><th>load</th><th>ok / failed</th><th>output tok/s</th><th>lat avg (s)</th><th>p50 (s)</th><th>p99 (s)</th><th>TTFT p50 (ms)</th></tr></thead><tbody>\n{rows}</tbody></table>"
+    )
+}
+
+fn annotations_list(runs: &[Run]) -> String {
+    let items: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r.annotations.iter().map(move |a| (r, a)))
+        .map(|(r, a)| {
+            format!(
+                "<li class=\"annotation\" data-kind=\"{}\"><span class=\"badge\">{}</span> <strong>{}</strong> · {}: {} <span class=\"annotation-meta\">— {}, {}</span></li>",
+                a.kind.as_str(),
+                escape_html(a.kind.label()),
+                escape_html(&r.name),
+                escape_html(&a.anchor.label()),
+                to_html(&a.body),
+                escape_html(&a.author),
+                escape_html(&when(&a.updated_at)),
+            )
+        })
+        .collect();
+    if items.is_empty() {
+        "<p class=\"empty\">No annotations.</p>".to_owned()
+    } else {
+        format!("<ul class=\"annotation-list\" id=\"annotations\">{}</ul>", items.join("\n"))
+    }
+}
+
+/// The offline report of a view. `site_root` holds the built site (CSS, ECharts).
+pub fn html_report(site_root: &Path, target: &ViewTarget, view: &ViewState, view_path: &str, runs: &[Run]) -> Result<String, ShareError> {
+    let read = |rel: &str| {
+        std::fs::read_to_string(site_root.join(rel)).map_err(|e| {
+            tracing::error!(file = %site_root.join(rel).display(), error = %e, "report asset missing; run .ci/build");
+            ShareError::Invalid(format!("the report needs the built site ({rel} is missing); run .ci/build"))
+        })
+    };
+    let echarts = read("echarts.min.js")?;
+    let css = read("pkg/plateau.css").unwrap_or_default();
+    let (title, charts): (String, Vec<PageChart>) = match target {
+        ViewTarget::Run(_) => (
+            runs.first().map(|r| r.name.clone()).unwrap_or_default(),
+            runs.first().map(|r| run_charts(r, view)).unwrap_or_default(),
+        ),
+        ViewTarget::Compare => (
+            format!("Compare {} runs: {}", runs.len(), runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs ")),
+            compare_charts(runs, view),
+        ),
+    };
+    let mut body = String::new();
+    body.push_str(&format!(
+        "<header class=\"report-head\"><h1>{}</h1><p class=\"annotation-meta\">Plateau report, generated {} from <code>{}</code>. Everything is in this file: it opens offline.</p></header>\n",
+        escape_html(&title),
+        escape_html(&chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string()),
+        escape_html(view_path),
+    ));
+    body.push_str("<section class=\"runs\">");
+    for r in runs {
+        let sat = saturation(&r.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence()).unwrap_or_default();
+        let facts = [r.facts.model.clone(), r.facts.gpu_label(), r.facts.endpoint_kind.map(|e| e.path().to_owned())]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" · ");
+        body.push_str(&format!(
+            "<h2>{}</h2><p>{}</p><p class=\"saturation\">{}</p>",
+            escape_html(&r.name),
+            escape_html(&facts),
+            escape_html(&sat)
+        ));
+    }
+    body.push_str("</section>\n<section class=\"charts\">");
+    let mut options = serde_json::Map::new();
+    for c in &charts {
+        body.push_str(&format!(
+            "<figure><figcaption>{}</figcaption><div class=\"chart\" id=\"{}\" role=\"img\" aria-label=\"{}\" style=\"width:100%;height:360px\"></div></figure>",
+            escape_html(&c.caption),
+            c.id,
+            escape_html(c.label)
+        ));
+        let value = serde_json::to_value(&c.chart).map_err(|e| ShareError::Invalid(format!("chart {}: {e}", c.id)))?;
+        options.insert(c.id.to_owned(), value);
+    }
+    body.push_str("</section>\n");
+    for r in runs {
+        body.push_str(&format!("<h2>Levels: {}</h2><div class=\"table-wrap\">{}</div>", escape_html(&r.name), levels_table(r)));
+    }
+    body.push_str("<h2>Annotations</h2>");
+    body.push_str(&annotations_list(runs));
+    let data = serde_json::json!({ "view": view_path, "runs": runs });
+    let charts_json = script_json(&serde_json::Value::Object(options).to_string());
+    Ok(format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>{title} · Plateau report</title><style>{css}</style><script>{echarts}</script></head>\
+<body><main>{body}</main>\
+<script type=\"application/json\" id=\"plateau-data\">{data}</script>\
+<script>(function(){{var o={charts_json};Object.keys(o).forEach(function(id){{var el=document.getElementById(id);if(el&&window.echarts){{echarts.init(el).setOption(o[id]);}}}});window.addEventListener('resize',function(){{document.querySelectorAll('.chart').forEach(function(el){{var c=echarts.getInstanceByDom(el);if(c)c.resize();}});}});}})();</script>\
+</body></html>\n",
+        title = escape_html(&title),
+        css = css.replace("</style", "<\\/style"),
+        echarts = echarts.replace("</script", "<\\/script"),
+        data = script_json(&data.to_string()),
+    ))
+}
+
+/// A comparison as CSV: one row per run and level, with the focus metric and its change
+/// against the baseline at the same level.
+pub fn compare_csv(runs: &[Run], view: &ViewState, baseline: usize) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let focus = format!("{}_{}", view.metric.as_str(), view.stat.name());
+    let _ = w.write_record([
+        "run_id", "run_name", "baseline", "load_kind", "load", "requests_ok", "requests_failed", "output_tok_s",
+        "latency_avg_ms", "latency_p50_ms", "latency_p99_ms", "ttft_p50_ms", &focus, "focus_change_pct",
+    ]);
+    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    let base = runs.get(baseline);
+    for (i, r) in runs.iter().enumerate() {
+        for p in &r.points {
+            let value = p.get(view.metric, view.stat);
+            let base_value = base
+                .and_then(|b| b.points.iter().find(|q| app::domain::compare::LevelKey::of(q).same_as(&app::domain::compare::LevelKey::of(p))))
+                .and_then(|q| q.get(view.metric, view.stat));
+            let change = match (value, base_value) {
+                (Some(v), Some(b)) if b != 0.0 && i != baseline => Some((v - b) / b * 100.0),
+                _ => None,
+            };
+            let _ = w.write_record([
+                r.id.to_string(),
+                r.name.clone(),
+                (i == baseline).to_string(),
+                p.load_kind.as_str().to_owned(),
+                format!("{}", p.load_value),
+                p.requests_ok.map(|n| n.to_string()).unwrap_or_default(),
+                p.requests_failed.map(|n| n.to_string()).unwrap_or_default(),
+                opt(p.output_tok_s()),
+                opt(p.latency_ms(Stat::Mean)),
+                opt(p.latency_ms(Stat::P50)),
+                opt(p.latency_ms(Stat::P99)),
+                opt(p.get(Metric::Ttft, Stat::P50)),
+                opt(value),
+                opt(change),
+            ]);
+        }
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// A comparison as Markdown: each run's table, the explanations, then the annotations.
+pub fn compare_markdown(runs: &[Run], baseline: usize) -> String {
+    let mut out = String::new();
+    for r in runs {
+        out.push_str(&crate::export::markdown(r));
+        out.push('\n');
+    }
+    if let Some(cmp) = app::domain::compare::compare(runs, baseline) {
+        let sentences: Vec<String> = cmp.levels.iter().flat_map(|l| l.deltas.iter().filter_map(|d| d.attribution.as_ref().map(|a| a.sentence.clone()))).collect();
+        if !sentences.is_empty() {
+            out.push_str("**Why throughput differs**\n\n");
+            for s in sentences {
+                out.push_str(&format!("- {s}\n"));
+            }
+            out.push('\n');
+        }
+    }
+    let notes: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r.annotations.iter().map(move |a| format!("- {} · {} ({}): {}", r.name, a.anchor.label(), a.kind.label(), a.body.replace('\n', " "))))
+        .collect();
+    if !notes.is_empty() {
+        out.push_str("**Annotations**\n\n");
+        out.push_str(&notes.join("\n"));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_json_cannot_close_the_script() {
+        let s = script_json(r#"{"a":"</script><script>alert(1)</script>"}"#);
+        assert!(!s.contains("</script"), "{s}");
+        let back: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(back["a"], "</script><script>alert(1)</script>");
+    }
+}
