@@ -102,6 +102,8 @@ impl TestApp {
             })),
             Body::SweepForm => req.form(&[("url", "http://127.0.0.1:9"), ("model", "m"), ("concurrency", "1")]),
             Body::SaveForm => req.form(&[("name", "saved")]),
+            Body::AnnotationForm => req.form(&[("anchor", "run"), ("kind", "note"), ("body", "by form")]),
+            Body::AnnotationJson => req.json(&serde_json::json!({ "anchor": { "type": "run" }, "kind": "note", "body": "by json" })),
             Body::Empty => req,
         };
         req.send().await.unwrap()
@@ -128,6 +130,10 @@ enum Body {
     SweepForm,
     /// The import preview's save form; `{token}` is a real staged upload.
     SaveForm,
+    /// A whole-run note, as the run page's form sends it.
+    AnnotationForm,
+    /// The same note through the JSON API.
+    AnnotationJson,
     Empty,
 }
 
@@ -155,9 +161,20 @@ fn write_routes() -> Vec<WriteRoute> {
         r(Method::PUT, "/api/v1/runs/{id}", Body::Empty),
         r(Method::PATCH, "/api/v1/runs/{id}", Body::Empty),
         r(Method::DELETE, "/api/v1/runs/{id}", Body::Empty),
-        r(Method::POST, "/api/v1/runs/{id}/annotations", Body::Empty),
         r(Method::DELETE, "/runs/{id}", Body::Empty),
+        // annotations, proposals, reports, snapshots
+        r(Method::POST, "/runs/{id}/annotations", Body::AnnotationForm),
+        r(Method::POST, "/api/v1/runs/{id}/annotations", Body::AnnotationJson),
+        r(Method::POST, "/annotations/{id}/edit", Body::Empty),
+        r(Method::POST, "/annotations/{id}/delete", Body::Empty),
+        r(Method::PUT, "/api/v1/annotations/{id}", Body::Empty),
+        r(Method::DELETE, "/api/v1/annotations/{id}", Body::Empty),
+        r(Method::POST, "/proposals/dismiss", Body::Empty),
+        r(Method::POST, "/api/v1/proposals/dismiss", Body::Empty),
         r(Method::POST, "/reports", Body::Empty),
+        r(Method::POST, "/api/v1/reports", Body::Empty),
+        r(Method::POST, "/snapshots", Body::Empty),
+        r(Method::POST, "/api/v1/snapshots", Body::Empty),
     ]
 }
 
@@ -318,6 +335,10 @@ async fn a_valid_token_writes_through_every_route() {
         }
     }
     assert!(app.run_count().await >= 3, "imported, saved and swept");
+    // Both annotation doors wrote, and the author is the token's user.
+    let stored = app::db::get_run_raw(&app.pool, &app::domain::RunId::parse(&run).unwrap()).await.unwrap();
+    let authors: Vec<(&str, &str)> = stored.annotations.iter().map(|a| (a.body.as_str(), a.author.as_str())).collect();
+    assert_eq!(authors, [("by form", "ada"), ("by json", "ada")]);
     let listed = app::db::list_api_tokens(&app.pool).await.unwrap();
     assert!(listed[0].last_used_at.is_some(), "use recorded");
 }
