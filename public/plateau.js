@@ -93,3 +93,63 @@ document.addEventListener('change', function (e) {
     fetch(form.action, { method: 'POST' });
   });
 })();
+
+// Every chart gets a "PNG" button that downloads the chart as drawn (white background,
+// 2× pixels), once the hydrated app has drawn it.
+(function () {
+  if (!window.echarts) return;
+  function addButtons() {
+    document.querySelectorAll('.chart').forEach(function (el) {
+      var chart = window.echarts.getInstanceByDom(el);
+      if (!chart || !el.id || el.getAttribute('data-png')) return;
+      el.setAttribute('data-png', '1');
+      var b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'secondary png-button';
+      b.textContent = 'PNG';
+      b.title = 'download this chart as a PNG image';
+      b.addEventListener('click', function () {
+        var a = document.createElement('a');
+        a.href = chart.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: '#ffffff' });
+        a.download = 'plateau-' + el.id + '.png';
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+      });
+      el.parentNode.insertBefore(b, el.nextSibling);
+    });
+  }
+  var tries = 0;
+  var timer = setInterval(function () {
+    addButtons();
+    if (++tries > 40) clearInterval(timer);
+  }, 250);
+  window.addEventListener('popstate', addButtons);
+})();
+
+// Compare page: the address follows the run toggles (`hide=<run ids>`), so copying it, a
+// saved report or a snapshot keeps the hidden runs hidden.
+document.addEventListener('change', function (e) {
+  var box = e.target;
+  if (!box.classList || !box.classList.contains('run-toggle')) return;
+  var url = new URL(window.location.href);
+  var hidden = [];
+  document.querySelectorAll('.run-toggle').forEach(function (b) {
+    if (!b.checked && b.getAttribute('data-run')) hidden.push(b.getAttribute('data-run'));
+  });
+  if (hidden.length) url.searchParams.set('hide', hidden.join(',')); else url.searchParams.delete('hide');
+  url.hash = '';
+  window.history.replaceState(window.history.state, '', url.pathname + url.search);
+  var view = url.pathname + url.search;
+  document.querySelectorAll('#share input[name="view"]').forEach(function (i) { i.value = view; });
+  document.querySelectorAll('#share a.export-link').forEach(function (a) {
+    var target = new URL(a.getAttribute('href'), window.location.origin);
+    target.search = url.search;
+    a.setAttribute('href', target.pathname + target.search);
+  });
+  document.querySelectorAll('.set-baseline').forEach(function (a) {
+    var target = new URL(a.getAttribute('href'), window.location.origin);
+    if (hidden.length) target.searchParams.set('hide', hidden.join(',')); else target.searchParams.delete('hide');
+    a.setAttribute('href', target.pathname + target.search);
+  });
+});
