@@ -7,7 +7,7 @@
 
 use super::compare::series_name;
 use crate::domain::annotations::{plain_text, Anchor, Effect};
-use crate::domain::view::{Scale, ViewState};
+use crate::domain::view::ViewState;
 use crate::domain::{Point, Run};
 use charming::element::{ItemStyle, MarkArea, MarkAreaData, Symbol};
 use charming::series::Scatter;
@@ -87,49 +87,29 @@ fn unescape(s: &str) -> String {
     s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
 }
 
-/// `chart` with the view's axis scale and hidden series. `hidden` lists unescaped series
-/// names (or run names whose companions go with them, see [`ViewState::hides`]).
-pub fn apply_view(chart: Chart, view: &ViewState, hidden: &[String]) -> Chart {
-    if view.scale == Scale::Log && hidden.is_empty() {
+/// `chart` with the view's hidden series: a legend whose selection turns them off.
+/// `hidden` lists unescaped series names (or run names whose companions go with them,
+/// see [`ViewState::hides`]). The axis scale is applied while the chart is built
+/// ([`super::with_scale`]); nothing here deserialises a chart, which the wasm build of
+/// charming cannot always do.
+pub fn apply_view(chart: Chart, hidden: &[String]) -> Chart {
+    if hidden.is_empty() {
         return chart;
     }
-    let Ok(mut json) = serde_json::to_value(&chart) else { return chart };
-    if view.scale == Scale::Linear {
-        let axes: Vec<&mut serde_json::Value> = match json.get_mut("xAxis") {
-            Some(serde_json::Value::Array(list)) => list.iter_mut().collect(),
-            Some(one) => vec![one],
-            None => Vec::new(),
-        };
-        {
-            for axis in axes {
-                if axis.get("type").and_then(|t| t.as_str()) == Some("log") {
-                    axis["type"] = "value".into();
-                    if let Some(o) = axis.as_object_mut() {
-                        o.remove("logBase");
-                    }
-                }
-            }
-        }
+    let rule = ViewState { hide: hidden.to_vec(), ..ViewState::default() };
+    let names: Vec<String> = serde_json::to_value(&chart)
+        .ok()
+        .and_then(|json| {
+            json.get("series").and_then(|s| s.as_array()).map(|list| {
+                list.iter().filter_map(|s| s.get("name").and_then(|n| n.as_str()).map(str::to_owned)).collect()
+            })
+        })
+        .unwrap_or_default();
+    let selected: Vec<(String, bool)> = names.into_iter().filter(|n| rule.hides(&unescape(n))).map(|n| (n, false)).collect();
+    if selected.is_empty() {
+        return chart;
     }
-    if !hidden.is_empty() {
-        let rule = ViewState { hide: hidden.to_vec(), ..ViewState::default() };
-        let selected: serde_json::Map<String, serde_json::Value> = json
-            .get("series")
-            .and_then(|s| s.as_array())
-            .into_iter()
-            .flatten()
-            .filter_map(|s| s.get("name").and_then(|n| n.as_str()))
-            .filter(|n| rule.hides(&unescape(n)))
-            .map(|n| (n.to_owned(), serde_json::Value::Bool(false)))
-            .collect();
-        if !selected.is_empty() {
-            if json.get("legend").is_none() {
-                json["legend"] = serde_json::json!({});
-            }
-            json["legend"]["selected"] = serde_json::Value::Object(selected);
-        }
-    }
-    serde_json::from_value(json).unwrap_or(chart)
+    chart.legend(charming::component::Legend::new().top("0").selected(selected))
 }
 
 #[cfg(test)]
@@ -137,6 +117,7 @@ mod tests {
     use super::*;
     use crate::domain::annotations::{Annotation, AnnotationId, AnnotationKind};
     use crate::domain::compare::tests::chat_run;
+    use crate::domain::view::Scale;
     use crate::domain::LoadKind;
 
     fn note(anchor: Anchor, effect: Effect, body: &str) -> Annotation {
@@ -176,15 +157,14 @@ mod tests {
         let s = annotation_series(&run, Point::output_tok_s, "");
         let names: Vec<String> = s.iter().map(|x| serde_json::to_value(x).unwrap()["name"].as_str().unwrap().to_owned()).collect();
         assert!(names.iter().any(|n| n == EXCLUDED), "{names:?}");
-        let chart = crate::charts::throughput(&run);
-        let view = ViewState { scale: Scale::Linear, ..ViewState::default() };
-        let v = serde_json::to_value(apply_view(chart.clone(), &view, &["ideal linear".into()])).unwrap();
+        let chart = crate::charts::with_scale(Scale::Linear, || crate::charts::throughput(&run));
+        let v = serde_json::to_value(apply_view(chart.clone(), &["ideal linear".into()])).unwrap();
         assert_eq!(v["xAxis"]["type"], "value");
         assert_eq!(v["legend"]["selected"]["ideal linear"], false);
         assert!(v["legend"]["selected"].get("output tok/s").is_none());
-        // Nothing asked: the chart is untouched, and the JSON round trip loses nothing.
-        assert_eq!(apply_view(chart.clone(), &ViewState::default(), &[]), chart);
-        let back: Chart = serde_json::from_value(serde_json::to_value(&chart).unwrap()).unwrap();
-        assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&chart).unwrap());
+        // Nothing asked: the chart is untouched; the default scale is log₂.
+        assert_eq!(apply_view(chart.clone(), &[]), chart);
+        let log = serde_json::to_value(crate::charts::throughput(&run)).unwrap();
+        assert_eq!((log["xAxis"]["type"].as_str(), log["xAxis"]["logBase"].as_f64()), (Some("log"), Some(2.0)));
     }
 }

@@ -4,6 +4,7 @@
 //! touches the DOM. Unknown values are left out of a series, never drawn as zero.
 
 use crate::domain::metrics::{Metric, Stat};
+use crate::domain::view::Scale;
 use crate::domain::{analysis, knee, LoadKind, Point, Run};
 use charming::component::{Axis, DataZoom, Grid, Legend};
 use charming::element::{
@@ -28,11 +29,27 @@ pub const TTFT_ID: &str = "chart-ttft";
 /// DOM id of the per-token latency chart on a run page (TPOT or chunk-gap ITL).
 pub const TPOT_ID: &str = "chart-tpot";
 
+thread_local! {
+    /// The load-axis scale charts are built with on this thread ([`with_scale`]).
+    static SCALE: std::cell::Cell<Scale> = const { std::cell::Cell::new(Scale::Log) };
+}
+
+/// Builds charts with the load axis in `scale` (the view's), then restores the default.
+/// Charts are built synchronously, so the setting cannot leak into another request.
+pub fn with_scale<T>(scale: Scale, build: impl FnOnce() -> T) -> T {
+    let before = SCALE.with(|s| s.replace(scale));
+    let out = build();
+    SCALE.with(|s| s.set(before));
+    out
+}
+
 pub(crate) fn load_axis(kind: LoadKind) -> Axis {
-    // log₂: a concurrency sweep doubles its load, so equal steps should look equal.
-    Axis::new()
-        .type_(AxisType::Log)
-        .log_base(2.0)
+    let axis = match SCALE.with(std::cell::Cell::get) {
+        // log₂: a concurrency sweep doubles its load, so equal steps should look equal.
+        Scale::Log => Axis::new().type_(AxisType::Log).log_base(2.0),
+        Scale::Linear => Axis::new().type_(AxisType::Value),
+    };
+    axis
         .name(kind.label())
         .name_location(NameLocation::Middle)
         .name_gap(28.0)

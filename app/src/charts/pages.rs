@@ -24,7 +24,11 @@ fn chart(id: &'static str, caption: impl Into<String>, label: &'static str, char
 
 /// A run page's charts: throughput and latency with annotation pins, TTFT, per-token latency.
 pub fn run_charts(run: &Run, view: &ViewState) -> Vec<PageChart> {
-    let adjust = |c: Chart| apply_view(c, view, &view.hide);
+    super::with_scale(view.scale, || run_charts_scaled(run, view))
+}
+
+fn run_charts_scaled(run: &Run, view: &ViewState) -> Vec<PageChart> {
+    let adjust = |c: Chart| apply_view(c, &view.hide);
     let with_marks = |mut c: Chart, y: &dyn Fn(&Point) -> Option<f64>| {
         for s in annotation_series(run, y, "") {
             c = c.series(s);
@@ -57,10 +61,14 @@ pub fn run_charts(run: &Run, view: &ViewState) -> Vec<PageChart> {
 
 /// A compare page's charts. Runs whose id is in `view.hide` start hidden.
 pub fn compare_charts(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
+    super::with_scale(view.scale, || compare_charts_scaled(runs, view))
+}
+
+fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
     let hidden: Vec<String> = runs.iter().filter(|r| view.hide.iter().any(|h| h == r.id.as_str())).map(|r| r.name.clone()).collect();
-    let adjust = |c: Chart| apply_view(c, view, &hidden);
+    let adjust = |c: Chart| apply_view(c, &hidden);
     // Charts without a load axis keep their own axes; only hidden runs apply.
-    let plain = |c: Chart| apply_view(c, &ViewState::default(), &hidden);
+    let plain = adjust;
     let mut throughput = cmp::throughput(runs);
     for (i, r) in runs.iter().enumerate() {
         let prefix = format!("{} · ", r.name);

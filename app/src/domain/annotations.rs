@@ -6,7 +6,7 @@
 //! [`apply_effects`], when a run is loaded, so every chart, table, comparison and derived
 //! metric (which all read `Run::points`) honours them without knowing annotations exist.
 //!
-//! Text takes light formatting (`*em*`, `**strong**`, `` `code` ``, `[text](url)` and bare
+//! Text takes light formatting (`*em*` — not `_em_`, which would mangle snake_case names — `**strong**`, `` `code` ``, `[text](url)` and bare
 //! `http(s)://` links), parsed by [`parse_inline`] into inert pieces: nothing in an
 //! annotation is ever interpreted as HTML.
 
@@ -346,10 +346,10 @@ pub fn parse_inline(text: &str) -> Vec<Inline> {
                 .find("**")
                 .filter(|&end| end > 0)
                 .map(|end| (Inline::Strong(rest[2..2 + end].to_owned()), end + 4)),
-            '*' | '_' => {
-                let close = if c == '*' { '*' } else { '_' };
+            // Only `*`: underscores are everywhere in this field's identifiers (max_num_seqs).
+            '*' => {
                 rest[1..]
-                    .find(close)
+                    .find('*')
                     .filter(|&end| end > 0 && !rest[1..].starts_with(' '))
                     .map(|end| (Inline::Em(rest[1..1 + end].to_owned()), end + 2))
             }
@@ -475,6 +475,7 @@ mod tests {
         assert!(evil.contains("&lt;script&gt;") && evil.contains("<code>&lt;b&gt;</code>"), "{evil}");
         assert_eq!(plain_text("**a** [b](/runs/x) 2*3"), "a b 2*3");
         assert_eq!(parse_inline("2 * 3 * 4"), vec![Inline::Text("2 * 3 * 4".into())]);
+        assert_eq!(plain_text("--max_num_seqs and window.__x = 1"), "--max_num_seqs and window.__x = 1");
     }
 
     #[test]

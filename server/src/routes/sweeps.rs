@@ -129,7 +129,19 @@ async fn start(State(state): State<AppState>, Json(req): Json<SweepRequest>) -> 
 
 async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Response {
     let Some(rx) = state.sweeps.subscribe(&id) else {
-        return (StatusCode::NOT_FOUND, Json(json!({ "error": format!("no sweep {id:?} is running here") }))).into_response();
+        // Finished between the page load and this request: say so, as the last event
+        // would have, so the page reloads instead of seeing an error.
+        let status = match app::domain::RunId::parse(&id) {
+            Some(run) => app::db::get_run(&state.pool, &run).await.ok().map(|r| r.status),
+            None => None,
+        };
+        let Some(status) = status else {
+            return (StatusCode::NOT_FOUND, Json(json!({ "error": format!("no sweep {id:?} is running here") }))).into_response();
+        };
+        let ev = crate::sweeps::SweepEvent::Finished { status: status.as_str().to_owned() };
+        let event = Event::default().json_data(&ev).unwrap_or_else(|_| Event::default().data("{}"));
+        let once = futures_util::stream::once(async move { Ok::<_, std::convert::Infallible>(event) });
+        return Sse::new(once).into_response();
     };
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
         loop {

@@ -27,15 +27,29 @@ pub fn ChartView(
 /// rather than fail.
 #[cfg(feature = "hydrate")]
 fn draw(id: &'static str, chart: Chart, frames_left: u8) {
-    use charming::WasmRenderer;
     if document().get_element_by_id(id).is_some() {
-        // Size from the container (CSS), so the chart follows the layout.
-        if let Err(e) = WasmRenderer::new_opt(None, None).render(id, &chart) {
-            leptos::logging::error!("chart {id}: {e:?}");
+        // The option goes over as JSON text, parsed by the browser: charming's own renderer
+        // converts maps (a legend's `selected`) into JS `Map`s, which ECharts ignores.
+        if !echarts_draw(id, &chart.to_string()) {
+            leptos::logging::error!("chart {id}: ECharts is not loaded");
         }
     } else if frames_left > 0 {
         request_animation_frame(move || draw(id, chart, frames_left - 1));
     } else {
         leptos::logging::error!("chart {id}: its container never appeared");
     }
+}
+
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "
+export function echarts_draw(id, json) {
+  const el = document.getElementById(id);
+  if (!el || !window.echarts) return false;
+  const chart = window.echarts.getInstanceByDom(el) || window.echarts.init(el);
+  chart.setOption(JSON.parse(json), true);
+  return true;
+}")]
+extern "C" {
+    /// Draws (or redraws) the ECharts option `json` into the element `id`; size from CSS.
+    fn echarts_draw(id: &str, json: &str) -> bool;
 }
