@@ -122,6 +122,8 @@ mod tests {
             facts: RunFacts { model: Some("Kimi".into()), ..RunFacts::default() },
             definitions: Default::default(),
             points: vec![a, b],
+            set_aside: vec![],
+            annotations: vec![],
         };
         let md = super::markdown(&run);
         assert!(md.starts_with("### chat \\| run\n\nmodel: Kimi\n\n"), "{md}");

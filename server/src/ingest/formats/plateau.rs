@@ -342,6 +342,7 @@ mod tests {
                 .into_iter()
                 .map(|f| ExportedFile { file_name: f.file_name, format: f.format, content: String::from_utf8_lossy(&f.content).into_owned() })
                 .collect(),
+            annotations: Vec::new(),
         }
     }
 
