@@ -94,6 +94,24 @@ document.addEventListener('change', function (e) {
   });
 })();
 
+function decodeName(n) {
+  return n.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+}
+
+function keepHidden(selected) {
+  var url = new URL(window.location.href);
+  var hidden = (url.searchParams.get('hide') || '').split(',').filter(Boolean);
+  Object.keys(selected).forEach(function (name) {
+    var n = decodeName(name);
+    var at = hidden.indexOf(n);
+    if (!selected[name] && at < 0) hidden.push(n);
+    if (selected[name] && at >= 0) hidden.splice(at, 1);
+  });
+  if (hidden.length) url.searchParams.set('hide', hidden.join(',')); else url.searchParams.delete('hide');
+  window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
+  document.querySelectorAll('#share input[name="view"]').forEach(function (i) { i.value = url.pathname + url.search; });
+}
+
 // Every chart gets a "PNG" button that downloads the chart as drawn (white background,
 // 2× pixels), once the hydrated app has drawn it.
 (function () {
@@ -103,6 +121,8 @@ document.addEventListener('change', function (e) {
       var chart = window.echarts.getInstanceByDom(el);
       if (!chart || !el.id || el.getAttribute('data-png')) return;
       el.setAttribute('data-png', '1');
+      // Run page: a series switched off in a legend is kept in the address (`hide=`).
+      if (!document.querySelector('.run-toggle')) chart.on('legendselectchanged', function (ev) { keepHidden(ev.selected); });
       var b = document.createElement('button');
       b.type = 'button';
       b.className = 'secondary png-button';

@@ -283,16 +283,34 @@ fn bind_filter<'q>(
         .bind(query.source.map(SourceFormat::as_str))
 }
 
+/// True for a level of `points p` that no annotation with one of `effects` covers: the
+/// SQL twin of `Anchor::covers` (same relative tolerance as `LevelKey::same_as`), so the
+/// list's level counts and peaks honour annotations like the pages do.
+fn level_not_covered(effects: &str) -> String {
+    format!(
+        "NOT EXISTS (SELECT 1 FROM annotations a WHERE a.run_id = p.run_id AND a.effect IN ({effects}) AND (
+            a.anchor = 'run'
+            OR (a.anchor = 'point' AND a.load_kind = p.load_kind
+                AND abs(a.load_from - p.load_value) <= {eps} * max(1.0, abs(a.load_from), abs(p.load_value)))
+            OR (a.anchor = 'range' AND a.load_kind = p.load_kind
+                AND p.load_value >= a.load_from - {eps} * max(1.0, abs(a.load_from))
+                AND p.load_value <= a.load_to + {eps} * max(1.0, abs(a.load_to)))))",
+        eps = crate::domain::compare::LOAD_REL_EPS
+    )
+}
+
 async fn find_runs_page(pool: &SqlitePool, query: &RunQuery, per_page: i64) -> Result<Vec<RunSummary>, DbError> {
     let sql = format!(
         "SELECT r.public_id, r.name, r.created_at, r.status, r.model, r.gpu_type, r.gpu_count,
                 r.endpoint_kind,
-                (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id) AS level_count,
-                (SELECT MAX(p.output_tok_s) FROM points p WHERE p.run_id = r.id) AS peak_tok_s
+                (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id AND {shown}) AS level_count,
+                (SELECT MAX(p.output_tok_s) FROM points p WHERE p.run_id = r.id AND {used}) AS peak_tok_s
          {RUN_FILTER}
          ORDER BY {}
          LIMIT ?8 OFFSET ?9",
-        order_by(query.sort, query.desc)
+        order_by(query.sort, query.desc),
+        shown = level_not_covered("'hide'"),
+        used = level_not_covered("'hide', 'exclude'"),
     );
     let rows = bind_filter(sqlx::query(&sql), query)
         .bind(per_page)
@@ -942,6 +960,60 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let pool = connect(&dir.path().join("nested/plateau.db")).await.unwrap();
         (dir, pool)
+    }
+
+    #[tokio::test]
+    async fn annotations_round_trip_and_their_effects_reach_the_list() {
+        use crate::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
+        let (_dir, pool) = temp_db().await;
+        let id = insert_run(&pool, &sample()).await.unwrap();
+        let before = list_runs(&pool).await.unwrap();
+        assert_eq!((before[0].level_count, before[0].peak_output_tok_s), (2, Some(1017.0)));
+        let input = |anchor, effect, body: &str| AnnotationInput {
+            anchor,
+            kind: AnnotationKind::Invalid,
+            effect,
+            body: body.into(),
+            superseded_by: None,
+            proposal_key: None,
+        };
+        // Exclude C=96: still a level, no longer the peak.
+        let a = insert_annotation(&pool, &id, &input(Anchor::Point { load_kind: LoadKind::Concurrency, load: 96.0 }, Effect::Exclude, "cut off"), "ada").await.unwrap();
+        let list = list_runs(&pool).await.unwrap();
+        assert_eq!((list[0].level_count, list[0].peak_output_tok_s), (2, Some(464.4)));
+        let run = get_run(&pool, &id).await.unwrap();
+        assert_eq!(run.points.len(), 1);
+        assert_eq!(run.set_aside.len(), 1);
+        assert_eq!(get_run_raw(&pool, &id).await.unwrap().points.len(), 2, "the raw run keeps every level");
+        // Edit to hide: the history keeps the first version; the level leaves the count.
+        update_annotation(&pool, a, &input(Anchor::Run, Effect::Hide, "cut off, hide it"), "bob").await.unwrap();
+        let stored = get_annotation(&pool, a).await.unwrap();
+        assert_eq!(stored.anchor, Anchor::Point { load_kind: LoadKind::Concurrency, load: 96.0 }, "the anchor never moves");
+        assert_eq!((stored.body.as_str(), stored.author.as_str(), stored.effect), ("cut off, hide it", "bob", Effect::Hide));
+        assert_eq!(stored.history.len(), 1);
+        assert_eq!((stored.history[0].body.as_str(), stored.history[0].author.as_str()), ("cut off", "ada"));
+        let list = list_runs(&pool).await.unwrap();
+        assert_eq!((list[0].level_count, list[0].peak_output_tok_s), (1, Some(464.4)));
+        // A range covering everything, with exclude: no peak at all.
+        insert_annotation(&pool, &id, &input(Anchor::Range { load_kind: LoadKind::Concurrency, from: 1.0, to: 500.0 }, Effect::Exclude, "all bad"), "ada").await.unwrap();
+        assert_eq!(list_runs(&pool).await.unwrap()[0].peak_output_tok_s, None);
+        // Deleting removes the annotation and its history; the levels come back.
+        delete_annotation(&pool, a).await.unwrap();
+        assert!(matches!(get_annotation(&pool, a).await, Err(DbError::NotFound(_))));
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM annotation_revisions").fetch_one(&pool).await.unwrap();
+        assert_eq!(n, 0);
+        // Dismissed proposals, reports and snapshots.
+        dismiss_proposal(&pool, "k/1", "ada").await.unwrap();
+        dismiss_proposal(&pool, "k/1", "ada").await.unwrap();
+        assert_eq!(dismissed_proposals(&pool).await.unwrap(), ["k/1"]);
+        let r = StoredReport { slug: "abcd2345".into(), title: "t".into(), description: String::new(), view_path: "/compare".into(), author: "ada".into(), created_at: "x".into() };
+        assert!(insert_report(&pool, &r).await.unwrap());
+        assert!(!insert_report(&pool, &r).await.unwrap(), "slug taken");
+        assert_eq!(get_report(&pool, "abcd2345").await.unwrap(), r);
+        let snap = StoredSnapshot { id: "f00d".into(), title: "s".into(), view_path: "/runs/x".into(), payload: "{}".into(), author: "ada".into(), created_at: "x".into() };
+        insert_snapshot(&pool, &snap).await.unwrap();
+        insert_snapshot(&pool, &StoredSnapshot { payload: "{\"changed\":1}".into(), ..snap.clone() }).await.unwrap();
+        assert_eq!(get_snapshot(&pool, "f00d").await.unwrap().payload, "{}", "a snapshot never changes");
     }
 
     #[tokio::test]

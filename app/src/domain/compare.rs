@@ -22,7 +22,7 @@ use std::cmp::Ordering;
 /// Relative tolerance within which two load values are the same level. Loads are read
 /// from text (`C= 32`), so equal levels are equal floats; the tolerance only absorbs
 /// rounding in request rates computed by a tool.
-const LOAD_REL_EPS: f64 = 1e-9;
+pub const LOAD_REL_EPS: f64 = 1e-9;
 
 /// Tokens per request that moved by less than this fraction are reported "unchanged".
 /// 5 %: Little's-law estimates carry ramp-up and drain error of a few percent, so a

@@ -188,6 +188,13 @@ pub(crate) fn RunView(
                 </figure>
             }).collect_view()}
         </section>
+        <p class="view-links" id="view-links">
+            "Load axis: "
+            <a href=ViewState { scale: crate::domain::view::Scale::Log, ..view.clone() }.href(&format!("/runs/{}", run.id)) class:current=view.scale == crate::domain::view::Scale::Log>"log₂"</a>
+            " · "
+            <a href=ViewState { scale: crate::domain::view::Scale::Linear, ..view.clone() }.href(&format!("/runs/{}", run.id)) class:current=view.scale == crate::domain::view::Scale::Linear>"linear"</a>
+            " · a series switched off in a legend stays off in this page's address"
+        </p>
         <h2>"Levels"</h2>
         <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations /></div>
         {(!set_aside.is_empty()).then(|| view! {
