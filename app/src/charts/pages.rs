@@ -72,7 +72,7 @@ fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
     let mut throughput = cmp::throughput(runs);
     for (i, r) in runs.iter().enumerate() {
         let prefix = format!("{} · ", r.name);
-        for s in annotation_series(r, &Point::output_tok_s, &prefix) {
+        for s in annotation_series(r, Point::output_tok_s, &prefix) {
             throughput = throughput.series(s.item_style(charming::element::ItemStyle::new().color(cmp::colour(i))));
         }
     }
