@@ -212,3 +212,31 @@ test('the compare view lives in the address: hidden runs, focus metric, scale; j
   assert.deepEqual(errors.filter((e) => !/status of 4\d\d/.test(e)), []);
   await page.close();
 });
+
+test('without JavaScript a range can be annotated and a report saved', async () => {
+  const { chat } = await runIds();
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto(`${server.base}/runs/${chat}`);
+  await page.locator('#annotate summary').click();
+  const form = page.locator('#annotate-form');
+  await form.locator('input[name="anchor"][value="range"]').check();
+  await form.locator('select[name="from"]').selectOption('64');
+  await form.locator('select[name="to"]').selectOption('96');
+  await form.locator('select[name="kind"]').selectOption('outlier');
+  await form.locator('select[name="effect"]').selectOption('exclude');
+  await form.locator('textarea[name="body"]').fill('saturated: KV cache full');
+  await form.locator('button[type="submit"]').click();
+  await page.waitForURL(/#annotation-\d+$/);
+  const item = page.locator('li.annotation', { hasText: 'saturated: KV cache full' });
+  await item.waitFor();
+  assert.match(await item.locator('.anchor').innerText(), /C=64 … 96/);
+  // Excluded levels leave the levels table for the set-aside table.
+  assert.equal(await page.locator('#set-aside tbody tr').count(), 2);
+  assert.ok(!(await page.locator('#levels tbody').innerText()).includes('803.0'), 'C=64 is out of the analysis');
+  await page.locator('#report-form input[name="title"]').fill('no-JS report');
+  await page.locator('#report-form button[type="submit"]').click();
+  await page.waitForURL(/\/r\/[a-z0-9]{8}$/);
+  assert.equal(await page.locator('.report-title').innerText(), 'no-JS report');
+  await context.close();
+});
