@@ -1,7 +1,7 @@
 //! Command-line interface.
 
 use crate::config;
-use crate::ingest::{self, form::ImportFields, InputFile};
+use crate::ingest::{self, form::{ImportFields, Validate}, InputFile};
 use crate::startup::{self, ServeConfig};
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};

@@ -29,9 +29,11 @@ pub struct PreviewRun {
     pub warnings: Vec<String>,
 }
 
-/// The form fields of an import, as text (what the user typed, or what the files say).
+/// The text fields of an import, as the upload form, the API (multipart) and the CLI give
+/// them, before validation (the server validates them into an import request, naming the
+/// field at fault). Empty strings mean "not given". The preview page shows them back.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct PreviewFields {
+pub struct ImportFields {
     pub name: String,
     pub model: String,
     pub engine: String,
@@ -43,12 +45,46 @@ pub struct PreviewFields {
     pub prompt_tokens: String,
     pub tags: String,
     pub notes: String,
-    /// `auto` or a format id.
+    /// `auto` (or empty) or a format id.
     pub format: String,
-    /// `separate` or `auto`.
+    /// `separate` keeps every file its own run; anything else groups single-level files.
     pub group: String,
     /// Concurrency for files that do not record their load.
     pub concurrency: String,
+}
+
+impl ImportFields {
+    /// Sets a field by its form name; returns false for an unknown name.
+    pub fn set(&mut self, name: &str, value: String) -> bool {
+        let slot = match name {
+            "name" => &mut self.name,
+            "model" => &mut self.model,
+            "engine" => &mut self.engine,
+            "engine_version" => &mut self.engine_version,
+            "gpu" => &mut self.gpu,
+            "gpu_count" => &mut self.gpu_count,
+            "endpoint" => &mut self.endpoint,
+            "max_tokens" => &mut self.max_tokens,
+            "prompt_tokens" => &mut self.prompt_tokens,
+            "tags" => &mut self.tags,
+            "notes" => &mut self.notes,
+            "format" => &mut self.format,
+            "group" => &mut self.group,
+            "concurrency" => &mut self.concurrency,
+            _ => return false,
+        };
+        *slot = value;
+        true
+    }
+
+    /// The fields as the form shows them: `format` and `group` spelled out (`auto`).
+    pub fn shown(&self) -> Self {
+        Self {
+            format: if self.format.trim().is_empty() { "auto".into() } else { self.format.clone() },
+            group: if self.group.trim() == "separate" { "separate".into() } else { "auto".into() },
+            ..self.clone()
+        }
+    }
 }
 
 /// The whole preview.
@@ -59,5 +95,5 @@ pub struct ImportPreview {
     /// Why the files cannot be imported as they are, if they cannot.
     pub error: Option<String>,
     pub runs: Vec<PreviewRun>,
-    pub fields: PreviewFields,
+    pub fields: ImportFields,
 }

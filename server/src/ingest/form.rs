@@ -4,53 +4,20 @@
 use super::{ImportError, ImportRequest, InputFile};
 use app::domain::{EndpointKind, RunFacts, SourceFormat};
 
-/// Raw text fields of an import, before validation. Empty strings mean "not given".
-#[derive(Debug, Clone, Default)]
-pub struct ImportFields {
-    pub name: String,
-    pub model: String,
-    pub engine: String,
-    pub engine_version: String,
-    pub gpu: String,
-    pub gpu_count: String,
-    pub endpoint: String,
-    pub max_tokens: String,
-    pub prompt_tokens: String,
-    pub tags: String,
-    pub notes: String,
-    pub format: String,
-    /// `separate` keeps every file its own run; anything else groups single-level files.
-    pub group: String,
-    /// Concurrency of files that do not record their load.
-    pub concurrency: String,
+pub use app::domain::preview::ImportFields;
+
+/// Validation of [`ImportFields`] (the struct lives in `app`, which shows it back on the
+/// preview page; checking it needs the importer's types, which live here).
+pub trait Validate {
+    fn facts(&self) -> Result<RunFacts, ImportError>;
+    /// The forced format, if one was named.
+    fn format(&self) -> Result<Option<SourceFormat>, ImportError>;
+    /// A complete request for `files`.
+    fn into_request(self, files: Vec<InputFile>) -> Result<ImportRequest, ImportError>;
 }
 
-impl ImportFields {
-    /// Sets a field by its form name; returns false for an unknown name.
-    pub fn set(&mut self, name: &str, value: String) -> bool {
-        let slot = match name {
-            "name" => &mut self.name,
-            "model" => &mut self.model,
-            "engine" => &mut self.engine,
-            "engine_version" => &mut self.engine_version,
-            "gpu" => &mut self.gpu,
-            "gpu_count" => &mut self.gpu_count,
-            "endpoint" => &mut self.endpoint,
-            "max_tokens" => &mut self.max_tokens,
-            "prompt_tokens" => &mut self.prompt_tokens,
-            "tags" => &mut self.tags,
-            "notes" => &mut self.notes,
-            "format" => &mut self.format,
-            "group" => &mut self.group,
-            "concurrency" => &mut self.concurrency,
-            _ => return false,
-        };
-        *slot = value;
-        true
-    }
-
-    /// Validates the fields into run facts.
-    pub fn facts(&self) -> Result<RunFacts, ImportError> {
+impl Validate for ImportFields {
+    fn facts(&self) -> Result<RunFacts, ImportError> {
         let mut f = RunFacts {
             model: opt(&self.model),
             engine: opt(&self.engine).map(|e| e.to_lowercase()),
@@ -73,8 +40,7 @@ impl ImportFields {
         Ok(f)
     }
 
-    /// The forced format, if one was named.
-    pub fn format(&self) -> Result<Option<SourceFormat>, ImportError> {
+    fn format(&self) -> Result<Option<SourceFormat>, ImportError> {
         match opt(&self.format) {
             None => Ok(None),
             Some(s) if s == "auto" => Ok(None),
@@ -88,8 +54,7 @@ impl ImportFields {
         }
     }
 
-    /// A complete request for `files`.
-    pub fn into_request(self, files: Vec<InputFile>) -> Result<ImportRequest, ImportError> {
+    fn into_request(self, files: Vec<InputFile>) -> Result<ImportRequest, ImportError> {
         Ok(ImportRequest {
             files,
             facts: self.facts()?,

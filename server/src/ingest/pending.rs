@@ -4,11 +4,11 @@
 //! user saves it, so an abandoned preview leaves nothing behind. Bounded in count, bytes
 //! and age; the oldest entries go first.
 
-use super::form::ImportFields;
+use super::form::{ImportFields, Validate};
 use super::{formats, prepare_owned, ImportError, InputFile, PreparedRun};
 use app::api::ImportPreviews;
 use app::domain::metrics::{Metric, Stat};
-use app::domain::preview::{ImportPreview, PreviewFields, PreviewFile, PreviewRun};
+use app::domain::preview::{ImportPreview, PreviewFile, PreviewRun};
 use app::error::AppError;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -120,27 +120,8 @@ fn unknowns(points: &[app::domain::Point]) -> Vec<String> {
     out
 }
 
-fn fields_view(f: &ImportFields) -> PreviewFields {
-    PreviewFields {
-        name: f.name.clone(),
-        model: f.model.clone(),
-        engine: f.engine.clone(),
-        engine_version: f.engine_version.clone(),
-        gpu: f.gpu.clone(),
-        gpu_count: f.gpu_count.clone(),
-        endpoint: f.endpoint.clone(),
-        max_tokens: f.max_tokens.clone(),
-        prompt_tokens: f.prompt_tokens.clone(),
-        tags: f.tags.clone(),
-        notes: f.notes.clone(),
-        format: if f.format.trim().is_empty() { "auto".into() } else { f.format.clone() },
-        group: if f.group.trim() == "separate" { "separate".into() } else { "auto".into() },
-        concurrency: f.concurrency.clone(),
-    }
-}
-
 /// Fills empty fields with what the first run's files say, so the form shows it.
-fn with_file_facts(mut v: PreviewFields, runs: &[PreviewRun]) -> PreviewFields {
+fn with_file_facts(mut v: ImportFields, runs: &[PreviewRun]) -> ImportFields {
     let Some(f) = runs.first().map(|r| &r.facts) else { return v };
     let fill = |slot: &mut String, value: Option<String>| {
         if slot.trim().is_empty() {
@@ -176,7 +157,7 @@ impl ImportPreviews for PendingImports {
                 format: std::str::from_utf8(&f.content).ok().and_then(formats::detect),
             })
             .collect();
-        let view = fields_view(&fields);
+        let view = ImportFields::shown(&fields);
         let (runs, error) = match self.prepare(token) {
             Some(Ok(prepared)) => (
                 prepared

@@ -1,7 +1,7 @@
 //! Reads a `multipart/form-data` import (the upload form and `POST /api/v1/runs` share
 //! it): any number of `file` parts and/or a `text` part, plus the run's facts as text fields.
 
-use crate::ingest::form::ImportFields;
+use crate::ingest::form::{ImportFields, Validate};
 use crate::ingest::{ImportError, ImportRequest, InputFile};
 use axum::extract::Multipart;
 

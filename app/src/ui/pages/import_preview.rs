@@ -4,7 +4,7 @@
 
 use crate::api::preview_import;
 use crate::domain::format::UNKNOWN;
-use crate::domain::preview::{ImportPreview, PreviewFields, PreviewRun};
+use crate::domain::preview::{ImportPreview, ImportFields, PreviewRun};
 use crate::domain::{EndpointKind, SourceFormat};
 use crate::ui::components::{DefinitionsView, ErrorBox, LevelsTable};
 use leptos::prelude::*;
@@ -115,7 +115,7 @@ fn RunPreview(r: PreviewRun) -> impl IntoView {
 
 /// The editable facts, format and grouping; shared by the upload form and the preview.
 #[component]
-pub fn FactsFields(f: PreviewFields) -> impl IntoView {
+pub fn FactsFields(f: ImportFields) -> impl IntoView {
     let endpoint = f.endpoint.clone();
     let format = f.format.clone();
     let separate = f.group == "separate";

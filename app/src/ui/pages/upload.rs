@@ -4,7 +4,7 @@
 //! A rejected upload comes back here with `?error=…`.
 
 use super::import_preview::FactsFields;
-use crate::domain::preview::PreviewFields;
+use crate::domain::preview::ImportFields;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
@@ -37,7 +37,7 @@ pub fn UploadPage() -> impl IntoView {
                     <textarea name="text" rows="6" placeholder="C= 32 | 32/ 32 ok (0 err) | wall= 35.3s | 464.4 tok/s | lat avg= 35.23 p50= 35.25 p99= 35.26"></textarea>
                 </label>
             </fieldset>
-            <FactsFields f=PreviewFields { format: "auto".into(), group: "auto".into(), ..PreviewFields::default() } />
+            <FactsFields f=ImportFields { format: "auto".into(), group: "auto".into(), ..ImportFields::default() } />
             <button type="submit" id="import-submit">"Preview the import"</button>
         </form>
     }
