@@ -3,6 +3,7 @@
 //! call one service (`crate::ingest`, `app::db`) and encode the answer.
 
 mod api;
+mod live;
 mod multipart;
 mod sweeps;
 mod upload;
@@ -75,7 +76,7 @@ pub fn router(state: AppState) -> Router {
         .route("/imports", post(upload::stage))
         .route("/sweeps", post(sweeps::start_form))
         .route("/imports/{token}/save", post(upload::save))
-        .nest("/api/v1", api::router().merge(sweeps::router()))
+        .nest("/api/v1", api::router().merge(sweeps::router()).merge(live::router()))
         .route("/healthz", get(|| async { "ok" }))
         .leptos_routes_with_context(
             &state,
