@@ -3,9 +3,13 @@
 //! doubling (and errors and p99 latency stay within their limits), then bisect between the
 //! last level that still gained and the level that stopped, and name the plateau.
 //!
-//! Gains between levels that are not a doubling apart are normalised per doubling:
-//! (t₂ / t₁)^(1 / log₂(C₂ / C₁)) − 1, so +3 % from C=48 to C=64 and +3 % per doubling
-//! mean the same thing.
+//! When throughput stops gaining at B = 2A, the knee lies in the last doubling that still
+//! gained, (A/2, A]: that bracket is bisected. A midpoint M is *on the plateau* when less
+//! than `min_gain` per doubling remains from M up to B; M is compared with B (at least a
+//! doubling away), not with its neighbour, because a small gain between close levels,
+//! scaled up to a doubling, magnifies measurement noise. After an error or latency stop,
+//! (A, B) is bisected for the highest level within the limits. Gains are per doubling:
+//! (t₂ / t₁)^(1 / log₂(C₂ / C₁)) − 1, reported from the plateau to B.
 
 use std::fmt;
 
@@ -80,10 +84,10 @@ pub struct Verdict {
     pub reason: StopReason,
     /// The level that stopped the doubling.
     pub stopped_at: u32,
-    /// The plateau: the highest level that still gained (and stayed within the limits).
-    /// `None` when even the first level broke a limit.
+    /// The plateau: the lowest level measured on it (throughput stop), or the highest level
+    /// within the limits (error or latency stop). `None` when even the first level broke a limit.
     pub plateau_c: Option<u32>,
-    /// Gain per doubling from the plateau to the next measured level above it.
+    /// Gain per doubling from the plateau to the level that stopped the doubling.
     pub gain_per_doubling: Option<f64>,
     pub plateau_tok_s: Option<f64>,
 }
@@ -190,7 +194,7 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
         };
     };
     let stopped = doubling.get(stop_i).copied().unwrap_or(*first);
-    let Some(mut lo) = stop_i.checked_sub(1).and_then(|i| doubling.get(i)).copied() else {
+    let Some(last_good) = stop_i.checked_sub(1).and_then(|i| doubling.get(i)).copied() else {
         // The very first level broke a limit: nothing below it to refine towards.
         return Step::Done(Verdict {
             reason,
@@ -200,7 +204,20 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
             plateau_tok_s: None,
         });
     };
-    let mut hi = stopped;
+    // The bracket to bisect, and which end is the answer:
+    // - throughput plateau: the last doubling that gained (A/2 → A) holds the knee; bisect
+    //   it, a midpoint is on the plateau when less than `min_gain` per doubling remains up to
+    //   the stopping level; the answer is the lowest level known on the plateau (`hi`);
+    // - error or latency stop: bisect (A, B); the answer is the highest good level (`lo`).
+    let plateau = reason == StopReason::Plateau;
+    let (mut lo, mut hi) = if plateau {
+        match stop_i.checked_sub(2).and_then(|i| doubling.get(i)) {
+            Some(before) => (*before, last_good),
+            None => (last_good, last_good), // stopped at the second level: nothing between
+        }
+    } else {
+        (last_good, stopped)
+    };
     // Replay the bisection over the refine levels measured so far.
     let refined = measured.get(doubling_end..).unwrap_or_default();
     for step in 0..spec.refine_steps as usize {
@@ -211,20 +228,24 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
         let Some(m) = refined.get(step) else {
             return Step::Measure { concurrency: mid, refine: true };
         };
-        let still_gains = violation(spec, m).is_none()
-            && (reason != StopReason::Plateau || gain_per_doubling(&lo, m).is_some_and(|g| g >= spec.min_gain));
-        if still_gains {
+        let below = if plateau {
+            gain_per_doubling(m, &stopped).is_some_and(|g| g >= spec.min_gain)
+        } else {
+            violation(spec, m).is_none()
+        };
+        if below {
             lo = *m;
         } else {
             hi = *m;
         }
     }
+    let answer = if plateau { hi } else { lo };
     Step::Done(Verdict {
         reason,
         stopped_at: stopped.concurrency,
-        plateau_c: Some(lo.concurrency),
-        gain_per_doubling: gain_per_doubling(&lo, &hi),
-        plateau_tok_s: Some(lo.output_tok_s),
+        plateau_c: Some(answer.concurrency),
+        gain_per_doubling: gain_per_doubling(&answer, &stopped),
+        plateau_tok_s: Some(answer.output_tok_s),
     })
 }
 
@@ -253,99 +274,73 @@ mod tests {
         }
     }
 
-    /// Linear up to `knee`, flat after.
+    /// 10 tok/s per request up to `knee`, flat after.
     fn knee_curve(knee: u32) -> impl Fn(u32) -> Outcome {
         move |c| o(c, 10.0 * f64::from(c.min(knee)))
     }
 
     #[test]
-    fn doubles_until_the_gain_falls_below_the_threshold_then_bisects() {
+    fn doubles_until_the_gain_falls_below_the_threshold_then_bisects_the_last_gain() {
         let (levels, v) = search(&AdaptiveSpec::default(), knee_curve(48));
-        // 32 → 64 gains 50 % (48/32): still gaining; 64 → 128: 0 % → stop at 128, bisect 64…128.
-        assert_eq!(levels, vec![1, 2, 4, 8, 16, 32, 64, 128, 96, 80]);
+        // 32 → 64 gains 50 %; 64 → 128 gains 0 %: stop. The knee is in (32, 64]: 48 has
+        // nothing left to gain up to 128 (on the plateau); 40 has 20 % over 1.68 doublings
+        // (+11.5 % per doubling) → below it. The plateau starts at 48.
+        assert_eq!(levels, vec![1, 2, 4, 8, 16, 32, 64, 128, 48, 40]);
         assert_eq!(v.reason, StopReason::Plateau);
-        assert_eq!(v.stopped_at, 128);
-        assert_eq!(v.plateau_c, Some(64));
+        assert_eq!((v.stopped_at, v.plateau_c), (128, Some(48)));
         assert_eq!(v.gain_per_doubling, Some(0.0));
-        assert_eq!(v.to_string(), "plateau at C≈64: +0 % per doubling, 480.0 tok/s");
+        assert_eq!(v.to_string(), "plateau at C≈48: +0 % per doubling, 480.0 tok/s");
+        // A knee on a power of two (64): 48 has 33 % left up to 128 over 1.42 doublings
+        // (+22 % per doubling), 56 has 14 % over 1.19 (+12 %): both below; the plateau is 64.
+        let (levels, v) = search(&AdaptiveSpec::default(), knee_curve(64));
+        assert_eq!(&levels[8..], &[48, 56]);
+        assert_eq!(v.plateau_c, Some(64));
     }
 
     #[test]
-    fn refinement_moves_the_plateau_up_when_the_midpoint_still_gains() {
-        // Saturating curve: t = 1000·C/(C+24); gain per doubling at C: (2C+48)/(C+48)·… falls
-        // under 5 % around C≈400, so cap the search by a gentler threshold.
+    fn a_saturating_curve_finds_where_the_gain_fades() {
+        // t = 1000·C/(C+24) with a 20 % threshold: 32 → 64 gains 27 %, 64 → 128 gains 16 %:
+        // stop at 128. 48 (667 tok/s) has 26 % left to 128 over 1.42 doublings (+18 %/doubling)
+        // → on the plateau; 40 (625) has 35 % over 1.68 (+19.5 %) → on the plateau too.
         let spec = AdaptiveSpec { min_gain: 0.2, ..AdaptiveSpec::default() };
-        let curve = |c: u32| o(c, 1000.0 * f64::from(c) / (f64::from(c) + 24.0));
-        let (levels, v) = search(&spec, curve);
-        // 32→64: 1.28× ≥ 1.2 gains; 64→128: 1.16× stops. Midpoint 96 gains vs 64 by
-        // (1.07)^(1/0.585)=1.12 < 1.2 → hi = 96; midpoint 80 vs 64: < 20 %/doubling → hi = 80.
+        let (levels, v) = search(&spec, |c| o(c, 1000.0 * f64::from(c) / (f64::from(c) + 24.0)));
         assert_eq!(&levels[..8], &[1, 2, 4, 8, 16, 32, 64, 128]);
-        assert_eq!(&levels[8..], &[96, 80]);
-        assert_eq!(v.plateau_c, Some(64));
+        assert_eq!(&levels[8..], &[48, 40]);
+        assert_eq!(v.plateau_c, Some(40));
         let g = v.gain_per_doubling.unwrap();
         assert!(g > 0.0 && g < 0.2, "{g}");
-        assert!(v.to_string().starts_with("plateau at C≈64: +"), "{v}");
+        assert!(v.to_string().starts_with("plateau at C≈40: +"), "{v}");
     }
 
     #[test]
-    fn a_midpoint_that_gains_becomes_the_plateau() {
-        // Linear to 56, flat after: 32 → 64 gains 75 %; 64 → 128 0 % stops; 96 (vs 64)
-        // gains nothing → hi; 80 (vs 64) nothing → hi. Curve with knee at 100 instead:
-        let (levels, v) = search(&AdaptiveSpec::default(), knee_curve(100));
-        // 64 → 128: 100/64 → +56 % gains; 128 → 256 stops at 0 %; 192 vs 128 gains 0 % → hi;
-        // 160 vs 128: 0 % → hi. Plateau at 128 (the knee, 100, is between 64 and 128).
-        assert_eq!(levels, vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 192, 160]);
-        assert_eq!(v.plateau_c, Some(128));
-        // Knee exactly at a midpoint: linear to 96 → 64 gains, 128 stops? 96/64 over one
-        // doubling = +50 % → still gains; 256 vs 128: 0 → stop at 256, midpoint 192 …
-        let (_, v) = search(&AdaptiveSpec { refine_steps: 3, ..AdaptiveSpec::default() }, knee_curve(176));
-        // 128 → 256 gains 176/128 = +37.5 %: still gains → but 256 is the max: no doubling left.
-        assert_eq!(v.reason, StopReason::MaxReached);
-        assert_eq!(v.plateau_c, Some(256));
-        let (levels, v) = search(&AdaptiveSpec { max_concurrency: 1024, ..AdaptiveSpec::default() }, knee_curve(176));
-        // 256 → 512 stops; bisect 384 (vs 256: 0 % → hi), 320 (→ hi): plateau 256.
-        assert_eq!(&levels[9..], &[512, 384, 320]);
-        assert_eq!(v.plateau_c, Some(256));
+    fn an_early_plateau_has_nothing_to_bisect() {
+        // flat from the start: 1 → 2 gains nothing; the plateau is C=1
+        let (levels, v) = search(&AdaptiveSpec::default(), |c| o(c, 50.0));
+        assert_eq!((levels, v.plateau_c), (vec![1, 2], Some(1)));
+        // knee at 3: 2 → 4 gains, 4 → 8 stops; the bracket (2, 4] has only 3: on the plateau
         let (levels, v) = search(&AdaptiveSpec::default(), knee_curve(3));
-        // 2 → 4: +50 % gains; 4 → 8: 0 % stops; midpoint 6 vs 4: 0 → hi; 5 vs 4: 0 → hi.
-        assert_eq!(levels, vec![1, 2, 4, 8, 6, 5]);
-        assert_eq!(v.plateau_c, Some(4));
-    }
-
-    #[test]
-    fn midpoints_that_still_gain_raise_the_plateau() {
-        // Linear to 40: 16 → 32 gains, 32 → 64: 40/32 = +25 % gains, 64 → 128 stops.
-        // Make it rise slowly instead: t = C for C ≤ 100, so 64 → 128 gains 100/64 … use a
-        // curve that plateaus at 112: 64 → 128 gains 112/64 = 75 %; 128 → 256: 0 stop; 192
-        // vs 128: 0 → hi; 160 vs 128: 0 → hi.
-        // For a rising midpoint: threshold 5 %, curve gains 8 %/doubling up to 96 then flat.
-        let curve = |c: u32| {
-            let x = f64::from(c.min(96));
-            o(c, 100.0 * 1.08f64.powf(x.log2()))
-        };
-        let (levels, v) = search(&AdaptiveSpec::default(), curve);
-        // 64 → 128: (96/64) → 1.08^0.585 = +4.6 % < 5 % → stop at 128; midpoint 96 vs 64:
-        // 1.08^0.585 over 0.585 doublings = +8 % per doubling → lo = 96; midpoint 112 vs 96: 0 → hi.
-        assert_eq!(&levels[7..], &[128, 96, 112]);
-        assert_eq!(v.plateau_c, Some(96));
-        assert!(v.gain_per_doubling.unwrap().abs() < 1e-9);
+        assert_eq!(levels, vec![1, 2, 4, 8, 3]);
+        assert_eq!(v.plateau_c, Some(3));
     }
 
     #[test]
     fn errors_and_latency_stop_the_search() {
         let failing = |c: u32| Outcome { error_rate: if c >= 16 { 0.2 } else { 0.0 }, ..o(c, 10.0 * f64::from(c)) };
         let (levels, v) = search(&AdaptiveSpec::default(), failing);
-        assert_eq!(levels, vec![1, 2, 4, 8, 16, 12, 10]);
+        // 16 fails; 12 and 14 are good: the highest good level is 14.
+        assert_eq!(levels, vec![1, 2, 4, 8, 16, 12, 14]);
         assert_eq!(v.reason, StopReason::Errors { rate: 0.2 });
-        assert_eq!((v.stopped_at, v.plateau_c), (16, Some(12)));
-        assert_eq!(v.to_string(), "stopped at C=16: 20 % of requests failed; highest good level C≈12, 120.0 tok/s");
+        assert_eq!((v.stopped_at, v.plateau_c), (16, Some(14)));
+        assert_eq!(v.to_string(), "stopped at C=16: 20 % of requests failed; highest good level C≈14, 140.0 tok/s");
 
         let slow = |c: u32| Outcome { p99_e2e_ms: Some(100.0 * f64::from(c)), ..o(c, 10.0 * f64::from(c)) };
         let spec = AdaptiveSpec { p99_limit_ms: Some(1000.0), ..AdaptiveSpec::default() };
         let (levels, v) = search(&spec, slow);
+        // 16 (1600 ms) and 12 (1200 ms) are over 1000 ms; 10 (1000 ms) is not.
         assert_eq!(levels, vec![1, 2, 4, 8, 16, 12, 10]);
         assert_eq!(v.reason, StopReason::Latency { p99_ms: 1600.0 });
         assert_eq!(v.plateau_c, Some(10));
+        assert!(v.to_string().starts_with("stopped at C=16: p99 latency 1600 ms over the limit"), "{v}");
 
         // the first level already fails: no plateau, nothing to refine
         let (levels, v) = search(&AdaptiveSpec::default(), |c| Outcome { error_rate: 1.0, ..o(c, 0.0) });

@@ -433,6 +433,10 @@ impl Batch<'_> {
         let mut done = 0;
         loop {
             let next_due = due_ms.get(next).map(|ms| due_at(*ms));
+            // All sent and all back. (Not a `select!` `else`: the cancel branch is always enabled.)
+            if next_due.is_none() && set.is_empty() {
+                break;
+            }
             tokio::select! {
                 biased;
                 () = cancelled(self.cancel) => {
@@ -458,7 +462,6 @@ impl Batch<'_> {
                     done += 1;
                     on_done(done);
                 }
-                else => break,
             }
         }
         Some(slots.into_iter().flatten().collect())

@@ -447,3 +447,25 @@ async fn the_api_key_never_reaches_the_database_or_the_logs() {
     assert_eq!(redact(&format!("bad key {KEY}"), t.api_key.as_ref()), "bad key ***");
 }
 
+
+#[tokio::test]
+async fn open_loop_levels_send_every_request_and_store_the_rate() {
+    let (url, fake) = fake_server(3).await;
+    let (_dir, pool) = temp_db().await;
+    let mut s = spec(&url, "ok", vec![1]);
+    s.loads = Loads::Rates { rates_rps: vec![50.0, 100.0], arrival: Arrival::Constant, requests: 10 };
+    s.warmup = 1;
+    let (tx, seen) = collector();
+    let id = tokio::time::timeout(Duration::from_secs(10), run_sweep(&pool, s, tx, no_cancel())).await.unwrap().unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    let loads: Vec<(LoadKind, f64)> = run.points.iter().map(|p| (p.load_kind, p.load_value)).collect();
+    assert_eq!(loads, vec![(LoadKind::RequestRate, 50.0), (LoadKind::RequestRate, 100.0)]);
+    assert_eq!(fake.bodies.lock().unwrap().len(), 2 * (1 + 10));
+    for p in &run.points {
+        assert_eq!((p.requests_ok, p.requests_failed), (Some(10), Some(0)));
+    }
+    assert!(run.facts.notes.contains("open loop, constant arrivals, 10 requests per rate"), "{}", run.facts.notes);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let events = seen.lock().unwrap().clone();
+    assert!(events.iter().any(|e| matches!(e, Progress::LevelStarted { level: 1, load_kind: LoadKind::RequestRate, requests: 10, .. })));
+}

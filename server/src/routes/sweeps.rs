@@ -103,8 +103,8 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
         }
         other => return Err(format!("field `load`: `{other}` is not concurrency, rates or adaptive")),
     };
-    let prompt_spread = decimal("prompt_spread", &f.prompt_spread)?.unwrap_or(0.0);
-    let prompt_spread = if prompt_spread >= 1.0 { prompt_spread / 100.0 } else { prompt_spread };
+    // The form asks in percent; the request carries a fraction.
+    let prompt_spread = decimal("prompt_spread", &f.prompt_spread)?.unwrap_or(0.0) / 100.0;
     let requests = f.requests.trim();
     let temperature = match f.temperature.trim() {
         "" => None,
