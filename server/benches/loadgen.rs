@@ -237,7 +237,8 @@ async fn main() {
     println!("|---|---:|---:|---:|---:|---:|---:|");
     let sim = start_sim(&["--max-batch", "64", "--decode-ms", "10"]);
     for c in [1u32, 16, 64] {
-        let levels = sweep(spec(&sim.url, Loads::Concurrency(vec![c]), LoadMode::Steady { requests: 200.max(4 * c as usize) }, 32, 60)).await;
+        let requests = 50.max(4 * c as usize);
+        let levels = sweep(spec(&sim.url, Loads::Concurrency(vec![c]), LoadMode::Steady { requests }, 16, 60)).await;
         let Some(l) = levels.first() else { fail("no level") };
         let e = &l.raw["ttft_minus_server_ttft_ms"];
         let ttft = l.point.get(Metric::Ttft, Stat::P50).unwrap_or(f64::NAN);

@@ -12,12 +12,13 @@
 //!
 //! Definitions (recorded on every run, see [`definitions`]): TTFT is send → first streamed
 //! token, reasoning included (a role-only chunk is not a token); TTFT (content) excludes
-//! reasoning; latency is send → last token chunk (the trailing usage chunk and `[DONE]`
-//! are not tokens); chunk gaps are every gap between token chunks, pooled; TPOT is
-//! (latency − TTFT) ÷ (output tokens − 1) per request; token counts are the server's
-//! `usage` (requested with `stream_options.include_usage`), falling back to the number of
-//! streamed token chunks when a server sends none; throughput is over the whole level,
-//! first send to last response, warm-up excluded.
+//! reasoning; latency is send → last token chunk (the trailing usage chunk and `[DONE]` are
+//! not tokens), where "send" is the *scheduled* send on open-loop levels; chunk gaps are
+//! every gap between token chunks, pooled; TPOT is (latency − TTFT) ÷ (output tokens − 1)
+//! per request; token counts are the server's `usage` (requested with
+//! `stream_options.include_usage`), falling back to the number of streamed token chunks
+//! when a server sends none; throughput is over the whole level, first send to last
+//! response, warm-up excluded.
 
 pub mod adaptive;
 pub mod arrival;
@@ -256,6 +257,7 @@ pub fn definitions() -> Definitions {
             "Plateau load generator: latency = send → last token chunk; chunk gaps between token chunks (reasoning included), pooled".into(),
             "token counts from server usage; a request without usage counts its streamed token chunks (per-level count in raw.token_count)".into(),
             "throughput window = first measured send → last response of the level; warm-up excluded".into(),
+            "open-loop (request-rate) levels: TTFT and latency count from each request's scheduled send, so time a late send or a queue adds is included; raw.open_loop keeps the due times, late sends and latency from the actual send".into(),
         ],
     }
 }

@@ -95,7 +95,7 @@ impl PromptGen {
     }
 
     /// The next request's input.
-    pub fn next(&mut self) -> Prompt {
+    pub fn next_input(&mut self) -> Prompt {
         if let Some(file) = &self.file {
             let i = self.next_line % file.prompts.len().max(1);
             self.next_line = self.next_line.wrapping_add(1);
@@ -170,10 +170,10 @@ mod tests {
         assert_eq!(f.prompts.len(), 3);
         let spec = PromptSpec { file: Some(Arc::new(f)), ..PromptSpec::fixed(8, 0) };
         let mut g = PromptGen::from_spec(&spec);
-        assert_eq!(g.next(), Prompt::Text("hello".into()));
-        assert_eq!(g.next(), Prompt::Text("plain string".into()));
-        assert!(matches!(g.next(), Prompt::Messages(m) if m.len() == 2));
-        assert_eq!(g.next(), Prompt::Text("hello".into()), "round and round");
+        assert_eq!(g.next_input(), Prompt::Text("hello".into()));
+        assert_eq!(g.next_input(), Prompt::Text("plain string".into()));
+        assert!(matches!(g.next_input(), Prompt::Messages(m) if m.len() == 2));
+        assert_eq!(g.next_input(), Prompt::Text("hello".into()), "round and round");
 
         let e = PromptFile::parse("p.jsonl", "{\"prompt\": \"a\"}\n{\"prompt\": 3}\n").unwrap_err();
         assert_eq!(e, "p.jsonl: line 2: `prompt` must be a string");

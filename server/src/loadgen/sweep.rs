@@ -387,7 +387,7 @@ impl Batch<'_> {
         let mut launched = 0;
         let mut done = 0;
         while launched < total.min(in_flight.max(1)) {
-            let body = request_body(self.target, self.prompts.next());
+            let body = request_body(self.target, self.prompts.next_input());
             spawn(&mut set, self.endpoint, body, launched, start, None);
             launched += 1;
         }
@@ -408,7 +408,7 @@ impl Batch<'_> {
                     done += 1;
                     on_done(done);
                     if launched < total {
-                        let body = request_body(self.target, self.prompts.next());
+                        let body = request_body(self.target, self.prompts.next_input());
                         spawn(&mut set, self.endpoint, body, launched, start, None);
                         launched += 1;
                     }
@@ -424,7 +424,7 @@ impl Batch<'_> {
     async fn open(&mut self, due_ms: &[f64], mut on_done: impl FnMut(usize)) -> Option<Vec<RequestSample>> {
         // Bodies are built before the clock starts, so building them cannot make sends late.
         let mut bodies: Vec<Option<Value>> =
-            due_ms.iter().map(|_| Some(request_body(self.target, self.prompts.next()))).collect();
+            due_ms.iter().map(|_| Some(request_body(self.target, self.prompts.next_input()))).collect();
         let start = Instant::now();
         let due_at = |ms: f64| start + Duration::from_secs_f64(ms.max(0.0) / 1000.0);
         let mut set: JoinSet<(usize, RequestSample)> = JoinSet::new();
