@@ -65,10 +65,13 @@ document.addEventListener('change', function (e) {
     var ev;
     try { ev = JSON.parse(m.data); } catch (e) { return; }
     if (ev.event === 'level_started') {
-      text.textContent = 'Level ' + (ev.level + 1) + ': C=' + ev.concurrency + ', ' + ev.requests + ' requests…';
+      var load = ev.load_kind === 'request_rate' ? ev.load + ' req/s' : 'C=' + ev.load;
+      text.textContent = 'Level ' + (ev.level + 1) + ': ' + load + ', ' + ev.requests + ' requests…';
       bar.max = ev.requests; bar.value = 0;
     } else if (ev.event === 'request_done') {
       bar.max = ev.total; bar.value = ev.done;
+    } else if (ev.event === 'plateau') {
+      text.textContent = 'Adaptive search: ' + ev.text;
     } else if (ev.event === 'level_done' || ev.event === 'finished') {
       source.close();
       window.location.reload();

@@ -1473,3 +1473,47 @@ mod auth_tests {
         assert!(matches!(revoke_api_token(&pool, "zz").await, Err(DbError::NotFound(_))));
     }
 }
+
+/// Appends a line to a run's notes (a live sweep's finding, e.g. where the adaptive search
+/// found the plateau), after a blank line when the notes already say something.
+pub async fn append_run_note(pool: &SqlitePool, id: &RunId, line: &str) -> Result<(), DbError> {
+    let done = sqlx::query(
+        "UPDATE runs SET notes = CASE WHEN notes = '' THEN ?1 ELSE notes || char(10) || char(10) || ?1 END \
+         WHERE public_id = ?2",
+    )
+    .bind(line)
+    .bind(id.as_str())
+    .execute(pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(DbError::NotFound(format!("run {id}")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod run_note_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn notes_grow_line_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = connect(&dir.path().join("n.db")).await.unwrap();
+        let run = NewRun {
+            name: "n".into(),
+            status: RunStatus::Running,
+            source: SourceInfo { format: SourceFormat::Plateau, file_name: None },
+            facts: RunFacts::default(),
+            definitions: Default::default(),
+            levels: Vec::new(),
+            files: Vec::new(),
+        };
+        let id = create_live_run(&pool, &run).await.unwrap();
+        append_run_note(&pool, &id, "plateau at C≈48").await.unwrap();
+        assert_eq!(get_run(&pool, &id).await.unwrap().facts.notes, "plateau at C≈48");
+        append_run_note(&pool, &id, "second").await.unwrap();
+        assert_eq!(get_run(&pool, &id).await.unwrap().facts.notes, "plateau at C≈48\n\nsecond");
+        let missing = RunId::parse("nosuchrun000").unwrap();
+        assert!(matches!(append_run_note(&pool, &missing, "x").await, Err(DbError::NotFound(_))));
+    }
+}

@@ -37,11 +37,14 @@ pub enum Command {
     ///
     /// Example: plateau sim --addr 127.0.0.1:8090 --max-batch 64 --seed 7
     Sim(crate::sim::SimArgs),
-    /// Run a closed-loop concurrency sweep against an OpenAI-compatible endpoint and store
-    /// each level as it finishes (a crash keeps the finished levels; the run is then marked
-    /// interrupted).
+    /// Run a sweep against an OpenAI-compatible endpoint — concurrency levels, open-loop
+    /// request rates, or an adaptive search for the plateau — and store each level as it
+    /// finishes, locally or on a Plateau server (a crash keeps the finished levels; the run
+    /// is then marked interrupted).
     ///
-    /// Example: plateau sweep --url http://127.0.0.1:8090 --model plateau-sim --concurrency 1,2,4,8
+    /// Examples: plateau sweep --url http://127.0.0.1:8090 --model plateau-sim --concurrency 1,2,4,8
+    ///           plateau sweep --url … --model … --rates 1,2,4 --arrival poisson --requests 100
+    ///           plateau sweep --url … --model … --adaptive --requests 32 --server http://plateau:3000
     Sweep(SweepArgs),
     /// Manage the users who sign in when the server runs with `--auth on`.
     ///
@@ -116,11 +119,37 @@ pub struct SweepArgs {
     /// chat or completions.
     #[arg(long, default_value = "chat")]
     pub endpoint: String,
-    /// Concurrency levels, in order.
+    /// Concurrency levels, in order (closed loop).
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
     pub concurrency: Vec<u32>,
-    /// Requests per level in steady mode (C always in flight until N are done); without
-    /// it, each level is one wave of C requests sent at once (the story's benchmark.py).
+    /// Open-loop request rates in req/s, in order, instead of concurrency levels: requests
+    /// go out on schedule however many are in flight; latency is timed from the scheduled
+    /// send; late sends are recorded, never dropped.
+    #[arg(long, value_delimiter = ',', conflicts_with = "adaptive")]
+    pub rates: Vec<f64>,
+    /// Open-loop arrivals: poisson (seeded by --seed) or constant.
+    #[arg(long, default_value = "poisson")]
+    pub arrival: String,
+    /// Search for the plateau: C = 1, 2, 4 … while output tok/s gains at least
+    /// --min-gain-pct per doubling (and errors and p99 stay within limits), then refine
+    /// between the last gaining level and the stopping one.
+    #[arg(long)]
+    pub adaptive: bool,
+    /// Adaptive: the highest concurrency it may try.
+    #[arg(long, default_value_t = 256)]
+    pub max_concurrency: u32,
+    /// Adaptive: stop when the gain per doubling falls below this, in percent.
+    #[arg(long, default_value_t = 5.0)]
+    pub min_gain_pct: f64,
+    /// Adaptive: stop when more than this percentage of a level's requests fail.
+    #[arg(long, default_value_t = 5.0)]
+    pub max_error_pct: f64,
+    /// Adaptive: stop when a level's p99 latency exceeds this (ms).
+    #[arg(long)]
+    pub p99_limit_ms: Option<f64>,
+    /// Closed loop: requests per level in steady mode (C always in flight until N are done;
+    /// adaptive: at least 2×C); without it, each level is one wave of C requests sent at
+    /// once (the story's benchmark.py). Open loop: requests per rate (default 50).
     #[arg(long)]
     pub requests: Option<usize>,
     #[arg(long, default_value_t = 128)]
@@ -128,6 +157,23 @@ pub struct SweepArgs {
     /// Prompt length in tokens (synthetic, varied per request).
     #[arg(long, default_value_t = 128)]
     pub prompt_tokens: u32,
+    /// Spread of synthetic prompt lengths: 0.25 draws each length uniformly within ±25 %
+    /// of --prompt-tokens (seeded by --seed).
+    #[arg(long, default_value_t = 0.0)]
+    pub prompt_spread: f64,
+    /// A JSONL file of prompts, used in order: each line {"prompt": "…"}, {"messages": […]}
+    /// or a JSON string.
+    #[arg(long)]
+    pub prompts: Option<PathBuf>,
+    /// Send the run to this Plateau server (level by level) instead of the local database.
+    #[arg(long)]
+    pub server: Option<String>,
+    /// Bearer token for --server; never stored, logged or shown.
+    #[arg(long, env = "PLATEAU_TOKEN", hide_env_values = true)]
+    pub server_token: Option<String>,
+    /// Plain progress lines even on a terminal (no progress bars).
+    #[arg(long)]
+    pub plain: bool,
     #[arg(long)]
     pub temperature: Option<f64>,
     /// Ask the server to generate exactly max_tokens.
@@ -329,13 +375,29 @@ async fn import(db: PathBuf, args: ImportArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
-    use crate::loadgen::{self, LoadMode, Progress, PromptSpec, Secret, SweepSpec, Target};
+    use crate::loadgen::{self, AdaptiveSpec, HttpSink, PromptFile, PromptSpec, Secret, SweepSpec, Target};
     let endpoint = app::domain::EndpointKind::parse(&a.endpoint)
         .with_context(|| format!("--endpoint {:?}: use chat or completions", a.endpoint))?;
-    let pool = app::db::connect(&db).await.with_context(|| format!("opening database {}", db.display()))?;
-    let levels = a.concurrency.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let adaptive = a.adaptive.then(|| AdaptiveSpec {
+        max_concurrency: a.max_concurrency,
+        min_gain: a.min_gain_pct / 100.0,
+        max_error_rate: a.max_error_pct / 100.0,
+        p99_limit_ms: a.p99_limit_ms,
+        ..AdaptiveSpec::default()
+    });
+    let (loads, mode) =
+        crate::sweeps::loads_of(a.concurrency, a.rates, Some(&a.arrival), adaptive, a.requests, a.seed)
+            .map_err(anyhow::Error::msg)?;
+    let file = match &a.prompts {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+            Some(std::sync::Arc::new(PromptFile::parse(&name, &text).map_err(anyhow::Error::msg)?))
+        }
+    };
     let spec = SweepSpec {
-        name: a.name.unwrap_or_else(|| format!("{} · {} · C={levels}", a.model, endpoint.path())),
+        name: a.name.unwrap_or_else(|| format!("{} · {} · {}", a.model, endpoint.path(), loads.label())),
         target: Target {
             base_url: a.url,
             model: a.model,
@@ -346,13 +408,13 @@ async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
             ignore_eos: a.ignore_eos,
             extra_body: serde_json::Map::new(),
         },
-        prompt: PromptSpec { tokens: a.prompt_tokens, seed: a.seed },
-        concurrency: a.concurrency,
-        mode: a.requests.map_or(LoadMode::Wave, |requests| LoadMode::Steady { requests }),
+        prompt: PromptSpec { tokens: a.prompt_tokens, spread: a.prompt_spread, seed: a.seed, file },
+        loads,
+        mode,
         warmup: a.warmup,
         request_timeout: std::time::Duration::from_secs(a.timeout_s),
     };
-    let (tx, mut rx) = tokio::sync::mpsc::channel(256);
+    let (tx, rx) = tokio::sync::mpsc::channel(1024);
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
     // Ctrl-C cancels: finished levels stay, the run is marked interrupted.
     tokio::spawn(async move {
@@ -360,20 +422,116 @@ async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
             let _ = cancel_tx.send(true);
         }
     });
-    let printer = tokio::spawn(async move {
-        let mut rows = Vec::new();
+    let bars = !a.plain && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let printer = tokio::spawn(sweep_progress::show(rx, bars));
+    let (result, where_to) = match &a.server {
+        Some(server) => {
+            let token = a.server_token.filter(|t| !t.is_empty()).map(Secret::new);
+            let sink = HttpSink::new(server, token.as_ref())?;
+            (loadgen::run_sweep_to(&sink, spec, tx, cancel_rx).await, server.trim_end_matches('/').to_owned())
+        }
+        None => {
+            let pool =
+                app::db::connect(&db).await.with_context(|| format!("opening database {}", db.display()))?;
+            (loadgen::run_sweep(&pool, spec, tx, cancel_rx).await, String::new())
+        }
+    };
+    let summary = printer.await.unwrap_or_default();
+    print!("{summary}");
+    match result {
+        Ok(id) => {
+            println!("stored → {where_to}/runs/{id}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("sweep stopped: {e}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// The sweep's progress on the terminal: indicatif bars (overall levels, and the current
+/// level's measured requests) when stderr is a terminal, plain lines otherwise; and the
+/// summary table printed at the end.
+mod sweep_progress {
+    use crate::loadgen::Progress;
+    use app::domain::format::{load, ms_as_s, num};
+    use app::domain::metrics::{Metric, Stat};
+    use app::domain::LoadKind;
+    use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+    use tokio::sync::mpsc;
+
+    fn style(template: &str) -> ProgressStyle {
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
+    }
+
+    /// Reads progress until the sweep ends; returns the summary table.
+    pub async fn show(mut rx: mpsc::Receiver<Progress>, bars: bool) -> String {
+        let multi = MultiProgress::new();
+        let mut overall: Option<ProgressBar> = None;
+        let mut level_bar: Option<ProgressBar> = None;
+        let mut kind = LoadKind::Concurrency;
+        let mut rows: Vec<String> = Vec::new();
+        let mut finding: Option<String> = None;
+        let say = |line: String| {
+            if bars {
+                let _ = multi.println(line);
+            } else {
+                eprintln!("{line}");
+            }
+        };
         while let Some(p) = rx.recv().await {
             match p {
-                Progress::Started { run, levels } => eprintln!("sweep {run}: {levels} levels"),
-                Progress::LevelStarted { level, concurrency, requests } => {
-                    eprintln!("level {}: C={concurrency}, {requests} requests…", level + 1)
+                Progress::Started { run, levels } => {
+                    say(format!(
+                        "sweep {run}: {}",
+                        levels.map_or_else(|| "adaptive search".to_owned(), |n| format!("{n} levels"))
+                    ));
+                    if bars {
+                        let bar = match levels {
+                            Some(n) => multi.add(ProgressBar::new(n as u64)),
+                            None => multi.add(ProgressBar::no_length()),
+                        };
+                        bar.set_style(style("levels  {bar:30.cyan/blue} {pos}/{len} {elapsed_precise} {msg}"));
+                        if levels.is_none() {
+                            bar.set_style(style("levels  {pos} measured {elapsed_precise} {msg}"));
+                        }
+                        overall = Some(bar);
+                    }
                 }
-                Progress::RequestDone { .. } => {}
+                Progress::LevelStarted { level, load_kind, load: l, requests } => {
+                    kind = load_kind;
+                    let what = match load_kind {
+                        LoadKind::Concurrency => format!("C={}", load(l)),
+                        LoadKind::RequestRate => format!("{} req/s", load(l)),
+                    };
+                    if bars {
+                        if let Some(old) = level_bar.take() {
+                            old.finish_and_clear();
+                        }
+                        let bar = multi.add(ProgressBar::new(requests as u64));
+                        bar.set_style(style("{prefix:>12} {bar:30.green/white} {pos}/{len} requests {elapsed}"));
+                        bar.set_prefix(what);
+                        level_bar = Some(bar);
+                    } else {
+                        say(format!("level {}: {what}, {requests} requests…", level + 1));
+                    }
+                }
+                Progress::RequestDone { done, .. } => {
+                    if let Some(bar) = &level_bar {
+                        bar.set_position(done as u64);
+                    }
+                }
                 Progress::LevelDone { point, .. } => {
-                    use app::domain::format::{load, ms_as_s, num};
-                    use app::domain::metrics::{Metric, Stat};
+                    if let Some(bar) = level_bar.take() {
+                        bar.finish_and_clear();
+                    }
+                    if let Some(bar) = &overall {
+                        bar.inc(1);
+                        bar.set_message(format!("last: {} tok/s", num(point.output_tok_s(), 1)));
+                    }
                     let row = format!(
-                        "{:>6} {:>6}/{:<4} {:>10} {:>10} {:>10} {:>10}",
+                        "{:>8} {:>6}/{:<4} {:>10} {:>10} {:>10} {:>10}",
                         load(point.load_value),
                         point.requests_ok.unwrap_or(0),
                         point.requests_failed.unwrap_or(0),
@@ -382,28 +540,39 @@ async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
                         ms_as_s(point.latency_ms(Stat::P99)),
                         num(point.get(Metric::Ttft, Stat::P50), 0),
                     );
-                    eprintln!("{row}");
+                    say(row.clone());
                     rows.push(row);
+                }
+                Progress::Plateau { verdict } => {
+                    let text = verdict.to_string();
+                    say(format!("adaptive search: {text}"));
+                    finding = Some(text);
                 }
             }
         }
-        rows
-    });
-    let result = loadgen::run_sweep(&pool, spec, tx, cancel_rx).await;
-    let rows = printer.await.unwrap_or_default();
-    println!("{:>6} {:>11} {:>10} {:>10} {:>10} {:>10}", "C", "ok/failed", "tok/s", "p50 (s)", "p99 (s)", "TTFT p50");
-    for r in rows {
-        println!("{r}");
-    }
-    match result {
-        Ok(id) => {
-            println!("stored → /runs/{id}");
-            Ok(ExitCode::SUCCESS)
+        if let Some(bar) = level_bar.take() {
+            bar.finish_and_clear();
         }
-        Err(e) => {
-            eprintln!("sweep stopped: {e}");
-            Ok(ExitCode::FAILURE)
+        if let Some(bar) = overall.take() {
+            bar.finish_and_clear();
         }
+        let head = match kind {
+            LoadKind::Concurrency => "C",
+            LoadKind::RequestRate => "req/s",
+        };
+        let mut out = format!(
+            "{head:>8} {:>11} {:>10} {:>10} {:>10} {:>10}\n",
+            "ok/failed", "tok/s", "p50 (s)", "p99 (s)", "TTFT p50"
+        );
+        for r in rows {
+            out.push_str(&r);
+            out.push('\n');
+        }
+        if let Some(f) = finding {
+            out.push_str(&f);
+            out.push('\n');
+        }
+        out
     }
 }
 

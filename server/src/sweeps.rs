@@ -3,7 +3,7 @@
 //! with their cancel switches, and their progress as a broadcast that server-sent-event
 //! clients subscribe to. A sweep runs in its own task: closing the browser does not stop it.
 
-use crate::loadgen::{self, LoadMode, Progress, PromptSpec, Secret, SweepSpec, Target};
+use crate::loadgen::{self, AdaptiveSpec, Arrival, LoadMode, Loads, Progress, PromptSpec, Secret, SweepSpec, Target};
 use app::domain::{EndpointKind, RunId};
 use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
@@ -70,10 +70,28 @@ pub struct SweepRequest {
     pub api_key: Option<String>,
     #[serde(default = "default_endpoint")]
     pub endpoint: String,
+    /// Closed-loop concurrency levels (the default load when neither `rates` nor
+    /// `adaptive` is given).
+    #[serde(default)]
     pub concurrency: Vec<u32>,
-    /// Steady mode with this many requests per level; none: one wave of C per level.
+    /// Open-loop request rates (req/s), instead of concurrency levels.
+    #[serde(default)]
+    pub rates: Vec<f64>,
+    /// `poisson` (default) or `constant`, for `rates`.
+    #[serde(default)]
+    pub arrival: Option<String>,
+    /// The adaptive search for the plateau, instead of fixed levels.
+    #[serde(default)]
+    pub adaptive: Option<AdaptiveRequest>,
+    /// Closed loop: steady mode with this many requests per level (none: one wave of C per
+    /// level). Open loop: requests per rate (default 50).
     #[serde(default)]
     pub requests: Option<usize>,
+    /// Relative spread of synthetic prompt lengths (0.25 = uniform ±25 %).
+    #[serde(default)]
+    pub prompt_spread: f64,
+    #[serde(default)]
+    pub seed: u64,
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
     #[serde(default = "default_prompt_tokens")]
@@ -89,6 +107,64 @@ pub struct SweepRequest {
     pub warmup: usize,
     #[serde(default)]
     pub name: Option<String>,
+}
+
+/// The adaptive search's settings as posted; each defaults as in [`AdaptiveSpec`].
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct AdaptiveRequest {
+    #[serde(default)]
+    pub max_concurrency: Option<u32>,
+    /// Minimum output-throughput gain per doubling, in percent (default 5).
+    #[serde(default)]
+    pub min_gain_pct: Option<f64>,
+    /// Highest acceptable error rate, in percent (default 5).
+    #[serde(default)]
+    pub max_error_pct: Option<f64>,
+    #[serde(default)]
+    pub p99_limit_ms: Option<f64>,
+}
+
+impl AdaptiveRequest {
+    pub fn spec(&self) -> AdaptiveSpec {
+        let d = AdaptiveSpec::default();
+        AdaptiveSpec {
+            max_concurrency: self.max_concurrency.unwrap_or(d.max_concurrency),
+            min_gain: self.min_gain_pct.map_or(d.min_gain, |p| p / 100.0),
+            max_error_rate: self.max_error_pct.map_or(d.max_error_rate, |p| p / 100.0),
+            p99_limit_ms: self.p99_limit_ms,
+            ..d
+        }
+    }
+}
+
+/// Requests per level of an open-loop sweep when none is given.
+pub const DEFAULT_RATE_REQUESTS: usize = 50;
+
+/// The loads a request asks for: adaptive, else rates, else concurrency levels.
+pub fn loads_of(
+    concurrency: Vec<u32>,
+    rates: Vec<f64>,
+    arrival: Option<&str>,
+    adaptive: Option<AdaptiveSpec>,
+    requests: Option<usize>,
+    seed: u64,
+) -> Result<(Loads, LoadMode), String> {
+    let closed = requests.map_or(LoadMode::Wave, |requests| LoadMode::Steady { requests });
+    if let Some(a) = adaptive {
+        if !rates.is_empty() {
+            return Err("choose one of adaptive, rates and concurrency".into());
+        }
+        return Ok((Loads::Adaptive(a), closed));
+    }
+    if !rates.is_empty() {
+        let arrival = match arrival {
+            None => Arrival::Poisson { seed },
+            Some(a) => Arrival::parse(a, seed).ok_or_else(|| format!("arrival {a:?}: use poisson or constant"))?,
+        };
+        let requests = requests.unwrap_or(DEFAULT_RATE_REQUESTS);
+        return Ok((Loads::Rates { rates_rps: rates, arrival, requests }, LoadMode::Wave));
+    }
+    Ok((Loads::Concurrency(concurrency), closed))
 }
 
 // A key must never be printed, even by accident in a debug log.
@@ -112,9 +188,11 @@ fn default_prompt_tokens() -> u32 {
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum SweepEvent {
-    LevelStarted { level: usize, concurrency: u32, requests: usize },
+    LevelStarted { level: usize, load_kind: &'static str, load: f64, requests: usize },
     RequestDone { level: usize, done: usize, total: usize },
     LevelDone { level: usize, load: f64, output_tok_s: Option<f64> },
+    /// The adaptive search's finding, in words.
+    Plateau { text: String },
     Finished { status: String },
 }
 
@@ -144,9 +222,12 @@ impl Sweeps {
         self.allow.check(&req.url)?;
         let endpoint = EndpointKind::parse(&req.endpoint)
             .ok_or_else(|| SweepError::Invalid(format!("endpoint {:?}: use chat or completions", req.endpoint)))?;
-        let levels = req.concurrency.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        let adaptive = req.adaptive.as_ref().map(AdaptiveRequest::spec);
+        let (loads, mode) =
+            loads_of(req.concurrency, req.rates, req.arrival.as_deref(), adaptive, req.requests, req.seed)
+                .map_err(SweepError::Invalid)?;
         let spec = SweepSpec {
-            name: req.name.clone().unwrap_or_else(|| format!("{} · {} · C={levels}", req.model, endpoint.path())),
+            name: req.name.clone().unwrap_or_else(|| format!("{} · {} · {}", req.model, endpoint.path(), loads.label())),
             target: Target {
                 base_url: req.url,
                 model: req.model,
@@ -157,9 +238,9 @@ impl Sweeps {
                 ignore_eos: req.ignore_eos,
                 extra_body: req.extra_body,
             },
-            prompt: PromptSpec { tokens: req.prompt_tokens, seed: 0 },
-            concurrency: req.concurrency,
-            mode: req.requests.map_or(LoadMode::Wave, |requests| LoadMode::Steady { requests }),
+            prompt: PromptSpec { tokens: req.prompt_tokens, spread: req.prompt_spread, seed: req.seed, file: None },
+            loads,
+            mode,
             warmup: req.warmup,
             request_timeout: Duration::from_secs(600),
         };
@@ -184,7 +265,10 @@ impl Sweeps {
                         }
                         continue;
                     }
-                    Progress::LevelStarted { level, concurrency, requests } => SweepEvent::LevelStarted { level, concurrency, requests },
+                    Progress::LevelStarted { level, load_kind, load, requests } => {
+                        SweepEvent::LevelStarted { level, load_kind: load_kind.as_str(), load, requests }
+                    }
+                    Progress::Plateau { verdict } => SweepEvent::Plateau { text: verdict.to_string() },
                     Progress::RequestDone { level, done, total } => SweepEvent::RequestDone { level, done, total },
                     Progress::LevelDone { level, point } => {
                         SweepEvent::LevelDone { level, load: point.load_value, output_tok_s: point.output_tok_s() }

@@ -103,6 +103,15 @@ impl TestApp {
             Body::SweepForm => req.form(&[("url", "http://127.0.0.1:9"), ("model", "m"), ("concurrency", "1")]),
             Body::SaveForm => req.form(&[("name", "saved")]),
             Body::AnnotationForm => req.form(&[("anchor", "run"), ("kind", "note"), ("body", "by form")]),
+            Body::LiveRun => req.json(&app::domain::NewRun {
+                name: "live".into(),
+                status: app::domain::RunStatus::Running,
+                source: app::domain::SourceInfo { format: app::domain::SourceFormat::Plateau, file_name: None },
+                facts: app::domain::RunFacts::default(),
+                definitions: app::domain::metrics::Definitions::default(),
+                levels: Vec::new(),
+                files: Vec::new(),
+            }),
             Body::AnnotationJson => req.json(&serde_json::json!({ "anchor": { "type": "run" }, "kind": "note", "body": "by json" })),
             Body::Empty => req,
         };
@@ -134,6 +143,8 @@ enum Body {
     AnnotationForm,
     /// The same note through the JSON API.
     AnnotationJson,
+    /// A live run, as `plateau sweep --server` creates it.
+    LiveRun,
     Empty,
 }
 
@@ -162,6 +173,10 @@ fn write_routes() -> Vec<WriteRoute> {
         r(Method::PATCH, "/api/v1/runs/{id}", Body::Empty),
         r(Method::DELETE, "/api/v1/runs/{id}", Body::Empty),
         r(Method::DELETE, "/runs/{id}", Body::Empty),
+        // sweep --server
+        r(Method::POST, "/api/v1/live-runs", Body::LiveRun),
+        r(Method::POST, "/api/v1/live-runs/{id}/levels", Body::Empty),
+        r(Method::POST, "/api/v1/live-runs/{id}/status", Body::Empty),
         // annotations, proposals, reports, snapshots
         r(Method::POST, "/runs/{id}/annotations", Body::AnnotationForm),
         r(Method::POST, "/api/v1/runs/{id}/annotations", Body::AnnotationJson),
@@ -334,7 +349,7 @@ async fn a_valid_token_writes_through_every_route() {
             assert_eq!(status, StatusCode::CREATED);
         }
     }
-    assert!(app.run_count().await >= 3, "imported, saved and swept");
+    assert!(app.run_count().await >= 4, "imported, saved, swept and a live run created");
     // Both annotation doors wrote, and the author is the token's user.
     let stored = app::db::get_run_raw(&app.pool, &app::domain::RunId::parse(&run).unwrap()).await.unwrap();
     let authors: Vec<(&str, &str)> = stored.annotations.iter().map(|a| (a.body.as_str(), a.author.as_str())).collect();

@@ -9,7 +9,7 @@
 
 use app::domain::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, RunStatus};
-use server::loadgen::{self, LoadMode, PromptSpec, SweepSpec, Target};
+use server::loadgen::{self, LoadMode, Loads, PromptSpec, SweepSpec, Target};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
@@ -74,8 +74,8 @@ async fn a_short_real_sweep_against_llama_cpp() {
             ignore_eos: true,
             extra_body: serde_json::Map::new(),
         },
-        prompt: PromptSpec { tokens: 32, seed: 7 },
-        concurrency: vec![1, 4],
+        prompt: PromptSpec::fixed(32, 7),
+        loads: Loads::Concurrency(vec![1, 4]),
         mode: LoadMode::Steady { requests: 8 },
         warmup: 1,
         request_timeout: Duration::from_secs(120),

@@ -65,10 +65,14 @@ impl fmt::Display for RequestError {
     }
 }
 
-/// Everything measured about one request. Times are milliseconds from the actual send.
+/// Everything measured about one request. Times are milliseconds from the request's
+/// *origin*: its scheduled send on an open-loop level (so a generator that sends late, or
+/// a server that accepts slowly, cannot hide the wait), its actual send otherwise.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RequestSample {
-    /// When the request was actually sent, ms after the level's first send.
+    /// When the request was due (open loop only), ms after the level started.
+    pub scheduled_at_ms: Option<f64>,
+    /// When the request was actually sent, ms after the level started.
     pub sent_at_ms: f64,
     /// First token chunk of any kind, reasoning included.
     pub ttft_ms: Option<f64>,
@@ -76,9 +80,9 @@ pub struct RequestSample {
     pub ttft_content_ms: Option<f64>,
     /// Every gap between consecutive token chunks.
     pub gaps_ms: Vec<f64>,
-    /// Send → last token chunk.
+    /// Origin → last token chunk.
     pub e2e_ms: Option<f64>,
-    /// Send → stream closed or error.
+    /// Origin → stream closed or error.
     pub elapsed_ms: f64,
     /// `usage.prompt_tokens`.
     pub prompt_tokens: Option<u64>,
@@ -93,6 +97,9 @@ pub struct RequestSample {
     pub finish_reason: Option<String>,
     /// The server's own decode time per token (`timings.predicted_per_token_ms`, llama.cpp).
     pub server_ms_per_token: Option<f64>,
+    /// The server's own time to first token (`timings.ttft_ms`, Plateau's simulator):
+    /// admission → first token, to check the client's TTFT against.
+    pub server_ttft_ms: Option<f64>,
     pub error: Option<RequestError>,
 }
 
@@ -104,6 +111,16 @@ impl RequestSample {
     /// Output tokens: the server's usage, else the streamed token chunks.
     pub fn output_tokens(&self) -> Option<u64> {
         self.completion_tokens.or((self.token_chunks > 0).then_some(self.token_chunks))
+    }
+
+    /// How late the request went out: actual − scheduled send (0 for closed loop).
+    pub fn send_lag_ms(&self) -> f64 {
+        self.scheduled_at_ms.map_or(0.0, |s| (self.sent_at_ms - s).max(0.0))
+    }
+
+    /// When the request's clock started (scheduled send, else actual), ms after the level began.
+    pub fn origin_ms(&self) -> f64 {
+        self.scheduled_at_ms.unwrap_or(self.sent_at_ms)
     }
 
     /// (e2e − TTFT) ÷ (output tokens − 1), for requests with more than one output token.
@@ -136,10 +153,14 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// Sends one streamed request with `body` and measures it; never fails, errors are recorded.
-pub async fn send(endpoint: &Endpoint, body: &Value, level_start: Instant) -> RequestSample {
-    let start = Instant::now();
+/// `due` is the scheduled send of an open-loop request: its times are measured from there
+/// (the request goes out now even if that is late); `None` measures from the actual send.
+pub async fn send(endpoint: &Endpoint, body: &Value, level_start: Instant, due: Option<Instant>) -> RequestSample {
+    let sent = Instant::now();
+    let start = due.map_or(sent, |d| d.min(sent));
     let mut sample = RequestSample {
-        sent_at_ms: ms(start.saturating_duration_since(level_start)),
+        scheduled_at_ms: due.map(|d| ms(d.saturating_duration_since(level_start))),
+        sent_at_ms: ms(sent.saturating_duration_since(level_start)),
         ..RequestSample::default()
     };
     let result = tokio::time::timeout(endpoint.timeout, exchange(endpoint, body, start, &mut sample)).await;
@@ -284,8 +305,13 @@ fn on_event(
             .and_then(Value::as_u64);
         s.reasoning_tokens = reasoning.or(s.reasoning_tokens);
     }
-    if let Some(t) = v.get("timings").and_then(|t| t.get("predicted_per_token_ms")).and_then(Value::as_f64) {
-        s.server_ms_per_token = Some(t);
+    if let Some(timings) = v.get("timings") {
+        if let Some(t) = timings.get("predicted_per_token_ms").and_then(Value::as_f64) {
+            s.server_ms_per_token = Some(t);
+        }
+        if let Some(t) = timings.get("ttft_ms").and_then(Value::as_f64) {
+            s.server_ttft_ms = Some(t);
+        }
     }
     let Some(choice) = v.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else {
         return Ok(());

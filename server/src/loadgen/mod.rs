@@ -1,36 +1,47 @@
-//! The load generator: closed-loop concurrency sweeps against an OpenAI-compatible
-//! endpoint, each level stored in SQLite the moment it finishes.
+//! The load generator: sweeps against an OpenAI-compatible endpoint — closed-loop
+//! concurrency levels, open-loop request rates, or an adaptive search for the plateau —
+//! each level stored the moment it finishes (in SQLite, or on a Plateau server).
 //!
 //! - [`client`]: one streamed request, timed chunk by chunk, into a [`RequestSample`].
-//! - [`prompt`]: synthetic prompts of a chosen length, different for every request.
-//! - [`sweep`]: warm-up, the levels in order (wave or steady), storing, progress, cancel.
+//! - [`prompt`]: synthetic prompts of a chosen length distribution, or a JSONL file.
+//! - [`arrival`]: open-loop send schedules (constant or Poisson, seeded).
+//! - [`adaptive`]: the pure decision of the adaptive mode (next level, stop, refine, verdict).
+//! - [`sweep`]: warm-up, the levels in order, storing, progress, cancel.
+//! - [`sink`]: where levels go ([`RunSink`]: a SQLite pool, or [`HttpSink`] to a server).
 //! - [`stats`]: one level's samples → a [`NewLevel`] ([`level_from_records`]).
 //!
 //! Definitions (recorded on every run, see [`definitions`]): TTFT is send → first streamed
 //! token, reasoning included (a role-only chunk is not a token); TTFT (content) excludes
-//! reasoning; latency is send → last token chunk (the trailing usage chunk and `[DONE]`
-//! are not tokens); chunk gaps are every gap between token chunks, pooled; TPOT is
-//! (latency − TTFT) ÷ (output tokens − 1) per request; token counts are the server's
-//! `usage` (requested with `stream_options.include_usage`), falling back to the number of
-//! streamed token chunks when a server sends none; throughput is over the whole level,
-//! first send to last response, warm-up excluded.
+//! reasoning; latency is send → last token chunk (the trailing usage chunk and `[DONE]` are
+//! not tokens), where "send" is the *scheduled* send on open-loop levels; chunk gaps are
+//! every gap between token chunks, pooled; TPOT is (latency − TTFT) ÷ (output tokens − 1)
+//! per request; token counts are the server's `usage` (requested with
+//! `stream_options.include_usage`), falling back to the number of streamed token chunks
+//! when a server sends none; throughput is over the whole level, first send to last
+//! response, warm-up excluded.
 
+pub mod adaptive;
+pub mod arrival;
 pub mod client;
 pub mod prompt;
+pub mod sink;
 pub mod stats;
 pub mod sweep;
 
 #[cfg(test)]
 mod tests;
 
+pub use adaptive::{AdaptiveSpec, Verdict};
+pub use arrival::Arrival;
 pub use client::{ErrorKind, RequestError, RequestSample};
-pub use prompt::PromptGen;
+pub use prompt::{PromptFile, PromptGen};
+pub use sink::{HttpSink, RunSink};
 pub use stats::level_from_records;
-pub use sweep::run_sweep;
+pub use sweep::{run_sweep, run_sweep_to};
 
 use app::db::DbError;
 use app::domain::metrics::{Definitions, ThroughputWindow, TokenCountSource, TtftDefinition};
-use app::domain::{EndpointKind, Point, RunId};
+use app::domain::{EndpointKind, LoadKind, Point, RunId};
 use std::fmt;
 use std::time::Duration;
 
@@ -87,11 +98,23 @@ impl Target {
     }
 }
 
-/// Synthetic prompts: `tokens` words (≈ tokens) drawn from a seeded generator.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Where prompts come from: synthetic prompts of `tokens` words (≈ tokens) drawn from a
+/// seeded generator, each length uniform in `tokens × (1 ± spread)`; or, with `file`, the
+/// prompts of a JSONL file in order, round and round.
+#[derive(Clone, Debug, PartialEq)]
 pub struct PromptSpec {
     pub tokens: u32,
+    /// Relative spread of synthetic prompt lengths (0 = all `tokens` long, 0.25 = ±25 %).
+    pub spread: f64,
     pub seed: u64,
+    pub file: Option<std::sync::Arc<PromptFile>>,
+}
+
+impl PromptSpec {
+    /// Synthetic prompts of exactly `tokens` words.
+    pub fn fixed(tokens: u32, seed: u64) -> Self {
+        Self { tokens, spread: 0.0, seed, file: None }
+    }
 }
 
 /// How the requests of one closed-loop level are sent.
@@ -103,6 +126,41 @@ pub enum LoadMode {
     Steady { requests: usize },
 }
 
+/// Which loads a sweep measures.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Loads {
+    /// Closed loop: these concurrency levels, in this order (sent per [`SweepSpec::mode`]).
+    Concurrency(Vec<u32>),
+    /// Open loop: `requests` requests per level sent at each rate (req/s) on schedule,
+    /// however many are in flight; latency is timed from the scheduled send.
+    Rates { rates_rps: Vec<f64>, arrival: Arrival, requests: usize },
+    /// Closed loop, C = start, 2·start, 4·start … until the plateau, then refined.
+    Adaptive(AdaptiveSpec),
+}
+
+impl Loads {
+    /// The levels known before the sweep starts (`None` for adaptive: it decides as it goes).
+    pub fn planned_levels(&self) -> Option<usize> {
+        match self {
+            Loads::Concurrency(c) => Some(c.len()),
+            Loads::Rates { rates_rps, .. } => Some(rates_rps.len()),
+            Loads::Adaptive(_) => None,
+        }
+    }
+
+    /// A short label for run names: `C=1,2,4`, `rate=1,2 req/s`, `adaptive C≤256`.
+    pub fn label(&self) -> String {
+        let join = |v: Vec<String>| v.join(",");
+        match self {
+            Loads::Concurrency(c) => format!("C={}", join(c.iter().map(u32::to_string).collect())),
+            Loads::Rates { rates_rps, .. } => {
+                format!("rate={} req/s", join(rates_rps.iter().map(|r| app::domain::format::load(*r)).collect()))
+            }
+            Loads::Adaptive(a) => format!("adaptive C≤{}", a.max_concurrency),
+        }
+    }
+}
+
 /// Everything a sweep needs.
 #[derive(Clone, Debug)]
 pub struct SweepSpec {
@@ -110,8 +168,9 @@ pub struct SweepSpec {
     pub name: String,
     pub target: Target,
     pub prompt: PromptSpec,
-    /// Concurrency levels, measured in this order.
-    pub concurrency: Vec<u32>,
+    /// The loads measured.
+    pub loads: Loads,
+    /// How a closed-loop level sends its requests (concurrency and adaptive loads).
     pub mode: LoadMode,
     /// Requests sent (at the level's concurrency) before each level and not counted.
     pub warmup: usize,
@@ -122,11 +181,19 @@ pub struct SweepSpec {
 impl SweepSpec {
     pub(crate) fn validate(&self) -> Result<(), LoadgenError> {
         let bad = |m: &str| Err(LoadgenError::InvalidSpec(m.to_owned()));
-        if self.concurrency.is_empty() {
-            return bad("no concurrency levels");
+        match &self.loads {
+            Loads::Concurrency(c) if c.is_empty() => return bad("no concurrency levels"),
+            Loads::Concurrency(c) if c.contains(&0) => return bad("a concurrency level is 0"),
+            Loads::Rates { rates_rps, .. } if rates_rps.is_empty() => return bad("no request rates"),
+            Loads::Rates { rates_rps, .. } if rates_rps.iter().any(|r| !(r.is_finite() && *r > 0.0)) => {
+                return bad("a request rate is not a number above 0")
+            }
+            Loads::Rates { requests: 0, .. } => return bad("open-loop levels need at least one request each"),
+            Loads::Adaptive(a) => a.validate().map_err(LoadgenError::InvalidSpec)?,
+            _ => {}
         }
-        if self.concurrency.contains(&0) {
-            return bad("a concurrency level is 0");
+        if !(self.prompt.spread.is_finite() && (0.0..1.0).contains(&self.prompt.spread)) {
+            return bad("prompt spread must be at least 0 and below 1");
         }
         if self.target.max_tokens == 0 {
             return bad("max_tokens is 0");
@@ -149,14 +216,17 @@ impl SweepSpec {
 /// reader loses progress events, never results (those are in the database).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Progress {
-    /// The run exists (status `running`).
-    Started { run: RunId, levels: usize },
-    /// Level `level` (0-based) begins: warm-up first, then `requests` measured requests.
-    LevelStarted { level: usize, concurrency: u32, requests: usize },
+    /// The run exists (status `running`); `levels` is `None` when not known in advance.
+    Started { run: RunId, levels: Option<usize> },
+    /// Level `level` (0-based) begins: warm-up first, then `requests` measured requests
+    /// at `load` (concurrency, or req/s for a rate level).
+    LevelStarted { level: usize, load_kind: LoadKind, load: f64, requests: usize },
     /// A measured request of the level finished (ok or not).
     RequestDone { level: usize, done: usize, total: usize },
     /// The level is stored; its summary.
     LevelDone { level: usize, point: Point },
+    /// The adaptive search is done: where the plateau is and why it stopped.
+    Plateau { verdict: Verdict },
 }
 
 /// Why a sweep stopped. Failed *requests* are not errors: they are recorded per level.
@@ -168,6 +238,9 @@ pub enum LoadgenError {
     Client(String),
     #[error(transparent)]
     Db(#[from] DbError),
+    /// The Plateau server a sweep sends its levels to refused or failed.
+    #[error("Plateau server: {0}")]
+    Sink(String),
     /// Cancelled; the finished levels are stored and the run is marked interrupted.
     #[error("sweep cancelled; run {run} keeps its finished levels")]
     Cancelled { run: RunId },
@@ -184,6 +257,7 @@ pub fn definitions() -> Definitions {
             "Plateau load generator: latency = send → last token chunk; chunk gaps between token chunks (reasoning included), pooled".into(),
             "token counts from server usage; a request without usage counts its streamed token chunks (per-level count in raw.token_count)".into(),
             "throughput window = first measured send → last response of the level; warm-up excluded".into(),
+            "open-loop (request-rate) levels: TTFT and latency count from each request's scheduled send, so time a late send or a queue adds is included; raw.open_loop keeps the due times, late sends and latency from the actual send".into(),
         ],
     }
 }

@@ -24,11 +24,47 @@ fn as_f64(n: u64) -> f64 {
     n as f64
 }
 
-/// The level at concurrency `load` made of `records`, measured over `window_s` seconds
-/// (first measured send → last response). Latency statistics are over successful
-/// requests only; throughput counts the tokens of successful requests.
-pub fn level_from_records(load: f64, records: &[RequestSample], window_s: f64) -> NewLevel {
-    let mut p = Point::at(LoadKind::Concurrency, load);
+/// Microsecond precision is plenty for send times, and keeps the JSON short.
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// How faithfully an open-loop level's schedule was kept: when each request was due and
+/// when it went out, late sends, the lag, the achieved send rate; and latency from the
+/// actual send next to the stored latency (from the scheduled send).
+fn open_loop(records: &[RequestSample]) -> serde_json::Value {
+    let lags: Vec<f64> = records.iter().map(RequestSample::send_lag_ms).collect();
+    let n = lags.len();
+    let late = lags.iter().filter(|l| **l > LATE_SEND_MS).count();
+    let (first, last) = records.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), r| {
+        (a.min(r.sent_at_ms), b.max(r.sent_at_ms))
+    });
+    let achieved_rps = (n >= 2 && last > first).then(|| (n - 1) as f64 * 1000.0 / (last - first));
+    let from_actual: Vec<f64> =
+        records.iter().filter(|r| r.ok()).filter_map(|r| Some(r.e2e_ms? - r.send_lag_ms())).collect();
+    let from_actual = Summary::of(from_actual);
+    json!({
+        "scheduled_at_ms": records.iter().map(|r| r.scheduled_at_ms.map(round3)).collect::<Vec<_>>(),
+        "late_sends": late,
+        "late_send_threshold_ms": LATE_SEND_MS,
+        "send_lag_ms_max": lags.iter().copied().fold(0.0_f64, f64::max),
+        "send_lag_ms_mean": if n > 0 { lags.iter().sum::<f64>() / n as f64 } else { 0.0 },
+        "achieved_rate_rps": achieved_rps,
+        "e2e_from_actual_send_ms": from_actual.map(|s| json!({
+            "mean": s.mean, "p50": s.stat(Stat::P50), "p99": s.stat(Stat::P99), "max": s.max,
+        })),
+    })
+}
+
+/// A send later than this after its scheduled time counts as late.
+pub const LATE_SEND_MS: f64 = 1.0;
+
+/// The level at `load` (concurrency, or req/s for [`LoadKind::RequestRate`]) made of
+/// `records`, measured over `window_s` seconds (first measured send → last response).
+/// Latency statistics are over successful requests only; throughput counts the tokens of
+/// successful requests.
+pub fn level_from_records(kind: LoadKind, load: f64, records: &[RequestSample], window_s: f64) -> NewLevel {
+    let mut p = Point::at(kind, load);
     let ok: Vec<&RequestSample> = records.iter().filter(|r| r.ok()).collect();
     let ok_n = ok.len();
     p.requests_ok = Some(ok_n as i64);
@@ -78,7 +114,7 @@ pub fn level_from_records(load: f64, records: &[RequestSample], window_s: f64) -
         .filter(|r| r.completion_tokens.is_some_and(|c| c != r.token_chunks))
         .count();
     let server_tpot = Summary::of(ok.iter().filter_map(|r| r.server_ms_per_token)).map(|s| s.mean);
-    let raw = json!({
+    let mut raw = json!({
         "errors": errors,
         "finish_reasons": finish,
         "token_count": {
@@ -88,7 +124,23 @@ pub fn level_from_records(load: f64, records: &[RequestSample], window_s: f64) -
         },
         "reasoning_tokens": ok.iter().filter_map(|r| r.reasoning_tokens).sum::<u64>(),
         "server_ms_per_token_mean": server_tpot,
+        // Per request, in the order of `requests`: when each went out (ms after the level began).
+        "sent_at_ms": records.iter().map(|r| round3(r.sent_at_ms)).collect::<Vec<_>>(),
     });
+    if let serde_json::Value::Object(m) = &mut raw {
+        if records.iter().any(|r| r.scheduled_at_ms.is_some()) {
+            m.insert("open_loop".into(), open_loop(records));
+        }
+        // Our TTFT minus the server's own, where the server reports it (the simulator does).
+        let ttft_error: Vec<f64> =
+            ok.iter().filter_map(|r| Some(r.ttft_ms? - r.server_ttft_ms?)).collect();
+        if let Some(s) = Summary::of(ttft_error) {
+            m.insert(
+                "ttft_minus_server_ttft_ms".into(),
+                json!({ "mean": s.mean, "p50": s.stat(Stat::P50), "p99": s.stat(Stat::P99), "max": s.max }),
+            );
+        }
+    }
 
     let requests = records
         .iter()
@@ -134,7 +186,7 @@ mod tests {
             ttft_ms: Some(999.0),
             ..RequestSample::default()
         });
-        let level = level_from_records(4.0, &records, 2.0);
+        let level = level_from_records(LoadKind::Concurrency, 4.0, &records, 2.0);
         let p = &level.point;
         assert_eq!((p.requests_ok, p.requests_failed, p.wall_s), (Some(4), Some(1), Some(2.0)));
         let close = |m: Metric, s: Stat, want: f64| {
@@ -181,11 +233,37 @@ mod tests {
         r.completion_tokens = None;
         r.prompt_tokens = None;
         r.token_chunks = 7;
-        let level = level_from_records(1.0, &[r], 1.0);
+        let level = level_from_records(LoadKind::Concurrency, 1.0, &[r], 1.0);
         assert_eq!(level.point.get(Metric::OutputThroughput, Stat::Mean), Some(7.0));
         assert_eq!(level.point.get(Metric::TotalThroughput, Stat::Mean), None, "prompt length unknown");
         assert_eq!(level.point.get(Metric::Tpot, Stat::Mean), Some(15.0));
         assert_eq!(level.raw["token_count"]["streamed_chunks"], 1);
+    }
+
+    #[test]
+    fn open_loop_levels_record_the_schedule_and_lateness() {
+        // due at 0, 100, 200 ms; sent on time, 5 ms late, 0.5 ms late; e2e from the due time
+        let mut rs = vec![req(10.0, 100.0, 10), req(10.0, 100.0, 10), req(10.0, 100.0, 10)];
+        for (r, (due, sent)) in rs.iter_mut().zip([(0.0, 0.0), (100.0, 105.0), (200.0, 200.5)]) {
+            r.scheduled_at_ms = Some(due);
+            r.sent_at_ms = sent;
+            r.server_ttft_ms = Some(8.0);
+        }
+        let level = level_from_records(LoadKind::RequestRate, 10.0, &rs, 0.3);
+        assert_eq!(level.point.load_kind, LoadKind::RequestRate);
+        assert_eq!(level.point.load_value, 10.0);
+        let o = &level.raw["open_loop"];
+        assert_eq!(o["scheduled_at_ms"], json!([0.0, 100.0, 200.0]));
+        assert_eq!(level.raw["sent_at_ms"], json!([0.0, 105.0, 200.5]));
+        assert_eq!(o["late_sends"], 1, "only the 5 ms lag is over the 1 ms threshold");
+        assert_eq!(o["send_lag_ms_max"], 5.0);
+        assert_eq!(o["send_lag_ms_mean"], 5.5 / 3.0);
+        assert_eq!(o["achieved_rate_rps"], 2.0 * 1000.0 / 200.5);
+        // latency from the actual send is the stored one minus the lag: 100, 95, 99.5
+        assert_eq!(o["e2e_from_actual_send_ms"]["max"], 100.0);
+        assert_eq!(o["e2e_from_actual_send_ms"]["mean"], 294.5 / 3.0);
+        assert_eq!(level.point.latency_ms(Stat::Max), Some(100.0));
+        assert_eq!(level.raw["ttft_minus_server_ttft_ms"]["mean"], 2.0);
     }
 
     #[test]
@@ -194,12 +272,13 @@ mod tests {
             error: Some(RequestError { kind: ErrorKind::Connect, message: "refused".into() }),
             ..RequestSample::default()
         };
-        let level = level_from_records(2.0, &[failed.clone(), failed], 0.5);
+        let level = level_from_records(LoadKind::Concurrency, 2.0, &[failed.clone(), failed], 0.5);
         assert_eq!(level.point.requests_ok, Some(0));
         assert_eq!(level.point.requests_failed, Some(2));
         assert_eq!(level.point.get(Metric::Ttft, Stat::P50), None);
         assert_eq!(level.point.get(Metric::OutputThroughput, Stat::Mean), Some(0.0));
-        let empty = level_from_records(1.0, &[], 0.0);
+        assert!(level.raw.get("open_loop").is_none(), "closed loop has no schedule");
+        let empty = level_from_records(LoadKind::Concurrency, 1.0, &[], 0.0);
         assert_eq!(empty.point.wall_s, None);
         assert_eq!(empty.point.get(Metric::RequestThroughput, Stat::Mean), None);
     }

@@ -1,12 +1,16 @@
-//! A sweep: create the run, then for each concurrency level warm up, measure, store the
-//! level, report progress; finally mark the run complete (or interrupted).
+//! A sweep: create the run, then for each level (concurrency, request rate, or the next
+//! one the adaptive search asks for) warm up, measure, store the level through the
+//! [`RunSink`], report progress; finally mark the run complete (or interrupted).
 
+use super::adaptive::{self, Outcome, Step};
+use super::arrival::schedule_ms;
 use super::client::{self, Endpoint, ErrorKind, RequestError, RequestSample};
-use super::prompt::PromptGen;
+use super::prompt::{Prompt, PromptGen};
+use super::sink::RunSink;
 use super::stats::level_from_records;
-use super::{definitions, LoadMode, LoadgenError, Progress, SweepSpec, Target};
-use app::db;
-use app::domain::{EndpointKind, NewRun, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
+use super::{definitions, LoadMode, Loads, LoadgenError, Progress, SweepSpec, Target};
+use app::domain::metrics::Stat;
+use app::domain::{EndpointKind, LoadKind, NewRun, Point, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
 use reqwest::header::HeaderValue;
 use serde_json::{json, Value};
 use sqlx::SqlitePool;
@@ -15,15 +19,25 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
-/// Runs `spec`'s levels in order against its target, storing each level in `pool` as soon
-/// as it finishes. Returns the run's id when every level is stored (status `complete`).
-/// Setting `cancel` to `true` stops the sweep: in-flight requests are abandoned, the
-/// unfinished level is dropped, the run is marked `interrupted` and
-/// [`LoadgenError::Cancelled`] carries its id. Any other error also marks the run
-/// `interrupted` (when it exists). Progress goes to `progress` with `try_send`: a full or
-/// closed channel loses events, never slows the sweep.
+/// Runs `spec` and stores the run in the SQLite `pool`; see [`run_sweep_to`].
 pub async fn run_sweep(
     pool: &SqlitePool,
+    spec: SweepSpec,
+    progress: mpsc::Sender<Progress>,
+    cancel: watch::Receiver<bool>,
+) -> Result<RunId, LoadgenError> {
+    run_sweep_to(pool, spec, progress, cancel).await
+}
+
+/// Runs `spec`'s levels in order against its target, storing each level in `sink` as soon
+/// as it finishes. Returns the run's id when every level is stored (status `complete`;
+/// an adaptive sweep's finding is added to the run's notes). Setting `cancel` to `true`
+/// stops the sweep: in-flight requests are abandoned, the unfinished level is dropped,
+/// the run is marked `interrupted` and [`LoadgenError::Cancelled`] carries its id. Any
+/// other error also marks the run `interrupted` (when it exists). Progress goes to
+/// `progress` with `try_send`: a full or closed channel loses events, never slows the sweep.
+pub async fn run_sweep_to<S: RunSink>(
+    sink: &S,
     spec: SweepSpec,
     progress: mpsc::Sender<Progress>,
     mut cancel: watch::Receiver<bool>,
@@ -39,7 +53,8 @@ pub async fn run_sweep(
             engine: None,
             endpoint_kind: Some(spec.target.endpoint),
             max_tokens: Some(i64::from(spec.target.max_tokens)),
-            prompt_tokens: Some(i64::from(spec.prompt.tokens)),
+            // A prompt file's lengths are whatever its lines are: unknown here.
+            prompt_tokens: spec.prompt.file.is_none().then_some(i64::from(spec.prompt.tokens)),
             notes: notes(&spec),
             ..RunFacts::default()
         },
@@ -47,19 +62,29 @@ pub async fn run_sweep(
         levels: Vec::new(),
         files: Vec::new(),
     };
-    let id = db::create_live_run(pool, &run).await?;
-    tracing::info!(run = %id, url = %endpoint.url, levels = spec.concurrency.len(), "sweep started");
-    let _ = progress.try_send(Progress::Started { run: id.clone(), levels: spec.concurrency.len() });
+    let id = sink.create(&run).await?;
+    tracing::info!(run = %id, url = %endpoint.url, loads = %spec.loads.label(), "sweep started");
+    let _ = progress.try_send(Progress::Started { run: id.clone(), levels: spec.loads.planned_levels() });
 
-    match levels(pool, &id, &spec, &endpoint, &progress, &mut cancel).await {
-        Ok(()) => {
-            db::set_run_status(pool, &id, RunStatus::Complete).await?;
+    let mut runner = Runner {
+        sink,
+        id: &id,
+        prompts: PromptGen::from_spec(&spec.prompt),
+        spec: &spec,
+        endpoint: &endpoint,
+        progress: &progress,
+        cancel: &mut cancel,
+        level: 0,
+    };
+    match runner.all().await {
+        Ok(note) => {
+            sink.finish(&id, RunStatus::Complete, note.as_deref()).await?;
             tracing::info!(run = %id, "sweep complete");
             Ok(id)
         }
         Err(e) => {
-            if let Err(db_err) = db::set_run_status(pool, &id, RunStatus::Interrupted).await {
-                tracing::warn!(run = %id, error = %db_err, "could not mark the run interrupted");
+            if let Err(sink_err) = sink.finish(&id, RunStatus::Interrupted, None).await {
+                tracing::warn!(run = %id, error = %sink_err, "could not mark the run interrupted");
             }
             tracing::info!(run = %id, reason = %e, "sweep interrupted");
             Err(e)
@@ -68,13 +93,39 @@ pub async fn run_sweep(
 }
 
 fn notes(spec: &SweepSpec) -> String {
-    let mode = match spec.mode {
+    let closed = match spec.mode {
         LoadMode::Wave => "wave (C requests at once per level)".to_owned(),
         LoadMode::Steady { requests } => format!("steady (C in flight until {requests} requests per level)"),
     };
+    let loads = match &spec.loads {
+        Loads::Concurrency(_) => format!("closed loop, {closed}"),
+        Loads::Rates { arrival, requests, .. } => format!(
+            "open loop, {} arrivals, {requests} requests per rate; latency timed from the scheduled send",
+            arrival.label()
+        ),
+        Loads::Adaptive(a) => format!(
+            "adaptive, {closed}: C doubles from {} up to {} while output tok/s gains ≥ {:.0} % per doubling, errors ≤ {:.0} %{}, then {} bisection step(s)",
+            a.start,
+            a.max_concurrency,
+            a.min_gain * 100.0,
+            a.max_error_rate * 100.0,
+            a.p99_limit_ms.map(|l| format!(", p99 latency ≤ {l:.0} ms")).unwrap_or_default(),
+            a.refine_steps
+        ),
+    };
+    let prompts = match &spec.prompt.file {
+        Some(f) => format!("prompts from {} ({} lines, in order)", f.name, f.prompts.len()),
+        None if spec.prompt.spread > 0.0 => format!(
+            "synthetic prompts of {} words ± {:.0} % (uniform, seed {})",
+            spec.prompt.tokens,
+            spec.prompt.spread * 100.0,
+            spec.prompt.seed
+        ),
+        None => format!("synthetic prompts of {} words (seed {})", spec.prompt.tokens, spec.prompt.seed),
+    };
     format!(
-        "Plateau sweep, {mode}; {} warm-up request(s) per level; synthetic prompts of {} words (seed {}); ignore_eos {}",
-        spec.warmup, spec.prompt.tokens, spec.prompt.seed, spec.target.ignore_eos
+        "Plateau sweep, {loads}; {} warm-up request(s) per level; {prompts}; ignore_eos {}",
+        spec.warmup, spec.target.ignore_eos
     )
 }
 
@@ -104,12 +155,27 @@ pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoin
 }
 
 /// The JSON body of one streamed request.
-pub fn request_body(target: &Target, prompt: String) -> Value {
+pub fn request_body(target: &Target, prompt: Prompt) -> Value {
     let mut body = serde_json::Map::new();
     body.insert("model".into(), json!(target.model));
-    match target.endpoint {
-        EndpointKind::Chat => body.insert("messages".into(), json!([{ "role": "user", "content": prompt }])),
-        EndpointKind::Completions => body.insert("prompt".into(), json!(prompt)),
+    match (target.endpoint, prompt) {
+        (EndpointKind::Chat, Prompt::Text(text)) => {
+            body.insert("messages".into(), json!([{ "role": "user", "content": text }]))
+        }
+        (EndpointKind::Chat, Prompt::Messages(m)) => body.insert("messages".into(), Value::Array(m)),
+        (EndpointKind::Completions, Prompt::Text(text)) => body.insert("prompt".into(), json!(text)),
+        // The completions endpoint has no roles: the messages' texts, one per line.
+        (EndpointKind::Completions, Prompt::Messages(m)) => {
+            let text: Vec<String> = m
+                .iter()
+                .map(|msg| match msg.get("content") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                })
+                .collect();
+            body.insert("prompt".into(), json!(text.join("\n")))
+        }
     };
     body.insert("max_tokens".into(), json!(target.max_tokens));
     if let Some(t) = target.temperature {
@@ -126,57 +192,181 @@ pub fn request_body(target: &Target, prompt: String) -> Value {
     Value::Object(body)
 }
 
-async fn levels(
-    pool: &SqlitePool,
-    id: &RunId,
-    spec: &SweepSpec,
-    endpoint: &Arc<Endpoint>,
-    progress: &mpsc::Sender<Progress>,
-    cancel: &mut watch::Receiver<bool>,
-) -> Result<(), LoadgenError> {
-    let mut prompts = PromptGen::new(spec.prompt.tokens, spec.prompt.seed);
-    for (level, &c) in spec.concurrency.iter().enumerate() {
-        if *cancel.borrow() {
-            return Err(LoadgenError::Cancelled { run: id.clone() });
+/// Measured requests of a closed-loop level at concurrency `c`.
+fn closed_total(mode: LoadMode, c: u32, adaptive: bool) -> usize {
+    let c = usize::try_from(c).unwrap_or(usize::MAX);
+    match mode {
+        LoadMode::Wave => c,
+        // The adaptive search climbs to C it does not know in advance: at least two
+        // rounds of C per level, so every level reaches a steady state.
+        LoadMode::Steady { requests } if adaptive => requests.max(c.saturating_mul(2)),
+        LoadMode::Steady { requests } => requests,
+    }
+}
+
+/// One sweep in progress: its run, its prompts, its level counter.
+struct Runner<'a, S> {
+    sink: &'a S,
+    id: &'a RunId,
+    spec: &'a SweepSpec,
+    endpoint: &'a Arc<Endpoint>,
+    prompts: PromptGen,
+    progress: &'a mpsc::Sender<Progress>,
+    cancel: &'a mut watch::Receiver<bool>,
+    /// The next level's index (0-based), in measurement order.
+    level: usize,
+}
+
+impl<S: RunSink> Runner<'_, S> {
+    /// Every level; returns the finding to note on the run (adaptive mode).
+    async fn all(&mut self) -> Result<Option<String>, LoadgenError> {
+        let spec = self.spec;
+        match &spec.loads {
+            Loads::Concurrency(levels) => {
+                for &c in levels {
+                    self.closed_level(c, closed_total(self.spec.mode, c, false), json!({})).await?;
+                }
+                Ok(None)
+            }
+            Loads::Rates { rates_rps, arrival, requests } => {
+                for &rate in rates_rps {
+                    let due_ms = schedule_ms(*arrival, rate, *requests, self.level as u64);
+                    let raw = json!({ "arrival": arrival.label(), "rate_rps": rate });
+                    self.open_level(rate, &due_ms, raw).await?;
+                }
+                Ok(None)
+            }
+            Loads::Adaptive(a) => {
+                let mut measured: Vec<Outcome> = Vec::new();
+                loop {
+                    match adaptive::next_step(a, &measured) {
+                        Step::Measure { concurrency, refine } => {
+                            let raw = json!({ "adaptive_phase": if refine { "refine" } else { "doubling" } });
+                            let total = closed_total(self.spec.mode, concurrency, true);
+                            let point = self.closed_level(concurrency, total, raw).await?;
+                            measured.push(outcome(concurrency, &point));
+                        }
+                        Step::Done(verdict) => {
+                            let text = verdict.to_string();
+                            tracing::info!(run = %self.id, finding = %text, "adaptive search done");
+                            let _ = self.progress.try_send(Progress::Plateau { verdict });
+                            return Ok(Some(format!("Adaptive search: {text}.")));
+                        }
+                    }
+                }
+            }
         }
+    }
+
+    fn check_cancel(&self) -> Result<(), LoadgenError> {
+        if *self.cancel.borrow() {
+            return Err(LoadgenError::Cancelled { run: self.id.clone() });
+        }
+        Ok(())
+    }
+
+    fn cancelled_err(&self) -> LoadgenError {
+        LoadgenError::Cancelled { run: self.id.clone() }
+    }
+
+    fn batch(&mut self) -> Batch<'_> {
+        Batch { endpoint: self.endpoint, target: &self.spec.target, prompts: &mut self.prompts, cancel: &mut *self.cancel }
+    }
+
+    /// Warm-up, then `total` requests with `c` always in flight; stores the level.
+    async fn closed_level(&mut self, c: u32, total: usize, raw: Value) -> Result<Point, LoadgenError> {
+        self.check_cancel()?;
+        let level = self.level;
         let in_flight = usize::try_from(c).unwrap_or(usize::MAX);
-        let total = match spec.mode {
-            LoadMode::Wave => in_flight,
-            LoadMode::Steady { requests } => requests,
-        };
-        let _ = progress.try_send(Progress::LevelStarted { level, concurrency: c, requests: total });
-        let mut batch = Batch { endpoint, target: &spec.target, prompts: &mut prompts, cancel: &mut *cancel };
-        if spec.warmup > 0 {
-            batch.run(spec.warmup, in_flight, |_| {}).await.ok_or_else(|| LoadgenError::Cancelled { run: id.clone() })?;
+        let _ = self.progress.try_send(Progress::LevelStarted {
+            level,
+            load_kind: LoadKind::Concurrency,
+            load: f64::from(c),
+            requests: total,
+        });
+        let warmup = self.spec.warmup;
+        if warmup > 0 {
+            self.batch().run(warmup, in_flight, |_| {}).await.ok_or_else(|| self.cancelled_err())?;
         }
-        let started = Instant::now();
-        let samples = batch
+        let progress = self.progress;
+        let samples = self
+            .batch()
             .run(total, in_flight, |done| {
                 let _ = progress.try_send(Progress::RequestDone { level, done, total });
             })
             .await
-            .ok_or_else(|| LoadgenError::Cancelled { run: id.clone() })?;
-        let window_s = samples
-            .iter()
-            .map(|s| s.sent_at_ms + s.elapsed_ms)
-            .fold(0.0_f64, f64::max)
-            / 1000.0;
-        let window_s = if window_s > 0.0 { window_s } else { started.elapsed().as_secs_f64() };
-        let mut new_level = level_from_records(f64::from(c), &samples, window_s);
-        if let Value::Object(raw) = &mut new_level.raw {
-            raw.insert("warmup_requests".into(), json!(spec.warmup));
-            raw.insert("mode".into(), json!(match spec.mode { LoadMode::Wave => "wave", LoadMode::Steady { .. } => "steady" }));
+            .ok_or_else(|| self.cancelled_err())?;
+        let mode = match self.spec.mode {
+            LoadMode::Wave => "wave",
+            LoadMode::Steady { .. } => "steady",
+        };
+        let raw = merge(raw, json!({ "mode": mode }));
+        self.store(LoadKind::Concurrency, f64::from(c), &samples, raw).await
+    }
+
+    /// Warm-up, then one request due at each of `due_ms` (ms after the level starts), sent
+    /// on time however many are in flight; stores the level.
+    async fn open_level(&mut self, rate_rps: f64, due_ms: &[f64], raw: Value) -> Result<Point, LoadgenError> {
+        self.check_cancel()?;
+        let level = self.level;
+        let total = due_ms.len();
+        let _ = self.progress.try_send(Progress::LevelStarted {
+            level,
+            load_kind: LoadKind::RequestRate,
+            load: rate_rps,
+            requests: total,
+        });
+        let warmup = self.spec.warmup;
+        if warmup > 0 {
+            self.batch().run(warmup, warmup, |_| {}).await.ok_or_else(|| self.cancelled_err())?;
         }
-        db::append_level(pool, id, &new_level).await?;
+        let progress = self.progress;
+        let samples = self
+            .batch()
+            .open(due_ms, |done| {
+                let _ = progress.try_send(Progress::RequestDone { level, done, total });
+            })
+            .await
+            .ok_or_else(|| self.cancelled_err())?;
+        self.store(LoadKind::RequestRate, rate_rps, &samples, raw).await
+    }
+
+    async fn store(&mut self, kind: LoadKind, load: f64, samples: &[RequestSample], raw: Value) -> Result<Point, LoadgenError> {
+        // First send (or due time) → last response.
+        let window_s = samples.iter().map(|s| s.origin_ms() + s.elapsed_ms).fold(0.0_f64, f64::max) / 1000.0;
+        let mut new_level = level_from_records(kind, load, samples, window_s);
+        new_level.raw = merge(new_level.raw, merge(raw, json!({ "warmup_requests": self.spec.warmup })));
+        self.sink.append(self.id, &new_level).await?;
         tracing::info!(
-            run = %id, concurrency = c,
+            run = %self.id, load_kind = kind.as_str(), load,
             ok = new_level.point.requests_ok, failed = new_level.point.requests_failed,
             output_tok_s = new_level.point.output_tok_s(),
             "level stored"
         );
-        let _ = progress.try_send(Progress::LevelDone { level, point: new_level.point });
+        let level = self.level;
+        self.level += 1;
+        let _ = self.progress.try_send(Progress::LevelDone { level, point: new_level.point.clone() });
+        Ok(new_level.point)
     }
-    Ok(())
+}
+
+/// `extra`'s fields added to the object `base`.
+fn merge(mut base: Value, extra: Value) -> Value {
+    if let (Value::Object(b), Value::Object(e)) = (&mut base, extra) {
+        b.extend(e);
+    }
+    base
+}
+
+/// What the adaptive search needs from a stored level.
+fn outcome(c: u32, p: &Point) -> Outcome {
+    let sent = p.requests_total().unwrap_or(0);
+    Outcome {
+        concurrency: c,
+        output_tok_s: p.output_tok_s().unwrap_or(0.0),
+        error_rate: if sent > 0 { p.requests_failed.unwrap_or(0) as f64 / sent as f64 } else { 1.0 },
+        p99_e2e_ms: p.latency_ms(Stat::P99),
+    }
 }
 
 /// Sends requests for one batch (warm-up or measured level).
@@ -197,7 +387,8 @@ impl Batch<'_> {
         let mut launched = 0;
         let mut done = 0;
         while launched < total.min(in_flight.max(1)) {
-            self.spawn(&mut set, launched, start);
+            let body = request_body(self.target, self.prompts.next_input());
+            spawn(&mut set, self.endpoint, body, launched, start, None);
             launched += 1;
         }
         loop {
@@ -217,7 +408,8 @@ impl Batch<'_> {
                     done += 1;
                     on_done(done);
                     if launched < total {
-                        self.spawn(&mut set, launched, start);
+                        let body = request_body(self.target, self.prompts.next_input());
+                        spawn(&mut set, self.endpoint, body, launched, start, None);
                         launched += 1;
                     }
                 }
@@ -226,11 +418,66 @@ impl Batch<'_> {
         Some(slots.into_iter().flatten().collect())
     }
 
-    fn spawn(&mut self, set: &mut JoinSet<(usize, RequestSample)>, index: usize, start: Instant) {
-        let body = request_body(self.target, self.prompts.next_prompt());
-        let endpoint = Arc::clone(self.endpoint);
-        set.spawn(async move { (index, client::send(&endpoint, &body, start).await) });
+    /// Open loop: request `i` goes out at `due_ms[i]` after the start, however many are in
+    /// flight; one that cannot go out on time goes out as soon as it can (never dropped)
+    /// and is timed from its due time. Samples in schedule order, or `None` when cancelled.
+    async fn open(&mut self, due_ms: &[f64], mut on_done: impl FnMut(usize)) -> Option<Vec<RequestSample>> {
+        // Bodies are built before the clock starts, so building them cannot make sends late.
+        let mut bodies: Vec<Option<Value>> =
+            due_ms.iter().map(|_| Some(request_body(self.target, self.prompts.next_input()))).collect();
+        let start = Instant::now();
+        let due_at = |ms: f64| start + Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+        let mut set: JoinSet<(usize, RequestSample)> = JoinSet::new();
+        let mut slots: Vec<Option<RequestSample>> = vec![None; due_ms.len()];
+        let mut next = 0;
+        let mut done = 0;
+        loop {
+            let next_due = due_ms.get(next).map(|ms| due_at(*ms));
+            // All sent and all back. (Not a `select!` `else`: the cancel branch is always enabled.)
+            if next_due.is_none() && set.is_empty() {
+                break;
+            }
+            tokio::select! {
+                biased;
+                () = cancelled(self.cancel) => {
+                    set.abort_all();
+                    return None;
+                }
+                () = tokio::time::sleep_until(next_due.unwrap_or(start).into()), if next_due.is_some() => {
+                    // Everything due by now goes out (a catch-up burst after a stall).
+                    let now = Instant::now();
+                    while let Some(ms) = due_ms.get(next).copied().filter(|ms| due_at(*ms) <= now) {
+                        let body = bodies.get_mut(next).and_then(Option::take).unwrap_or(Value::Null);
+                        spawn(&mut set, self.endpoint, body, next, start, Some(due_at(ms)));
+                        next += 1;
+                    }
+                }
+                joined = set.join_next(), if !set.is_empty() => {
+                    let Some(joined) = joined else { continue };
+                    let (i, sample) = joined.unwrap_or_else(|e| (usize::MAX, failed_task(&e)));
+                    match slots.get_mut(i) {
+                        Some(slot) => *slot = Some(sample),
+                        None => slots.push(Some(sample)),
+                    }
+                    done += 1;
+                    on_done(done);
+                }
+            }
+        }
+        Some(slots.into_iter().flatten().collect())
     }
+}
+
+fn spawn(
+    set: &mut JoinSet<(usize, RequestSample)>,
+    endpoint: &Arc<Endpoint>,
+    body: Value,
+    index: usize,
+    start: Instant,
+    due: Option<Instant>,
+) {
+    let endpoint = Arc::clone(endpoint);
+    set.spawn(async move { (index, client::send(&endpoint, &body, start, due).await) });
 }
 
 fn failed_task(e: &tokio::task::JoinError) -> RequestSample {

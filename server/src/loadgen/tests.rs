@@ -120,8 +120,8 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
             ignore_eos: true,
             extra_body: serde_json::Map::new(),
         },
-        prompt: PromptSpec { tokens: 12, seed: 42 },
-        concurrency,
+        prompt: PromptSpec::fixed(12, 42),
+        loads: Loads::Concurrency(concurrency),
         mode: LoadMode::Wave,
         warmup: 1,
         request_timeout: Duration::from_secs(5),
@@ -211,7 +211,7 @@ async fn wave_sweep_stores_every_level_with_consistent_timings() {
 
     tokio::time::sleep(Duration::from_millis(20)).await;
     let events = seen.lock().unwrap().clone();
-    assert!(matches!(events.first(), Some(Progress::Started { levels: 3, .. })));
+    assert!(matches!(events.first(), Some(Progress::Started { levels: Some(3), .. })));
     let done: Vec<usize> = events.iter().filter_map(|e| match e { Progress::LevelDone { level, .. } => Some(*level), _ => None }).collect();
     assert_eq!(done, vec![0, 1, 2]);
     assert!(events.contains(&Progress::RequestDone { level: 2, done: 4, total: 4 }));
@@ -258,17 +258,17 @@ async fn error_kinds_are_recorded_per_request() {
 
     let target = spec(&url, "cut", vec![1]).target;
     let ep = super::sweep::endpoint_for(&target, Duration::from_secs(5)).unwrap();
-    let body = super::sweep::request_body(&target, "hello there".into());
-    let cut = client::send(&ep, &body, std::time::Instant::now()).await;
+    let body = super::sweep::request_body(&target, prompt::Prompt::Text("hello there".into()));
+    let cut = client::send(&ep, &body, std::time::Instant::now(), None).await;
     assert_eq!(cut.error.as_ref().map(|e| e.kind), Some(ErrorKind::BrokenStream), "{cut:?}");
     assert_eq!(cut.token_chunks, 2, "tokens before the cut are kept");
 
-    let nousage = client::send(&ep, &super::sweep::request_body(&Target { model: "nousage".into(), ..target.clone() }, "x".into()), std::time::Instant::now()).await;
+    let nousage = client::send(&ep, &super::sweep::request_body(&Target { model: "nousage".into(), ..target.clone() }, prompt::Prompt::Text("x".into())), std::time::Instant::now(), None).await;
     assert!(nousage.ok() && nousage.completion_tokens.is_none());
     assert_eq!(nousage.output_tokens(), Some(4), "falls back to streamed chunks");
 
     let slow = client::Endpoint { timeout: Duration::from_millis(30), ..ep.clone() };
-    let timed_out = client::send(&slow, &super::sweep::request_body(&Target { model: "slow".into(), ..target.clone() }, "x".into()), std::time::Instant::now()).await;
+    let timed_out = client::send(&slow, &super::sweep::request_body(&Target { model: "slow".into(), ..target.clone() }, prompt::Prompt::Text("x".into())), std::time::Instant::now(), None).await;
     assert_eq!(timed_out.error.map(|e| e.kind), Some(ErrorKind::Timeout));
 
     // connection refused: a port that was just free
@@ -447,3 +447,25 @@ async fn the_api_key_never_reaches_the_database_or_the_logs() {
     assert_eq!(redact(&format!("bad key {KEY}"), t.api_key.as_ref()), "bad key ***");
 }
 
+
+#[tokio::test]
+async fn open_loop_levels_send_every_request_and_store_the_rate() {
+    let (url, fake) = fake_server(3).await;
+    let (_dir, pool) = temp_db().await;
+    let mut s = spec(&url, "ok", vec![1]);
+    s.loads = Loads::Rates { rates_rps: vec![50.0, 100.0], arrival: Arrival::Constant, requests: 10 };
+    s.warmup = 1;
+    let (tx, seen) = collector();
+    let id = tokio::time::timeout(Duration::from_secs(10), run_sweep(&pool, s, tx, no_cancel())).await.unwrap().unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    let loads: Vec<(LoadKind, f64)> = run.points.iter().map(|p| (p.load_kind, p.load_value)).collect();
+    assert_eq!(loads, vec![(LoadKind::RequestRate, 50.0), (LoadKind::RequestRate, 100.0)]);
+    assert_eq!(fake.bodies.lock().unwrap().len(), 2 * (1 + 10));
+    for p in &run.points {
+        assert_eq!((p.requests_ok, p.requests_failed), (Some(10), Some(0)));
+    }
+    assert!(run.facts.notes.contains("open loop, constant arrivals, 10 requests per rate"), "{}", run.facts.notes);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let events = seen.lock().unwrap().clone();
+    assert!(events.iter().any(|e| matches!(e, Progress::LevelStarted { level: 1, load_kind: LoadKind::RequestRate, requests: 10, .. })));
+}

@@ -6,6 +6,7 @@ mod annotations;
 mod api;
 mod exports;
 mod login;
+mod live;
 mod multipart;
 mod sweeps;
 mod upload;
@@ -83,7 +84,7 @@ pub fn router(state: AppState) -> Router {
         .route("/imports/{token}/save", post(upload::save))
         .merge(annotations::form_router())
         .merge(exports::router())
-        .nest("/api/v1", api::router().merge(sweeps::router()).merge(annotations::api_router()))
+        .nest("/api/v1", api::router().merge(sweeps::router()).merge(live::router()).merge(annotations::api_router()))
         .route("/healthz", get(|| async { "ok" }))
         .merge(login::router())
         .leptos_routes_with_context(

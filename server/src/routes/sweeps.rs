@@ -25,8 +25,21 @@ pub struct SweepForm {
     api_key: String,
     #[serde(default)]
     endpoint: String,
+    /// `concurrency` (default), `rates` or `adaptive`.
+    #[serde(default)]
+    load: String,
     #[serde(default)]
     concurrency: String,
+    #[serde(default)]
+    rates: String,
+    #[serde(default)]
+    arrival: String,
+    #[serde(default)]
+    max_concurrency: String,
+    #[serde(default)]
+    min_gain_pct: String,
+    #[serde(default)]
+    prompt_spread: String,
     #[serde(default)]
     requests: String,
     #[serde(default)]
@@ -53,12 +66,45 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
         }
         t.parse().map_err(|_| format!("field `{field}`: `{t}` is not a whole number"))
     }
-    let concurrency = f
-        .concurrency
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<u32>().map_err(|_| format!("field `concurrency`: `{s}` is not a whole number")))
-        .collect::<Result<Vec<_>, _>>()?;
+    fn list<T: std::str::FromStr>(field: &str, s: &str, what: &str) -> Result<Vec<T>, String> {
+        s.split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse::<T>().map_err(|_| format!("field `{field}`: `{s}` is not {what}")))
+            .collect()
+    }
+    fn decimal(field: &str, s: &str) -> Result<Option<f64>, String> {
+        match s.trim() {
+            "" => Ok(None),
+            t => t
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .map(Some)
+                .ok_or_else(|| format!("field `{field}`: `{t}` is not a number ≥ 0")),
+        }
+    }
+    let load = f.load.trim();
+    let (concurrency, rates, adaptive) = match load {
+        "" | "concurrency" => (list::<u32>("concurrency", &f.concurrency, "a whole number")?, Vec::new(), None),
+        "rates" => {
+            let rates = list::<f64>("rates", &f.rates, "a number")?;
+            if rates.is_empty() {
+                return Err("field `rates`: give at least one request rate (req/s)".into());
+            }
+            (Vec::new(), rates, None)
+        }
+        "adaptive" => {
+            let a = crate::sweeps::AdaptiveRequest {
+                max_concurrency: Some(num("max_concurrency", &f.max_concurrency, 256u32)?),
+                min_gain_pct: decimal("min_gain_pct", &f.min_gain_pct)?,
+                ..Default::default()
+            };
+            (Vec::new(), Vec::new(), Some(a))
+        }
+        other => return Err(format!("field `load`: `{other}` is not concurrency, rates or adaptive")),
+    };
+    // The form asks in percent; the request carries a fraction.
+    let prompt_spread = decimal("prompt_spread", &f.prompt_spread)?.unwrap_or(0.0) / 100.0;
     let requests = f.requests.trim();
     let temperature = match f.temperature.trim() {
         "" => None,
@@ -85,6 +131,11 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
         api_key: Some(f.api_key).filter(|k| !k.is_empty()),
         endpoint: if f.endpoint.is_empty() { "chat".into() } else { f.endpoint },
         concurrency,
+        rates,
+        arrival: Some(f.arrival.trim().to_owned()).filter(|a| !a.is_empty()),
+        adaptive,
+        prompt_spread,
+        seed: 0,
         requests: if requests.is_empty() { None } else { Some(num("requests", requests, 0usize)?) },
         max_tokens: num("max_tokens", &f.max_tokens, 128u32)?,
         prompt_tokens: num("prompt_tokens", &f.prompt_tokens, 128u32)?,
@@ -186,7 +237,13 @@ mod tests {
             model: "m".into(),
             api_key: String::new(),
             endpoint: String::new(),
+            load: String::new(),
             concurrency: concurrency.into(),
+            rates: String::new(),
+            arrival: String::new(),
+            max_concurrency: String::new(),
+            min_gain_pct: String::new(),
+            prompt_spread: String::new(),
             requests: String::new(),
             warmup: "2".into(),
             max_tokens: "64".into(),
@@ -211,5 +268,19 @@ mod tests {
         assert!(form_to_request(form("", "[1]", "1")).unwrap_err().contains("`extra_body`: must be a JSON object"));
         assert!(form_to_request(form("", "{", "1")).unwrap_err().contains("not valid JSON"));
         assert!(form_to_request(form("", "", "1,x")).unwrap_err().contains("`concurrency`"));
+    }
+
+    #[test]
+    fn the_form_asks_for_rates_or_the_adaptive_search() {
+        let f = SweepForm { load: "rates".into(), rates: "0.5, 2".into(), arrival: "constant".into(), requests: "20".into(), prompt_spread: "25".into(), ..form("", "", "") };
+        let r = form_to_request(f).unwrap();
+        assert_eq!((r.rates.clone(), r.arrival.as_deref(), r.requests, r.prompt_spread), (vec![0.5, 2.0], Some("constant"), Some(20), 0.25));
+        let f = SweepForm { load: "rates".into(), ..form("", "", "1") };
+        assert!(form_to_request(f).unwrap_err().contains("`rates`"));
+        let f = SweepForm { load: "adaptive".into(), max_concurrency: "64".into(), min_gain_pct: "10".into(), ..form("", "", "") };
+        let a = form_to_request(f).unwrap().adaptive.unwrap().spec();
+        assert_eq!((a.max_concurrency, a.min_gain, a.start), (64, 0.1, 1));
+        let f = SweepForm { load: "bursty".into(), ..form("", "", "1") };
+        assert!(form_to_request(f).unwrap_err().contains("`load`"));
     }
 }

@@ -16,8 +16,11 @@ pub fn NewSweepPage() -> impl IntoView {
         <h1>"New sweep"</h1>
         <p class="hint">
             "Plateau sends streamed requests to an OpenAI-compatible endpoint, level by level, and stores each level "
-            "as it finishes. Each level is one wave of C requests sent at once, or — with “requests per level” — "
-            "C requests always in flight until that many are done. Targets are limited to the server's allow-list "
+            "as it finishes. Concurrency levels: each level is one wave of C requests sent at once, or — with "
+            "“requests per level” — C requests always in flight until that many are done. Request rates: requests "
+            "go out on schedule (Poisson or constant) however many are in flight, and latency counts from the "
+            "scheduled send. Adaptive: C doubles until throughput gains less than the threshold per doubling, "
+            "then the knee is refined and the plateau named. Targets are limited to the server's allow-list "
             "(loopback unless "<code>"--sweep-allow"</code>" says otherwise). Try it with "<code>"plateau sim"</code>"."
         </p>
         {move || error().map(|e| view! {
@@ -38,11 +41,28 @@ pub fn NewSweepPage() -> impl IntoView {
             </fieldset>
             <fieldset class="grid">
                 <legend>"Load"</legend>
-                <label>"Concurrency levels"<input name="concurrency" value="1,2,4,8" required /></label>
-                <label>"Requests per level (steady mode)"<input name="requests" type="number" min="1" placeholder="one wave of C" /></label>
+                <label>"Load"
+                    <select name="load">
+                        <option value="concurrency">"Concurrency levels (closed loop)"</option>
+                        <option value="rates">"Request rates (open loop)"</option>
+                        <option value="adaptive">"Adaptive: find the plateau"</option>
+                    </select>
+                </label>
+                <label>"Concurrency levels"<input name="concurrency" value="1,2,4,8" /></label>
+                <label>"Request rates (req/s)"<input name="rates" placeholder="1,2,4,8" /></label>
+                <label>"Arrivals (rates)"
+                    <select name="arrival">
+                        <option value="poisson">"Poisson"</option>
+                        <option value="constant">"constant"</option>
+                    </select>
+                </label>
+                <label>"Adaptive: max concurrency"<input name="max_concurrency" type="number" min="1" placeholder="256" /></label>
+                <label>"Adaptive: min gain per doubling (%)"<input name="min_gain_pct" type="number" min="0" step="any" placeholder="5" /></label>
+                <label>"Requests per level (steady mode; rates: per rate)"<input name="requests" type="number" min="1" placeholder="one wave of C; 50 per rate" /></label>
                 <label>"Warm-up requests per level"<input name="warmup" type="number" min="0" value="1" /></label>
                 <label>"max_tokens"<input name="max_tokens" type="number" min="1" value="64" /></label>
                 <label>"Prompt length (tokens)"<input name="prompt_tokens" type="number" min="1" value="128" /></label>
+                <label>"Prompt length spread (%)"<input name="prompt_spread" type="number" min="0" max="99" step="any" placeholder="0: all the same length" /></label>
                 <label>"Temperature"<input name="temperature" type="number" min="0" step="any" placeholder="server default" /></label>
                 <label>"Extra body fields (JSON)"<input name="extra_body" placeholder="{\"top_p\": 0.9}" /></label>
                 <label class="check"><input name="ignore_eos" type="checkbox" value="true" checked />" ignore_eos (exactly max_tokens)"</label>

@@ -1,0 +1,370 @@
+//! The adaptive mode's decisions, as a pure function of the levels measured so far:
+//! double the concurrency while output throughput still gains at least `min_gain` per
+//! doubling (and errors and p99 latency stay within their limits), then bisect between the
+//! last level that still gained and the level that stopped, and name the plateau.
+//!
+//! When throughput stops gaining at B = 2A, the knee lies in the last doubling that still
+//! gained, (A/2, A]: that bracket is bisected. A midpoint M is *on the plateau* when less
+//! than `min_gain` per doubling remains from M up to B; M is compared with B (at least a
+//! doubling away), not with its neighbour, because a small gain between close levels,
+//! scaled up to a doubling, magnifies measurement noise. After an error or latency stop,
+//! (A, B) is bisected for the highest level within the limits. Gains are per doubling:
+//! (t₂ / t₁)^(1 / log₂(C₂ / C₁)) − 1, reported from the plateau to B.
+
+use std::fmt;
+
+/// The adaptive search's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdaptiveSpec {
+    /// First concurrency measured.
+    pub start: u32,
+    /// Never measured above this.
+    pub max_concurrency: u32,
+    /// Stop doubling when output tok/s gains less than this per doubling (0.05 = 5 %).
+    pub min_gain: f64,
+    /// Stop when more than this fraction of a level's requests fail (0.05 = 5 %).
+    pub max_error_rate: f64,
+    /// Stop when a level's p99 latency (send → last token) exceeds this, in ms.
+    pub p99_limit_ms: Option<f64>,
+    /// Bisection steps between the last gaining level and the stopping one.
+    pub refine_steps: u32,
+}
+
+impl Default for AdaptiveSpec {
+    fn default() -> Self {
+        Self { start: 1, max_concurrency: 256, min_gain: 0.05, max_error_rate: 0.05, p99_limit_ms: None, refine_steps: 2 }
+    }
+}
+
+impl AdaptiveSpec {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.start == 0 || self.max_concurrency < self.start {
+            return Err("adaptive: start must be ≥ 1 and ≤ the maximum concurrency".into());
+        }
+        if !(self.min_gain.is_finite() && self.min_gain >= 0.0) {
+            return Err("adaptive: the minimum gain must be a number ≥ 0".into());
+        }
+        if !(self.max_error_rate.is_finite() && (0.0..=1.0).contains(&self.max_error_rate)) {
+            return Err("adaptive: the error-rate limit must be between 0 and 1".into());
+        }
+        if self.p99_limit_ms.is_some_and(|l| !(l.is_finite() && l > 0.0)) {
+            return Err("adaptive: the p99 latency limit must be above 0 ms".into());
+        }
+        Ok(())
+    }
+}
+
+/// What one measured level contributes to the decision.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Outcome {
+    pub concurrency: u32,
+    /// Output tokens per second (0 when nothing succeeded).
+    pub output_tok_s: f64,
+    /// Failed ÷ sent.
+    pub error_rate: f64,
+    pub p99_e2e_ms: Option<f64>,
+}
+
+/// Why the doubling stopped.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StopReason {
+    /// Throughput gained less than the threshold per doubling.
+    Plateau,
+    /// Too many failed requests (the rate seen).
+    Errors { rate: f64 },
+    /// p99 latency over the limit (the p99 seen, ms).
+    Latency { p99_ms: f64 },
+    /// The next doubling would pass the maximum concurrency; no plateau found below it.
+    MaxReached,
+}
+
+/// What the adaptive search found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub reason: StopReason,
+    /// The level that stopped the doubling.
+    pub stopped_at: u32,
+    /// The plateau: the lowest level measured on it (throughput stop), or the highest level
+    /// within the limits (error or latency stop). `None` when even the first level broke a limit.
+    pub plateau_c: Option<u32>,
+    /// Gain per doubling from the plateau to the level that stopped the doubling.
+    pub gain_per_doubling: Option<f64>,
+    pub plateau_tok_s: Option<f64>,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pct = |g: f64| format!("{:+.0} %", g * 100.0);
+        let tok = self.plateau_tok_s.map(|t| format!(", {t:.1} tok/s")).unwrap_or_default();
+        match (self.reason, self.plateau_c) {
+            (StopReason::MaxReached, Some(c)) => {
+                write!(f, "no plateau up to C={c}{tok}: still gaining at the maximum concurrency")
+            }
+            (StopReason::Plateau, Some(c)) => match self.gain_per_doubling {
+                Some(g) => write!(f, "plateau at C≈{c}: {} per doubling{tok}", pct(g)),
+                None => write!(f, "plateau at C≈{c}{tok}"),
+            },
+            (StopReason::Errors { rate }, c) => {
+                write!(f, "stopped at C={}: {:.0} % of requests failed", self.stopped_at, rate * 100.0)?;
+                match c {
+                    Some(c) => write!(f, "; highest good level C≈{c}{tok}"),
+                    None => Ok(()),
+                }
+            }
+            (StopReason::Latency { p99_ms }, c) => {
+                write!(f, "stopped at C={}: p99 latency {:.0} ms over the limit", self.stopped_at, p99_ms)?;
+                match c {
+                    Some(c) => write!(f, "; highest good level C≈{c}{tok}"),
+                    None => Ok(()),
+                }
+            }
+            (_, None) => write!(f, "stopped at C={}", self.stopped_at),
+        }
+    }
+}
+
+/// The next thing to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Measure this concurrency next (`refine`: a bisection level, not a doubling).
+    Measure { concurrency: u32, refine: bool },
+    Done(Verdict),
+}
+
+/// Gain per doubling from level `a` to level `b` (b above a). `None` when `a` produced
+/// nothing or the levels coincide.
+pub fn gain_per_doubling(a: &Outcome, b: &Outcome) -> Option<f64> {
+    let doublings = (f64::from(b.concurrency) / f64::from(a.concurrency)).log2();
+    if a.output_tok_s <= 0.0 || doublings <= 0.0 || !doublings.is_finite() {
+        return None;
+    }
+    Some((b.output_tok_s / a.output_tok_s).max(0.0).powf(1.0 / doublings) - 1.0)
+}
+
+/// The limit `o` breaks, if any (errors first, then latency).
+fn violation(spec: &AdaptiveSpec, o: &Outcome) -> Option<StopReason> {
+    if o.error_rate > spec.max_error_rate {
+        return Some(StopReason::Errors { rate: o.error_rate });
+    }
+    match (spec.p99_limit_ms, o.p99_e2e_ms) {
+        (Some(limit), Some(p99)) if p99 > limit => Some(StopReason::Latency { p99_ms: p99 }),
+        _ => None,
+    }
+}
+
+/// Decides the next step from the levels measured so far, in measurement order (as this
+/// function asked for them).
+pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
+    let Some(first) = measured.first() else {
+        return Step::Measure { concurrency: spec.start, refine: false };
+    };
+    // The doubling phase: the prefix of levels each twice the one before.
+    let mut doubling_end = 1;
+    while measured.get(doubling_end).zip(measured.get(doubling_end - 1)).is_some_and(|(b, a)| {
+        b.concurrency == a.concurrency.saturating_mul(2)
+    }) {
+        doubling_end += 1;
+    }
+    let doubling = measured.get(..doubling_end).unwrap_or_default();
+    // Where did the doubling stop, and why?
+    let mut stop: Option<(usize, StopReason)> = None;
+    for (i, o) in doubling.iter().enumerate() {
+        if let Some(v) = violation(spec, o) {
+            stop = Some((i, v));
+            break;
+        }
+        if let Some(prev) = i.checked_sub(1).and_then(|p| doubling.get(p)) {
+            if gain_per_doubling(prev, o).is_none_or(|g| g < spec.min_gain) {
+                stop = Some((i, StopReason::Plateau));
+                break;
+            }
+        }
+    }
+    let Some((stop_i, reason)) = stop else {
+        let last = doubling.last().unwrap_or(first);
+        return match last.concurrency.checked_mul(2).filter(|c| *c <= spec.max_concurrency) {
+            Some(c) => Step::Measure { concurrency: c, refine: false },
+            None => Step::Done(Verdict {
+                reason: StopReason::MaxReached,
+                stopped_at: last.concurrency,
+                plateau_c: Some(last.concurrency),
+                gain_per_doubling: stop_i_gain(doubling, doubling.len().saturating_sub(1)),
+                plateau_tok_s: Some(last.output_tok_s),
+            }),
+        };
+    };
+    let stopped = doubling.get(stop_i).copied().unwrap_or(*first);
+    let Some(last_good) = stop_i.checked_sub(1).and_then(|i| doubling.get(i)).copied() else {
+        // The very first level broke a limit: nothing below it to refine towards.
+        return Step::Done(Verdict {
+            reason,
+            stopped_at: stopped.concurrency,
+            plateau_c: None,
+            gain_per_doubling: None,
+            plateau_tok_s: None,
+        });
+    };
+    // The bracket to bisect, and which end is the answer:
+    // - throughput plateau: the last doubling that gained (A/2 → A) holds the knee; bisect
+    //   it, a midpoint is on the plateau when less than `min_gain` per doubling remains up to
+    //   the stopping level; the answer is the lowest level known on the plateau (`hi`);
+    // - error or latency stop: bisect (A, B); the answer is the highest good level (`lo`).
+    let plateau = reason == StopReason::Plateau;
+    let (mut lo, mut hi) = if plateau {
+        match stop_i.checked_sub(2).and_then(|i| doubling.get(i)) {
+            Some(before) => (*before, last_good),
+            None => (last_good, last_good), // stopped at the second level: nothing between
+        }
+    } else {
+        (last_good, stopped)
+    };
+    // Replay the bisection over the refine levels measured so far.
+    let refined = measured.get(doubling_end..).unwrap_or_default();
+    for step in 0..spec.refine_steps as usize {
+        let mid = lo.concurrency + (hi.concurrency - lo.concurrency) / 2;
+        if mid <= lo.concurrency || mid >= hi.concurrency {
+            break;
+        }
+        let Some(m) = refined.get(step) else {
+            return Step::Measure { concurrency: mid, refine: true };
+        };
+        let below = if plateau {
+            gain_per_doubling(m, &stopped).is_some_and(|g| g >= spec.min_gain)
+        } else {
+            violation(spec, m).is_none()
+        };
+        if below {
+            lo = *m;
+        } else {
+            hi = *m;
+        }
+    }
+    let answer = if plateau { hi } else { lo };
+    Step::Done(Verdict {
+        reason,
+        stopped_at: stopped.concurrency,
+        plateau_c: Some(answer.concurrency),
+        gain_per_doubling: gain_per_doubling(&answer, &stopped),
+        plateau_tok_s: Some(answer.output_tok_s),
+    })
+}
+
+/// Gain per doubling into level `i` of the doubling phase.
+fn stop_i_gain(doubling: &[Outcome], i: usize) -> Option<f64> {
+    gain_per_doubling(doubling.get(i.checked_sub(1)?)?, doubling.get(i)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(c: u32, t: f64) -> Outcome {
+        Outcome { concurrency: c, output_tok_s: t, error_rate: 0.0, p99_e2e_ms: Some(100.0) }
+    }
+
+    /// Runs the search against a throughput curve; returns the levels asked for and the verdict.
+    fn search(spec: &AdaptiveSpec, curve: impl Fn(u32) -> Outcome) -> (Vec<u32>, Verdict) {
+        let mut measured = Vec::new();
+        loop {
+            match next_step(spec, &measured) {
+                Step::Measure { concurrency, .. } => measured.push(curve(concurrency)),
+                Step::Done(v) => return (measured.iter().map(|o| o.concurrency).collect(), v),
+            }
+            assert!(measured.len() < 40, "runaway search");
+        }
+    }
+
+    /// 10 tok/s per request up to `knee`, flat after.
+    fn knee_curve(knee: u32) -> impl Fn(u32) -> Outcome {
+        move |c| o(c, 10.0 * f64::from(c.min(knee)))
+    }
+
+    #[test]
+    fn doubles_until_the_gain_falls_below_the_threshold_then_bisects_the_last_gain() {
+        let (levels, v) = search(&AdaptiveSpec::default(), knee_curve(48));
+        // 32 → 64 gains 50 %; 64 → 128 gains 0 %: stop. The knee is in (32, 64]: 48 has
+        // nothing left to gain up to 128 (on the plateau); 40 has 20 % over 1.68 doublings
+        // (+11.5 % per doubling) → below it. The plateau starts at 48.
+        assert_eq!(levels, vec![1, 2, 4, 8, 16, 32, 64, 128, 48, 40]);
+        assert_eq!(v.reason, StopReason::Plateau);
+        assert_eq!((v.stopped_at, v.plateau_c), (128, Some(48)));
+        assert_eq!(v.gain_per_doubling, Some(0.0));
+        assert_eq!(v.to_string(), "plateau at C≈48: +0 % per doubling, 480.0 tok/s");
+        // A knee on a power of two (64): 48 has 33 % left up to 128 over 1.42 doublings
+        // (+22 % per doubling), 56 has 14 % over 1.19 (+12 %): both below; the plateau is 64.
+        let (levels, v) = search(&AdaptiveSpec::default(), knee_curve(64));
+        assert_eq!(&levels[8..], &[48, 56]);
+        assert_eq!(v.plateau_c, Some(64));
+    }
+
+    #[test]
+    fn a_saturating_curve_finds_where_the_gain_fades() {
+        // t = 1000·C/(C+24) with a 20 % threshold: 32 → 64 gains 27 %, 64 → 128 gains 16 %:
+        // stop at 128. 48 (667 tok/s) has 26 % left to 128 over 1.42 doublings (+18 %/doubling)
+        // → on the plateau; 40 (625) has 35 % over 1.68 (+19.5 %) → on the plateau too.
+        let spec = AdaptiveSpec { min_gain: 0.2, ..AdaptiveSpec::default() };
+        let (levels, v) = search(&spec, |c| o(c, 1000.0 * f64::from(c) / (f64::from(c) + 24.0)));
+        assert_eq!(&levels[..8], &[1, 2, 4, 8, 16, 32, 64, 128]);
+        assert_eq!(&levels[8..], &[48, 40]);
+        assert_eq!(v.plateau_c, Some(40));
+        let g = v.gain_per_doubling.unwrap();
+        assert!(g > 0.0 && g < 0.2, "{g}");
+        assert!(v.to_string().starts_with("plateau at C≈40: +"), "{v}");
+    }
+
+    #[test]
+    fn an_early_plateau_has_nothing_to_bisect() {
+        // flat from the start: 1 → 2 gains nothing; the plateau is C=1
+        let (levels, v) = search(&AdaptiveSpec::default(), |c| o(c, 50.0));
+        assert_eq!((levels, v.plateau_c), (vec![1, 2], Some(1)));
+        // knee at 3: 2 → 4 gains, 4 → 8 stops; the bracket (2, 4] has only 3: on the plateau
+        let (levels, v) = search(&AdaptiveSpec::default(), knee_curve(3));
+        assert_eq!(levels, vec![1, 2, 4, 8, 3]);
+        assert_eq!(v.plateau_c, Some(3));
+    }
+
+    #[test]
+    fn errors_and_latency_stop_the_search() {
+        let failing = |c: u32| Outcome { error_rate: if c >= 16 { 0.2 } else { 0.0 }, ..o(c, 10.0 * f64::from(c)) };
+        let (levels, v) = search(&AdaptiveSpec::default(), failing);
+        // 16 fails; 12 and 14 are good: the highest good level is 14.
+        assert_eq!(levels, vec![1, 2, 4, 8, 16, 12, 14]);
+        assert_eq!(v.reason, StopReason::Errors { rate: 0.2 });
+        assert_eq!((v.stopped_at, v.plateau_c), (16, Some(14)));
+        assert_eq!(v.to_string(), "stopped at C=16: 20 % of requests failed; highest good level C≈14, 140.0 tok/s");
+
+        let slow = |c: u32| Outcome { p99_e2e_ms: Some(100.0 * f64::from(c)), ..o(c, 10.0 * f64::from(c)) };
+        let spec = AdaptiveSpec { p99_limit_ms: Some(1000.0), ..AdaptiveSpec::default() };
+        let (levels, v) = search(&spec, slow);
+        // 16 (1600 ms) and 12 (1200 ms) are over 1000 ms; 10 (1000 ms) is not.
+        assert_eq!(levels, vec![1, 2, 4, 8, 16, 12, 10]);
+        assert_eq!(v.reason, StopReason::Latency { p99_ms: 1600.0 });
+        assert_eq!(v.plateau_c, Some(10));
+        assert!(v.to_string().starts_with("stopped at C=16: p99 latency 1600 ms over the limit"), "{v}");
+
+        // the first level already fails: no plateau, nothing to refine
+        let (levels, v) = search(&AdaptiveSpec::default(), |c| Outcome { error_rate: 1.0, ..o(c, 0.0) });
+        assert_eq!((levels, v.plateau_c), (vec![1], None));
+        assert_eq!(v.to_string(), "stopped at C=1: 100 % of requests failed");
+    }
+
+    #[test]
+    fn never_passes_the_maximum() {
+        let spec = AdaptiveSpec { max_concurrency: 20, ..AdaptiveSpec::default() };
+        let (levels, v) = search(&spec, |c| o(c, f64::from(c)));
+        assert_eq!(levels, vec![1, 2, 4, 8, 16]);
+        assert_eq!((v.reason, v.plateau_c), (StopReason::MaxReached, Some(16)));
+        assert!(v.to_string().starts_with("no plateau up to C=16"), "{v}");
+        assert!(AdaptiveSpec { start: 0, ..spec.clone() }.validate().is_err());
+        assert!(AdaptiveSpec { max_error_rate: 2.0, ..spec }.validate().is_err());
+    }
+
+    #[test]
+    fn gain_is_normalised_per_doubling() {
+        let g = gain_per_doubling(&o(48, 100.0), &o(64, 103.0)).unwrap();
+        // 64/48 is 0.415 doublings: 1.03^(1/0.415) − 1 ≈ 7.4 %
+        assert!((g - 0.0738).abs() < 1e-3, "{g}");
+        assert_eq!(gain_per_doubling(&o(4, 0.0), &o(8, 5.0)), None);
+        assert_eq!(gain_per_doubling(&o(8, 50.0), &o(16, 100.0)), Some(1.0));
+    }
+}
