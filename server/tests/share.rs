@@ -289,3 +289,25 @@ async fn proposals_are_accepted_or_dismissed_by_key() {
     let (_, run_page) = app.text(&format!("/runs/{chat}")).await;
     assert!(run_page.contains("from proposal"));
 }
+
+#[tokio::test]
+async fn pages_carry_link_previews() {
+    let app = spawn_app().await;
+    let (chat, completions) = story(&app).await;
+    let meta = |page: &str, prop: &str| -> String {
+        let at = page.find(&format!("property=\"{prop}\"")).unwrap_or_else(|| panic!("no {prop}"));
+        let tag_start = page[..at].rfind('<').unwrap();
+        let tag = &page[tag_start..tag_start + page[tag_start..].find('>').unwrap()];
+        tag.split("content=\"").nth(1).unwrap().split('"').next().unwrap().to_owned()
+    };
+    let (_, page) = app.text(&format!("/compare?runs={chat},{completions}")).await;
+    assert!(meta(&page, "og:description").contains("output throughput fell 42 %"), "{}", meta(&page, "og:description"));
+    assert!(meta(&page, "og:title").starts_with("Compare: "));
+    let image = meta(&page, "og:image");
+    assert!(image.starts_with(&app.base) && image.ends_with(".png"), "absolute: {image}");
+    let (_, page) = app.text(&format!("/runs/{chat}")).await;
+    assert!(meta(&page, "og:description").contains("peak 1017.0 output tok/s at C=96"));
+    let png = app.client.get(meta(&page, "og:image")).send().await.unwrap();
+    assert_eq!(png.status(), StatusCode::OK);
+    assert_eq!(png.headers()["content-type"], "image/png");
+}

@@ -1,5 +1,7 @@
 //! Reusable view pieces: charts, tables, error boxes.
 
+use leptos::prelude::*;
+
 mod annotations;
 mod chart;
 mod definitions;
@@ -13,3 +15,25 @@ pub use definitions::{metrics_present, DefinitionsView};
 pub use error_box::ErrorBox;
 pub use levels_table::LevelsTable;
 pub use measures_table::MeasuresTable;
+
+/// `path` as an absolute URL on this site, for link previews (chat apps fetch `og:image`
+/// by absolute address). Server side from the request's `Host`, in the browser from the
+/// page's origin — the same value, so hydration agrees.
+pub fn absolute_url(path: &str) -> String {
+    #[cfg(feature = "ssr")]
+    {
+        let host = use_context::<http::request::Parts>()
+            .and_then(|parts| parts.headers.get(http::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_owned));
+        match host {
+            Some(h) => format!("http://{h}{path}"),
+            None => path.to_owned(),
+        }
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        match window().location().origin() {
+            Ok(origin) => format!("{origin}{path}"),
+            Err(_) => path.to_owned(),
+        }
+    }
+}

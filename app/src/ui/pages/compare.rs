@@ -208,7 +208,18 @@ pub(crate) fn CompareView(
         .map(|(i, r)| view! { <th><span class="swatch" style=format!("background:{}", charts::colour(i))></span>{r.name.clone()}</th> })
         .collect_view();
     let is_report = matches!(mode, PageMode::Report(_));
+    // Link previews: the first explanation, else each run's summary; the baseline's curve.
+    let og_description = explanations
+        .first()
+        .cloned()
+        .unwrap_or_else(|| runs.iter().map(|r| format!("{}: {}", r.name, crate::ui::pages::run::summary(r))).collect::<Vec<_>>().join(" · "));
+    let og_title = format!("Compare: {}", runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs "));
+    let og_image = runs.get(baseline).map(|r| crate::ui::components::absolute_url(&format!("/og/runs/{}.png", r.id))).unwrap_or_default();
     view! {
+        <leptos_meta::Meta name="description" content=og_description.clone() />
+        <leptos_meta::Meta property="og:title" content=og_title />
+        <leptos_meta::Meta property="og:description" content=og_description />
+        <leptos_meta::Meta property="og:image" content=og_image />
         <ModeBanner mode=mode.clone() live_href=live_path.clone() />
         {error.map(|e| view! { <div class="error-box" role="alert" id="form-error">{e}</div> })}
         <h1 class:sub-head=is_report>"Compare "{n}" runs"</h1>

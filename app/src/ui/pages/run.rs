@@ -77,8 +77,12 @@ fn fact(label: &'static str, value: Option<String>) -> impl IntoView {
 }
 
 /// One-line summary used in the page description and header.
-fn summary(run: &Run) -> String {
-    match analysis::peak(&run.points) {
+pub(crate) fn summary(run: &Run) -> String {
+    let knee = crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD)
+        .and_then(|s| s.knee)
+        .map(|k| format!("; plateaus from {} ({} tok/s)", crate::domain::compare::LevelKey { load_kind: run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind), load_value: k.load }.label(), num(Some(k.tok_s), 1)))
+        .unwrap_or_default();
+    let head = match analysis::peak(&run.points) {
         Some((c, t)) => format!(
             "{} levels, peak {} output tok/s at {}",
             run.points.len(),
@@ -90,7 +94,8 @@ fn summary(run: &Run) -> String {
             },
         ),
         None => format!("{} levels", run.points.len()),
-    }
+    };
+    format!("{head}{knee}")
 }
 
 /// The page of one run in a given view; also used by reports and snapshots.
@@ -145,7 +150,7 @@ pub(crate) fn RunView(
         <Meta property="og:title" content=og_title />
         <Meta property="og:description" content=desc.clone() />
         <Meta property="og:type" content="article" />
-        <Meta property="og:image" content=format!("/og/runs/{}.png", run.id) />
+        <Meta property="og:image" content=crate::ui::components::absolute_url(&format!("/og/runs/{}.png", run.id)) />
         <Meta name="twitter:card" content="summary_large_image" />
         <ModeBanner mode=mode.clone() live_href=live_path.clone() />
         {error.map(|e| view! { <div class="error-box" role="alert" id="form-error">{e}</div> })}
