@@ -311,3 +311,40 @@ async fn pages_carry_link_previews() {
     assert_eq!(png.status(), StatusCode::OK);
     assert_eq!(png.headers()["content-type"], "image/png");
 }
+
+#[tokio::test]
+async fn a_comparison_note_shows_where_its_runs_are_compared() {
+    let app = spawn_app().await;
+    let (chat, completions) = story(&app).await;
+    let resp = app
+        .client
+        .post(app.url(&format!("/runs/{chat}/annotations")))
+        .form(&[("anchor", "comparison"), ("runs", &format!("{chat},{completions}")), ("kind", "cause"), ("body", "chat template adds tokens")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert!(!resp.headers()["location"].to_str().unwrap().contains("error="), "{:?}", resp.headers()["location"]);
+    let (_, page) = app.text(&format!("/compare?runs={chat},{completions}")).await;
+    assert!(page.contains("chat template adds tokens") && page.contains("this comparison"));
+    // A comparison note may not exclude data, and must name its own run.
+    let bad = app
+        .client
+        .post(app.url(&format!("/api/v1/runs/{chat}/annotations")))
+        .json(&json!({ "anchor": { "type": "comparison", "runs": [chat, completions] }, "kind": "note", "effect": "hide", "body": "x" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    let bad = app
+        .client
+        .post(app.url(&format!("/api/v1/runs/{chat}/annotations")))
+        .json(&json!({ "anchor": { "type": "comparison", "runs": [completions, "otherrun1"] }, "kind": "note", "body": "x" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    // The run itself is untouched by a comparison note.
+    let run = app.json(&format!("/api/v1/runs/{chat}")).await;
+    assert_eq!(run["points"].as_array().unwrap().len(), 4);
+}
