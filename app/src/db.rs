@@ -414,7 +414,7 @@ pub async fn get_run_raw(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> 
                 output_tok_s, latency_avg_ms, latency_p50_ms, latency_p90_ms, latency_p99_ms,
                 ttft_avg_ms, ttft_p50_ms, ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
                 output_tokens_per_request
-         FROM points WHERE run_id = ?1 ORDER BY seq",
+         FROM points WHERE run_id = ?1 ORDER BY load_kind, load_value, seq",
     )
     .bind(row_id)
     .fetch_all(pool)
@@ -489,7 +489,20 @@ fn point(row: &SqliteRow) -> Result<Point, DbError> {
     Ok(p)
 }
 
-/// Row id of a run's level `seq` (0-based, load order).
+/// The stored sequence numbers of a run's levels, in the order `get_run_raw` lists them
+/// (load order). A live sweep stores levels in the order it measures them, which the
+/// adaptive search makes different from load order.
+pub async fn level_seqs(pool: &SqlitePool, id: &RunId) -> Result<Vec<i64>, DbError> {
+    Ok(sqlx::query_scalar(
+        "SELECT p.seq FROM points p JOIN runs r ON r.id = p.run_id WHERE r.public_id = ?1
+         ORDER BY p.load_kind, p.load_value, p.seq",
+    )
+    .bind(id.as_str())
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Row id of a run's level `seq` (0-based, in the order the levels were stored).
 async fn point_row_id(pool: &SqlitePool, id: &RunId, seq: i64) -> Result<i64, DbError> {
     sqlx::query_scalar(
         "SELECT p.id FROM points p JOIN runs r ON r.id = p.run_id WHERE r.public_id = ?1 AND p.seq = ?2",

@@ -9,9 +9,9 @@ use sqlx::SqlitePool;
 pub async fn exported_run(pool: &SqlitePool, id: &RunId) -> Result<ExportedRun, DbError> {
     // Every stored level, whatever annotations say: this is the stored data, in full.
     let run = db::get_run_raw(pool, id).await?;
+    let seqs = db::level_seqs(pool, id).await?;
     let mut levels = Vec::with_capacity(run.points.len());
-    for (seq, point) in run.points.into_iter().enumerate() {
-        let seq = seq as i64;
+    for (seq, point) in seqs.into_iter().zip(run.points) {
         levels.push(ExportedLevel {
             point,
             raw: db::level_raw(pool, id, seq).await?,

@@ -321,7 +321,19 @@ async fn the_adaptive_search_stops_at_the_simulators_saturation() {
     s.target.max_tokens = 64;
     let (run, events) = sweep(&pool, s).await;
     assert_eq!(run.status, RunStatus::Complete);
-    let loads: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
+    // Measurement order (doubling, then refinement) from the progress events; the stored
+    // run lists its levels in load order, whatever order they were measured in.
+    let loads: Vec<f64> = events
+        .iter()
+        .filter_map(|e| match e {
+            Progress::LevelDone { point, .. } => Some(point.load_value),
+            _ => None,
+        })
+        .collect();
+    let stored: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
+    let mut sorted = loads.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert_eq!(stored, sorted, "stored in load order");
     assert_eq!(&loads[..4], &[1.0, 2.0, 4.0, 8.0], "{loads:?}");
     let top = loads.iter().copied().fold(0.0, f64::max);
     assert!(top <= 32.0, "never goes far past saturation, let alone to 256: {loads:?}");
@@ -339,6 +351,9 @@ async fn the_adaptive_search_stops_at_the_simulators_saturation() {
     // Refinement measured midpoints between the doubling levels.
     assert!(loads.iter().skip(4).any(|l| ![16.0, 32.0].contains(l)), "{loads:?}");
     assert!(run.facts.notes.contains(&format!("plateau at C≈{c}")), "{}", run.facts.notes);
+    // …and on the chart: an annotation by the sweep at the plateau's level.
+    let marks: Vec<(String, String)> = run.annotations.iter().map(|a| (a.anchor.label(), a.author.clone())).collect();
+    assert_eq!(marks, [(format!("C={c}"), "plateau sweep".to_owned())]);
     let raw = app::db::level_raw(&pool, &run.id, loads.len() as i64 - 1).await.unwrap();
     assert_eq!(raw["adaptive_phase"], "refine");
     // Levels measured at least 2×C requests each.

@@ -4,6 +4,7 @@
 
 use super::{LoadgenError, Secret};
 use app::db;
+use app::domain::annotations::AnnotationInput;
 use app::domain::{NewLevel, NewRun, RunId, RunStatus};
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
@@ -24,7 +25,12 @@ pub trait RunSink: Sync {
         status: RunStatus,
         note: Option<&str>,
     ) -> impl Future<Output = Result<(), LoadgenError>> + Send;
+    /// Adds an annotation written by the sweep itself (the plateau it found).
+    fn annotate(&self, id: &RunId, note: &AnnotationInput) -> impl Future<Output = Result<(), LoadgenError>> + Send;
 }
+
+/// The author of the annotations a sweep writes about its own run.
+pub const SWEEP_AUTHOR: &str = "plateau sweep";
 
 impl RunSink for SqlitePool {
     async fn create(&self, run: &NewRun) -> Result<RunId, LoadgenError> {
@@ -40,6 +46,11 @@ impl RunSink for SqlitePool {
             db::append_run_note(self, id, line).await?;
         }
         Ok(db::set_run_status(self, id, status).await?)
+    }
+
+    async fn annotate(&self, id: &RunId, note: &AnnotationInput) -> Result<(), LoadgenError> {
+        db::insert_annotation(self, id, note, SWEEP_AUTHOR).await?;
+        Ok(())
     }
 }
 
@@ -112,5 +123,11 @@ impl RunSink for HttpSink {
     async fn finish(&self, id: &RunId, status: RunStatus, note: Option<&str>) -> Result<(), LoadgenError> {
         let body = json!({ "status": status.as_str(), "note": note });
         self.post(&format!("/live-runs/{id}/status"), &body).await.map(|_| ())
+    }
+
+    async fn annotate(&self, id: &RunId, note: &AnnotationInput) -> Result<(), LoadgenError> {
+        // The server records the token's user (or `local`) as the author.
+        let body = serde_json::to_value(note).map_err(|e| LoadgenError::InvalidSpec(e.to_string()))?;
+        self.post(&format!("/runs/{id}/annotations"), &body).await.map(|_| ())
     }
 }

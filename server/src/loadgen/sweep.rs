@@ -7,6 +7,7 @@ use super::arrival::schedule_ms;
 use super::client::{self, Endpoint, ErrorKind, RequestError, RequestSample};
 use super::prompt::{Prompt, PromptGen};
 use super::sink::RunSink;
+use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
 use super::stats::level_from_records;
 use super::{definitions, LoadMode, Loads, LoadgenError, Progress, SweepSpec, Target};
 use app::domain::metrics::Stat;
@@ -249,6 +250,26 @@ impl<S: RunSink> Runner<'_, S> {
                         Step::Done(verdict) => {
                             let text = verdict.to_string();
                             tracing::info!(run = %self.id, finding = %text, "adaptive search done");
+                            // The finding also goes on the chart: an annotation at the level
+                            // where the plateau starts (or the last level within the limits).
+                            if let Some(c) = verdict.plateau_c {
+                                let note = AnnotationInput {
+                                    anchor: Anchor::Point { load_kind: LoadKind::Concurrency, load: f64::from(c) },
+                                    kind: if matches!(verdict.reason, adaptive::StopReason::Plateau) {
+                                        AnnotationKind::Note
+                                    } else {
+                                        AnnotationKind::Cause
+                                    },
+                                    effect: Effect::None,
+                                    body: format!("Adaptive search: {text}."),
+                                    superseded_by: None,
+                                    proposal_key: None,
+                                };
+                                if let Err(e) = self.sink.annotate(self.id, &note).await {
+                                    // The finding is still in the notes; a lost marker is no reason to fail the sweep.
+                                    tracing::warn!(run = %self.id, error = %e, "could not annotate the plateau");
+                                }
+                            }
                             let _ = self.progress.try_send(Progress::Plateau { verdict });
                             return Ok(Some(format!("Adaptive search: {text}.")));
                         }
