@@ -73,15 +73,7 @@ pub async fn dismissed_proposals() -> Result<Vec<String>, AppError> {
 /// A saved report by its slug.
 #[server(prefix = "/_fn")]
 pub async fn get_report(slug: String) -> Result<crate::domain::view::SavedReport, AppError> {
-    let r = crate::db::get_report(&pool()?, &slug).await?;
-    Ok(crate::domain::view::SavedReport {
-        slug: r.slug,
-        title: r.title,
-        description: r.description,
-        view_path: r.view_path,
-        author: r.author,
-        created_at: r.created_at,
-    })
+    Ok(crate::db::get_report(&pool()?, &slug).await?)
 }
 
 /// A snapshot by its id: the runs exactly as they were frozen.

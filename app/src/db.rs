@@ -10,6 +10,7 @@ use crate::domain::annotations::{
 };
 use crate::domain::metrics::{Definitions, Measure, Metric, Stat};
 use crate::domain::query::{Facets, RunPage, RunQuery, SortKey, PAGE_SIZE};
+use crate::domain::view::SavedReport;
 use crate::domain::{
     EndpointKind, LoadKind, NewLevel, NewRun, Point, RequestRecord, Run, RunFacts, RunId, RunStatus,
     RunSummary, SourceFile, SourceFormat, SourceInfo,
@@ -830,19 +831,9 @@ pub async fn dismissed_proposals(pool: &SqlitePool) -> Result<Vec<String>, DbErr
     Ok(sqlx::query_scalar("SELECT proposal_key FROM dismissed_proposals ORDER BY proposal_key").fetch_all(pool).await?)
 }
 
-/// A saved report: a titled view.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct StoredReport {
-    pub slug: String,
-    pub title: String,
-    pub description: String,
-    pub view_path: String,
-    pub author: String,
-    pub created_at: String,
-}
 
 /// Stores a report under `slug`; false when the slug is taken.
-pub async fn insert_report(pool: &SqlitePool, r: &StoredReport) -> Result<bool, DbError> {
+pub async fn insert_report(pool: &SqlitePool, r: &SavedReport) -> Result<bool, DbError> {
     let done = sqlx::query(
         "INSERT OR IGNORE INTO reports (slug, title, description, view_path, author, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -858,13 +849,13 @@ pub async fn insert_report(pool: &SqlitePool, r: &StoredReport) -> Result<bool, 
     Ok(done.rows_affected() == 1)
 }
 
-pub async fn get_report(pool: &SqlitePool, slug: &str) -> Result<StoredReport, DbError> {
+pub async fn get_report(pool: &SqlitePool, slug: &str) -> Result<SavedReport, DbError> {
     let row = sqlx::query("SELECT slug, title, description, view_path, author, created_at FROM reports WHERE slug = ?1")
         .bind(slug)
         .fetch_optional(pool)
         .await?
         .ok_or_else(|| DbError::NotFound(format!("report {slug:?}")))?;
-    Ok(StoredReport {
+    Ok(SavedReport {
         slug: row.try_get("slug")?,
         title: row.try_get("title")?,
         description: row.try_get("description")?,
@@ -1019,7 +1010,7 @@ mod tests {
         dismiss_proposal(&pool, "k/1", "ada").await.unwrap();
         dismiss_proposal(&pool, "k/1", "ada").await.unwrap();
         assert_eq!(dismissed_proposals(&pool).await.unwrap(), ["k/1"]);
-        let r = StoredReport { slug: "abcd2345".into(), title: "t".into(), description: String::new(), view_path: "/compare".into(), author: "ada".into(), created_at: "x".into() };
+        let r = SavedReport { slug: "abcd2345".into(), title: "t".into(), description: String::new(), view_path: "/compare".into(), author: "ada".into(), created_at: "x".into() };
         assert!(insert_report(&pool, &r).await.unwrap());
         assert!(!insert_report(&pool, &r).await.unwrap(), "slug taken");
         assert_eq!(get_report(&pool, "abcd2345").await.unwrap(), r);

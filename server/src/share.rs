@@ -9,7 +9,8 @@
 //!   JSON; its id is derived from that content (SHA-256), so the same data always gets the
 //!   same id and later edits, which change the live data, never change a snapshot.
 
-use app::db::{self, DbError, StoredReport, StoredSnapshot};
+use app::db::{self, DbError, StoredSnapshot};
+use app::domain::view::SavedReport;
 use app::domain::annotations::{AnnotationId, AnnotationInput};
 use app::domain::view::{query_pairs, ViewState};
 use app::domain::{Run, RunId};
@@ -134,7 +135,7 @@ pub async fn save_report(pool: &SqlitePool, title: &str, description: &str, view
     // The runs must exist now; a report of nothing is a mistake.
     runs_of_view(pool, &target, &state).await?;
     for _ in 0..8 {
-        let report = StoredReport {
+        let report = SavedReport {
             slug: new_slug(),
             title: title.clone(),
             description: description.clone(),

@@ -25,7 +25,7 @@ pub fn colour(i: usize) -> &'static str {
 
 /// A run name made safe to show in an ECharts tooltip (which renders HTML).
 pub fn series_name(name: &str) -> String {
-    name.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+    crate::domain::format::escape_html(name)
 }
 
 /// The load axis kind most of the runs' levels use.

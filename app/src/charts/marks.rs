@@ -115,26 +115,12 @@ pub fn apply_view(chart: Chart, hidden: &[String]) -> Chart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::annotations::{Annotation, AnnotationId, AnnotationKind};
     use crate::domain::compare::tests::chat_run;
     use crate::domain::view::Scale;
     use crate::domain::LoadKind;
 
-    fn note(anchor: Anchor, effect: Effect, body: &str) -> Annotation {
-        Annotation {
-            id: AnnotationId(1),
-            run_id: crate::domain::RunId::parse("chat1").unwrap(),
-            anchor,
-            kind: AnnotationKind::Cause,
-            effect,
-            body: body.into(),
-            author: "a".into(),
-            created_at: String::new(),
-            updated_at: String::new(),
-            superseded_by: None,
-            proposal_key: None,
-            history: vec![],
-        }
+    fn note(anchor: Anchor, effect: Effect, body: &str) -> crate::domain::annotations::Annotation {
+        crate::domain::annotations::test_note(1, anchor, effect, body)
     }
 
     #[test]

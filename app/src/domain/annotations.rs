@@ -385,21 +385,7 @@ pub fn parse_inline(text: &str) -> Vec<Inline> {
     out
 }
 
-/// HTML-escapes text for the places that build HTML as a string (the offline report).
-pub fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+pub use super::format::escape_html;
 
 /// The formatted text as HTML with every piece escaped.
 pub fn to_html(text: &str) -> String {
@@ -428,26 +414,32 @@ pub fn plain_text(text: &str) -> String {
         .collect()
 }
 
+/// An annotation on the test run `chat1`, for tests here and in the charts.
+#[cfg(test)]
+pub(crate) fn test_note(id: i64, anchor: Anchor, effect: Effect, body: &str) -> Annotation {
+    Annotation {
+        id: AnnotationId(id),
+        run_id: RunId("chat1".into()),
+        anchor,
+        kind: AnnotationKind::Note,
+        effect,
+        body: body.into(),
+        author: "a".into(),
+        created_at: String::new(),
+        updated_at: String::new(),
+        superseded_by: None,
+        proposal_key: None,
+        history: vec![],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::compare::tests::chat_run;
 
     fn note(id: i64, anchor: Anchor, effect: Effect) -> Annotation {
-        Annotation {
-            id: AnnotationId(id),
-            run_id: RunId::parse("chat1").unwrap(),
-            anchor,
-            kind: AnnotationKind::Note,
-            effect,
-            body: "x".into(),
-            author: "a".into(),
-            created_at: String::new(),
-            updated_at: String::new(),
-            superseded_by: None,
-            proposal_key: None,
-            history: vec![],
-        }
+        test_note(id, anchor, effect, "x")
     }
 
     #[test]

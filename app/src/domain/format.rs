@@ -47,6 +47,23 @@ pub fn when(rfc3339: &str) -> String {
     }
 }
 
+/// HTML-escapes text for the places that build HTML as a string (the offline report, the
+/// login page) or hand text to something that renders HTML (ECharts tooltips).
+pub fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,20 +47,7 @@ fn safe_next(next: &str) -> &str {
     }
 }
 
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use app::domain::format::escape_html as escape;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:22rem;margin:4rem auto;padding:0 1rem}\
     label{display:block;margin:.8rem 0}input{display:block;width:100%;padding:.4rem;box-sizing:border-box}\
