@@ -97,12 +97,3 @@ pub async fn get_snapshot(id: String) -> Result<crate::domain::view::SnapshotDat
         runs: payload.runs,
     })
 }
-
-/// Who this request comes from (for the header's sign-in / sign-out).
-#[server(prefix = "/_fn")]
-pub async fn viewer() -> Result<crate::domain::Viewer, AppError> {
-    let parts = use_context::<http::request::Parts>();
-    Ok(parts
-        .and_then(|p| p.extensions.get::<crate::domain::Viewer>().cloned())
-        .unwrap_or(crate::domain::Viewer { name: "local".into(), may_write: true, auth_on: false }))
-}

@@ -722,19 +722,3 @@ async fn secrets_never_reach_the_logs() {
         assert!(!logs.contains(secret), "the {what} was logged");
     }
 }
-
-#[tokio::test]
-async fn the_header_shows_who_is_signed_in() {
-    let app = spawn_app(on(ReadAccess::Public)).await;
-    app.user("ada").await;
-    let anonymous = app.client.get(app.url("/")).send().await.unwrap().text().await.unwrap();
-    assert!(anonymous.contains(">Sign in<") && !anonymous.contains("signed in as"), "anonymous sees a sign-in link");
-    let cookie = app.log_in("ada").await;
-    let page = app.client.get(app.url("/")).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
-    assert!(page.contains("signed in as <strong>ada"), "the signed-in user is named");
-    assert!(page.contains("action=\"/logout\""), "with a sign-out button");
-    // With auth off nobody signs in: no sign-in link at all.
-    let off = spawn_app(AuthMode::Off).await;
-    let page = off.client.get(off.url("/")).send().await.unwrap().text().await.unwrap();
-    assert!(!page.contains(">Sign in<") && !page.contains("signed in as"));
-}

@@ -498,17 +498,6 @@ pub struct RunSummary {
     pub peak_output_tok_s: Option<f64>,
 }
 
-/// Who is looking at a page, as the header shows it: the server's auth layer puts one in
-/// every request.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Viewer {
-    pub name: String,
-    /// False for an anonymous visitor when auth is on.
-    pub may_write: bool,
-    /// Whether the server has users at all (`--auth on`); off, nobody signs in.
-    pub auth_on: bool,
-}
-
 /// A whole run: facts and levels, in load order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Run {

@@ -46,7 +46,6 @@ pub fn App() -> impl IntoView {
                     <A href="/upload">"Import"</A>
                     <A href="/sweeps/new">"New sweep"</A>
                 </nav>
-                <ViewerBox />
             </header>
             <main>
                 // Async: the data is in the HTML itself, so every page reads without JavaScript.
@@ -62,29 +61,5 @@ pub fn App() -> impl IntoView {
                 </Routes>
             </main>
         </Router>
-    }
-}
-
-/// With auth on: who is signed in and a sign-out button, or a sign-in link.
-#[component]
-fn ViewerBox() -> impl IntoView {
-    let who = Resource::new(|| (), |()| crate::api::viewer());
-    view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match who.await {
-                    Ok(v) if v.auth_on && v.may_write => view! {
-                        <form method="post" action="/logout" class="viewer" id="viewer">
-                            <span>"signed in as "<strong>{v.name}</strong></span>
-                            <button type="submit" class="secondary">"Sign out"</button>
-                        </form>
-                    }.into_any(),
-                    Ok(v) if v.auth_on => view! {
-                        <a class="viewer" id="viewer" href="/login" rel="external">"Sign in"</a>
-                    }.into_any(),
-                    _ => ().into_any(),
-                }
-            })}
-        </Suspense>
     }
 }

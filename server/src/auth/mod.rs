@@ -35,7 +35,6 @@ pub mod accounts;
 pub mod origin;
 pub mod secret;
 
-use app::domain::Viewer;
 use crate::routes::AppState;
 use app::domain::query::encode;
 use axum::body::Body;
@@ -163,18 +162,15 @@ impl IntoResponse for Refusal {
     }
 }
 
-/// Identifies the requester and stores a [`Principal`] (and the [`Viewer`] pages show) in the request's extensions, or
+/// Identifies the requester and stores a [`Principal`] in the request's extensions, or
 /// refuses the request (see the module comment).
 pub async fn identify(State(state): State<AppState>, mut req: Request<Body>, next: Next) -> Response {
     let AuthMode::On { read } = state.auth else {
-        req.extensions_mut().insert(Viewer { name: "local".into(), may_write: true, auth_on: false });
         req.extensions_mut().insert(Principal::local());
         return next.run(req).await;
     };
     match check(&state, read, req.method(), req.uri(), req.headers()).await {
         Ok(principal) => {
-            // What the pages show of it (the app crate cannot see `Principal`).
-            req.extensions_mut().insert(Viewer { name: principal.name.clone(), may_write: principal.may_write, auth_on: true });
             req.extensions_mut().insert(principal);
             next.run(req).await
         }
