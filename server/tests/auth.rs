@@ -722,3 +722,24 @@ async fn secrets_never_reach_the_logs() {
         assert!(!logs.contains(secret), "the {what} was logged");
     }
 }
+
+#[tokio::test]
+async fn repeated_wrong_passwords_lock_the_name_for_a_while() {
+    let app = spawn_app(on(ReadAccess::Public)).await;
+    app.user("ada").await;
+    let attempt = |password: &'static str| {
+        app.client.post(app.url("/login")).form(&[("name", "ada"), ("password", password), ("next", "/")]).send()
+    };
+    for _ in 0..server::auth::throttle::MAX_FAILURES {
+        assert_eq!(attempt("wrong-guess").await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    }
+    // Now even the right password waits: the guesser cannot tell.
+    let resp = attempt(PASSWORD).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(resp.headers().get(SET_COOKIE).is_none(), "no session");
+    assert!(resp.text().await.unwrap().contains("Too many failed sign-ins"));
+    // Other users are not affected.
+    app.user("bob").await;
+    let resp = app.client.post(app.url("/login")).form(&[("name", "bob"), ("password", PASSWORD), ("next", "/")]).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+}

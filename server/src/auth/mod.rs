@@ -34,6 +34,7 @@
 pub mod accounts;
 pub mod origin;
 pub mod secret;
+pub mod throttle;
 
 use crate::routes::AppState;
 use app::domain::query::encode;

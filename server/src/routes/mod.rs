@@ -38,6 +38,8 @@ pub struct AppState {
     pub sweeps: Arc<crate::sweeps::Sweeps>,
     /// Who may read and write.
     pub auth: crate::auth::AuthMode,
+    /// Failed sign-ins per user name (password guessing is slowed down).
+    pub login_throttle: Arc<crate::auth::throttle::LoginThrottle>,
 }
 
 impl AppState {
@@ -59,6 +61,7 @@ impl AppState {
             max_upload_bytes,
             pending: Arc::new(PendingImports::new(max_upload_bytes)),
             auth: crate::auth::AuthMode::Off,
+            login_throttle: Arc::default(),
         }
     }
 
