@@ -22,8 +22,8 @@ use leptos_meta::Title;
 pub fn ComparePage() -> impl IntoView {
     let view_state = crate::ui::pages::run::current_view();
     let ids = move || view_state.get().map(|v| v.runs.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap_or_default();
-    let runs = Resource::new(ids, get_runs);
-    let dismissed = Resource::new(|| (), |()| dismissed_proposals());
+    // One resource per page: the runs and the dismissed proposals load together.
+    let runs = Resource::new(ids, |ids| async move { (get_runs(ids).await, dismissed_proposals().await.unwrap_or_default()) });
     let error = crate::ui::pages::run::form_error();
     view! {
         <Title text="Compare runs" />
@@ -35,8 +35,8 @@ pub fn ComparePage() -> impl IntoView {
                     Ok(v) => v,
                     Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),
                 };
-                let dismissed = dismissed.await.unwrap_or_default();
-                match runs.await {
+                let (runs, dismissed) = runs.await;
+                match runs {
                     Ok(runs) => view! { <CompareView runs view=state mode=PageMode::Live dismissed error /> }.into_any(),
                     Err(e) => view! {
                         <h1>"Compare runs"</h1>

@@ -43,8 +43,11 @@ pub(crate) fn form_error() -> Option<String> {
 pub fn RunPage() -> impl IntoView {
     let params = use_params_map();
     let view_state = current_view();
-    let run = Resource::new(move || params.read().get("id").unwrap_or_default(), get_run);
-    let dismissed = Resource::new(|| (), |()| dismissed_proposals());
+    // One resource per page: the run and the dismissed proposals load together.
+    let run = Resource::new(
+        move || params.read().get("id").unwrap_or_default(),
+        |id| async move { (get_run(id).await, dismissed_proposals().await.unwrap_or_default()) },
+    );
     let error = form_error();
     view! {
         <Suspense fallback=|| view! { <p>"Loading run…"</p> }>
@@ -58,8 +61,8 @@ pub fn RunPage() -> impl IntoView {
                         return view! { <Title text="Invalid view" /><ViewProblems problems fallback=format!("/runs/{id}") /> }.into_any();
                     }
                 };
-                let dismissed = dismissed.await.unwrap_or_default();
-                match run.await {
+                let (run, dismissed) = run.await;
+                match run {
                     Ok(run) => view! { <RunView run view=state mode=PageMode::Live dismissed error /> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
                 }
