@@ -299,16 +299,7 @@ impl<S: RunSink> Runner<'_, S> {
         self.check_cancel()?;
         let level = self.level;
         let in_flight = usize::try_from(c).unwrap_or(usize::MAX);
-        let _ = self.progress.try_send(Progress::LevelStarted {
-            level,
-            load_kind: LoadKind::Concurrency,
-            load: f64::from(c),
-            requests: total,
-        });
-        let warmup = self.spec.warmup;
-        if warmup > 0 {
-            self.batch().run(warmup, in_flight, |_| {}).await.ok_or_else(|| self.cancelled_err())?;
-        }
+        self.begin_level(LoadKind::Concurrency, f64::from(c), total, in_flight).await?;
         let progress = self.progress;
         let samples = self
             .batch()
@@ -325,22 +316,24 @@ impl<S: RunSink> Runner<'_, S> {
         self.store(LoadKind::Concurrency, f64::from(c), &samples, raw).await
     }
 
+    /// Announces the level, then sends the warm-up requests (`in_flight` at a time), which
+    /// are not counted.
+    async fn begin_level(&mut self, load_kind: LoadKind, load: f64, total: usize, in_flight: usize) -> Result<(), LoadgenError> {
+        let _ = self.progress.try_send(Progress::LevelStarted { level: self.level, load_kind, load, requests: total });
+        let warmup = self.spec.warmup;
+        if warmup > 0 {
+            self.batch().run(warmup, in_flight, |_| {}).await.ok_or_else(|| self.cancelled_err())?;
+        }
+        Ok(())
+    }
+
     /// Warm-up, then one request due at each of `due_ms` (ms after the level starts), sent
     /// on time however many are in flight; stores the level.
     async fn open_level(&mut self, rate_rps: f64, due_ms: &[f64], raw: Value) -> Result<Point, LoadgenError> {
         self.check_cancel()?;
         let level = self.level;
         let total = due_ms.len();
-        let _ = self.progress.try_send(Progress::LevelStarted {
-            level,
-            load_kind: LoadKind::RequestRate,
-            load: rate_rps,
-            requests: total,
-        });
-        let warmup = self.spec.warmup;
-        if warmup > 0 {
-            self.batch().run(warmup, warmup, |_| {}).await.ok_or_else(|| self.cancelled_err())?;
-        }
+        self.begin_level(LoadKind::RequestRate, rate_rps, total, self.spec.warmup).await?;
         let progress = self.progress;
         let samples = self
             .batch()
