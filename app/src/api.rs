@@ -46,12 +46,16 @@ pub async fn get_runs(ids: Vec<String>) -> Result<Vec<Run>, AppError> {
     Ok(runs)
 }
 
+/// What [`ImportPreviews::preview`] returns: the server parses off the request runtime.
+#[cfg(feature = "ssr")]
+pub type PreviewFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<ImportPreview, AppError>> + Send>>;
+
 /// The server-side store of uploads waiting for confirmation. The server crate implements
 /// it (it owns parsing) and puts an `Arc<dyn ImportPreviews>` in the request context.
 #[cfg(feature = "ssr")]
 pub trait ImportPreviews: Send + Sync {
     /// The preview of a pending upload, or `NotFound` once it expired or was saved.
-    fn preview(&self, token: &str) -> Result<ImportPreview, AppError>;
+    fn preview(&self, token: &str) -> PreviewFuture;
 }
 
 /// The preview of an upload that has not been stored yet.
@@ -61,7 +65,7 @@ pub async fn preview_import(token: String) -> Result<ImportPreview, AppError> {
         tracing::error!("no import previews in the request context");
         AppError::Internal
     })?;
-    previews.preview(&token)
+    previews.preview(&token).await
 }
 
 /// The keys of the anomaly proposals someone dismissed.

@@ -9,7 +9,7 @@ use crate::domain::annotations::{
     apply_effects, Anchor, Annotation, AnnotationId, AnnotationInput, AnnotationKind, Effect, Revision,
 };
 use crate::domain::metrics::{Definitions, Measure, Metric, Stat};
-use crate::domain::query::{Facets, RunPage, RunQuery, SortKey, PAGE_SIZE};
+use crate::domain::query::{Facets, RunPage, RunQuery, SortKey, MAX_PAGE, PAGE_SIZE};
 use crate::domain::view::SavedReport;
 use crate::domain::{
     EndpointKind, LoadKind, NewLevel, NewRun, Point, RequestRecord, Run, RunFacts, RunId, RunStatus,
@@ -47,10 +47,44 @@ pub async fn connect(path: &Path) -> Result<SqlitePool, DbError> {
         // WAL lets the web server read while an import or a sweep writes.
         .journal_mode(SqliteJournalMode::Wal)
         .foreign_keys(true)
-        .busy_timeout(Duration::from_secs(5));
+        // A write that meets another writer (a large import, `plateau sweep` in another
+        // process) waits its turn instead of failing.
+        .busy_timeout(BUSY_TIMEOUT);
     let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
     sqlx::migrate!("../migrations").run(&pool).await?;
     Ok(pool)
+}
+
+/// How long a write waits for the database's write lock before it fails: far longer than
+/// any import or sweep step holds it, so in practice writes queue and never fail for a lock.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Transactions of this process that write take turns, one per database file, in a queue
+/// kept in memory: while one import holds the write lock, the others wait here without
+/// holding a pooled connection, so reads always find a free connection. Writers in other
+/// processes (`plateau sweep`, `plateau import`) are waited for by SQLite's busy timeout.
+fn write_turns(pool: &SqlitePool) -> std::sync::Arc<tokio::sync::Semaphore> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static TURNS: OnceLock<Mutex<HashMap<std::path::PathBuf, Arc<tokio::sync::Semaphore>>>> = OnceLock::new();
+    let file = pool.connect_options().get_filename().to_path_buf();
+    let mut map = TURNS.get_or_init(Mutex::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    map.entry(file).or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(1))).clone()
+}
+
+/// Begins a write transaction in this process's turn, taking SQLite's write lock at once
+/// (`BEGIN IMMEDIATE`: a transaction that reads first cannot fail later for a lock).
+/// Keep the returned turn alive until the transaction ends.
+async fn begin_write(
+    pool: &SqlitePool,
+) -> Result<(tokio::sync::OwnedSemaphorePermit, sqlx::Transaction<'static, sqlx::Sqlite>), DbError> {
+    // The semaphore is never closed, so acquiring only fails if it were.
+    let turn = write_turns(pool)
+        .acquire_owned()
+        .await
+        .map_err(|_| DbError::Corrupt("the write queue was closed".into()))?;
+    let tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    Ok((turn, tx))
 }
 
 fn now_rfc3339() -> String {
@@ -85,7 +119,7 @@ pub async fn insert_run(pool: &SqlitePool, run: &NewRun) -> Result<RunId, DbErro
 
 /// Stores several runs in one transaction: all of them, or none.
 pub async fn insert_runs(pool: &SqlitePool, runs: &[NewRun]) -> Result<Vec<RunId>, DbError> {
-    let mut tx = pool.begin().await?;
+    let (_turn, mut tx) = begin_write(pool).await?;
     let mut ids = Vec::with_capacity(runs.len());
     for run in runs {
         ids.push(insert_in(&mut tx, run).await?);
@@ -315,7 +349,7 @@ async fn find_runs_page(pool: &SqlitePool, query: &RunQuery, per_page: i64) -> R
     );
     let rows = bind_filter(sqlx::query(&sql), query)
         .bind(per_page)
-        .bind((query.page.max(1) - 1) * per_page)
+        .bind((query.page.clamp(1, MAX_PAGE) - 1).saturating_mul(per_page))
         .fetch_all(pool)
         .await?;
     rows.iter()
@@ -342,6 +376,7 @@ async fn find_runs_page(pool: &SqlitePool, query: &RunQuery, per_page: i64) -> R
 
 /// One page of runs matching `query`, the total count, and the filter menus' values.
 pub async fn find_runs(pool: &SqlitePool, query: &RunQuery) -> Result<RunPage, DbError> {
+    let query = &query.clamped();
     let runs = find_runs_page(pool, query, PAGE_SIZE).await?;
     let count_sql = format!("SELECT COUNT(*) {RUN_FILTER}");
     let total: i64 = bind_filter(sqlx::query(&count_sql), query).fetch_one(pool).await?.try_get(0)?;
@@ -595,7 +630,7 @@ pub async fn create_live_run(pool: &SqlitePool, run: &NewRun) -> Result<RunId, D
 /// Adds one finished level to a stored run, after its last level, in one transaction:
 /// the level is stored whole or not at all.
 pub async fn append_level(pool: &SqlitePool, id: &RunId, level: &NewLevel) -> Result<(), DbError> {
-    let mut tx = pool.begin().await?;
+    let (_turn, mut tx) = begin_write(pool).await?;
     let row_id: i64 = sqlx::query_scalar("SELECT id FROM runs WHERE public_id = ?1")
         .bind(id.as_str())
         .fetch_optional(&mut *tx)
@@ -776,7 +811,7 @@ pub async fn update_annotation(
     input: &AnnotationInput,
     author: &str,
 ) -> Result<(), DbError> {
-    let mut tx = pool.begin().await?;
+    let (_turn, mut tx) = begin_write(pool).await?;
     let now = now_rfc3339();
     let copied = sqlx::query(
         "INSERT INTO annotation_revisions (annotation_id, body, kind, effect, author, replaced_at)
@@ -1086,6 +1121,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_write_waits_for_a_long_write_transaction_instead_of_failing() {
+        let (dir, pool) = temp_db().await;
+        // Another process (a sweep, an import) holds the write lock longer than SQLite's
+        // usual 5 s busy timeout.
+        let other = connect(&dir.path().join("nested/plateau.db")).await.unwrap();
+        let mut held = other.acquire().await.unwrap();
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut *held).await.unwrap();
+        sqlx::query("UPDATE runs SET notes = 'x'").execute(&mut *held).await.unwrap();
+        let release = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(6)).await;
+            sqlx::query("COMMIT").execute(&mut *held).await.unwrap();
+        });
+        let started = std::time::Instant::now();
+        // Two writes of this process queue behind it.
+        let (one, two) = (sample(), sample());
+        let (a, b) = tokio::join!(insert_run(&pool, &one), insert_run(&pool, &two));
+        a.unwrap();
+        b.unwrap();
+        assert!(started.elapsed() >= Duration::from_secs(5), "the writes waited for the lock");
+        release.await.unwrap();
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs").fetch_one(&pool).await.unwrap();
+        assert_eq!(n, 2);
+    }
+
+    #[tokio::test]
     async fn search_filter_sort_and_page() {
         let (_dir, pool) = temp_db().await;
         for i in 0..60 {
@@ -1107,6 +1167,10 @@ mod tests {
         assert_eq!(page1.runs[0].name, "run 59", "newest first");
         let page2 = find_runs(&pool, &RunQuery::new().on_page(2)).await.unwrap();
         assert_eq!(page2.runs.len(), 10);
+        // A page number from a crafted server-function call is clamped, not overflowed.
+        let far = find_runs(&pool, &RunQuery { page: i64::MAX, ..RunQuery::new() }).await.unwrap();
+        assert!(far.runs.is_empty());
+        assert_eq!((far.total, far.query.page), (60, MAX_PAGE));
 
         let q = RunQuery { endpoint: Some(EndpointKind::Completions), ..RunQuery::new() };
         assert_eq!(find_runs(&pool, &q).await.unwrap().total, 20);
@@ -1241,7 +1305,7 @@ pub async fn create_user(pool: &SqlitePool, name: &str, password_hash: &str) -> 
 
 /// Replaces a user's password hash and ends their sessions (`NotFound` for an unknown name).
 pub async fn set_user_password(pool: &SqlitePool, name: &str, password_hash: &str) -> Result<(), DbError> {
-    let mut tx = pool.begin().await?;
+    let (_turn, mut tx) = begin_write(pool).await?;
     let done = sqlx::query("UPDATE users SET password_hash = ?1 WHERE name = ?2")
         .bind(password_hash)
         .bind(name)
@@ -1287,7 +1351,7 @@ pub async fn create_session(
     let now = chrono::Utc::now();
     let stamp = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let expires_at = stamp(now + lifetime);
-    let mut tx = pool.begin().await?;
+    let (_turn, mut tx) = begin_write(pool).await?;
     sqlx::query("DELETE FROM sessions WHERE expires_at <= ?1").bind(stamp(now)).execute(&mut *tx).await?;
     let done = sqlx::query(
         "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) \

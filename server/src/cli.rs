@@ -331,19 +331,7 @@ async fn import(db: PathBuf, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let pool = app::db::connect(&db)
         .await
         .with_context(|| format!("opening database {}", db.display()))?;
-    let mut files = Vec::new();
-    for path in &args.files {
-        if path.as_os_str() == "-" {
-            let mut buf = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).context("reading stdin")?;
-            files.push(InputFile { file_name: None, content: buf });
-        } else {
-            let content = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-            files.push(InputFile { file_name: name, content });
-        }
-    }
-    let result = match args.fields().into_request(files) {
+    let result = match read_inputs(&args.files, ingest::DEFAULT_MAX_BYTES)?.and_then(|files| args.fields().into_request(files)) {
         Ok(req) => ingest::import(&pool, req, ingest::DEFAULT_MAX_BYTES).await,
         Err(e) => Err(e),
     };
@@ -352,7 +340,7 @@ async fn import(db: PathBuf, args: ImportArgs) -> anyhow::Result<ExitCode> {
             for d in done {
                 println!(
                     "imported {} ({}, {} file{}, {} levels{}) → /runs/{}",
-                    d.name,
+                    ingest::printable(&d.name),
                     d.format.label(),
                     d.files,
                     if d.files == 1 { "" } else { "s" },
@@ -361,17 +349,49 @@ async fn import(db: PathBuf, args: ImportArgs) -> anyhow::Result<ExitCode> {
                     d.id
                 );
                 for w in d.warnings {
-                    eprintln!("  warning: {w}");
+                    eprintln!("  warning: {}", ingest::printable(&w));
                 }
             }
             false
         }
         Err(e) => {
-            eprintln!("not imported: {e}");
+            eprintln!("not imported: {}", ingest::printable(&e.to_string()));
             true
         }
     };
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Reads the files to import (`-` is standard input), each at most `limit` bytes: a file
+/// whose size says it is over is refused before it is read, and every read stops one byte
+/// past the limit (`/dev/zero` and pipes say they are 0 bytes long).
+fn read_inputs(paths: &[PathBuf], limit: usize) -> anyhow::Result<Result<Vec<InputFile>, ingest::ImportError>> {
+    use std::io::Read;
+    let mut files = Vec::new();
+    for path in paths {
+        let (file_name, reader): (Option<String>, Box<dyn Read>) = if path.as_os_str() == "-" {
+            (None, Box::new(std::io::stdin()))
+        } else {
+            let shown = ingest::printable(&path.display().to_string()).into_owned();
+            let file = std::fs::File::open(path).with_context(|| format!("reading {shown}"))?;
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+            if size > limit as u64 {
+                let file = ingest::printable(name.as_deref().unwrap_or(&shown)).into_owned();
+                let size = usize::try_from(size).unwrap_or(usize::MAX);
+                return Ok(Err(ingest::ImportError::TooLarge { file, size, limit }));
+            }
+            (name, Box::new(file))
+        };
+        let mut content = Vec::new();
+        let shown = file_name.as_deref().map_or_else(|| "standard input".to_owned(), |n| ingest::printable(n).into_owned());
+        reader.take(limit as u64 + 1).read_to_end(&mut content).with_context(|| format!("reading {shown}"))?;
+        if content.len() > limit {
+            return Ok(Err(ingest::ImportError::OverLimit { file: shown, limit }));
+        }
+        files.push(InputFile { file_name, content });
+    }
+    Ok(Ok(files))
 }
 
 async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {

@@ -12,6 +12,7 @@
 //! - [`share`]: annotations, saved reports and snapshots (validation, content hashes).
 //! - [`demo`]: the story's two runs, loaded by `plateau serve --demo`.
 //! - [`export`]: a stored run in Plateau's own format (JSON, CSV).
+//! - [`heavy`]: CPU-heavy work (import parsing, page renders) kept off the request runtime.
 //! - [`telemetry`]: logging set-up.
 //! - [`sim`]: `plateau sim`, an OpenAI-compatible server with continuous-batching timing.
 //!
@@ -22,6 +23,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod export;
+pub mod heavy;
 pub mod ingest;
 pub mod loadgen;
 pub mod preview_image;

@@ -243,11 +243,15 @@ pub fn outcomes(runs: &[Run]) -> Chart {
         .x_axis(Axis::new().type_(AxisType::Category).data(labels).name("load").name_location(NameLocation::Middle).name_gap(26.0))
         .y_axis(Axis::new().type_(AxisType::Value).name("requests"));
     for (i, run) in runs.iter().enumerate() {
+        // The first point of each load, found by binary search in the sorted list.
+        let mut by_load: Vec<&Point> = run.points.iter().collect();
+        by_load.sort_by(|a, b| a.load_value.total_cmp(&b.load_value));
+        let point_at = |l: f64| {
+            let i = by_load.partition_point(|p| p.load_value.total_cmp(&l).is_lt());
+            by_load.get(i).copied().filter(|p| p.load_value == l)
+        };
         let at = |f: fn(&Point) -> Option<i64>| -> Vec<f64> {
-            loads
-                .iter()
-                .map(|l| run.points.iter().find(|p| p.load_value == *l).and_then(f).map_or(0.0, |n| n as f64))
-                .collect()
+            loads.iter().map(|l| point_at(*l).and_then(f).map_or(0.0, |n| n as f64)).collect()
         };
         let name = series_name(&run.name);
         chart = chart

@@ -75,18 +75,41 @@ pub fn implied_tokens_per_request(p: &Point) -> Option<Estimate> {
 /// The ideal-linear reference: the lowest level's throughput scaled by load.
 /// Returns `(load, tok/s)` pairs for every point, or nothing if no level has a throughput.
 pub fn ideal_linear(points: &[Point]) -> Vec<(f64, f64)> {
-    let base = points
-        .iter()
-        .filter(|p| positive(p.output_tok_s()).is_some() && p.load_value > 0.0)
-        .min_by(|a, b| a.load_value.total_cmp(&b.load_value));
-    let Some(base) = base else { return Vec::new() };
-    let (c0, t0) = (base.load_value, base.output_tok_s().unwrap_or(0.0));
-    points.iter().filter(|p| p.load_value > 0.0).map(|p| (p.load_value, t0 * p.load_value / c0)).collect()
+    let Some(ideal) = IdealLinear::of(points) else { return Vec::new() };
+    points.iter().filter(|p| p.load_value > 0.0).map(|p| (p.load_value, ideal.at(p.load_value))).collect()
+}
+
+/// The ideal-linear reference as a function of load (what [`ideal_linear`] lists), for
+/// looking up one level without searching the list.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IdealLinear {
+    /// The lowest load with a known throughput, and that throughput.
+    base_load: f64,
+    base_tok_s: f64,
+}
+
+impl IdealLinear {
+    pub fn of(points: &[Point]) -> Option<Self> {
+        let base = points
+            .iter()
+            .filter(|p| positive(p.output_tok_s()).is_some() && p.load_value > 0.0)
+            .min_by(|a, b| a.load_value.total_cmp(&b.load_value))?;
+        Some(Self { base_load: base.load_value, base_tok_s: base.output_tok_s().unwrap_or(0.0) })
+    }
+
+    /// The ideal throughput at `load`; `None` for a load that is not positive.
+    pub fn at_load(&self, load: f64) -> Option<f64> {
+        (load > 0.0).then(|| self.at(load))
+    }
+
+    fn at(&self, load: f64) -> f64 {
+        self.base_tok_s * load / self.base_load
+    }
 }
 
 /// The analysis of every level, in the order of `points` (which is load order).
 pub fn analyse(points: &[Point]) -> Vec<LevelAnalysis> {
-    let ideal = ideal_linear(points);
+    let ideal = IdealLinear::of(points);
     points
         .iter()
         .enumerate()
@@ -98,7 +121,7 @@ pub fn analyse(points: &[Point]) -> Vec<LevelAnalysis> {
                 per_user_tok_s: (p.load_kind == LoadKind::Concurrency)
                     .then(|| Some(positive(p.output_tok_s())? / positive(Some(p.load_value))?))
                     .flatten(),
-                ideal_tok_s: ideal.iter().find(|(c, _)| *c == p.load_value).map(|(_, t)| *t),
+                ideal_tok_s: ideal.and_then(|i| i.at_load(p.load_value)),
             }
         })
         .collect()

@@ -341,22 +341,21 @@ pub fn tail_blow_ups(run_index: usize, run: &Run) -> Vec<Anomaly> {
 /// Cut-off levels ([`AnomalyKind::Truncated`], warning) and levels lacking values the run's
 /// other levels have ([`AnomalyKind::UnknownValues`], info), naming what is unknown.
 pub fn missing_values(run_index: usize, run: &Run) -> Vec<Anomaly> {
+    // Every quantity some level has, in order of first appearance. A level lacks those of
+    // them it does not have (each is had by another level): one pass, not one per pair.
+    let mut all: Vec<Quantity> = Vec::new();
+    for p in &run.points {
+        for (q, _) in quantities(p) {
+            if !all.contains(&q) {
+                all.push(q);
+            }
+        }
+    }
     run.points
         .iter()
-        .enumerate()
-        .filter_map(|(i, p)| {
+        .filter_map(|p| {
             let here: Vec<Quantity> = quantities(p).into_iter().map(|(q, _)| q).collect();
-            let mut missing: Vec<Quantity> = Vec::new();
-            for (j, other) in run.points.iter().enumerate() {
-                if j == i {
-                    continue;
-                }
-                for (q, _) in quantities(other) {
-                    if !here.contains(&q) && !missing.contains(&q) {
-                        missing.push(q);
-                    }
-                }
-            }
+            let missing: Vec<Quantity> = all.iter().filter(|q| !here.contains(q)).copied().collect();
             let names: Vec<String> = missing.iter().map(Quantity::label).collect();
             let list = names.join(", ");
             if p.truncated {
@@ -401,11 +400,18 @@ pub fn missing_values(run_index: usize, run: &Run) -> Vec<Anomaly> {
 /// Steps where throughput drops by more than [`THROUGHPUT_FALL_FRACTION`] as load rises;
 /// the anomaly sits on the higher level.
 pub fn throughput_falls(run_index: usize, run: &Run) -> Vec<Anomaly> {
+    // The first point of each load, for a binary search per step.
+    let mut by_load: Vec<&Point> = run.points.iter().collect();
+    by_load.sort_by(|a, b| a.load_value.total_cmp(&b.load_value));
+    let point_at = |l: f64| {
+        let i = by_load.partition_point(|p| p.load_value.total_cmp(&l).is_lt());
+        by_load.get(i).copied().filter(|p| p.load_value == l)
+    };
     steps(&run.points)
         .into_iter()
         .filter(|s| s.to_tok_s < s.from_tok_s * (1.0 - THROUGHPUT_FALL_FRACTION))
         .filter_map(|s| {
-            let p = run.points.iter().find(|p| p.load_value == s.to_load)?;
+            let p = point_at(s.to_load)?;
             let kind = p.load_kind;
             let evidence = format!(
                 "{} → {}: {:.1} → {:.1} tok/s ({}) while load rose {} %",

@@ -113,11 +113,22 @@ pub fn align(runs: &[&[Point]]) -> Vec<AlignedLevel> {
     let mut keys: Vec<LevelKey> = runs.iter().flat_map(|pts| pts.iter().map(LevelKey::of)).collect();
     keys.sort_by(|a, b| a.order(b));
     keys.dedup_by(|a, b| a.same_as(b));
-    keys.into_iter()
-        .map(|key| AlignedLevel {
-            key,
-            points: runs.iter().map(|pts| pts.iter().position(|p| key.matches(p))).collect(),
+    // Each run's points in load order (with their index), searched by bisection per key:
+    // a run of 10,000 levels is not scanned once per level.
+    let sorted: Vec<Vec<(usize, LevelKey)>> = runs
+        .iter()
+        .map(|pts| {
+            let mut v: Vec<(usize, LevelKey)> = pts.iter().map(LevelKey::of).enumerate().collect();
+            v.sort_by(|a, b| a.1.order(&b.1));
+            v
         })
+        .collect();
+    let first_match = |run: &[(usize, LevelKey)], key: &LevelKey| {
+        let from = run.partition_point(|(_, k)| k.order(key) == Ordering::Less && !key.same_as(k));
+        run.get(from..)?.iter().take_while(|(_, k)| key.same_as(k)).map(|(i, _)| *i).min()
+    };
+    keys.into_iter()
+        .map(|key| AlignedLevel { key, points: sorted.iter().map(|run| first_match(run, &key)).collect() })
         .collect()
 }
 

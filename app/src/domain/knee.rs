@@ -11,7 +11,7 @@
 //! throughput by T₂/T₁ gains `(T₂/T₁)^(1/log₂(C₂/C₁)) − 1` per doubling. A ×1.5 step and a
 //! ×2 step of the same curve then read alike, and a knee threshold means one thing.
 
-use super::analysis::{ideal_linear, peak, scaling_efficiency};
+use super::analysis::{peak, scaling_efficiency};
 use super::compare::{fmt_pct_abs, load_label};
 use super::metrics::{Metric, Stat};
 use super::{LoadKind, Point};
@@ -93,6 +93,13 @@ pub fn steps(points: &[Point]) -> Vec<Step> {
         .collect()
 }
 
+/// The first step (of [`steps`], which are in load order) that ends at `load`, found by
+/// binary search: pages look one up per level.
+pub fn step_to(steps: &[Step], load: f64) -> Option<&Step> {
+    let i = steps.partition_point(|s| s.to_load < load);
+    steps.get(i).filter(|s| s.to_load == load)
+}
+
 /// Derived scaling figures of one level, aligned with the run's points.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LevelScaling {
@@ -120,13 +127,13 @@ pub fn per_user_decode_tok_s(p: &Point) -> Option<f64> {
 
 /// Scaling figures of every level, in the order of `points`.
 pub fn scaling(points: &[Point]) -> Vec<LevelScaling> {
-    let ideal = ideal_linear(points);
+    let ideal = crate::domain::analysis::IdealLinear::of(points);
     let steps = steps(points);
     points
         .iter()
         .map(|p| {
             let tok_s = known_throughput(p);
-            let ideal_tok_s = ideal.iter().find(|(c, _)| *c == p.load_value).map(|(_, t)| *t);
+            let ideal_tok_s = ideal.and_then(|i| i.at_load(p.load_value));
             let efficiency_vs_ideal = match (tok_s, ideal_tok_s) {
                 (Some(t), Some(i)) if i > 0.0 => Some(t / i),
                 _ => None,
@@ -136,9 +143,7 @@ pub fn scaling(points: &[Point]) -> Vec<LevelScaling> {
                 tok_s,
                 ideal_tok_s,
                 efficiency_vs_ideal,
-                gain_per_doubling: tok_s
-                    .and_then(|_| steps.iter().find(|s| s.to_load == p.load_value))
-                    .map(|s| s.gain_per_doubling),
+                gain_per_doubling: tok_s.and_then(|_| step_to(&steps, p.load_value)).map(|s| s.gain_per_doubling),
                 per_user_decode_tok_s: per_user_decode_tok_s(p),
             }
         })

@@ -9,6 +9,8 @@ pub mod annotations;
 pub mod anomalies;
 pub mod compare;
 pub mod format;
+#[cfg(test)]
+mod fuzz;
 pub mod knee;
 pub mod metrics;
 pub mod preview;

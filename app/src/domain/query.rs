@@ -7,6 +7,20 @@ use serde::{Deserialize, Serialize};
 /// Runs per page.
 pub const PAGE_SIZE: i64 = 50;
 
+/// The highest page number a query may ask for (50 million runs in): larger values are
+/// clamped to it, so `(page - 1) × PAGE_SIZE` never overflows.
+pub const MAX_PAGE: i64 = 1_000_000;
+
+/// A page number from the URL: whole numbers below 1 are page 1, above [`MAX_PAGE`] (even
+/// beyond `i64`) are [`MAX_PAGE`]; anything else falls back to page 1.
+pub fn parse_page(v: &str) -> i64 {
+    match v.trim().parse::<i64>() {
+        Ok(p) => p.clamp(1, MAX_PAGE),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => MAX_PAGE,
+        Err(_) => 1,
+    }
+}
+
 /// A column the list can be sorted by.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -85,7 +99,7 @@ impl RunQuery {
                 "source" => q.source = SourceFormat::parse(v),
                 "sort" => q.sort = SortKey::parse(v).unwrap_or_default(),
                 "dir" => q.desc = v != "asc",
-                "page" => q.page = v.parse::<i64>().ok().filter(|p| *p >= 1).unwrap_or(1),
+                "page" => q.page = parse_page(v),
                 _ => {}
             }
         }
@@ -125,7 +139,13 @@ impl RunQuery {
 
     /// The same view on another page.
     pub fn on_page(&self, page: i64) -> Self {
-        Self { page: page.max(1), ..self.clone() }
+        Self { page: page.clamp(1, MAX_PAGE), ..self.clone() }
+    }
+
+    /// This view with its numbers in range: a query that arrives deserialized (a server
+    /// function's argument) has not been through [`RunQuery::from_pairs`].
+    pub fn clamped(&self) -> Self {
+        self.on_page(self.page)
     }
 }
 
@@ -190,6 +210,22 @@ mod tests {
         let junk = RunQuery::from_pairs([("sort", "drop table"), ("page", "-4"), ("endpoint", "x")]);
         assert_eq!(junk, RunQuery::new());
         assert_eq!(RunQuery::new().to_query_string(), "");
+    }
+
+    #[test]
+    fn huge_and_junk_page_numbers_are_clamped() {
+        let page = |v: &str| RunQuery::from_pairs([("page", v)]).page;
+        assert_eq!(page("9223372036854775807"), MAX_PAGE);
+        assert_eq!(page("99999999999999999999999"), MAX_PAGE);
+        assert_eq!(page("-9223372036854775808"), 1);
+        assert_eq!(page("0"), 1);
+        assert_eq!(page("1e9"), 1);
+        assert_eq!(page(" 7 "), 7);
+        let far = RunQuery { page: i64::MAX, ..RunQuery::new() };
+        assert_eq!(far.clamped().page, MAX_PAGE);
+        assert_eq!(RunQuery { page: i64::MIN, ..RunQuery::new() }.clamped().page, 1);
+        // The offset of the last page fits.
+        assert!((MAX_PAGE - 1).checked_mul(PAGE_SIZE).is_some());
     }
 
     #[test]

@@ -88,6 +88,143 @@ pub fn parse(text: &str) -> Result<Value, FieldError> {
     })
 }
 
+/// Parses one JSON document for a sniffer: objects whole, but of every list only its first
+/// item (the rest is read past, not kept). Sniffers look at keys and first rows; a 64 MiB
+/// file of per-request lists then costs a scan, not a tree several times its size.
+pub fn parse_sniff(text: &str) -> Option<Value> {
+    let clean = sanitize_non_standard(text);
+    parse_shaped(&clean, Shape::FirstItems).ok()
+}
+
+/// [`parse`] for results with vLLM's per-request lists: `generated_texts` is read past
+/// (null), and the chunk gaps of each request in `itls` become an empty list (the parsers
+/// use neither; kept, they are most of a large file's memory).
+pub fn parse_lean(text: &str) -> Result<Value, FieldError> {
+    let clean = sanitize_non_standard(text);
+    parse_shaped(&clean, Shape::Lean).map_err(|e| FieldError {
+        at: format!("line {}, column {}", e.line(), e.column()),
+        message: format!("not valid JSON: {e}"),
+        line: Some(e.line()),
+    })
+}
+
+/// [`parse_lines`] with the economy of [`parse_lean`].
+pub fn parse_lines_lean(text: &str) -> Result<Vec<(usize, Value)>, FieldError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let clean = sanitize_non_standard(line);
+        let v = parse_shaped(&clean, Shape::Lean)
+            .map_err(|e| FieldError::line(i + 1, format!("not valid JSON (column {}): {e}", e.column())))?;
+        out.push((i + 1, v));
+    }
+    Ok(out)
+}
+
+fn parse_shaped(text: &str, shape: Shape) -> Result<Value, serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let v = shape.deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
+}
+
+/// What of a JSON value is kept (see [`parse_sniff`], [`parse_lean`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// Of every list, only the first item.
+    FirstItems,
+    /// Everything but `generated_texts` and the items of `itls`' lists.
+    Lean,
+    /// Read past: null.
+    Skip,
+    /// `itls`: a list whose lists are emptied.
+    Gaps,
+    /// One request's gaps: a list is emptied.
+    Hollow,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Shape {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        if self == Shape::Skip {
+            <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d)?;
+            return Ok(Value::Null);
+        }
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Shape {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        match self {
+            Shape::FirstItems => {
+                if let Some(first) = seq.next_element_seed(self)? {
+                    items.push(first);
+                }
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            }
+            Shape::Hollow => while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {},
+            Shape::Gaps => {
+                while let Some(v) = seq.next_element_seed(Shape::Hollow)? {
+                    items.push(v);
+                }
+            }
+            Shape::Lean | Shape::Skip => {
+                while let Some(v) = seq.next_element_seed(Shape::Lean)? {
+                    items.push(v);
+                }
+            }
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let child = match (self, k.as_str()) {
+                (Shape::FirstItems, _) => Shape::FirstItems,
+                (_, "generated_texts") => Shape::Skip,
+                (_, "itls") => Shape::Gaps,
+                _ => Shape::Lean,
+            };
+            let v = map.next_value_seed(child)?;
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
 /// Parses JSON Lines: one document per non-empty line, with its line number.
 pub fn parse_lines(text: &str) -> Result<Vec<(usize, Value)>, FieldError> {
     let mut out = Vec::new();
@@ -248,6 +385,23 @@ mod tests {
         assert_eq!(o.num("missing").unwrap(), None);
         assert!(o.req_num("missing").unwrap_err().to_string().contains("root.missing"));
         assert!(o.num("f").unwrap_err().message.contains("\"fast\""));
+    }
+
+    #[test]
+    fn the_sniffing_parse_keeps_first_items_only() {
+        let v = parse_sniff(r#"{"a": [1, [2, 3], 4], "b": {"c": [{"d": 1}, {"e": 2}]}, "n": Infinity}"#).unwrap();
+        assert_eq!(v, serde_json::json!({"a": [1], "b": {"c": [{"d": 1}]}, "n": "Infinity"}));
+        assert!(parse_sniff("{\"a\": 1} x").is_none());
+        assert!(parse_sniff(&"[".repeat(10_000)).is_none(), "deep nesting is refused");
+    }
+
+    #[test]
+    fn the_lean_parse_drops_texts_and_gaps_only() {
+        let text = r#"{"a": [1, 2], "generated_texts": ["x", "y"], "itls": [[0.1, 0.2], [], null, 3], "d": {"itls": [[1]]}}"#;
+        let v = parse_lean(text).unwrap();
+        assert_eq!(v, serde_json::json!({"a": [1, 2], "generated_texts": null, "itls": [[], [], null, 3], "d": {"itls": [[]]}}));
+        assert_eq!(parse_lines_lean("{\"itls\": [[1]]}\n\n{\"b\": 1}").unwrap().len(), 2);
+        assert_eq!(parse_lean("{\"a\": ").unwrap_err().line, Some(1));
     }
 
     #[test]

@@ -10,6 +10,8 @@ pub mod json;
 pub mod model;
 pub mod pending;
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 pub(crate) mod test_fixtures;
 
 use app::db::{self, DbError};
@@ -26,6 +28,36 @@ use sqlx::SqlitePool;
 /// Default upload size limit, per file.
 pub const DEFAULT_MAX_BYTES: usize = 64 * 1024 * 1024;
 
+/// Most levels one run may have (one file, or the files grouped into one run). Pages,
+/// charts and analyses are linear in levels; this keeps every page of a run quick.
+pub const MAX_LEVELS: usize = 10_000;
+
+/// Most files one import may hold.
+pub const MAX_FILES: usize = 1_000;
+
+/// Most per-request records one run may carry (all its levels together): each costs about
+/// 100 bytes in memory and a row in SQLite.
+pub const MAX_REQUESTS: usize = 1_000_000;
+
+/// `s` with control and bidirectional-override characters written as `\u{…}` escapes, for
+/// names and text that reach a terminal, a log or a message (a file name can hold any of
+/// them, and a terminal would act on them).
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    let risky = |c: char| c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !s.chars().any(risky) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if risky(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A file (or pasted text) as it arrived.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct InputFile {
@@ -34,9 +66,9 @@ pub struct InputFile {
 }
 
 impl InputFile {
-    /// The name used in messages.
+    /// The name used in messages, control characters escaped.
     pub fn display_name(&self) -> String {
-        self.file_name.clone().unwrap_or_else(|| "pasted text".to_owned())
+        self.file_name.as_deref().map_or_else(|| "pasted text".to_owned(), |n| printable(n).into_owned())
     }
 }
 
@@ -89,6 +121,16 @@ pub enum ImportError {
     Empty { file: String },
     #[error("{file}: the file is {size} bytes, over the limit of {limit} bytes")]
     TooLarge { file: String, size: usize, limit: usize },
+    #[error("{file}: the file is over the limit of {limit} bytes")]
+    OverLimit { file: String, limit: usize },
+    #[error("the upload is over the limit of {limit} bytes (per file, plus 1 MiB for the form)")]
+    UploadTooLarge { limit: usize },
+    #[error("{files} files, over the limit of {limit} files per import")]
+    TooManyFiles { files: usize, limit: usize },
+    #[error("{file}: {levels} levels, over the limit of {limit} levels per run")]
+    TooManyLevels { file: String, levels: usize, limit: usize },
+    #[error("{file}: {requests} per-request records, over the limit of {limit} per run")]
+    TooManyRequests { file: String, requests: usize, limit: usize },
     #[error("{file}: this is not text (binary data at byte {offset})")]
     NotText { file: String, offset: usize },
     #[error("{file}: the format was not recognised; Plateau reads benchmark.py text, vLLM, SGLang, GuideLLM, AIPerf, GenAI-Perf, LLMPerf, InferenceX, inference-benchmarker and its own export")]
@@ -105,12 +147,28 @@ pub enum ImportError {
     NoInput,
     #[error("storing the run failed: {0}")]
     Db(#[from] DbError),
+    /// A bug: reading the files stopped inside the server (the log has the detail).
+    #[error("the import failed inside the server: {0}")]
+    Internal(String),
 }
 
 impl ImportError {
     /// True when the caller sent something wrong (HTTP 4xx), false for server faults.
     pub fn is_client_error(&self) -> bool {
-        !matches!(self, ImportError::Db(_))
+        !matches!(self, ImportError::Db(_) | ImportError::Internal(_))
+    }
+
+    /// True when the input is over a size limit (HTTP 413).
+    pub fn is_too_large(&self) -> bool {
+        matches!(
+            self,
+            ImportError::TooLarge { .. }
+                | ImportError::OverLimit { .. }
+                | ImportError::UploadTooLarge { .. }
+                | ImportError::TooManyFiles { .. }
+                | ImportError::TooManyLevels { .. }
+                | ImportError::TooManyRequests { .. }
+        )
     }
 
     /// The line at fault, for API clients.
@@ -187,6 +245,7 @@ fn read_file(
     if parsed.levels.is_empty() {
         return Err(ImportError::NoLevels { file: input.display_name() });
     }
+    check_bounds(&parsed.levels, || input.display_name())?;
     if let Some(c) = concurrency.filter(|c| c.is_finite() && *c > 0.0) {
         for l in parsed.levels.iter_mut().filter(|l| l.point.load_value.is_nan() || l.point.load_value <= 0.0) {
             l.point.load_kind = app::domain::LoadKind::Concurrency;
@@ -195,6 +254,26 @@ fn read_file(
     }
     recompute_from_requests(&mut parsed);
     Ok(ReadFile { input, format: format.format, parsed, restored })
+}
+
+/// Refuses a run over [`MAX_LEVELS`] levels or [`MAX_REQUESTS`] per-request records.
+fn check_bounds(levels: &[NewLevel], file: impl Fn() -> String) -> Result<(), ImportError> {
+    if levels.len() > MAX_LEVELS {
+        return Err(ImportError::TooManyLevels { file: file(), levels: levels.len(), limit: MAX_LEVELS });
+    }
+    let requests: usize = levels.iter().map(|l| l.requests.len()).sum();
+    if requests > MAX_REQUESTS {
+        return Err(ImportError::TooManyRequests { file: file(), requests, limit: MAX_REQUESTS });
+    }
+    Ok(())
+}
+
+/// The files of a run in a message: all names, or the first three and how many more.
+fn files_label(names: &[String]) -> String {
+    match names {
+        [a, b, c, _, ..] => format!("{a}, {b}, {c} and {} more files", names.len() - 3),
+        _ => names.join(", "),
+    }
 }
 
 /// Fills in statistics the file lacks from its per-request records, so every run with
@@ -262,6 +341,9 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
     if files.is_empty() {
         return Err(ImportError::NoInput);
     }
+    if files.len() > MAX_FILES {
+        return Err(ImportError::TooManyFiles { files: files.len(), limit: MAX_FILES });
+    }
     let mut read = Vec::with_capacity(files.len());
     for f in files {
         read.push(read_file(f, req.format, req.concurrency, max_bytes)?);
@@ -271,9 +353,13 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
     let mut groups: Vec<Vec<ReadFile>> = Vec::new();
     for f in read {
         let joinable = req.group && f.parsed.levels.len() == 1;
+        if !joinable {
+            groups.push(vec![f]);
+            continue;
+        }
         let slot = groups.iter_mut().find(|g| {
-            joinable
-                && g.iter().all(|o| o.parsed.levels.len() == 1)
+            // A group holds one multi-level file, or single-level files only.
+            (g.len() > 1 || g.first().is_some_and(|o| o.parsed.levels.len() == 1))
                 && g.first().is_some_and(|o| {
                     let (a, b) = (&o.parsed.facts.model, &f.parsed.facts.model);
                     o.format == f.format && (a == b || a.is_none() || b.is_none())
@@ -337,6 +423,7 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result
         files.push(SourceFile { file_name: f.input.file_name, format: f.format, content: f.input.content });
     }
     let mut levels = fold_unknown_loads(levels, &names)?;
+    check_bounds(&levels, || files_label(&names))?;
     // Load order, whatever order the files or their lines came in.
     levels.sort_by(|a, b| a.point.load_value.total_cmp(&b.point.load_value));
     for w in levels.windows(2) {
@@ -383,23 +470,31 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result
     })
 }
 
+/// [`prepare_owned`] on the blocking pool ([`crate::heavy`]): parsing a large upload never
+/// holds up the async runtime, and a parser panic becomes an error, not a dropped connection.
+pub async fn prepare_in_background(req: ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>, ImportError> {
+    crate::heavy::run(move || prepare_owned(req, max_bytes)).await.unwrap_or_else(|e| Err(ImportError::Internal(e)))
+}
+
 /// Stores prepared runs in one transaction.
 pub async fn store(pool: &SqlitePool, prepared: Vec<PreparedRun>) -> Result<Vec<Imported>, ImportError> {
-    let runs: Vec<NewRun> = prepared.iter().map(|p| p.run.clone()).collect();
+    // Moved, not cloned: a run can carry 64 MiB of files and a million request records.
+    let (runs, warnings): (Vec<NewRun>, Vec<Vec<String>>) = prepared.into_iter().map(|p| (p.run, p.warnings)).unzip();
     let ids = db::insert_runs(pool, &runs).await?;
     Ok(ids
         .into_iter()
-        .zip(prepared)
-        .map(|(id, p)| {
-            tracing::info!(run = %id, levels = p.run.levels.len(), format = p.run.source.format.as_str(), "imported");
+        .zip(runs)
+        .zip(warnings)
+        .map(|((id, run), warnings)| {
+            tracing::info!(run = %id, levels = run.levels.len(), format = run.source.format.as_str(), "imported");
             Imported {
                 id,
-                name: p.run.name,
-                format: p.run.source.format,
-                files: p.run.files.len(),
-                levels: p.run.levels.len(),
-                truncated_levels: p.run.levels.iter().filter(|l| l.point.truncated).count(),
-                warnings: p.warnings,
+                format: run.source.format,
+                files: run.files.len(),
+                levels: run.levels.len(),
+                truncated_levels: run.levels.iter().filter(|l| l.point.truncated).count(),
+                name: run.name,
+                warnings,
             }
         })
         .collect())
@@ -407,7 +502,7 @@ pub async fn store(pool: &SqlitePool, prepared: Vec<PreparedRun>) -> Result<Vec<
 
 /// Checks, parses and stores an import. Nothing is written unless every file is valid.
 pub async fn import(pool: &SqlitePool, req: ImportRequest, max_bytes: usize) -> Result<Vec<Imported>, ImportError> {
-    let prepared = prepare_owned(req, max_bytes)?;
+    let prepared = prepare_in_background(req, max_bytes).await?;
     store(pool, prepared).await
 }
 

@@ -5,7 +5,7 @@
 //! and age; the oldest entries go first.
 
 use super::form::{ImportFields, Validate};
-use super::{formats, prepare_owned, ImportError, InputFile, PreparedRun};
+use super::{formats, prepare_owned, prepare_in_background, ImportError, InputFile, PreparedRun};
 use app::api::ImportPreviews;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::preview::{ImportPreview, PreviewFile, PreviewRun};
@@ -80,14 +80,21 @@ impl PendingImports {
         }
     }
 
-    /// The runs an upload would become with its current fields.
-    pub fn prepare(&self, token: &str) -> Option<Result<Vec<PreparedRun>, ImportError>> {
-        let (files, fields) = {
-            let map = self.lock();
-            let p = map.get(token)?;
-            (p.files.clone(), p.fields.clone())
-        };
-        Some(fields.into_request(files).and_then(|req| prepare_owned(req, self.max_file_bytes)))
+    /// The runs an upload would become with its current fields (parsed on the blocking
+    /// pool, see [`crate::heavy`]).
+    pub async fn prepare(&self, token: &str) -> Option<Result<Vec<PreparedRun>, ImportError>> {
+        let (files, fields) = self.current(token)?;
+        Some(match fields.into_request(files) {
+            Ok(req) => prepare_in_background(req, self.max_file_bytes).await,
+            Err(e) => Err(e),
+        })
+    }
+
+    /// A copy of an upload's files and fields.
+    fn current(&self, token: &str) -> Option<(Vec<InputFile>, ImportFields)> {
+        let map = self.lock();
+        let p = map.get(token)?;
+        Some((p.files.clone(), p.fields.clone()))
     }
 
     /// Forgets an upload (after it was saved).
@@ -143,12 +150,21 @@ fn with_file_facts(mut v: ImportFields, runs: &[PreviewRun]) -> ImportFields {
 }
 
 impl ImportPreviews for PendingImports {
-    fn preview(&self, token: &str) -> Result<ImportPreview, AppError> {
-        let (files, fields) = {
-            let map = self.lock();
-            let p = map.get(token).ok_or_else(|| AppError::NotFound("this upload (it expired or was saved)".into()))?;
-            (p.files.clone(), p.fields.clone())
-        };
+    fn preview(&self, token: &str) -> app::api::PreviewFuture {
+        let current = self.current(token);
+        let (token, max_file_bytes) = (token.to_owned(), self.max_file_bytes);
+        Box::pin(async move {
+            let (files, fields) = current.ok_or_else(|| AppError::NotFound("this upload (it expired or was saved)".into()))?;
+            // Detecting and parsing is the heavy part: off the request runtime.
+            crate::heavy::run(move || preview_of(token, files, fields, max_file_bytes))
+                .await
+                .unwrap_or(Err(AppError::Internal))
+        })
+    }
+}
+
+/// What the preview page shows for an upload with these fields.
+fn preview_of(token: String, files: Vec<InputFile>, fields: ImportFields, max_file_bytes: usize) -> Result<ImportPreview, AppError> {
         let preview_files = files
             .iter()
             .map(|f| PreviewFile {
@@ -158,8 +174,8 @@ impl ImportPreviews for PendingImports {
             })
             .collect();
         let view = ImportFields::shown(&fields);
-        let (runs, error) = match self.prepare(token) {
-            Some(Ok(prepared)) => (
+        let (runs, error) = match fields.into_request(files).and_then(|req| prepare_owned(req, max_file_bytes)) {
+            Ok(prepared) => (
                 prepared
                     .into_iter()
                     .map(|p| {
@@ -178,12 +194,10 @@ impl ImportPreviews for PendingImports {
                     .collect(),
                 None,
             ),
-            Some(Err(e)) => (Vec::new(), Some(e.to_string())),
-            None => return Err(AppError::NotFound("this upload".into())),
+            Err(e) => (Vec::new(), Some(e.to_string())),
         };
         let fields = with_file_facts(view, &runs);
-        Ok(ImportPreview { token: token.to_owned(), files: preview_files, error, runs, fields })
-    }
+        Ok(ImportPreview { token, files: preview_files, error, runs, fields })
 }
 
 #[cfg(test)]
@@ -197,13 +211,13 @@ mod tests {
         }
     }
 
-    #[test]
-    fn preview_shows_runs_unknowns_and_fields() {
+    #[tokio::test]
+    async fn preview_shows_runs_unknowns_and_fields() {
         let store = PendingImports::new(1 << 20);
         let mut fields = ImportFields::default();
         fields.model = "typed".into();
         let t = store.insert(vec![story()], fields);
-        let p = store.preview(&t).unwrap();
+        let p = store.preview(&t).await.unwrap();
         assert_eq!(p.files[0].format, Some(app::domain::SourceFormat::BenchmarkPy));
         assert_eq!(p.runs.len(), 1);
         assert_eq!(p.runs[0].points.len(), 1);
@@ -211,26 +225,26 @@ mod tests {
         assert_eq!(p.fields.model, "typed");
         assert!(p.error.is_none());
         store.remove(&t);
-        assert!(matches!(store.preview(&t), Err(AppError::NotFound(_))));
+        assert!(matches!(store.preview(&t).await, Err(AppError::NotFound(_))));
     }
 
-    #[test]
-    fn a_bad_file_shows_its_error_in_the_preview() {
+    #[tokio::test]
+    async fn a_bad_file_shows_its_error_in_the_preview() {
         let store = PendingImports::new(1 << 20);
         let t = store.insert(vec![InputFile { file_name: Some("x.bin".into()), content: vec![0, 1, 2] }], ImportFields::default());
-        let p = store.preview(&t).unwrap();
+        let p = store.preview(&t).await.unwrap();
         assert!(p.error.unwrap().contains("x.bin: this is not text"));
         assert!(p.runs.is_empty());
     }
 
-    #[test]
-    fn the_store_is_bounded() {
+    #[tokio::test]
+    async fn the_store_is_bounded() {
         let store = PendingImports::new(1 << 20);
         let first = store.insert(vec![story()], ImportFields::default());
         for _ in 0..MAX_ENTRIES {
             store.insert(vec![story()], ImportFields::default());
         }
-        assert!(store.preview(&first).is_err(), "the oldest upload was evicted");
+        assert!(store.preview(&first).await.is_err(), "the oldest upload was evicted");
         assert_eq!(store.lock().len(), MAX_ENTRIES);
     }
 }

@@ -47,10 +47,7 @@ impl IntoResponse for ApiError {
 impl From<ImportError> for ApiError {
     fn from(e: ImportError) -> Self {
         if e.is_client_error() {
-            let status = match e {
-                ImportError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-                _ => StatusCode::BAD_REQUEST,
-            };
+            let status = if e.is_too_large() { StatusCode::PAYLOAD_TOO_LARGE } else { StatusCode::BAD_REQUEST };
             ApiError { status, line: e.line(), message: e.to_string() }
         } else {
             tracing::error!(error = %e, "import failed");
@@ -84,7 +81,7 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let req = read_import(mp, state.max_upload_bytes).await?;
     if q.dry_run {
-        let prepared = ingest::prepare_owned(req, state.max_upload_bytes)?;
+        let prepared = ingest::prepare_in_background(req, state.max_upload_bytes).await?;
         let runs: Vec<_> = prepared
             .into_iter()
             .map(|p| {

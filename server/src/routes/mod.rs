@@ -97,6 +97,8 @@ pub fn router(state: AppState) -> Router {
             move || shell(options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        // Pages and reads render on their own runtime: a heavy one never stalls the rest.
+        .layer(axum::middleware::from_fn(crate::heavy::offload_reads))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::identify))
         .with_state(state)

@@ -51,7 +51,7 @@ pub async fn save(
     if form.get("action").map(String::as_str) == Some("update") {
         return Redirect::to(&format!("/imports/{token}"));
     }
-    let prepared = match state.pending.prepare(&token) {
+    let prepared = match state.pending.prepare(&token).await {
         Some(Ok(p)) => p,
         // The preview page shows the error of the current fields.
         Some(Err(_)) | None => return Redirect::to(&format!("/imports/{token}")),

@@ -194,8 +194,13 @@ fn suggested(kind: SuggestedAnnotationKind) -> AnnotationKind {
 /// (hidden once accepted or dismissed).
 #[component]
 pub fn ProposalsList(runs: Vec<Run>, found: Vec<Anomaly>, dismissed: Vec<String>, back: String, editable: bool) -> impl IntoView {
-    let accepted: Vec<String> = runs.iter().flat_map(|r| r.annotations.iter().filter_map(|a| a.proposal_key.clone())).collect();
-    let open: Vec<Anomaly> = found.into_iter().filter(|a| !dismissed.contains(&a.key()) && !accepted.contains(&a.key())).collect();
+    // Handled keys in a set: a long run can have thousands of findings and keys.
+    let handled: std::collections::HashSet<String> = runs
+        .iter()
+        .flat_map(|r| r.annotations.iter().filter_map(|a| a.proposal_key.clone()))
+        .chain(dismissed)
+        .collect();
+    let open: Vec<Anomaly> = found.into_iter().filter(|a| !handled.contains(&a.key())).collect();
     if open.is_empty() {
         return view! { <p class="empty">"Nothing unusual found, or every finding has been handled."</p> }.into_any();
     }

@@ -18,7 +18,7 @@ pub fn LevelsTable(
     let derived = analysis::analyse(&points);
     // Marginal gain per doubling into each level (from the previous level with a throughput).
     let steps = crate::domain::knee::steps(&points);
-    let gain_at = |load: f64| steps.iter().find(|s| s.to_load == load).map(|s| s.gain_per_doubling);
+    let gain_at = |load: f64| crate::domain::knee::step_to(&steps, load).map(|s| s.gain_per_doubling);
     let kind = points.first().map_or(LoadKind::Concurrency, |p| p.load_kind);
     let load_head = match kind {
         LoadKind::Concurrency => "C",

@@ -552,20 +552,22 @@ impl Notes {
 /// Lines, which is also what a one-line `--save-result` file is), else the whole text.
 pub(crate) fn documents(text: &str) -> Result<Vec<(Option<usize>, Value)>, FieldError> {
     let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    // Lean: the generated texts and each request's chunk gaps are not kept (unused).
     if first.starts_with('{') && first.ends_with('}') {
-        let lines = json::parse_lines(text)?;
+        let lines = json::parse_lines_lean(text)?;
         return Ok(lines.into_iter().map(|(n, v)| (Some(n), v)).collect());
     }
-    Ok(vec![(None, json::parse(text)?)])
+    Ok(vec![(None, json::parse_lean(text)?)])
 }
 
-/// The first JSON document of a file (first line of JSON Lines), for sniffers.
+/// The first JSON document of a file (first line of JSON Lines), for sniffers: of every
+/// list only the first item is kept ([`json::parse_sniff`]).
 pub(crate) fn first_value(text: &str) -> Option<Value> {
     let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     if first.starts_with('{') && first.ends_with('}') {
-        json::parse(first).ok()
+        json::parse_sniff(first)
     } else {
-        json::parse(text).ok()
+        json::parse_sniff(text)
     }
 }
 

@@ -1,0 +1,125 @@
+//! CPU-heavy work kept off the runtime that answers requests.
+//!
+//! The async runtime has one worker thread per core (two on a small box): a request that
+//! computes for seconds on one of them stalls every other request, health checks included.
+//! Two kinds of work can take that long:
+//! - **parsing an import** (up to 64 MiB per file): [`run`] puts it on tokio's blocking
+//!   pool, at most [`PARALLEL_JOBS`] at a time (each holds a few times its upload in memory);
+//! - **rendering a page or answering a read** (a run of 10,000 levels, its charts, exports):
+//!   [`offload_reads`] runs `GET` requests and server functions on a separate render
+//!   runtime of [`RENDER_THREADS`] threads and streams their bodies back, so `/healthz`,
+//!   uploads and every other write keep the request runtime to themselves.
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::OnceLock;
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+/// Heavy jobs running at once; more wait their turn.
+pub const PARALLEL_JOBS: usize = 2;
+
+/// Worker threads of the render runtime.
+pub const RENDER_THREADS: usize = 2;
+
+static JOBS: Semaphore = Semaphore::const_new(PARALLEL_JOBS);
+
+/// Runs `f` on the blocking pool in its turn. `Err` carries the message of a panic inside
+/// `f` (a bug; it is logged), so the caller can answer instead of dropping the request.
+pub async fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    let _turn = JOBS.acquire().await.map_err(|e| e.to_string())?;
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        let message = match e.try_into_panic() {
+            Ok(p) => p
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_owned()),
+            Err(e) => e.to_string(),
+        };
+        tracing::error!(error = %message, "a background job failed");
+        message
+    })
+}
+
+/// The render runtime, started on first use (`None` if the threads cannot be started:
+/// then requests are served where they arrive, as before).
+fn render_runtime() -> Option<&'static tokio::runtime::Runtime> {
+    static RUNTIME: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(RENDER_THREADS)
+                .thread_name("plateau-render")
+                .enable_all()
+                .build()
+                .map_err(|e| tracing::error!(error = %e, "no render runtime; pages render on the request runtime"))
+                .ok()
+        })
+        .as_ref()
+}
+
+/// Whether a request is a read whose answer may take real work: every `GET`/`HEAD`
+/// except the health check, and the server functions (read-only, `POST` by default).
+fn is_offloaded(method: &Method, path: &str) -> bool {
+    path.starts_with("/_fn/")
+        || ((method == Method::GET || method == Method::HEAD) && path != "/healthz")
+}
+
+/// Middleware: serves reads on the render runtime (response and body), see the module doc.
+pub async fn offload_reads(req: Request, next: Next) -> Response {
+    let runtime = render_runtime().filter(|_| is_offloaded(req.method(), req.uri().path()));
+    let Some(runtime) = runtime else {
+        return next.run(req).await;
+    };
+    let (head_tx, head_rx) = oneshot::channel();
+    let (body_tx, body_rx) = mpsc::channel::<Result<Bytes, axum::Error>>(16);
+    runtime.spawn(async move {
+        use futures_util::StreamExt;
+        let (parts, body) = next.run(req).await.into_parts();
+        if head_tx.send(parts).is_err() {
+            return;
+        }
+        let mut body = body.into_data_stream();
+        while let Some(chunk) = body.next().await {
+            if body_tx.send(chunk).await.is_err() {
+                return; // the client went away
+            }
+        }
+    });
+    match head_rx.await {
+        Ok(parts) => {
+            let stream = futures_util::stream::unfold(body_rx, |mut rx| async move {
+                rx.recv().await.map(|c| (c, rx))
+            });
+            Response::from_parts(parts, Body::from_stream(stream))
+        }
+        Err(_) => {
+            tracing::error!("a request failed on the render runtime");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_offloaded_and_the_health_check_and_writes_are_not() {
+        assert!(is_offloaded(&Method::GET, "/runs/abc"));
+        assert!(is_offloaded(&Method::POST, "/_fn/get_run"));
+        assert!(!is_offloaded(&Method::GET, "/healthz"));
+        assert!(!is_offloaded(&Method::POST, "/api/v1/runs"));
+    }
+
+    #[tokio::test]
+    async fn a_panic_in_a_job_is_an_error() {
+        #[allow(clippy::panic)]
+        let r: Result<(), String> = run(|| panic!("boom")).await;
+        assert_eq!(r.unwrap_err(), "boom");
+        assert_eq!(run(|| 2 + 2).await, Ok(4));
+    }
+}
