@@ -24,8 +24,8 @@ fn status_kib(field: &str) -> u64 {
 
 /// A vLLM result with per-request arrays, about `target` bytes long.
 fn vllm_detailed(target: usize) -> Vec<u8> {
-    // One request costs about 2.9 KB of text: 100 chunk gaps, a 400-character text.
-    let n = (target / 2900).max(1);
+    // One request costs about 2.3 KB of text: 100 chunk gaps, a 400-character text.
+    let n = (target / 2320).max(1);
     let mut ttfts = String::new();
     let mut itls = String::new();
     let mut lat = String::new();

@@ -131,7 +131,7 @@ async fn control_characters_in_file_names_are_escaped_in_messages() {
     let resp = client
         .post(format!("{}/api/v1/runs", app.base))
         .multipart(file_form(
-            "evil\u{1b}[2J\u{202e}.txt",
+            "evil\u{9b}2J\u{202e}.txt",
             b"not a result".to_vec(),
         ))
         .send()
@@ -140,9 +140,9 @@ async fn control_characters_in_file_names_are_escaped_in_messages() {
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     let body: Value = resp.json().await.unwrap();
     let msg = body["error"].as_str().unwrap();
-    assert!(msg.starts_with("evil\\u{1b}[2J\\u{202e}.txt: "), "{msg}");
+    assert!(msg.starts_with("evil\\u{9b}2J\\u{202e}.txt: "), "{msg}");
     assert!(
-        !msg.contains('\u{1b}') && !msg.contains('\u{202e}'),
+        !msg.contains('\u{9b}') && !msg.contains('\u{202e}'),
         "{msg}"
     );
 }
@@ -288,7 +288,8 @@ fn plateau_import_checks_the_size_before_reading_and_escapes_names() {
     assert!(ok, "{err}");
     assert!(out.contains("imported run\\u{1b}[31m.txt ("), "{out}");
     assert!(
-        !out.contains('\u{1b}') && !err.contains('\u{1b}'),
+        // (the log lines on stderr have colours of their own)
+        !out.contains('\u{1b}') && !err.contains("\u{1b}[31m"),
         "{out}{err}"
     );
 }
