@@ -87,6 +87,7 @@ fn text_of(pieces: &'static [&'static str]) -> impl Strategy<Value = String> {
 fn pairs_of(query: &str) -> Vec<(String, String)> {
     query
         .split('&')
+        .filter(|kv| !kv.is_empty())
         .map(|kv| match kv.split_once('=') {
             Some((k, v)) => (k.to_owned(), v.to_owned()),
             None => (kv.to_owned(), String::new()),
