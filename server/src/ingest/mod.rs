@@ -258,12 +258,21 @@ fn read_file(
 
 /// Refuses a run over [`MAX_LEVELS`] levels or [`MAX_REQUESTS`] per-request records.
 fn check_bounds(levels: &[NewLevel], file: impl Fn() -> String) -> Result<(), ImportError> {
-    if levels.len() > MAX_LEVELS {
-        return Err(ImportError::TooManyLevels { file: file(), levels: levels.len(), limit: MAX_LEVELS });
+    check_bounds_of(levels, file, MAX_LEVELS, MAX_REQUESTS)
+}
+
+fn check_bounds_of(
+    levels: &[NewLevel],
+    file: impl Fn() -> String,
+    max_levels: usize,
+    max_requests: usize,
+) -> Result<(), ImportError> {
+    if levels.len() > max_levels {
+        return Err(ImportError::TooManyLevels { file: file(), levels: levels.len(), limit: max_levels });
     }
     let requests: usize = levels.iter().map(|l| l.requests.len()).sum();
-    if requests > MAX_REQUESTS {
-        return Err(ImportError::TooManyRequests { file: file(), requests, limit: MAX_REQUESTS });
+    if requests > max_requests {
+        return Err(ImportError::TooManyRequests { file: file(), requests, limit: max_requests });
     }
     Ok(())
 }
@@ -534,6 +543,38 @@ mod tests {
 
         let apart = prepare(&ImportRequest { group: false, ..req }, 1 << 20).unwrap();
         assert_eq!(apart.len(), 3);
+    }
+
+    #[test]
+    fn runs_are_bounded_in_levels_requests_and_files() {
+        let level = |n: usize| {
+            let mut l = NewLevel::new(app::domain::Point::at(app::domain::LoadKind::Concurrency, 1.0));
+            l.requests = vec![RequestRecord::default(); n];
+            l
+        };
+        let name = || "r.json".to_owned();
+        assert!(check_bounds_of(&[level(2), level(2)], name, 2, 4).is_ok());
+        let e = check_bounds_of(&[level(0), level(0), level(0)], name, 2, 4).unwrap_err();
+        assert_eq!(e.to_string(), "r.json: 3 levels, over the limit of 2 levels per run");
+        let e = check_bounds_of(&[level(3), level(2)], name, 2, 4).unwrap_err();
+        assert_eq!(e.to_string(), "r.json: 5 per-request records, over the limit of 4 per run");
+        assert!(e.is_too_large() && e.is_client_error());
+        // Single-level files grouped into one run are counted together.
+        let files: Vec<InputFile> = (1..=3).map(|c| level_file(&format!("c{c}.txt"), c, 10.0)).collect();
+        let runs = prepare(&ImportRequest { files, ..ImportRequest::default() }, 1 << 20).unwrap();
+        assert_eq!(runs[0].run.levels.len(), 3);
+        let many: Vec<InputFile> = (0..=MAX_FILES).map(|_| level_file("x.txt", 1, 1.0)).collect();
+        let e = prepare(&ImportRequest { files: many, ..ImportRequest::default() }, 1 << 20).unwrap_err();
+        assert_eq!(e.to_string(), "1001 files, over the limit of 1000 files per import");
+        assert_eq!(files_label(&["a".into(), "b".into(), "c".into(), "d".into(), "e".into()]), "a, b, c and 2 more files");
+    }
+
+    #[test]
+    fn printable_escapes_controls_and_bidi_overrides_only() {
+        assert_eq!(printable("plain é.json"), "plain é.json");
+        assert_eq!(printable("a\u{1b}[31mb\n\u{202e}c\u{9b}"), "a\\u{1b}[31mb\\u{a}\\u{202e}c\\u{9b}");
+        let f = InputFile { file_name: Some("x\u{7}.txt".into()), content: Vec::new() };
+        assert_eq!(f.display_name(), "x\\u{7}.txt");
     }
 
     #[test]
