@@ -8,7 +8,8 @@
 //! - **rendering a page or answering a read** (a run of 10,000 levels, its charts, exports):
 //!   [`offload_reads`] runs `GET` requests and server functions on a separate render
 //!   runtime of [`RENDER_THREADS`] threads and streams their bodies back, so `/healthz`,
-//!   uploads and every other write keep the request runtime to themselves.
+//!   uploads and every other write keep the request runtime to themselves; at most
+//!   [`PARALLEL_RENDERS`] pages render at once.
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -23,6 +24,13 @@ pub const PARALLEL_JOBS: usize = 2;
 
 /// Worker threads of the render runtime.
 pub const RENDER_THREADS: usize = 2;
+
+/// Pages (and server functions) rendering at once; more wait their turn, so a flood of
+/// requests for a large run holds a few runs in memory, not one per request. The JSON API
+/// under `/api/` is not counted (its event streams last as long as a sweep).
+pub const PARALLEL_RENDERS: usize = 4;
+
+static RENDERS: Semaphore = Semaphore::const_new(PARALLEL_RENDERS);
 
 static JOBS: Semaphore = Semaphore::const_new(PARALLEL_JOBS);
 
@@ -74,10 +82,13 @@ pub async fn offload_reads(req: Request, next: Next) -> Response {
     let Some(runtime) = runtime else {
         return next.run(req).await;
     };
+    let bounded = !req.uri().path().starts_with("/api/");
     let (head_tx, head_rx) = oneshot::channel();
     let (body_tx, body_rx) = mpsc::channel::<Result<Bytes, axum::Error>>(16);
     runtime.spawn(async move {
         use futures_util::StreamExt;
+        // Held until the whole body is sent (the semaphore is never closed).
+        let _turn = if bounded { RENDERS.acquire().await.ok() } else { None };
         let (parts, body) = next.run(req).await.into_parts();
         if head_tx.send(parts).is_err() {
             return;
