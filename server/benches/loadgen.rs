@@ -130,6 +130,7 @@ fn spec(url: &str, loads: Loads, mode: LoadMode, max_tokens: u32, timeout_s: u64
             temperature: None,
             ignore_eos: true,
             extra_body: serde_json::Map::new(),
+            pin: None,
         },
         prompt: PromptSpec::fixed(16, 1),
         loads,

@@ -1,6 +1,7 @@
 //! Sweeps over HTTP:
 //! - `POST /api/v1/sweeps` (JSON, see `sweeps::SweepRequest`) → 201 `{id, url}`; 403 when
-//!   the target host is not allowed, 400 for a bad request;
+//!   the target host is not allowed, 400 for a bad request or a field out of its bound
+//!   (`{"error": …, "field": "prompt_tokens"}`; the bounds are `loadgen::bounds`);
 //! - `GET /api/v1/sweeps/{id}/events`: server-sent events of a running sweep's progress;
 //! - `POST /api/v1/sweeps/{id}/cancel`: stop it (its finished levels stay);
 //! - `POST /sweeps` (the New sweep form, urlencoded) → redirect to the run's page, or back
@@ -141,6 +142,7 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
         prompt_tokens: num("prompt_tokens", &f.prompt_tokens, 128u32)?,
         ignore_eos: f.ignore_eos == "true" || f.ignore_eos == "on",
         warmup: num("warmup", &f.warmup, 0usize)?,
+        timeout_s: None,
         name: Some(f.name.trim().to_owned()).filter(|n| !n.is_empty()),
     })
 }
@@ -171,9 +173,9 @@ async fn start(State(state): State<AppState>, Json(req): Json<SweepRequest>) -> 
         Err(e) => {
             let status = match e {
                 SweepError::NotAllowed(_) => StatusCode::FORBIDDEN,
-                SweepError::Invalid(_) | SweepError::Start(_) => StatusCode::BAD_REQUEST,
+                SweepError::Invalid(_) | SweepError::Field(_) | SweepError::Start(_) => StatusCode::BAD_REQUEST,
             };
-            (status, Json(json!({ "error": e.to_string() }))).into_response()
+            (status, Json(json!({ "error": e.to_string(), "field": e.field() }))).into_response()
         }
     }
 }
