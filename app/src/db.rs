@@ -1256,6 +1256,7 @@ pub async fn interrupt_sweeps_lapsed_at(pool: &SqlitePool, now: chrono::DateTime
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod lease_tests {
     use super::*;
 

@@ -3,6 +3,8 @@
 //! latency from it; the adaptive search stops at the simulator's saturation; a sweep sent
 //! to a Plateau server (`plateau sweep --server`) arrives there level by level.
 
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly on the first error")]
+
 use app::domain::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, LoadKind, RunStatus};
 use server::loadgen::{self, AdaptiveSpec, Arrival, LoadMode, Loads, Progress, PromptSpec, Secret, SweepSpec, Target};

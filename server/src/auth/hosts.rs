@@ -105,7 +105,7 @@ impl AllowedHosts {
                 || self.bind_ip == Some(ip)
                 || self.names.iter().any(|n| ip_of(n) == Some(ip));
         }
-        self.names.iter().any(|n| *n == host)
+        self.names.contains(&host)
     }
 }
 

@@ -125,6 +125,7 @@ fn positive(field: &'static str, s: &str, min: i64) -> Result<Option<i64>, Impor
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod tests {
     use super::*;
 
