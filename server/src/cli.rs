@@ -210,7 +210,9 @@ pub struct ServeArgs {
     #[arg(long, env = "PLATEAU_MAX_UPLOAD_MIB", default_value_t = 64)]
     pub max_upload_mib: usize,
     /// Hosts that sweeps started through the web app may target, besides loopback
-    /// (comma-separated names or addresses). Default: loopback only.
+    /// (comma-separated names or addresses). Default: loopback only. Unspecified
+    /// (0.0.0.0), link-local, cloud metadata, multicast and broadcast addresses are refused
+    /// even behind a listed name, unless the address itself is listed.
     #[arg(long, env = "PLATEAU_SWEEP_ALLOW", value_delimiter = ',')]
     pub sweep_allow: Vec<String>,
     /// Host names this server answers to besides loopback names and the bind address

@@ -266,6 +266,8 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
     for (body, status, field) in [
         (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "prompt_tokens": 1_000_000_000u64}), 400, "prompt_tokens"),
         (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 100_000]}), 400, "concurrency"),
+        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "prompt_tokens": 1e12}), 400, "prompt_tokens"),
+        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 1_000_000_000_000u64]}), 400, "concurrency[1]"),
         (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "requests": 100_000_000}), 400, "requests"),
         (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "rates": [1e9]}), 400, "rates"),
         (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "adaptive": {"max_concurrency": 1_000_000}}), 400, "adaptive.max_concurrency"),
