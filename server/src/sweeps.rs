@@ -33,6 +33,9 @@ pub struct AllowList {
     pub hosts: Vec<String>,
 }
 
+/// Longest a target's DNS look-up may take.
+const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Cloud metadata services (AWS, GCP, Azure; AWS ECS and IPv6; Alibaba).
 const METADATA: [&str; 4] = ["169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200"];
 
@@ -145,8 +148,9 @@ impl AllowList {
         let c = self.candidate(base_url)?;
         let addrs: Vec<SocketAddr> = match c.ip {
             Some(ip) => vec![SocketAddr::new(ip, c.port)],
-            None => tokio::net::lookup_host((c.host.as_str(), c.port))
+            None => tokio::time::timeout(LOOKUP_TIMEOUT, tokio::net::lookup_host((c.host.as_str(), c.port)))
                 .await
+                .map_err(|_| SweepError::Invalid(format!("cannot resolve host {}: no answer within 10 s", c.host)))?
                 .map_err(|e| SweepError::Invalid(format!("cannot resolve host {}: {e}", c.host)))?
                 .collect(),
         };
