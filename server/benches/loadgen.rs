@@ -33,6 +33,9 @@ impl RunSink for Memory {
     async fn finish(&self, _id: &RunId, _s: RunStatus, _note: Option<&str>) -> Result<(), LoadgenError> {
         Ok(())
     }
+    async fn annotate(&self, _id: &RunId, _note: &app::domain::annotations::AnnotationInput) -> Result<(), LoadgenError> {
+        Ok(())
+    }
 }
 
 /// The simulator process; killed when dropped.
