@@ -336,7 +336,7 @@ fn level_not_covered(effects: &str) -> String {
 
 async fn find_runs_page(pool: &SqlitePool, query: &RunQuery, per_page: i64) -> Result<Vec<RunSummary>, DbError> {
     let sql = format!(
-        "SELECT r.public_id, r.name, r.created_at, r.status, r.model, r.gpu_type, r.gpu_count,
+        "SELECT r.public_id, r.name, r.created_at, r.status, r.heartbeat_at, r.model, r.gpu_type, r.gpu_count,
                 r.endpoint_kind,
                 (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id AND {shown}) AS level_count,
                 (SELECT MAX(p.output_tok_s) FROM points p WHERE p.run_id = r.id AND {used}) AS peak_tok_s
@@ -407,9 +407,18 @@ fn run_id(row: &SqliteRow) -> Result<RunId, DbError> {
     RunId::parse(&s).ok_or_else(|| corrupt("public_id", &s))
 }
 
+/// A run's status as stored, except that a `running` run whose lease lapsed (see
+/// [`SWEEP_LEASE`]) is `interrupted`: the process writing it is gone.
 fn status(row: &SqliteRow) -> Result<RunStatus, DbError> {
     let s: String = row.try_get("status")?;
-    RunStatus::parse(&s).ok_or_else(|| corrupt("status", &s))
+    let status = RunStatus::parse(&s).ok_or_else(|| corrupt("status", &s))?;
+    if status == RunStatus::Running {
+        let beat: Option<String> = row.try_get("heartbeat_at")?;
+        if lease_lapsed(beat.as_deref(), chrono::Utc::now()) {
+            return Ok(RunStatus::Interrupted);
+        }
+    }
+    Ok(status)
 }
 
 fn endpoint(row: &SqliteRow) -> Result<Option<EndpointKind>, DbError> {
@@ -429,7 +438,7 @@ pub async fn get_run(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> {
 /// annotations loaded but not applied: for exports of the stored data.
 pub async fn get_run_raw(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> {
     let row = sqlx::query(
-        "SELECT id, public_id, name, created_at, status, source_format, source_file_name, model,
+        "SELECT id, public_id, name, created_at, status, heartbeat_at, source_format, source_file_name, model,
                 engine, engine_version, gpu_type, gpu_count, endpoint_kind, max_tokens,
                 prompt_tokens, notes, definitions_json
          FROM runs WHERE public_id = ?1",
@@ -624,7 +633,10 @@ pub async fn run_name_exists(pool: &SqlitePool, name: &str) -> Result<bool, DbEr
 /// one by one through [`append_level`].
 pub async fn create_live_run(pool: &SqlitePool, run: &NewRun) -> Result<RunId, DbError> {
     let empty = NewRun { levels: Vec::new(), ..run.clone() };
-    insert_run(pool, &empty).await
+    let id = insert_run(pool, &empty).await?;
+    // The lease starts with the run; the sweep renews it (`heartbeat_run`).
+    heartbeat_run(pool, &id).await?;
+    Ok(id)
 }
 
 /// Adds one finished level to a stored run, after its last level, in one transaction:
@@ -1250,11 +1262,113 @@ mod tests {
     }
 }
 
-/// Marks sweeps left `running` by a process that died as `interrupted` (their finished
-/// levels are whole). Called when the server starts, before it runs any sweep itself.
+/// How long a running sweep's lease lasts without a heartbeat. The writer renews it every
+/// few seconds (`loadgen::HEARTBEAT`); a `running` run whose last heartbeat is older (or
+/// missing: a run from before leases) counts as interrupted.
+pub const SWEEP_LEASE: Duration = Duration::from_secs(30);
+
+/// The oldest heartbeat that still holds the lease at `now`, as stored text.
+fn lease_cutoff(now: chrono::DateTime<chrono::Utc>) -> String {
+    let lease = chrono::Duration::from_std(SWEEP_LEASE).unwrap_or(chrono::Duration::zero());
+    (now - lease).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Whether a lease last renewed at `beat` has lapsed at `now`.
+fn lease_lapsed(beat: Option<&str>, now: chrono::DateTime<chrono::Utc>) -> bool {
+    beat.is_none_or(|b| b < lease_cutoff(now).as_str())
+}
+
+/// Renews the lease of a running sweep's run; `false` when the run is not `running`
+/// (finished, or not a live run), `NotFound` when there is no such run.
+pub async fn heartbeat_run(pool: &SqlitePool, id: &RunId) -> Result<bool, DbError> {
+    let done = sqlx::query("UPDATE runs SET heartbeat_at = ?1 WHERE public_id = ?2 AND status = 'running'")
+        .bind(now_rfc3339())
+        .bind(id.as_str())
+        .execute(pool)
+        .await?;
+    if done.rows_affected() == 0 {
+        let exists: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE public_id = ?1")
+            .bind(id.as_str())
+            .fetch_one(pool)
+            .await?;
+        if exists == 0 {
+            return Err(DbError::NotFound(format!("run {id}")));
+        }
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// Marks sweeps whose lease lapsed (their writer died: no heartbeat for [`SWEEP_LEASE`])
+/// as `interrupted`; their finished levels are whole. A sweep still writing to the same
+/// file (a `plateau sweep` next to `plateau serve`) keeps its lease and stays `running`.
+/// Called when the server starts.
 pub async fn interrupt_stale_sweeps(pool: &SqlitePool) -> Result<u64, DbError> {
-    let done = sqlx::query("UPDATE runs SET status = 'interrupted' WHERE status = 'running'").execute(pool).await?;
+    interrupt_sweeps_lapsed_at(pool, chrono::Utc::now()).await
+}
+
+/// [`interrupt_stale_sweeps`] as if the time were `now` (tests move the clock).
+pub async fn interrupt_sweeps_lapsed_at(pool: &SqlitePool, now: chrono::DateTime<chrono::Utc>) -> Result<u64, DbError> {
+    let done = sqlx::query(
+        "UPDATE runs SET status = 'interrupted'
+         WHERE status = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < ?1)",
+    )
+    .bind(lease_cutoff(now))
+    .execute(pool)
+    .await?;
     Ok(done.rows_affected())
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
+mod lease_tests {
+    use super::*;
+
+    fn live(name: &str) -> NewRun {
+        NewRun {
+            name: name.into(),
+            status: RunStatus::Running,
+            source: SourceInfo { format: SourceFormat::Plateau, file_name: None },
+            facts: RunFacts::default(),
+            definitions: Default::default(),
+            levels: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn only_a_lapsed_lease_means_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = connect(&dir.path().join("lease.db")).await.unwrap();
+        let alive = create_live_run(&pool, &live("alive")).await.unwrap();
+        let dead = create_live_run(&pool, &live("dead")).await.unwrap();
+        // the dead sweep's last heartbeat was a minute ago
+        let old = (chrono::Utc::now() - chrono::Duration::seconds(60)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        sqlx::query("UPDATE runs SET heartbeat_at = ?1 WHERE public_id = ?2")
+            .bind(&old)
+            .bind(dead.as_str())
+            .execute(&pool)
+            .await
+            .unwrap();
+        // read and listed: the lapsed one shows interrupted, the other is still running
+        assert_eq!(get_run(&pool, &alive).await.unwrap().status, RunStatus::Running);
+        assert_eq!(get_run(&pool, &dead).await.unwrap().status, RunStatus::Interrupted);
+        let listed: Vec<(String, RunStatus)> =
+            list_runs(&pool).await.unwrap().into_iter().map(|r| (r.name, r.status)).collect();
+        assert!(listed.contains(&("alive".into(), RunStatus::Running)), "{listed:?}");
+        assert!(listed.contains(&("dead".into(), RunStatus::Interrupted)), "{listed:?}");
+        // at start-up only the lapsed one is marked
+        assert_eq!(interrupt_stale_sweeps(&pool).await.unwrap(), 1);
+        assert!(heartbeat_run(&pool, &alive).await.unwrap());
+        assert!(!heartbeat_run(&pool, &dead).await.unwrap(), "an interrupted run is not revived");
+        assert_eq!(get_run(&pool, &dead).await.unwrap().status, RunStatus::Interrupted);
+        // without heartbeats the live one lapses too
+        let later = chrono::Utc::now() + chrono::Duration::from_std(SWEEP_LEASE).unwrap() + chrono::Duration::seconds(1);
+        assert_eq!(interrupt_sweeps_lapsed_at(&pool, later).await.unwrap(), 1);
+        assert_eq!(get_run(&pool, &alive).await.unwrap().status, RunStatus::Interrupted);
+        let missing = RunId::parse("nosuchrun000").unwrap();
+        assert!(matches!(heartbeat_run(&pool, &missing).await, Err(DbError::NotFound(_))));
+    }
 }
 
 // ---- auth ----

@@ -33,6 +33,9 @@ impl RunSink for Memory {
     async fn finish(&self, _id: &RunId, _s: RunStatus, _note: Option<&str>) -> Result<(), LoadgenError> {
         Ok(())
     }
+    async fn annotate(&self, _id: &RunId, _note: &app::domain::annotations::AnnotationInput) -> Result<(), LoadgenError> {
+        Ok(())
+    }
 }
 
 /// The simulator process; killed when dropped.
@@ -130,6 +133,7 @@ fn spec(url: &str, loads: Loads, mode: LoadMode, max_tokens: u32, timeout_s: u64
             temperature: None,
             ignore_eos: true,
             extra_body: serde_json::Map::new(),
+            pin: None,
         },
         prompt: PromptSpec::fixed(16, 1),
         loads,

@@ -210,9 +210,20 @@ pub struct ServeArgs {
     #[arg(long, env = "PLATEAU_MAX_UPLOAD_MIB", default_value_t = 64)]
     pub max_upload_mib: usize,
     /// Hosts that sweeps started through the web app may target, besides loopback
-    /// (comma-separated names or addresses). Default: loopback only.
+    /// (comma-separated names or addresses). Default: loopback only. Unspecified
+    /// (0.0.0.0), link-local, cloud metadata, multicast and broadcast addresses are refused
+    /// even behind a listed name, unless the address itself is listed.
     #[arg(long, env = "PLATEAU_SWEEP_ALLOW", value_delimiter = ',')]
     pub sweep_allow: Vec<String>,
+    /// Host names this server answers to besides loopback names and the bind address
+    /// (repeatable or comma-separated). Requests for any other `Host` get 421, which
+    /// stops DNS-rebinding attacks on a server listening on loopback.
+    #[arg(long = "allowed-host", env = "PLATEAU_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
+    /// The address users reach this server at (e.g. https://plateau.example behind a
+    /// proxy); its host is allowed.
+    #[arg(long, env = "PLATEAU_PUBLIC_URL")]
+    pub public_url: Option<String>,
     /// off: no login, everyone may read and write as "local" (meant for loopback).
     /// on: writing needs a user session (`plateau user add`) or an API token
     /// (`plateau token create`).
@@ -311,6 +322,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     AuthSwitch::On => crate::auth::AuthMode::On { read: a.read },
                     AuthSwitch::Off => crate::auth::AuthMode::Off,
                 },
+                allowed_hosts: a.allowed_hosts,
+                public_url: a.public_url,
             })
             .await?;
             Ok(ExitCode::SUCCESS)
@@ -395,19 +408,7 @@ fn read_inputs(paths: &[PathBuf], limit: usize) -> anyhow::Result<Result<Vec<Inp
 }
 
 async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
-    use crate::loadgen::{self, AdaptiveSpec, HttpSink, PromptFile, PromptSpec, Secret, SweepSpec, Target};
-    let endpoint = app::domain::EndpointKind::parse(&a.endpoint)
-        .with_context(|| format!("--endpoint {:?}: use chat or completions", a.endpoint))?;
-    let adaptive = a.adaptive.then(|| AdaptiveSpec {
-        max_concurrency: a.max_concurrency,
-        min_gain: a.min_gain_pct / 100.0,
-        max_error_rate: a.max_error_pct / 100.0,
-        p99_limit_ms: a.p99_limit_ms,
-        ..AdaptiveSpec::default()
-    });
-    let (loads, mode) =
-        crate::sweeps::loads_of(a.concurrency, a.rates, Some(&a.arrival), adaptive, a.requests, a.seed)
-            .map_err(anyhow::Error::msg)?;
+    use crate::loadgen::{self, HttpSink, PromptFile, Secret};
     let file = match &a.prompts {
         None => None,
         Some(path) => {
@@ -416,24 +417,34 @@ async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
             Some(std::sync::Arc::new(PromptFile::parse(&name, &text).map_err(anyhow::Error::msg)?))
         }
     };
-    let spec = SweepSpec {
-        name: a.name.unwrap_or_else(|| format!("{} · {} · {}", a.model, endpoint.path(), loads.label())),
-        target: Target {
-            base_url: a.url,
-            model: a.model,
-            api_key: a.api_key.map(Secret::new),
-            endpoint,
-            max_tokens: a.max_tokens,
-            temperature: a.temperature,
-            ignore_eos: a.ignore_eos,
-            extra_body: serde_json::Map::new(),
-        },
-        prompt: PromptSpec { tokens: a.prompt_tokens, spread: a.prompt_spread, seed: a.seed, file },
-        loads,
-        mode,
+    // The same request → spec conversion (and bounds) as the JSON API and the form.
+    let request = crate::sweeps::SweepRequest {
+        url: a.url,
+        model: a.model,
+        api_key: a.api_key,
+        endpoint: a.endpoint,
+        concurrency: a.concurrency,
+        rates: a.rates,
+        arrival: Some(a.arrival),
+        adaptive: a.adaptive.then_some(crate::sweeps::AdaptiveRequest {
+            max_concurrency: Some(a.max_concurrency),
+            min_gain_pct: Some(a.min_gain_pct),
+            max_error_pct: Some(a.max_error_pct),
+            p99_limit_ms: a.p99_limit_ms,
+        }),
+        requests: a.requests,
+        prompt_spread: a.prompt_spread,
+        seed: a.seed,
+        max_tokens: a.max_tokens,
+        prompt_tokens: a.prompt_tokens,
+        ignore_eos: a.ignore_eos,
+        temperature: a.temperature,
+        extra_body: serde_json::Map::new(),
         warmup: a.warmup,
-        request_timeout: std::time::Duration::from_secs(a.timeout_s),
+        timeout_s: Some(a.timeout_s),
+        name: a.name,
     };
+    let spec = request.into_spec(file)?;
     let (tx, rx) = tokio::sync::mpsc::channel(1024);
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
     // Ctrl-C cancels: finished levels stay, the run is marked interrupted.

@@ -20,6 +20,10 @@ pub struct ServeConfig {
     pub sweep_allow: crate::sweeps::AllowList,
     /// Who may read and write.
     pub auth: crate::auth::AuthMode,
+    /// Host names this server answers to besides loopback and its bind address.
+    pub allowed_hosts: Vec<String>,
+    /// The address users reach the server at (its host is allowed).
+    pub public_url: Option<String>,
 }
 
 /// The Leptos options for a site root; the output name matches what `.ci/build` writes.
@@ -39,7 +43,7 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     tracing::info!(db = %cfg.db.display(), "database ready");
     let stale = app::db::interrupt_stale_sweeps(&pool).await?;
     if stale > 0 {
-        tracing::warn!(runs = stale, "sweeps left running by a previous process are marked interrupted");
+        tracing::warn!(runs = stale, "sweeps whose lease lapsed (no heartbeat) are marked interrupted");
     }
     if cfg.demo {
         demo::load(&pool, &cfg.fixtures).await.context("loading the demo runs")?;
@@ -55,6 +59,9 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
         cfg.sweep_allow.clone(),
     );
     state.auth = cfg.auth;
+    let hosts = crate::auth::hosts::AllowedHosts::new(cfg.addr, &cfg.allowed_hosts, cfg.public_url.as_deref())
+        .map_err(anyhow::Error::msg)?;
+    state.hosts = std::sync::Arc::new(hosts);
     let listener = tokio::net::TcpListener::bind(cfg.addr)
         .await
         .with_context(|| format!("binding {}", cfg.addr))?;

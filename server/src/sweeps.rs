@@ -3,21 +3,68 @@
 //! with their cancel switches, and their progress as a broadcast that server-sent-event
 //! clients subscribe to. A sweep runs in its own task: closing the browser does not stop it.
 
-use crate::loadgen::{self, AdaptiveSpec, Arrival, LoadMode, Loads, Progress, PromptSpec, Secret, SweepSpec, Target};
+use crate::loadgen::{
+    self, bounds, AdaptiveSpec, Arrival, LoadMode, Loads, Pin, Progress, PromptFile, PromptSpec, Secret, SpecError,
+    SweepSpec, Target,
+};
 use app::domain::{EndpointKind, RunId};
 use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 /// Which hosts a server-started sweep may target.
+///
+/// The URL is parsed by a real URL parser (`url`), must be `http://`, and must not carry
+/// a user name or password. Its host is resolved once; every address it resolves to must
+/// be allowed, and the sweep then connects only to those addresses ([`Pin`]):
+/// - loopback (`127.0.0.0/8`, `::1`) is allowed; `localhost` is resolved and must be loopback;
+/// - other names and addresses only when `--sweep-allow` names them (an unlisted name is
+///   refused without even being looked up);
+/// - unspecified (`0.0.0.0`, `::`), link-local (`169.254.0.0/16`, `fe80::/10`), cloud
+///   metadata addresses, multicast and broadcast are refused even behind a listed name:
+///   only `--sweep-allow` naming the address itself allows one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllowList {
     /// Extra host names or IP addresses allowed besides loopback.
     pub hosts: Vec<String>,
+}
+
+/// Longest a target's DNS look-up may take.
+const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Cloud metadata services (AWS, GCP, Azure; AWS ECS and IPv6; Alibaba).
+const METADATA: [&str; 4] = ["169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200"];
+
+/// Why an address is never a sweep target unless named explicitly, if it is one of those.
+pub fn never_class(ip: IpAddr) -> Option<&'static str> {
+    let ip = ip.to_canonical();
+    if METADATA.iter().any(|m| m.parse::<IpAddr>().is_ok_and(|m| m == ip)) {
+        return Some("a cloud metadata address");
+    }
+    match ip {
+        _ if ip.is_unspecified() => Some("the unspecified address"),
+        _ if ip.is_multicast() => Some("a multicast address"),
+        IpAddr::V4(v4) if v4.is_link_local() => Some("a link-local address"),
+        IpAddr::V4(v4) if v4.is_broadcast() => Some("the broadcast address"),
+        IpAddr::V6(v6) if v6.is_unicast_link_local() => Some("a link-local address"),
+        _ => None,
+    }
+}
+
+/// A target URL that passed the checks that need no look-up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The host as the URL has it (lower case; IPv6 in brackets).
+    pub host: String,
+    pub port: u16,
+    /// The address itself, when the host is an IP address (nothing to resolve).
+    pub ip: Option<IpAddr>,
+    /// The host is a name that `--sweep-allow` lists.
+    pub listed_name: bool,
 }
 
 impl AllowList {
@@ -26,26 +73,89 @@ impl AllowList {
         Self { hosts: Vec::new() }
     }
 
-    /// Whether `base_url`'s host may be targeted. Only plain `http://` URLs are accepted.
-    pub fn check(&self, base_url: &str) -> Result<(), SweepError> {
-        let rest = base_url
-            .strip_prefix("http://")
-            .ok_or_else(|| SweepError::Invalid("the URL must start with http://".into()))?;
-        let authority = rest.split('/').next().unwrap_or("");
-        let host = if let Some(v6) = authority.strip_prefix('[') {
-            v6.split(']').next().unwrap_or("")
-        } else {
-            authority.rsplit_once(':').map_or(authority, |(h, _)| h)
+    fn lists_ip(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        self.hosts.iter().any(|h| {
+            let h = h.trim();
+            let h = h.strip_prefix('[').and_then(|x| x.strip_suffix(']')).unwrap_or(h);
+            h.parse::<IpAddr>().is_ok_and(|l| l.to_canonical() == ip)
+        })
+    }
+
+    fn lists_name(&self, name: &str) -> bool {
+        let name = name.trim_end_matches('.');
+        self.hosts.iter().any(|h| h.trim().trim_end_matches('.').eq_ignore_ascii_case(name))
+    }
+
+    /// The checks that need no DNS: URL syntax, scheme, no user info, and for a name,
+    /// whether it may be looked up at all (`localhost` or listed).
+    pub fn candidate(&self, base_url: &str) -> Result<Candidate, SweepError> {
+        let url = url::Url::parse(base_url.trim())
+            .map_err(|e| SweepError::Invalid(format!("the URL {base_url:?} is not valid: {e}")))?;
+        if url.scheme() != "http" {
+            return Err(SweepError::Invalid("the URL must start with http://".into()));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(SweepError::Invalid(
+                "the URL must not carry a user name or password (`user@host`): give the key as api_key".into(),
+            ));
+        }
+        let port = url.port_or_known_default().unwrap_or(80);
+        match url.host() {
+            None => Err(SweepError::Invalid("the URL has no host".into())),
+            Some(url::Host::Ipv4(ip)) => Ok(Candidate { host: ip.to_string(), port, ip: Some(ip.into()), listed_name: false }),
+            Some(url::Host::Ipv6(ip)) => {
+                Ok(Candidate { host: format!("[{ip}]"), port, ip: Some(ip.into()), listed_name: false })
+            }
+            Some(url::Host::Domain(name)) => {
+                let name = name.to_ascii_lowercase();
+                if name.is_empty() {
+                    return Err(SweepError::Invalid("the URL has no host".into()));
+                }
+                let listed_name = self.lists_name(&name);
+                if !listed_name && name.trim_end_matches('.') != "localhost" {
+                    return Err(SweepError::NotAllowed(name));
+                }
+                Ok(Candidate { host: name, port, ip: None, listed_name })
+            }
+        }
+    }
+
+    /// Whether every address `c`'s host resolved to may be targeted.
+    pub fn check_addrs(&self, c: &Candidate, addrs: &[SocketAddr]) -> Result<(), SweepError> {
+        if addrs.is_empty() {
+            return Err(SweepError::Invalid(format!("host {} resolves to no address", c.host)));
+        }
+        for a in addrs {
+            let ip = a.ip().to_canonical();
+            let shown = if c.ip.is_some() { c.host.clone() } else { format!("{} → {ip}", c.host) };
+            if self.lists_ip(ip) {
+                continue;
+            }
+            if let Some(class) = never_class(ip) {
+                return Err(SweepError::NotAllowed(format!("{shown} ({class})")));
+            }
+            if !(ip.is_loopback() || c.listed_name) {
+                return Err(SweepError::NotAllowed(shown));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks `base_url` and resolves its host once; the sweep connects only to the
+    /// returned addresses (see the type's comment for the rules).
+    pub async fn check(&self, base_url: &str) -> Result<Pin, SweepError> {
+        let c = self.candidate(base_url)?;
+        let addrs: Vec<SocketAddr> = match c.ip {
+            Some(ip) => vec![SocketAddr::new(ip, c.port)],
+            None => tokio::time::timeout(LOOKUP_TIMEOUT, tokio::net::lookup_host((c.host.as_str(), c.port)))
+                .await
+                .map_err(|_| SweepError::Invalid(format!("cannot resolve host {}: no answer within 10 s", c.host)))?
+                .map_err(|e| SweepError::Invalid(format!("cannot resolve host {}: {e}", c.host)))?
+                .collect(),
         };
-        if host.is_empty() {
-            return Err(SweepError::Invalid("the URL has no host".into()));
-        }
-        let loopback = host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
-        if loopback || self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-            Ok(())
-        } else {
-            Err(SweepError::NotAllowed(host.to_owned()))
-        }
+        self.check_addrs(&c, &addrs)?;
+        Ok(Pin { host: c.host, addrs })
     }
 }
 
@@ -54,10 +164,24 @@ impl AllowList {
 pub enum SweepError {
     #[error("{0}")]
     Invalid(String),
-    #[error("host {0:?} is not in the sweep allow-list (loopback only unless --sweep-allow names it)")]
+    /// A field out of its bound, or not understood; names the field.
+    #[error("{0}")]
+    Field(#[from] SpecError),
+    #[error("host {0} is not in the sweep allow-list (loopback only unless --sweep-allow names it)")]
     NotAllowed(String),
     #[error("the sweep did not start: {0}")]
     Start(String),
+}
+
+impl SweepError {
+    /// The request field at fault, when there is one.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            SweepError::Field(e) => Some(e.field),
+            SweepError::Invalid(_) | SweepError::NotAllowed(_) => Some("url"),
+            SweepError::Start(_) => None,
+        }
+    }
 }
 
 /// What a client posts to start a sweep.
@@ -105,8 +229,56 @@ pub struct SweepRequest {
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
     pub warmup: usize,
+    /// Longest a single request may take, in seconds (default 600).
+    #[serde(default)]
+    pub timeout_s: Option<u64>,
     #[serde(default)]
     pub name: Option<String>,
+}
+
+/// A request's timeout when none is given.
+pub const DEFAULT_TIMEOUT_S: u64 = 600;
+
+impl SweepRequest {
+    /// The one conversion of a sweep request — from the JSON API, the New sweep form or
+    /// `plateau sweep` — into a [`SweepSpec`], every field checked against its bound
+    /// ([`bounds`]); `prompts` is the CLI's prompt file. The target URL is *not* checked
+    /// against the allow-list here (the CLI may target anything; see [`Sweeps::start`]).
+    pub fn into_spec(self, prompts: Option<std::sync::Arc<PromptFile>>) -> Result<SweepSpec, SpecError> {
+        let endpoint = EndpointKind::parse(&self.endpoint)
+            .ok_or_else(|| SpecError::new("endpoint", format!("{:?}: use chat or completions", self.endpoint)))?;
+        let adaptive = self.adaptive.as_ref().map(AdaptiveRequest::spec);
+        let (loads, mode) =
+            loads_of(self.concurrency, self.rates, self.arrival.as_deref(), adaptive, self.requests, self.seed)?;
+        let url = self.url.trim().to_owned();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(SpecError::new("url", "must start with http:// (or https:// from the command line)"));
+        }
+        let spec = SweepSpec {
+            name: self
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{} · {} · {}", self.model, endpoint.path(), loads.label())),
+            target: Target {
+                base_url: url,
+                model: self.model,
+                api_key: self.api_key.filter(|k| !k.is_empty()).map(Secret::new),
+                endpoint,
+                max_tokens: self.max_tokens,
+                temperature: self.temperature,
+                ignore_eos: self.ignore_eos,
+                extra_body: self.extra_body,
+                pin: None,
+            },
+            prompt: PromptSpec { tokens: self.prompt_tokens, spread: self.prompt_spread, seed: self.seed, file: prompts },
+            loads,
+            mode,
+            warmup: self.warmup,
+            request_timeout: Duration::from_secs(self.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S)),
+        };
+        bounds::check(&spec)?;
+        Ok(spec)
+    }
 }
 
 /// The adaptive search's settings as posted; each defaults as in [`AdaptiveSpec`].
@@ -148,18 +320,19 @@ pub fn loads_of(
     adaptive: Option<AdaptiveSpec>,
     requests: Option<usize>,
     seed: u64,
-) -> Result<(Loads, LoadMode), String> {
+) -> Result<(Loads, LoadMode), SpecError> {
     let closed = requests.map_or(LoadMode::Wave, |requests| LoadMode::Steady { requests });
     if let Some(a) = adaptive {
         if !rates.is_empty() {
-            return Err("choose one of adaptive, rates and concurrency".into());
+            return Err(SpecError::new("adaptive", "choose one of adaptive, rates and concurrency"));
         }
         return Ok((Loads::Adaptive(a), closed));
     }
     if !rates.is_empty() {
         let arrival = match arrival {
             None => Arrival::Poisson { seed },
-            Some(a) => Arrival::parse(a, seed).ok_or_else(|| format!("arrival {a:?}: use poisson or constant"))?,
+            Some(a) => Arrival::parse(a, seed)
+                .ok_or_else(|| SpecError::new("arrival", format!("{a:?}: use poisson or constant")))?,
         };
         let requests = requests.unwrap_or(DEFAULT_RATE_REQUESTS);
         return Ok((Loads::Rates { rates_rps: rates, arrival, requests }, LoadMode::Wave));
@@ -219,31 +392,11 @@ impl Sweeps {
 
     /// Starts a sweep; returns its run id once the run exists.
     pub async fn start(self: &Arc<Self>, req: SweepRequest) -> Result<RunId, SweepError> {
-        self.allow.check(&req.url)?;
-        let endpoint = EndpointKind::parse(&req.endpoint)
-            .ok_or_else(|| SweepError::Invalid(format!("endpoint {:?}: use chat or completions", req.endpoint)))?;
-        let adaptive = req.adaptive.as_ref().map(AdaptiveRequest::spec);
-        let (loads, mode) =
-            loads_of(req.concurrency, req.rates, req.arrival.as_deref(), adaptive, req.requests, req.seed)
-                .map_err(SweepError::Invalid)?;
-        let spec = SweepSpec {
-            name: req.name.clone().unwrap_or_else(|| format!("{} · {} · {}", req.model, endpoint.path(), loads.label())),
-            target: Target {
-                base_url: req.url,
-                model: req.model,
-                api_key: req.api_key.filter(|k| !k.is_empty()).map(Secret::new),
-                endpoint,
-                max_tokens: req.max_tokens,
-                temperature: req.temperature,
-                ignore_eos: req.ignore_eos,
-                extra_body: req.extra_body,
-            },
-            prompt: PromptSpec { tokens: req.prompt_tokens, spread: req.prompt_spread, seed: req.seed, file: None },
-            loads,
-            mode,
-            warmup: req.warmup,
-            request_timeout: Duration::from_secs(600),
-        };
+        // Bounds first (nothing is resolved or allocated for a request out of range),
+        // then the allow-list, whose resolved addresses the sweep is pinned to.
+        let url = req.url.clone();
+        let mut spec = req.into_spec(None)?;
+        spec.target.pin = Some(self.allow.check(&url).await?);
         let (tx, mut rx) = mpsc::channel::<Progress>(256);
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (events, _) = broadcast::channel(256);
@@ -310,20 +463,155 @@ impl Sweeps {
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod tests {
     use super::*;
 
-    #[test]
-    fn only_loopback_and_listed_hosts() {
+    fn addr(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn only_loopback_and_listed_hosts() {
         let a = AllowList::loopback();
-        assert!(a.check("http://127.0.0.1:8090").is_ok());
-        assert!(a.check("http://localhost:8000/v1").is_ok());
-        assert!(a.check("http://[::1]:8000").is_ok());
-        assert!(matches!(a.check("http://10.0.0.5:8000"), Err(SweepError::NotAllowed(h)) if h == "10.0.0.5"));
-        assert!(matches!(a.check("http://example.com"), Err(SweepError::NotAllowed(_))));
-        assert!(matches!(a.check("https://127.0.0.1"), Err(SweepError::Invalid(_))));
-        assert!(matches!(a.check("http://"), Err(SweepError::Invalid(_))));
+        assert_eq!(a.check("http://127.0.0.1:8090").await.unwrap().addrs, [addr("127.0.0.1:8090")]);
+        assert!(a.check("http://localhost:8000/v1").await.unwrap().addrs.iter().all(|a| a.ip().is_loopback()));
+        assert!(a.check("http://[::1]:8000").await.is_ok());
+        // the URL parser reads every spelling of an address the way a client would
+        assert_eq!(a.check("http://0x7f.1:9/").await.unwrap().addrs, [addr("127.0.0.1:9")]);
+        assert!(matches!(a.check("http://10.0.0.5:8000").await, Err(SweepError::NotAllowed(h)) if h == "10.0.0.5"));
+        assert!(matches!(a.check("http://example.com").await, Err(SweepError::NotAllowed(_))));
+        assert!(matches!(a.check("https://127.0.0.1").await, Err(SweepError::Invalid(_))));
+        assert!(matches!(a.check("http://").await, Err(SweepError::Invalid(_))));
         let b = AllowList { hosts: vec!["gpu-box".into()] };
-        assert!(b.check("http://GPU-box:8000").is_ok());
+        let c = b.candidate("http://GPU-box:8000").unwrap();
+        assert!(c.listed_name && c.host == "gpu-box" && c.port == 8000);
+        assert!(b.check_addrs(&c, &[addr("10.0.0.5:8000")]).is_ok(), "a listed name may be anywhere");
+    }
+
+    #[tokio::test]
+    async fn user_info_and_tricky_hosts_are_refused_before_any_connection() {
+        let a = AllowList::loopback();
+        for url in [
+            // the host is evil.example: `127.0.0.1:3205` is a user name and password
+            "http://127.0.0.1:3205@evil.example/",
+            "http://[::1]@0.0.0.0:3208/",
+            "http://localhost@169.254.169.254/",
+            "http://user:pw@127.0.0.1:9/",
+        ] {
+            let e = a.check(url).await.unwrap_err();
+            assert!(matches!(e, SweepError::Invalid(ref m) if m.contains("user name")), "{url}: {e}");
+        }
+        for (url, class) in [
+            ("http://0.0.0.0:3208/", "unspecified"),
+            ("http://0:3208/", "unspecified"),
+            ("http://[::]:3208/", "unspecified"),
+            ("http://169.254.169.254/latest/meta-data", "metadata"),
+            ("http://[::ffff:169.254.169.254]/", "metadata"),
+            ("http://[fd00:ec2::254]/", "metadata"),
+            ("http://169.254.1.1/", "link-local"),
+            ("http://[fe80::1]/", "link-local"),
+            ("http://224.0.0.1/", "multicast"),
+            ("http://[ff02::1]/", "multicast"),
+            ("http://255.255.255.255/", "broadcast"),
+        ] {
+            let e = a.check(url).await.unwrap_err();
+            assert!(matches!(e, SweepError::NotAllowed(ref m) if m.contains(class)), "{url}: {e}");
+        }
+        // a listed name cannot lead to one of those either…
+        let b = AllowList { hosts: vec!["gpu-box".into()] };
+        let c = b.candidate("http://gpu-box/").unwrap();
+        for bad in ["169.254.169.254:80", "0.0.0.0:80", "[fe80::1]:80"] {
+            assert!(matches!(b.check_addrs(&c, &[addr("10.0.0.5:80"), addr(bad)]), Err(SweepError::NotAllowed(_))), "{bad}");
+        }
+        // …nor `localhost` to anything but loopback
+        let l = a.candidate("http://localhost:9/").unwrap();
+        assert!(a.check_addrs(&l, &[addr("127.0.0.1:9"), addr("[::1]:9")]).is_ok());
+        assert!(a.check_addrs(&l, &[addr("127.0.0.1:9"), addr("10.0.0.5:9")]).is_err());
+        assert!(a.check_addrs(&l, &[addr("0.0.0.0:9")]).is_err());
+        // only naming the address itself allows one
+        let m = AllowList { hosts: vec!["169.254.169.254".into(), "[fe80::1]".into()] };
+        assert!(m.check("http://169.254.169.254/").await.is_ok());
+        assert!(m.check("http://[fe80::1]:8000/").await.is_ok());
+        assert!(m.check("http://169.254.1.1/").await.is_err());
+        // an unlisted name is not even looked up
+        assert!(matches!(a.candidate("http://rebind.example:9/"), Err(SweepError::NotAllowed(_))));
+    }
+
+    fn request(json: serde_json::Value) -> SweepRequest {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn every_field_is_bounded_and_named() {
+        let base = serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 2]});
+        assert!(request(base.clone()).into_spec(None).is_ok());
+        let with = |k: &str, v: serde_json::Value| {
+            let mut j = base.clone();
+            j[k] = v;
+            request(j).into_spec(None).map(|_| ()).map_err(|e| e.field)
+        };
+        assert_eq!(with("prompt_tokens", 1_000_000_000.into()), Err("prompt_tokens"));
+        assert_eq!(with("prompt_tokens", 0.into()), Err("prompt_tokens"));
+        assert_eq!(with("max_tokens", 0.into()), Err("max_tokens"));
+        assert_eq!(with("max_tokens", 4_000_000.into()), Err("max_tokens"));
+        assert_eq!(with("concurrency", serde_json::json!([1, 1_000_000])), Err("concurrency"));
+        assert_eq!(with("concurrency", serde_json::json!([0])), Err("concurrency"));
+        assert_eq!(with("concurrency", serde_json::json!([])), Err("concurrency"));
+        assert_eq!(with("concurrency", serde_json::json!(vec![1; 65])), Err("concurrency"));
+        assert_eq!(with("requests", 1_000_000.into()), Err("requests"));
+        assert_eq!(with("requests", 0.into()), Err("requests"));
+        assert_eq!(with("rates", serde_json::json!([1e9])), Err("rates"));
+        assert_eq!(with("rates", serde_json::json!([0.0])), Err("rates"));
+        assert_eq!(with("rates", serde_json::json!([0.001])), Err("rates"));
+        assert_eq!(with("rates", serde_json::json!([0.02])), Ok(()), "50 requests at 0.02 req/s: 42 min");
+        let mut j = base.clone();
+        j["rates"] = serde_json::json!([0.1]);
+        j["requests"] = 10_000.into();
+        assert_eq!(request(j).into_spec(None).unwrap_err().field, "rates", "a 28 h schedule");
+        assert_eq!(with("prompt_spread", 0.95.into()), Err("prompt_spread"));
+        assert_eq!(with("warmup", 1_000_000.into()), Err("warmup"));
+        assert_eq!(with("timeout_s", 0.into()), Err("timeout_s"));
+        assert_eq!(with("timeout_s", 86_400.into()), Err("timeout_s"));
+        assert_eq!(with("temperature", 1e300.into()), Err("temperature"));
+        assert_eq!(with("endpoint", "embeddings".into()), Err("endpoint"));
+        assert_eq!(with("model", "".into()), Err("model"));
+        assert_eq!(with("arrival", "bursty".into()), Ok(()), "arrival only matters for rates");
+        assert_eq!(with("adaptive", serde_json::json!({"max_concurrency": 100_000})), Err("adaptive.max_concurrency"));
+        assert_eq!(with("adaptive", serde_json::json!({"min_gain_pct": 1e9})), Err("adaptive.min_gain_pct"));
+        assert_eq!(with("adaptive", serde_json::json!({"max_error_pct": -1})), Err("adaptive.max_error_pct"));
+        assert_eq!(with("adaptive", serde_json::json!({"p99_limit_ms": 0})), Err("adaptive.p99_limit_ms"));
+        // products: prompt words held at once, output tokens kept per level
+        let mut j = base.clone();
+        j["concurrency"] = serde_json::json!([700]);
+        j["prompt_tokens"] = 32_768.into();
+        assert_eq!(request(j).into_spec(None).unwrap_err().field, "prompt_tokens");
+        let mut j = base.clone();
+        j["requests"] = 10_000.into();
+        j["max_tokens"] = 32_768.into();
+        assert_eq!(request(j).into_spec(None).unwrap_err().field, "max_tokens");
+        let e = request(serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "prompt_tokens": 1_000_000_000}))
+            .into_spec(None)
+            .unwrap_err();
+        assert_eq!(e.to_string(), "field `prompt_tokens`: 1000000000 is not between 1 and 32768");
+    }
+
+    #[test]
+    fn concurrency_follows_the_open_file_limit() {
+        assert_eq!(bounds::concurrency_limit(None), bounds::MAX_CONCURRENCY);
+        assert_eq!(bounds::concurrency_limit(Some(1024)), 1024 - 128);
+        assert_eq!(bounds::concurrency_limit(Some(1 << 20)), bounds::MAX_CONCURRENCY);
+        let e = bounds::check_with(&spec_at_c1000(), bounds::concurrency_limit(Some(1024))).unwrap_err();
+        assert_eq!(e.field, "concurrency");
+        assert!(e.message.contains("open-file limit"), "{e}");
+    }
+
+    /// A spec at C=1000 built without the process's own limit (which may be lower).
+    fn spec_at_c1000() -> SweepSpec {
+        let mut spec = request(serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1]}))
+            .into_spec(None)
+            .unwrap();
+        spec.loads = Loads::Concurrency(vec![1000]);
+        spec
     }
 }

@@ -27,6 +27,11 @@ struct TestApp {
 }
 
 async fn spawn_app(auth: AuthMode) -> TestApp {
+    spawn_app_with(auth, &[], None).await
+}
+
+/// An app that also answers to `allowed` host names and the host of `public_url`.
+async fn spawn_app_with(auth: AuthMode, allowed: &[&str], public_url: Option<&str>) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("auth.db");
     let pool = app::db::connect(&db).await.unwrap();
@@ -34,6 +39,8 @@ async fn spawn_app(auth: AuthMode) -> TestApp {
     let addr = listener.local_addr().unwrap();
     let mut state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), 1 << 20);
     state.auth = auth;
+    let allowed: Vec<String> = allowed.iter().map(|a| (*a).to_owned()).collect();
+    state.hosts = std::sync::Arc::new(server::auth::hosts::AllowedHosts::new(addr, &allowed, public_url).unwrap());
     tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     TestApp { base: format!("http://{addr}"), db, _dir: dir, pool, client }
@@ -177,6 +184,7 @@ fn write_routes() -> Vec<WriteRoute> {
         r(Method::POST, "/api/v1/live-runs", Body::LiveRun),
         r(Method::POST, "/api/v1/live-runs/{id}/levels", Body::Empty),
         r(Method::POST, "/api/v1/live-runs/{id}/status", Body::Empty),
+        r(Method::POST, "/api/v1/live-runs/{id}/heartbeat", Body::Empty),
         // annotations, proposals, reports, snapshots
         r(Method::POST, "/runs/{id}/annotations", Body::AnnotationForm),
         r(Method::POST, "/api/v1/runs/{id}/annotations", Body::AnnotationJson),
@@ -742,4 +750,108 @@ async fn repeated_wrong_passwords_lock_the_name_for_a_while() {
     app.user("bob").await;
     let resp = app.client.post(app.url("/login")).form(&[("name", "bob"), ("password", PASSWORD), ("next", "/")]).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn with_auth_off_no_other_site_can_write_through_any_route() {
+    let app = spawn_app(AuthMode::Off).await;
+    let upload = staged_upload(&app, "unused-with-auth-off").await;
+    let run = {
+        let resp = app.client.post(app.url("/api/v1/runs")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED, "a script (no Origin, no Referer) still writes");
+        let body: Value = resp.json().await.unwrap();
+        body["runs"][0]["id"].as_str().unwrap().to_owned()
+    };
+    let before = app.rows().await;
+    let evil_page = "http://evil.example/page";
+    let cross_site: [&[(reqwest::header::HeaderName, &str)]; 5] = [
+        &[(ORIGIN, "http://evil.example")],
+        &[(ORIGIN, "null")],
+        &[(REFERER, evil_page)],
+        &[(ORIGIN, "http://evil.example"), (REFERER, app.base.as_str())],
+        &[(reqwest::header::HeaderName::from_static("sec-fetch-site"), "cross-site")],
+    ];
+    for route in write_routes() {
+        let path = path_of(route.pattern, &upload, &run);
+        for extra in cross_site {
+            let resp = app.send(&route, &path, headers(extra)).await;
+            assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{} {path} with {extra:?}", route.method);
+        }
+    }
+    assert_eq!(app.rows().await, before, "nothing was written");
+    // The app's own pages still write (same Origin, or a same-origin Referer).
+    let same = [(ORIGIN, app.base.as_str())];
+    let resp = app.send(&write_routes()[3], "/api/v1/runs", headers(&same)).await;
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let from_page = format!("{}/runs/{run}", app.base);
+    let note = write_routes().into_iter().find(|r| r.pattern == "/runs/{id}/annotations").unwrap();
+    let resp = app.send(&note, &format!("/runs/{run}/annotations"), headers(&[(REFERER, &from_page)])).await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER, "the run page's note form");
+}
+
+#[tokio::test]
+async fn requests_for_names_that_are_not_this_servers_are_refused() {
+    let app = spawn_app(AuthMode::Off).await;
+    let port = app.base.rsplit(':').next().unwrap().to_owned();
+    let with_host = |method: Method, path: &str, host: &str| {
+        app.client.request(method, app.url(path)).header(reqwest::header::HOST, host).send()
+    };
+    // DNS rebinding: the attacker's name now points at 127.0.0.1, the browser keeps it.
+    let foreign = ["evil.example".to_owned(), format!("evil.example:{port}"), "127.0.0.1.evil.example".into(), "localhost.evil.example".into()];
+    for host in &foreign {
+        let resp = with_host(Method::GET, "/", host).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::MISDIRECTED_REQUEST, "{host}");
+        assert!(resp.text().await.unwrap().contains("--allowed-host"), "says how to allow it");
+        let resp = with_host(Method::GET, "/api/v1/runs", host).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::MISDIRECTED_REQUEST, "{host}");
+        assert!(resp.json::<Value>().await.unwrap()["error"].as_str().unwrap().contains("not a name of this server"));
+    }
+    let resp = app
+        .client
+        .post(app.url("/api/v1/runs"))
+        .header(reqwest::header::HOST, format!("evil.example:{port}"))
+        .header(ORIGIN, format!("http://evil.example:{port}"))
+        .multipart(Form::new().text("text", PASTED))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::MISDIRECTED_REQUEST, "same-origin to the attacker's name, still refused");
+    assert_eq!(app.run_count().await, 0);
+    // Loopback names, any port.
+    let loopback: [String; 5] =
+        [format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}"), "localhost".into(), "127.0.0.1:1".into()];
+    for host in loopback {
+        assert_eq!(with_host(Method::GET, "/api/v1/runs", &host).await.unwrap().status(), StatusCode::OK, "{host}");
+    }
+
+    // --allowed-host and --public-url add names.
+    let app = spawn_app_with(AuthMode::Off, &["plateau.lan"], Some("https://plateau.example")).await;
+    for (host, status) in [
+        ("plateau.lan", StatusCode::OK),
+        ("PLATEAU.lan:3000", StatusCode::OK),
+        ("plateau.example", StatusCode::OK),
+        ("evil.example", StatusCode::MISDIRECTED_REQUEST),
+    ] {
+        let resp = app.client.get(app.url("/api/v1/runs")).header(reqwest::header::HOST, host).send().await.unwrap();
+        assert_eq!(resp.status(), status, "{host}");
+    }
+}
+
+#[tokio::test]
+async fn parallel_wrong_passwords_get_at_most_the_limit_of_checks() {
+    let app = spawn_app(on(ReadAccess::Public)).await;
+    app.user("ada").await;
+    let attempts = (0..50).map(|i| {
+        let password = format!("guess-{i}");
+        let client = app.client.clone();
+        let url = app.url("/login");
+        async move { client.post(url).form(&[("name", "ada"), ("password", password.as_str())]).send().await.unwrap().status() }
+    });
+    let statuses = futures_util::future::join_all(attempts).await;
+    let checked = statuses.iter().filter(|s| **s != StatusCode::TOO_MANY_REQUESTS).count();
+    assert!(checked <= server::auth::throttle::MAX_FAILURES, "{checked} passwords checked: {statuses:?}");
+    assert!(statuses.iter().all(|s| *s == StatusCode::UNAUTHORIZED || *s == StatusCode::TOO_MANY_REQUESTS));
+    // …and the right password now waits too.
+    let resp = app.client.post(app.url("/login")).form(&[("name", "ada"), ("password", PASSWORD)]).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
 }

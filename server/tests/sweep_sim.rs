@@ -3,6 +3,8 @@
 //! latency from it; the adaptive search stops at the simulator's saturation; a sweep sent
 //! to a Plateau server (`plateau sweep --server`) arrives there level by level.
 
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly on the first error")]
+
 use app::domain::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, LoadKind, RunStatus};
 use server::loadgen::{self, AdaptiveSpec, Arrival, LoadMode, Loads, Progress, PromptSpec, Secret, SweepSpec, Target};
@@ -28,6 +30,7 @@ fn spec(url: String, endpoint: EndpointKind, concurrency: Vec<u32>, mode: LoadMo
             temperature: None,
             ignore_eos: true,
             extra_body: serde_json::Map::new(),
+            pin: None,
         },
         prompt: PromptSpec::fixed(32, 1),
         loads: Loads::Concurrency(concurrency),
@@ -172,9 +175,194 @@ async fn sweeps_left_running_by_a_dead_process_are_marked_interrupted() {
         files: Vec::new(),
     };
     let id = app::db::create_live_run(&pool, &run).await.unwrap();
-    assert_eq!(app::db::interrupt_stale_sweeps(&pool).await.unwrap(), 1);
-    assert_eq!(app::db::get_run(&pool, &id).await.unwrap().status, RunStatus::Interrupted);
+    // Its lease is fresh: a server starting now leaves it alone.
     assert_eq!(app::db::interrupt_stale_sweeps(&pool).await.unwrap(), 0);
+    // Later, with no heartbeat since, it has lapsed.
+    let later = chrono::Utc::now() + chrono::Duration::seconds(31);
+    assert_eq!(app::db::interrupt_sweeps_lapsed_at(&pool, later).await.unwrap(), 1);
+    assert_eq!(app::db::get_run(&pool, &id).await.unwrap().status, RunStatus::Interrupted);
+    assert_eq!(app::db::interrupt_sweeps_lapsed_at(&pool, later).await.unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_sweep_writing_to_the_same_database_survives_a_server_start() {
+    // Slow enough that the sweep is mid-level when the "server" starts.
+    let url = spawn_sim(SimConfig { base_decode_ms: 25.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
+    let (_dir, pool) = temp_pool("shared.db").await;
+    let mut s = spec(url, EndpointKind::Chat, vec![1, 2], LoadMode::Wave);
+    s.target.max_tokens = 40;
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let (_cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let sweep_pool = pool.clone();
+    let sweep = tokio::spawn(async move { loadgen::run_sweep(&sweep_pool, s, tx, cancel_rx).await });
+    let id = loop {
+        match rx.recv().await.unwrap() {
+            Progress::Started { run, .. } => break run,
+            _ => continue,
+        }
+    };
+    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    // `plateau serve` starting on the same file: the sweep holds its lease, so it stays running.
+    assert_eq!(app::db::interrupt_stale_sweeps(&pool).await.unwrap(), 0);
+    assert_eq!(app::db::get_run(&pool, &id).await.unwrap().status, RunStatus::Running);
+    assert_eq!(app::db::list_runs(&pool).await.unwrap()[0].status, RunStatus::Running);
+    assert_eq!(sweep.await.unwrap().unwrap(), id);
+    drain.await.unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    assert_eq!((run.status, run.points.len()), (RunStatus::Complete, 2));
+}
+
+/// A loopback server answering every request with `307` to `to`, counting the requests.
+async fn spawn_redirect(to: String) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = hits.clone();
+    let app = axum::Router::new().fallback(move || {
+        let to = to.clone();
+        let counted = counted.clone();
+        async move {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            (axum::http::StatusCode::TEMPORARY_REDIRECT, [(axum::http::header::LOCATION, to)])
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}"), hits)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sweeps_never_follow_redirects_and_connect_only_where_they_were_checked() {
+    // A "trap" that a redirect points at: it must never be reached.
+    let (trap, trapped) = spawn_redirect("http://127.0.0.1:9/".into()).await;
+    let (redirecting, redirects) = spawn_redirect(format!("{trap}/v1/chat/completions")).await;
+    let (_dir, pool) = temp_pool("redirect.db").await;
+    let mut s = spec(redirecting, EndpointKind::Chat, vec![2], LoadMode::Wave);
+    s.warmup = 0;
+    let (run, _) = sweep(&pool, s).await;
+    let p = &run.points[0];
+    assert_eq!((p.requests_ok, p.requests_failed), (Some(0), Some(2)), "a 3xx is the request's error");
+    let reqs = app::db::level_requests(&pool, &run.id, 0).await.unwrap();
+    assert!(reqs.iter().all(|r| r.error.as_deref().is_some_and(|e| e.contains("HTTP 307"))), "{reqs:?}");
+    assert_eq!(redirects.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(trapped.load(std::sync::atomic::Ordering::SeqCst), 0, "the redirect was not followed");
+
+    // Pinned: the client connects to the checked address and never looks the name up again
+    // (`.invalid` names never resolve, so only the pin can reach the simulator).
+    let sim = spawn_sim(SimConfig { base_decode_ms: 1.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
+    let port: u16 = sim.rsplit(':').next().unwrap().parse().unwrap();
+    let mut s = spec(format!("http://pinned.invalid:{port}"), EndpointKind::Chat, vec![1], LoadMode::Wave);
+    s.target.pin = Some(loadgen::Pin { host: "pinned.invalid".into(), addrs: vec![([127, 0, 0, 1], port).into()] });
+    let (run, _) = sweep(&pool, s).await;
+    assert_eq!(run.points[0].requests_ok, Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("bounds.db")).await.unwrap();
+    let base = spawn_plateau(pool.clone(), dir.path()).await;
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let post = |body: serde_json::Value| client.post(format!("{base}/api/v1/sweeps")).json(&body).send();
+    for (body, status, field) in [
+        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "prompt_tokens": 1_000_000_000u64}), 400, "prompt_tokens"),
+        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 100_000]}), 400, "concurrency"),
+        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "prompt_tokens": 1e12}), 400, "prompt_tokens"),
+        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 1_000_000_000_000u64]}), 400, "concurrency[1]"),
+        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "requests": 100_000_000}), 400, "requests"),
+        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "rates": [1e9]}), 400, "rates"),
+        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "adaptive": {"max_concurrency": 1_000_000}}), 400, "adaptive.max_concurrency"),
+        (serde_json::json!({"url": "http://127.0.0.1:3205@evil.example/", "model": "m", "concurrency": [1]}), 400, "url"),
+        (serde_json::json!({"url": "http://[::1]@0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 400, "url"),
+        (serde_json::json!({"url": "http://0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 403, "url"),
+        (serde_json::json!({"url": "http://169.254.169.254/", "model": "m", "concurrency": [1]}), 403, "url"),
+    ] {
+        let resp = post(body.clone()).await.unwrap();
+        assert_eq!(resp.status().as_u16(), status, "{body}");
+        let answer: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(answer["field"], field, "{body}: {answer}");
+    }
+    // The form names the field too.
+    let resp = client
+        .post(format!("{base}/sweeps"))
+        .form(&[("url", "http://127.0.0.1:9"), ("model", "m"), ("concurrency", "1"), ("prompt_tokens", "1000000000")])
+        .send()
+        .await
+        .unwrap();
+    let to = resp.headers()["location"].to_str().unwrap().to_owned();
+    assert!(to.starts_with("/sweeps/new?error=") && to.contains("prompt_tokens"), "{to}");
+    assert!(app::db::list_runs(&pool).await.unwrap().is_empty(), "nothing stored");
+    // …and so does the CLI, which stops with an error (the binary exits non-zero).
+    let local = dir.path().join("cli.db");
+    let args = ["plateau", "--db", local.to_str().unwrap(), "sweep", "--url", "http://127.0.0.1:9", "--model", "m", "--prompt-tokens", "1000000000"];
+    let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
+    let err = server::cli::run(cli).await.unwrap_err().to_string();
+    assert_eq!(err, "field `prompt_tokens`: 1000000000 is not between 1 and 32768");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_run_api_refuses_bad_values_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("live-bad.db")).await.unwrap();
+    let base = spawn_plateau(pool.clone(), dir.path()).await;
+    let client = reqwest::Client::new();
+    let run = |facts: serde_json::Value| {
+        let mut run = serde_json::to_value(app::domain::NewRun {
+            name: "bad".into(),
+            status: RunStatus::Running,
+            source: app::domain::SourceInfo { format: app::domain::SourceFormat::Plateau, file_name: None },
+            facts: Default::default(),
+            definitions: loadgen::definitions(),
+            levels: Vec::new(),
+            files: Vec::new(),
+        })
+        .unwrap();
+        run["facts"].as_object_mut().unwrap().extend(facts.as_object().unwrap().clone());
+        run
+    };
+    for (facts, field) in [
+        (serde_json::json!({"gpu_count": 0}), "facts.gpu_count"),
+        (serde_json::json!({"max_tokens": 0}), "facts.max_tokens"),
+        (serde_json::json!({"prompt_tokens": -1}), "facts.prompt_tokens"),
+    ] {
+        let resp = client.post(format!("{base}/api/v1/live-runs")).json(&run(facts.clone())).send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::BAD_REQUEST, "{facts}");
+        let answer: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(answer["field"], field, "{answer}");
+    }
+    assert!(app::db::list_runs(&pool).await.unwrap().is_empty(), "nothing stored");
+    let resp = client.post(format!("{base}/api/v1/live-runs")).json(&run(serde_json::json!({}))).send().await.unwrap();
+    assert_eq!(resp.status(), reqwest::StatusCode::CREATED);
+    let id = resp.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    let level = |point: serde_json::Value, requests: serde_json::Value| {
+        let mut p = serde_json::json!({"load_kind": "concurrency", "load_value": 1.0, "requests_ok": 1,
+            "requests_failed": 0, "wall_s": 1.0, "measures": [], "truncated": false});
+        p.as_object_mut().unwrap().extend(point.as_object().unwrap().clone());
+        serde_json::json!({"point": p, "raw": null, "requests": requests})
+    };
+    let record = serde_json::json!({"ok": true, "ttft_ms": 5.0, "e2e_ms": 9.0, "tpot_ms": null, "input_tokens": null, "output_tokens": 3.0, "error": null});
+    let mut negative_ttft = record.clone();
+    negative_ttft["ttft_ms"] = serde_json::json!(-5.0);
+    for (point, requests, field) in [
+        (serde_json::json!({"requests_ok": -1}), serde_json::json!([]), "point.requests_ok"),
+        (serde_json::json!({"requests_failed": -3}), serde_json::json!([]), "point.requests_failed"),
+        (serde_json::json!({"wall_s": -1.0}), serde_json::json!([]), "point.wall_s"),
+        (serde_json::json!({"measures": [{"metric": "ttft", "stat": "p50", "value": -2.0}]}), serde_json::json!([]), "point.measures[0] (ttft p50)"),
+        (serde_json::json!({}), serde_json::json!([record, negative_ttft]), "requests[1].ttft_ms"),
+    ] {
+        let body = level(point, requests);
+        let resp = client.post(format!("{base}/api/v1/live-runs/{id}/levels")).json(&body).send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::BAD_REQUEST, "{body}");
+        let answer: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(answer["field"], field, "{answer}");
+    }
+    let stored = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
+    assert!(stored.points.is_empty(), "no level stored");
+    // A heartbeat renews the lease of a running run; a finished run takes none.
+    let beat = || client.post(format!("{base}/api/v1/live-runs/{id}/heartbeat")).send();
+    assert_eq!(beat().await.unwrap().status(), reqwest::StatusCode::OK);
+    let resp = client.post(format!("{base}/api/v1/live-runs/{id}/status")).json(&serde_json::json!({"status": "complete"})).send().await.unwrap();
+    assert_eq!(resp.status(), reqwest::StatusCode::OK);
+    assert_eq!(beat().await.unwrap().status(), reqwest::StatusCode::CONFLICT);
 }
 
 async fn temp_pool(name: &str) -> (tempfile::TempDir, sqlx::SqlitePool) {

@@ -4,7 +4,10 @@
 //! extensions (handlers that write read it to record the author) or refuses the request.
 //!
 //! - **Auth off** (the default, meant for loopback): no login; everyone is the local user
-//!   and may read and write.
+//!   and may read and write — but only from this site: a write naming a foreign origin
+//!   (`Origin`, else `Referer`) or sent with `Sec-Fetch-Site: cross-site` gets `403`, so a
+//!   page on another site cannot post a form here. A request with neither header (curl,
+//!   scripts) is allowed.
 //! - **Auth on**: a request is signed in by an API token (`Authorization: Bearer plt_…`)
 //!   or by a session cookie (`plateau_session`, set by `POST /login`); otherwise it is
 //!   anonymous and may only read, and only when reads are [`ReadAccess::Public`].
@@ -29,9 +32,13 @@
 //!   `Authorization` header to a cross-site request. `POST /login` naming a foreign
 //!   origin is refused too (login CSRF).
 //!
+//! Before all this, [`hosts::check`] refuses a request whose `Host` is not one of the
+//! server's names (DNS rebinding).
+//!
 //! Tokens, passwords and cookies are never logged.
 
 pub mod accounts;
+pub mod hosts;
 pub mod origin;
 pub mod secret;
 pub mod throttle;
@@ -167,6 +174,11 @@ impl IntoResponse for Refusal {
 /// refuses the request (see the module comment).
 pub async fn identify(State(state): State<AppState>, mut req: Request<Body>, next: Next) -> Response {
     let AuthMode::On { read } = state.auth else {
+        let path = req.uri().path();
+        if is_write(req.method(), path) && origin::request_is_cross_site(req.headers()) {
+            tracing::warn!(%path, "cross-site write refused (auth off)");
+            return Refusal::CrossSite { json: wants_json(path) }.into_response();
+        }
         req.extensions_mut().insert(Principal::local());
         return next.run(req).await;
     };

@@ -10,7 +10,7 @@
 use axum::http::HeaderMap;
 
 /// A URL's or a `Host` header's host (lower case, IPv6 with brackets) and explicit port.
-fn split_authority(authority: &str) -> Option<(String, Option<u16>)> {
+pub(crate) fn split_authority(authority: &str) -> Option<(String, Option<u16>)> {
     if authority.is_empty() || authority.contains('@') {
         return None;
     }
@@ -64,9 +64,14 @@ pub fn request_is_same_origin(headers: &HeaderMap) -> bool {
     }
 }
 
-/// Whether a request names a *foreign* origin (`Origin`, else `Referer`). A request
-/// naming none is not foreign: used for `POST /login`, which a script may send.
+/// Whether a request names a *foreign* origin (`Origin`, else `Referer`), or the browser
+/// says it comes from another site (`Sec-Fetch-Site: cross-site`). A request naming none
+/// is not foreign: a script (curl) sends neither. Used for `POST /login` and, with auth
+/// off, for every write.
 pub fn request_is_cross_site(headers: &HeaderMap) -> bool {
+    if header(headers, "sec-fetch-site").is_some_and(|v| v.eq_ignore_ascii_case("cross-site")) {
+        return true;
+    }
     match header(headers, "origin").or_else(|| header(headers, "referer")) {
         Some(url) => !header(headers, "host").is_some_and(|host| same_origin(url, host)),
         None => false,
@@ -156,6 +161,9 @@ mod tests {
         assert!(!request_is_cross_site(&headers(&[host])));
         assert!(request_is_cross_site(&headers(&[host, ("origin", "http://evil.example")])));
         assert!(!request_is_cross_site(&headers(&[host, ("origin", "http://127.0.0.1:3000")])));
+        assert!(request_is_cross_site(&headers(&[host, ("sec-fetch-site", "cross-site")])));
+        assert!(request_is_cross_site(&headers(&[host, ("origin", "null")])));
+        assert!(!request_is_cross_site(&headers(&[host, ("sec-fetch-site", "same-origin")])));
     }
 
     #[test]

@@ -29,12 +29,12 @@ impl Validate for ImportFields {
                     message: format!("`{e}` is not an endpoint; use `chat` or `completions`"),
                 })?),
             },
-            max_tokens: positive("max_tokens", &self.max_tokens, 1)?,
-            prompt_tokens: positive("prompt_tokens", &self.prompt_tokens, 0)?,
+            max_tokens: positive("max_tokens", &self.max_tokens, MIN_MAX_TOKENS)?,
+            prompt_tokens: positive("prompt_tokens", &self.prompt_tokens, MIN_PROMPT_TOKENS)?,
             notes: self.notes.trim().to_owned(),
             ..RunFacts::default()
         };
-        let count = positive("gpu_count", &self.gpu_count, 1)?;
+        let count = positive("gpu_count", &self.gpu_count, MIN_GPU_COUNT)?;
         f.set_gpu(&self.gpu, count);
         f.set_tags(&self.tags);
         Ok(f)
@@ -72,6 +72,40 @@ impl Validate for ImportFields {
     }
 }
 
+/// The smallest value of each numeric fact (the database's CHECK constraints agree).
+pub const MIN_GPU_COUNT: i64 = 1;
+pub const MIN_MAX_TOKENS: i64 = 1;
+pub const MIN_PROMPT_TOKENS: i64 = 0;
+
+/// Checks facts that arrive already typed (the live-runs API's JSON) by the same rules as
+/// the import's text fields: every number at least its minimum, texts without control
+/// characters other than new lines in the notes. The error names the field.
+pub fn check_facts(f: &RunFacts) -> Result<(), ImportError> {
+    for (field, value, min) in [
+        ("gpu_count", f.gpu_count, MIN_GPU_COUNT),
+        ("max_tokens", f.max_tokens, MIN_MAX_TOKENS),
+        ("prompt_tokens", f.prompt_tokens, MIN_PROMPT_TOKENS),
+    ] {
+        if let Some(n) = value.filter(|n| *n < min) {
+            return Err(ImportError::Field { field, message: format!("`{n}` is not a whole number ≥ {min}") });
+        }
+    }
+    for (field, value) in [
+        ("model", &f.model),
+        ("engine", &f.engine),
+        ("engine_version", &f.engine_version),
+        ("gpu", &f.gpu_type),
+    ] {
+        if value.as_deref().is_some_and(|v| v.chars().any(char::is_control)) {
+            return Err(ImportError::Field { field, message: "contains control characters".into() });
+        }
+    }
+    if f.tags.iter().any(|t| t.chars().any(char::is_control)) {
+        return Err(ImportError::Field { field: "tags", message: "a tag contains control characters".into() });
+    }
+    Ok(())
+}
+
 fn opt(s: &str) -> Option<String> {
     let t = s.trim();
     (!t.is_empty()).then(|| t.to_owned())
@@ -91,6 +125,7 @@ fn positive(field: &'static str, s: &str, min: i64) -> Result<Option<i64>, Impor
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod tests {
     use super::*;
 
@@ -110,6 +145,22 @@ mod tests {
         assert_eq!(facts.max_tokens, Some(512));
         assert_eq!(facts.engine.as_deref(), Some("vllm"));
         assert_eq!(facts.prompt_tokens, None);
+    }
+
+    #[test]
+    fn typed_facts_follow_the_same_rules() {
+        assert!(check_facts(&RunFacts::default()).is_ok());
+        let ok = RunFacts { gpu_count: Some(8), max_tokens: Some(1), prompt_tokens: Some(0), ..RunFacts::default() };
+        assert!(check_facts(&ok).is_ok());
+        for (f, field) in [
+            (RunFacts { gpu_count: Some(0), ..RunFacts::default() }, "gpu_count"),
+            (RunFacts { max_tokens: Some(0), ..RunFacts::default() }, "max_tokens"),
+            (RunFacts { prompt_tokens: Some(-1), ..RunFacts::default() }, "prompt_tokens"),
+            (RunFacts { model: Some("a\u{0}b".into()), ..RunFacts::default() }, "model"),
+        ] {
+            let e = check_facts(&f).unwrap_err();
+            assert!(e.to_string().starts_with(&format!("field `{field}`")), "{e}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! - [`sweep`]: warm-up, the levels in order, storing, progress, cancel.
 //! - [`sink`]: where levels go ([`RunSink`]: a SQLite pool, or [`HttpSink`] to a server).
 //! - [`stats`]: one level's samples → a [`NewLevel`] ([`level_from_records`]).
+//! - [`bounds`]: the range of every sweep field, checked before a sweep starts.
 //!
 //! Definitions (recorded on every run, see [`definitions`]): TTFT is send → first streamed
 //! token, reasoning included (a role-only chunk is not a token); TTFT (content) excludes
@@ -22,6 +23,7 @@
 
 pub mod adaptive;
 pub mod arrival;
+pub mod bounds;
 pub mod client;
 pub mod prompt;
 pub mod sink;
@@ -33,6 +35,7 @@ mod tests;
 
 pub use adaptive::{AdaptiveSpec, Verdict};
 pub use arrival::Arrival;
+pub use bounds::SpecError;
 pub use client::{ErrorKind, RequestError, RequestSample};
 pub use prompt::{PromptFile, PromptGen};
 pub use sink::{HttpSink, RunSink};
@@ -43,6 +46,7 @@ use app::db::DbError;
 use app::domain::metrics::{Definitions, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{EndpointKind, LoadKind, Point, RunId};
 use std::fmt;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// An API key, held in memory for one sweep only. Prints as `***`, has no serde
@@ -87,6 +91,20 @@ pub struct Target {
     pub ignore_eos: bool,
     /// Extra fields merged into every request body (they cannot turn streaming off).
     pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// Where the host was resolved when the target was checked (server-started sweeps):
+    /// requests connect there and nowhere else. `None`: the client resolves the name
+    /// itself (CLI sweeps, which may target anything).
+    pub pin: Option<Pin>,
+}
+
+/// The addresses a target's host resolved to when the allow-list checked them. The
+/// sweep's client connects only to these (no second DNS look-up, so an answer that
+/// changes between the check and the connection changes nothing) and bypasses proxies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pin {
+    /// The URL's host, as the client sees it (a name, or an IP address).
+    pub host: String,
+    pub addrs: Vec<SocketAddr>,
 }
 
 impl Target {
@@ -180,6 +198,7 @@ pub struct SweepSpec {
 
 impl SweepSpec {
     pub(crate) fn validate(&self) -> Result<(), LoadgenError> {
+        bounds::check(self)?;
         let bad = |m: &str| Err(LoadgenError::InvalidSpec(m.to_owned()));
         match &self.loads {
             Loads::Concurrency(c) if c.is_empty() => return bad("no concurrency levels"),
@@ -212,6 +231,9 @@ impl SweepSpec {
     }
 }
 
+/// How often a running sweep renews its run's lease (`app::db::SWEEP_LEASE` is 30 s).
+pub const HEARTBEAT: Duration = Duration::from_secs(5);
+
 /// What a sweep reports while it runs. Sent with `try_send` on a bounded channel: a slow
 /// reader loses progress events, never results (those are in the database).
 #[derive(Clone, Debug, PartialEq)]
@@ -234,6 +256,9 @@ pub enum Progress {
 pub enum LoadgenError {
     #[error("invalid sweep: {0}")]
     InvalidSpec(String),
+    /// A field out of its bound (see [`bounds`]).
+    #[error("invalid sweep: {0}")]
+    Field(#[from] SpecError),
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
     #[error(transparent)]

@@ -27,6 +27,11 @@ pub trait RunSink: Sync {
     ) -> impl Future<Output = Result<(), LoadgenError>> + Send;
     /// Adds an annotation written by the sweep itself (the plateau it found).
     fn annotate(&self, id: &RunId, note: &AnnotationInput) -> impl Future<Output = Result<(), LoadgenError>> + Send;
+    /// Renews the run's lease: the sweep is alive (sent every [`super::HEARTBEAT`]; a run
+    /// without one for `app::db::SWEEP_LEASE` counts as interrupted).
+    fn heartbeat(&self, _id: &RunId) -> impl Future<Output = Result<(), LoadgenError>> + Send {
+        async { Ok(()) }
+    }
 }
 
 /// The author of the annotations a sweep writes about its own run.
@@ -50,6 +55,11 @@ impl RunSink for SqlitePool {
 
     async fn annotate(&self, id: &RunId, note: &AnnotationInput) -> Result<(), LoadgenError> {
         db::insert_annotation(self, id, note, SWEEP_AUTHOR).await?;
+        Ok(())
+    }
+
+    async fn heartbeat(&self, id: &RunId) -> Result<(), LoadgenError> {
+        db::heartbeat_run(self, id).await?;
         Ok(())
     }
 }
@@ -82,6 +92,8 @@ impl HttpSink {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(120))
+            // A redirect would re-send the run (and the token) somewhere else: refuse it.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| LoadgenError::Client(e.to_string()))?;
         Ok(Self { client, base, token })
@@ -129,5 +141,9 @@ impl RunSink for HttpSink {
         // The server records the token's user (or `local`) as the author.
         let body = serde_json::to_value(note).map_err(|e| LoadgenError::InvalidSpec(e.to_string()))?;
         self.post(&format!("/runs/{id}/annotations"), &body).await.map(|_| ())
+    }
+
+    async fn heartbeat(&self, id: &RunId) -> Result<(), LoadgenError> {
+        self.post(&format!("/live-runs/{id}/heartbeat"), &json!({})).await.map(|_| ())
     }
 }

@@ -77,7 +77,24 @@ pub async fn run_sweep_to<S: RunSink>(
         cancel: &mut cancel,
         level: 0,
     };
-    match runner.all().await {
+    // The run's lease is renewed while the levels run (in the same task, polled side by
+    // side), so a server starting meanwhile knows this sweep is alive.
+    let beat = async {
+        let mut every = tokio::time::interval(super::HEARTBEAT);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        every.tick().await;
+        loop {
+            every.tick().await;
+            if let Err(e) = sink.heartbeat(&id).await {
+                tracing::warn!(run = %id, error = %e, "could not renew the sweep's lease");
+            }
+        }
+    };
+    let outcome = tokio::select! {
+        outcome = runner.all() => outcome,
+        never = beat => never,
+    };
+    match outcome {
         Ok(note) => {
             sink.finish(&id, RunStatus::Complete, note.as_deref()).await?;
             tracing::info!(run = %id, "sweep complete");
@@ -132,7 +149,7 @@ fn notes(spec: &SweepSpec) -> String {
 
 /// The HTTP client, URL and auth header shared by every request to `target`.
 pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoint, LoadgenError> {
-    let client = reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .tcp_nodelay(true)
         .connect_timeout(timeout.min(Duration::from_secs(10)))
         // No connection reuse: servers close keep-alive connections on their own terms
@@ -140,8 +157,14 @@ pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoin
         // connection the server just closed fails for no fault of the server. A fresh
         // connection costs well under a millisecond on the networks sweeps run on.
         .pool_max_idle_per_host(0)
-        .build()
-        .map_err(|e| LoadgenError::Client(e.to_string()))?;
+        // Never follow a redirect: it would lead to a host nobody checked. A 3xx is the
+        // request's error (`HttpStatus(3xx)`), like any other non-success status.
+        .redirect(reqwest::redirect::Policy::none());
+    if let Some(pin) = &target.pin {
+        // Connect to the addresses that were checked, directly: no second look-up, no proxy.
+        builder = builder.no_proxy().resolve_to_addrs(&pin.host, &pin.addrs);
+    }
+    let client = builder.build().map_err(|e| LoadgenError::Client(e.to_string()))?;
     let auth = match &target.api_key {
         None => None,
         Some(key) => {

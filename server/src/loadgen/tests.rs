@@ -119,6 +119,7 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
             temperature: Some(0.0),
             ignore_eos: true,
             extra_body: serde_json::Map::new(),
+            pin: None,
         },
         prompt: PromptSpec::fixed(12, 42),
         loads: Loads::Concurrency(concurrency),
@@ -336,9 +337,12 @@ async fn invalid_specs_are_rejected_before_a_run_exists() {
         spec("http://127.0.0.1:1", "ok", vec![1, 0]),
         spec("ftp://x", "ok", vec![1]),
         SweepSpec { mode: LoadMode::Steady { requests: 0 }, ..spec("http://127.0.0.1:1", "ok", vec![1]) },
+        // out of bounds (loadgen::bounds): refused before anything is allocated
+        SweepSpec { prompt: PromptSpec::fixed(1_000_000_000, 1), ..spec("http://127.0.0.1:1", "ok", vec![1]) },
+        spec("http://127.0.0.1:1", "ok", vec![1, 1_000_000]),
     ] {
         let err = run_sweep(&pool, s, collector().0, no_cancel()).await.unwrap_err();
-        assert!(matches!(err, LoadgenError::InvalidSpec(_)), "{err:?}");
+        assert!(matches!(err, LoadgenError::InvalidSpec(_) | LoadgenError::Field(_)), "{err:?}");
     }
     assert!(app::db::list_runs(&pool).await.unwrap().is_empty());
 }

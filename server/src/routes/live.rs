@@ -5,10 +5,14 @@
 //! - `POST /api/v1/live-runs/{id}/levels` (JSON `NewLevel`) → 201; appended after the
 //!   run's last level, whole or not at all;
 //! - `POST /api/v1/live-runs/{id}/status` (`{"status": "complete"|"interrupted",
-//!   "note": "…"?}`) → 200; the note is added to the run's notes.
+//!   "note": "…"?}`) → 200; the note is added to the run's notes;
+//! - `POST /api/v1/live-runs/{id}/heartbeat` → 200: the sweep is still alive (its lease is
+//!   renewed; a run with no heartbeat for `app::db::SWEEP_LEASE` counts as interrupted).
 //!
-//! Only runs still `running` take levels or a status: an imported or finished run cannot
-//! be changed through here (409).
+//! Only runs still `running` take levels, heartbeats or a status: an imported or finished
+//! run cannot be changed through here (409). What arrives is validated like an import
+//! (`ingest::form::check_facts`; every count, time and statistic a number ≥ 0): a bad
+//! value is `400 {"error", "field"}` and nothing is stored.
 
 use super::AppState;
 use app::db::{self, DbError};
@@ -25,41 +29,90 @@ pub fn router() -> Router<AppState> {
         .route("/live-runs", post(create))
         .route("/live-runs/{id}/levels", post(append))
         .route("/live-runs/{id}/status", post(finish))
+        .route("/live-runs/{id}/heartbeat", post(heartbeat))
 }
 
-/// A failed live-run call: status and message.
-struct LiveError(StatusCode, String);
+/// A failed live-run call: status, message and, for a bad value, the field.
+struct LiveError(StatusCode, String, Option<String>);
 
 impl IntoResponse for LiveError {
     fn into_response(self) -> Response {
-        (self.0, Json(json!({ "error": self.1 }))).into_response()
+        (self.0, Json(json!({ "error": self.1, "field": self.2 }))).into_response()
     }
 }
 
 impl From<DbError> for LiveError {
     fn from(e: DbError) -> Self {
         match e {
-            DbError::NotFound(what) => LiveError(StatusCode::NOT_FOUND, format!("{what} was not found")),
+            DbError::NotFound(what) => LiveError(StatusCode::NOT_FOUND, format!("{what} was not found"), None),
             other => {
                 tracing::error!(error = %other, "live run: database error");
-                LiveError(StatusCode::INTERNAL_SERVER_ERROR, "database error".into())
+                LiveError(StatusCode::INTERNAL_SERVER_ERROR, "database error".into(), None)
             }
         }
     }
 }
 
 fn bad(message: impl Into<String>) -> LiveError {
-    LiveError(StatusCode::BAD_REQUEST, message.into())
+    LiveError(StatusCode::BAD_REQUEST, message.into(), None)
+}
+
+/// A value out of range: 400 naming the field.
+fn bad_field(field: impl Into<String>, message: impl std::fmt::Display) -> LiveError {
+    let field = field.into();
+    LiveError(StatusCode::BAD_REQUEST, format!("field `{field}`: {message}"), Some(field))
+}
+
+/// A number that must be finite and ≥ 0 (counts, times, statistics), as imports demand.
+fn non_negative(field: impl FnOnce() -> String, v: Option<f64>) -> Result<(), LiveError> {
+    match v {
+        Some(x) if !(x.is_finite() && x >= 0.0) => Err(bad_field(field(), format!("{x} is not a number ≥ 0"))),
+        _ => Ok(()),
+    }
+}
+
+/// A level as the live-runs API takes it: the load above 0, every count, time and
+/// statistic a number ≥ 0.
+fn check_level(level: &NewLevel) -> Result<(), LiveError> {
+    let p = &level.point;
+    let load = p.load_value;
+    if !(load.is_finite() && load > 0.0) {
+        return Err(bad_field("point.load_value", format!("{load} is not a load above 0")));
+    }
+    for (field, v) in [("point.requests_ok", p.requests_ok), ("point.requests_failed", p.requests_failed)] {
+        if let Some(n) = v.filter(|n| *n < 0) {
+            return Err(bad_field(field, format!("{n} is not a count ≥ 0")));
+        }
+    }
+    non_negative(|| "point.wall_s".into(), p.wall_s)?;
+    for (i, m) in p.measures.iter().enumerate() {
+        let what = || format!("point.measures[{i}] ({} {})", m.metric.as_str(), m.stat.name());
+        non_negative(what, Some(m.value))?;
+    }
+    for (i, r) in level.requests.iter().enumerate() {
+        for (name, v) in [
+            ("ttft_ms", r.ttft_ms),
+            ("e2e_ms", r.e2e_ms),
+            ("tpot_ms", r.tpot_ms),
+            ("input_tokens", r.input_tokens),
+            ("output_tokens", r.output_tokens),
+        ] {
+            non_negative(|| format!("requests[{i}].{name}"), v)?;
+        }
+    }
+    Ok(())
 }
 
 /// The run `id`, which must exist and still be running.
 async fn running(state: &AppState, id: &str) -> Result<RunId, LiveError> {
-    let id = RunId::parse(id).ok_or_else(|| LiveError(StatusCode::NOT_FOUND, format!("run {id:?} was not found")))?;
+    let id =
+        RunId::parse(id).ok_or_else(|| LiveError(StatusCode::NOT_FOUND, format!("run {id:?} was not found"), None))?;
     let run = db::get_run(&state.pool, &id).await?;
     if run.status != RunStatus::Running {
         return Err(LiveError(
             StatusCode::CONFLICT,
             format!("run {id} is {}: only running sweeps take levels", run.status.as_str()),
+            None,
         ));
     }
     Ok(id)
@@ -67,8 +120,12 @@ async fn running(state: &AppState, id: &str) -> Result<RunId, LiveError> {
 
 async fn create(State(state): State<AppState>, Json(run): Json<NewRun>) -> Result<Response, LiveError> {
     if run.name.trim().is_empty() {
-        return Err(bad("the run needs a name"));
+        return Err(bad_field("name", "the run needs a name"));
     }
+    crate::ingest::form::check_facts(&run.facts).map_err(|e| match e {
+        crate::ingest::ImportError::Field { field, message } => bad_field(format!("facts.{field}"), message),
+        other => bad(other.to_string()),
+    })?;
     let run = NewRun { status: RunStatus::Running, levels: Vec::new(), files: Vec::new(), ..run };
     let id = db::create_live_run(&state.pool, &run).await?;
     tracing::info!(run = %id, "live run created over the API");
@@ -80,12 +137,10 @@ async fn append(
     Path(id): Path<String>,
     Json(level): Json<NewLevel>,
 ) -> Result<Response, LiveError> {
+    check_level(&level)?;
     let id = running(&state, &id).await?;
-    let load = level.point.load_value;
-    if !(load.is_finite() && load > 0.0) {
-        return Err(bad(format!("point.load_value: {load} is not a load above 0")));
-    }
     db::append_level(&state.pool, &id, &level).await?;
+    db::heartbeat_run(&state.pool, &id).await?;
     Ok((StatusCode::CREATED, Json(json!({ "id": id }))).into_response())
 }
 
@@ -111,4 +166,11 @@ async fn finish(
     }
     db::set_run_status(&state.pool, &id, status).await?;
     Ok(Json(json!({ "id": id, "status": status.as_str() })).into_response())
+}
+
+/// `POST /live-runs/{id}/heartbeat`: the sweep writing this run is alive.
+async fn heartbeat(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, LiveError> {
+    let id = running(&state, &id).await?;
+    db::heartbeat_run(&state.pool, &id).await?;
+    Ok(Json(json!({ "id": id })).into_response())
 }

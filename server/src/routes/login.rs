@@ -115,15 +115,20 @@ async fn log_in(State(state): State<AppState>, headers: HeaderMap, Form(f): Form
         return Redirect::to(next).into_response();
     }
     let name = f.name.trim();
-    if let Err(wait) = state.login_throttle.check(name, std::time::Instant::now()) {
-        tracing::warn!("sign-in refused: too many failures for one name");
-        let minutes = wait.as_secs().div_ceil(60).max(1);
-        let message = format!("Too many failed sign-ins for this name; try again in {minutes} min.");
-        return render(&Principal::anonymous(), next, Some(&message), StatusCode::TOO_MANY_REQUESTS);
-    }
+    // The slot is taken before the password is checked: parallel guesses cannot all slip
+    // through while the first ones are still being verified.
+    let attempt = match state.login_throttle.try_begin(name, std::time::Instant::now()) {
+        Ok(a) => a,
+        Err(wait) => {
+            tracing::warn!("sign-in refused: too many failures for one name");
+            let minutes = wait.as_secs().div_ceil(60).max(1);
+            let message = format!("Too many failed sign-ins for this name; try again in {minutes} min.");
+            return render(&Principal::anonymous(), next, Some(&message), StatusCode::TOO_MANY_REQUESTS);
+        }
+    };
     match accounts::log_in(&state.pool, name, &f.password).await {
         Ok(Some(token)) => {
-            state.login_throttle.succeeded(name);
+            attempt.succeeded();
             tracing::info!(user = %name, "signed in");
             let secure = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).is_some_and(|o| o.starts_with("https://"));
             (
@@ -133,12 +138,13 @@ async fn log_in(State(state): State<AppState>, headers: HeaderMap, Form(f): Form
                 .into_response()
         }
         Ok(None) => {
-            state.login_throttle.failed(name, std::time::Instant::now());
+            attempt.failed();
             // No name in the log: people type their password into the wrong field.
             tracing::warn!("sign-in refused: wrong name or password");
             render(&Principal::anonymous(), next, Some("Wrong name or password."), StatusCode::UNAUTHORIZED)
         }
         Err(e) => {
+            attempt.void();
             tracing::error!(error = %e, "sign-in failed");
             render(&Principal::anonymous(), next, Some("Signing in failed; try again."), StatusCode::INTERNAL_SERVER_ERROR)
         }

@@ -40,6 +40,8 @@ pub struct AppState {
     pub auth: crate::auth::AuthMode,
     /// Failed sign-ins per user name (password guessing is slowed down).
     pub login_throttle: Arc<crate::auth::throttle::LoginThrottle>,
+    /// The names this server answers to (`Host`); others get 421.
+    pub hosts: Arc<crate::auth::hosts::AllowedHosts>,
 }
 
 impl AppState {
@@ -62,6 +64,7 @@ impl AppState {
             pending: Arc::new(PendingImports::new(max_upload_bytes)),
             auth: crate::auth::AuthMode::Off,
             login_throttle: Arc::default(),
+            hosts: Arc::new(crate::auth::hosts::AllowedHosts::loopback()),
         }
     }
 
@@ -101,6 +104,8 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(crate::heavy::offload_reads))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::identify))
+        // Outermost: a request for another name is refused before anything else.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::hosts::check))
         .with_state(state)
 }
 

@@ -1,6 +1,7 @@
 //! Sweeps over HTTP:
 //! - `POST /api/v1/sweeps` (JSON, see `sweeps::SweepRequest`) → 201 `{id, url}`; 403 when
-//!   the target host is not allowed, 400 for a bad request;
+//!   the target host is not allowed, 400 for a bad request or a field out of its bound
+//!   (`{"error": …, "field": "prompt_tokens"}`; the bounds are `loadgen::bounds`);
 //! - `GET /api/v1/sweeps/{id}/events`: server-sent events of a running sweep's progress;
 //! - `POST /api/v1/sweeps/{id}/cancel`: stop it (its finished levels stay);
 //! - `POST /sweeps` (the New sweep form, urlencoded) → redirect to the run's page, or back
@@ -141,6 +142,7 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
         prompt_tokens: num("prompt_tokens", &f.prompt_tokens, 128u32)?,
         ignore_eos: f.ignore_eos == "true" || f.ignore_eos == "on",
         warmup: num("warmup", &f.warmup, 0usize)?,
+        timeout_s: None,
         name: Some(f.name.trim().to_owned()).filter(|n| !n.is_empty()),
     })
 }
@@ -165,15 +167,41 @@ pub fn router() -> Router<AppState> {
         .route("/sweeps/{id}/cancel", post(cancel))
 }
 
-async fn start(State(state): State<AppState>, Json(req): Json<SweepRequest>) -> Response {
+/// The JSON body as a [`SweepRequest`], or `400 {"error", "field"}` naming the field that
+/// does not decode (a number too large for its type, a string for a list …).
+fn decode(headers: &axum::http::HeaderMap, body: &[u8]) -> Result<SweepRequest, (StatusCode, serde_json::Value)> {
+    let json = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")));
+    if !json {
+        let message = "send the sweep as JSON (Content-Type: application/json)";
+        return Err((StatusCode::UNSUPPORTED_MEDIA_TYPE, json!({ "error": message })));
+    }
+    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body)).map_err(|e| {
+        let field = e.path().to_string();
+        let field = (field != ".").then_some(field);
+        let message = match &field {
+            Some(f) => format!("field `{f}`: {}", e.inner()),
+            None => format!("not a sweep request: {}", e.inner()),
+        };
+        (StatusCode::BAD_REQUEST, json!({ "error": message, "field": field }))
+    })
+}
+
+async fn start(State(state): State<AppState>, headers: axum::http::HeaderMap, body: axum::body::Bytes) -> Response {
+    let req = match decode(&headers, &body) {
+        Ok(r) => r,
+        Err((status, body)) => return (status, Json(body)).into_response(),
+    };
     match state.sweeps.start(req).await {
         Ok(id) => (StatusCode::CREATED, Json(json!({ "id": id, "url": format!("/runs/{id}") }))).into_response(),
         Err(e) => {
             let status = match e {
                 SweepError::NotAllowed(_) => StatusCode::FORBIDDEN,
-                SweepError::Invalid(_) | SweepError::Start(_) => StatusCode::BAD_REQUEST,
+                SweepError::Invalid(_) | SweepError::Field(_) | SweepError::Start(_) => StatusCode::BAD_REQUEST,
             };
-            (status, Json(json!({ "error": e.to_string() }))).into_response()
+            (status, Json(json!({ "error": e.to_string(), "field": e.field() }))).into_response()
         }
     }
 }

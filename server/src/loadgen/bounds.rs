@@ -1,0 +1,391 @@
+//! The bounds of every sweep field, in one place: the CLI (`plateau sweep`), the JSON API
+//! (`POST /api/v1/sweeps`) and the New sweep form all build a [`SweepSpec`] and every
+//! spec is checked here ([`check`], called by `SweepSpec::validate`) before anything is
+//! allocated or sent. A value out of range is a [`SpecError`] naming the request field.
+//!
+//! Besides each field's own range, two products are bounded because they decide the
+//! memory a level holds: prompt words × requests built at once (an open-loop level builds
+//! all its bodies before its clock starts; a closed level has C in flight), and output
+//! tokens × requests per level (every token chunk's gap is kept per request).
+
+use super::{LoadMode, Loads, SweepSpec};
+use std::time::Duration;
+
+/// Synthetic prompt length, in words (≈ tokens).
+pub const MAX_PROMPT_TOKENS: u32 = 32_768;
+/// `max_tokens` asked of the server per request.
+pub const MAX_OUTPUT_TOKENS: u32 = 32_768;
+/// Concurrency of one closed-loop level (also the adaptive search's ceiling); further
+/// capped by the process's open-file limit (see [`concurrency_limit`]).
+pub const MAX_CONCURRENCY: u32 = 4_096;
+/// Levels (concurrency values or request rates) in one sweep.
+pub const MAX_LEVELS: usize = 64;
+/// Measured requests per level (steady mode, open loop).
+pub const MAX_REQUESTS_PER_LEVEL: usize = 10_000;
+/// Warm-up requests before each level.
+pub const MAX_WARMUP: usize = 1_000;
+/// Open-loop request rates, req/s.
+pub const MIN_RATE_RPS: f64 = 0.01;
+pub const MAX_RATE_RPS: f64 = 10_000.0;
+/// Longest open-loop level schedule (requests ÷ rate).
+pub const MAX_LEVEL_SCHEDULE: Duration = Duration::from_secs(24 * 3600);
+/// Per-request timeout.
+pub const MIN_TIMEOUT: Duration = Duration::from_secs(1);
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+/// Relative spread of synthetic prompt lengths: `0 ≤ spread ≤ this`.
+pub const MAX_PROMPT_SPREAD: f64 = 0.9;
+/// Sampling temperature.
+pub const MAX_TEMPERATURE: f64 = 10.0;
+/// Adaptive search: p99 latency limit, ms.
+pub const MAX_P99_LIMIT_MS: f64 = 3_600_000.0;
+/// Prompt words held in memory at once (prompt length × requests built together).
+pub const MAX_PROMPT_WORDS_IN_MEMORY: u64 = 20_000_000;
+/// Output tokens of one level (max_tokens × requests per level): their chunk gaps are kept.
+pub const MAX_OUTPUT_TOKENS_PER_LEVEL: u64 = 50_000_000;
+/// Texts: model, run name, the API key; and the extra body as JSON.
+pub const MAX_TEXT_CHARS: usize = 1_024;
+pub const MAX_EXTRA_BODY_BYTES: usize = 64 * 1024;
+/// Open files kept back for the database, the listener and the server's own clients.
+pub const RESERVED_FILES: u64 = 128;
+
+/// A sweep field out of range: which field (as the request names it) and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("field `{field}`: {message}")]
+pub struct SpecError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl SpecError {
+    pub fn new(field: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+fn err<T>(field: &'static str, message: impl Into<String>) -> Result<T, SpecError> {
+    Err(SpecError::new(field, message))
+}
+
+/// The process's soft limit on open files (`RLIMIT_NOFILE`), if it can be read.
+pub fn open_file_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+            .ok()
+            .map(|(soft, _)| soft)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// The highest concurrency this process can hold: [`MAX_CONCURRENCY`], and one socket
+/// per request in flight within the open-file limit less [`RESERVED_FILES`].
+pub fn concurrency_limit(open_files: Option<u64>) -> u32 {
+    match open_files {
+        Some(n) => {
+            let usable = n.saturating_sub(RESERVED_FILES).max(1);
+            u32::try_from(usable)
+                .unwrap_or(u32::MAX)
+                .min(MAX_CONCURRENCY)
+        }
+        None => MAX_CONCURRENCY,
+    }
+}
+
+fn concurrency_ok(field: &'static str, c: u32, limit: u32) -> Result<(), SpecError> {
+    if c == 0 {
+        return err(field, "0 is not a concurrency; use 1 or more");
+    }
+    if c > limit {
+        let why = if limit < MAX_CONCURRENCY {
+            format!("{c} is above {limit}, what this process's open-file limit (ulimit -n) allows")
+        } else {
+            format!("{c} is above the maximum of {MAX_CONCURRENCY}")
+        };
+        return err(field, why);
+    }
+    Ok(())
+}
+
+/// Checks every field of `spec` against its bound, with the open-file limit of this
+/// process (see [`check_with`]).
+pub fn check(spec: &SweepSpec) -> Result<(), SpecError> {
+    check_with(spec, concurrency_limit(open_file_limit()))
+}
+
+/// Checks every field of `spec`; `limit` is the highest concurrency allowed.
+pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
+    let t = &spec.target;
+    text("model", &t.model, false)?;
+    text("name", &spec.name, true)?;
+    if let Some(k) = &t.api_key {
+        if k.expose().chars().count() > MAX_TEXT_CHARS {
+            return err(
+                "api_key",
+                format!("longer than {MAX_TEXT_CHARS} characters"),
+            );
+        }
+    }
+    if t.max_tokens == 0 || t.max_tokens > MAX_OUTPUT_TOKENS {
+        return err(
+            "max_tokens",
+            format!("{} is not between 1 and {MAX_OUTPUT_TOKENS}", t.max_tokens),
+        );
+    }
+    if let Some(temp) = t.temperature {
+        if !(temp.is_finite() && (0.0..=MAX_TEMPERATURE).contains(&temp)) {
+            return err(
+                "temperature",
+                format!("{temp} is not between 0 and {MAX_TEMPERATURE}"),
+            );
+        }
+    }
+    let extra = serde_json::to_string(&t.extra_body).map_or(usize::MAX, |s| s.len());
+    if extra > MAX_EXTRA_BODY_BYTES {
+        return err(
+            "extra_body",
+            format!("{extra} bytes of JSON; at most {MAX_EXTRA_BODY_BYTES}"),
+        );
+    }
+    let p = &spec.prompt;
+    if p.file.is_none() && (p.tokens == 0 || p.tokens > MAX_PROMPT_TOKENS) {
+        return err(
+            "prompt_tokens",
+            format!("{} is not between 1 and {MAX_PROMPT_TOKENS}", p.tokens),
+        );
+    }
+    if !(p.spread.is_finite() && (0.0..=MAX_PROMPT_SPREAD).contains(&p.spread)) {
+        return err(
+            "prompt_spread",
+            format!("{} is not between 0 and {MAX_PROMPT_SPREAD}", p.spread),
+        );
+    }
+    if spec.warmup > MAX_WARMUP {
+        return err(
+            "warmup",
+            format!("{} is above the maximum of {MAX_WARMUP}", spec.warmup),
+        );
+    }
+    if spec.request_timeout < MIN_TIMEOUT || spec.request_timeout > MAX_TIMEOUT {
+        return err(
+            "timeout_s",
+            format!(
+                "{} s is not between {} and {} s",
+                spec.request_timeout.as_secs_f64(),
+                MIN_TIMEOUT.as_secs(),
+                MAX_TIMEOUT.as_secs()
+            ),
+        );
+    }
+    let steady = match spec.mode {
+        LoadMode::Wave => None,
+        LoadMode::Steady { requests } => Some(requests),
+    };
+    if let Some(n) = steady {
+        requests_ok(n)?;
+    }
+    // The most requests one level measures, and the most whose bodies exist at once.
+    let (per_level, built_at_once) = match &spec.loads {
+        Loads::Concurrency(levels) => {
+            if levels.is_empty() {
+                return err("concurrency", "give at least one concurrency level");
+            }
+            if levels.len() > MAX_LEVELS {
+                return err(
+                    "concurrency",
+                    format!("{} levels; at most {MAX_LEVELS}", levels.len()),
+                );
+            }
+            for &c in levels {
+                concurrency_ok("concurrency", c, limit)?;
+            }
+            let top = levels.iter().copied().max().unwrap_or(1);
+            (steady.unwrap_or(top as usize), top as usize)
+        }
+        Loads::Rates {
+            rates_rps,
+            requests,
+            ..
+        } => {
+            if rates_rps.is_empty() {
+                return err("rates", "give at least one request rate (req/s)");
+            }
+            if rates_rps.len() > MAX_LEVELS {
+                return err(
+                    "rates",
+                    format!("{} rates; at most {MAX_LEVELS}", rates_rps.len()),
+                );
+            }
+            requests_ok(*requests)?;
+            for &r in rates_rps {
+                if !(r.is_finite() && (MIN_RATE_RPS..=MAX_RATE_RPS).contains(&r)) {
+                    return err(
+                        "rates",
+                        format!("{r} req/s is not between {MIN_RATE_RPS} and {MAX_RATE_RPS}"),
+                    );
+                }
+                let schedule_s = *requests as f64 / r;
+                if schedule_s > MAX_LEVEL_SCHEDULE.as_secs_f64() {
+                    return err(
+                        "rates",
+                        format!(
+                            "{requests} requests at {r} req/s take {schedule_s:.0} s; a level may last at most {} s",
+                            MAX_LEVEL_SCHEDULE.as_secs()
+                        ),
+                    );
+                }
+            }
+            // Every body of an open-loop level is built before its clock starts.
+            (*requests, *requests)
+        }
+        Loads::Adaptive(a) => {
+            concurrency_ok("adaptive.max_concurrency", a.max_concurrency, limit)?;
+            if a.start == 0 || a.start > a.max_concurrency {
+                return err(
+                    "adaptive.start",
+                    "must be at least 1 and at most the maximum concurrency",
+                );
+            }
+            if !(a.min_gain.is_finite() && (0.0..=1.0).contains(&a.min_gain)) {
+                return err(
+                    "adaptive.min_gain_pct",
+                    format!("{} % is not between 0 and 100", a.min_gain * 100.0),
+                );
+            }
+            if !(a.max_error_rate.is_finite() && (0.0..=1.0).contains(&a.max_error_rate)) {
+                return err(
+                    "adaptive.max_error_pct",
+                    format!("{} % is not between 0 and 100", a.max_error_rate * 100.0),
+                );
+            }
+            if let Some(l) = a.p99_limit_ms {
+                if !(l.is_finite() && l > 0.0 && l <= MAX_P99_LIMIT_MS) {
+                    return err(
+                        "adaptive.p99_limit_ms",
+                        format!("{l} ms is not above 0 and at most {MAX_P99_LIMIT_MS}"),
+                    );
+                }
+            }
+            if a.refine_steps > 8 {
+                return err("adaptive.refine_steps", "at most 8");
+            }
+            // Steady levels of the search run at least 2×C requests.
+            let c = a.max_concurrency as usize;
+            (steady.map_or(c, |n| n.max(2 * c)), c)
+        }
+    };
+    // The warm-up is sent at the level's concurrency (open loop: all at once).
+    let built_at_once = built_at_once.max(spec.warmup);
+    if p.file.is_none() {
+        let words = f64::from(p.tokens) * (1.0 + p.spread);
+        let in_memory = words * built_at_once as f64;
+        if in_memory > MAX_PROMPT_WORDS_IN_MEMORY as f64 {
+            return err(
+                "prompt_tokens",
+                format!(
+                    "{} words × {built_at_once} requests at once is {in_memory:.0} prompt words in memory; at most {MAX_PROMPT_WORDS_IN_MEMORY}",
+                    p.tokens
+                ),
+            );
+        }
+    }
+    let output = u64::from(t.max_tokens).saturating_mul(per_level as u64);
+    if output > MAX_OUTPUT_TOKENS_PER_LEVEL {
+        return err(
+            "max_tokens",
+            format!(
+                "{} tokens × {per_level} requests per level is {output} output tokens per level; at most {MAX_OUTPUT_TOKENS_PER_LEVEL}",
+                t.max_tokens
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn requests_ok(n: usize) -> Result<(), SpecError> {
+    if n == 0 || n > MAX_REQUESTS_PER_LEVEL {
+        return err(
+            "requests",
+            format!("{n} is not between 1 and {MAX_REQUESTS_PER_LEVEL}"),
+        );
+    }
+    Ok(())
+}
+
+fn text(field: &'static str, value: &str, may_be_empty: bool) -> Result<(), SpecError> {
+    if !may_be_empty && value.trim().is_empty() {
+        return err(field, "must not be empty");
+    }
+    if value.chars().count() > MAX_TEXT_CHARS {
+        return err(field, format!("longer than {MAX_TEXT_CHARS} characters"));
+    }
+    if value.chars().any(char::is_control) {
+        return err(field, "contains control characters");
+    }
+    Ok(())
+}
+
+/// The bounds as a Markdown table (README, `plateau sweep --help` wording).
+pub fn table() -> String {
+    let rows = [
+        ("prompt_tokens", format!("1 – {MAX_PROMPT_TOKENS}")),
+        ("max_tokens", format!("1 – {MAX_OUTPUT_TOKENS}")),
+        (
+            "concurrency (each level), adaptive.max_concurrency",
+            format!("1 – {MAX_CONCURRENCY}, and ≤ open-file limit − {RESERVED_FILES}"),
+        ),
+        (
+            "levels (concurrency values or rates)",
+            format!("1 – {MAX_LEVELS}"),
+        ),
+        (
+            "requests (per level)",
+            format!("1 – {MAX_REQUESTS_PER_LEVEL}"),
+        ),
+        (
+            "rates",
+            format!(
+                "{MIN_RATE_RPS} – {MAX_RATE_RPS} req/s; requests ÷ rate ≤ {} s",
+                MAX_LEVEL_SCHEDULE.as_secs()
+            ),
+        ),
+        ("warmup", format!("0 – {MAX_WARMUP}")),
+        (
+            "timeout_s",
+            format!("{} – {}", MIN_TIMEOUT.as_secs(), MAX_TIMEOUT.as_secs()),
+        ),
+        ("prompt_spread", format!("0 – {MAX_PROMPT_SPREAD}")),
+        ("temperature", format!("0 – {MAX_TEMPERATURE}")),
+        (
+            "adaptive.min_gain_pct, adaptive.max_error_pct",
+            "0 – 100".to_owned(),
+        ),
+        ("adaptive.p99_limit_ms", format!("> 0 – {MAX_P99_LIMIT_MS}")),
+        (
+            "prompt_tokens × requests built at once",
+            format!("≤ {MAX_PROMPT_WORDS_IN_MEMORY}"),
+        ),
+        (
+            "max_tokens × requests per level",
+            format!("≤ {MAX_OUTPUT_TOKENS_PER_LEVEL}"),
+        ),
+        (
+            "model, name, api_key",
+            format!("≤ {MAX_TEXT_CHARS} characters"),
+        ),
+        (
+            "extra_body",
+            format!("≤ {MAX_EXTRA_BODY_BYTES} bytes of JSON"),
+        ),
+    ];
+    let mut out = String::from("| field | bound |\n|---|---|\n");
+    for (f, b) in rows {
+        out.push_str(&format!("| {f} | {b} |\n"));
+    }
+    out
+}
