@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 
 use super::vllm::{self, Notes, Place, StatUnits, LATENCIES, PER_REQUEST_KEYS};
 
-pub const FORMAT: Format = Format { format: SourceFormat::Inferencex, sniff, parse };
+pub const FORMAT: Format = Format { format: SourceFormat::Inferencex, sniff, parse: |text, _| parse(text) };
 
 /// Substrings one of which every InferenceX layout contains: a cheap first test.
 const MARKERS: [&str; 9] = [
@@ -538,11 +538,15 @@ mod tests {
         let e = parse(&level.replace("\"duration\": 31.08160568587482", "\"duration\": -31.0"))
             .unwrap_err();
         assert!(e.to_string().contains("`duration`") && e.message.contains("negative"), "{e}");
-        // No cap and no prompt count: no load level at all.
+        // No cap and no prompt count: one burst of what completed.
         let uncapped = level
             .replace("\"max_concurrency\": 4", "\"max_concurrency\": null")
             .replace("\"num_prompts\": 40", "\"num_prompts\": null");
-        let e = parse(&uncapped).unwrap_err();
+        let f = parse(&uncapped).unwrap();
+        assert_eq!(f.levels[0].point.load_value, 40.0);
+        assert!(f.warnings.iter().any(|w| w.contains("one burst")), "{:?}", f.warnings);
+        // Nor anything completed: no load level at all.
+        let e = parse(&uncapped.replace("\"completed\": 40", "\"completed\": 0")).unwrap_err();
         assert!(e.to_string().contains("field `max_concurrency`"), "{e}");
         assert!(e.message.contains("num_prompts"), "{e}");
         let summary = fixture("inferencex/inferencex-app_glm47_gaudi3_summary.json");
