@@ -137,3 +137,53 @@ fn aiperf_wall_time_comes_from_start_and_end_when_no_duration() {
     // 10:00:00Z → 10:05:00Z.
     assert_eq!(run.run.levels[0].point.wall_s, Some(300.0));
 }
+
+/// An AgentX (agentic traces) aggregate row of the shape process_agentic_result.py writes.
+const AGENTX_ROW: &str = r#"{"hw": "b200", "conc": 16, "image": "img", "model": "deepseek-ai/DeepSeek-V4", "framework": "vllm",
+ "precision": "fp8", "spec_decoding": "none", "disagg": false, "scenario_type": "agentic-coding", "is_multinode": false,
+ "tp": 8, "ep": 1, "dp_attention": false, "num_gpus": 8, "num_requests_total": 130, "num_requests_successful": 120,
+ "request_accounting": {"records_total": 130, "records_profiled": 120, "records_dropped_total": 10,
+   "records_warmup_dropped": 7, "records_error_dropped": 3, "error_categories": {"timeout": 3}},
+ "request_metrics": {
+   "qps": {"window_seconds": 1.0, "samples": 60, "mean": 2.0166666666666666, "p50": 2.0, "p75": 3.0, "p90": 3.0, "p95": 4.0, "std": 0.9},
+   "latency": {
+     "ttft": {"mean": 0.8123456789012345, "p50": 0.75, "p75": 0.9, "p90": 1.2, "p95": 1.5, "std": 0.3},
+     "e2el": {"mean": 7.9, "p50": 7.5, "p75": 8.5, "p90": 9.9, "p95": 11.25, "std": 1.8},
+     "itl": {"mean": 0.0215, "p50": 0.021, "p75": 0.023, "p90": 0.026, "p95": 0.028, "std": 0.004},
+     "tpot": {"mean": 0.0215, "p50": 0.021, "p75": 0.023, "p90": 0.026, "p95": 0.028, "std": 0.004},
+     "intvty": {"mean": 48.1, "p50": 47.6, "p75": 43.5, "p90": 38.5, "p95": 35.7}},
+   "tokens": {"input": {"mean": 30000.5, "p50": 29000.0, "p75": 35000.0, "p90": 41000.0, "p95": 45000.0, "std": 9000.25},
+              "output_actual": {"mean": 350.25, "p50": 300.0, "p75": 420.0, "p90": 600.0, "p95": 700.0, "std": 150.5},
+              "output_expected": {}},
+   "throughput": {"input": {"tokens_per_second": 60000.5}, "output": {"tokens_per_second": 700.5},
+                  "total": {"tokens_per_second": 60701.0}, "duration_seconds": 60.125, "per_gpu": {"total_tput_tps": 7587.625}},
+   "cache": {"theoretical_cache_hit_rate": 0.85}},
+ "server_metrics": {}, "kv_cache_pool_tokens": 1000000}"#;
+
+#[test]
+fn inferencex_agentx_rows_are_read_with_their_request_accounting() {
+    let run = one("bmk_agentic_x_conc16.json", AGENTX_ROW, None);
+    assert_eq!(run.run.source.format, app::domain::SourceFormat::Inferencex);
+    let p = &run.run.levels[0].point;
+    assert_eq!((p.load_kind, p.load_value), (LoadKind::Concurrency, 16.0));
+    assert_eq!((p.requests_ok, p.requests_failed), (Some(120), Some(3)));
+    assert_eq!(p.wall_s, Some(60.125));
+    // Seconds → ms by moving the decimal point: every digit kept.
+    assert_eq!(p.get(Metric::Ttft, Stat::Mean), Some(812.3456789012345));
+    assert_eq!(p.get(Metric::Ttft, Stat::P(750)), Some(900.0));
+    assert_eq!(p.get(Metric::E2e, Stat::P(950)), Some(11250.0));
+    assert_eq!(p.get(Metric::Tpot, Stat::P50), Some(21.0));
+    assert_eq!(p.get(Metric::PerUserTokS, Stat::Mean), Some(48.1));
+    assert_eq!(p.get(Metric::OutputTokens, Stat::Std), Some(150.5));
+    assert_eq!(p.output_tok_s(), Some(700.5));
+    assert_eq!(p.get(Metric::RequestThroughput, Stat::Mean), Some(2.0166666666666666));
+    assert_eq!(run.run.facts.gpu_count, Some(8));
+    assert_eq!(run.run.facts.engine.as_deref(), Some("vllm"));
+    assert!(run.warnings.iter().any(|w| w.contains("7 warm-up requests")), "{:?}", run.warnings);
+    assert!(run.warnings.iter().any(|w| w.contains("timeout: 3")), "{:?}", run.warnings);
+    assert!(run.run.definitions.notes.iter().any(|n| n.contains("AgentX")));
+    // A list of rows (agg_bmk.json) is one run, a level per row.
+    let two = format!("[{AGENTX_ROW}, {}]", AGENTX_ROW.replace("\"conc\": 16", "\"conc\": 32"));
+    let run = one("agg_bmk.json", &two, None);
+    assert_eq!(run.run.levels.len(), 2);
+}
