@@ -48,6 +48,32 @@ pub enum Metric {
     ClientQueue,
 }
 
+/// `x × 10^shift`, computed by moving the decimal point of `x`'s shortest decimal form,
+/// so a unit conversion keeps the digits the source wrote: 0.0123 s is 12.3 ms, where
+/// `0.0123 * 1000.0` gives 12.299999999999999. Non-finite values pass through.
+pub fn scale_pow10(x: f64, shift: i32) -> f64 {
+    if !x.is_finite() || x == 0.0 || shift == 0 {
+        return x;
+    }
+    // `{:e}` prints the shortest digits that read back as `x`, e.g. "1.23e-2".
+    let text = format!("{x:e}");
+    let Some((mantissa, exp)) = text.split_once('e') else { return x };
+    let Ok(exp) = exp.parse::<i32>() else { return x };
+    format!("{mantissa}e{}", exp.saturating_add(shift)).parse().unwrap_or(x)
+}
+
+/// `x × factor` for a unit conversion: exact in decimal when `factor` is a power of ten
+/// (see [`scale_pow10`]), plain multiplication otherwise.
+pub fn convert_unit(x: f64, factor: f64) -> f64 {
+    if factor > 0.0 {
+        let shift = factor.log10().round() as i32;
+        if (-12..=12).contains(&shift) && format!("1e{shift}").parse::<f64>() == Ok(factor) {
+            return scale_pow10(x, shift);
+        }
+    }
+    x * factor
+}
+
 /// The unit of a metric, in the convention Plateau stores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -68,6 +94,21 @@ impl Unit {
             Unit::ReqPerS => "req/s",
             Unit::Requests => "requests",
         }
+    }
+}
+
+impl Metric {
+    /// Whether this metric describes completed requests (a latency, a token count, a
+    /// per-user rate): with no completed request it has no value at all.
+    pub fn is_per_request(self) -> bool {
+        !matches!(
+            self,
+            Metric::OutputThroughput
+                | Metric::TotalThroughput
+                | Metric::RequestThroughput
+                | Metric::Goodput
+                | Metric::AchievedConcurrency
+        )
     }
 }
 
@@ -380,6 +421,25 @@ impl ThroughputWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn unit_conversion_moves_the_decimal_point() {
+        assert_eq!(convert_unit(0.0123, 1000.0), 12.3);
+        assert_eq!(convert_unit(12.3, 0.001), 0.0123);
+        assert_eq!(convert_unit(-1.5, 1000.0), -1500.0);
+        assert_eq!(convert_unit(2.0, 60.0), 120.0);
+        assert!(convert_unit(f64::NAN, 1000.0).is_nan());
+        assert_eq!(convert_unit(0.1 + 0.2, 1000.0).to_string(), "300.00000000000006");
+    }
+
+    proptest! {
+        #[test]
+        fn scaling_there_and_back_is_exact(m in 1u64..10_000_000_000_000, e in -12i32..12) {
+            let x: f64 = format!("{m}e{e}").parse().unwrap();
+            prop_assert_eq!(scale_pow10(scale_pow10(x, 3), -3), x);
+        }
+    }
 
     #[test]
     fn stat_names_round_trip() {

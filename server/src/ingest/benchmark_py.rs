@@ -10,6 +10,7 @@
 //! truncated level with the values that survived. Any other record that cannot be read is
 //! an error naming its line and column, and nothing is imported.
 
+use app::domain::metrics::convert_unit;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::{LoadKind, Point};
 
@@ -242,15 +243,15 @@ fn apply(p: &mut Point, piece: &Piece<'_>) -> Result<(), String> {
         }
         Field::LatAvg => {
             let v = keyed(t, "avg=").and_then(number).ok_or_else(bad)?;
-            p.set(Metric::E2e, Stat::Mean, v * 1000.0);
+            p.set(Metric::E2e, Stat::Mean, convert_unit(v, 1000.0));
         }
         Field::LatP50 => {
             let v = keyed(t, "p50=").and_then(number).ok_or_else(bad)?;
-            p.set(Metric::E2e, Stat::P50, v * 1000.0);
+            p.set(Metric::E2e, Stat::P50, convert_unit(v, 1000.0));
         }
         Field::LatP99 => {
             let v = keyed(t, "p99=").and_then(number).ok_or_else(bad)?;
-            p.set(Metric::E2e, Stat::P99, v * 1000.0);
+            p.set(Metric::E2e, Stat::P99, convert_unit(v, 1000.0));
         }
     }
     Ok(())

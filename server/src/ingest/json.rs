@@ -32,10 +32,28 @@ impl FieldError {
     }
 }
 
+/// Marks a number token too large for an `f64` (see [`sanitize_non_standard`]).
+const OUT_OF_RANGE: &str = "\u{1}out of range:";
+
+/// Whether the text has an exponent of three or more digits (`1e400`): the only way a JSON
+/// number overflows an `f64` in practice.
+fn has_big_exponent(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.windows(4).enumerate().any(|(i, w)| {
+        matches!(w[0], b'e' | b'E')
+            && i > 0
+            && b[i - 1].is_ascii_digit()
+            && {
+                let digits = if matches!(w[1], b'+' | b'-') { &b[i + 2..] } else { &b[i + 1..] };
+                digits.iter().take(3).filter(|d| d.is_ascii_digit()).count() == 3
+            }
+    })
+}
+
 /// Replaces the bare tokens `Infinity`, `-Infinity` and `NaN` outside strings by `null`-safe
 /// string markers (`"Infinity"`, …) so serde_json can read what Python's `json.dumps` wrote.
 pub fn sanitize_non_standard(text: &str) -> std::borrow::Cow<'_, str> {
-    if !(text.contains("Infinity") || text.contains("NaN")) {
+    if !(text.contains("Infinity") || text.contains("NaN") || has_big_exponent(text)) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -67,6 +85,26 @@ pub fn sanitize_non_standard(text: &str) -> std::borrow::Cow<'_, str> {
             }
         }
         if matched {
+            continue;
+        }
+        if c.is_ascii_digit() || (c == '-' && rest[1..].starts_with(|d: char| d.is_ascii_digit())) {
+            // A number too large for an f64 (`1e400`) would stop serde_json for the whole
+            // file; as a marked string it reaches the field that holds it, whose error names it.
+            let end = rest
+                .char_indices()
+                .skip(1)
+                .find(|&(_, d)| !(d.is_ascii_digit() || matches!(d, '.' | 'e' | 'E' | '+' | '-')))
+                .map_or(rest.len(), |(i, _)| i);
+            let token = &rest[..end];
+            if token.parse::<f64>().is_ok_and(f64::is_infinite) {
+                // The marker's control character, escaped as JSON wants it.
+                out.push_str("\"\\u0001out of range:");
+                out.push_str(token);
+                out.push('"');
+            } else {
+                out.push_str(token);
+            }
+            rest = &rest[end..];
             continue;
         }
         if c == '"' {
@@ -323,6 +361,12 @@ impl<'a> Obj<'a> {
 pub fn number(path: &str, v: &Value) -> Result<f64, FieldError> {
     let x = match v {
         Value::Number(n) => n.as_f64().ok_or_else(|| FieldError::field(path, "number out of range"))?,
+        Value::String(s) if s.starts_with(OUT_OF_RANGE) => {
+            return Err(FieldError::field(
+                path,
+                format!("{} is out of range: larger than a 64-bit number holds", &s[OUT_OF_RANGE.len()..]),
+            ))
+        }
         Value::String(s) => {
             let t = s.trim().replace(',', "");
             match t.as_str() {

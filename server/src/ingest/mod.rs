@@ -22,7 +22,7 @@ use app::domain::{
     SourceInfo,
 };
 use json::FieldError;
-use model::{Format, ParsedFile};
+use model::{Format, ParseOptions, ParsedFile};
 use sqlx::SqlitePool;
 
 /// Default upload size limit, per file.
@@ -182,7 +182,7 @@ impl ImportError {
 
 /// benchmark.py as a registry entry (its parser reports line and column).
 pub fn benchmark_py_format() -> Format {
-    fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+    fn parse(text: &str, _: &ParseOptions) -> Result<ParsedFile, FieldError> {
         let s = benchmark_py::parse(text).map_err(|e| FieldError {
             at: format!("line {}, column {}", e.line, e.column),
             message: e.message,
@@ -240,7 +240,7 @@ fn read_file(
         let (p, r) = formats::plateau::read(text).map_err(parse_error)?;
         (p, Some(r))
     } else {
-        ((format.parse)(text).map_err(parse_error)?, None)
+        ((format.parse)(text, &ParseOptions { concurrency }).map_err(parse_error)?, None)
     };
     if parsed.levels.is_empty() {
         return Err(ImportError::NoLevels { file: input.display_name() });
@@ -252,6 +252,7 @@ fn read_file(
             l.point.load_value = c;
         }
     }
+    drop_stats_of_levels_without_completions(&mut parsed);
     recompute_from_requests(&mut parsed);
     Ok(ReadFile { input, format: format.format, parsed, restored })
 }
@@ -282,6 +283,29 @@ fn files_label(names: &[String]) -> String {
     match names {
         [a, b, c, _, ..] => format!("{a}, {b}, {c} and {} more files", names.len() - 3),
         _ => names.join(", "),
+    }
+}
+
+/// A level where no request completed has no latency and no per-request token count:
+/// tools write 0 for the mean of nothing (vLLM's `np.mean(x or 0)`), and 0 ms would read as
+/// instant. Unknown is never zero, so those zeros are not kept (the raw fields still hold them).
+fn drop_stats_of_levels_without_completions(parsed: &mut ParsedFile) {
+    let mut dropped = Vec::new();
+    for level in &mut parsed.levels {
+        if level.point.requests_ok != Some(0) {
+            continue;
+        }
+        let before = level.point.measures.len();
+        level.point.measures.retain(|m| !(m.value == 0.0 && m.metric.is_per_request()));
+        if level.point.measures.len() < before {
+            dropped.push(app::domain::format::load(level.point.load_value));
+        }
+    }
+    if !dropped.is_empty() {
+        parsed.warnings.push(format!(
+            "no request completed at load {}: its latency and token statistics are unknown (the file's zeros are kept only in the raw fields)",
+            dropped.join(", ")
+        ));
     }
 }
 

@@ -20,6 +20,22 @@ pub struct ParsedFile {
     pub warnings: Vec<String>,
 }
 
+/// What the user said about the files before they are read: a parser that finds no load
+/// in a file uses this one instead of giving up (LLMPerf's individual responses, GenAI-Perf's
+/// CSV, a level with no concurrency).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ParseOptions {
+    /// The concurrency the user entered (`--concurrency`, the form's field), if any.
+    pub concurrency: Option<f64>,
+}
+
+impl ParseOptions {
+    /// The user's concurrency, when it is a usable load (finite, positive).
+    pub fn concurrency(&self) -> Option<f64> {
+        self.concurrency.filter(|c| c.is_finite() && *c > 0.0)
+    }
+}
+
 /// A parser: detects and reads one format.
 #[derive(Clone, Copy)]
 pub struct Format {
@@ -27,5 +43,5 @@ pub struct Format {
     /// Whether the text is (very likely) this format. Cheap: looks at keys, not values.
     pub sniff: fn(&str) -> bool,
     /// Reads the text; an error names the line or field at fault.
-    pub parse: fn(&str) -> Result<ParsedFile, FieldError>,
+    pub parse: fn(&str, &ParseOptions) -> Result<ParsedFile, FieldError>,
 }

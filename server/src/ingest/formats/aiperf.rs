@@ -29,13 +29,14 @@
 //! the JSON instead), the per-request `profile_export.jsonl`, and multi-run
 //! `_aggregate`/`_collated` files.
 
+use app::domain::metrics::convert_unit;
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition, Unit};
 use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::Value;
 
-pub const FORMAT: Format = Format { format: SourceFormat::Aiperf, sniff, parse };
+pub const FORMAT: Format = Format { format: SourceFormat::Aiperf, sniff, parse: |text, _| parse(text) };
 
 /// How a metric's statistics are read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,7 +188,24 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
         let unit = block.str("unit")?.unwrap_or_else(|| "sec".to_owned());
         let n = per_second(&unit)
             .ok_or_else(|| FieldError::field(&block.child_path("unit"), format!("`{unit}` is not a unit of time")))?;
-        point.wall_s = block.num("avg")?.map(|v| v / n);
+        point.wall_s = block.num("avg")?.map(|v| convert_unit(v, 1.0 / n));
+    }
+    if point.wall_s.is_none() {
+        // Files without a benchmark_duration still carry the run's start and end times.
+        if let (Some(start), Some(end)) = (root.str("start_time")?, root.str("end_time")?) {
+            match (timestamp_us(&start), timestamp_us(&end)) {
+                (Some(a), Some(b)) if b > a => {
+                    point.wall_s = Some(convert_unit((b - a) as f64, 1e-6));
+                    warnings.push("the level's wall time is end_time − start_time (the file has no benchmark_duration)".to_owned());
+                }
+                _ => {
+                    return Err(FieldError::field(
+                        "end_time",
+                        format!("`{start}` → `{end}` is not a start and a later end time"),
+                    ))
+                }
+            }
+        }
     }
 
     if matches!(root.get("was_cancelled"), Some(Value::Bool(true))) {
@@ -272,7 +290,7 @@ impl Scale {
     const ONE: Scale = Scale { mul: 1.0, div: 1.0 };
 
     pub(crate) fn apply(self, v: f64) -> f64 {
-        v * self.mul / self.div
+        convert_unit(v, self.mul / self.div)
     }
 }
 
@@ -292,6 +310,18 @@ pub(crate) fn unit_scale(metric: Metric, unit: &str) -> Option<Scale> {
         }
         Unit::Requests => matches!(u.as_str(), "requests" | "count").then_some(Scale::ONE),
     }
+}
+
+/// An AIPerf timestamp (ISO 8601, with or without a zone; naive times are all in one zone)
+/// in microseconds.
+fn timestamp_us(text: &str) -> Option<i64> {
+    let t = text.trim();
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(t) {
+        return Some(dt.timestamp_micros());
+    }
+    chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f")
+        .ok()
+        .map(|dt| dt.and_utc().timestamp_micros())
 }
 
 /// How many of `unit` make a second, for the time units AIPerf writes.

@@ -37,12 +37,12 @@
 
 use super::aiperf::{bool_at, cli_flag, load_num, read_stats, tokens, top_level, unit_scale, Shape};
 use crate::ingest::json::{self, FieldError, Obj};
-use crate::ingest::model::{Format, ParsedFile};
+use crate::ingest::model::{Format, ParseOptions, ParsedFile};
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::{Map, Value};
 
-pub const FORMAT: Format = Format { format: SourceFormat::GenaiPerf, sniff, parse };
+pub const FORMAT: Format = Format { format: SourceFormat::GenaiPerf, sniff, parse: parse_with };
 
 /// GenAI-Perf metric name (JSON key; CSV label in snake case) → Plateau metric, how to read
 /// it, and the unit GenAI-Perf documents for it (used when the file leaves the unit out).
@@ -100,11 +100,16 @@ pub fn sniff(text: &str) -> bool {
 }
 
 pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+    parse_with(text, &ParseOptions::default())
+}
+
+/// Reads the file; the user's concurrency is the CSV's load when the text records none.
+pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
     let t = text.trim_start_matches('\u{feff}');
     if t.trim_start().starts_with('{') {
         parse_json(t)
     } else {
-        parse_csv(t)
+        parse_csv(t, opts)
     }
 }
 
@@ -204,7 +209,7 @@ struct Block {
     line: usize,
 }
 
-fn parse_csv(text: &str) -> Result<ParsedFile, FieldError> {
+fn parse_csv(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
     let lines: Vec<&str> = text.lines().collect();
     let start = lines
         .iter()
@@ -278,6 +283,9 @@ fn parse_csv(text: &str) -> Result<ParsedFile, FieldError> {
         point.load_kind = LoadKind::RequestRate;
         point.load_value = r;
     } else if let Some(c) = cli_flag(&preamble, "--concurrency") {
+        point.load_value = c;
+    } else if let Some(c) = opts.concurrency() {
+        // The user said it: nothing to ask for.
         point.load_value = c;
     } else {
         let mut w = "concurrency not recorded in the file: GenAI-Perf's CSV does not say what load \

@@ -41,6 +41,7 @@
 //!   [`RequestRecord`]s; each level's `raw` is its benchmark object without them.
 //! - Only JSON is read; GuideLLM's YAML and CSV outputs are not.
 
+use app::domain::metrics::convert_unit;
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
@@ -48,7 +49,7 @@ use app::domain::stats::{Summary, RECOMPUTED};
 use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RequestRecord, RunFacts, SourceFormat};
 use serde_json::{Map, Value};
 
-pub const FORMAT: Format = Format { format: SourceFormat::Guidellm, sniff, parse };
+pub const FORMAT: Format = Format { format: SourceFormat::Guidellm, sniff, parse: |text, _| parse(text) };
 
 /// GuideLLM JSON: an object with `benchmarks`, and a marker only GuideLLM writes.
 pub fn sniff(text: &str) -> bool {
@@ -308,19 +309,19 @@ fn put_distribution(
     if d.num("count")? == Some(0.0) {
         return Ok(true);
     }
-    point.set_opt(metric, Stat::Mean, d.num("mean")?.map(|x| x * factor));
+    point.set_opt(metric, Stat::Mean, d.num("mean")?.map(|x| convert_unit(x, factor)));
     if mean_only {
         return Ok(true);
     }
     for (key, stat) in [("median", Stat::P50), ("std_dev", Stat::Std), ("min", Stat::Min), ("max", Stat::Max)] {
-        point.set_opt(metric, stat, d.num(key)?.map(|x| x * factor));
+        point.set_opt(metric, stat, d.num(key)?.map(|x| convert_unit(x, factor)));
     }
     let pct_path = d.child_path("percentiles");
     if let Some(pct) = d.obj("percentiles", &pct_path)? {
         for key in pct.map.keys() {
             // p001 = p0.1, p01 = p1, p999 = p99.9: Stat::parse knows GuideLLM's spelling.
             if let Some(stat) = Stat::parse(key) {
-                point.set_opt(metric, stat, pct.num(key)?.map(|x| x * factor));
+                point.set_opt(metric, stat, pct.num(key)?.map(|x| convert_unit(x, factor)));
             }
         }
     }
@@ -395,7 +396,7 @@ fn requests_v02(b: &Obj<'_>) -> Result<(Vec<RequestRecord>, Option<String>), Fie
             out.push(RequestRecord {
                 ok,
                 ttft_ms: r.num("time_to_first_token_ms")?,
-                e2e_ms: r.num("request_latency")?.map(|s| s * 1000.0),
+                e2e_ms: r.num("request_latency")?.map(|s| convert_unit(s, 1000.0)),
                 tpot_ms: r.num("inter_token_latency_ms")?,
                 input_tokens: r.num("prompt_tokens")?,
                 output_tokens: r.num("output_tokens")?,
@@ -457,7 +458,7 @@ fn parse_v01_level(path: &str, v: &Value, warnings: &mut Vec<String>) -> Result<
                 }
                 first_start = first_start.min(start);
                 last_end = last_end.max(end);
-                Some((end - start) * 1000.0)
+                Some(convert_unit(end - start, 1000.0))
             }
             _ => None,
         };
@@ -467,7 +468,7 @@ fn parse_v01_level(path: &str, v: &Value, warnings: &mut Vec<String>) -> Result<
         if let Some(d) = r.obj("decode_times", &decode_path)? {
             if let Some(data) = list(&d, "data")? {
                 for (k, x) in data.iter().enumerate() {
-                    decode.push(json::number(&format!("{decode_path}.data[{k}]"), x)? * 1000.0);
+                    decode.push(convert_unit(json::number(&format!("{decode_path}.data[{k}]"), x)?, 1000.0));
                 }
             }
         }
@@ -477,7 +478,7 @@ fn parse_v01_level(path: &str, v: &Value, warnings: &mut Vec<String>) -> Result<
         output_tokens += out.unwrap_or(0.0);
         requests.push(RequestRecord {
             ok: true,
-            ttft_ms: r.num("first_token_time")?.map(|s| s * 1000.0),
+            ttft_ms: r.num("first_token_time")?.map(|s| convert_unit(s, 1000.0)),
             e2e_ms,
             tpot_ms,
             input_tokens: r.num("prompt_token_count")?,

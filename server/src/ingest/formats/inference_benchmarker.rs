@@ -27,13 +27,14 @@
 //!   `meta.version` and `meta.device` (the keys its own dashboard reads); fixed prompt/decode
 //!   lengths when their `variance` is 0.
 
+use app::domain::metrics::convert_unit;
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::Value;
 
-pub const FORMAT: Format = Format { format: SourceFormat::InferenceBenchmarker, sniff, parse };
+pub const FORMAT: Format = Format { format: SourceFormat::InferenceBenchmarker, sniff, parse: |text, _| parse(text) };
 
 /// An object with `results` steps that have inference-benchmarker's own keys.
 pub fn sniff(text: &str) -> bool {
@@ -185,7 +186,7 @@ fn parse_step(
             warnings.push(format!("{path} ({id}): total_requests {total} ≠ {ok} successful + {failed} failed"));
         }
     }
-    let duration_s = step.num("duration_ms")?.map(|ms| ms / 1000.0);
+    let duration_s = step.num("duration_ms")?.map(|ms| convert_unit(ms, 0.001));
     point.wall_s = duration_s;
 
     // Without a successful request the tool has no percentiles to write; zeros are not data.

@@ -22,6 +22,7 @@
 //! The AgentX (AIPerf-based) aggregate rows are not read here.
 
 use crate::ingest::json::{FieldError, Obj};
+use app::domain::metrics::convert_unit;
 use crate::ingest::model::{Format, ParsedFile};
 use app::domain::metrics::{
     Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition,
@@ -31,10 +32,11 @@ use serde_json::{Map, Value};
 
 use super::vllm::{self, Notes, Place, StatUnits, LATENCIES, PER_REQUEST_KEYS};
 
-pub const FORMAT: Format = Format { format: SourceFormat::Inferencex, sniff, parse };
+pub const FORMAT: Format = Format { format: SourceFormat::Inferencex, sniff, parse: |text, _| parse(text) };
 
 /// Substrings one of which every InferenceX layout contains: a cheap first test.
-const MARKERS: [&str; 9] = [
+const MARKERS: [&str; 10] = [
+    "\"request_metrics\"",
     "good_completed",
     "tput_per_gpu",
     "benchmark_tool",
@@ -99,7 +101,13 @@ fn is_summary(m: &Map<String, Value>) -> bool {
 
 fn is_agg_row(m: &Map<String, Value>) -> bool {
     m.contains_key("conc")
-        && (m.contains_key("tput_per_gpu") || m.contains_key("output_tput_per_gpu"))
+        && (m.contains_key("tput_per_gpu") || m.contains_key("output_tput_per_gpu") || is_agentic_row(m))
+}
+
+/// An AgentX (agentic traces) row: `conc` users and the nested `request_metrics` that
+/// process_agentic_result.py computes from AIPerf's per-request records.
+fn is_agentic_row(m: &Map<String, Value>) -> bool {
+    m.contains_key("conc") && m.get("request_metrics").is_some_and(Value::is_object)
 }
 
 /// A per-level file of the experimental client: a vLLM object with `good_completed` or
@@ -191,7 +199,11 @@ fn parse_agg(v: &Value) -> Result<ParsedFile, FieldError> {
     for (place, row) in rows {
         let path = place.path();
         let o = Obj::new(&path, row)?;
-        let (level, f) = agg_level(&o, place, &mut notes)?;
+        let (level, f) = if is_agentic_row(o.map) {
+            agentic_level(&o, place, &mut notes)?
+        } else {
+            agg_level(&o, place, &mut notes)?
+        };
         levels.push(level);
         facts.push(f);
     }
@@ -265,6 +277,116 @@ fn agg_level(
         requests: Vec::new(),
     };
     Ok((level, f))
+}
+
+/// The AgentX latency blocks (seconds) and what each one is. `itl` there is AIPerf's
+/// inter_token_latency, the per-request (e2e − TTFT) ÷ (tokens − 1): Plateau's TPOT, the
+/// same numbers as the row's `tpot` block, which is read instead.
+const AGENTIC_LATENCIES: [(&str, Metric); 3] = [("ttft", Metric::Ttft), ("tpot", Metric::Tpot), ("e2el", Metric::E2e)];
+
+/// One AgentX row: a level of `conc` simulated users replaying agentic traces.
+fn agentic_level(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(NewLevel, RunFacts), FieldError> {
+    let conc = o.count("conc")?.filter(|c| *c > 0).ok_or_else(|| {
+        FieldError::field(&o.child_path("conc"), "missing: the row has no concurrency")
+    })?;
+    let mut p = Point::at(LoadKind::Concurrency, conc as f64);
+    let rm_path = o.child_path("request_metrics");
+    let Some(rm) = o.obj("request_metrics", &rm_path)? else {
+        return Err(FieldError::field(&rm_path, "expected an object"));
+    };
+    let stats = |block: &Obj<'_>, metric: Metric, factor: f64, p: &mut Point| -> Result<(), FieldError> {
+        for key in block.map.keys() {
+            if let Some(stat) = Stat::parse(key) {
+                if let Some(v) = block.num(key)? {
+                    p.set(metric, stat, convert_unit(v, factor));
+                }
+            }
+        }
+        Ok(())
+    };
+    let lat_path = rm.child_path("latency");
+    if let Some(lat) = rm.obj("latency", &lat_path)? {
+        // Interactivity (`intvty`): output tokens per second of one user, already in tok/s.
+        for (name, metric, factor) in AGENTIC_LATENCIES
+            .iter()
+            .map(|&(n, m)| (n, m, 1000.0))
+            .chain([("intvty", Metric::PerUserTokS, 1.0)])
+        {
+            let path = lat.child_path(name);
+            if let Some(block) = lat.obj(name, &path)? {
+                stats(&block, metric, factor, &mut p)?;
+            }
+        }
+    }
+    let tokens_path = rm.child_path("tokens");
+    if let Some(tokens) = rm.obj("tokens", &tokens_path)? {
+        for (name, metric) in [("input", Metric::InputTokens), ("output_actual", Metric::OutputTokens)] {
+            let path = tokens.child_path(name);
+            if let Some(block) = tokens.obj(name, &path)? {
+                stats(&block, metric, 1.0, &mut p)?;
+            }
+        }
+    }
+    let tput_path = rm.child_path("throughput");
+    if let Some(tput) = rm.obj("throughput", &tput_path)? {
+        for (name, metric) in [("output", Metric::OutputThroughput), ("total", Metric::TotalThroughput)] {
+            let path = tput.child_path(name);
+            if let Some(block) = tput.obj(name, &path)? {
+                p.set_opt(metric, Stat::Mean, block.num("tokens_per_second")?);
+            }
+        }
+        p.wall_s = tput.num("duration_seconds")?;
+    }
+    let qps_path = rm.child_path("qps");
+    if let Some(qps) = rm.obj("qps", &qps_path)? {
+        // Completions per 1-second window; their mean is the level's request rate.
+        p.set_opt(Metric::RequestThroughput, Stat::Mean, qps.num("mean")?);
+    }
+    p.requests_ok = o.count("num_requests_successful")?;
+    let acc_path = o.child_path("request_accounting");
+    if let Some(acc) = o.obj("request_accounting", &acc_path)? {
+        let errors = acc.count("records_error_dropped")?;
+        let warmup = acc.count("records_warmup_dropped")?;
+        p.requests_failed = errors;
+        if let Some(w) = warmup.filter(|w| *w > 0) {
+            notes.warn(format!(
+                "{}: {w} warm-up requests were dropped by the tool and are not counted in this level",
+                place.label()
+            ));
+        }
+        if let Some(cats) = acc.get("error_categories").and_then(Value::as_object).filter(|c| !c.is_empty()) {
+            let list: Vec<String> = cats.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            notes.warn(format!("{}: failed requests by kind — {}", place.label(), list.join(", ")));
+        }
+    }
+    notes.note(
+        "AgentX rows (agentic traces) are computed by InferenceX from AIPerf's per-request \
+         records: warm-up and failed records are left out of every statistic (their counts are \
+         in request_accounting); latencies are in seconds (converted to ms), `itl`/`tpot` is \
+         AIPerf's per-request (e2e − TTFT) ÷ (tokens − 1) (stored as TPOT), `intvty` is tok/s per \
+         user, std is the population std, throughput is first send → last response, and the \
+         request rate is the mean of completions per 1-second window."
+            .to_owned(),
+    );
+    vllm::require_results(&p, o)?;
+    let gpus = match o.count("num_gpus")?.filter(|n| *n > 0) {
+        Some(n) => Some(n),
+        None => match (o.count("num_prefill_gpu")?, o.count("num_decode_gpu")?) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => o.count("tp")?.filter(|n| *n > 0),
+        },
+    };
+    let mut f = RunFacts {
+        model: o.str("model")?,
+        engine: o.str("framework")?.filter(|s| !s.is_empty()),
+        gpu_type: o.str("hw")?.filter(|s| !s.is_empty()),
+        gpu_count: gpus,
+        ..RunFacts::default()
+    };
+    if let Some(precision) = o.str("precision")? {
+        f.set_tags(&precision);
+    }
+    Ok((NewLevel { point: p, raw: o.map.clone().into(), requests: Vec::new() }, f))
 }
 
 /// A true/false field that process_result.py writes as a boolean or as text.
@@ -538,11 +660,15 @@ mod tests {
         let e = parse(&level.replace("\"duration\": 31.08160568587482", "\"duration\": -31.0"))
             .unwrap_err();
         assert!(e.to_string().contains("`duration`") && e.message.contains("negative"), "{e}");
-        // No cap and no prompt count: no load level at all.
+        // No cap and no prompt count: one burst of what completed.
         let uncapped = level
             .replace("\"max_concurrency\": 4", "\"max_concurrency\": null")
             .replace("\"num_prompts\": 40", "\"num_prompts\": null");
-        let e = parse(&uncapped).unwrap_err();
+        let f = parse(&uncapped).unwrap();
+        assert_eq!(f.levels[0].point.load_value, 40.0);
+        assert!(f.warnings.iter().any(|w| w.contains("one burst")), "{:?}", f.warnings);
+        // Nor anything completed: no load level at all.
+        let e = parse(&uncapped.replace("\"completed\": 40", "\"completed\": 0")).unwrap_err();
         assert!(e.to_string().contains("field `max_concurrency`"), "{e}");
         assert!(e.message.contains("num_prompts"), "{e}");
         let summary = fixture("inferencex/inferencex-app_glm47_gaudi3_summary.json");

@@ -7,13 +7,14 @@
 //! latency ÷ output tokens) → TPOT incl. TTFT. Units come from each metric's `units`
 //! (`s`, `s/token`, `ms`, `tokens/s`, `queries/s`, `count`) and are converted.
 
+use app::domain::metrics::convert_unit;
 use crate::ingest::json::{FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow};
 use app::domain::{LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::Value;
 
-pub const FORMAT: Format = Format { format: SourceFormat::LlmdReport, sniff, parse };
+pub const FORMAT: Format = Format { format: SourceFormat::LlmdReport, sniff, parse: |text, _| parse(text) };
 
 pub fn sniff(text: &str) -> bool {
     let head: String = text.chars().take(4000).collect();
@@ -71,7 +72,7 @@ fn read_stats(point: &mut Point, parent: &Obj<'_>, key: &str, metric: Metric) ->
         }
         let Some(stat) = Stat::parse(k) else { continue };
         if let Some(x) = o.num(k)? {
-            point.set(metric, stat, x * f);
+            point.set(metric, stat, convert_unit(x, f));
         }
     }
     Ok(())

@@ -28,14 +28,15 @@
 //! add it), and without one the import is refused with an error naming that field and
 //! pointing at the summary file, which has it.
 
+use app::domain::metrics::convert_unit;
 use crate::ingest::json::{self, FieldError, Obj};
-use crate::ingest::model::{Format, ParsedFile};
+use crate::ingest::model::{Format, ParseOptions, ParsedFile};
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::stats::{Summary, RECOMPUTED};
 use app::domain::{LoadKind, NewLevel, Point, RequestRecord, RunFacts, SourceFormat};
 use serde_json::Value;
 
-pub const FORMAT: Format = Format { format: SourceFormat::Llmperf, sniff, parse };
+pub const FORMAT: Format = Format { format: SourceFormat::Llmperf, sniff, parse: parse_with };
 
 /// An LLMPerf summary (flattened `results_…` keys) or individual-responses list.
 pub fn sniff(text: &str) -> bool {
@@ -51,10 +52,15 @@ pub fn sniff(text: &str) -> bool {
 }
 
 pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+    parse_with(text, &ParseOptions::default())
+}
+
+/// Reads the file; the user's concurrency stands in where the file records none.
+pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
     let root = json::parse(text)?;
     match &root {
-        Value::Array(items) => parse_individual(items),
-        Value::Object(_) => parse_summary(&root),
+        Value::Array(items) => parse_individual(items, opts),
+        Value::Object(_) => parse_summary(&root, opts),
         other => Err(whole_file(format!(
             "expected an LLMPerf summary (an object) or individual responses (a list), found {}",
             json::kind(other)
@@ -77,24 +83,29 @@ const SUMMARY_METRICS: [(&str, Metric, f64); 5] = [
     ("results_number_output_tokens", Metric::OutputTokens, 1.0),
 ];
 
-fn parse_summary(root: &Value) -> Result<ParsedFile, FieldError> {
+fn parse_summary(root: &Value, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
     let top = Obj::new("", root)?;
-    let concurrency = top.count("num_concurrent_requests")?.ok_or_else(|| {
-        FieldError::field("num_concurrent_requests", "missing: the summary's concurrency is the level's load")
-    })?;
-    if concurrency < 1 {
-        return Err(FieldError::field("num_concurrent_requests", "must be at least 1"));
-    }
-    let mut point = Point::at(LoadKind::Concurrency, concurrency as f64);
+    let concurrency = match (top.count("num_concurrent_requests")?, opts.concurrency()) {
+        (Some(c), _) if c < 1 => return Err(FieldError::field("num_concurrent_requests", "must be at least 1")),
+        (Some(c), _) => c as f64,
+        (None, Some(c)) => c,
+        (None, None) => {
+            return Err(FieldError::field(
+                "num_concurrent_requests",
+                "missing: the summary's concurrency is the level's load (enter it in the concurrency field)",
+            ))
+        }
+    };
+    let mut point = Point::at(LoadKind::Concurrency, concurrency);
     for (prefix, metric, factor) in SUMMARY_METRICS {
         for (suffix, stat) in [("mean", Stat::Mean), ("min", Stat::Min), ("max", Stat::Max), ("stddev", Stat::Std)] {
-            point.set_opt(metric, stat, top.num(&format!("{prefix}_{suffix}"))?.map(|x| x * factor));
+            point.set_opt(metric, stat, top.num(&format!("{prefix}_{suffix}"))?.map(|x| convert_unit(x, factor)));
         }
         // Whatever quantiles the file has (p25 … p99 by default).
         let quantile_prefix = format!("{prefix}_quantiles_");
         for key in top.map.keys() {
             if let Some(stat) = key.strip_prefix(&quantile_prefix).and_then(Stat::parse) {
-                point.set_opt(metric, stat, top.num(key)?.map(|x| x * factor));
+                point.set_opt(metric, stat, top.num(key)?.map(|x| convert_unit(x, factor)));
             }
         }
     }
@@ -195,7 +206,7 @@ fn read_response(i: usize, v: &Value) -> Result<Response, FieldError> {
             ))
         }
     };
-    let ms = |key: &str| r.num(key).map(|s| s.map(|s| s * 1000.0));
+    let ms = |key: &str| r.num(key).map(|s| s.map(|s| convert_unit(s, 1000.0)));
     let ttft_ms = ms("ttft_s")?;
     let e2e_ms = ms("end_to_end_latency_s")?;
     let output_tokens = r.num("number_output_tokens")?;
@@ -221,7 +232,7 @@ fn read_response(i: usize, v: &Value) -> Result<Response, FieldError> {
     })
 }
 
-fn parse_individual(items: &[Value]) -> Result<ParsedFile, FieldError> {
+fn parse_individual(items: &[Value], opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
     if items.is_empty() {
         return Err(whole_file("the list is empty: no requests in the file"));
     }
@@ -245,18 +256,26 @@ fn parse_individual(items: &[Value]) -> Result<ParsedFile, FieldError> {
         }
     }
     // LLMPerf's individual-responses file does not record the concurrency it ran at. The
-    // level's load is then unknown (0): the import layer takes it from the matching
-    // *_summary.json uploaded with it, or from the user's `concurrency` field, and refuses
-    // the file otherwise rather than guess.
-    let concurrency = concurrency.map_or(0, |(_, c)| c);
+    // level's load is then the user's `concurrency` field, or unknown (0, never stored as
+    // such): the import layer takes it from the matching *_summary.json uploaded with it,
+    // and refuses the file otherwise rather than guess.
+    let recorded = concurrency.map(|(_, c)| c);
     let mut warnings = vec![
         "an individual-responses file has no test duration: output and request throughput are unknown (the summary file has them)".to_owned(),
     ];
-    if concurrency < 1 {
-        warnings.push("the file does not record its concurrency: it comes from the summary file imported with it, or the concurrency field".to_owned());
-    }
+    let load = match (recorded, opts.concurrency()) {
+        (Some(c), _) => c as f64,
+        (None, Some(c)) => {
+            warnings.push(format!("the file does not record its concurrency: {c} is the one entered"));
+            c
+        }
+        (None, None) => {
+            warnings.push("the file does not record its concurrency: it comes from the summary file imported with it, or the concurrency field".to_owned());
+            0.0
+        }
+    };
 
-    let mut point = Point::at(LoadKind::Concurrency, concurrency as f64);
+    let mut point = Point::at(LoadKind::Concurrency, load);
     let ok = responses.iter().filter(|r| r.record.ok).count();
     point.requests_ok = Some(ok as i64);
     point.requests_failed = Some((responses.len() - ok) as i64);
@@ -279,7 +298,11 @@ fn parse_individual(items: &[Value]) -> Result<ParsedFile, FieldError> {
         levels: vec![NewLevel {
             point,
             // No level-wide fields besides the requests themselves.
-            raw: serde_json::json!({ "num_concurrent_requests": concurrency, "requests": items.len() }),
+            // Only what the file says: its recorded concurrency when it has one.
+            raw: match recorded {
+                Some(c) => serde_json::json!({ "num_concurrent_requests": c, "requests": items.len() }),
+                None => serde_json::json!({ "requests": items.len() }),
+            },
             requests: responses.into_iter().map(|r| r.record).collect(),
         }],
         warnings,
@@ -440,7 +463,7 @@ mod tests {
         let err = |text: &str| parse(text).unwrap_err().to_string();
         assert_eq!(
             err(r#"{"results_ttft_s_mean": 0.2}"#),
-            "field `num_concurrent_requests`: missing: the summary's concurrency is the level's load"
+            "field `num_concurrent_requests`: missing: the summary's concurrency is the level's load (enter it in the concurrency field)"
         );
         assert!(err(r#"{"num_concurrent_requests": 0, "results_ttft_s_mean": 0.2}"#).contains("at least 1"));
         assert!(err(r#"{"num_concurrent_requests": 2.5}"#).contains("expected a whole number"));

@@ -18,7 +18,7 @@ use app::domain::{
 };
 use serde::{Deserialize, Serialize};
 
-pub const FORMAT: Format = Format { format: SourceFormat::Plateau, sniff, parse };
+pub const FORMAT: Format = Format { format: SourceFormat::Plateau, sniff, parse: |text, _| parse(text) };
 
 /// The JSON format's version. Readers accept this version and older.
 pub const VERSION: u32 = 1;

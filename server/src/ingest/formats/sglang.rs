@@ -20,7 +20,7 @@
 //!   tokenizer and stays in the raw fields, compared in a note.
 
 use crate::ingest::json::{FieldError, Obj};
-use crate::ingest::model::{Format, ParsedFile};
+use crate::ingest::model::{Format, ParseOptions, ParsedFile};
 use app::domain::metrics::{
     Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition,
 };
@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use super::vllm::{self, Notes, Place, StatUnits, PER_REQUEST_KEYS};
 
-pub const FORMAT: Format = Format { format: SourceFormat::Sglang, sniff, parse };
+pub const FORMAT: Format = Format { format: SourceFormat::Sglang, sniff, parse: parse_with };
 
 /// SGLang's latency metric names and the metric each one is by definition.
 const LATENCIES: [(&str, Metric); 4] = [
@@ -78,8 +78,13 @@ struct Seen {
 }
 
 pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+    parse_with(text, &ParseOptions::default())
+}
+
+/// Reads the file; the user's concurrency stands in where a line records no load.
+pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
     let docs = vllm::documents(text)?;
-    let mut notes = Notes::default();
+    let mut notes = Notes { given: *opts, ..Notes::default() };
     let mut levels = Vec::with_capacity(docs.len());
     let mut facts = Vec::with_capacity(docs.len());
     let mut seen = Vec::with_capacity(docs.len());

@@ -23,8 +23,9 @@
 //! `max_concurrency = N` is the closed-loop "concurrency N" level; `inf` without a cap sends
 //! all `num_prompts` requests at t = 0, which is concurrency `num_prompts`.
 
+use app::domain::metrics::convert_unit;
 use crate::ingest::json::{self, FieldError, Obj};
-use crate::ingest::model::{Format, ParsedFile};
+use crate::ingest::model::{Format, ParseOptions, ParsedFile};
 use app::domain::metrics::{
     Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition,
 };
@@ -33,7 +34,7 @@ use serde_json::{Map, Value};
 
 use super::{inferencex, sglang};
 
-pub const FORMAT: Format = Format { format: SourceFormat::Vllm, sniff, parse };
+pub const FORMAT: Format = Format { format: SourceFormat::Vllm, sniff, parse: parse_with };
 
 /// Per-request arrays written by vLLM (and SGLang): they become request records or are
 /// dropped (`generated_texts`), and never go into a level's raw fields.
@@ -139,6 +140,11 @@ fn is_nightly_row(m: &Map<String, Value>) -> bool {
 }
 
 pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+    parse_with(text, &ParseOptions::default())
+}
+
+/// Reads the file; the user's concurrency stands in where a level records no load.
+pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
     let docs = documents(text)?;
     if let [(None, Value::Array(items))] = docs.as_slice() {
         let nightly = items.first().and_then(Value::as_object).is_some_and(is_nightly_row);
@@ -146,18 +152,18 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
             return parse_nightly(items);
         }
         let located = items.iter().enumerate().map(|(i, v)| (Place::Row(i), v)).collect();
-        return parse_objects(located);
+        return parse_objects(located, opts);
     }
     let located =
         docs.iter().map(|(line, v)| (line.map_or(Place::Whole, Place::Line), v)).collect();
-    parse_objects(located)
+    parse_objects(located, opts)
 }
 
-fn parse_objects(items: Vec<(Place, &Value)>) -> Result<ParsedFile, FieldError> {
+fn parse_objects(items: Vec<(Place, &Value)>, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
     if items.is_empty() {
         return Err(FieldError::field("", "no result objects in this file"));
     }
-    let mut notes = Notes::default();
+    let mut notes = Notes { given: *opts, ..Notes::default() };
     let mut levels = Vec::with_capacity(items.len());
     let mut facts = Vec::with_capacity(items.len());
     let mut old_layout = false;
@@ -234,6 +240,15 @@ pub(crate) fn read_level(
     let mut p = Point::at(kind, value);
     p.requests_ok = o.count("completed")?;
     p.requests_failed = o.count("failed")?;
+    if p.requests_failed.is_none() {
+        // Older files have no `failed`: what was sent and did not complete failed.
+        if let (Some(sent), Some(done)) = (o.count("num_prompts")?, p.requests_ok) {
+            if sent >= done {
+                p.requests_failed = Some(sent - done);
+                notes.note("Failed requests are derived as num_prompts − completed (the file has no `failed`).".to_owned());
+            }
+        }
+    }
     p.wall_s = o.num("duration")?;
     for (key, metric, stat) in LEVEL_NUMBERS {
         p.set_opt(metric, stat, o.num(key)?);
@@ -530,6 +545,8 @@ impl Place {
 pub(crate) struct Notes {
     pub(crate) warnings: Vec<String>,
     pub(crate) notes: Vec<String>,
+    /// What the user said before the file was read (a load for files that record none).
+    pub(crate) given: ParseOptions,
 }
 
 impl Notes {
@@ -631,26 +648,48 @@ pub(crate) fn read_load(
             Ok((LoadKind::Concurrency, c as f64))
         }
         (_, Some(c)) => Ok((LoadKind::Concurrency, c as f64)),
-        (Rate::Inf, None) => match o.count("num_prompts")?.filter(|n| *n > 0) {
-            Some(n) => {
-                notes.warn(format!(
-                    "{here}: request rate inf without max_concurrency sends all {n} requests at once; stored as concurrency {n}"
-                ));
-                Ok((LoadKind::Concurrency, n as f64))
+        (Rate::Inf, None) => {
+            if let Some(c) = notes.given.concurrency() {
+                notes.warn(format!("{here}: request rate inf without max_concurrency; stored at the concurrency entered, {c}"));
+                return Ok((LoadKind::Concurrency, c));
             }
-            None => Err(FieldError::field(
-                &o.child_path("max_concurrency"),
-                "missing: the request rate is inf and neither max_concurrency nor num_prompts says how many requests were in flight",
-            )),
-        },
+            // One burst: every request went at once. num_prompts says how many were sent;
+            // SGLang files without it still count them (completed + failed).
+            let sent = match o.count("num_prompts")?.filter(|n| *n > 0) {
+                Some(n) => Some((n, "num_prompts")),
+                None => {
+                    let done = o.count("completed")?.filter(|n| *n > 0);
+                    let failed = o.count("failed")?.unwrap_or(0).max(0);
+                    done.map(|d| (d + failed, "completed"))
+                }
+            };
+            match sent {
+                Some((n, from)) => {
+                    notes.warn(format!(
+                        "{here}: request rate inf without max_concurrency sends all {n} requests at once (one burst, {from}); stored as concurrency {n}"
+                    ));
+                    Ok((LoadKind::Concurrency, n as f64))
+                }
+                None => Err(FieldError::field(
+                    &o.child_path("max_concurrency"),
+                    "missing: the request rate is inf and neither max_concurrency, num_prompts nor completed says how many requests were in flight (enter the concurrency)",
+                )),
+            }
+        }
         (Rate::Trace, None) => Err(FieldError::field(
             &rate_path,
             "a trace replay (`trace`) without max_concurrency has no load level to place it at",
         )),
-        (Rate::Absent, None) => Err(FieldError::field(
-            &rate_path,
-            "missing: neither request_rate nor max_concurrency says what load this level ran at",
-        )),
+        (Rate::Absent, None) => match notes.given.concurrency() {
+            Some(c) => {
+                notes.warn(format!("{here}: no request_rate or max_concurrency; stored at the concurrency entered, {c}"));
+                Ok((LoadKind::Concurrency, c))
+            }
+            None => Err(FieldError::field(
+                &rate_path,
+                "missing: neither request_rate nor max_concurrency says what load this level ran at (enter the concurrency)",
+            )),
+        },
     }
 }
 
@@ -703,7 +742,7 @@ pub(crate) fn read_latency_stats(
             continue;
         };
         if let Some(v) = o.num(key)? {
-            p.set(metric, stat, v * factor);
+            p.set(metric, stat, convert_unit(v, factor));
         }
     }
     Ok(())
@@ -857,8 +896,8 @@ pub(crate) fn read_requests(o: &Obj<'_>) -> Result<Vec<RequestRecord>, FieldErro
         } else {
             out_len.is_none_or(|n| n > 0.0)
         };
-        let ttft_ms = ttft.filter(|_| ok).map(|s| s * 1000.0);
-        let e2e_ms = latency.filter(|_| ok).map(|s| s * 1000.0);
+        let ttft_ms = ttft.filter(|_| ok).map(|s| convert_unit(s, 1000.0));
+        let e2e_ms = latency.filter(|_| ok).map(|s| convert_unit(s, 1000.0));
         let output_tokens = out_len.filter(|_| ok);
         let tpot_ms = match (ok, ttft_ms, e2e_ms, output_tokens) {
             (true, Some(t), Some(e), Some(k)) if k > 1.0 && e >= t => Some((e - t) / (k - 1.0)),
@@ -1000,7 +1039,9 @@ pub(crate) mod tests {
         let p = &f.levels[0].point;
         assert_eq!((p.load_kind, p.load_value), (LoadKind::Concurrency, 1.0));
         assert_eq!(p.requests_ok, Some(10));
-        assert_eq!(p.requests_failed, None, "old files have no `failed`");
+        // Old files have no `failed`: num_prompts − completed, said in the definitions.
+        assert_eq!(p.requests_failed, Some(0));
+        assert!(f.definitions.notes.iter().any(|n| n.contains("num_prompts − completed")));
         assert!(close(p.wall_s, 363.78812822300824));
         assert!(close(p.get(Metric::Ttft, Stat::P99), 222.19892384120612));
         assert!(close(p.get(Metric::Ttft, Stat::P50), 164.409135497408));

@@ -1,0 +1,204 @@
+//! Numbers are sacred: every real fixture file imported, stored in SQLite, exported in
+//! Plateau's lossless JSON and read back keeps every number digit for digit.
+//!
+//! - Every number in a level's `raw` fields (the source's own fields) is one the file
+//!   wrote, bit for bit (a parser that rounds `15052.800000000001` to `15052.8` fails).
+//! - Every stored statistic is a number of the file, or that number moved by a power of ten
+//!   (seconds → milliseconds is a shift of the decimal point, never `x * 1000.0` with its
+//!   rounding), or one that Plateau derived and says so (per-request recomputations).
+//! - Re-importing the export gives back the very same levels (`f64` bits equal).
+
+use server::ingest::{self, ImportRequest, InputFile};
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(
+        std::env::var("PLATEAU_FIXTURES")
+            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR"))),
+    )
+}
+
+fn every_fixture() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(fixtures()).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            if name != "SOURCE.txt" && name != "README.md" {
+                out.push(f);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every number token in a text, read by Rust's correctly rounded `f64` parser: the
+/// values the file means, whatever its format (JSON, YAML, CSV, text).
+fn numbers_in(text: &str) -> HashSet<u64> {
+    let mut out = numbers_in_one(text);
+    // Thousands separators (GenAI-Perf's CSV writes "1,234.5" in quotes).
+    let bytes = text.as_bytes();
+    let joined: String = text
+        .char_indices()
+        .filter(|&(i, c)| {
+            !(c == ',' && i > 0 && bytes[i - 1].is_ascii_digit() && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
+        })
+        .map(|(_, c)| c)
+        .collect();
+    out.extend(numbers_in_one(&joined));
+    out
+}
+
+fn numbers_in_one(text: &str) -> HashSet<u64> {
+    let bytes = text.as_bytes();
+    let mut out = HashSet::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let starts = c.is_ascii_digit() || ((c == b'-' || c == b'.') && bytes.get(i + 1).is_some_and(u8::is_ascii_digit));
+        if !starts || (i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_')) {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < bytes.len() {
+            let b = bytes[j];
+            let exp_sign = (b == b'-' || b == b'+') && matches!(bytes[j - 1], b'e' | b'E');
+            if b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'E' || exp_sign {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        let token = &text[i..j];
+        if let Ok(v) = token.trim_end_matches(['e', 'E', '.']).parse::<f64>() {
+            out.insert(v.to_bits());
+            out.insert((-v).to_bits());
+        }
+        i = j;
+    }
+    out
+}
+
+/// `x` with its decimal point moved `shift` places, as a person would write it.
+fn shift10(x: f64, shift: i32) -> f64 {
+    app::domain::metrics::scale_pow10(x, shift)
+}
+
+fn collect_numbers(v: &serde_json::Value, out: &mut Vec<(String, f64)>, path: &str) {
+    match v {
+        serde_json::Value::Number(n) => {
+            if let Some(f) = n.as_f64() {
+                out.push((path.to_owned(), f));
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                collect_numbers(x, out, &format!("{path}[{i}]"));
+            }
+        }
+        serde_json::Value::Object(o) => {
+            for (k, x) in o {
+                collect_numbers(x, out, &format!("{path}.{k}"));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The user's load for files that do not record it (as `tests/fixtures.rs` gives it).
+fn concurrency_for(rel: &str) -> Option<f64> {
+    if rel.contains("individual") {
+        Some(5.0)
+    } else if rel.ends_with("genai_perf.csv") {
+        Some(10.0)
+    } else {
+        None
+    }
+}
+
+#[tokio::test]
+async fn every_fixture_keeps_every_number_through_store_and_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("digits.db")).await.unwrap();
+    let files = every_fixture();
+    assert!(files.len() >= 15, "fixtures not found at {}", fixtures().display());
+    for path in files {
+        let rel = path.strip_prefix(fixtures()).unwrap().to_string_lossy().into_owned();
+        let content = std::fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&content).into_owned();
+        let source = numbers_in(&text);
+        let file = InputFile { file_name: Some(path.file_name().unwrap().to_string_lossy().into_owned()), content };
+        let req = ImportRequest { files: vec![file], concurrency: concurrency_for(&rel), ..ImportRequest::default() };
+        let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let done = ingest::store(&pool, prepared).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let exported = server::export::json(&pool, &done[0].id).await.unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&exported).unwrap();
+
+        // The source's own fields: every number is one the file wrote.
+        let mut raw = Vec::new();
+        for (i, level) in doc["run"]["levels"].as_array().unwrap().iter().enumerate() {
+            collect_numbers(&level["raw"], &mut raw, &format!("levels[{i}].raw"));
+        }
+        let changed: Vec<_> = raw.iter().filter(|(_, v)| !source.contains(&v.to_bits())).collect();
+        assert!(changed.is_empty(), "{rel}: raw numbers not in the file: {:?}", &changed[..changed.len().min(5)]);
+
+        // Statistics: a value that comes from the file (the file's number, or it moved by a
+        // power of ten) is that number bit for bit. Values Plateau derives (total ÷ count,
+        // percentiles of per-request records) are nowhere near a number of the file; a value
+        // within 1e-9 of one but not equal to it is a number whose digits changed.
+        let mut shifted: Vec<f64> = source
+            .iter()
+            .flat_map(|&b| [-9, -6, -3, 0, 3, 6, 9].map(|s| shift10(f64::from_bits(b), s)))
+            .filter(|v| v.is_finite())
+            .collect();
+        shifted.sort_by(f64::total_cmp);
+        let run = app::db::get_run_raw(&pool, &done[0].id).await.unwrap();
+        let mut exact = 0;
+        for p in &run.points {
+            for m in &p.measures {
+                let v = m.value;
+                let i = shifted.partition_point(|x| *x < v);
+                let near: Vec<f64> =
+                    [i.checked_sub(1), Some(i)].into_iter().flatten().filter_map(|k| shifted.get(k).copied()).collect();
+                if near.iter().any(|n| n.to_bits() == v.to_bits()) {
+                    exact += 1;
+                } else if let Some(n) = near.iter().find(|n| ((*n - v) / *n).abs() < 1e-9) {
+                    panic!("{rel}: {:?} {:?} at load {} is {v:?}, the file says {n:?}", m.metric, m.stat, p.load_value);
+                }
+            }
+        }
+        assert!(exact > 0 || run.points.iter().all(|p| p.measures.is_empty()), "{rel}: no statistic is a number of the file");
+
+        // The export read back is the same run, bit for bit.
+        let back = InputFile { file_name: Some("export.json".into()), content: exported.into_bytes() };
+        let again = ingest::prepare(&ImportRequest { files: vec![back], ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES)
+            .unwrap_or_else(|e| panic!("{rel} export: {e}"));
+        let a: Vec<_> = run.points.iter().flat_map(|p| p.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits()))).collect();
+        let b: Vec<_> = again[0]
+            .run
+            .levels
+            .iter()
+            .flat_map(|l| l.point.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits())))
+            .collect();
+        assert_eq!(a, b, "{rel}: the export does not read back bit for bit");
+    }
+}
+
+#[test]
+fn a_seventeen_digit_number_survives() {
+    // 15052.800000000001 and 15052.8 are two different f64s: a parser that is not
+    // correctly rounded turns the first into the second.
+    let a: serde_json::Value = serde_json::from_str("[15052.800000000001, 0.30000000000000004]").unwrap();
+    assert_eq!(a[0].as_f64().unwrap().to_string(), "15052.800000000001");
+    assert_eq!(a[1].as_f64().unwrap().to_string(), "0.30000000000000004");
+    assert_eq!(shift10(1.234, 3).to_string(), "1234");
+    assert_eq!(shift10(0.0123, 3).to_string(), "12.3");
+    assert_eq!(shift10(15052.8, -3).to_string(), "15.0528");
+}
