@@ -314,7 +314,7 @@ async fn the_offline_report_runs_only_its_own_scripts() {
             }
             let close = open_end + html[open_end..].find("</script>").unwrap();
             let hash =
-                server::routes::headers::base64(&Sha256::digest(html[open_end..close].as_bytes()));
+                server::routes::headers::base64(&Sha256::digest(&html.as_bytes()[open_end..close]));
             assert!(
                 csp.contains(&format!("'sha256-{hash}'")),
                 "{path}: an inline script outside the policy"
@@ -350,7 +350,7 @@ async fn csv_cells_hold_no_formula_and_numbers_stay_numbers() {
             "run_name {:?}",
             &record[1]
         );
-        if &record[0] == chat {
+        if record[0] == chat {
             assert_eq!(&record[1], format!("'{formula}"));
         }
         for cell in record.iter().skip(4).filter(|c| !c.is_empty()) {
