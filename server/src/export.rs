@@ -1,4 +1,7 @@
-//! Exports of a stored run in Plateau's own format (see `ingest::formats::plateau`).
+//! Exports of a stored run in Plateau's own format (see `ingest::formats::plateau`), its
+//! Markdown table, and the two neutralisers every export of user text goes through:
+//! [`csv_text`] (no spreadsheet formula from a CSV cell) and [`markdown_text`] (no link,
+//! image or markup from a name in Markdown).
 
 use crate::ingest::formats::plateau::{self, ExportedFile, ExportedLevel, ExportedRun};
 use app::db::{self, DbError};
@@ -51,13 +54,43 @@ pub async fn csv(pool: &SqlitePool, id: &RunId) -> Result<String, DbError> {
     Ok(plateau::to_csv(&exported_run(pool, id).await?))
 }
 
+/// A CSV text cell that a spreadsheet shows as text (OWASP "CSV injection"): a cell that
+/// starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`. Only for
+/// text columns: numbers are written as they are (`-3.5` stays a number).
+pub fn csv_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}").into()
+    } else {
+        s.into()
+    }
+}
+
+/// User text (a run name, a fact, an annotation) inside Markdown: every character that
+/// could start markup (links, images, emphasis, code, HTML, tables, headings, autolinks) is
+/// backslash-escaped, and line breaks become spaces, so the text renders as typed.
+pub fn markdown_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '<' | '>' | '(' | ')' | '#' | '+' | '!' | '|' | '~' | ':'
+            | '@' | '.' | '&' | '=' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A Markdown table of the run's levels, for chats and issues: the headline numbers with
 /// unknowns as "—", then the facts that make the run comparable.
 pub fn markdown(run: &app::domain::Run) -> String {
     use app::domain::format::{int, load, ms_as_s, num, pct, UNKNOWN};
     use app::domain::metrics::{Metric, Stat};
-    // `|` would break a table cell; everything else in Markdown is shown as typed.
-    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let cell = |s: &str| markdown_text(s);
     let derived = app::domain::analysis::analyse(&run.points);
     let mut out = format!("### {}\n\n", cell(&run.name));
     let f = &run.facts;
@@ -129,5 +162,31 @@ mod tests {
         assert!(md.starts_with("### chat \\| run\n\nmodel: Kimi\n\n"), "{md}");
         assert!(md.contains("| 32 | 32 / 0 | 464.4 | — | 35.23 | — | — | — |"), "{md}");
         assert!(md.contains("| 96 (cut off) | — / — | 1017.0 | 73 % | — | — | — | — |"), "{md}");
+    }
+
+    #[test]
+    fn csv_text_cells_cannot_be_formulas_but_numbers_stay_numbers() {
+        for (cell, want) in [
+            ("=HYPERLINK(\"https://evil.example\")", "'=HYPERLINK(\"https://evil.example\")"),
+            ("+1+1", "'+1+1"),
+            ("-1+cmd|' /C calc'!A0", "'-1+cmd|' /C calc'!A0"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\t=1", "'\t=1"),
+            ("\r=1", "'\r=1"),
+            ("chat run", "chat run"),
+            ("a=1", "a=1"),
+        ] {
+            assert_eq!(super::csv_text(cell), want, "{cell:?}");
+        }
+    }
+
+    #[test]
+    fn markdown_text_renders_as_typed() {
+        let md = super::markdown_text("![x](https://evil.example/p.png) [y](javascript:alert(1)) <img src=x onerror=alert(1)> **b** `c` | # www.evil.example\nx");
+        for raw in ["![", "](", " <img", "**", "`c`", " | ", "www.evil", "\n"] {
+            assert!(!md.contains(raw), "{raw:?} in {md}");
+        }
+        assert!(md.contains("\\!\\[x\\]\\(https\\://evil\\.example/p\\.png\\)"), "{md}");
+        assert!(md.contains(" \\<img src\\=x"), "{md}");
     }
 }

@@ -80,7 +80,7 @@ fn annotations_list(runs: &[Run]) -> String {
 }
 
 /// The offline report of a view. `site_root` holds the built site (CSS, ECharts).
-pub fn html_report(site_root: &Path, target: &ViewTarget, view: &ViewState, view_path: &str, runs: &[Run]) -> Result<String, ShareError> {
+pub fn html_report(site_root: &Path, target: &ViewTarget, view: &ViewState, view_path: &str, runs: &[Run]) -> Result<HtmlReport, ShareError> {
     let read = |rel: &str| {
         std::fs::read_to_string(site_root.join(rel)).map_err(|e| {
             tracing::error!(file = %site_root.join(rel).display(), error = %e, "report asset missing; run .ci/build");
@@ -141,18 +141,52 @@ pub fn html_report(site_root: &Path, target: &ViewTarget, view: &ViewState, view
     body.push_str(&annotations_list(runs));
     let data = serde_json::json!({ "view": view_path, "runs": runs });
     let charts_json = script_json(&serde_json::Value::Object(options).to_string());
-    Ok(format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+    let echarts = echarts.replace("</script", "<\\/script");
+    let init = format!(
+        "(function(){{var o={charts_json};Object.keys(o).forEach(function(id){{var el=document.getElementById(id);if(el&&window.echarts){{echarts.init(el).setOption(o[id]);}}}});window.addEventListener('resize',function(){{document.querySelectorAll('.chart').forEach(function(el){{var c=echarts.getInstanceByDom(el);if(c)c.resize();}});}});}})();"
+    );
+    let document_policy = report_policy(&[&echarts, &init]);
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta http-equiv=\"Content-Security-Policy\" content=\"{document_policy}\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<meta name=\"referrer\" content=\"no-referrer\">\
 <title>{title} · Plateau report</title><style>{css}</style><script>{echarts}</script></head>\
 <body><main>{body}</main>\
 <script type=\"application/json\" id=\"plateau-data\">{data}</script>\
-<script>(function(){{var o={charts_json};Object.keys(o).forEach(function(id){{var el=document.getElementById(id);if(el&&window.echarts){{echarts.init(el).setOption(o[id]);}}}});window.addEventListener('resize',function(){{document.querySelectorAll('.chart').forEach(function(el){{var c=echarts.getInstanceByDom(el);if(c)c.resize();}});}});}})();</script>\
+<script>{init}</script>\
 </body></html>\n",
         title = escape_html(&title),
         css = css.replace("</style", "<\\/style"),
-        echarts = echarts.replace("</script", "<\\/script"),
         data = script_json(&data.to_string()),
-    ))
+    );
+    // Served over HTTP the header adds what a `<meta>` policy cannot say: no framing, and
+    // a sandbox (an opaque origin: the file's scripts never act as this server's pages).
+    let policy = format!("{document_policy}; frame-ancestors 'none'; sandbox allow-scripts allow-popups");
+    Ok(HtmlReport { html, policy })
+}
+
+/// An offline report and the Content-Security-Policy to serve it with.
+pub struct HtmlReport {
+    pub html: String,
+    /// For the `Content-Security-Policy` header; the document carries the same script
+    /// rule in a `<meta>` so it holds when the file is opened from disk too.
+    pub policy: String,
+}
+
+/// The report's own policy: nothing loads from anywhere, and the only scripts that run are
+/// its two inline ones (ECharts and the chart set-up), named by their SHA-256. Markup that
+/// slipped into the text could not run script even if it were not escaped.
+fn report_policy(scripts: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let hashes: Vec<String> = scripts
+        .iter()
+        .map(|s| format!("'sha256-{}'", crate::routes::headers::base64(&Sha256::digest(s.as_bytes()))))
+        .collect();
+    format!(
+        "default-src 'none'; script-src {}; style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'none'",
+        hashes.join(" ")
+    )
 }
 
 /// A comparison as CSV: one row per run and level, with the focus metric and its change
@@ -178,7 +212,7 @@ pub fn compare_csv(runs: &[Run], view: &ViewState, baseline: usize) -> String {
             };
             let _ = w.write_record([
                 r.id.to_string(),
-                r.name.clone(),
+                crate::export::csv_text(&r.name).into_owned(),
                 (i == baseline).to_string(),
                 p.load_kind.as_str().to_owned(),
                 format!("{}", p.load_value),
@@ -209,14 +243,17 @@ pub fn compare_markdown(runs: &[Run], baseline: usize) -> String {
         if !sentences.is_empty() {
             out.push_str("**Why throughput differs**\n\n");
             for s in sentences {
-                out.push_str(&format!("- {s}\n"));
+                out.push_str(&format!("- {}\n", crate::export::markdown_text(&s)));
             }
             out.push('\n');
         }
     }
     let notes: Vec<String> = runs
         .iter()
-        .flat_map(|r| r.annotations.iter().map(move |a| format!("- {} · {} ({}): {}", r.name, a.anchor.label(), a.kind.label(), a.body.replace('\n', " "))))
+        .flat_map(|r| r.annotations.iter().map(move |a| {
+            let md = crate::export::markdown_text;
+            format!("- {} · {} ({}): {}", md(&r.name), md(&a.anchor.label()), md(a.kind.label()), md(&a.body))
+        }))
         .collect();
     if !notes.is_empty() {
         out.push_str("**Annotations**\n\n");

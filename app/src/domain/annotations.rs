@@ -324,8 +324,10 @@ pub enum Inline {
 
 fn safe_href(href: &str) -> bool {
     let h = href.trim();
-    (h.starts_with("https://") || h.starts_with("http://") || (h.starts_with('/') && !h.starts_with("//")))
-        && !h.chars().any(|c| c.is_whitespace() || c == '"' || c == '<' || c == '>')
+    // A same-site path follows the one rule of `view::same_site_path` (no `//host`, no
+    // `/\host`); http(s) links may point anywhere.
+    (h.starts_with("https://") || h.starts_with("http://") || super::view::same_site_path(h).is_some())
+        && !h.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '<' || c == '>' || c == '\\')
 }
 
 /// Parses the light formatting of annotation text. Anything that is not well-formed
@@ -468,6 +470,18 @@ mod tests {
         assert_eq!(plain_text("**a** [b](/runs/x) 2*3"), "a b 2*3");
         assert_eq!(parse_inline("2 * 3 * 4"), vec![Inline::Text("2 * 3 * 4".into())]);
         assert_eq!(plain_text("--max_num_seqs and window.__x = 1"), "--max_num_seqs and window.__x = 1");
+    }
+
+    #[test]
+    fn links_stay_on_http_or_this_site() {
+        let links = |text: &str| -> Vec<String> {
+            parse_inline(text).into_iter().filter_map(|i| if let Inline::Link { href, .. } = i { Some(href) } else { None }).collect()
+        };
+        assert_eq!(links("[a](/runs/x?y=1) [b](https://x.io) [c](http://y.io)"), ["/runs/x?y=1", "https://x.io", "http://y.io"]);
+        for bad in ["[a](/\\evil.example)", "[a](//evil.example)", "[a](/\t/evil.example)", "[a](javascript:alert(1))", "[a](\\\\evil.example)"] {
+            assert!(links(bad).is_empty(), "{bad:?} became a link");
+            assert!(!to_html(bad).contains("href"), "{bad:?}");
+        }
     }
 
     #[test]

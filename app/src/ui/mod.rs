@@ -31,13 +31,29 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
+/// The document title of a page whose own title is `t`.
+///
+/// On the server leptos_meta writes the formatted title into `<title>` as it is, without
+/// escaping, so the server build escapes it here: every `<Title>` passes through this one
+/// formatter (the root one), so a run name or report title with `</title><script>` stays
+/// text. In the browser the title is set through `document.title` (plain text), so it is
+/// left alone there.
+pub fn page_title(t: String) -> String {
+    let full = if t.is_empty() { "Plateau".to_owned() } else { format!("{t} · Plateau") };
+    if cfg!(feature = "ssr") {
+        crate::domain::format::escape_html(&full)
+    } else {
+        full
+    }
+}
+
 /// The app: header, routes, footer.
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
         <Stylesheet id="leptos" href="/pkg/plateau.css" />
-        <Title formatter=|t: String| if t.is_empty() { "Plateau".to_owned() } else { format!("{t} · Plateau") } />
+        <Title formatter=page_title />
         <Router>
             <header class="topbar">
                 <A href="/" attr:class="brand">"Plateau"</A>

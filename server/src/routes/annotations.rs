@@ -58,12 +58,16 @@ fn run_id(s: &str) -> Result<RunId, ShareError> {
     RunId::parse(s).ok_or_else(|| ShareError::NotFound(format!("run {s:?}")))
 }
 
-/// A same-site path to go back to (never another site).
+/// A same-site path to go back to (never another site): the form's `back`, else the
+/// fallback (which may come from the form too), else `/`. The rule is
+/// [`app::domain::view::same_site_path`].
 fn back_path(form: &HashMap<String, String>, fallback: &str) -> String {
-    match form.get("back").map(|b| b.trim()) {
-        Some(b) if b.starts_with('/') && !b.starts_with("//") && !b.contains('\\') => b.to_owned(),
-        _ => fallback.to_owned(),
-    }
+    use app::domain::view::same_site_path;
+    form.get("back")
+        .and_then(|b| same_site_path(b.trim()))
+        .or_else(|| same_site_path(fallback.trim()))
+        .unwrap_or("/")
+        .to_owned()
 }
 
 fn with_param(path: &str, key: &str, value: &str) -> String {

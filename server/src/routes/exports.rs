@@ -53,6 +53,16 @@ fn download(content_type: &'static str, file_name: String, body: String) -> Resp
         .into_response()
 }
 
+/// The offline report: a download (it is meant to be kept and opened from disk) with its
+/// own Content-Security-Policy (only its two inline scripts run; see [`report::HtmlReport`]).
+fn report_download(file_name: String, r: report::HtmlReport) -> Response {
+    let mut res = download("text/html; charset=utf-8", file_name, r.html);
+    if let Ok(v) = header::HeaderValue::from_str(&r.policy) {
+        res.headers_mut().insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    res
+}
+
 async fn run_report(State(state): State<AppState>, Path(id): Path<String>, RawQuery(q): RawQuery) -> Response {
     let result = async {
         let run = RunId::parse(&id).ok_or_else(|| ShareError::NotFound(format!("run {id:?}")))?;
@@ -64,7 +74,7 @@ async fn run_report(State(state): State<AppState>, Path(id): Path<String>, RawQu
     }
     .await;
     match result {
-        Ok(html) => download("text/html; charset=utf-8", format!("plateau-{id}.html"), html),
+        Ok(r) => report_download(format!("plateau-{id}.html"), r),
         Err(e) => error(e),
     }
 }
@@ -88,7 +98,7 @@ async fn compare_report(State(state): State<AppState>, RawQuery(q): RawQuery) ->
     }
     .await;
     match result {
-        Ok(html) => download("text/html; charset=utf-8", "plateau-compare.html".into(), html),
+        Ok(r) => report_download("plateau-compare.html".into(), r),
         Err(e) => error(e),
     }
 }

@@ -36,15 +36,7 @@ struct LoginForm {
 
 /// Where to go after signing in: a path on this server, never another site.
 fn safe_next(next: &str) -> &str {
-    let local = next.starts_with('/')
-        && !next.starts_with("//")
-        && !next.contains('\\')
-        && !next.chars().any(char::is_control);
-    if local {
-        next
-    } else {
-        "/"
-    }
+    app::domain::view::same_site_path(next).unwrap_or("/")
 }
 
 use app::domain::format::escape_html as escape;

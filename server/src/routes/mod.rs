@@ -5,6 +5,7 @@
 mod annotations;
 mod api;
 mod exports;
+pub mod headers;
 mod login;
 mod live;
 mod multipart;
@@ -70,6 +71,7 @@ impl AppState {
 
     /// What server functions find in their context.
     fn provide(&self) {
+        headers::provide_request_nonce();
         provide_context(self.pool.clone());
         let previews: Arc<dyn ImportPreviews> = self.pending.clone();
         provide_context(previews);
@@ -81,6 +83,7 @@ pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(App);
     let ctx = state.clone();
     let options = state.leptos_options.clone();
+    let fallback_ctx = state.clone();
     // Multipart framing and form fields ride on top of the file itself.
     let body_limit = state.max_upload_bytes.saturating_add(1024 * 1024);
     Router::new()
@@ -99,13 +102,15 @@ pub fn router(state: AppState) -> Router {
             move || ctx.provide(),
             move || shell(options.clone()),
         )
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(move || fallback_ctx.provide(), shell))
         // Pages and reads render on their own runtime: a heavy one never stalls the rest.
         .layer(axum::middleware::from_fn(crate::heavy::offload_reads))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::identify))
-        // Outermost: a request for another name is refused before anything else.
+        // A request for another name is refused before anything else is done for it.
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::hosts::check))
+        // Outermost: every answer, refusals included, carries the security headers.
+        .layer(axum::middleware::from_fn(headers::security_headers))
         .with_state(state)
 }
 

@@ -41,20 +41,22 @@ pub async fn save(
     Path(token): Path<String>,
     Form(form): Form<HashMap<String, String>>,
 ) -> Redirect {
+    // The token comes from the path: encoded again, it cannot end the path (or the header).
+    let back = format!("/imports/{}", urlencode(&token));
     let mut fields = ImportFields::default();
     for (k, v) in &form {
         let _ = fields.set(k, v.clone());
     }
     if !state.pending.set_fields(&token, fields) {
-        return Redirect::to(&format!("/imports/{token}"));
+        return Redirect::to(&back);
     }
     if form.get("action").map(String::as_str) == Some("update") {
-        return Redirect::to(&format!("/imports/{token}"));
+        return Redirect::to(&back);
     }
     let prepared = match state.pending.prepare(&token).await {
         Some(Ok(p)) => p,
         // The preview page shows the error of the current fields.
-        Some(Err(_)) | None => return Redirect::to(&format!("/imports/{token}")),
+        Some(Err(_)) | None => return Redirect::to(&back),
     };
     match ingest::store(&state.pool, prepared).await {
         Ok(done) => {

@@ -216,9 +216,12 @@ pub(crate) fn CompareView(
     let og_title = format!("Compare: {}", runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs "));
     let og_image = runs.get(baseline).map(|r| crate::ui::components::absolute_url(&format!("/og/runs/{}.png", r.id))).unwrap_or_default();
     view! {
-        <leptos_meta::Meta name="description" content=og_description.clone() />
-        <leptos_meta::Meta property="og:title" content=og_title />
-        <leptos_meta::Meta property="og:description" content=og_description />
+        // A saved report names itself (og:title, og:description): one of each.
+        {(!is_report).then(|| view! {
+            <leptos_meta::Meta property="og:title" content=og_title />
+            <leptos_meta::Meta property="og:description" content=og_description.clone() />
+        })}
+        <leptos_meta::Meta name="description" content=og_description />
         <leptos_meta::Meta property="og:image" content=og_image />
         <ModeBanner mode=mode.clone() live_href=live_path.clone() />
         {error.map(|e| view! { <div class="error-box" role="alert" id="form-error">{e}</div> })}

@@ -148,10 +148,13 @@ pub(crate) fn RunView(
     let found = crate::domain::anomalies::detect_run(0, &run);
     let is_report = matches!(mode, PageMode::Report(_));
     view! {
-        <Title text=run.name.clone() />
+        // A saved report names itself (title, og:title, og:description): one of each.
+        {(!is_report).then(|| view! {
+            <Title text=run.name.clone() />
+            <Meta property="og:title" content=og_title />
+            <Meta property="og:description" content=desc.clone() />
+        })}
         <Meta name="description" content=desc.clone() />
-        <Meta property="og:title" content=og_title />
-        <Meta property="og:description" content=desc.clone() />
         <Meta property="og:type" content="article" />
         <Meta property="og:image" content=crate::ui::components::absolute_url(&format!("/og/runs/{}.png", run.id)) />
         <Meta name="twitter:card" content="summary_large_image" />

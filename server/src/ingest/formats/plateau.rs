@@ -239,6 +239,44 @@ pub fn to_json(run: &ExportedRun) -> String {
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
+/// JSON for a `# key: <json>` line that a spreadsheet cannot read a formula from (OWASP
+/// "CSV injection"). A spreadsheet splits the line at commas (or semicolons, or tabs) and
+/// evaluates a cell that starts with `=`, `+`, `-` or `@`, also inside quotes. So inside
+/// JSON strings `,` and `;` are written as `\u002c` / `\u003b` (no cell starts inside a
+/// string), and a string's first character, if it is one of `=+-@`, as its `\uXXXX` escape
+/// (a cell that starts at a string's opening quote shows the escape, not a formula). Tabs
+/// and line breaks are escaped by JSON already. Any JSON reader reads the same value back;
+/// numbers are untouched.
+pub fn csv_safe_json(v: &serde_json::Value) -> String {
+    let json = v.to_string();
+    let mut out = String::with_capacity(json.len());
+    let (mut in_string, mut escaped, mut at_start) = (false, false, false);
+    for c in json.chars() {
+        if !in_string {
+            in_string = c == '"';
+            at_start = in_string;
+            out.push(c);
+            continue;
+        }
+        let first = std::mem::replace(&mut at_start, false);
+        if escaped {
+            escaped = false;
+            out.push(c);
+        } else if c == '\\' {
+            escaped = true;
+            out.push(c);
+        } else if c == '"' {
+            in_string = false;
+            out.push(c);
+        } else if c == ',' || c == ';' || (first && matches!(c, '=' | '+' | '-' | '@')) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Writes the CSV export (levels and measures; see the module docs for what it leaves out).
 pub fn to_csv(run: &ExportedRun) -> String {
     let mut out = format!("{CSV_MAGIC} {VERSION}\n");
@@ -251,7 +289,7 @@ pub fn to_csv(run: &ExportedRun) -> String {
         ("definitions", serde_json::json!(run.definitions)),
     ];
     for (k, v) in meta {
-        out.push_str(&format!("# {k}: {v}\n"));
+        out.push_str(&format!("# {k}: {}\n", csv_safe_json(&v)));
     }
     let mut keys: Vec<(Metric, Stat)> =
         run.levels.iter().flat_map(|l| l.point.measures.iter().map(|m| (m.metric, m.stat))).collect();
@@ -373,6 +411,27 @@ mod tests {
         let want: Vec<Point> = run.levels.iter().map(|l| l.point.clone()).collect();
         assert_eq!(points, want, "unknown cells stay unknown");
         assert_eq!(to_csv(&back(parsed, restored, run.created_at.clone())).lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn csv_header_lines_hold_no_formula_and_read_back() {
+        let mut run = sample();
+        run.name = "=HYPERLINK(\"https://evil.example\",\"x\")".into();
+        run.facts.notes = "a,=1+1;@SUM(A1),-2+3\t+4".into();
+        run.facts.tags = vec!["=cmd|' /C calc'!A0".into(), "-3.5".into(), "ok".into()];
+        let text = to_csv(&run);
+        for line in text.lines().take_while(|l| l.starts_with('#')) {
+            for cell in line.split([',', ';', '\t']) {
+                let cell = cell.trim_start_matches('"');
+                assert!(!cell.starts_with(['=', '+', '-', '@']), "cell {cell:?} in {line}");
+            }
+        }
+        let (parsed, restored) = read(&text).unwrap();
+        assert_eq!(restored.name, run.name);
+        assert_eq!(parsed.facts, run.facts);
+        let points: Vec<Point> = parsed.levels.iter().map(|l| l.point.clone()).collect();
+        assert_eq!(points, run.levels.iter().map(|l| l.point.clone()).collect::<Vec<_>>());
+        assert_eq!(csv_safe_json(&serde_json::json!({"n": -3.5, "s": "-3.5"})), r#"{"n":-3.5,"s":"\u002d3.5"}"#);
     }
 
     #[test]

@@ -1,0 +1,219 @@
+// Browser tests of issue 10, "safe to share": XSS payloads in every stored text field (run
+// name, the default name from an uploaded file's name, tags, notes, facts, annotation
+// text, report title and description, snapshot title) and every page that shows them,
+// with a dialog handler and a `window.__pwned` canary. No dialog opens, no canary is set,
+// no Content-Security-Policy violation happens (the payloads are text, and the app's own
+// scripts all run under the policy: hydration and charts still work), and the text shows
+// as typed.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { startServer, launchBrowser, watchErrors, ROOT } from './support.mjs';
+
+let server;
+let browser;
+const tmp = mkdtempSync(join(tmpdir(), 'plateau-xss-'));
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+// Each sets `window.__pwned` (or opens a dialog) if it ever runs.
+const SCRIPT = '<script>window.__pwned = 1; alert(1)</script>';
+const TITLE = '</title><img src=x onerror="window.__pwned = 2; alert(2)">';
+const TEXTAREA = '</textarea><svg onload="window.__pwned = 3; alert(3)">';
+const ATTR = '"><img src=x onerror=window.__pwned=4>\'';
+const NAME = `${TITLE}${SCRIPT}`;
+const FILE_NAME = '<svg onload=window.__pwned=5>.txt';
+const FACT = `${ATTR} ${TEXTAREA}`;
+const BODY = `${TEXTAREA} ${SCRIPT} [a](javascript:window.__pwned=6) [b](/\\evil.example) [c](//evil.example) `
+  + '<iframe src="javascript:window.__pwned=7"></iframe> **bold**';
+const TAGS = '<svg/onload=window.__pwned=8> <img/src=x/onerror=window.__pwned=9>';
+
+const data = (f) => readFileSync(join(ROOT, 'end2end', 'data', f));
+
+/** Imports files through the API; returns the first run created. */
+async function importRun(files, fields) {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  for (const [name, bytes] of files) form.append('file', new Blob([bytes]), name);
+  const r = await fetch(`${server.base}/api/v1/runs`, { method: 'POST', body: form });
+  assert.equal(r.status, 201, await r.clone().text());
+  return (await r.json()).runs[0];
+}
+
+async function post(path, body) {
+  const r = await fetch(server.base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  assert.ok(r.ok, `${path}: ${r.status} ${await r.clone().text()}`);
+  return r.json();
+}
+
+/** A page that records dialogs and CSP violations, and fails on neither being empty. */
+async function openPage() {
+  const page = await browser.newPage();
+  const dialogs = [];
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  await page.addInitScript(() => {
+    window.__violations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  const errors = watchErrors(page);
+  return { page, dialogs, errors };
+}
+
+async function assertInert({ page, dialogs }, where) {
+  // Give event handlers (onerror, onload) a moment to fire if they were ever markup.
+  await page.waitForTimeout(300);
+  assert.deepEqual(dialogs, [], `${where}: a dialog opened`);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, `${where}: a payload ran`);
+  assert.deepEqual(await page.evaluate(() => window.__violations), [], `${where}: CSP violations`);
+  const bad = await page.evaluate(() => [...document.querySelectorAll('a[href]')]
+    .map((a) => a.getAttribute('href'))
+    .filter((h) => /^\s*(javascript:|\/\/|\/\\|\\)/i.test(h)));
+  assert.deepEqual(bad, [], `${where}: links off the site`);
+  assert.equal(await page.locator('main img, main svg[onload], main iframe').count(), 0, `${where}: injected elements`);
+}
+
+let runA; // named by the form field, with facts, tags and notes
+let runB; // named after its uploaded file
+let runReport;
+let compareReport;
+let snapshot;
+
+test('payloads are stored in every text field', async () => {
+  runA = await importRun([['sweep-c1.txt', data('sweep-c1.txt')], ['sweep-c2.txt', data('sweep-c2.txt')]], {
+    name: NAME, model: FACT, engine: `vllm ${SCRIPT}`, engine_version: TITLE, gpu: `8x ${ATTR}`, tags: TAGS, notes: `${TEXTAREA} ${SCRIPT}`,
+  });
+  runB = await importRun([[FILE_NAME, data('sweep-c4.txt')]], {});
+  assert.equal(runA.name, NAME);
+  assert.match(runB.name, /<svg onload=window.__pwned=5>/, 'the default name comes from the file name');
+  await post(`/api/v1/runs/${runA.id}/annotations`, { anchor: { type: 'run' }, kind: 'note', body: BODY });
+  await post(`/api/v1/runs/${runA.id}/annotations`, { anchor: { type: 'point', load_kind: 'concurrency', load: 1 }, kind: 'cause', body: `${TITLE} ${ATTR}` });
+  runReport = (await post('/api/v1/reports', { title: NAME, description: FACT, view: `/runs/${runA.id}` })).url;
+  compareReport = (await post('/api/v1/reports', { title: TITLE, description: SCRIPT, view: `/compare?runs=${runA.id},${runB.id}` })).url;
+  snapshot = `/s/${(await post('/api/v1/snapshots', { title: NAME, view: `/compare?runs=${runA.id},${runB.id}` })).id}`;
+});
+
+test('every page shows the payloads as inert text, under a CSP, hydrated with charts', async () => {
+  const pages = [
+    ['/', '#runs tbody tr'],
+    [`/?q=${encodeURIComponent(SCRIPT)}`, 'main'],
+    [`/runs/${runA.id}`, '#chart-throughput canvas'],
+    [`/runs/${runB.id}`, '#chart-throughput canvas'],
+    [`/compare?runs=${runA.id},${runB.id}`, '.chart canvas'],
+    [runReport, '#chart-throughput canvas'],
+    [compareReport, '.chart canvas'],
+    [snapshot, '.chart canvas'],
+  ];
+  for (const [path, ready] of pages) {
+    const p = await openPage();
+    const resp = await p.page.goto(server.base + path);
+    await p.page.locator(ready).first().waitFor();
+    await assertInert(p, path);
+    const csp = resp.headers()['content-security-policy'] || '';
+    assert.match(csp, /script-src 'self' 'nonce-[^']+' 'wasm-unsafe-eval'/, `${path}: CSP`);
+    assert.match(csp, /frame-ancestors 'none'/, `${path}: CSP`);
+    assert.equal(resp.headers()['x-content-type-options'], 'nosniff', path);
+    assert.ok(resp.headers()['referrer-policy'], path);
+    assert.deepEqual(p.errors.filter((e) => !/favicon|status of 404/.test(e)), [], `${path}: console errors`);
+    await p.page.close();
+  }
+});
+
+test('the run page shows each payload as typed and its forms keep them as values', async () => {
+  const p = await openPage();
+  await p.page.goto(`${server.base}/runs/${runA.id}`);
+  await p.page.locator('#chart-throughput canvas').waitFor();
+  assert.equal(await p.page.title(), `${NAME} · Plateau`, 'the document title is the name as text');
+  assert.equal(await p.page.locator('#run-name').innerText(), NAME);
+  const text = await p.page.locator('main').innerText();
+  for (const s of [SCRIPT, TITLE, TEXTAREA.trim(), '<svg/onload=window.__pwned=8>']) {
+    assert.ok(text.includes(s), `the page shows ${s} as text`);
+  }
+  // The annotation text shows literally; its formatting still works; its links stay on
+  // http(s) or this site.
+  const note = p.page.locator('li.annotation .annotation-text', { hasText: 'evil.example' }).first();
+  assert.match(await note.innerText(), /<\/textarea><svg onload=/);
+  assert.equal(await note.locator('strong').innerText(), 'bold');
+  assert.equal(await note.locator('a').count(), 0, 'no javascript:, /\\host or //host link');
+  // The edit form's textarea holds the body as its value (</textarea> did not end it).
+  const edit = p.page.locator('textarea[name="body"]').filter({ hasText: 'evil.example' }).first();
+  if (await edit.count()) assert.equal(await edit.inputValue(), BODY);
+  // Hydrated: the chart responds to the app (a client-side navigation keeps working).
+  await p.page.locator('header.topbar nav a[href="/"]').click();
+  await p.page.locator('#runs tbody tr').first().waitFor();
+  await assertInert(p, 'after navigation');
+  // Defence in depth: markup that did reach the DOM still could not run script.
+  await p.page.evaluate(() => {
+    document.body.insertAdjacentHTML('beforeend', '<img src="data:," onerror="window.__pwned = 10"><a id="js-link" href="javascript:window.__pwned = 11">x</a>');
+    const s = document.createElement('script');
+    s.textContent = 'window.__pwned = 12';
+    document.body.append(s);
+  });
+  await p.page.locator('#js-link').click();
+  await p.page.waitForFunction(() => window.__violations.length >= 2);
+  assert.equal(await p.page.evaluate(() => window.__pwned), undefined, 'the CSP blocked injected inline script');
+  assert.ok((await p.page.evaluate(() => window.__violations)).every((v) => v.startsWith('script-src')), 'blocked by script-src');
+  await p.page.close();
+});
+
+test('the import preview shows file names and fields as text', async () => {
+  const form = new FormData();
+  form.append('name', NAME);
+  form.append('notes', TEXTAREA);
+  form.append('file', new Blob([data('sweep-c1.txt')]), FILE_NAME);
+  const r = await fetch(`${server.base}/imports`, { method: 'POST', body: form, redirect: 'manual' });
+  const location = r.headers.get('location');
+  assert.match(location || '', /^\/imports\/[a-z0-9]+$/);
+  const p = await openPage();
+  await p.page.goto(server.base + location);
+  await p.page.locator('#preview-files').waitFor();
+  assert.equal(await p.page.locator('input[name=name]').inputValue(), NAME);
+  assert.equal(await p.page.locator('textarea[name=notes]').inputValue(), TEXTAREA);
+  assert.match(await p.page.locator('#preview-files').innerText(), /<svg onload=window.__pwned=5>\.txt/);
+  await assertInert(p, 'import preview');
+  await p.page.close();
+});
+
+test('exports stay inert: the offline reports from file://, Markdown and CSV as text', async () => {
+  for (const path of [`/runs/${runA.id}/report.html`, `/compare/report.html?runs=${runA.id},${runB.id}`]) {
+    const r = await fetch(server.base + path);
+    assert.equal(r.status, 200, path);
+    assert.match(r.headers.get('content-disposition'), /^attachment/, path);
+    assert.match(r.headers.get('content-security-policy'), /script-src 'sha256-[^']+' 'sha256-[^']+';/, path);
+    const file = join(tmp, `report-${path.length}.html`);
+    writeFileSync(file, await r.text());
+    const p = await openPage();
+    await p.page.goto(pathToFileURL(file).href);
+    // The charts draw from file:// under the report's own <meta> policy.
+    await p.page.locator('.chart canvas').first().waitFor();
+    await assertInert(p, `${path} from file://`);
+    const text = await p.page.locator('main').innerText();
+    assert.ok(text.includes(TITLE), `${path}: the name as text`);
+    await p.page.close();
+  }
+  for (const path of [`/api/v1/runs/${runA.id}/export.md`, `/compare/export.md?runs=${runA.id},${runB.id}`,
+    `/api/v1/runs/${runA.id}/export.csv`, `/compare/export.csv?runs=${runA.id},${runB.id}`]) {
+    const r = await fetch(server.base + path);
+    assert.equal(r.status, 200, path);
+    assert.doesNotMatch(r.headers.get('content-type'), /html/, path);
+    assert.equal(r.headers.get('x-content-type-options'), 'nosniff', path);
+    const body = await r.text();
+    if (path.includes('.md')) {
+      // Markup characters only backslash-escaped: shown as typed.
+      assert.doesNotMatch(body, /(^|[^\\])(<(script|img|svg|iframe)|\]\(|!\[)/, `${path}: raw markup`);
+    } else {
+      assert.ok(!/(^|[,\n])"?[=+@]/.test(body.split('\n').filter((l) => !l.startsWith('#')).join('\n')), `${path}: a formula cell`);
+    }
+  }
+});
