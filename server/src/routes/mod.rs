@@ -4,6 +4,7 @@
 
 mod annotations;
 mod api;
+pub mod assets;
 mod exports;
 mod login;
 mod live;
@@ -89,6 +90,7 @@ pub fn router(state: AppState) -> Router {
         .merge(exports::router())
         .nest("/api/v1", api::router().merge(sweeps::router()).merge(live::router()).merge(annotations::api_router()))
         .route("/healthz", get(|| async { "ok" }))
+        .merge(assets::router(std::path::Path::new(state.leptos_options.site_root.as_ref())))
         .merge(login::router())
         .leptos_routes_with_context(
             &state,
@@ -98,6 +100,7 @@ pub fn router(state: AppState) -> Router {
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn(assets::cache_control))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::identify))
         .with_state(state)
 }
