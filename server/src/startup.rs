@@ -26,10 +26,11 @@ pub struct ServeConfig {
     pub public_url: Option<String>,
 }
 
-/// The Leptos options for a site root; the output name matches what `.ci/build` writes.
+/// The Leptos options for a site root; the output name is the build's (`pkg/build-id`,
+/// written by `.ci/build`), so pages name the content-hashed assets.
 pub fn leptos_options(site_root: &std::path::Path, addr: SocketAddr) -> LeptosOptions {
     LeptosOptions::builder()
-        .output_name("plateau")
+        .output_name(routes::assets::output_name(site_root))
         .site_root(site_root.to_string_lossy().into_owned())
         .site_pkg_dir("pkg")
         .site_addr(addr)

@@ -5,13 +5,16 @@ pub mod components;
 pub mod pages;
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes, A};
 use leptos_router::{path, SsrMode};
 
 /// The HTML document around the app. ECharts loads with a blocking script in `<head>` so
 /// `window.echarts` exists before hydration: charming's wasm bindings call it as a global.
+/// Assets are named after the build (`options.output_name`, `plateau-<hash>`: see
+/// `.ci/assets.mjs`), so browsers may keep them for a year.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let name = options.output_name.to_string();
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -19,8 +22,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <link rel="icon" href="/favicon.ico" />
-                <script src="/echarts.min.js"></script>
-                <script src="/plateau.js" defer></script>
+                <link rel="stylesheet" href=format!("/pkg/{name}.css") />
+                <script src=format!("/pkg/{name}.echarts.js")></script>
+                <script src=format!("/pkg/{name}.ui.js") defer></script>
                 <HydrationScripts options />
                 <MetaTags />
             </head>
@@ -52,7 +56,6 @@ pub fn page_title(t: String) -> String {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
-        <Stylesheet id="leptos" href="/pkg/plateau.css" />
         <Title formatter=page_title />
         <Router>
             <header class="topbar">

@@ -4,6 +4,7 @@
 
 mod annotations;
 mod api;
+pub mod assets;
 mod exports;
 pub mod headers;
 mod login;
@@ -95,6 +96,7 @@ pub fn router(state: AppState) -> Router {
         .merge(exports::router())
         .nest("/api/v1", api::router().merge(sweeps::router()).merge(live::router()).merge(annotations::api_router()))
         .route("/healthz", get(|| async { "ok" }))
+        .merge(assets::router(std::path::Path::new(state.leptos_options.site_root.as_ref())))
         .merge(login::router())
         .leptos_routes_with_context(
             &state,
@@ -106,6 +108,7 @@ pub fn router(state: AppState) -> Router {
         // Pages and reads render on their own runtime: a heavy one never stalls the rest.
         .layer(axum::middleware::from_fn(crate::heavy::offload_reads))
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn(assets::cache_control))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::identify))
         // A request for another name is refused before anything else is done for it.
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::hosts::check))
