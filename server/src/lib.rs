@@ -1,12 +1,14 @@
 //! The server side of Plateau, built into the `plateau` binary.
 //!
 //! - [`auth`]: who a request comes from and whether it may write.
-//! - [`cli`]: command-line parsing and the subcommands (`serve`, `import`).
+//! - [`cli`]: command-line parsing and the subcommands (`serve`, `import`, `sim`, `sweep`,
+//!   `user`, `token`).
 //! - [`config`]: defaults (database path, fixtures directory) and how to override them.
 //! - [`startup`]: opens the database and serves the app.
 //! - [`routes`]: the HTTP surface (pages, server functions, upload, REST API).
 //! - [`ingest`]: format detection, parsers and the one import path every entry shares.
 //! - [`loadgen`]: the load generator: concurrency sweeps stored level by level as they finish.
+//! - [`sweeps`]: sweeps started through the server: target checks, registry, progress.
 //! - [`preview_image`]: a run's throughput curve as the PNG of its link preview.
 //! - [`report`]: the offline HTML report and a comparison's CSV / JSON / Markdown.
 //! - [`share`]: annotations, saved reports and snapshots (validation, content hashes).

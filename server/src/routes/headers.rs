@@ -1,7 +1,7 @@
 //! Security headers on every response, as one middleware layer ([`security_headers`]):
 //!
-//! - `Content-Security-Policy`: scripts only from this server (`/echarts.min.js`,
-//!   `/plateau.js`, `/pkg/…`), the WebAssembly bundle (`'wasm-unsafe-eval'`), and inline
+//! - `Content-Security-Policy`: scripts only from this server (`/pkg/…`: ECharts,
+//!   plateau.js and the wasm glue under content-hashed names), the WebAssembly bundle (`'wasm-unsafe-eval'`), and inline
 //!   scripts only when they carry this request's nonce (Leptos' hydration and resource
 //!   scripts). Inline event handlers, `javascript:` URLs and injected `<script>`s do not run.
 //!   `frame-ancestors 'none'`: no other site frames a page. A handler that sets its own
