@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 struct TestApp {
     base: String,
     _dir: tempfile::TempDir,
+    pool: sqlx::SqlitePool,
 }
 
 async fn spawn_app(max_upload_bytes: usize) -> TestApp {
@@ -22,7 +23,7 @@ async fn spawn_app(max_upload_bytes: usize) -> TestApp {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let state = AppState::new(
-        pool,
+        pool.clone(),
         server::startup::leptos_options(dir.path(), addr),
         max_upload_bytes,
     );
@@ -30,6 +31,7 @@ async fn spawn_app(max_upload_bytes: usize) -> TestApp {
     TestApp {
         base: format!("http://{addr}"),
         _dir: dir,
+        pool,
     }
 }
 
@@ -122,6 +124,50 @@ async fn a_run_over_the_level_limit_gets_413_naming_the_file() {
         body["error"],
         "many.txt: 10001 levels, over the limit of 10000 levels per run"
     );
+}
+
+#[tokio::test]
+async fn a_live_run_takes_no_level_past_the_limit() {
+    let app = spawn_app(4 << 20).await;
+    let client = reqwest::Client::new();
+    // A run of exactly MAX_LEVELS levels, stored through the import path, then running.
+    let text = levels_text(server::ingest::MAX_LEVELS);
+    let resp = client
+        .post(format!("{}/api/v1/runs", app.base))
+        .multipart(file_form("full.txt", text.into_bytes()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let body: Value = resp.json().await.unwrap();
+    let id = body["runs"][0]["id"].as_str().unwrap().to_owned();
+    sqlx::query("UPDATE runs SET status = 'running' WHERE public_id = ?1")
+        .bind(&id)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    // A fresh lease, as a sweep writing it would hold.
+    app::db::heartbeat_run(&app.pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
+    let level = serde_json::json!({
+        "point": {"load_kind": "concurrency", "load_value": 20000.0, "requests_ok": 1, "requests_failed": 0,
+                  "wall_s": 1.0, "measures": [], "truncated": false},
+        "raw": null, "requests": []
+    });
+    let resp = client
+        .post(format!("{}/api/v1/live-runs/{id}/levels", app.base))
+        .json(&level)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["field"], "levels");
+    assert!(body["error"].as_str().unwrap().contains("limit of 10000 levels"), "{body}");
+    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM points")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(stored, server::ingest::MAX_LEVELS as i64);
 }
 
 #[tokio::test]

@@ -139,6 +139,28 @@ async fn append(
 ) -> Result<Response, LiveError> {
     check_level(&level)?;
     let id = running(&state, &id).await?;
+    // The same bounds as an import: a run holds at most MAX_LEVELS levels, a level at most
+    // MAX_REQUESTS per-request records.
+    let limit = crate::ingest::MAX_LEVELS;
+    let stored = db::level_seqs(&state.pool, &id).await?.len();
+    if stored >= limit {
+        return Err(LiveError(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("run {id} already has {stored} levels, the limit of {limit} levels per run"),
+            Some("levels".into()),
+        ));
+    }
+    if level.requests.len() > crate::ingest::MAX_REQUESTS {
+        return Err(LiveError(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "field `requests`: {} per-request records, over the limit of {}",
+                level.requests.len(),
+                crate::ingest::MAX_REQUESTS
+            ),
+            Some("requests".into()),
+        ));
+    }
     db::append_level(&state.pool, &id, &level).await?;
     db::heartbeat_run(&state.pool, &id).await?;
     Ok((StatusCode::CREATED, Json(json!({ "id": id }))).into_response())
