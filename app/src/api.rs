@@ -26,8 +26,7 @@ pub async fn find_runs(query: RunQuery) -> Result<RunPage, AppError> {
 /// One run by its public id.
 #[server(prefix = "/_fn")]
 pub async fn get_run(id: String) -> Result<Run, AppError> {
-    let run_id = crate::domain::RunId::parse(&id)
-        .ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
+    let run_id = crate::domain::RunId::parse(&id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
     Ok(crate::db::get_run(&pool()?, &run_id).await?)
 }
 

@@ -12,8 +12,8 @@ use crate::domain::metrics::{Definitions, Measure, Metric, Stat};
 use crate::domain::query::{Facets, RunPage, RunQuery, SortKey, MAX_PAGE, PAGE_SIZE};
 use crate::domain::view::SavedReport;
 use crate::domain::{
-    EndpointKind, LoadKind, NewLevel, NewRun, Point, RequestRecord, Run, RunFacts, RunId, RunStatus,
-    RunSummary, SourceFile, SourceFormat, SourceInfo,
+    EndpointKind, LoadKind, NewLevel, NewRun, Point, RequestRecord, Run, RunFacts, RunId, RunStatus, RunSummary,
+    SourceFile, SourceFormat, SourceInfo,
 };
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
 use sqlx::{Row, SqlitePool};
@@ -79,10 +79,8 @@ async fn begin_write(
     pool: &SqlitePool,
 ) -> Result<(tokio::sync::OwnedSemaphorePermit, sqlx::Transaction<'static, sqlx::Sqlite>), DbError> {
     // The semaphore is never closed, so acquiring only fails if it were.
-    let turn = write_turns(pool)
-        .acquire_owned()
-        .await
-        .map_err(|_| DbError::Corrupt("the write queue was closed".into()))?;
+    let turn =
+        write_turns(pool).acquire_owned().await.map_err(|_| DbError::Corrupt("the write queue was closed".into()))?;
     let tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     Ok((turn, tx))
 }
@@ -131,8 +129,8 @@ pub async fn insert_runs(pool: &SqlitePool, runs: &[NewRun]) -> Result<Vec<RunId
 async fn insert_in(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, run: &NewRun) -> Result<RunId, DbError> {
     let id = RunId::generate();
     let f = &run.facts;
-    let definitions = serde_json::to_string(&run.definitions)
-        .map_err(|e| DbError::Corrupt(format!("definitions: {e}")))?;
+    let definitions =
+        serde_json::to_string(&run.definitions).map_err(|e| DbError::Corrupt(format!("definitions: {e}")))?;
     let row_id: i64 = sqlx::query(
         "INSERT INTO runs (public_id, name, created_at, status, source_format, source_file_name,
                            model, engine, engine_version, gpu_type, gpu_count, endpoint_kind,
@@ -168,16 +166,14 @@ async fn insert_in(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, run: &NewRun) -
             .await?;
     }
     for (seq, file) in run.files.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO run_sources (run_id, seq, file_name, format, content) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .bind(row_id)
-        .bind(seq as i64)
-        .bind(&file.file_name)
-        .bind(file.format.as_str())
-        .bind(&file.content)
-        .execute(&mut **tx)
-        .await?;
+        sqlx::query("INSERT INTO run_sources (run_id, seq, file_name, format, content) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .bind(row_id)
+            .bind(seq as i64)
+            .bind(&file.file_name)
+            .bind(file.format.as_str())
+            .bind(&file.content)
+            .execute(&mut **tx)
+            .await?;
     }
     for (seq, level) in run.levels.iter().enumerate() {
         insert_level(tx, row_id, seq as i64, level).await?;
@@ -449,11 +445,10 @@ pub async fn get_run_raw(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> 
     .ok_or_else(|| DbError::NotFound(format!("run {id}")))?;
     let row_id: i64 = row.try_get("id")?;
     let format: String = row.try_get("source_format")?;
-    let tags: Vec<String> =
-        sqlx::query_scalar("SELECT tag FROM run_tags WHERE run_id = ?1 ORDER BY tag")
-            .bind(row_id)
-            .fetch_all(pool)
-            .await?;
+    let tags: Vec<String> = sqlx::query_scalar("SELECT tag FROM run_tags WHERE run_id = ?1 ORDER BY tag")
+        .bind(row_id)
+        .fetch_all(pool)
+        .await?;
     let rows = sqlx::query(
         "SELECT id, load_kind, load_value, requests_ok, requests_failed, wall_s, truncated,
                 output_tok_s, latency_avg_ms, latency_p50_ms, latency_p90_ms, latency_p99_ms,
@@ -487,8 +482,8 @@ pub async fn get_run_raw(pool: &SqlitePool, id: &RunId) -> Result<Run, DbError> 
         points.push(p);
     }
     let definitions_json: String = row.try_get("definitions_json")?;
-    let definitions: Definitions = serde_json::from_str(&definitions_json)
-        .map_err(|_| corrupt("definitions_json", &definitions_json))?;
+    let definitions: Definitions =
+        serde_json::from_str(&definitions_json).map_err(|_| corrupt("definitions_json", &definitions_json))?;
     Ok(Run {
         id: run_id(&row)?,
         name: row.try_get("name")?,
@@ -549,23 +544,19 @@ pub async fn level_seqs(pool: &SqlitePool, id: &RunId) -> Result<Vec<i64>, DbErr
 
 /// Row id of a run's level `seq` (0-based, in the order the levels were stored).
 async fn point_row_id(pool: &SqlitePool, id: &RunId, seq: i64) -> Result<i64, DbError> {
-    sqlx::query_scalar(
-        "SELECT p.id FROM points p JOIN runs r ON r.id = p.run_id WHERE r.public_id = ?1 AND p.seq = ?2",
-    )
-    .bind(id.as_str())
-    .bind(seq)
-    .fetch_optional(pool)
-    .await?
-    .ok_or_else(|| DbError::NotFound(format!("level {seq} of run {id}")))
+    sqlx::query_scalar("SELECT p.id FROM points p JOIN runs r ON r.id = p.run_id WHERE r.public_id = ?1 AND p.seq = ?2")
+        .bind(id.as_str())
+        .bind(seq)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| DbError::NotFound(format!("level {seq} of run {id}")))
 }
 
 /// The source's own fields of one level, as stored (`Null` when the source had none).
 pub async fn level_raw(pool: &SqlitePool, id: &RunId, seq: i64) -> Result<serde_json::Value, DbError> {
     let point_id = point_row_id(pool, id, seq).await?;
-    let raw: Option<String> = sqlx::query_scalar("SELECT raw_json FROM points WHERE id = ?1")
-        .bind(point_id)
-        .fetch_one(pool)
-        .await?;
+    let raw: Option<String> =
+        sqlx::query_scalar("SELECT raw_json FROM points WHERE id = ?1").bind(point_id).fetch_one(pool).await?;
     match raw {
         None => Ok(serde_json::Value::Null),
         Some(text) => serde_json::from_str(&text).map_err(|_| corrupt("raw_json", &text)),
@@ -621,10 +612,7 @@ pub async fn run_files(pool: &SqlitePool, id: &RunId) -> Result<Vec<SourceFile>,
 
 /// Whether a run with exactly this name exists (the demo loader uses it to stay idempotent).
 pub async fn run_name_exists(pool: &SqlitePool, name: &str) -> Result<bool, DbError> {
-    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE name = ?1")
-        .bind(name)
-        .fetch_one(pool)
-        .await?;
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE name = ?1").bind(name).fetch_one(pool).await?;
     Ok(n > 0)
 }
 
@@ -878,7 +866,6 @@ pub async fn dismissed_proposals(pool: &SqlitePool) -> Result<Vec<String>, DbErr
     Ok(sqlx::query_scalar("SELECT proposal_key FROM dismissed_proposals ORDER BY proposal_key").fetch_all(pool).await?)
 }
 
-
 /// Stores a report under `slug`; false when the slug is taken.
 pub async fn insert_report(pool: &SqlitePool, r: &SavedReport) -> Result<bool, DbError> {
     let done = sqlx::query(
@@ -897,11 +884,12 @@ pub async fn insert_report(pool: &SqlitePool, r: &SavedReport) -> Result<bool, D
 }
 
 pub async fn get_report(pool: &SqlitePool, slug: &str) -> Result<SavedReport, DbError> {
-    let row = sqlx::query("SELECT slug, title, description, view_path, author, created_at FROM reports WHERE slug = ?1")
-        .bind(slug)
-        .fetch_optional(pool)
-        .await?
-        .ok_or_else(|| DbError::NotFound(format!("report {slug:?}")))?;
+    let row =
+        sqlx::query("SELECT slug, title, description, view_path, author, created_at FROM reports WHERE slug = ?1")
+            .bind(slug)
+            .fetch_optional(pool)
+            .await?
+            .ok_or_else(|| DbError::NotFound(format!("report {slug:?}")))?;
     Ok(SavedReport {
         slug: row.try_get("slug")?,
         title: row.try_get("title")?,
@@ -997,13 +985,23 @@ mod tests {
                     point: p1,
                     raw: serde_json::json!({"C": 32, "tok/s": 464.4}),
                     requests: vec![
-                        RequestRecord { ok: true, ttft_ms: Some(120.0), e2e_ms: Some(35_000.0), output_tokens: Some(512.0), ..Default::default() },
+                        RequestRecord {
+                            ok: true,
+                            ttft_ms: Some(120.0),
+                            e2e_ms: Some(35_000.0),
+                            output_tokens: Some(512.0),
+                            ..Default::default()
+                        },
                         RequestRecord { ok: false, error: Some("HTTP 500".into()), ..Default::default() },
                     ],
                 },
                 NewLevel::new(p2),
             ],
-            files: vec![SourceFile { file_name: Some("b.txt".into()), format: SourceFormat::BenchmarkPy, content: b"C= 32 |".to_vec() }],
+            files: vec![SourceFile {
+                file_name: Some("b.txt".into()),
+                format: SourceFormat::BenchmarkPy,
+                content: b"C= 32 |".to_vec(),
+            }],
         }
     }
 
@@ -1029,7 +1027,14 @@ mod tests {
             proposal_key: None,
         };
         // Exclude C=96: still a level, no longer the peak.
-        let a = insert_annotation(&pool, &id, &input(Anchor::Point { load_kind: LoadKind::Concurrency, load: 96.0 }, Effect::Exclude, "cut off"), "ada").await.unwrap();
+        let a = insert_annotation(
+            &pool,
+            &id,
+            &input(Anchor::Point { load_kind: LoadKind::Concurrency, load: 96.0 }, Effect::Exclude, "cut off"),
+            "ada",
+        )
+        .await
+        .unwrap();
         let list = list_runs(&pool).await.unwrap();
         assert_eq!((list[0].level_count, list[0].peak_output_tok_s), (2, Some(464.4)));
         let run = get_run(&pool, &id).await.unwrap();
@@ -1039,14 +1044,32 @@ mod tests {
         // Edit to hide: the history keeps the first version; the level leaves the count.
         update_annotation(&pool, a, &input(Anchor::Run, Effect::Hide, "cut off, hide it"), "bob").await.unwrap();
         let stored = get_annotation(&pool, a).await.unwrap();
-        assert_eq!(stored.anchor, Anchor::Point { load_kind: LoadKind::Concurrency, load: 96.0 }, "the anchor never moves");
-        assert_eq!((stored.body.as_str(), stored.author.as_str(), stored.effect), ("cut off, hide it", "bob", Effect::Hide));
+        assert_eq!(
+            stored.anchor,
+            Anchor::Point { load_kind: LoadKind::Concurrency, load: 96.0 },
+            "the anchor never moves"
+        );
+        assert_eq!(
+            (stored.body.as_str(), stored.author.as_str(), stored.effect),
+            ("cut off, hide it", "bob", Effect::Hide)
+        );
         assert_eq!(stored.history.len(), 1);
         assert_eq!((stored.history[0].body.as_str(), stored.history[0].author.as_str()), ("cut off", "ada"));
         let list = list_runs(&pool).await.unwrap();
         assert_eq!((list[0].level_count, list[0].peak_output_tok_s), (1, Some(464.4)));
         // A range covering everything, with exclude: no peak at all.
-        insert_annotation(&pool, &id, &input(Anchor::Range { load_kind: LoadKind::Concurrency, from: 1.0, to: 500.0 }, Effect::Exclude, "all bad"), "ada").await.unwrap();
+        insert_annotation(
+            &pool,
+            &id,
+            &input(
+                Anchor::Range { load_kind: LoadKind::Concurrency, from: 1.0, to: 500.0 },
+                Effect::Exclude,
+                "all bad",
+            ),
+            "ada",
+        )
+        .await
+        .unwrap();
         assert_eq!(list_runs(&pool).await.unwrap()[0].peak_output_tok_s, None);
         // Deleting removes the annotation and its history; the levels come back.
         delete_annotation(&pool, a).await.unwrap();
@@ -1057,11 +1080,25 @@ mod tests {
         dismiss_proposal(&pool, "k/1", "ada").await.unwrap();
         dismiss_proposal(&pool, "k/1", "ada").await.unwrap();
         assert_eq!(dismissed_proposals(&pool).await.unwrap(), ["k/1"]);
-        let r = SavedReport { slug: "abcd2345".into(), title: "t".into(), description: String::new(), view_path: "/compare".into(), author: "ada".into(), created_at: "x".into() };
+        let r = SavedReport {
+            slug: "abcd2345".into(),
+            title: "t".into(),
+            description: String::new(),
+            view_path: "/compare".into(),
+            author: "ada".into(),
+            created_at: "x".into(),
+        };
         assert!(insert_report(&pool, &r).await.unwrap());
         assert!(!insert_report(&pool, &r).await.unwrap(), "slug taken");
         assert_eq!(get_report(&pool, "abcd2345").await.unwrap(), r);
-        let snap = StoredSnapshot { id: "f00d".into(), title: "s".into(), view_path: "/runs/x".into(), payload: "{}".into(), author: "ada".into(), created_at: "x".into() };
+        let snap = StoredSnapshot {
+            id: "f00d".into(),
+            title: "s".into(),
+            view_path: "/runs/x".into(),
+            payload: "{}".into(),
+            author: "ada".into(),
+            created_at: "x".into(),
+        };
         insert_snapshot(&pool, &snap).await.unwrap();
         insert_snapshot(&pool, &StoredSnapshot { payload: "{\"changed\":1}".into(), ..snap.clone() }).await.unwrap();
         assert_eq!(get_snapshot(&pool, "f00d").await.unwrap().payload, "{}", "a snapshot never changes");
@@ -1320,7 +1357,6 @@ pub async fn interrupt_sweeps_lapsed_at(pool: &SqlitePool, now: chrono::DateTime
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod lease_tests {
     use super::*;
 
@@ -1343,7 +1379,8 @@ mod lease_tests {
         let alive = create_live_run(&pool, &live("alive")).await.unwrap();
         let dead = create_live_run(&pool, &live("dead")).await.unwrap();
         // the dead sweep's last heartbeat was a minute ago
-        let old = (chrono::Utc::now() - chrono::Duration::seconds(60)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let old =
+            (chrono::Utc::now() - chrono::Duration::seconds(60)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         sqlx::query("UPDATE runs SET heartbeat_at = ?1 WHERE public_id = ?2")
             .bind(&old)
             .bind(dead.as_str())
@@ -1363,7 +1400,8 @@ mod lease_tests {
         assert!(!heartbeat_run(&pool, &dead).await.unwrap(), "an interrupted run is not revived");
         assert_eq!(get_run(&pool, &dead).await.unwrap().status, RunStatus::Interrupted);
         // without heartbeats the live one lapses too
-        let later = chrono::Utc::now() + chrono::Duration::from_std(SWEEP_LEASE).unwrap() + chrono::Duration::seconds(1);
+        let later =
+            chrono::Utc::now() + chrono::Duration::from_std(SWEEP_LEASE).unwrap() + chrono::Duration::seconds(1);
         assert_eq!(interrupt_sweeps_lapsed_at(&pool, later).await.unwrap(), 1);
         assert_eq!(get_run(&pool, &alive).await.unwrap().status, RunStatus::Interrupted);
         let missing = RunId::parse("nosuchrun000").unwrap();
@@ -1438,10 +1476,8 @@ pub async fn set_user_password(pool: &SqlitePool, name: &str, password_hash: &st
 
 /// The stored password hash of `name`, if such a user exists.
 pub async fn user_credentials(pool: &SqlitePool, name: &str) -> Result<Option<UserCredentials>, DbError> {
-    let row = sqlx::query("SELECT name, password_hash FROM users WHERE name = ?1")
-        .bind(name)
-        .fetch_optional(pool)
-        .await?;
+    let row =
+        sqlx::query("SELECT name, password_hash FROM users WHERE name = ?1").bind(name).fetch_optional(pool).await?;
     row.map(|r| Ok(UserCredentials { name: r.try_get("name")?, password_hash: r.try_get("password_hash")? }))
         .transpose()
 }
@@ -1449,9 +1485,7 @@ pub async fn user_credentials(pool: &SqlitePool, name: &str) -> Result<Option<Us
 /// Every user, by name.
 pub async fn list_users(pool: &SqlitePool) -> Result<Vec<UserSummary>, DbError> {
     let rows = sqlx::query("SELECT name, created_at FROM users ORDER BY name").fetch_all(pool).await?;
-    rows.iter()
-        .map(|r| Ok(UserSummary { name: r.try_get("name")?, created_at: r.try_get("created_at")? }))
-        .collect()
+    rows.iter().map(|r| Ok(UserSummary { name: r.try_get("name")?, created_at: r.try_get("created_at")? })).collect()
 }
 
 /// Starts a session of `user` that ends after `lifetime`; returns when it expires.
@@ -1585,7 +1619,6 @@ pub async fn revoke_api_token(pool: &SqlitePool, public_id: &str) -> Result<(), 
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod auth_tests {
     use super::*;
 
@@ -1644,7 +1677,10 @@ mod auth_tests {
         assert_eq!(api_token_user(&pool, "other").await.unwrap(), None);
         let listed = list_api_tokens(&pool).await.unwrap();
         assert_eq!(listed.len(), 1);
-        assert_eq!((listed[0].public_id.as_str(), listed[0].label.as_str(), listed[0].user.as_str()), ("t1", "ci", "ada"));
+        assert_eq!(
+            (listed[0].public_id.as_str(), listed[0].label.as_str(), listed[0].user.as_str()),
+            ("t1", "ci", "ada")
+        );
         assert!(listed[0].last_used_at.is_some());
         revoke_api_token(&pool, "t1").await.unwrap();
         assert_eq!(api_token_user(&pool, "hash1").await.unwrap(), None);

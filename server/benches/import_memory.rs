@@ -8,6 +8,12 @@
 //! reset before the request through `/proc/self/clear_refs`.
 //!
 //! `cargo bench -p server --bench import_memory` (sizes in MiB as arguments to override).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use reqwest::multipart::{Form, Part};
 use std::fmt::Write as _;
@@ -40,12 +46,7 @@ fn vllm_detailed(target: usize) -> Vec<u8> {
         itls.push_str(sep);
         itls.push('[');
         for k in 0..100 {
-            let _ = write!(
-                itls,
-                "{}{}",
-                if k == 0 { "" } else { ", " },
-                0.012_345_678_901 + (k % 13) as f64 * 1e-5
-            );
+            let _ = write!(itls, "{}{}", if k == 0 { "" } else { ", " }, 0.012_345_678_901 + (k % 13) as f64 * 1e-5);
         }
         itls.push(']');
         let _ = write!(lat, "{sep}{}", ttft + 1.234_567_890_123);
@@ -64,25 +65,13 @@ fn vllm_detailed(target: usize) -> Vec<u8> {
 fn one(target: usize) -> (usize, u64, f64) {
     let body = vllm_detailed(target);
     let size = body.len();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     rt.block_on(async move {
         let dir = tempfile::tempdir().expect("tempdir");
-        let pool = app::db::connect(&dir.path().join("bench.db"))
-            .await
-            .expect("db");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
+        let pool = app::db::connect(&dir.path().join("bench.db")).await.expect("db");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let state = server::routes::AppState::new(
-            pool,
-            server::startup::leptos_options(dir.path(), addr),
-            64 << 20,
-        );
+        let state = server::routes::AppState::new(pool, server::startup::leptos_options(dir.path(), addr), 64 << 20);
         tokio::spawn(async move { axum::serve(listener, server::routes::router(state)).await });
         let client = reqwest::Client::new();
         // Warm up (first request sets up the runtime's and the router's own memory).
@@ -91,19 +80,11 @@ fn one(target: usize) -> (usize, u64, f64) {
         let before = status_kib("VmRSS:");
         let started = std::time::Instant::now();
         let form = Form::new().part("file", Part::bytes(body).file_name("detailed.json"));
-        let resp = client
-            .post(format!("http://{addr}/api/v1/runs?dry_run=true"))
-            .multipart(form)
-            .send()
-            .await
-            .expect("post");
+        let resp =
+            client.post(format!("http://{addr}/api/v1/runs?dry_run=true")).multipart(form).send().await.expect("post");
         let status = resp.status();
         let text = resp.text().await.unwrap_or_default();
-        assert!(
-            status.is_success(),
-            "{status}: {}",
-            text.chars().take(300).collect::<String>()
-        );
+        assert!(status.is_success(), "{status}: {}", text.chars().take(300).collect::<String>());
         let secs = started.elapsed().as_secs_f64();
         let peak = status_kib("VmHWM:");
         (size, peak.saturating_sub(before) * 1024, secs)
@@ -111,10 +92,7 @@ fn one(target: usize) -> (usize, u64, f64) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     if let [flag, bytes] = args.as_slice() {
         if flag == "--one" {
             let (size, delta, secs) = one(bytes.parse().unwrap_or(8 << 20));
@@ -122,41 +100,21 @@ fn main() {
             return;
         }
     }
-    let sizes: Vec<usize> = if args.is_empty() {
-        vec![8, 16, 32, 63]
-    } else {
-        args.iter().filter_map(|a| a.parse().ok()).collect()
-    };
+    let sizes: Vec<usize> =
+        if args.is_empty() { vec![8, 16, 32, 63] } else { args.iter().filter_map(|a| a.parse().ok()).collect() };
     let exe = std::env::current_exe().expect("exe");
-    println!(
-        "{:>12} {:>16} {:>8} {:>9}",
-        "upload MiB", "peak RSS Δ MiB", "ratio", "time s"
-    );
+    println!("{:>12} {:>16} {:>8} {:>9}", "upload MiB", "peak RSS Δ MiB", "ratio", "time s");
     for mib in sizes {
-        let out = std::process::Command::new(&exe)
-            .arg("--one")
-            .arg((mib << 20).to_string())
-            .output()
-            .expect("child");
+        let out = std::process::Command::new(&exe).arg("--one").arg((mib << 20).to_string()).output().expect("child");
         let line = String::from_utf8_lossy(&out.stdout);
-        let f: Vec<f64> = line
-            .split_whitespace()
-            .filter_map(|x| x.parse().ok())
-            .collect();
+        let f: Vec<f64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
         match f.as_slice() {
-            [size, delta, secs] => println!(
-                "{:>12.1} {:>16.1} {:>8.2} {:>9.2}",
-                size / 1048576.0,
-                delta / 1048576.0,
-                delta / size,
-                secs
-            ),
+            [size, delta, secs] => {
+                println!("{:>12.1} {:>16.1} {:>8.2} {:>9.2}", size / 1048576.0, delta / 1048576.0, delta / size, secs)
+            }
             _ => println!(
                 "{mib:>12} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-                    .chars()
-                    .take(400)
-                    .collect::<String>()
+                String::from_utf8_lossy(&out.stderr).chars().take(400).collect::<String>()
             ),
         }
     }

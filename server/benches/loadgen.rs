@@ -10,6 +10,12 @@
 //!    first token), as an absolute error and as a share of the TTFT.
 //!
 //! `PLATEAU_BENCH_MAX_STREAMS` caps the ramp (default 10000).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use app::domain::metrics::{Metric, Stat};
 use app::domain::{NewLevel, NewRun, RunId, RunStatus};
@@ -33,7 +39,11 @@ impl RunSink for Memory {
     async fn finish(&self, _id: &RunId, _s: RunStatus, _note: Option<&str>) -> Result<(), LoadgenError> {
         Ok(())
     }
-    async fn annotate(&self, _id: &RunId, _note: &app::domain::annotations::AnnotationInput) -> Result<(), LoadgenError> {
+    async fn annotate(
+        &self,
+        _id: &RunId,
+        _note: &app::domain::annotations::AnnotationInput,
+    ) -> Result<(), LoadgenError> {
         Ok(())
     }
 }
@@ -52,7 +62,8 @@ impl Drop for Sim {
 }
 
 fn start_sim(args: &[&str]) -> Sim {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(18090);
+    let port =
+        std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(18090);
     let addr = format!("127.0.0.1:{port}");
     let child = Command::new(env!("CARGO_BIN_EXE_plateau"))
         .args(["sim", "--addr", &addr, "--prefill-ms-per-token", "0", "--per-seq-ms", "0"])
@@ -181,7 +192,10 @@ async fn main() {
     let (soft, hard) = raise_nofile();
     let max_streams: usize =
         std::env::var("PLATEAU_BENCH_MAX_STREAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
-    println!("load generator bench: {} cores, RLIMIT_NOFILE {soft}/{hard}", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    println!(
+        "load generator bench: {} cores, RLIMIT_NOFILE {soft}/{hard}",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
 
     // 1. CPU per million streamed tokens, client vs simulator.
     {
@@ -189,7 +203,8 @@ async fn main() {
         let sim_cpu0 = proc_cpu_s(sim.child.id());
         let cpu0 = self_cpu_s();
         let t0 = Instant::now();
-        let levels = sweep(spec(&sim.url, Loads::Concurrency(vec![64]), LoadMode::Steady { requests: 1280 }, 256, 120)).await;
+        let levels =
+            sweep(spec(&sim.url, Loads::Concurrency(vec![64]), LoadMode::Steady { requests: 1280 }, 256, 120)).await;
         let wall_s = t0.elapsed().as_secs_f64();
         let client_s = self_cpu_s() - cpu0;
         let sim_s = proc_cpu_s(sim.child.id()) - sim_cpu0;

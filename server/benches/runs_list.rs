@@ -1,12 +1,16 @@
 //! How the runs list scales: the time to render one page (search, filter, sort by peak,
 //! count, facets) with 100 runs and with 5,000 runs in a real SQLite file, as a ratio.
 //! Run with `cargo bench -p server --bench runs_list`; it prints a table.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use app::domain::metrics::{Metric, Stat};
 use app::domain::query::{RunQuery, SortKey};
-use app::domain::{
-    EndpointKind, LoadKind, NewLevel, NewRun, Point, RunFacts, RunStatus, SourceFormat, SourceInfo,
-};
+use app::domain::{EndpointKind, LoadKind, NewLevel, NewRun, Point, RunFacts, RunStatus, SourceFormat, SourceInfo};
 use std::time::{Duration, Instant};
 
 fn run(i: usize) -> NewRun {
@@ -23,11 +27,11 @@ fn run(i: usize) -> NewRun {
     let mut facts = RunFacts {
         model: Some(format!("model-{}", i % 12)),
         engine: Some(["vllm", "sglang", "tgi"][i % 3].into()),
-        endpoint_kind: Some(if i % 2 == 0 { EndpointKind::Chat } else { EndpointKind::Completions }),
+        endpoint_kind: Some(if i.is_multiple_of(2) { EndpointKind::Chat } else { EndpointKind::Completions }),
         ..RunFacts::default()
     };
     facts.set_gpu(["8x H100", "4x A100", "1x L40S"][i % 3], None);
-    facts.set_tags(if i % 5 == 0 { "nightly, ci" } else { "manual" });
+    facts.set_tags(if i.is_multiple_of(5) { "nightly, ci" } else { "manual" });
     NewRun {
         name: format!("sweep {i}"),
         status: RunStatus::Complete,
@@ -59,7 +63,10 @@ async fn main() {
         ("newest first", RunQuery::new()),
         ("sort by peak", RunQuery::new().sorted_by(SortKey::Peak)),
         ("search 'model-3'", RunQuery { q: Some("model-3".into()), ..RunQuery::new() }),
-        ("filter chat + tag", RunQuery { endpoint: Some(EndpointKind::Chat), tag: Some("nightly".into()), ..RunQuery::new() }),
+        (
+            "filter chat + tag",
+            RunQuery { endpoint: Some(EndpointKind::Chat), tag: Some("nightly".into()), ..RunQuery::new() },
+        ),
     ];
     let mut rows = Vec::new();
     let mut stored = 0;

@@ -1,7 +1,11 @@
 //! Command-line interface.
 
 use crate::config;
-use crate::ingest::{self, form::{ImportFields, Validate}, InputFile};
+use crate::ingest::{
+    self,
+    form::{ImportFields, Validate},
+    InputFile,
+};
 use crate::startup::{self, ServeConfig};
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -341,10 +345,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 async fn import(db: PathBuf, args: ImportArgs) -> anyhow::Result<ExitCode> {
-    let pool = app::db::connect(&db)
-        .await
-        .with_context(|| format!("opening database {}", db.display()))?;
-    let result = match read_inputs(&args.files, ingest::DEFAULT_MAX_BYTES)?.and_then(|files| args.fields().into_request(files)) {
+    let pool = app::db::connect(&db).await.with_context(|| format!("opening database {}", db.display()))?;
+    let result = match read_inputs(&args.files, ingest::DEFAULT_MAX_BYTES)?
+        .and_then(|files| args.fields().into_request(files))
+    {
         Ok(req) => ingest::import(&pool, req, ingest::DEFAULT_MAX_BYTES).await,
         Err(e) => Err(e),
     };
@@ -397,7 +401,8 @@ fn read_inputs(paths: &[PathBuf], limit: usize) -> anyhow::Result<Result<Vec<Inp
             (name, Box::new(file))
         };
         let mut content = Vec::new();
-        let shown = file_name.as_deref().map_or_else(|| "standard input".to_owned(), |n| ingest::printable(n).into_owned());
+        let shown =
+            file_name.as_deref().map_or_else(|| "standard input".to_owned(), |n| ingest::printable(n).into_owned());
         reader.take(limit as u64 + 1).read_to_end(&mut content).with_context(|| format!("reading {shown}"))?;
         if content.len() > limit {
             return Ok(Err(ingest::ImportError::OverLimit { file: shown, limit }));
@@ -413,7 +418,8 @@ async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
         None => None,
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-            let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+            let name =
+                path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
             Some(std::sync::Arc::new(PromptFile::parse(&name, &text).map_err(anyhow::Error::msg)?))
         }
     };
@@ -462,8 +468,7 @@ async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
             (loadgen::run_sweep_to(&sink, spec, tx, cancel_rx).await, server.trim_end_matches('/').to_owned())
         }
         None => {
-            let pool =
-                app::db::connect(&db).await.with_context(|| format!("opening database {}", db.display()))?;
+            let pool = app::db::connect(&db).await.with_context(|| format!("opening database {}", db.display()))?;
             (loadgen::run_sweep(&pool, spec, tx, cancel_rx).await, String::new())
         }
     };

@@ -11,10 +11,8 @@
 use crate::ingest::{self, ImportRequest, InputFile};
 use anyhow::Context;
 use app::db;
-use app::domain::{
-    EndpointKind, LoadKind, NewLevel, NewRun, Point, RunFacts, RunStatus, SourceFormat, SourceInfo,
-};
 use app::domain::metrics::{Metric, Stat};
+use app::domain::{EndpointKind, LoadKind, NewLevel, NewRun, Point, RunFacts, RunStatus, SourceFormat, SourceInfo};
 use sqlx::SqlitePool;
 use std::path::Path;
 
@@ -49,15 +47,18 @@ pub async fn load(pool: &SqlitePool, fixtures: &Path) -> anyhow::Result<()> {
                        survive; the levels in between and every other value are unknown. The \
                        story believes it used max_tokens=128, but that is not recorded."
             .into();
-        db::insert_run(pool, &NewRun {
-            name: COMPLETIONS_RUN.into(),
-            status: RunStatus::Partial,
-            source: SourceInfo { format: SourceFormat::Manual, file_name: None },
-            facts,
-            definitions: Default::default(),
-            levels: vec![NewLevel::new(c1), NewLevel::new(c32)],
-            files: Vec::new(),
-        })
+        db::insert_run(
+            pool,
+            &NewRun {
+                name: COMPLETIONS_RUN.into(),
+                status: RunStatus::Partial,
+                source: SourceInfo { format: SourceFormat::Manual, file_name: None },
+                facts,
+                definitions: Default::default(),
+                levels: vec![NewLevel::new(c1), NewLevel::new(c32)],
+                files: Vec::new(),
+            },
+        )
         .await?;
         tracing::info!("demo: stored the completions run");
     }

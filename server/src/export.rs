@@ -72,8 +72,8 @@ pub fn markdown_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
-            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '<' | '>' | '(' | ')' | '#' | '+' | '!' | '|' | '~' | ':'
-            | '@' | '.' | '&' | '=' => {
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '<' | '>' | '(' | ')' | '#' | '+' | '!' | '|' | '~'
+            | ':' | '@' | '.' | '&' | '=' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -97,18 +97,24 @@ pub fn markdown(run: &app::domain::Run) -> String {
     let facts = [
         ("model", f.model.clone()),
         ("GPU", f.gpu_label()),
-        ("engine", f.engine.clone().map(|e| match &f.engine_version {
-            Some(v) => format!("{e} {v}"),
-            None => e,
-        })),
+        (
+            "engine",
+            f.engine.clone().map(|e| match &f.engine_version {
+                Some(v) => format!("{e} {v}"),
+                None => e,
+            }),
+        ),
         ("endpoint", f.endpoint_kind.map(|e| e.path().to_owned())),
         ("max_tokens", f.max_tokens.map(|n| n.to_string())),
     ];
-    let known: Vec<String> = facts.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}: {}", cell(v)))).collect();
+    let known: Vec<String> =
+        facts.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}: {}", cell(v)))).collect();
     if !known.is_empty() {
         out.push_str(&format!("{}\n\n", known.join(" · ")));
     }
-    out.push_str("| load | ok / failed | output tok/s | scaling eff. | latency avg (s) | p50 (s) | p99 (s) | TTFT p50 (ms) |\n");
+    out.push_str(
+        "| load | ok / failed | output tok/s | scaling eff. | latency avg (s) | p50 (s) | p99 (s) | TTFT p50 (ms) |\n",
+    );
     out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (p, d) in run.points.iter().zip(derived) {
         out.push_str(&format!(

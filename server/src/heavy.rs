@@ -72,8 +72,7 @@ fn render_runtime() -> Option<&'static tokio::runtime::Runtime> {
 /// Whether a request is a read whose answer may take real work: every `GET`/`HEAD`
 /// except the health check, and the server functions (read-only, `POST` by default).
 fn is_offloaded(method: &Method, path: &str) -> bool {
-    path.starts_with("/_fn/")
-        || ((method == Method::GET || method == Method::HEAD) && path != "/healthz")
+    path.starts_with("/_fn/") || ((method == Method::GET || method == Method::HEAD) && path != "/healthz")
 }
 
 /// Middleware: serves reads on the render runtime (response and body), see the module doc.
@@ -102,9 +101,8 @@ pub async fn offload_reads(req: Request, next: Next) -> Response {
     });
     match head_rx.await {
         Ok(parts) => {
-            let stream = futures_util::stream::unfold(body_rx, |mut rx| async move {
-                rx.recv().await.map(|c| (c, rx))
-            });
+            let stream =
+                futures_util::stream::unfold(body_rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
             Response::from_parts(parts, Body::from_stream(stream))
         }
         Err(_) => {

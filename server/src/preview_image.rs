@@ -31,7 +31,8 @@ impl Canvas {
     }
 
     fn disc(&mut self, cx: f64, cy: f64, r: f64, rgb: [u8; 3]) {
-        let (x0, x1, y0, y1) = ((cx - r).floor() as i64, (cx + r).ceil() as i64, (cy - r).floor() as i64, (cy + r).ceil() as i64);
+        let (x0, x1, y0, y1) =
+            ((cx - r).floor() as i64, (cx + r).ceil() as i64, (cy - r).floor() as i64, (cy + r).ceil() as i64);
         for y in y0..=y1 {
             for x in x0..=x1 {
                 let (dx, dy) = (x as f64 - cx, y as f64 - cy);
@@ -43,7 +44,8 @@ impl Canvas {
     }
 
     fn ring(&mut self, cx: f64, cy: f64, r: f64, width: f64, rgb: [u8; 3]) {
-        let (x0, x1, y0, y1) = ((cx - r).floor() as i64, (cx + r).ceil() as i64, (cy - r).floor() as i64, (cy + r).ceil() as i64);
+        let (x0, x1, y0, y1) =
+            ((cx - r).floor() as i64, (cx + r).ceil() as i64, (cy - r).floor() as i64, (cy + r).ceil() as i64);
         for y in y0..=y1 {
             for x in x0..=x1 {
                 let d = ((x as f64 - cx).powi(2) + (y as f64 - cy).powi(2)).sqrt();
@@ -79,10 +81,16 @@ impl Canvas {
 /// The run's throughput curve as a 1200×630 PNG.
 pub fn throughput_png(run: &Run) -> Vec<u8> {
     let mut c = Canvas::new();
-    let pts: Vec<(f64, f64)> = run.points.iter().filter_map(|p| Some((p.load_value, p.output_tok_s()?))).filter(|(l, t)| *l > 0.0 && t.is_finite()).collect();
+    let pts: Vec<(f64, f64)> = run
+        .points
+        .iter()
+        .filter_map(|p| Some((p.load_value, p.output_tok_s()?)))
+        .filter(|(l, t)| *l > 0.0 && t.is_finite())
+        .collect();
     let (plot_w, plot_h) = (W as f64 - 2.0 * MARGIN, H as f64 - 2.0 * MARGIN);
     let xs: Vec<f64> = pts.iter().map(|p| p.0.log2()).collect();
-    let (x_min, x_max) = (xs.iter().copied().fold(f64::INFINITY, f64::min), xs.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    let (x_min, x_max) =
+        (xs.iter().copied().fold(f64::INFINITY, f64::min), xs.iter().copied().fold(f64::NEG_INFINITY, f64::max));
     let y_max = pts.iter().map(|p| p.1).fold(0.0_f64, f64::max) * 1.1;
     let to_px = |load: f64, tok: f64| {
         let span = if x_max > x_min { x_max - x_min } else { 1.0 };

@@ -80,7 +80,13 @@ fn annotations_list(runs: &[Run]) -> String {
 }
 
 /// The offline report of a view. `site_root` holds the built site (CSS, ECharts).
-pub fn html_report(site_root: &Path, target: &ViewTarget, view: &ViewState, view_path: &str, runs: &[Run]) -> Result<HtmlReport, ShareError> {
+pub fn html_report(
+    site_root: &Path,
+    target: &ViewTarget,
+    view: &ViewState,
+    view_path: &str,
+    runs: &[Run],
+) -> Result<HtmlReport, ShareError> {
     let read = |rel: &str| {
         std::fs::read_to_string(site_root.join(rel)).map_err(|e| {
             tracing::error!(file = %site_root.join(rel).display(), error = %e, "report asset missing; run .ci/build");
@@ -95,7 +101,11 @@ pub fn html_report(site_root: &Path, target: &ViewTarget, view: &ViewState, view
             runs.first().map(|r| run_charts(r, view)).unwrap_or_default(),
         ),
         ViewTarget::Compare => (
-            format!("Compare {} runs: {}", runs.len(), runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs ")),
+            format!(
+                "Compare {} runs: {}",
+                runs.len(),
+                runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs ")
+            ),
             compare_charts(runs, view),
         ),
     };
@@ -135,7 +145,11 @@ pub fn html_report(site_root: &Path, target: &ViewTarget, view: &ViewState, view
     }
     body.push_str("</section>\n");
     for r in runs {
-        body.push_str(&format!("<h2>Levels: {}</h2><div class=\"table-wrap\">{}</div>", escape_html(&r.name), levels_table(r)));
+        body.push_str(&format!(
+            "<h2>Levels: {}</h2><div class=\"table-wrap\">{}</div>",
+            escape_html(&r.name),
+            levels_table(r)
+        ));
     }
     body.push_str("<h2>Annotations</h2>");
     body.push_str(&annotations_list(runs));
@@ -195,8 +209,20 @@ pub fn compare_csv(runs: &[Run], view: &ViewState, baseline: usize) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     let focus = format!("{}_{}", view.metric.as_str(), view.stat.name());
     let _ = w.write_record([
-        "run_id", "run_name", "baseline", "load_kind", "load", "requests_ok", "requests_failed", "output_tok_s",
-        "latency_avg_ms", "latency_p50_ms", "latency_p99_ms", "ttft_p50_ms", &focus, "focus_change_pct",
+        "run_id",
+        "run_name",
+        "baseline",
+        "load_kind",
+        "load",
+        "requests_ok",
+        "requests_failed",
+        "output_tok_s",
+        "latency_avg_ms",
+        "latency_p50_ms",
+        "latency_p99_ms",
+        "ttft_p50_ms",
+        &focus,
+        "focus_change_pct",
     ]);
     let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     let base = runs.get(baseline);
@@ -204,7 +230,11 @@ pub fn compare_csv(runs: &[Run], view: &ViewState, baseline: usize) -> String {
         for p in &r.points {
             let value = p.get(view.metric, view.stat);
             let base_value = base
-                .and_then(|b| b.points.iter().find(|q| app::domain::compare::LevelKey::of(q).same_as(&app::domain::compare::LevelKey::of(p))))
+                .and_then(|b| {
+                    b.points
+                        .iter()
+                        .find(|q| app::domain::compare::LevelKey::of(q).same_as(&app::domain::compare::LevelKey::of(p)))
+                })
                 .and_then(|q| q.get(view.metric, view.stat));
             let change = match (value, base_value) {
                 (Some(v), Some(b)) if b != 0.0 && i != baseline => Some((v - b) / b * 100.0),
@@ -239,7 +269,11 @@ pub fn compare_markdown(runs: &[Run], baseline: usize) -> String {
         out.push('\n');
     }
     if let Some(cmp) = app::domain::compare::compare(runs, baseline) {
-        let sentences: Vec<String> = cmp.levels.iter().flat_map(|l| l.deltas.iter().filter_map(|d| d.attribution.as_ref().map(|a| a.sentence.clone()))).collect();
+        let sentences: Vec<String> = cmp
+            .levels
+            .iter()
+            .flat_map(|l| l.deltas.iter().filter_map(|d| d.attribution.as_ref().map(|a| a.sentence.clone())))
+            .collect();
         if !sentences.is_empty() {
             out.push_str("**Why throughput differs**\n\n");
             for s in sentences {
@@ -250,10 +284,12 @@ pub fn compare_markdown(runs: &[Run], baseline: usize) -> String {
     }
     let notes: Vec<String> = runs
         .iter()
-        .flat_map(|r| r.annotations.iter().map(move |a| {
-            let md = crate::export::markdown_text;
-            format!("- {} · {} ({}): {}", md(&r.name), md(&a.anchor.label()), md(a.kind.label()), md(&a.body))
-        }))
+        .flat_map(|r| {
+            r.annotations.iter().map(move |a| {
+                let md = crate::export::markdown_text;
+                format!("- {} · {} ({}): {}", md(&r.name), md(&a.anchor.label()), md(a.kind.label()), md(&a.body))
+            })
+        })
         .collect();
     if !notes.is_empty() {
         out.push_str("**Annotations**\n\n");

@@ -10,8 +10,8 @@
 //!   same id and later edits, which change the live data, never change a snapshot.
 
 use app::db::{self, DbError, StoredSnapshot};
-use app::domain::view::SavedReport;
 use app::domain::annotations::{AnnotationId, AnnotationInput};
+use app::domain::view::SavedReport;
 use app::domain::view::{query_pairs, ViewState};
 use app::domain::{Run, RunId};
 use serde::{Deserialize, Serialize};
@@ -40,14 +40,24 @@ impl From<DbError> for ShareError {
 }
 
 /// Creates an annotation on `run` by `author`.
-pub async fn annotate(pool: &SqlitePool, run: &RunId, input: &AnnotationInput, author: &str) -> Result<AnnotationId, ShareError> {
+pub async fn annotate(
+    pool: &SqlitePool,
+    run: &RunId,
+    input: &AnnotationInput,
+    author: &str,
+) -> Result<AnnotationId, ShareError> {
     let stored = db::get_run_raw(pool, run).await?;
     input.validate(&stored).map_err(ShareError::Invalid)?;
     Ok(db::insert_annotation(pool, run, input, author).await?)
 }
 
 /// Edits an annotation's text, kind, effect (the anchor stays), keeping the old version.
-pub async fn edit(pool: &SqlitePool, id: AnnotationId, input: &AnnotationInput, author: &str) -> Result<RunId, ShareError> {
+pub async fn edit(
+    pool: &SqlitePool,
+    id: AnnotationId,
+    input: &AnnotationInput,
+    author: &str,
+) -> Result<RunId, ShareError> {
     let current = db::get_annotation(pool, id).await?;
     let stored = db::get_run_raw(pool, &current.run_id).await?;
     let input = AnnotationInput { anchor: current.anchor.clone(), ..input.clone() };
@@ -125,7 +135,13 @@ fn new_slug() -> String {
 }
 
 /// Saves a titled view under a fresh slug.
-pub async fn save_report(pool: &SqlitePool, title: &str, description: &str, view_path: &str, author: &str) -> Result<String, ShareError> {
+pub async fn save_report(
+    pool: &SqlitePool,
+    title: &str,
+    description: &str,
+    view_path: &str,
+    author: &str,
+) -> Result<String, ShareError> {
     let title = clean_title(title, "title", 200)?;
     if title.is_empty() {
         return Err(ShareError::Invalid("title: give the report a title".into()));
@@ -171,7 +187,11 @@ pub async fn snapshot(pool: &SqlitePool, title: &str, view_path: &str, author: &
     let payload = SnapshotPayload { view_path: view_path.to_owned(), runs };
     let json = serde_json::to_string(&payload).map_err(|e| ShareError::Invalid(format!("snapshot: {e}")))?;
     let id = snapshot_id(&json);
-    let title = if title.is_empty() { payload.runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs ") } else { title };
+    let title = if title.is_empty() {
+        payload.runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs ")
+    } else {
+        title
+    };
     db::insert_snapshot(
         pool,
         &StoredSnapshot {

@@ -38,9 +38,7 @@ pub fn leptos_options(site_root: &std::path::Path, addr: SocketAddr) -> LeptosOp
 }
 
 pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
-    let pool = app::db::connect(&cfg.db)
-        .await
-        .with_context(|| format!("opening database {}", cfg.db.display()))?;
+    let pool = app::db::connect(&cfg.db).await.with_context(|| format!("opening database {}", cfg.db.display()))?;
     tracing::info!(db = %cfg.db.display(), "database ready");
     let stale = app::db::interrupt_stale_sweeps(&pool).await?;
     if stale > 0 {
@@ -63,9 +61,7 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     let hosts = crate::auth::hosts::AllowedHosts::new(cfg.addr, &cfg.allowed_hosts, cfg.public_url.as_deref())
         .map_err(anyhow::Error::msg)?;
     state.hosts = std::sync::Arc::new(hosts);
-    let listener = tokio::net::TcpListener::bind(cfg.addr)
-        .await
-        .with_context(|| format!("binding {}", cfg.addr))?;
+    let listener = tokio::net::TcpListener::bind(cfg.addr).await.with_context(|| format!("binding {}", cfg.addr))?;
     let local = listener.local_addr()?;
     tracing::info!("Plateau is serving http://{local}");
     axum::serve(listener, routes::router(state))

@@ -103,7 +103,9 @@ impl AllowList {
         let port = url.port_or_known_default().unwrap_or(80);
         match url.host() {
             None => Err(SweepError::Invalid("the URL has no host".into())),
-            Some(url::Host::Ipv4(ip)) => Ok(Candidate { host: ip.to_string(), port, ip: Some(ip.into()), listed_name: false }),
+            Some(url::Host::Ipv4(ip)) => {
+                Ok(Candidate { host: ip.to_string(), port, ip: Some(ip.into()), listed_name: false })
+            }
             Some(url::Host::Ipv6(ip)) => {
                 Ok(Candidate { host: format!("[{ip}]"), port, ip: Some(ip.into()), listed_name: false })
             }
@@ -270,7 +272,12 @@ impl SweepRequest {
                 extra_body: self.extra_body,
                 pin: None,
             },
-            prompt: PromptSpec { tokens: self.prompt_tokens, spread: self.prompt_spread, seed: self.seed, file: prompts },
+            prompt: PromptSpec {
+                tokens: self.prompt_tokens,
+                spread: self.prompt_spread,
+                seed: self.seed,
+                file: prompts,
+            },
             loads,
             mode,
             warmup: self.warmup,
@@ -361,12 +368,29 @@ fn default_prompt_tokens() -> u32 {
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum SweepEvent {
-    LevelStarted { level: usize, load_kind: &'static str, load: f64, requests: usize },
-    RequestDone { level: usize, done: usize, total: usize },
-    LevelDone { level: usize, load: f64, output_tok_s: Option<f64> },
+    LevelStarted {
+        level: usize,
+        load_kind: &'static str,
+        load: f64,
+        requests: usize,
+    },
+    RequestDone {
+        level: usize,
+        done: usize,
+        total: usize,
+    },
+    LevelDone {
+        level: usize,
+        load: f64,
+        output_tok_s: Option<f64>,
+    },
     /// The adaptive search's finding, in words.
-    Plateau { text: String },
-    Finished { status: String },
+    Plateau {
+        text: String,
+    },
+    Finished {
+        status: String,
+    },
 }
 
 struct Running {
@@ -411,7 +435,8 @@ impl Sweeps {
             while let Some(p) = rx.recv().await {
                 let ev = match p {
                     Progress::Started { run, .. } => {
-                        this.lock().insert(run.to_string(), Running { cancel: cancel_tx.clone(), events: events_tx.clone() });
+                        this.lock()
+                            .insert(run.to_string(), Running { cancel: cancel_tx.clone(), events: events_tx.clone() });
                         key = Some(run.to_string());
                         if let Some(s) = started.take() {
                             let _ = s.send(Ok(run));
@@ -463,7 +488,6 @@ impl Sweeps {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod tests {
     use super::*;
 
@@ -522,7 +546,10 @@ mod tests {
         let b = AllowList { hosts: vec!["gpu-box".into()] };
         let c = b.candidate("http://gpu-box/").unwrap();
         for bad in ["169.254.169.254:80", "0.0.0.0:80", "[fe80::1]:80"] {
-            assert!(matches!(b.check_addrs(&c, &[addr("10.0.0.5:80"), addr(bad)]), Err(SweepError::NotAllowed(_))), "{bad}");
+            assert!(
+                matches!(b.check_addrs(&c, &[addr("10.0.0.5:80"), addr(bad)]), Err(SweepError::NotAllowed(_))),
+                "{bad}"
+            );
         }
         // …nor `localhost` to anything but loopback
         let l = a.candidate("http://localhost:9/").unwrap();

@@ -1,5 +1,11 @@
 //! HTTP tests of the REST API and the server-rendered pages: the real router on a random
 //! loopback port, a real SQLite file, requests over TCP.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
@@ -211,7 +217,8 @@ async fn the_upload_form_previews_then_saves_or_shows_the_error() {
     assert_eq!(run_count(&app).await, 1);
 
     // No file at all: back to the form with the message.
-    let resp = client.post(format!("{}/imports", app.base)).multipart(Form::new().text("model", "x")).send().await.unwrap();
+    let resp =
+        client.post(format!("{}/imports", app.base)).multipart(Form::new().text("model", "x")).send().await.unwrap();
     assert!(resp.headers()["location"].to_str().unwrap().starts_with("/upload?error=nothing%20to%20import"));
 }
 
@@ -226,7 +233,10 @@ async fn the_demo_loads_both_story_runs_once() {
     assert_eq!(runs.len(), 2);
     let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap();
     assert_eq!(chat.level_count, 4);
-    let completions = app::db::get_run(&pool, &runs.iter().find(|r| r.name == server::demo::COMPLETIONS_RUN).unwrap().id).await.unwrap();
+    let completions =
+        app::db::get_run(&pool, &runs.iter().find(|r| r.name == server::demo::COMPLETIONS_RUN).unwrap().id)
+            .await
+            .unwrap();
     assert_eq!(completions.points.len(), 2);
     assert_eq!(completions.points[1].output_tok_s(), Some(799.9));
     assert_eq!(completions.points[1].latency_ms(app::domain::metrics::Stat::Mean), Some(20_380.0));
@@ -239,8 +249,11 @@ async fn several_files_of_one_sweep_import_as_one_run_and_dry_run_stores_nothing
     let app = spawn_app(1 << 20).await;
     let client = reqwest::Client::new();
     let level = |c: u32, t: f64| {
-        Part::bytes(format!("C= {c} | {c}/ {c} ok (0 err) | wall= 10.0s | {t} tok/s | lat avg= 9.5 p50= 9.4 p99= 9.9").into_bytes())
-            .file_name(format!("c{c}.txt"))
+        Part::bytes(
+            format!("C= {c} | {c}/ {c} ok (0 err) | wall= 10.0s | {t} tok/s | lat avg= 9.5 p50= 9.4 p99= 9.9")
+                .into_bytes(),
+        )
+        .file_name(format!("c{c}.txt"))
     };
     let form = || Form::new().part("file", level(4, 180.0)).part("file", level(1, 50.0)).part("file", level(2, 95.0));
     let preview: Value = client
@@ -278,7 +291,15 @@ async fn several_files_of_one_sweep_import_as_one_run_and_dry_run_stores_nothing
 async fn plateau_export_round_trips_through_import() {
     let app = spawn_app(1 << 20).await;
     let client = reqwest::Client::new();
-    let body: Value = client.post(format!("{}/api/v1/runs", app.base)).multipart(story_form()).send().await.unwrap().json().await.unwrap();
+    let body: Value = client
+        .post(format!("{}/api/v1/runs", app.base))
+        .multipart(story_form())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let id = body["runs"][0]["id"].as_str().unwrap().to_owned();
 
     let resp = client.get(format!("{}/api/v1/runs/{id}/export.json", app.base)).send().await.unwrap();
@@ -292,10 +313,12 @@ async fn plateau_export_round_trips_through_import() {
 
     // Import the export: the same run comes back, original file and all.
     let form = Form::new().part("file", Part::bytes(exported.clone().into_bytes()).file_name("export.json"));
-    let body: Value = client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send().await.unwrap().json().await.unwrap();
+    let body: Value =
+        client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send().await.unwrap().json().await.unwrap();
     assert_eq!(body["runs"][0]["format"], "benchmark_py", "the original source is restored");
     let id2 = body["runs"][0]["id"].as_str().unwrap().to_owned();
-    let again = client.get(format!("{}/api/v1/runs/{id2}/export.json", app.base)).send().await.unwrap().text().await.unwrap();
+    let again =
+        client.get(format!("{}/api/v1/runs/{id2}/export.json", app.base)).send().await.unwrap().text().await.unwrap();
     let mut a: Value = serde_json::from_str(&exported).unwrap();
     let mut b: Value = serde_json::from_str(&again).unwrap();
     a["run"]["created_at"] = Value::Null;
@@ -304,7 +327,8 @@ async fn plateau_export_round_trips_through_import() {
 
     let md = client.get(format!("{}/api/v1/runs/{id}/export.md", app.base)).send().await.unwrap().text().await.unwrap();
     assert!(md.contains("| 32 | 32 / 0 | 464.4 | — | 35.23 | 35.25 | 35.26 | — |"), "{md}");
-    let csv = client.get(format!("{}/api/v1/runs/{id}/export.csv", app.base)).send().await.unwrap().text().await.unwrap();
+    let csv =
+        client.get(format!("{}/api/v1/runs/{id}/export.csv", app.base)).send().await.unwrap().text().await.unwrap();
     assert!(csv.starts_with("# plateau-csv 1\n"));
     assert!(csv.contains("e2e.p99"));
     let form = Form::new().part("file", Part::bytes(csv.into_bytes()).file_name("export.csv"));

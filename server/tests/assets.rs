@@ -1,6 +1,12 @@
 //! The browser assets a release build ships: content-hashed names that browsers keep for a
 //! year, served precompressed (brotli, gzip) when the browser accepts it; pages never cached
 //! and naming the hashed files. A site folder laid out as `.ci/build` writes it.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use reqwest::header::{ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING};
 use server::routes::{router, AppState};
@@ -12,7 +18,9 @@ async fn spawn_site() -> (String, tempfile::TempDir) {
     let pkg = dir.path().join("pkg");
     std::fs::create_dir_all(&pkg).unwrap();
     std::fs::write(pkg.join("build-id"), format!("{ID}\n")).unwrap();
-    for (name, body) in [(format!("{ID}.js"), "export default 1;"), (format!("{ID}.css"), "body{}"), ("plateau.css".into(), "body{}")] {
+    for (name, body) in
+        [(format!("{ID}.js"), "export default 1;"), (format!("{ID}.css"), "body{}"), ("plateau.css".into(), "body{}")]
+    {
         std::fs::write(pkg.join(&name), body).unwrap();
         std::fs::write(pkg.join(format!("{name}.gz")), b"gz-bytes").unwrap();
         std::fs::write(pkg.join(format!("{name}.br")), b"br-bytes").unwrap();
@@ -61,7 +69,12 @@ async fn pages_are_not_stored_and_name_the_hashed_assets() {
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()[CACHE_CONTROL], "no-store");
     let html = r.text().await.unwrap();
-    for asset in [format!("/pkg/{ID}.css"), format!("/pkg/{ID}.echarts.js"), format!("/pkg/{ID}.ui.js"), format!("pkg/{ID}_bg.wasm")] {
+    for asset in [
+        format!("/pkg/{ID}.css"),
+        format!("/pkg/{ID}.echarts.js"),
+        format!("/pkg/{ID}.ui.js"),
+        format!("pkg/{ID}_bg.wasm"),
+    ] {
         assert!(html.contains(&asset), "{asset} is not named in the page");
     }
 }

@@ -3,7 +3,12 @@
 //! tried anonymously, with a bad token, with a revoked one, and cross-site with a cookie;
 //! [`the_write_table_lists_every_write_route`] fails when a route that writes is missing
 //! from it, so add new routes there (the gate itself is method-based and already covers them).
-#![expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use axum::Extension;
 use reqwest::header::{HeaderMap, AUTHORIZATION, LOCATION, ORIGIN, REFERER, SET_COOKIE};
@@ -65,7 +70,8 @@ impl TestApp {
         .unwrap();
         let mut counts = BTreeMap::new();
         for t in tables {
-            let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM \"{t}\"")).fetch_one(&self.pool).await.unwrap();
+            let n: i64 =
+                sqlx::query_scalar(&format!("SELECT COUNT(*) FROM \"{t}\"")).fetch_one(&self.pool).await.unwrap();
             counts.insert(t, n);
         }
         counts
@@ -119,7 +125,9 @@ impl TestApp {
                 levels: Vec::new(),
                 files: Vec::new(),
             }),
-            Body::AnnotationJson => req.json(&serde_json::json!({ "anchor": { "type": "run" }, "kind": "note", "body": "by json" })),
+            Body::AnnotationJson => {
+                req.json(&serde_json::json!({ "anchor": { "type": "run" }, "kind": "note", "body": "by json" }))
+            }
             Body::Empty => req,
         };
         req.send().await.unwrap()
@@ -551,7 +559,8 @@ async fn read_public_lets_anyone_read() {
 #[tokio::test]
 async fn with_auth_off_everyone_writes_as_local() {
     let app = spawn_app(AuthMode::Off).await;
-    let resp = app.client.post(app.url("/api/v1/runs")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
+    let resp =
+        app.client.post(app.url("/api/v1/runs")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::CREATED);
     let resp = app.client.post(app.url("/imports")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
     assert!(resp.headers()[LOCATION].to_str().unwrap().starts_with("/imports/"), "staged");
@@ -563,13 +572,16 @@ async fn with_auth_off_everyone_writes_as_local() {
 /// The principal handlers see, through the real middleware on a one-route router.
 async fn principal_seen(auth: AuthMode, pool: &sqlx::SqlitePool, extra: HeaderMap) -> (StatusCode, String) {
     let dir = tempfile::tempdir().unwrap();
-    let mut state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), ([127, 0, 0, 1], 0).into()), 1024);
+    let mut state =
+        AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), ([127, 0, 0, 1], 0).into()), 1024);
     state.auth = auth;
     let who = axum::Router::new()
         .route(
             "/who",
-            axum::routing::post(|Extension(p): Extension<Principal>| async move { format!("{} {}", p.name, p.may_write) })
-                .get(|Extension(p): Extension<Principal>| async move { format!("{} {}", p.name, p.may_write) }),
+            axum::routing::post(
+                |Extension(p): Extension<Principal>| async move { format!("{} {}", p.name, p.may_write) },
+            )
+            .get(|Extension(p): Extension<Principal>| async move { format!("{} {}", p.name, p.may_write) }),
         )
         .layer(axum::middleware::from_fn_with_state(state, server::auth::identify));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -710,8 +722,7 @@ async fn secrets_never_reach_the_logs() {
     let cookie = app.log_in("ada").await;
     let session = cookie.trim_start_matches("plateau_session=").to_owned();
     // a failed sign-in with the password typed into the name field
-    let resp =
-        app.client.post(app.url("/login")).form(&[("name", PASSWORD), ("password", "x")]).send().await.unwrap();
+    let resp = app.client.post(app.url("/login")).form(&[("name", PASSWORD), ("password", "x")]).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     for token in [&t.token, &revoked.token] {
         app.client.get(app.url("/api/v1/runs")).headers(bearer(token)).send().await.unwrap();
@@ -748,7 +759,13 @@ async fn repeated_wrong_passwords_lock_the_name_for_a_while() {
     assert!(resp.text().await.unwrap().contains("Too many failed sign-ins"));
     // Other users are not affected.
     app.user("bob").await;
-    let resp = app.client.post(app.url("/login")).form(&[("name", "bob"), ("password", PASSWORD), ("next", "/")]).send().await.unwrap();
+    let resp = app
+        .client
+        .post(app.url("/login"))
+        .form(&[("name", "bob"), ("password", PASSWORD), ("next", "/")])
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
 }
 
@@ -757,7 +774,8 @@ async fn with_auth_off_no_other_site_can_write_through_any_route() {
     let app = spawn_app(AuthMode::Off).await;
     let upload = staged_upload(&app, "unused-with-auth-off").await;
     let run = {
-        let resp = app.client.post(app.url("/api/v1/runs")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
+        let resp =
+            app.client.post(app.url("/api/v1/runs")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::CREATED, "a script (no Origin, no Referer) still writes");
         let body: Value = resp.json().await.unwrap();
         body["runs"][0]["id"].as_str().unwrap().to_owned()
@@ -797,7 +815,12 @@ async fn requests_for_names_that_are_not_this_servers_are_refused() {
         app.client.request(method, app.url(path)).header(reqwest::header::HOST, host).send()
     };
     // DNS rebinding: the attacker's name now points at 127.0.0.1, the browser keeps it.
-    let foreign = ["evil.example".to_owned(), format!("evil.example:{port}"), "127.0.0.1.evil.example".into(), "localhost.evil.example".into()];
+    let foreign = [
+        "evil.example".to_owned(),
+        format!("evil.example:{port}"),
+        "127.0.0.1.evil.example".into(),
+        "localhost.evil.example".into(),
+    ];
     for host in &foreign {
         let resp = with_host(Method::GET, "/", host).await.unwrap();
         assert_eq!(resp.status(), StatusCode::MISDIRECTED_REQUEST, "{host}");
@@ -818,8 +841,13 @@ async fn requests_for_names_that_are_not_this_servers_are_refused() {
     assert_eq!(resp.status(), StatusCode::MISDIRECTED_REQUEST, "same-origin to the attacker's name, still refused");
     assert_eq!(app.run_count().await, 0);
     // Loopback names, any port.
-    let loopback: [String; 5] =
-        [format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}"), "localhost".into(), "127.0.0.1:1".into()];
+    let loopback: [String; 5] = [
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("[::1]:{port}"),
+        "localhost".into(),
+        "127.0.0.1:1".into(),
+    ];
     for host in loopback {
         assert_eq!(with_host(Method::GET, "/api/v1/runs", &host).await.unwrap().status(), StatusCode::OK, "{host}");
     }
@@ -845,13 +873,16 @@ async fn parallel_wrong_passwords_get_at_most_the_limit_of_checks() {
         let password = format!("guess-{i}");
         let client = app.client.clone();
         let url = app.url("/login");
-        async move { client.post(url).form(&[("name", "ada"), ("password", password.as_str())]).send().await.unwrap().status() }
+        async move {
+            client.post(url).form(&[("name", "ada"), ("password", password.as_str())]).send().await.unwrap().status()
+        }
     });
     let statuses = futures_util::future::join_all(attempts).await;
     let checked = statuses.iter().filter(|s| **s != StatusCode::TOO_MANY_REQUESTS).count();
     assert!(checked <= server::auth::throttle::MAX_FAILURES, "{checked} passwords checked: {statuses:?}");
     assert!(statuses.iter().all(|s| *s == StatusCode::UNAUTHORIZED || *s == StatusCode::TOO_MANY_REQUESTS));
     // …and the right password now waits too.
-    let resp = app.client.post(app.url("/login")).form(&[("name", "ada"), ("password", PASSWORD)]).send().await.unwrap();
+    let resp =
+        app.client.post(app.url("/login")).form(&[("name", "ada"), ("password", PASSWORD)]).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
 }

@@ -7,6 +7,12 @@
 //!   (seconds → milliseconds is a shift of the decimal point, never `x * 1000.0` with its
 //!   rounding), or one that Plateau derived and says so (per-request recomputations).
 //! - Re-importing the export gives back the very same levels (`f64` bits equal).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use server::ingest::{self, ImportRequest, InputFile};
 use std::collections::HashSet;
@@ -61,7 +67,8 @@ fn numbers_in_one(text: &str) -> HashSet<u64> {
     let mut i = 0;
     while i < bytes.len() {
         let c = bytes[i];
-        let starts = c.is_ascii_digit() || ((c == b'-' || c == b'.') && bytes.get(i + 1).is_some_and(u8::is_ascii_digit));
+        let starts =
+            c.is_ascii_digit() || ((c == b'-' || c == b'.') && bytes.get(i + 1).is_some_and(u8::is_ascii_digit));
         if !starts || (i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_')) {
             i += 1;
             continue;
@@ -174,13 +181,20 @@ async fn every_fixture_keeps_every_number_through_store_and_export() {
                 }
             }
         }
-        assert!(exact > 0 || run.points.iter().all(|p| p.measures.is_empty()), "{rel}: no statistic is a number of the file");
+        assert!(
+            exact > 0 || run.points.iter().all(|p| p.measures.is_empty()),
+            "{rel}: no statistic is a number of the file"
+        );
 
         // The export read back is the same run, bit for bit.
         let back = InputFile { file_name: Some("export.json".into()), content: exported.into_bytes() };
-        let again = ingest::prepare(&ImportRequest { files: vec![back], ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES)
-            .unwrap_or_else(|e| panic!("{rel} export: {e}"));
-        let a: Vec<_> = run.points.iter().flat_map(|p| p.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits()))).collect();
+        let again = ingest::prepare(
+            &ImportRequest { files: vec![back], ..ImportRequest::default() },
+            ingest::DEFAULT_MAX_BYTES,
+        )
+        .unwrap_or_else(|e| panic!("{rel} export: {e}"));
+        let a: Vec<_> =
+            run.points.iter().flat_map(|p| p.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits()))).collect();
         let b: Vec<_> = again[0]
             .run
             .levels

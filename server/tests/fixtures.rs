@@ -2,6 +2,12 @@
 //! path (detection from content, parsing, grouping), into a real SQLite file. The per-format
 //! tests beside each parser pin specific numbers; this one proves detection picks the
 //! right parser for every file when all parsers compete, and that storing works.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use app::domain::SourceFormat;
 use server::ingest::{self, ImportRequest, InputFile};
@@ -107,14 +113,16 @@ fn per_level_files_of_one_sweep_group_into_one_run() {
         read("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json"),
         read("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc8.json"),
     ];
-    let prepared = ingest::prepare(&ImportRequest { files, ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES).unwrap();
+    let prepared =
+        ingest::prepare(&ImportRequest { files, ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES).unwrap();
     assert_eq!(prepared.len(), 1);
     let loads: Vec<f64> = prepared[0].run.levels.iter().map(|l| l.point.load_value).collect();
     assert_eq!(loads, vec![4.0, 8.0, 16.0]);
     assert_eq!(prepared[0].run.files.len(), 3);
 
     let files = vec![read("vllm/inferencex-app_glm47_conc4.json"), read("vllm/inferencex-app_glm47_conc1.json")];
-    let prepared = ingest::prepare(&ImportRequest { files, ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES).unwrap();
+    let prepared =
+        ingest::prepare(&ImportRequest { files, ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES).unwrap();
     assert_eq!(prepared.len(), 1);
     assert_eq!(prepared[0].run.levels.len(), 2);
     assert_eq!(prepared[0].run.facts.model.as_deref(), Some("zai-org/GLM-4.7"));
@@ -124,7 +132,9 @@ fn per_level_files_of_one_sweep_group_into_one_run() {
 fn a_file_of_one_tool_with_another_tools_extension_is_still_read_by_content() {
     let mut f = read("sglang/sglang-issue-12389_random_4000in_1000out_conc32.jsonl");
     f.file_name = Some("results.csv".into());
-    let prepared = ingest::prepare(&ImportRequest { files: vec![f], ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES).unwrap();
+    let prepared =
+        ingest::prepare(&ImportRequest { files: vec![f], ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES)
+            .unwrap();
     assert_eq!(prepared[0].run.source.format, SourceFormat::Sglang);
     // Forcing the wrong format gives that parser's error, naming the file.
     let f = read("sglang/sglang-issue-12389_random_4000in_1000out_conc32.jsonl");

@@ -1,6 +1,12 @@
 //! Importer fidelity on small synthetic files of shapes the shared fixtures lack: a level
 //! where every request failed, SGLang bursts, a load only the user knows, derived counts
 //! and wall times, and numbers too large for an f64. Each goes through the one import path.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use app::domain::metrics::{Metric, Stat};
 use app::domain::LoadKind;
@@ -8,7 +14,10 @@ use server::ingest::{self, ImportRequest, InputFile, PreparedRun};
 
 fn import(name: &str, text: &str, concurrency: Option<f64>) -> Result<Vec<PreparedRun>, ingest::ImportError> {
     let file = InputFile { file_name: Some(name.to_owned()), content: text.as_bytes().to_vec() };
-    ingest::prepare(&ImportRequest { files: vec![file], concurrency, ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES)
+    ingest::prepare(
+        &ImportRequest { files: vec![file], concurrency, ..ImportRequest::default() },
+        ingest::DEFAULT_MAX_BYTES,
+    )
 }
 
 fn one(name: &str, text: &str, concurrency: Option<f64>) -> PreparedRun {
@@ -74,7 +83,11 @@ fn the_users_load_rescues_a_file_that_records_none() {
     assert_eq!((p.load_kind, p.load_value), (LoadKind::Concurrency, 8.0));
     // vLLM files without `failed` imply it: num_prompts − completed.
     assert_eq!(p.requests_failed, Some(3));
-    assert!(run.run.definitions.notes.iter().any(|n| n.contains("num_prompts − completed")), "{:?}", run.run.definitions.notes);
+    assert!(
+        run.run.definitions.notes.iter().any(|n| n.contains("num_prompts − completed")),
+        "{:?}",
+        run.run.definitions.notes
+    );
 }
 
 const LLMPERF_SUMMARY_NO_LOAD: &str = r#"{"version": "2023-08-31", "name": "x", "model": "m",

@@ -2,6 +2,12 @@
 //! server. Over-size uploads get 413 naming the file, a run has at most 10,000 levels,
 //! numeric query parameters are clamped, heavy reads and imports leave `/healthz` quick,
 //! and `plateau import` refuses what it cannot hold before reading it.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
@@ -17,22 +23,12 @@ struct TestApp {
 
 async fn spawn_app(max_upload_bytes: usize) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("limits.db"))
-        .await
-        .unwrap();
+    let pool = app::db::connect(&dir.path().join("limits.db")).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let state = AppState::new(
-        pool.clone(),
-        server::startup::leptos_options(dir.path(), addr),
-        max_upload_bytes,
-    );
+    let state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), max_upload_bytes);
     tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
-    TestApp {
-        base: format!("http://{addr}"),
-        _dir: dir,
-        pool,
-    }
+    TestApp { base: format!("http://{addr}"), _dir: dir, pool }
 }
 
 /// benchmark.py text of `n` levels (C = 1 … n), throughput wobbling so the analyses and
@@ -57,16 +53,8 @@ fn file_form(name: &str, bytes: Vec<u8>) -> Form {
 async fn a_huge_page_number_is_clamped_not_a_panic() {
     let app = spawn_app(1 << 20).await;
     let client = reqwest::Client::new();
-    for q in [
-        "9223372036854775807",
-        "99999999999999999999999",
-        "-9223372036854775808",
-    ] {
-        let resp = client
-            .get(format!("{}/?page={q}", app.base))
-            .send()
-            .await
-            .unwrap();
+    for q in ["9223372036854775807", "99999999999999999999999", "-9223372036854775808"] {
+        let resp = client.get(format!("{}/?page={q}", app.base)).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK, "page={q}");
     }
 }
@@ -75,36 +63,17 @@ async fn a_huge_page_number_is_clamped_not_a_panic() {
 async fn an_over_size_upload_gets_413_naming_the_limit() {
     let app = spawn_app(4096).await;
     let client = reqwest::Client::new();
-    let post = |form: Form| {
-        client
-            .post(format!("{}/api/v1/runs", app.base))
-            .multipart(form)
-            .send()
-    };
+    let post = |form: Form| client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send();
     // Over the per-file limit but inside the body limit: the file is named.
     let resp = post(file_form("big.txt", vec![b'x'; 5000])).await.unwrap();
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let body: Value = resp.json().await.unwrap();
-    assert!(
-        body["error"]
-            .as_str()
-            .unwrap()
-            .contains("big.txt: the file is over the limit of 4096 bytes"),
-        "{body}"
-    );
+    assert!(body["error"].as_str().unwrap().contains("big.txt: the file is over the limit of 4096 bytes"), "{body}");
     // Over the whole body's limit (file + 1 MiB for the form): still 413, not 400.
-    let resp = post(file_form("huge.txt", vec![b'x'; 2 << 20]))
-        .await
-        .unwrap();
+    let resp = post(file_form("huge.txt", vec![b'x'; 2 << 20])).await.unwrap();
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let body: Value = resp.json().await.unwrap();
-    assert!(
-        body["error"]
-            .as_str()
-            .unwrap()
-            .contains("over the limit of 4096 bytes"),
-        "{body}"
-    );
+    assert!(body["error"].as_str().unwrap().contains("over the limit of 4096 bytes"), "{body}");
 }
 
 #[tokio::test]
@@ -120,10 +89,7 @@ async fn a_run_over_the_level_limit_gets_413_naming_the_file() {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let body: Value = resp.json().await.unwrap();
-    assert_eq!(
-        body["error"],
-        "many.txt: 10001 levels, over the limit of 10000 levels per run"
-    );
+    assert_eq!(body["error"], "many.txt: 10001 levels, over the limit of 10000 levels per run");
 }
 
 #[tokio::test]
@@ -141,11 +107,7 @@ async fn a_live_run_takes_no_level_past_the_limit() {
     assert_eq!(resp.status(), StatusCode::CREATED);
     let body: Value = resp.json().await.unwrap();
     let id = body["runs"][0]["id"].as_str().unwrap().to_owned();
-    sqlx::query("UPDATE runs SET status = 'running' WHERE public_id = ?1")
-        .bind(&id)
-        .execute(&app.pool)
-        .await
-        .unwrap();
+    sqlx::query("UPDATE runs SET status = 'running' WHERE public_id = ?1").bind(&id).execute(&app.pool).await.unwrap();
     // A fresh lease, as a sweep writing it would hold.
     app::db::heartbeat_run(&app.pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
     let level = serde_json::json!({
@@ -153,20 +115,12 @@ async fn a_live_run_takes_no_level_past_the_limit() {
                   "wall_s": 1.0, "measures": [], "truncated": false},
         "raw": null, "requests": []
     });
-    let resp = client
-        .post(format!("{}/api/v1/live-runs/{id}/levels", app.base))
-        .json(&level)
-        .send()
-        .await
-        .unwrap();
+    let resp = client.post(format!("{}/api/v1/live-runs/{id}/levels", app.base)).json(&level).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["field"], "levels");
     assert!(body["error"].as_str().unwrap().contains("limit of 10000 levels"), "{body}");
-    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM points")
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
+    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM points").fetch_one(&app.pool).await.unwrap();
     assert_eq!(stored, server::ingest::MAX_LEVELS as i64);
 }
 
@@ -176,10 +130,7 @@ async fn control_characters_in_file_names_are_escaped_in_messages() {
     let client = reqwest::Client::new();
     let resp = client
         .post(format!("{}/api/v1/runs", app.base))
-        .multipart(file_form(
-            "evil\u{9b}2J\u{202e}.txt",
-            b"not a result".to_vec(),
-        ))
+        .multipart(file_form("evil\u{9b}2J\u{202e}.txt", b"not a result".to_vec()))
         .send()
         .await
         .unwrap();
@@ -187,19 +138,11 @@ async fn control_characters_in_file_names_are_escaped_in_messages() {
     let body: Value = resp.json().await.unwrap();
     let msg = body["error"].as_str().unwrap();
     assert!(msg.starts_with("evil\\u{9b}2J\\u{202e}.txt: "), "{msg}");
-    assert!(
-        !msg.contains('\u{9b}') && !msg.contains('\u{202e}'),
-        "{msg}"
-    );
+    assert!(!msg.contains('\u{9b}') && !msg.contains('\u{202e}'), "{msg}");
 }
 
 /// Median of `/healthz` round trips, each probe `gap` apart.
-async fn healthz_median(
-    client: &reqwest::Client,
-    base: &str,
-    probes: usize,
-    gap: Duration,
-) -> Duration {
+async fn healthz_median(client: &reqwest::Client, base: &str, probes: usize, gap: Duration) -> Duration {
     let mut times = Vec::new();
     for _ in 0..probes {
         let t = Instant::now();
@@ -242,49 +185,25 @@ async fn healthz_stays_quick_while_heavy_requests_run() {
     let import = |client: reqwest::Client, url: String, text: String| {
         tokio::spawn(async move {
             let t = Instant::now();
-            let resp = client
-                .post(url)
-                .multipart(file_form("again.txt", text.into_bytes()))
-                .send()
-                .await
-                .unwrap();
+            let resp = client.post(url).multipart(file_form("again.txt", text.into_bytes())).send().await.unwrap();
             assert_eq!(resp.status(), StatusCode::OK);
             t.elapsed()
         })
     };
     let heavy = vec![
         page(client.clone(), format!("{}/runs/{id}", app.base)),
-        page(
-            client.clone(),
-            format!("{}/runs/{id}?scale=linear", app.base),
-        ),
-        import(
-            client.clone(),
-            format!("{}/api/v1/runs?dry_run=true", app.base),
-            text.clone(),
-        ),
-        import(
-            client.clone(),
-            format!("{}/api/v1/runs?dry_run=true", app.base),
-            text,
-        ),
+        page(client.clone(), format!("{}/runs/{id}?scale=linear", app.base)),
+        import(client.clone(), format!("{}/api/v1/runs?dry_run=true", app.base), text.clone()),
+        import(client.clone(), format!("{}/api/v1/runs?dry_run=true", app.base), text),
     ];
     tokio::time::sleep(Duration::from_millis(150)).await;
     let median = healthz_median(&client, &app.base, 7, Duration::from_millis(40)).await;
     let busy = heavy.iter().filter(|h| !h.is_finished()).count();
-    assert!(
-        busy > 0,
-        "the heavy requests ended before the probes: the test measured nothing"
-    );
-    assert!(
-        median < Duration::from_millis(100),
-        "/healthz took {median:?} (median) while {busy} heavy requests ran"
-    );
+    assert!(busy > 0, "the heavy requests ended before the probes: the test measured nothing");
+    assert!(median < Duration::from_millis(100), "/healthz took {median:?} (median) while {busy} heavy requests ran");
     for h in heavy {
-        let took = tokio::time::timeout(Duration::from_secs(300), h)
-            .await
-            .expect("a heavy request never ended")
-            .unwrap();
+        let took =
+            tokio::time::timeout(Duration::from_secs(300), h).await.expect("a heavy request never ended").unwrap();
         eprintln!("heavy request: {took:?}");
     }
 }
@@ -311,22 +230,13 @@ fn plateau_import_checks_the_size_before_reading_and_escapes_names() {
     // /dev/zero says it is 0 bytes long and never ends: the bounded read stops it.
     let (ok, _, err) = plateau(&db, &["import", "/dev/zero"]);
     assert!(!ok);
-    assert!(
-        err.contains("zero: the file is over the limit of 67108864 bytes"),
-        "{err}"
-    );
+    assert!(err.contains("zero: the file is over the limit of 67108864 bytes"), "{err}");
     // A file whose size says it is over is refused unread (sparse: no disk used).
     let sparse = dir.path().join("sparse.json");
-    std::fs::File::create(&sparse)
-        .unwrap()
-        .set_len(65 << 20)
-        .unwrap();
+    std::fs::File::create(&sparse).unwrap().set_len(65 << 20).unwrap();
     let (ok, _, err) = plateau(&db, &["import", sparse.to_str().unwrap()]);
     assert!(!ok);
-    assert!(
-        err.contains("sparse.json: the file is 68157440 bytes, over the limit of 67108864 bytes"),
-        "{err}"
-    );
+    assert!(err.contains("sparse.json: the file is 68157440 bytes, over the limit of 67108864 bytes"), "{err}");
     // Control characters in a file name reach the terminal escaped.
     let evil = dir.path().join("run\u{1b}[31m.txt");
     std::fs::write(&evil, levels_text(3)).unwrap();

@@ -6,6 +6,12 @@
 //!
 //! Steady mode, not one wave: a wave of 4 pays four serialized prefills up front and ends
 //! with a tail, which on this tiny model hides the batching gain the test is about.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use app::domain::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, RunStatus};
@@ -88,12 +94,8 @@ async fn a_short_real_sweep_against_llama_cpp() {
     assert_eq!(run.status, RunStatus::Complete);
     assert_eq!(run.points.len(), 2);
     for (i, p) in run.points.iter().enumerate() {
-        let errors: Vec<String> = app::db::level_requests(&pool, &id, i as i64)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter_map(|r| r.error)
-            .collect();
+        let errors: Vec<String> =
+            app::db::level_requests(&pool, &id, i as i64).await.unwrap().into_iter().filter_map(|r| r.error).collect();
         assert_eq!(p.requests_failed, Some(0), "nothing fails: {errors:?}");
         assert_eq!(p.get(Metric::OutputTokens, Stat::Mean), Some(48.0), "usage agrees with ignore_eos");
         let raw = app::db::level_raw(&pool, &id, i as i64).await.unwrap();
@@ -104,7 +106,11 @@ async fn a_short_real_sweep_against_llama_cpp() {
         let client_tpot = p.get(Metric::Tpot, Stat::Mean).unwrap();
         let server_tpot = raw["server_ms_per_token_mean"].as_f64().unwrap();
         let gap = (client_tpot - server_tpot).abs() / server_tpot;
-        assert!(gap < 0.10, "level {i}: client {client_tpot:.2} ms/token vs server {server_tpot:.2} ({:.1} %)", gap * 100.0);
+        assert!(
+            gap < 0.10,
+            "level {i}: client {client_tpot:.2} ms/token vs server {server_tpot:.2} ({:.1} %)",
+            gap * 100.0
+        );
     }
     let t: Vec<f64> = run.points.iter().map(|p| p.output_tok_s().unwrap()).collect();
     assert!(t[1] > t[0] * 1.05, "throughput rises from C=1 to C=4 (4 slots, continuous batching): {t:?}");

@@ -3,6 +3,12 @@
 //! with the story's runs renamed to payloads: `<head>` escaping (title, og:*, one of each on
 //! reports), the security headers (CSP nonce on the page's scripts, the offline report's own
 //! policy), CSV and Markdown neutralisation, and the `back=` / `next=` rule.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use reqwest::{redirect, StatusCode};
 use serde_json::{json, Value};
@@ -45,22 +51,10 @@ async fn spawn_app() -> TestApp {
     let pool = app::db::connect(&dir.path().join("safe.db")).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let state = AppState::new(
-        pool.clone(),
-        server::startup::leptos_options(dir.path(), addr),
-        1 << 20,
-    );
+    let state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), 1 << 20);
     tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
-    let client = reqwest::Client::builder()
-        .redirect(redirect::Policy::none())
-        .build()
-        .unwrap();
-    TestApp {
-        base: format!("http://{addr}"),
-        dir,
-        client,
-        pool,
-    }
+    let client = reqwest::Client::builder().redirect(redirect::Policy::none()).build().unwrap();
+    TestApp { base: format!("http://{addr}"), dir, client, pool }
 }
 
 fn fixtures() -> PathBuf {
@@ -75,10 +69,7 @@ async fn story(app: &TestApp) -> (String, String) {
     server::demo::load(&app.pool, &fixtures()).await.unwrap();
     let runs = app::db::list_runs(&app.pool).await.unwrap();
     let id = |name: &str| runs.iter().find(|r| r.name == name).unwrap().id.to_string();
-    (
-        id(server::demo::CHAT_RUN),
-        id(server::demo::COMPLETIONS_RUN),
-    )
+    (id(server::demo::CHAT_RUN), id(server::demo::COMPLETIONS_RUN))
 }
 
 /// The document's `<head>`.
@@ -90,9 +81,7 @@ fn head(page: &str) -> &str {
 
 /// Every opening `<script …>` tag of a document.
 fn script_tags(html: &str) -> Vec<&str> {
-    html.match_indices("<script")
-        .map(|(i, _)| &html[i..i + html[i..].find('>').unwrap_or(0) + 1])
-        .collect()
+    html.match_indices("<script").map(|(i, _)| &html[i..i + html[i..].find('>').unwrap_or(0) + 1]).collect()
 }
 
 const TITLE_XSS: &str = "</title><img src=x onerror=alert(document.domain)>";
@@ -107,11 +96,11 @@ async fn names_and_titles_stay_text_in_the_head() {
     let (status, page) = app.text(&format!("/runs/{chat}")).await;
     assert_eq!(status, StatusCode::OK);
     let h = head(&page);
+    assert!(!h.contains("<img"), "markup from the run name in <head>: {h}");
     assert!(
-        !h.contains("<img"),
-        "markup from the run name in <head>: {h}"
+        h.contains("<title>&lt;/title&gt;&lt;img src=x onerror=alert(document.domain)&gt; · Plateau</title>"),
+        "{h}"
     );
-    assert!(h.contains("<title>&lt;/title&gt;&lt;img src=x onerror=alert(document.domain)&gt; · Plateau</title>"), "{h}");
     assert_eq!(h.matches("<title>").count(), 1, "{h}");
     assert_eq!(h.matches("property=\"og:title\"").count(), 1, "{h}");
 
@@ -125,18 +114,12 @@ async fn names_and_titles_stay_text_in_the_head() {
         .await
         .unwrap();
     assert_eq!(resp.status(), StatusCode::CREATED);
-    let url = resp.json::<Value>().await.unwrap()["url"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let url = resp.json::<Value>().await.unwrap()["url"].as_str().unwrap().to_owned();
     let (status, page) = app.text(&url).await;
     assert_eq!(status, StatusCode::OK);
     let h = head(&page);
     assert!(!h.contains("<img") && !h.contains("<script>alert"), "{h}");
-    assert!(
-        h.contains("<title>&lt;/title&gt;&lt;img"),
-        "the report's title is the page title: {h}"
-    );
+    assert!(h.contains("<title>&lt;/title&gt;&lt;img"), "the report's title is the page title: {h}");
     assert_eq!(h.matches("property=\"og:title\"").count(), 1, "{h}");
     assert_eq!(h.matches("property=\"og:description\"").count(), 1, "{h}");
     assert_eq!(h.matches("<title>").count(), 1, "{h}");
@@ -150,10 +133,7 @@ async fn names_and_titles_stay_text_in_the_head() {
         .send()
         .await
         .unwrap();
-    let url = resp.json::<Value>().await.unwrap()["url"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let url = resp.json::<Value>().await.unwrap()["url"].as_str().unwrap().to_owned();
     let (_, page) = app.text(&url).await;
     let h = head(&page);
     assert!(!h.contains("<img"), "{h}");
@@ -167,10 +147,7 @@ async fn names_and_titles_stay_text_in_the_head() {
         .await
         .unwrap();
     assert_eq!(resp.status(), StatusCode::CREATED);
-    let sid = resp.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let sid = resp.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
     let (_, page) = app.text(&format!("/s/{sid}")).await;
     let h = head(&page);
     assert!(!h.contains("<img"), "{h}");
@@ -184,50 +161,20 @@ async fn pages_carry_a_nonce_policy_and_the_other_security_headers() {
     let app = spawn_app().await;
     let (chat, _) = story(&app).await;
     let mut nonces = Vec::new();
-    for path in [
-        format!("/runs/{chat}"),
-        "/".to_owned(),
-        "/no-such-page".to_owned(),
-    ] {
+    for path in [format!("/runs/{chat}"), "/".to_owned(), "/no-such-page".to_owned()] {
         let resp = app.get(&path).await;
-        let csp = resp.headers()["content-security-policy"]
-            .to_str()
-            .unwrap()
-            .to_owned();
-        assert_eq!(
-            resp.headers()["x-content-type-options"],
-            "nosniff",
-            "{path}"
-        );
-        assert_eq!(
-            resp.headers()["referrer-policy"],
-            "strict-origin-when-cross-origin",
-            "{path}"
-        );
-        assert!(
-            csp.contains("frame-ancestors 'none'") && csp.contains("'wasm-unsafe-eval'"),
-            "{csp}"
-        );
-        assert!(
-            csp.contains("object-src 'none'") && csp.contains("base-uri 'none'"),
-            "{csp}"
-        );
-        let script_src = csp
-            .split(';')
-            .find(|d| d.trim().starts_with("script-src"))
-            .unwrap();
+        let csp = resp.headers()["content-security-policy"].to_str().unwrap().to_owned();
+        assert_eq!(resp.headers()["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(resp.headers()["referrer-policy"], "strict-origin-when-cross-origin", "{path}");
+        assert!(csp.contains("frame-ancestors 'none'") && csp.contains("'wasm-unsafe-eval'"), "{csp}");
+        assert!(csp.contains("object-src 'none'") && csp.contains("base-uri 'none'"), "{csp}");
+        let script_src = csp.split(';').find(|d| d.trim().starts_with("script-src")).unwrap();
         assert!(!script_src.contains("'unsafe-inline'"), "{script_src}");
-        let nonce = script_src
-            .split("'nonce-")
-            .nth(1)
-            .and_then(|n| n.split('\'').next())
-            .unwrap()
-            .to_owned();
+        let nonce = script_src.split("'nonce-").nth(1).and_then(|n| n.split('\'').next()).unwrap().to_owned();
         let page = resp.text().await.unwrap();
         let tags = script_tags(&page);
         assert!(
-            tags.iter()
-                .any(|t| t.contains(&format!("nonce=\"{nonce}\""))),
+            tags.iter().any(|t| t.contains(&format!("nonce=\"{nonce}\""))),
             "the hydration scripts carry the nonce: {tags:?}"
         );
         for t in tags {
@@ -242,15 +189,8 @@ async fn pages_carry_a_nonce_policy_and_the_other_security_headers() {
     assert_eq!(nonces.len(), 3, "a new nonce per response");
     for path in ["/api/v1/runs", "/login", "/healthz", "/echarts-missing.js"] {
         let resp = app.get(path).await;
-        assert!(
-            resp.headers().contains_key("content-security-policy"),
-            "{path}"
-        );
-        assert_eq!(
-            resp.headers()["x-content-type-options"],
-            "nosniff",
-            "{path}"
-        );
+        assert!(resp.headers().contains_key("content-security-policy"), "{path}");
+        assert_eq!(resp.headers()["x-content-type-options"], "nosniff", "{path}");
     }
 }
 
@@ -260,51 +200,23 @@ async fn the_offline_report_runs_only_its_own_scripts() {
     let app = spawn_app().await;
     let (chat, completions) = story(&app).await;
     app.rename(&chat, TITLE_XSS).await;
-    std::fs::write(
-        app.dir.path().join("echarts.min.js"),
-        "window.echarts={init:function(){}};",
-    )
-    .unwrap();
-    for path in [
-        format!("/runs/{chat}/report.html"),
-        format!("/compare/report.html?runs={chat},{completions}"),
-    ] {
+    std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={init:function(){}};").unwrap();
+    for path in [format!("/runs/{chat}/report.html"), format!("/compare/report.html?runs={chat},{completions}")] {
         let resp = app.get(&path).await;
         assert_eq!(resp.status(), StatusCode::OK, "{path}");
-        assert!(
-            resp.headers()["content-disposition"]
-                .to_str()
-                .unwrap()
-                .starts_with("attachment"),
-            "{path}"
-        );
-        let csp = resp.headers()["content-security-policy"]
-            .to_str()
-            .unwrap()
-            .to_owned();
+        assert!(resp.headers()["content-disposition"].to_str().unwrap().starts_with("attachment"), "{path}");
+        let csp = resp.headers()["content-security-policy"].to_str().unwrap().to_owned();
         assert!(
             csp.contains("default-src 'none'")
                 && csp.contains("sandbox allow-scripts")
                 && csp.contains("frame-ancestors 'none'"),
             "{csp}"
         );
-        let script_src = csp
-            .split(';')
-            .find(|d| d.trim().starts_with("script-src"))
-            .unwrap();
-        assert!(
-            !script_src.contains("'unsafe-inline'") && !script_src.contains("'nonce-"),
-            "{csp}"
-        );
+        let script_src = csp.split(';').find(|d| d.trim().starts_with("script-src")).unwrap();
+        assert!(!script_src.contains("'unsafe-inline'") && !script_src.contains("'nonce-"), "{csp}");
         let html = resp.text().await.unwrap();
-        assert!(
-            !html.contains("<img src=x") && html.contains("&lt;/title&gt;&lt;img"),
-            "names escaped in the report"
-        );
-        assert!(
-            html.contains("<meta http-equiv=\"Content-Security-Policy\""),
-            "the policy holds from file:// too"
-        );
+        assert!(!html.contains("<img src=x") && html.contains("&lt;/title&gt;&lt;img"), "names escaped in the report");
+        assert!(html.contains("<meta http-equiv=\"Content-Security-Policy\""), "the policy holds from file:// too");
         // Each inline script that runs is named by its hash in the policy.
         let mut hashed = 0;
         for (i, _) in html.match_indices("<script") {
@@ -313,12 +225,8 @@ async fn the_offline_report_runs_only_its_own_scripts() {
                 continue;
             }
             let close = open_end + html[open_end..].find("</script>").unwrap();
-            let hash =
-                server::routes::headers::base64(&Sha256::digest(&html.as_bytes()[open_end..close]));
-            assert!(
-                csp.contains(&format!("'sha256-{hash}'")),
-                "{path}: an inline script outside the policy"
-            );
+            let hash = server::routes::headers::base64(&Sha256::digest(&html.as_bytes()[open_end..close]));
+            assert!(csp.contains(&format!("'sha256-{hash}'")), "{path}: an inline script outside the policy");
             hashed += 1;
         }
         assert_eq!(hashed, 2, "ECharts and the chart set-up");
@@ -339,73 +247,43 @@ async fn csv_cells_hold_no_formula_and_numbers_stay_numbers() {
         .unwrap();
 
     // The comparison CSV: the name is text; every other column a number or empty.
-    let (status, csv_text) = app.text(&format!("/compare/export.csv?runs={chat},{completions}&baseline={completions}&metric=output_throughput&stat=mean")).await;
+    let (status, csv_text) = app
+        .text(&format!(
+            "/compare/export.csv?runs={chat},{completions}&baseline={completions}&metric=output_throughput&stat=mean"
+        ))
+        .await;
     assert_eq!(status, StatusCode::OK);
     let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
     let mut negative = 0;
     for record in reader.records() {
         let record = record.unwrap();
-        assert!(
-            !record[1].starts_with(['=', '+', '-', '@', '\t', '\r']),
-            "run_name {:?}",
-            &record[1]
-        );
+        assert!(!record[1].starts_with(['=', '+', '-', '@', '\t', '\r']), "run_name {:?}", &record[1]);
         if record[0] == chat {
             assert_eq!(&record[1], format!("'{formula}"));
         }
         for cell in record.iter().skip(4).filter(|c| !c.is_empty()) {
-            let v: f64 = cell
-                .parse()
-                .unwrap_or_else(|_| panic!("{cell:?} is not a number"));
+            let v: f64 = cell.parse().unwrap_or_else(|_| panic!("{cell:?} is not a number"));
             negative += usize::from(v < 0.0);
         }
     }
-    assert!(
-        negative > 0,
-        "the chat run is slower at some level: a negative change, kept as a number\n{csv_text}"
-    );
+    assert!(negative > 0, "the chat run is slower at some level: a negative change, kept as a number\n{csv_text}");
 
     // Plateau's CSV: no formula cell in the `# key: <json>` lines, and it imports back.
     let (_, exported) = app.text(&format!("/api/v1/runs/{chat}/export.csv")).await;
     for line in exported.lines().take_while(|l| l.starts_with('#')) {
         for cell in line.split([',', ';', '\t']) {
-            assert!(
-                !cell
-                    .trim_start_matches('"')
-                    .starts_with(['=', '+', '-', '@']),
-                "{cell:?} in {line}"
-            );
+            assert!(!cell.trim_start_matches('"').starts_with(['=', '+', '-', '@']), "{cell:?} in {line}");
         }
     }
-    let form = reqwest::multipart::Form::new().part(
-        "file",
-        reqwest::multipart::Part::bytes(exported.into_bytes()).file_name("export.csv"),
-    );
-    let resp = app
-        .client
-        .post(app.url("/api/v1/runs"))
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let form = reqwest::multipart::Form::new()
+        .part("file", reqwest::multipart::Part::bytes(exported.into_bytes()).file_name("export.csv"));
+    let resp = app.client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::CREATED);
     let body: Value = resp.json().await.unwrap();
-    assert_eq!(
-        body["runs"][0]["name"], formula,
-        "the import reads back what the export wrote"
-    );
+    assert_eq!(body["runs"][0]["name"], formula, "the import reads back what the export wrote");
     let id = body["runs"][0]["id"].as_str().unwrap();
-    let run: Value = app
-        .get(&format!("/api/v1/runs/{id}"))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let facts = if run["facts"].is_object() {
-        &run["facts"]
-    } else {
-        &run["run"]["facts"]
-    };
+    let run: Value = app.get(&format!("/api/v1/runs/{id}")).await.json().await.unwrap();
+    let facts = if run["facts"].is_object() { &run["facts"] } else { &run["run"]["facts"] };
     assert_eq!(facts["notes"], "fine,=1+1;@SUM(A1),-2+3", "{run}");
 }
 
@@ -413,7 +291,8 @@ async fn csv_cells_hold_no_formula_and_numbers_stay_numbers() {
 async fn markdown_exports_render_names_and_notes_as_typed() {
     let app = spawn_app().await;
     let (chat, completions) = story(&app).await;
-    app.rename(&chat, "![x](https://evil.example/p.png) [click](https://evil.example) <img src=x onerror=alert(1)>").await;
+    app.rename(&chat, "![x](https://evil.example/p.png) [click](https://evil.example) <img src=x onerror=alert(1)>")
+        .await;
     app.client
         .post(app.url(&format!("/api/v1/runs/{chat}/annotations")))
         .json(&json!({ "anchor": { "type": "run" }, "kind": "note", "body": "see ![p](https://evil.example/q.png) | # x" }))
@@ -421,14 +300,9 @@ async fn markdown_exports_render_names_and_notes_as_typed() {
         .await
         .unwrap();
     let (_, md) = app.text(&format!("/api/v1/runs/{chat}/export.md")).await;
-    let (_, cmp) = app
-        .text(&format!("/compare/export.md?runs={chat},{completions}"))
-        .await;
+    let (_, cmp) = app.text(&format!("/compare/export.md?runs={chat},{completions}")).await;
     // Markup characters are there only backslash-escaped (shown as typed).
-    let unescaped = |doc: &str, pat: &str| {
-        doc.match_indices(pat)
-            .any(|(i, _)| !doc[..i].ends_with('\\'))
-    };
+    let unescaped = |doc: &str, pat: &str| doc.match_indices(pat).any(|(i, _)| !doc[..i].ends_with('\\'));
     for doc in [&md, &cmp] {
         for pat in ["![", "](", "<img", "[click]", "<"] {
             assert!(!unescaped(doc, pat), "{pat:?} in {doc}");
@@ -452,38 +326,17 @@ async fn back_and_next_stay_on_this_site() {
     ];
     for back in bad {
         // A dismiss without a key fails and goes back with the error.
-        let resp = app
-            .client
-            .post(app.url("/proposals/dismiss"))
-            .form(&[("back", back)])
-            .send()
-            .await
-            .unwrap();
+        let resp = app.client.post(app.url("/proposals/dismiss")).form(&[("back", back)]).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::SEE_OTHER, "{back:?}");
         let location = resp.headers()["location"].to_str().unwrap().to_owned();
         assert!(location.starts_with("/?error="), "{back:?} → {location}");
         // A report with a view that is not a page of this site.
-        let resp = app
-            .client
-            .post(app.url("/reports"))
-            .form(&[("title", "t"), ("view", back)])
-            .send()
-            .await
-            .unwrap();
+        let resp = app.client.post(app.url("/reports")).form(&[("title", "t"), ("view", back)]).send().await.unwrap();
         let location = resp.headers()["location"].to_str().unwrap().to_owned();
-        assert!(
-            location.starts_with("/?error="),
-            "view {back:?} → {location}"
-        );
+        assert!(location.starts_with("/?error="), "view {back:?} → {location}");
         // Sign-in's next.
-        let resp = app
-            .get(&format!("/login?next={}", app::domain::query::encode(back)))
-            .await;
-        let location = resp
-            .headers()
-            .get("location")
-            .map(|l| l.to_str().unwrap().to_owned())
-            .unwrap_or_default();
+        let resp = app.get(&format!("/login?next={}", app::domain::query::encode(back))).await;
+        let location = resp.headers().get("location").map(|l| l.to_str().unwrap().to_owned()).unwrap_or_default();
         assert!(!location.contains("evil"), "next {back:?} → {location}");
     }
     // A good back is kept.
@@ -494,10 +347,7 @@ async fn back_and_next_stay_on_this_site() {
         .send()
         .await
         .unwrap();
-    assert!(resp.headers()["location"]
-        .to_str()
-        .unwrap()
-        .starts_with(&format!("/runs/{chat}?stat=p99&error=")));
+    assert!(resp.headers()["location"].to_str().unwrap().starts_with(&format!("/runs/{chat}?stat=p99&error=")));
     // An unknown upload token with a line break is refused, not echoed into the header.
     let resp = app
         .client
@@ -521,8 +371,5 @@ async fn back_and_next_stay_on_this_site() {
         !page.contains("href=\"/\\evil.example\"") && !page.contains("href=\"//evil.example\""),
         "a link to another host"
     );
-    assert!(
-        page.contains("href=\"/runs/x\""),
-        "same-site links still work"
-    );
+    assert!(page.contains("href=\"/runs/x\""), "same-site links still work");
 }

@@ -1,5 +1,11 @@
 //! Annotations, reports, snapshots and exports over HTTP: the real router on a loopback
 //! port and a real SQLite file, with the story's chat run imported from its fixture.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use reqwest::{redirect, StatusCode};
 use serde_json::{json, Value};
@@ -80,7 +86,9 @@ async fn annotations_are_created_edited_with_history_and_deleted() {
     let resp = app
         .client
         .put(app.url(&format!("/api/v1/annotations/{id}")))
-        .json(&json!({ "anchor": { "type": "run" }, "kind": "config_change", "body": "chat endpoint, not completions" }))
+        .json(
+            &json!({ "anchor": { "type": "run" }, "kind": "config_change", "body": "chat endpoint, not completions" }),
+        )
         .send()
         .await
         .unwrap();
@@ -93,11 +101,15 @@ async fn annotations_are_created_edited_with_history_and_deleted() {
 
     // Bad input names the field and stores nothing.
     for (bad, field) in [
-        (json!({ "anchor": { "type": "point", "load_kind": "concurrency", "load": 33.0 }, "kind": "note", "body": "x" }), "level"),
+        (
+            json!({ "anchor": { "type": "point", "load_kind": "concurrency", "load": 33.0 }, "kind": "note", "body": "x" }),
+            "level",
+        ),
         (json!({ "anchor": { "type": "run" }, "kind": "note", "body": "   " }), "text"),
         (json!({ "anchor": { "type": "run" }, "kind": "superseded", "body": "old" }), "superseded by"),
     ] {
-        let resp = app.client.post(app.url(&format!("/api/v1/runs/{chat}/annotations"))).json(&bad).send().await.unwrap();
+        let resp =
+            app.client.post(app.url(&format!("/api/v1/runs/{chat}/annotations"))).json(&bad).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
         let e: Value = resp.json().await.unwrap();
         assert!(e["error"].as_str().unwrap().starts_with(field), "{e}");
@@ -105,7 +117,13 @@ async fn annotations_are_created_edited_with_history_and_deleted() {
     assert_eq!(app.json(&format!("/api/v1/runs/{chat}/annotations")).await.as_array().unwrap().len(), 1);
 
     // Delete through the form needs the confirmation box.
-    let resp = app.client.post(app.url(&format!("/annotations/{id}/delete"))).form(&[("back", format!("/runs/{chat}"))]).send().await.unwrap();
+    let resp = app
+        .client
+        .post(app.url(&format!("/annotations/{id}/delete")))
+        .form(&[("back", format!("/runs/{chat}"))])
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
     assert!(resp.headers()["location"].to_str().unwrap().contains("error=delete"), "asks for confirmation");
     assert_eq!(app.json(&format!("/api/v1/runs/{chat}/annotations")).await.as_array().unwrap().len(), 1);
@@ -118,7 +136,10 @@ async fn annotations_are_created_edited_with_history_and_deleted() {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
     assert_eq!(app.json(&format!("/api/v1/runs/{chat}/annotations")).await.as_array().unwrap().len(), 0);
-    assert_eq!(app.client.get(app.url(&format!("/api/v1/annotations/{id}"))).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        app.client.get(app.url(&format!("/api/v1/annotations/{id}"))).send().await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
 }
 
 #[tokio::test]
@@ -132,7 +153,14 @@ async fn effects_are_honoured_by_the_run_the_comparison_and_the_exports() {
         let resp = app
             .client
             .post(app.url(&format!("/runs/{chat}/annotations")))
-            .form(&[("anchor", "point"), ("level", &load.to_string()), ("kind", "invalid"), ("effect", effect), ("body", "not usable"), ("back", &format!("/runs/{chat}"))])
+            .form(&[
+                ("anchor", "point"),
+                ("level", &load.to_string()),
+                ("kind", "invalid"),
+                ("effect", effect),
+                ("body", "not usable"),
+                ("back", &format!("/runs/{chat}")),
+            ])
             .send()
             .await
             .unwrap();
@@ -151,7 +179,8 @@ async fn effects_are_honoured_by_the_run_the_comparison_and_the_exports() {
     // The comparison CSV is what the page shows: no C=48 or C=96 for the chat run.
     let (status, csv) = app.text(&format!("/compare/export.csv?runs={chat},{completions}")).await;
     assert_eq!(status, StatusCode::OK);
-    let chat_loads: Vec<&str> = csv.lines().filter(|l| l.starts_with(&chat)).map(|l| l.split(',').nth(4).unwrap()).collect();
+    let chat_loads: Vec<&str> =
+        csv.lines().filter(|l| l.starts_with(&chat)).map(|l| l.split(',').nth(4).unwrap()).collect();
     assert_eq!(chat_loads, ["32", "64"], "{csv}");
     // The lossless JSON export keeps every stored level, and the annotations.
     let (_, exported) = app.text(&format!("/api/v1/runs/{chat}/export.json")).await;
@@ -167,9 +196,17 @@ async fn effects_are_honoured_by_the_run_the_comparison_and_the_exports() {
 async fn reports_keep_the_view_and_snapshots_stay_frozen() {
     let app = spawn_app().await;
     let (chat, completions) = story(&app).await;
-    let view = format!("/compare?runs={chat},{completions}&baseline={completions}&metric=ttft&stat=p99&scale=linear&hide={chat}");
+    let view = format!(
+        "/compare?runs={chat},{completions}&baseline={completions}&metric=ttft&stat=p99&scale=linear&hide={chat}"
+    );
     // A bad view is refused with what the parameter takes.
-    let resp = app.client.post(app.url("/api/v1/reports")).json(&json!({ "title": "t", "view": "/compare?runs=a1b2,c3d4&scale=cubic" })).send().await.unwrap();
+    let resp = app
+        .client
+        .post(app.url("/api/v1/reports"))
+        .json(&json!({ "title": "t", "view": "/compare?runs=a1b2,c3d4&scale=cubic" }))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     assert!(resp.text().await.unwrap().contains("log or linear"));
     let resp = app
@@ -200,12 +237,27 @@ async fn reports_keep_the_view_and_snapshots_stay_frozen() {
         .json::<Value>()
         .await
         .unwrap();
-    let snap = app.client.post(app.url("/api/v1/snapshots")).json(&json!({ "view": format!("/runs/{chat}") })).send().await.unwrap();
+    let snap = app
+        .client
+        .post(app.url("/api/v1/snapshots"))
+        .json(&json!({ "view": format!("/runs/{chat}") }))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(snap.status(), StatusCode::CREATED);
     let snap: Value = snap.json().await.unwrap();
     let sid = snap["id"].as_str().unwrap().to_owned();
     // Same content, same id.
-    let again: Value = app.client.post(app.url("/api/v1/snapshots")).json(&json!({ "view": format!("/runs/{chat}") })).send().await.unwrap().json().await.unwrap();
+    let again: Value = app
+        .client
+        .post(app.url("/api/v1/snapshots"))
+        .json(&json!({ "view": format!("/runs/{chat}") }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(again["id"], sid.as_str());
     app.client
         .put(app.url(&format!("/api/v1/annotations/{}", note["id"])))
@@ -221,7 +273,16 @@ async fn reports_keep_the_view_and_snapshots_stay_frozen() {
     let (_, live) = app.text(&format!("/runs/{chat}")).await;
     assert!(live.contains("second explanation"));
     // After the edit, a new snapshot gets a new id.
-    let newer: Value = app.client.post(app.url("/api/v1/snapshots")).json(&json!({ "view": format!("/runs/{chat}") })).send().await.unwrap().json().await.unwrap();
+    let newer: Value = app
+        .client
+        .post(app.url("/api/v1/snapshots"))
+        .json(&json!({ "view": format!("/runs/{chat}") }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_ne!(newer["id"], sid.as_str());
 }
 
@@ -270,9 +331,16 @@ async fn proposals_are_accepted_or_dismissed_by_key() {
     let compare = format!("/compare?runs={chat},{completions}");
     let (_, page) = app.text(&compare).await;
     // The story's runs differ at C=32 on the same model and GPU; C=96 was cut off.
-    let keys: Vec<String> = page.match_indices("data-key=\"").map(|(i, _)| page[i + 10..].split('"').next().unwrap().to_owned()).collect();
+    let keys: Vec<String> =
+        page.match_indices("data-key=\"").map(|(i, _)| page[i + 10..].split('"').next().unwrap().to_owned()).collect();
     assert!(keys.len() >= 2, "{keys:?}");
-    let resp = app.client.post(app.url("/proposals/dismiss")).form(&[("key", keys[0].as_str()), ("back", &format!("/runs/{chat}"))]).send().await.unwrap();
+    let resp = app
+        .client
+        .post(app.url("/proposals/dismiss"))
+        .form(&[("key", keys[0].as_str()), ("back", &format!("/runs/{chat}"))])
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
     let resp = app
         .client
@@ -283,7 +351,8 @@ async fn proposals_are_accepted_or_dismissed_by_key() {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
     let (_, page) = app.text(&compare).await;
-    let left: Vec<&str> = page.match_indices("data-key=\"").map(|(i, _)| page[i + 10..].split('"').next().unwrap()).collect();
+    let left: Vec<&str> =
+        page.match_indices("data-key=\"").map(|(i, _)| page[i + 10..].split('"').next().unwrap()).collect();
     assert!(!left.contains(&keys[0].as_str()) && !left.contains(&keys[1].as_str()), "{left:?}");
     assert_eq!(left.len(), keys.len() - 2);
     let (_, run_page) = app.text(&format!("/runs/{chat}")).await;
@@ -319,7 +388,12 @@ async fn a_comparison_note_shows_where_its_runs_are_compared() {
     let resp = app
         .client
         .post(app.url(&format!("/runs/{chat}/annotations")))
-        .form(&[("anchor", "comparison"), ("runs", &format!("{chat},{completions}")), ("kind", "cause"), ("body", "chat template adds tokens")])
+        .form(&[
+            ("anchor", "comparison"),
+            ("runs", &format!("{chat},{completions}")),
+            ("kind", "cause"),
+            ("body", "chat template adds tokens"),
+        ])
         .send()
         .await
         .unwrap();

@@ -2,8 +2,12 @@
 //! sweeps show the simulator's batching curve; open-loop rates keep their schedule and time
 //! latency from it; the adaptive search stops at the simulator's saturation; a sweep sent
 //! to a Plateau server (`plateau sweep --server`) arrives there level by level.
-
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly on the first error")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
 
 use app::domain::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, LoadKind, RunStatus};
@@ -42,7 +46,13 @@ fn spec(url: String, endpoint: EndpointKind, concurrency: Vec<u32>, mode: LoadMo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_against_the_simulator_scales_and_is_stored() {
-    let url = spawn_sim(SimConfig { base_decode_ms: 4.0, per_seq_decode_ms: 0.5, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
+    let url = spawn_sim(SimConfig {
+        base_decode_ms: 4.0,
+        per_seq_decode_ms: 0.5,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    })
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join("sweep.db")).await.unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
@@ -72,9 +82,14 @@ async fn steady_mode_on_completions_with_faults_records_errors() {
     let pool = app::db::connect(&dir.path().join("sweep.db")).await.unwrap();
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-    let id = loadgen::run_sweep(&pool, spec(url, EndpointKind::Completions, vec![2], LoadMode::Steady { requests: 20 }), tx, cancel_rx)
-        .await
-        .unwrap();
+    let id = loadgen::run_sweep(
+        &pool,
+        spec(url, EndpointKind::Completions, vec![2], LoadMode::Steady { requests: 20 }),
+        tx,
+        cancel_rx,
+    )
+    .await
+    .unwrap();
     let run = app::db::get_run(&pool, &id).await.unwrap();
     let p = &run.points[0];
     assert_eq!(p.requests_ok.unwrap() + p.requests_failed.unwrap(), 20);
@@ -93,7 +108,8 @@ async fn spawn_plateau(pool: sqlx::SqlitePool, dir: &std::path::Path) -> String 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
-    let sim_url = spawn_sim(SimConfig { base_decode_ms: 20.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
+    let sim_url =
+        spawn_sim(SimConfig { base_decode_ms: 20.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join("http.db")).await.unwrap();
     let base = spawn_plateau(pool.clone(), dir.path()).await;
@@ -132,7 +148,8 @@ async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_over_http_keeps_finished_levels() {
-    let sim_url = spawn_sim(SimConfig { base_decode_ms: 15.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
+    let sim_url =
+        spawn_sim(SimConfig { base_decode_ms: 15.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join("cancel.db")).await.unwrap();
     let base = spawn_plateau(pool.clone(), dir.path()).await;
@@ -264,14 +281,38 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let post = |body: serde_json::Value| client.post(format!("{base}/api/v1/sweeps")).json(&body).send();
     for (body, status, field) in [
-        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "prompt_tokens": 1_000_000_000u64}), 400, "prompt_tokens"),
-        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 100_000]}), 400, "concurrency"),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "prompt_tokens": 1_000_000_000u64}),
+            400,
+            "prompt_tokens",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 100_000]}),
+            400,
+            "concurrency",
+        ),
         (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "prompt_tokens": 1e12}), 400, "prompt_tokens"),
-        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 1_000_000_000_000u64]}), 400, "concurrency[1]"),
-        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "requests": 100_000_000}), 400, "requests"),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 1_000_000_000_000u64]}),
+            400,
+            "concurrency[1]",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "requests": 100_000_000}),
+            400,
+            "requests",
+        ),
         (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "rates": [1e9]}), 400, "rates"),
-        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "adaptive": {"max_concurrency": 1_000_000}}), 400, "adaptive.max_concurrency"),
-        (serde_json::json!({"url": "http://127.0.0.1:3205@evil.example/", "model": "m", "concurrency": [1]}), 400, "url"),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "adaptive": {"max_concurrency": 1_000_000}}),
+            400,
+            "adaptive.max_concurrency",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:3205@evil.example/", "model": "m", "concurrency": [1]}),
+            400,
+            "url",
+        ),
         (serde_json::json!({"url": "http://[::1]@0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 400, "url"),
         (serde_json::json!({"url": "http://0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 403, "url"),
         (serde_json::json!({"url": "http://169.254.169.254/", "model": "m", "concurrency": [1]}), 403, "url"),
@@ -293,7 +334,18 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
     assert!(app::db::list_runs(&pool).await.unwrap().is_empty(), "nothing stored");
     // …and so does the CLI, which stops with an error (the binary exits non-zero).
     let local = dir.path().join("cli.db");
-    let args = ["plateau", "--db", local.to_str().unwrap(), "sweep", "--url", "http://127.0.0.1:9", "--model", "m", "--prompt-tokens", "1000000000"];
+    let args = [
+        "plateau",
+        "--db",
+        local.to_str().unwrap(),
+        "sweep",
+        "--url",
+        "http://127.0.0.1:9",
+        "--model",
+        "m",
+        "--prompt-tokens",
+        "1000000000",
+    ];
     let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
     let err = server::cli::run(cli).await.unwrap_err().to_string();
     assert_eq!(err, "field `prompt_tokens`: 1000000000 is not between 1 and 32768");
@@ -346,7 +398,11 @@ async fn the_live_run_api_refuses_bad_values_naming_the_field() {
         (serde_json::json!({"requests_ok": -1}), serde_json::json!([]), "point.requests_ok"),
         (serde_json::json!({"requests_failed": -3}), serde_json::json!([]), "point.requests_failed"),
         (serde_json::json!({"wall_s": -1.0}), serde_json::json!([]), "point.wall_s"),
-        (serde_json::json!({"measures": [{"metric": "ttft", "stat": "p50", "value": -2.0}]}), serde_json::json!([]), "point.measures[0] (ttft p50)"),
+        (
+            serde_json::json!({"measures": [{"metric": "ttft", "stat": "p50", "value": -2.0}]}),
+            serde_json::json!([]),
+            "point.measures[0] (ttft p50)",
+        ),
         (serde_json::json!({}), serde_json::json!([record, negative_ttft]), "requests[1].ttft_ms"),
     ] {
         let body = level(point, requests);
@@ -360,7 +416,12 @@ async fn the_live_run_api_refuses_bad_values_naming_the_field() {
     // A heartbeat renews the lease of a running run; a finished run takes none.
     let beat = || client.post(format!("{base}/api/v1/live-runs/{id}/heartbeat")).send();
     assert_eq!(beat().await.unwrap().status(), reqwest::StatusCode::OK);
-    let resp = client.post(format!("{base}/api/v1/live-runs/{id}/status")).json(&serde_json::json!({"status": "complete"})).send().await.unwrap();
+    let resp = client
+        .post(format!("{base}/api/v1/live-runs/{id}/status"))
+        .json(&serde_json::json!({"status": "complete"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), reqwest::StatusCode::OK);
     assert_eq!(beat().await.unwrap().status(), reqwest::StatusCode::CONFLICT);
 }
@@ -559,10 +620,31 @@ async fn plateau_sweep_with_server_sends_each_level_to_the_server() {
     let local_db = dir.path().join("local.db");
     // The CLI in-process (the binary in a shared target dir may belong to another build).
     let args = [
-        "plateau", "--db", local_db.to_str().unwrap(), "sweep", "--url", &sim_url, "--model", "plateau-sim",
-        "--concurrency", "1,2,4", "--requests", "8", "--max-tokens", "8", "--ignore-eos",
-        "--prompt-tokens", "40", "--prompt-spread", "0.25", "--server", &base,
-        "--server-token", "tok-never-shown", "--api-key", "sk-cli-never-stored",
+        "plateau",
+        "--db",
+        local_db.to_str().unwrap(),
+        "sweep",
+        "--url",
+        &sim_url,
+        "--model",
+        "plateau-sim",
+        "--concurrency",
+        "1,2,4",
+        "--requests",
+        "8",
+        "--max-tokens",
+        "8",
+        "--ignore-eos",
+        "--prompt-tokens",
+        "40",
+        "--prompt-spread",
+        "0.25",
+        "--server",
+        &base,
+        "--server-token",
+        "tok-never-shown",
+        "--api-key",
+        "sk-cli-never-stored",
     ];
     let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
     let code = server::cli::run(cli).await.unwrap();
@@ -571,8 +653,7 @@ async fn plateau_sweep_with_server_sends_each_level_to_the_server() {
     assert_eq!(runs.len(), 1);
     let id = runs[0].id.to_string();
     // Through the server's API: the run with its three levels, complete.
-    let run: serde_json::Value =
-        reqwest::get(format!("{base}/api/v1/runs/{id}")).await.unwrap().json().await.unwrap();
+    let run: serde_json::Value = reqwest::get(format!("{base}/api/v1/runs/{id}")).await.unwrap().json().await.unwrap();
     assert_eq!(run["status"], "complete", "{run}");
     let points = run["points"].as_array().unwrap();
     assert_eq!(points.iter().map(|p| p["load_value"].as_f64().unwrap()).collect::<Vec<_>>(), vec![1.0, 2.0, 4.0]);
@@ -596,8 +677,12 @@ async fn plateau_sweep_with_server_sends_each_level_to_the_server() {
         "requests_failed": 0, "wall_s": 1.0, "measures": [], "truncated": false}, "raw": null, "requests": []});
     let resp = client.post(format!("{base}/api/v1/live-runs/{id}/levels")).json(&level).send().await.unwrap();
     assert_eq!(resp.status(), reqwest::StatusCode::CONFLICT);
-    let resp = client.post(format!("{base}/api/v1/live-runs/nosuchrun000/status"))
-        .json(&serde_json::json!({"status": "complete"})).send().await.unwrap();
+    let resp = client
+        .post(format!("{base}/api/v1/live-runs/nosuchrun000/status"))
+        .json(&serde_json::json!({"status": "complete"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), reqwest::StatusCode::NOT_FOUND);
 }
 

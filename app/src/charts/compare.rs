@@ -8,9 +8,7 @@ use super::{base, pairs};
 use crate::domain::metrics::{Metric, Stat};
 use crate::domain::{analysis, LoadKind, Point, Run};
 use charming::component::{Axis, Grid, Legend};
-use charming::element::{
-    AreaStyle, AxisType, ItemStyle, LineStyle, LineStyleType, NameLocation, Tooltip, Trigger,
-};
+use charming::element::{AreaStyle, AxisType, ItemStyle, LineStyle, LineStyleType, NameLocation, Tooltip, Trigger};
 use charming::series::{Bar, Line, Scatter};
 use charming::Chart;
 
@@ -32,7 +30,11 @@ pub fn series_name(name: &str) -> String {
 fn kind(runs: &[Run]) -> LoadKind {
     let rate = runs.iter().flat_map(|r| &r.points).filter(|p| p.load_kind == LoadKind::RequestRate).count();
     let all = runs.iter().map(|r| r.points.len()).sum::<usize>();
-    if rate * 2 > all { LoadKind::RequestRate } else { LoadKind::Concurrency }
+    if rate * 2 > all {
+        LoadKind::RequestRate
+    } else {
+        LoadKind::Concurrency
+    }
 }
 
 fn on_axis(run: &Run, kind: LoadKind) -> Vec<Point> {
@@ -148,7 +150,9 @@ fn scatter_base(x: &str, y: &str) -> Chart {
         .tooltip(Tooltip::new().trigger(Trigger::Item))
         .legend(Legend::new().top("0"))
         .grid(Grid::new().left("64").right("24").top("48").bottom("56"))
-        .x_axis(Axis::new().type_(AxisType::Value).name(x).name_location(NameLocation::Middle).name_gap(28.0).scale(true))
+        .x_axis(
+            Axis::new().type_(AxisType::Value).name(x).name_location(NameLocation::Middle).name_gap(28.0).scale(true),
+        )
         .y_axis(Axis::new().type_(AxisType::Value).name(y).scale(true))
 }
 
@@ -184,7 +188,11 @@ pub fn pareto(runs: &[Run]) -> Chart {
                 let per_user = p
                     .get(Metric::PerUserTokS, Stat::Mean)
                     .or_else(|| p.get(Metric::Tpot, Stat::P50).filter(|t| *t > 0.0).map(|t| 1000.0 / t))
-                    .or_else(|| (p.load_kind == LoadKind::Concurrency).then(|| p.output_tok_s().map(|t| t / p.load_value)).flatten())?;
+                    .or_else(|| {
+                        (p.load_kind == LoadKind::Concurrency)
+                            .then(|| p.output_tok_s().map(|t| t / p.load_value))
+                            .flatten()
+                    })?;
                 let per_gpu = p.output_tok_s()? / gpus;
                 Some(vec![per_user, per_gpu, p.load_value])
             })
@@ -240,7 +248,14 @@ pub fn outcomes(runs: &[Run]) -> Chart {
         .tooltip(Tooltip::new().trigger(Trigger::Axis))
         .legend(Legend::new().top("0"))
         .grid(Grid::new().left("56").right("24").top("48").bottom("40"))
-        .x_axis(Axis::new().type_(AxisType::Category).data(labels).name("load").name_location(NameLocation::Middle).name_gap(26.0))
+        .x_axis(
+            Axis::new()
+                .type_(AxisType::Category)
+                .data(labels)
+                .name("load")
+                .name_location(NameLocation::Middle)
+                .name_gap(26.0),
+        )
         .y_axis(Axis::new().type_(AxisType::Value).name("requests"));
     for (i, run) in runs.iter().enumerate() {
         // The first point of each load, found by binary search in the sorted list.
@@ -255,7 +270,13 @@ pub fn outcomes(runs: &[Run]) -> Chart {
         };
         let name = series_name(&run.name);
         chart = chart
-            .series(Bar::new().name(format!("{name} · ok")).stack(format!("r{i}")).item_style(ItemStyle::new().color(colour(i))).data(at(|p| p.requests_ok)))
+            .series(
+                Bar::new()
+                    .name(format!("{name} · ok"))
+                    .stack(format!("r{i}"))
+                    .item_style(ItemStyle::new().color(colour(i)))
+                    .data(at(|p| p.requests_ok)),
+            )
             .series(
                 Bar::new()
                     .name(format!("{name} · failed"))
@@ -310,7 +331,11 @@ mod tests {
         let runs = [run("a", None, &[(1.0, 60.0, 2.0), (32.0, 800.0, 20.0)]), run("<b>", None, &[(32.0, 464.4, 35.2)])];
         let v = js(&throughput(&runs));
         let names: Vec<&str> = v["series"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
-        assert_eq!(names, vec!["a", "a · ideal", "&lt;b&gt;", "&lt;b&gt; · ideal"], "names escaped for the HTML tooltip");
+        assert_eq!(
+            names,
+            vec!["a", "a · ideal", "&lt;b&gt;", "&lt;b&gt; · ideal"],
+            "names escaped for the HTML tooltip"
+        );
         assert_eq!(v["series"][1]["data"][1], json!([32.0, 1920.0]));
         assert_eq!(v["series"][0]["itemStyle"]["color"], colour(0));
         assert_eq!(v["series"][2]["itemStyle"]["color"], colour(1));

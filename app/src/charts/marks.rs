@@ -28,10 +28,18 @@ fn clip(s: &str, max: usize) -> String {
 /// The series that mark `run`'s annotations on a chart whose y value of a level is `y`.
 /// `label_prefix` names the run on charts with several runs.
 pub fn annotation_series(run: &Run, y: impl Fn(&Point) -> Option<f64>, label_prefix: &str) -> Vec<Scatter> {
-    let all_points: Vec<&Point> = run.points.iter().chain(run.set_aside.iter().filter(|s| s.effect == Effect::Exclude).map(|s| &s.point)).collect();
+    let all_points: Vec<&Point> = run
+        .points
+        .iter()
+        .chain(run.set_aside.iter().filter(|s| s.effect == Effect::Exclude).map(|s| &s.point))
+        .collect();
     let mut out = Vec::new();
     for a in &run.annotations {
-        let name = series_name(&format!("{MARKER_PREFIX}{label_prefix}{}: {}", a.anchor.label(), clip(&plain_text(&a.body), 80)));
+        let name = series_name(&format!(
+            "{MARKER_PREFIX}{label_prefix}{}: {}",
+            a.anchor.label(),
+            clip(&plain_text(&a.body), 80)
+        ));
         match &a.anchor {
             Anchor::Point { .. } => {
                 let data: Vec<Vec<f64>> = all_points
@@ -53,11 +61,16 @@ pub fn annotation_series(run: &Run, y: impl Fn(&Point) -> Option<f64>, label_pre
             }
             Anchor::Range { from, to, .. } => {
                 out.push(
-                    Scatter::new().name(name.clone()).item_style(ItemStyle::new().color("#b4451f")).data(Vec::<Vec<f64>>::new()).mark_area(
-                        MarkArea::new()
-                            .item_style(ItemStyle::new().color("rgba(180, 69, 31, 0.10)"))
-                            .data(vec![(MarkAreaData::new().name(name).x_axis(from.to_string()), MarkAreaData::new().x_axis(to.to_string()))]),
-                    ),
+                    Scatter::new()
+                        .name(name.clone())
+                        .item_style(ItemStyle::new().color("#b4451f"))
+                        .data(Vec::<Vec<f64>>::new())
+                        .mark_area(MarkArea::new().item_style(ItemStyle::new().color("rgba(180, 69, 31, 0.10)")).data(
+                            vec![(
+                                MarkAreaData::new().name(name).x_axis(from.to_string()),
+                                MarkAreaData::new().x_axis(to.to_string()),
+                            )],
+                        )),
                 );
             }
             Anchor::Run | Anchor::Comparison { .. } => {}
@@ -105,7 +118,8 @@ pub fn apply_view(chart: Chart, hidden: &[String]) -> Chart {
             })
         })
         .unwrap_or_default();
-    let selected: Vec<(String, bool)> = names.into_iter().filter(|n| rule.hides(&unescape(n))).map(|n| (n, false)).collect();
+    let selected: Vec<(String, bool)> =
+        names.into_iter().filter(|n| rule.hides(&unescape(n))).map(|n| (n, false)).collect();
     if selected.is_empty() {
         return chart;
     }
@@ -126,22 +140,31 @@ mod tests {
     #[test]
     fn a_point_note_is_a_pin_with_an_inert_name() {
         let mut run = chat_run();
-        run.annotations = vec![note(Anchor::Point { load_kind: LoadKind::Concurrency, load: 32.0 }, Effect::None, "<script>x</script> chat")];
+        run.annotations = vec![note(
+            Anchor::Point { load_kind: LoadKind::Concurrency, load: 32.0 },
+            Effect::None,
+            "<script>x</script> chat",
+        )];
         let s = annotation_series(&run, Point::output_tok_s, "");
         assert_eq!(s.len(), 1);
         let v = serde_json::to_value(&s[0]).unwrap();
         assert_eq!(v["data"], serde_json::json!([[32.0, 464.4]]));
         let name = v["name"].as_str().unwrap();
-        assert!(name.starts_with(MARKER_PREFIX) && name.contains("&lt;script&gt;") && !name.contains("<script"), "{name}");
+        assert!(
+            name.starts_with(MARKER_PREFIX) && name.contains("&lt;script&gt;") && !name.contains("<script"),
+            "{name}"
+        );
     }
 
     #[test]
     fn excluded_levels_are_grey_and_the_view_applies() {
         let mut run = chat_run();
-        run.annotations = vec![note(Anchor::Point { load_kind: LoadKind::Concurrency, load: 48.0 }, Effect::Exclude, "bad")];
+        run.annotations =
+            vec![note(Anchor::Point { load_kind: LoadKind::Concurrency, load: 48.0 }, Effect::Exclude, "bad")];
         crate::domain::annotations::apply_effects(&mut run);
         let s = annotation_series(&run, Point::output_tok_s, "");
-        let names: Vec<String> = s.iter().map(|x| serde_json::to_value(x).unwrap()["name"].as_str().unwrap().to_owned()).collect();
+        let names: Vec<String> =
+            s.iter().map(|x| serde_json::to_value(x).unwrap()["name"].as_str().unwrap().to_owned()).collect();
         assert!(names.iter().any(|n| n == EXCLUDED), "{names:?}");
         let chart = crate::charts::with_scale(Scale::Linear, || crate::charts::throughput(&run));
         let v = serde_json::to_value(apply_view(chart.clone(), &["ideal linear".into()])).unwrap();

@@ -8,8 +8,8 @@ use crate::domain::view::Scale;
 use crate::domain::{analysis, knee, LoadKind, Point, Run};
 use charming::component::{Axis, DataZoom, Grid, Legend};
 use charming::element::{
-    AxisPointer, AxisPointerType, AxisType, ItemStyle, LineStyle, LineStyleType, MarkArea,
-    MarkAreaData, MarkPoint, MarkPointData, NameLocation, Tooltip, Trigger,
+    AxisPointer, AxisPointerType, AxisType, ItemStyle, LineStyle, LineStyleType, MarkArea, MarkAreaData, MarkPoint,
+    MarkPointData, NameLocation, Tooltip, Trigger,
 };
 use charming::series::Line;
 use charming::Chart;
@@ -49,10 +49,7 @@ pub(crate) fn load_axis(kind: LoadKind) -> Axis {
         Scale::Log => Axis::new().type_(AxisType::Log).log_base(2.0),
         Scale::Linear => Axis::new().type_(AxisType::Value),
     };
-    axis
-        .name(kind.label())
-        .name_location(NameLocation::Middle)
-        .name_gap(28.0)
+    axis.name(kind.label()).name_location(NameLocation::Middle).name_gap(28.0)
 }
 
 pub(crate) fn value_axis(name: &str) -> Axis {
@@ -62,11 +59,7 @@ pub(crate) fn value_axis(name: &str) -> Axis {
 pub(crate) fn base(kind: LoadKind, y_name: &str) -> Chart {
     Chart::new()
         .animation(false)
-        .tooltip(
-            Tooltip::new()
-                .trigger(Trigger::Axis)
-                .axis_pointer(AxisPointer::new().type_(AxisPointerType::Cross)),
-        )
+        .tooltip(Tooltip::new().trigger(Trigger::Axis).axis_pointer(AxisPointer::new().type_(AxisPointerType::Cross)))
         .legend(Legend::new().top("0"))
         .grid(Grid::new().left("56").right("24").top("48").bottom("56"))
         .x_axis(load_axis(kind))
@@ -101,13 +94,10 @@ pub(crate) fn saturation_marks(series: Line, points: &[Point]) -> Line {
     let mut series = series.mark_point(MarkPoint::new().data(marks));
     if let Some(region) = sat.region.filter(|r| r.to > r.from) {
         series = series.mark_area(
-            MarkArea::new()
-                .silent(true)
-                .item_style(ItemStyle::new().color("rgba(230, 159, 0, 0.10)"))
-                .data(vec![(
-                    MarkAreaData::new().name("saturated").x_axis(region.from.to_string()),
-                    MarkAreaData::new().x_axis(region.to.to_string()),
-                )]),
+            MarkArea::new().silent(true).item_style(ItemStyle::new().color("rgba(230, 159, 0, 0.10)")).data(vec![(
+                MarkAreaData::new().name("saturated").x_axis(region.from.to_string()),
+                MarkAreaData::new().x_axis(region.to.to_string()),
+            )]),
         );
     }
     series
@@ -117,8 +107,7 @@ pub(crate) fn saturation_marks(series: Line, points: &[Point]) -> Line {
 /// knee and max-throughput markers, and the saturated region.
 pub fn throughput(run: &Run) -> Chart {
     let measured = pairs(&run.points, Point::output_tok_s);
-    let ideal: Vec<Vec<f64>> =
-        analysis::ideal_linear(&run.points).into_iter().map(|(c, t)| vec![c, t]).collect();
+    let ideal: Vec<Vec<f64>> = analysis::ideal_linear(&run.points).into_iter().map(|(c, t)| vec![c, t]).collect();
     base(load_kind(run), "output tok/s")
         .series(saturation_marks(Line::new().name("output tok/s").symbol_size(8.0).data(measured), &run.points))
         .series(

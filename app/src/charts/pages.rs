@@ -50,11 +50,24 @@ fn run_charts_scaled(run: &Run, view: &ViewState) -> Vec<PageChart> {
         ),
     ];
     if let Some(c) = super::metric(run, Metric::Ttft) {
-        out.push(chart(super::TTFT_ID, "Time to first token vs load", "TTFT by load level", with_marks(c, &|p: &Point| p.get(Metric::Ttft, Stat::P50))));
+        out.push(chart(
+            super::TTFT_ID,
+            "Time to first token vs load",
+            "TTFT by load level",
+            with_marks(c, &|p: &Point| p.get(Metric::Ttft, Stat::P50)),
+        ));
     }
     // Per-token latency: the definition the source has (see the definitions section).
-    if let Some((m, c)) = [Metric::Tpot, Metric::ChunkGap, Metric::TpotInclTtft].into_iter().find_map(|m| super::metric(run, m).map(|c| (m, c))) {
-        out.push(chart(super::TPOT_ID, format!("{} vs load — {}", m.label(), m.definition()), "per-token latency by load level", adjust(c)));
+    if let Some((m, c)) = [Metric::Tpot, Metric::ChunkGap, Metric::TpotInclTtft]
+        .into_iter()
+        .find_map(|m| super::metric(run, m).map(|c| (m, c)))
+    {
+        out.push(chart(
+            super::TPOT_ID,
+            format!("{} vs load — {}", m.label(), m.definition()),
+            "per-token latency by load level",
+            adjust(c),
+        ));
     }
     out
 }
@@ -65,7 +78,8 @@ pub fn compare_charts(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
 }
 
 fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
-    let hidden: Vec<String> = runs.iter().filter(|r| view.hide.iter().any(|h| h == r.id.as_str())).map(|r| r.name.clone()).collect();
+    let hidden: Vec<String> =
+        runs.iter().filter(|r| view.hide.iter().any(|h| h == r.id.as_str())).map(|r| r.name.clone()).collect();
     let adjust = |c: Chart| apply_view(c, &hidden);
     // Charts without a load axis keep their own axes; only hidden runs apply.
     let plain = adjust;
@@ -76,9 +90,19 @@ fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
             throughput = throughput.series(s.item_style(charming::element::ItemStyle::new().color(cmp::colour(i))));
         }
     }
-    let mut out = vec![chart("cmp-throughput", "Output tok/s vs load, dashed: each run's ideal-linear scaling", "output throughput of each run", adjust(throughput))];
+    let mut out = vec![chart(
+        "cmp-throughput",
+        "Output tok/s vs load, dashed: each run's ideal-linear scaling",
+        "output throughput of each run",
+        adjust(throughput),
+    )];
     if let Some(c) = cmp::focus(runs, view.metric, view.stat) {
-        out.push(chart("cmp-focus", format!("Focus: {} {} per run (see View below)", view.metric.label(), view.stat.name()), "the focus metric of each run", adjust(c)));
+        out.push(chart(
+            "cmp-focus",
+            format!("Focus: {} {} per run (see View below)", view.metric.label(), view.stat.name()),
+            "the focus metric of each run",
+            adjust(c),
+        ));
     }
     if let Some(c) = cmp::latency(runs, Metric::E2e) {
         out.push(chart("cmp-latency", "Request latency: p50 line, p90–p99 band", "latency of each run", adjust(c)));
@@ -87,10 +111,30 @@ fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
         out.push(chart("cmp-ttft", "TTFT: p50 line, p90–p99 band", "TTFT of each run", adjust(c)));
     }
     if let Some(c) = cmp::latency(runs, Metric::Tpot).or_else(|| cmp::latency(runs, Metric::ChunkGap)) {
-        out.push(chart("cmp-tpot", "Per-token latency: p50 line, p90–p99 band", "per-token latency of each run", adjust(c)));
+        out.push(chart(
+            "cmp-tpot",
+            "Per-token latency: p50 line, p90–p99 band",
+            "per-token latency of each run",
+            adjust(c),
+        ));
     }
-    out.push(chart("cmp-tput-latency", "Throughput vs latency, in load order", "throughput against latency", plain(cmp::throughput_vs_latency(runs))));
-    out.push(chart("cmp-pareto", "tok/s per user vs tok/s per GPU, with the Pareto frontier", "interactivity against efficiency", plain(cmp::pareto(runs))));
-    out.push(chart("cmp-outcomes", "Requests completed and failed per level", "requests per level", plain(cmp::outcomes(runs))));
+    out.push(chart(
+        "cmp-tput-latency",
+        "Throughput vs latency, in load order",
+        "throughput against latency",
+        plain(cmp::throughput_vs_latency(runs)),
+    ));
+    out.push(chart(
+        "cmp-pareto",
+        "tok/s per user vs tok/s per GPU, with the Pareto frontier",
+        "interactivity against efficiency",
+        plain(cmp::pareto(runs)),
+    ));
+    out.push(chart(
+        "cmp-outcomes",
+        "Requests completed and failed per level",
+        "requests per level",
+        plain(cmp::outcomes(runs)),
+    ));
     out
 }

@@ -129,10 +129,7 @@ pub fn analyse(points: &[Point]) -> Vec<LevelAnalysis> {
 
 /// The highest output throughput of the run and the load it was reached at.
 pub fn peak(points: &[Point]) -> Option<(f64, f64)> {
-    points
-        .iter()
-        .filter_map(|p| Some((p.load_value, positive(p.output_tok_s())?)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
+    points.iter().filter_map(|p| Some((p.load_value, positive(p.output_tok_s())?))).max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 #[cfg(test)]
@@ -182,7 +179,7 @@ mod tests {
         let p = Point::at(LoadKind::Concurrency, 8.0);
         assert_eq!(implied_tokens_per_request(&p), None);
         assert_eq!(scaling_efficiency(&p, &p), None);
-        assert!(ideal_linear(&[p.clone()]).is_empty());
+        assert!(ideal_linear(std::slice::from_ref(&p)).is_empty());
         let a = analyse(&[p]);
         assert_eq!(a[0].per_user_tok_s, None);
         assert_eq!(a[0].scaling_efficiency, None);

@@ -286,11 +286,10 @@ pub struct SetAside {
 pub fn apply_effects(run: &mut Run) {
     let mut kept = Vec::with_capacity(run.points.len());
     for p in std::mem::take(&mut run.points) {
-        let strongest = run
-            .annotations
-            .iter()
-            .filter(|a| a.effect != Effect::None && a.anchor.covers(&p))
-            .max_by_key(|a| match a.effect {
+        let strongest =
+            run.annotations.iter().filter(|a| a.effect != Effect::None && a.anchor.covers(&p)).max_by_key(|a| match a
+                .effect
+            {
                 Effect::Hide => 2,
                 Effect::Exclude => 1,
                 Effect::None => 0,
@@ -319,7 +318,10 @@ pub enum Inline {
     Strong(String),
     Code(String),
     /// Only `http://`, `https://` and same-site `/…` targets become links.
-    Link { text: String, href: String },
+    Link {
+        text: String,
+        href: String,
+    },
 }
 
 fn safe_href(href: &str) -> bool {
@@ -343,18 +345,19 @@ pub fn parse_inline(text: &str) -> Vec<Inline> {
     };
     while let Some(c) = rest.chars().next() {
         let piece: Option<(Inline, usize)> = match c {
-            '`' => rest[1..].find('`').filter(|&end| end > 0).map(|end| (Inline::Code(rest[1..1 + end].to_owned()), end + 2)),
+            '`' => rest[1..]
+                .find('`')
+                .filter(|&end| end > 0)
+                .map(|end| (Inline::Code(rest[1..1 + end].to_owned()), end + 2)),
             '*' if rest.starts_with("**") => rest[2..]
                 .find("**")
                 .filter(|&end| end > 0)
                 .map(|end| (Inline::Strong(rest[2..2 + end].to_owned()), end + 4)),
             // Only `*`: underscores are everywhere in this field's identifiers (max_num_seqs).
-            '*' => {
-                rest[1..]
-                    .find('*')
-                    .filter(|&end| end > 0 && !rest[1..].starts_with(' '))
-                    .map(|end| (Inline::Em(rest[1..1 + end].to_owned()), end + 2))
-            }
+            '*' => rest[1..]
+                .find('*')
+                .filter(|&end| end > 0 && !rest[1..].starts_with(' '))
+                .map(|end| (Inline::Em(rest[1..1 + end].to_owned()), end + 2)),
             '[' => rest.find("](").and_then(|mid| {
                 let close = rest[mid + 2..].find(')')?;
                 let label = &rest[1..mid];
@@ -363,7 +366,9 @@ pub fn parse_inline(text: &str) -> Vec<Inline> {
                     .then(|| (Inline::Link { text: label.to_owned(), href: href.trim().to_owned() }, mid + 3 + close))
             }),
             'h' if rest.starts_with("http://") || rest.starts_with("https://") => {
-                let end = rest.find(|ch: char| ch.is_whitespace() || ch == '<' || ch == '>' || ch == '"').unwrap_or(rest.len());
+                let end = rest
+                    .find(|ch: char| ch.is_whitespace() || ch == '<' || ch == '>' || ch == '"')
+                    .unwrap_or(rest.len());
                 // A sentence's closing punctuation is not part of the address.
                 let url = rest[..end].trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
                 (url.len() > "https://".len() && safe_href(url))
@@ -446,7 +451,9 @@ mod tests {
 
     #[test]
     fn formatting_is_parsed_and_never_html() {
-        let parts = parse_inline("C=32 *dropped*: **chat** endpoint, see `--max-num-seqs` and [log](https://x.io/a?b=1) or https://y.io/z.");
+        let parts = parse_inline(
+            "C=32 *dropped*: **chat** endpoint, see `--max-num-seqs` and [log](https://x.io/a?b=1) or https://y.io/z.",
+        );
         assert_eq!(
             parts,
             vec![
@@ -475,10 +482,22 @@ mod tests {
     #[test]
     fn links_stay_on_http_or_this_site() {
         let links = |text: &str| -> Vec<String> {
-            parse_inline(text).into_iter().filter_map(|i| if let Inline::Link { href, .. } = i { Some(href) } else { None }).collect()
+            parse_inline(text)
+                .into_iter()
+                .filter_map(|i| if let Inline::Link { href, .. } = i { Some(href) } else { None })
+                .collect()
         };
-        assert_eq!(links("[a](/runs/x?y=1) [b](https://x.io) [c](http://y.io)"), ["/runs/x?y=1", "https://x.io", "http://y.io"]);
-        for bad in ["[a](/\\evil.example)", "[a](//evil.example)", "[a](/\t/evil.example)", "[a](javascript:alert(1))", "[a](\\\\evil.example)"] {
+        assert_eq!(
+            links("[a](/runs/x?y=1) [b](https://x.io) [c](http://y.io)"),
+            ["/runs/x?y=1", "https://x.io", "http://y.io"]
+        );
+        for bad in [
+            "[a](/\\evil.example)",
+            "[a](//evil.example)",
+            "[a](/\t/evil.example)",
+            "[a](javascript:alert(1))",
+            "[a](\\\\evil.example)",
+        ] {
             assert!(links(bad).is_empty(), "{bad:?} became a link");
             assert!(!to_html(bad).contains("href"), "{bad:?}");
         }
@@ -519,7 +538,9 @@ mod tests {
         assert!(input(Anchor::Run, "  ").validate(&run).unwrap_err().starts_with("text"));
         let e = input(Anchor::Point { load_kind: LoadKind::Concurrency, load: 33.0 }, "x").validate(&run).unwrap_err();
         assert!(e.starts_with("level"), "{e}");
-        let e = input(Anchor::Range { load_kind: LoadKind::Concurrency, from: 64.0, to: 8.0 }, "x").validate(&run).unwrap_err();
+        let e = input(Anchor::Range { load_kind: LoadKind::Concurrency, from: 64.0, to: 8.0 }, "x")
+            .validate(&run)
+            .unwrap_err();
         assert!(e.starts_with("range"), "{e}");
         let mut s = input(Anchor::Run, "old");
         s.kind = AnnotationKind::Superseded;

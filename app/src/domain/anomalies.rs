@@ -13,8 +13,8 @@
 
 use super::analysis::{implied_tokens_per_request, Estimate, TokensPerRequestMethod};
 use super::compare::{
-    align, approx, attribute, facts_diff, fmt_ms, fmt_number, fmt_pct_abs, fmt_pct_signed, load_label,
-    quantities, same_model_and_gpu, Comparability, LevelKey, Quantity,
+    align, approx, attribute, facts_diff, fmt_ms, fmt_number, fmt_pct_abs, fmt_pct_signed, load_label, quantities,
+    same_model_and_gpu, Comparability, LevelKey, Quantity,
 };
 use super::knee::steps;
 use super::metrics::{Metric, Stat, TokenCountSource};
@@ -122,9 +122,9 @@ impl AnomalyKind {
         match self {
             AnomalyKind::ThroughputGap => SuggestedAnnotationKind::Cause,
             AnomalyKind::TailBlowUp | AnomalyKind::ThroughputFalls => SuggestedAnnotationKind::Outlier,
-            AnomalyKind::FailedRequests
-            | AnomalyKind::InconsistentNumbers
-            | AnomalyKind::ExceedsMaxTokens => SuggestedAnnotationKind::Invalid,
+            AnomalyKind::FailedRequests | AnomalyKind::InconsistentNumbers | AnomalyKind::ExceedsMaxTokens => {
+                SuggestedAnnotationKind::Invalid
+            }
             AnomalyKind::Truncated | AnomalyKind::UnknownValues | AnomalyKind::ContradictsUsage => {
                 SuggestedAnnotationKind::Note
             }
@@ -280,8 +280,7 @@ pub fn failed_requests(run_index: usize, run: &Run) -> Vec<Anomaly> {
             let (evidence, severity) = match p.requests_total().filter(|t| *t > 0) {
                 Some(total) => {
                     let rate = failed as f64 / total as f64;
-                    let sev =
-                        if rate >= FAILURE_RATE_CRITICAL { Severity::Critical } else { Severity::Warning };
+                    let sev = if rate >= FAILURE_RATE_CRITICAL { Severity::Critical } else { Severity::Warning };
                     (format!("{failed} of {total} requests failed ({} %)", fmt_pct_abs(rate)), sev)
                 }
                 None => (format!("{failed} requests failed (total unknown)"), Severity::Warning),
@@ -300,8 +299,7 @@ pub fn tail_blow_ups(run_index: usize, run: &Run) -> Vec<Anomaly> {
     let mut out = Vec::new();
     for p in &run.points {
         for metric in TAIL_METRICS {
-            let (Some(p50), Some(p99)) =
-                (positive(p.get(metric, Stat::P50)), positive(p.get(metric, Stat::P99)))
+            let (Some(p50), Some(p99)) = (positive(p.get(metric, Stat::P50)), positive(p.get(metric, Stat::P99)))
             else {
                 continue;
             };
@@ -322,15 +320,8 @@ pub fn tail_blow_ups(run_index: usize, run: &Run) -> Vec<Anomaly> {
                 label(p),
                 metric.label()
             );
-            let mut a = new_anomaly(
-                AnomalyKind::TailBlowUp,
-                Severity::Warning,
-                run_index,
-                run,
-                Some(p),
-                evidence,
-                text,
-            );
+            let mut a =
+                new_anomaly(AnomalyKind::TailBlowUp, Severity::Warning, run_index, run, Some(p), evidence, text);
             a.metric = Some(metric);
             out.push(a);
         }
@@ -369,27 +360,11 @@ pub fn missing_values(run_index: usize, run: &Run) -> Vec<Anomaly> {
                 } else {
                     format!("{}: the source output was cut off here; {list} unknown, not zero.", label(p))
                 };
-                Some(new_anomaly(
-                    AnomalyKind::Truncated,
-                    Severity::Warning,
-                    run_index,
-                    run,
-                    Some(p),
-                    evidence,
-                    text,
-                ))
+                Some(new_anomaly(AnomalyKind::Truncated, Severity::Warning, run_index, run, Some(p), evidence, text))
             } else if !names.is_empty() {
                 let evidence = format!("{}: {list} unknown (other levels have them)", label(p));
                 let text = format!("{}: the source did not report {list} at this level.", label(p));
-                Some(new_anomaly(
-                    AnomalyKind::UnknownValues,
-                    Severity::Info,
-                    run_index,
-                    run,
-                    Some(p),
-                    evidence,
-                    text,
-                ))
+                Some(new_anomaly(AnomalyKind::UnknownValues, Severity::Info, run_index, run, Some(p), evidence, text))
             } else {
                 None
             }
@@ -427,15 +402,7 @@ pub fn throughput_falls(run_index: usize, run: &Run) -> Vec<Anomaly> {
                  contention.",
                 label(p)
             );
-            Some(new_anomaly(
-                AnomalyKind::ThroughputFalls,
-                Severity::Warning,
-                run_index,
-                run,
-                Some(p),
-                evidence,
-                text,
-            ))
+            Some(new_anomaly(AnomalyKind::ThroughputFalls, Severity::Warning, run_index, run, Some(p), evidence, text))
         })
         .collect()
 }
@@ -486,8 +453,7 @@ pub fn inconsistent_numbers(run_index: usize, run: &Run) -> Vec<Anomaly> {
     run.points
         .iter()
         .filter_map(|p| {
-            let mut reasons: Vec<String> =
-                p.metrics().into_iter().filter_map(|m| percentile_disorder(p, m)).collect();
+            let mut reasons: Vec<String> = p.metrics().into_iter().filter_map(|m| percentile_disorder(p, m)).collect();
             let lat_ms = positive(p.latency_ms(Stat::Mean));
             let wall = positive(p.wall_s);
             if let (Some(lat_ms), Some(wall)) = (lat_ms, wall) {
@@ -623,9 +589,7 @@ pub fn usage_contradictions(run_index: usize, run: &Run) -> Vec<Anomaly> {
                 Some(TokenCountSource::ClientTokenizer) => {
                     "; the counts come from a client tokenizer, which usually misses reasoning tokens"
                 }
-                Some(TokenCountSource::Requested) => {
-                    "; the counts are the requested length, not what was generated"
-                }
+                Some(TokenCountSource::Requested) => "; the counts are the requested length, not what was generated",
                 Some(TokenCountSource::StreamedChunks) => {
                     "; the counts are streamed chunks, which may hold several tokens each"
                 }
@@ -645,15 +609,7 @@ pub fn usage_contradictions(run_index: usize, run: &Run) -> Vec<Anomaly> {
                 approx(e.value),
                 approx(usage)
             );
-            Some(new_anomaly(
-                AnomalyKind::ContradictsUsage,
-                Severity::Warning,
-                run_index,
-                run,
-                Some(p),
-                evidence,
-                text,
-            ))
+            Some(new_anomaly(AnomalyKind::ContradictsUsage, Severity::Warning, run_index, run, Some(p), evidence, text))
         })
         .collect()
 }
@@ -719,13 +675,9 @@ pub fn throughput_gaps(runs: &[Run]) -> Vec<Anomaly> {
                 }
                 evidence.push_str(&format!("; facts: {}", facts.explanation));
                 text.push_str(&format!(". {}.", capitalise(&facts.explanation)));
-                let severity = if facts.verdict == Comparability::NotLikeForLike {
-                    Severity::Info
-                } else {
-                    Severity::Warning
-                };
-                let mut an =
-                    new_anomaly(AnomalyKind::ThroughputGap, severity, j, run, Some(pb), evidence, text);
+                let severity =
+                    if facts.verdict == Comparability::NotLikeForLike { Severity::Info } else { Severity::Warning };
+                let mut an = new_anomaly(AnomalyKind::ThroughputGap, severity, j, run, Some(pb), evidence, text);
                 an.other_run = Some(i);
                 an.other_run_id = Some(base.id.clone());
                 out.push(an);

@@ -164,10 +164,7 @@ impl Quantity {
             Quantity::Measure { metric, stat: Stat::Mean }
                 if matches!(
                     metric,
-                    Metric::OutputThroughput
-                        | Metric::TotalThroughput
-                        | Metric::RequestThroughput
-                        | Metric::Goodput
+                    Metric::OutputThroughput | Metric::TotalThroughput | Metric::RequestThroughput | Metric::Goodput
                 ) =>
             {
                 metric.label().to_owned()
@@ -298,9 +295,8 @@ pub fn attribute(baseline: &Point, other: &Point) -> Option<Attribution> {
         _ => None,
     };
     let usage = |p: &Point| positive(p.get(Metric::OutputTokens, Stat::Mean));
-    let by_wall = |p: &Point| {
-        implied_tokens_per_request(p).filter(|e| e.method == TokensPerRequestMethod::Wall).map(|e| e.value)
-    };
+    let by_wall =
+        |p: &Point| implied_tokens_per_request(p).filter(|e| e.method == TokensPerRequestMethod::Wall).map(|e| e.value);
     let (basis, n_a, n_b) = if let Some((c, la, lb)) = closed {
         (AttributionBasis::LittlesLaw, t_a * la / c, t_b * lb / c)
     } else if let (Some(a), Some(b)) = (usage(baseline), usage(other)) {
@@ -546,12 +542,7 @@ pub fn facts_diff(baseline: &Run, other: &Run) -> FactsDiff {
     facts_diff_of(&baseline.facts, &baseline.definitions, &other.facts, &other.definitions)
 }
 
-fn facts_diff_of(
-    base: &RunFacts,
-    base_defs: &Definitions,
-    this: &RunFacts,
-    this_defs: &Definitions,
-) -> FactsDiff {
+fn facts_diff_of(base: &RunFacts, base_defs: &Definitions, this: &RunFacts, this_defs: &Definitions) -> FactsDiff {
     let mut differences = Vec::new();
     let mut unknown = Vec::new();
     let num = |x: Option<i64>| x.map(|n| n.to_string());
@@ -570,16 +561,15 @@ fn facts_diff_of(
         (Fact::GpuCount, num(this.gpu_count), num(base.gpu_count), false),
     ];
     let mut scalar =
-        |out: &mut Vec<FactDifference>, (fact, a, b, loose): (Fact, Option<String>, Option<String>, bool)| {
-            match (a, b) {
-                (Some(a), Some(b)) => {
-                    let same = if loose { same_text(&a, &b) } else { a == b };
-                    if !same {
-                        out.push(FactDifference { fact, detail: format!("{a} vs {b}") });
-                    }
+        |out: &mut Vec<FactDifference>, (fact, a, b, loose): (Fact, Option<String>, Option<String>, bool)| match (a, b)
+        {
+            (Some(a), Some(b)) => {
+                let same = if loose { same_text(&a, &b) } else { a == b };
+                if !same {
+                    out.push(FactDifference { fact, detail: format!("{a} vs {b}") });
                 }
-                _ => unknown.push(fact),
             }
+            _ => unknown.push(fact),
         };
     for f in workload {
         scalar(&mut differences, f);
@@ -592,10 +582,8 @@ fn facts_diff_of(
         scalar(&mut differences, f);
     }
     // Tags are sets, normalised by `RunFacts::set_tags`; no tags is "none", not unknown.
-    let only_here: Vec<&str> =
-        this.tags.iter().filter(|t| !base.tags.contains(t)).map(String::as_str).collect();
-    let only_base: Vec<&str> =
-        base.tags.iter().filter(|t| !this.tags.contains(t)).map(String::as_str).collect();
+    let only_here: Vec<&str> = this.tags.iter().filter(|t| !base.tags.contains(t)).map(String::as_str).collect();
+    let only_base: Vec<&str> = base.tags.iter().filter(|t| !this.tags.contains(t)).map(String::as_str).collect();
     if !only_here.is_empty() || !only_base.is_empty() {
         let list = |v: &[&str]| if v.is_empty() { "none".to_owned() } else { v.join(", ") };
         differences.push(FactDifference {
@@ -612,11 +600,8 @@ fn facts_diff_of(
     } else {
         Comparability::LikeForLike
     };
-    let decisive: Vec<String> = differences
-        .iter()
-        .filter(|d| d.fact.role() != FactRole::Label)
-        .map(FactDifference::sentence)
-        .collect();
+    let decisive: Vec<String> =
+        differences.iter().filter(|d| d.fact.role() != FactRole::Label).map(FactDifference::sentence).collect();
     let explanation = match verdict {
         Comparability::NotLikeForLike => format!("not like for like: {}", decisive.join("; ")),
         Comparability::SetupDiffers => {
@@ -861,10 +846,7 @@ pub(crate) mod tests {
     fn story_facts_name_the_endpoint() {
         let d = facts_diff(&completions_run(), &chat_run());
         assert_eq!(d.verdict, Comparability::NotLikeForLike);
-        assert_eq!(
-            d.differences,
-            vec![FactDifference { fact: Fact::Endpoint, detail: "chat vs completions".into() }]
-        );
+        assert_eq!(d.differences, vec![FactDifference { fact: Fact::Endpoint, detail: "chat vs completions".into() }]);
         assert_eq!(d.explanation, "not like for like: endpoint differs (chat vs completions)");
         assert!(d.unknown.contains(&Fact::MaxTokens) && d.unknown.contains(&Fact::EngineVersion));
     }
@@ -896,10 +878,7 @@ pub(crate) mod tests {
         base_defs.definitions.ttft = Some(TtftDefinition::FirstChunk);
         let d = facts_diff(&base_defs, &defs);
         assert_eq!(d.verdict, Comparability::NotLikeForLike);
-        assert_eq!(
-            d.explanation,
-            "not like for like: metric definitions differ (TTFT: FirstContent vs FirstChunk)"
-        );
+        assert_eq!(d.explanation, "not like for like: metric definitions differ (TTFT: FirstContent vs FirstChunk)");
     }
 
     #[test]
@@ -916,8 +895,7 @@ pub(crate) mod tests {
         let d = &cmp.levels[1].deltas[0];
         assert_eq!(d.run, 1);
         // Only throughput and mean latency are known on both sides.
-        let got: Vec<(String, f64)> =
-            d.changes.iter().map(|c| (c.quantity.label(), c.change_pct.unwrap())).collect();
+        let got: Vec<(String, f64)> = d.changes.iter().map(|c| (c.quantity.label(), c.change_pct.unwrap())).collect();
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].0, "latency mean");
         assert!((got[0].1 - 72.865_554_465).abs() < 1e-6, "{}", got[0].1);

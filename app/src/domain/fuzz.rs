@@ -16,15 +16,8 @@ use proptest::test_runner::{Config, TestRunner};
 use std::time::{Duration, Instant};
 
 fn config() -> Config {
-    let cases = std::env::var("PLATEAU_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64);
-    Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    }
+    let cases = std::env::var("PLATEAU_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64);
+    Config { cases, failure_persistence: None, ..Config::default() }
 }
 
 /// Pieces real input is made of, and pieces that break naive parsers.
@@ -96,10 +89,7 @@ fn pairs_of(query: &str) -> Vec<(String, String)> {
 }
 
 fn report(target: &str, cases: u32, slowest: Duration) {
-    println!(
-        "fuzz target={target} cases={cases} panics=0 slowest_ms={}",
-        slowest.as_millis()
-    );
+    println!("fuzz target={target} cases={cases} panics=0 slowest_ms={}", slowest.as_millis());
 }
 
 #[test]
@@ -115,21 +105,15 @@ fn fuzz_view_state() {
             match parsed {
                 Ok(v) => {
                     // What the page writes back into the address reads the same.
-                    let again = pairs_of(&v.to_query())
-                        .into_iter()
-                        .map(|(k, v)| (k, decode(&v)))
-                        .collect::<Vec<_>>();
-                    let back =
-                        ViewState::parse(again.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+                    let again = pairs_of(&v.to_query()).into_iter().map(|(k, v)| (k, decode(&v))).collect::<Vec<_>>();
+                    let back = ViewState::parse(again.iter().map(|(k, v)| (k.as_str(), v.as_str())));
                     prop_assert_eq!(back, Ok(v));
                 }
                 Err(problems) => prop_assert!(!problems.is_empty()),
             }
             let list = RunQuery::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
             prop_assert!((1..=MAX_PAGE).contains(&list.page));
-            prop_assert!(
-                (1..=MAX_PAGE).contains(&list.clamped().on_page(list.page.saturating_add(1)).page)
-            );
+            prop_assert!((1..=MAX_PAGE).contains(&list.clamped().on_page(list.page.saturating_add(1)).page));
             slow.set(slow.get().max(started.elapsed()));
             Ok(())
         })
@@ -171,10 +155,7 @@ fn fuzz_annotation_text() {
     runner
         .run(&text_of(&MARKUP), |text| {
             // Annotation bodies are at most MAX_BODY_CHARS; longer text is cut to that.
-            let text: String = text
-                .chars()
-                .take(super::annotations::MAX_BODY_CHARS)
-                .collect();
+            let text: String = text.chars().take(super::annotations::MAX_BODY_CHARS).collect();
             let started = Instant::now();
             let pieces = parse_inline(&text);
             let html = to_html(&text);
@@ -195,10 +176,7 @@ fn fuzz_annotation_text() {
             for p in &pieces {
                 if let Inline::Link { href, .. } = p {
                     let h = href.to_ascii_lowercase();
-                    prop_assert!(
-                        h.starts_with("https://") || h.starts_with("http://") || h.starts_with('/'),
-                        "{href}"
-                    );
+                    prop_assert!(h.starts_with("https://") || h.starts_with("http://") || h.starts_with('/'), "{href}");
                 }
             }
             Ok(())
@@ -231,10 +209,6 @@ fn long_markup_runs_parse_in_linear_time() {
         let text = c.repeat(super::annotations::MAX_BODY_CHARS / c.len());
         let started = Instant::now();
         let _ = to_html(&text);
-        assert!(
-            started.elapsed() < Duration::from_millis(500),
-            "{c:?}: {:?}",
-            started.elapsed()
-        );
+        assert!(started.elapsed() < Duration::from_millis(500), "{c:?}: {:?}", started.elapsed());
     }
 }

@@ -121,8 +121,7 @@ pub struct LevelScaling {
 /// so it shows decode slowing under load even when queueing dominates latency.
 pub fn per_user_decode_tok_s(p: &Point) -> Option<f64> {
     let pos = |x: Option<f64>| x.filter(|v| v.is_finite() && *v > 0.0);
-    pos(p.get(Metric::PerUserTokS, Stat::Mean))
-        .or_else(|| pos(p.get(Metric::Tpot, Stat::Mean)).map(|ms| 1000.0 / ms))
+    pos(p.get(Metric::PerUserTokS, Stat::Mean)).or_else(|| pos(p.get(Metric::Tpot, Stat::Mean)).map(|ms| 1000.0 / ms))
 }
 
 /// Scaling figures of every level, in the order of `points`.
@@ -216,16 +215,7 @@ pub fn saturation(points: &[Point], threshold: f64) -> Option<Saturation> {
             .max_by(f64::total_cmp)
     });
     let last_gain_per_doubling = steps(points).last().map(|s| s.gain_per_doubling);
-    Some(Saturation {
-        load_kind,
-        threshold,
-        knee,
-        max,
-        highest,
-        region,
-        saturation_tok_s,
-        last_gain_per_doubling,
-    })
+    Some(Saturation { load_kind, threshold, knee, max, highest, region, saturation_tok_s, last_gain_per_doubling })
 }
 
 impl Saturation {
@@ -250,11 +240,7 @@ impl Saturation {
                 self.max.tok_s,
                 at(self.max.load)
             ),
-            _ => format!(
-                "One level only ({:.1} tok/s at {}): no scaling to judge.",
-                self.max.tok_s,
-                at(self.max.load)
-            ),
+            _ => format!("One level only ({:.1} tok/s at {}): no scaling to judge.", self.max.tok_s, at(self.max.load)),
         }
     }
 }
@@ -314,8 +300,7 @@ mod tests {
     /// is 610 tok/s (max of C=16 and C=32).
     #[test]
     fn knee_by_hand() {
-        let pts =
-            curve(&[(1.0, 100.0), (2.0, 190.0), (4.0, 350.0), (8.0, 560.0), (16.0, 600.0), (32.0, 610.0)]);
+        let pts = curve(&[(1.0, 100.0), (2.0, 190.0), (4.0, 350.0), (8.0, 560.0), (16.0, 600.0), (32.0, 610.0)]);
         let g: Vec<f64> = steps(&pts).iter().map(|s| s.gain_per_doubling).collect();
         assert!((g[3] - 0.071_428_571).abs() < 1e-8 && (g[4] - 0.016_666_667).abs() < 1e-8);
         assert_eq!(knee(&pts, DEFAULT_KNEE_THRESHOLD), Some(Level { load: 16.0, tok_s: 600.0 }));

@@ -479,7 +479,11 @@ mod tests {
     #[test]
     fn definitions_differ_only_where_both_say() {
         let a = Definitions { ttft: Some(TtftDefinition::FirstChunk), ..Default::default() };
-        let b = Definitions { ttft: Some(TtftDefinition::FirstContent), token_count: Some(TokenCountSource::ServerUsage), ..Default::default() };
+        let b = Definitions {
+            ttft: Some(TtftDefinition::FirstContent),
+            token_count: Some(TokenCountSource::ServerUsage),
+            ..Default::default()
+        };
         assert_eq!(a.differences(&b).len(), 1);
         assert!(a.differences(&Definitions::default()).is_empty());
     }

@@ -36,8 +36,8 @@ impl RunId {
     /// Accepts an id read from a URL or the database; rejects anything that could not
     /// have been generated, so junk never reaches a query.
     pub fn parse(s: &str) -> Option<Self> {
-        let ok = (4..=32).contains(&s.len())
-            && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        let ok =
+            (4..=32).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
         ok.then(|| Self(s.to_owned()))
     }
 
@@ -100,11 +100,10 @@ impl EndpointKind {
     /// Accepts `chat`, `completions` and the endpoint paths.
     pub fn parse(s: &str) -> Option<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
-            "completions" | "completion" | "/v1/completions" | "v1/completions" => {
-                Some(EndpointKind::Completions)
+            "completions" | "completion" | "/v1/completions" | "v1/completions" => Some(EndpointKind::Completions),
+            "chat" | "chat_completions" | "chat-completions" | "/v1/chat/completions" | "v1/chat/completions" => {
+                Some(EndpointKind::Chat)
             }
-            "chat" | "chat_completions" | "chat-completions" | "/v1/chat/completions"
-            | "v1/chat/completions" => Some(EndpointKind::Chat),
             _ => None,
         }
     }

@@ -36,8 +36,15 @@ pub enum SortKey {
 }
 
 impl SortKey {
-    pub const ALL: [SortKey; 7] =
-        [SortKey::Created, SortKey::Name, SortKey::Model, SortKey::Gpu, SortKey::Endpoint, SortKey::Levels, SortKey::Peak];
+    pub const ALL: [SortKey; 7] = [
+        SortKey::Created,
+        SortKey::Name,
+        SortKey::Model,
+        SortKey::Gpu,
+        SortKey::Endpoint,
+        SortKey::Levels,
+        SortKey::Peak,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -133,7 +140,11 @@ impl RunQuery {
 
     /// The same view sorted by `key`: flips the direction when already sorted by it.
     pub fn sorted_by(&self, key: SortKey) -> Self {
-        let desc = if self.sort == key { !self.desc } else { matches!(key, SortKey::Created | SortKey::Peak | SortKey::Levels) };
+        let desc = if self.sort == key {
+            !self.desc
+        } else {
+            matches!(key, SortKey::Created | SortKey::Peak | SortKey::Levels)
+        };
         Self { sort: key, desc, page: 1, ..self.clone() }
     }
 
@@ -234,6 +245,6 @@ mod tests {
         let by_name = q.sorted_by(SortKey::Name);
         assert_eq!((by_name.sort, by_name.desc, by_name.page), (SortKey::Name, false, 1));
         assert!(by_name.sorted_by(SortKey::Name).desc);
-        assert!(q.sorted_by(SortKey::Created).desc == false, "already newest-first: flips");
+        assert!(!q.sorted_by(SortKey::Created).desc, "already newest-first: flips");
     }
 }

@@ -31,7 +31,8 @@ impl Scale {
 }
 
 /// Metrics a page can focus on.
-pub const FOCUS_METRICS: [Metric; 5] = [Metric::E2e, Metric::Ttft, Metric::Tpot, Metric::ChunkGap, Metric::OutputThroughput];
+pub const FOCUS_METRICS: [Metric; 5] =
+    [Metric::E2e, Metric::Ttft, Metric::Tpot, Metric::ChunkGap, Metric::OutputThroughput];
 /// Statistics a page can focus on.
 pub const FOCUS_STATS: [Stat; 5] = [Stat::Mean, Stat::P50, Stat::P90, Stat::P95, Stat::P99];
 
@@ -52,7 +53,14 @@ pub struct ViewState {
 
 impl Default for ViewState {
     fn default() -> Self {
-        Self { runs: Vec::new(), baseline: None, metric: Metric::E2e, stat: Stat::P50, scale: Scale::Log, hide: Vec::new() }
+        Self {
+            runs: Vec::new(),
+            baseline: None,
+            metric: Metric::E2e,
+            stat: Stat::P50,
+            scale: Scale::Log,
+            hide: Vec::new(),
+        }
     }
 }
 
@@ -136,7 +144,11 @@ impl ViewState {
                 });
             }
         }
-        if problems.is_empty() { Ok(v) } else { Err(problems) }
+        if problems.is_empty() {
+            Ok(v)
+        } else {
+            Err(problems)
+        }
     }
 
     /// The query string (without `?`), defaults left out; [`ViewState::parse`] reads it back.
@@ -167,13 +179,19 @@ impl ViewState {
     /// `path?query`, or just `path` for the default view.
     pub fn href(&self, path: &str) -> String {
         let q = self.to_query();
-        if q.is_empty() { path.to_owned() } else { format!("{path}?{q}") }
+        if q.is_empty() {
+            path.to_owned()
+        } else {
+            format!("{path}?{q}")
+        }
     }
 
     /// Whether a series (by its unescaped name) is hidden: a hidden entry hides the series
     /// of that name and its companions (`name · ideal`, `name · p90–p99`).
     pub fn hides(&self, series: &str) -> bool {
-        self.hide.iter().any(|h| series == h || series.strip_prefix(h.as_str()).is_some_and(|rest| rest.starts_with(" · ")))
+        self.hide
+            .iter()
+            .any(|h| series == h || series.strip_prefix(h.as_str()).is_some_and(|rest| rest.starts_with(" · ")))
     }
 }
 
@@ -311,8 +329,19 @@ mod tests {
             assert_eq!(same_site_path(ok), Some(ok), "{ok:?}");
         }
         for bad in [
-            "", "runs", "//evil.example", "/\\evil.example", "\\\\evil.example", "/\t/evil.example", "/\n/evil.example",
-            "/\r//evil.example", "/a\\b", "https://evil.example", "javascript:alert(1)", " /x", "/x\u{7f}",
+            "",
+            "runs",
+            "//evil.example",
+            "/\\evil.example",
+            "\\\\evil.example",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/\r//evil.example",
+            "/a\\b",
+            "https://evil.example",
+            "javascript:alert(1)",
+            " /x",
+            "/x\u{7f}",
         ] {
             assert_eq!(same_site_path(bad), None, "{bad:?}");
         }

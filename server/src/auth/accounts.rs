@@ -29,7 +29,8 @@ pub enum AuthError {
 }
 
 fn check_name(name: &str) -> Result<(), AuthError> {
-    let ok = !name.is_empty() && name.chars().count() <= 64 && !name.chars().any(|c| c.is_whitespace() || c.is_control());
+    let ok =
+        !name.is_empty() && name.chars().count() <= 64 && !name.chars().any(|c| c.is_whitespace() || c.is_control());
     if ok {
         Ok(())
     } else {
@@ -72,9 +73,7 @@ pub async fn log_in(pool: &SqlitePool, name: &str, password: &str) -> Result<Opt
     // An unknown name costs a full argon2 check too, so timing does not tell which names exist.
     let phc = stored.as_ref().map(|c| c.password_hash.clone()).unwrap_or_else(|| DUMMY_HASH.to_owned());
     let password = password.to_owned();
-    let matches = tokio::task::spawn_blocking(move || secret::verify_password(&password, &phc))
-        .await
-        .unwrap_or(false);
+    let matches = tokio::task::spawn_blocking(move || secret::verify_password(&password, &phc)).await.unwrap_or(false);
     let Some(user) = stored.filter(|_| matches) else { return Ok(None) };
     let token = secret::new_session_token();
     db::create_session(pool, &user.name, &secret::sha256_hex(&token), chrono::Duration::days(SESSION_DAYS)).await?;
@@ -82,7 +81,8 @@ pub async fn log_in(pool: &SqlitePool, name: &str, password: &str) -> Result<Opt
 }
 
 /// An argon2id hash of a random string nobody knows, checked when the name is unknown.
-const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$CTFhFdXPJO1aFaMaO6Mm5c8y7cJHAph8ArZWb2GRPPc";
+const DUMMY_HASH: &str =
+    "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$CTFhFdXPJO1aFaMaO6Mm5c8y7cJHAph8ArZWb2GRPPc";
 
 /// Ends the session whose cookie value this is.
 pub async fn log_out(pool: &SqlitePool, session_token: &str) -> Result<(), AuthError> {
@@ -134,7 +134,6 @@ pub async fn revoke_token(pool: &SqlitePool, public_id: &str) -> Result<(), Auth
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod tests {
     use super::*;
 

@@ -42,10 +42,7 @@ fn normalise(name: &str) -> Option<String> {
 }
 
 fn ip_of(host: &str) -> Option<IpAddr> {
-    let bare = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
+    let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
     bare.parse::<IpAddr>().ok().map(|ip| ip.to_canonical())
 }
 
@@ -57,38 +54,21 @@ impl AllowedHosts {
 
     /// The names of a server bound to `bind`, with `--allowed-host` names and the host of
     /// `--public-url`. A bad name or URL is an error naming it.
-    pub fn new(
-        bind: SocketAddr,
-        allowed: &[String],
-        public_url: Option<&str>,
-    ) -> Result<Self, String> {
+    pub fn new(bind: SocketAddr, allowed: &[String], public_url: Option<&str>) -> Result<Self, String> {
         let mut names = Vec::new();
         for a in allowed.iter().map(|a| a.trim()).filter(|a| !a.is_empty()) {
-            names.push(
-                normalise(a).ok_or_else(|| format!("--allowed-host {a:?} is not a host name"))?,
-            );
+            names.push(normalise(a).ok_or_else(|| format!("--allowed-host {a:?} is not a host name"))?);
         }
         if let Some(u) = public_url.map(str::trim).filter(|u| !u.is_empty()) {
-            let url =
-                url::Url::parse(u).map_err(|e| format!("--public-url {u:?} is not a URL: {e}"))?;
+            let url = url::Url::parse(u).map_err(|e| format!("--public-url {u:?} is not a URL: {e}"))?;
             if !matches!(url.scheme(), "http" | "https") {
-                return Err(format!(
-                    "--public-url {u:?} must start with http:// or https://"
-                ));
+                return Err(format!("--public-url {u:?} must start with http:// or https://"));
             }
-            let host = url
-                .host_str()
-                .ok_or_else(|| format!("--public-url {u:?} has no host"))?;
-            names.push(
-                normalise(host).ok_or_else(|| format!("--public-url {u:?} has no usable host"))?,
-            );
+            let host = url.host_str().ok_or_else(|| format!("--public-url {u:?} has no host"))?;
+            names.push(normalise(host).ok_or_else(|| format!("--public-url {u:?} has no usable host"))?);
         }
         let ip = bind.ip().to_canonical();
-        Ok(Self {
-            names,
-            bind_ip: (!ip.is_unspecified()).then_some(ip),
-            any_ip: ip.is_unspecified(),
-        })
+        Ok(Self { names, bind_ip: (!ip.is_unspecified()).then_some(ip), any_ip: ip.is_unspecified() })
     }
 
     /// Whether a request with this `Host` header value is for this server.
@@ -120,30 +100,16 @@ pub async fn check(State(state): State<AppState>, req: Request<Body>, next: Next
     match host {
         Some(h) if state.hosts.allows(&h) => next.run(req).await,
         host => {
-            let shown: String = host
-                .as_deref()
-                .unwrap_or("")
-                .chars()
-                .filter(|c| !c.is_control())
-                .take(200)
-                .collect();
+            let shown: String = host.as_deref().unwrap_or("").chars().filter(|c| !c.is_control()).take(200).collect();
             tracing::warn!(host = %shown, "request refused: the Host is not one of this server's names");
             let message = format!(
                 "Host {shown:?} is not a name of this server. If it should be, start Plateau with \
                  --allowed-host {shown} (or --public-url); loopback names always work."
             );
             if req.uri().path().starts_with("/api/") || req.uri().path().starts_with("/_fn/") {
-                (
-                    StatusCode::MISDIRECTED_REQUEST,
-                    Json(json!({ "error": message })),
-                )
-                    .into_response()
+                (StatusCode::MISDIRECTED_REQUEST, Json(json!({ "error": message }))).into_response()
             } else {
-                (
-                    StatusCode::MISDIRECTED_REQUEST,
-                    [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-                    message,
-                )
+                (StatusCode::MISDIRECTED_REQUEST, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message)
                     .into_response()
             }
         }
@@ -151,7 +117,6 @@ pub async fn check(State(state): State<AppState>, req: Request<Body>, next: Next
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod tests {
     use super::*;
 
@@ -209,21 +174,10 @@ mod tests {
             assert!(!h.allows(bad), "{bad}");
         }
         let any = AllowedHosts::new("0.0.0.0:3000".parse().unwrap(), &[], None).unwrap();
-        assert!(
-            any.allows("192.168.1.20:3000") && any.allows("[fd00::1]:3000"),
-            "bound everywhere: any address"
-        );
+        assert!(any.allows("192.168.1.20:3000") && any.allows("[fd00::1]:3000"), "bound everywhere: any address");
         assert!(!any.allows("rebind.example:3000"), "…but no unknown name");
         assert!(AllowedHosts::new("127.0.0.1:1".parse().unwrap(), &["a/b".into()], None).is_err());
-        assert!(
-            AllowedHosts::new("127.0.0.1:1".parse().unwrap(), &[], Some("plateau.example"))
-                .is_err()
-        );
-        assert!(AllowedHosts::new(
-            "127.0.0.1:1".parse().unwrap(),
-            &[],
-            Some("ftp://plateau.example")
-        )
-        .is_err());
+        assert!(AllowedHosts::new("127.0.0.1:1".parse().unwrap(), &[], Some("plateau.example")).is_err());
+        assert!(AllowedHosts::new("127.0.0.1:1".parse().unwrap(), &[], Some("ftp://plateau.example")).is_err());
     }
 }

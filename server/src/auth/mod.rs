@@ -128,15 +128,21 @@ enum SignedIn {
 /// Why a request is turned away.
 enum Refusal {
     /// Not signed in: JSON 401, or to the login page and back to `next`.
-    NeedLogin { json: bool, next: String },
+    NeedLogin {
+        json: bool,
+        next: String,
+    },
     BadToken,
-    CrossSite { json: bool },
+    CrossSite {
+        json: bool,
+    },
     Internal,
 }
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
-        let json_error = |status: StatusCode, message: &str| (status, Json(json!({ "error": message }))).into_response();
+        let json_error =
+            |status: StatusCode, message: &str| (status, Json(json!({ "error": message }))).into_response();
         match self {
             Refusal::NeedLogin { json: true, .. } => {
                 let mut r = json_error(
@@ -146,11 +152,16 @@ impl IntoResponse for Refusal {
                 r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
                 r
             }
-            Refusal::NeedLogin { json: false, next } => Redirect::to(&format!("/login?next={}", encode(&next))).into_response(),
+            Refusal::NeedLogin { json: false, next } => {
+                Redirect::to(&format!("/login?next={}", encode(&next))).into_response()
+            }
             Refusal::BadToken => {
-                let mut r = json_error(StatusCode::UNAUTHORIZED, "the API token is not valid (wrong, malformed or revoked)");
-                r.headers_mut()
-                    .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer error=\"invalid_token\""));
+                let mut r =
+                    json_error(StatusCode::UNAUTHORIZED, "the API token is not valid (wrong, malformed or revoked)");
+                r.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    header::HeaderValue::from_static("Bearer error=\"invalid_token\""),
+                );
                 r
             }
             Refusal::CrossSite { json: true } => {

@@ -47,7 +47,8 @@ pub fn same_origin(url: &str, host_header: &str) -> bool {
         _ => return false,
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let (Some((url_host, url_port)), Some((host, host_port))) = (split_authority(authority), split_authority(host_header))
+    let (Some((url_host, url_port)), Some((host, host_port))) =
+        (split_authority(authority), split_authority(host_header))
     else {
         return false;
     };
@@ -106,7 +107,6 @@ pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod tests {
     use super::*;
 

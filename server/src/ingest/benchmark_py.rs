@@ -95,15 +95,8 @@ enum Field {
 }
 
 impl Field {
-    const ORDER: [Field; 7] = [
-        Field::Concurrency,
-        Field::Requests,
-        Field::Wall,
-        Field::TokS,
-        Field::LatAvg,
-        Field::LatP50,
-        Field::LatP99,
-    ];
+    const ORDER: [Field; 7] =
+        [Field::Concurrency, Field::Requests, Field::Wall, Field::TokS, Field::LatAvg, Field::LatP50, Field::LatP99];
 
     fn expected(self) -> &'static str {
         match self {
@@ -152,13 +145,7 @@ fn pieces<'a>(seg: &'a str, warnings: &mut Vec<String>, line: usize) -> Vec<Piec
 }
 
 /// `lat avg= 35.23 p50= 35.25 p99= 35.26` → three pieces (fewer if cut off).
-fn lat_pieces<'a>(
-    part: &'a str,
-    base: usize,
-    out: &mut Vec<Piece<'a>>,
-    warnings: &mut Vec<String>,
-    line: usize,
-) {
+fn lat_pieces<'a>(part: &'a str, base: usize, out: &mut Vec<Piece<'a>>, warnings: &mut Vec<String>, line: usize) {
     let keys = [("avg=", Field::LatAvg), ("p50=", Field::LatP50), ("p99=", Field::LatP99)];
     let lead = part.len() - part.trim_start().len();
     let body = part.trim_start();
@@ -219,11 +206,8 @@ fn apply(p: &mut Point, piece: &Piece<'_>) -> Result<(), String> {
             let toks: Vec<&str> = cleaned.split_whitespace().collect();
             match toks.as_slice() {
                 [ok, total, "ok", err, "err"] => {
-                    let (ok, total, err) = (
-                        count(ok).ok_or_else(bad)?,
-                        count(total).ok_or_else(bad)?,
-                        count(err).ok_or_else(bad)?,
-                    );
+                    let (ok, total, err) =
+                        (count(ok).ok_or_else(bad)?, count(total).ok_or_else(bad)?, count(err).ok_or_else(bad)?);
                     if ok > total {
                         return Err(format!("{ok} requests ok out of {total} is impossible"));
                     }
@@ -291,10 +275,7 @@ pub fn parse(text: &str) -> Result<ParsedSweep, ParseError> {
         if !complete {
             if !is_last {
                 let missing = Field::ORDER.get(ps.len()).map_or("a field", |f| f.expected());
-                return Err(seg.error_at(
-                    seg.text.len(),
-                    format!("this level line ends early: missing {missing}"),
-                ));
+                return Err(seg.error_at(seg.text.len(), format!("this level line ends early: missing {missing}")));
             }
             point.truncated = true;
             warnings.push(format!(
@@ -382,9 +363,11 @@ C= 96 | 96/ 96 ok (0 err) | wall= 48.3s | 1017.0 tok/s | lat avg= 48.23 p50= ...
 
     #[test]
     fn impossible_counts_and_negative_values_are_rejected() {
-        let e = parse("C= 4 | 5/ 4 ok (0 err) | wall= 1.0s | 10.0 tok/s | lat avg= 1 p50= 1 p99= 1\nC= 8 |").unwrap_err();
+        let e =
+            parse("C= 4 | 5/ 4 ok (0 err) | wall= 1.0s | 10.0 tok/s | lat avg= 1 p50= 1 p99= 1\nC= 8 |").unwrap_err();
         assert!(e.message.contains("impossible"), "{e}");
-        let e = parse("C= 4 | 4/ 4 ok (0 err) | wall= -1.0s | 10.0 tok/s | lat avg= 1 p50= 1 p99= 1\nC= 8 |").unwrap_err();
+        let e =
+            parse("C= 4 | 4/ 4 ok (0 err) | wall= -1.0s | 10.0 tok/s | lat avg= 1 p50= 1 p99= 1\nC= 8 |").unwrap_err();
         assert_eq!((e.line, e.column), (1, 26));
         let e = parse("C= 0 | 4/ 4 ok (0 err) | wall= 1.0s | 10.0 tok/s | lat avg= 1 p50= 1 p99= 1").unwrap_err();
         assert_eq!((e.line, e.column), (1, 1));
@@ -395,7 +378,10 @@ C= 96 | 96/ 96 ok (0 err) | wall= 48.3s | 1017.0 tok/s | lat avg= 48.23 p50= ...
         assert!(parse("").is_err());
         assert!(parse("Warming up...\nINFO CUDA_VISIBLE_DEVICES=0\n").is_err());
         assert!(!sniff("ABC=1 MAC=2"));
-        let s = parse("noise\nC= 1 | 1/ 1 ok (0 err) | wall= 2.1s | 61.3 tok/s | lat avg= 2.09 p50= 2.09 p99= 2.09\nmore noise\n").unwrap();
+        let s = parse(
+            "noise\nC= 1 | 1/ 1 ok (0 err) | wall= 2.1s | 61.3 tok/s | lat avg= 2.09 p50= 2.09 p99= 2.09\nmore noise\n",
+        )
+        .unwrap();
         assert_eq!(s.points.len(), 1);
         assert!(s.warnings.is_empty());
         assert!(!s.points[0].truncated);
@@ -411,9 +397,8 @@ C= 96 | 96/ 96 ok (0 err) | wall= 48.3s | 1017.0 tok/s | lat avg= 48.23 p50= ...
     /// The real file, read from the shared fixtures (PLATEAU_FIXTURES overrides the path).
     #[test]
     fn the_story_fixture_file() {
-        let dir = std::env::var("PLATEAU_FIXTURES").unwrap_or_else(|_| {
-            format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR"))
-        });
+        let dir = std::env::var("PLATEAU_FIXTURES")
+            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")));
         let path = format!("{dir}/seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let s = parse(&text).unwrap();

@@ -48,7 +48,12 @@ impl Validate for ImportFields {
                 field: "format",
                 message: format!(
                     "`{s}` is not a known format; use `auto` or one of: {}",
-                    SourceFormat::ALL.iter().filter(|f| **f != SourceFormat::Manual).map(|f| f.as_str()).collect::<Vec<_>>().join(", ")
+                    SourceFormat::ALL
+                        .iter()
+                        .filter(|f| **f != SourceFormat::Manual)
+                        .map(|f| f.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             }),
         }
@@ -63,10 +68,12 @@ impl Validate for ImportFields {
             group: self.group.trim() != "separate",
             concurrency: match opt(&self.concurrency) {
                 None => None,
-                Some(t) => Some(t.parse::<f64>().ok().filter(|c| c.is_finite() && *c > 0.0).ok_or(ImportError::Field {
-                    field: "concurrency",
-                    message: format!("`{t}` is not a positive number"),
-                })?),
+                Some(t) => {
+                    Some(t.parse::<f64>().ok().filter(|c| c.is_finite() && *c > 0.0).ok_or(ImportError::Field {
+                        field: "concurrency",
+                        message: format!("`{t}` is not a positive number"),
+                    })?)
+                }
             },
         })
     }
@@ -90,12 +97,9 @@ pub fn check_facts(f: &RunFacts) -> Result<(), ImportError> {
             return Err(ImportError::Field { field, message: format!("`{n}` is not a whole number ≥ {min}") });
         }
     }
-    for (field, value) in [
-        ("model", &f.model),
-        ("engine", &f.engine),
-        ("engine_version", &f.engine_version),
-        ("gpu", &f.gpu_type),
-    ] {
+    for (field, value) in
+        [("model", &f.model), ("engine", &f.engine), ("engine_version", &f.engine_version), ("gpu", &f.gpu_type)]
+    {
         if value.as_deref().is_some_and(|v| v.chars().any(char::is_control)) {
             return Err(ImportError::Field { field, message: "contains control characters".into() });
         }
@@ -116,16 +120,12 @@ fn positive(field: &'static str, s: &str, min: i64) -> Result<Option<i64>, Impor
         None => Ok(None),
         Some(t) => match t.parse::<i64>() {
             Ok(n) if n >= min => Ok(Some(n)),
-            _ => Err(ImportError::Field {
-                field,
-                message: format!("`{t}` is not a whole number ≥ {min}"),
-            }),
+            _ => Err(ImportError::Field { field, message: format!("`{t}` is not a whole number ≥ {min}") }),
         },
     }
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "a test fails loudly on the first error")]
 mod tests {
     use super::*;
 

@@ -21,10 +21,7 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_CASES: u32 = 24;
 
 fn cases() -> u32 {
-    std::env::var("PLATEAU_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_CASES)
+    std::env::var("PLATEAU_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_CASES)
 }
 
 /// Numbers that break naive number handling.
@@ -66,18 +63,10 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
         (at.clone(), 0u8..8).prop_map(|(at, bit)| Mutation::Flip { at, bit }),
         at.clone().prop_map(|at| Mutation::Truncate { at }),
-        (at.clone(), 1usize..400, at.clone()).prop_map(|(from, len, to)| Mutation::Duplicate {
-            from,
-            len,
-            to
-        }),
+        (at.clone(), 1usize..400, at.clone()).prop_map(|(from, len, to)| Mutation::Duplicate { from, len, to }),
         (at.clone(), 1usize..200).prop_map(|(at, len)| Mutation::Delete { at, len }),
         (at.clone(), 0..NUMBERS.len()).prop_map(|(at, which)| Mutation::Number { at, which }),
-        (at.clone(), 1usize..3000, 0u8..4).prop_map(|(at, depth, kind)| Mutation::Nest {
-            at,
-            depth,
-            kind
-        }),
+        (at.clone(), 1usize..3000, 0u8..4).prop_map(|(at, depth, kind)| Mutation::Nest { at, depth, kind }),
         (at, any::<u8>()).prop_map(|(at, byte)| Mutation::Insert { at, byte }),
     ]
 }
@@ -97,10 +86,7 @@ fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
         Mutation::Truncate { at } => bytes.truncate(pos(len, at)),
         Mutation::Duplicate { from, len: n, to } => {
             let from = pos(len, from);
-            let span: Vec<u8> = bytes
-                .get(from..(from + n).min(len))
-                .unwrap_or_default()
-                .to_vec();
+            let span: Vec<u8> = bytes.get(from..(from + n).min(len)).unwrap_or_default().to_vec();
             let to = pos(len, to);
             bytes.splice(to..to, span);
         }
@@ -111,27 +97,17 @@ fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
         Mutation::Number { at, which } => {
             let mut start = pos(len, at);
             // Prefer a number already there: move to the next digit and replace its run.
-            if let Some(d) = bytes
-                .get(start..)
-                .and_then(|rest| rest.iter().position(u8::is_ascii_digit))
-            {
+            if let Some(d) = bytes.get(start..).and_then(|rest| rest.iter().position(u8::is_ascii_digit)) {
                 start += d;
             }
             let end = bytes.get(start..).map_or(start, |rest| {
                 start
                     + rest
                         .iter()
-                        .position(|b| {
-                            !(b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'))
-                        })
+                        .position(|b| !(b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+')))
                         .unwrap_or(rest.len())
             });
-            let number = NUMBERS
-                .get(which)
-                .copied()
-                .unwrap_or("0")
-                .as_bytes()
-                .to_vec();
+            let number = NUMBERS.get(which).copied().unwrap_or("0").as_bytes().to_vec();
             bytes.splice(start..end.max(start), number);
         }
         Mutation::Nest { at, depth, kind } => {
@@ -142,12 +118,7 @@ fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
                 _ => b"- ",
             };
             let at = pos(len, at);
-            let nest: Vec<u8> = open
-                .iter()
-                .copied()
-                .cycle()
-                .take(open.len() * depth)
-                .collect();
+            let nest: Vec<u8> = open.iter().copied().cycle().take(open.len() * depth).collect();
             bytes.splice(at..at, nest);
         }
         Mutation::Insert { at, byte } => {
@@ -161,10 +132,7 @@ fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
 fn plateau_seeds() -> Vec<(String, String)> {
     let text = test_fixtures::read("vllm/inferencex-app_glm47_conc4.json");
     let req = ImportRequest {
-        files: vec![InputFile {
-            file_name: Some("c4.json".into()),
-            content: text.into_bytes(),
-        }],
+        files: vec![InputFile { file_name: Some("c4.json".into()), content: text.into_bytes() }],
         ..ImportRequest::default()
     };
     let Ok(runs) = prepare(&req, 1 << 26) else {
@@ -183,11 +151,7 @@ fn plateau_seeds() -> Vec<(String, String)> {
                 levels: r
                     .levels
                     .iter()
-                    .map(|l| ExportedLevel {
-                        point: l.point.clone(),
-                        raw: l.raw.clone(),
-                        requests: l.requests.clone(),
-                    })
+                    .map(|l| ExportedLevel { point: l.point.clone(), raw: l.raw.clone(), requests: l.requests.clone() })
                     .collect(),
                 files: r
                     .files
@@ -200,10 +164,7 @@ fn plateau_seeds() -> Vec<(String, String)> {
                     .collect(),
                 annotations: Vec::new(),
             };
-            [
-                ("run.json".to_owned(), to_json(&ex)),
-                ("run.csv".to_owned(), to_csv(&ex)),
-            ]
+            [("run.json".to_owned(), to_json(&ex)), ("run.csv".to_owned(), to_csv(&ex))]
         })
         .collect()
 }
@@ -214,8 +175,7 @@ fn seeds(folder: &str) -> Vec<(String, String)> {
         "plateau" => plateau_seeds(),
         "inference-benchmarker" => vec![(
             "sweep.json".to_owned(),
-            include_str!("../../tests/data/inference-benchmarker/sweep_llama31_8b_h100.json")
-                .to_owned(),
+            include_str!("../../tests/data/inference-benchmarker/sweep_llama31_8b_h100.json").to_owned(),
         )],
         _ => test_fixtures::files(folder),
     }
@@ -226,10 +186,7 @@ fn seeds(folder: &str) -> Vec<(String, String)> {
 fn check(bytes: &[u8], format: Option<SourceFormat>) -> Result<(), TestCaseError> {
     let name = "fuzz-case.dat";
     let req = ImportRequest {
-        files: vec![InputFile {
-            file_name: Some(name.into()),
-            content: bytes.to_vec(),
-        }],
+        files: vec![InputFile { file_name: Some(name.into()), content: bytes.to_vec() }],
         format,
         ..ImportRequest::default()
     };
@@ -241,10 +198,7 @@ fn check(bytes: &[u8], format: Option<SourceFormat>) -> Result<(), TestCaseError
             }
         }
         Err(e) => {
-            prop_assert!(
-                e.is_client_error(),
-                "a server-side error for bad input: {e}"
-            );
+            prop_assert!(e.is_client_error(), "a server-side error for bad input: {e}");
             let named = matches!(e, ImportError::Field { .. }) || e.to_string().contains(name);
             prop_assert!(named, "the error does not name the file: {e}");
         }
@@ -256,16 +210,9 @@ fn check(bytes: &[u8], format: Option<SourceFormat>) -> Result<(), TestCaseError
 fn fuzz(folder: &str) {
     let seeds = seeds(folder);
     assert!(!seeds.is_empty(), "{folder}: no seed files");
-    let formats: Vec<Option<SourceFormat>> = seeds
-        .iter()
-        .map(|(_, t)| super::formats::detect(t))
-        .collect();
+    let formats: Vec<Option<SourceFormat>> = seeds.iter().map(|(_, t)| super::formats::detect(t)).collect();
     let n = cases();
-    let mut runner = TestRunner::new(Config {
-        cases: n,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = TestRunner::new(Config { cases: n, failure_persistence: None, ..Config::default() });
     let slowest = RefCell::new((Duration::ZERO, String::new()));
     let strategy = (0..seeds.len(), proptest::collection::vec(mutation(), 1..4));
     let result = runner.run(&strategy, |(i, mutations)| {
@@ -327,38 +274,20 @@ fn deep_nesting_is_refused_quickly_in_every_syntax() {
     for (name, text) in [
         ("brackets.json", "[".repeat(100_000)),
         ("braces.json", "{\"a\":".repeat(20_000)),
-        (
-            "flow.yaml",
-            format!(
-                "version: '0.2'\nscenario: 1\nrequest_performance: {}",
-                "[".repeat(100_000)
-            ),
-        ),
+        ("flow.yaml", format!("version: '0.2'\nscenario: 1\nrequest_performance: {}", "[".repeat(100_000))),
         (
             "block.yaml",
             format!(
                 "version: '0.2'\nscenario: 1\nrequest_performance:\n{}",
-                (0..2_000)
-                    .map(|i| format!("{}a:\n", " ".repeat(i)))
-                    .collect::<String>()
+                (0..2_000).map(|i| format!("{}a:\n", " ".repeat(i))).collect::<String>()
             ),
         ),
-        (
-            "maps.yaml",
-            format!(
-                "version: '0.2'\nrequest_performance: scenario\nx: {}",
-                "{a: ".repeat(25_000)
-            ),
-        ),
+        ("maps.yaml", format!("version: '0.2'\nrequest_performance: scenario\nx: {}", "{a: ".repeat(25_000))),
     ] {
         let started = Instant::now();
         let r = check(text.as_bytes(), None);
         let forced = check(text.as_bytes(), Some(SourceFormat::LlmdReport));
         assert!(r.is_ok() && forced.is_ok(), "{name}: {r:?} {forced:?}");
-        assert!(
-            started.elapsed() < Duration::from_secs(3),
-            "{name}: took {:?}",
-            started.elapsed()
-        );
+        assert!(started.elapsed() < Duration::from_secs(3), "{name}: took {:?}", started.elapsed());
     }
 }

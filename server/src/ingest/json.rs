@@ -40,13 +40,10 @@ const OUT_OF_RANGE: &str = "\u{1}out of range:";
 fn has_big_exponent(text: &str) -> bool {
     let b = text.as_bytes();
     b.windows(4).enumerate().any(|(i, w)| {
-        matches!(w[0], b'e' | b'E')
-            && i > 0
-            && b[i - 1].is_ascii_digit()
-            && {
-                let digits = if matches!(w[1], b'+' | b'-') { &b[i + 2..] } else { &b[i + 1..] };
-                digits.iter().take(3).filter(|d| d.is_ascii_digit()).count() == 3
-            }
+        matches!(w[0], b'e' | b'E') && i > 0 && b[i - 1].is_ascii_digit() && {
+            let digits = if matches!(w[1], b'+' | b'-') { &b[i + 2..] } else { &b[i + 1..] };
+            digits.iter().take(3).filter(|d| d.is_ascii_digit()).count() == 3
+        }
     })
 }
 
@@ -271,9 +268,8 @@ pub fn parse_lines(text: &str) -> Result<Vec<(usize, Value)>, FieldError> {
             continue;
         }
         let clean = sanitize_non_standard(line);
-        let v = serde_json::from_str(&clean).map_err(|e| {
-            FieldError::line(i + 1, format!("not valid JSON (column {}): {e}", e.column()))
-        })?;
+        let v = serde_json::from_str(&clean)
+            .map_err(|e| FieldError::line(i + 1, format!("not valid JSON (column {}): {e}", e.column())))?;
         out.push((i + 1, v));
     }
     Ok(out)
@@ -303,7 +299,11 @@ impl<'a> Obj<'a> {
     }
 
     pub fn child_path(&self, key: &str) -> String {
-        if self.path.is_empty() { key.to_owned() } else { format!("{}.{key}", self.path) }
+        if self.path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.path)
+        }
     }
 
     pub fn has(&self, key: &str) -> bool {
@@ -374,9 +374,9 @@ pub fn number(path: &str, v: &Value) -> Result<f64, FieldError> {
                 "-inf" | "-Infinity" | "NaN" | "nan" => {
                     return Err(FieldError::field(path, format!("`{s}` makes no sense here")))
                 }
-                _ => t.parse::<f64>().map_err(|_| {
-                    FieldError::field(path, format!("expected a number, found the text {s:?}"))
-                })?,
+                _ => t
+                    .parse::<f64>()
+                    .map_err(|_| FieldError::field(path, format!("expected a number, found the text {s:?}")))?,
             }
         }
         other => return Err(FieldError::field(path, format!("expected a number, found {}", kind(other)))),
@@ -441,9 +441,13 @@ mod tests {
 
     #[test]
     fn the_lean_parse_drops_texts_and_gaps_only() {
-        let text = r#"{"a": [1, 2], "generated_texts": ["x", "y"], "itls": [[0.1, 0.2], [], null, 3], "d": {"itls": [[1]]}}"#;
+        let text =
+            r#"{"a": [1, 2], "generated_texts": ["x", "y"], "itls": [[0.1, 0.2], [], null, 3], "d": {"itls": [[1]]}}"#;
         let v = parse_lean(text).unwrap();
-        assert_eq!(v, serde_json::json!({"a": [1, 2], "generated_texts": null, "itls": [[], [], null, 3], "d": {"itls": [[]]}}));
+        assert_eq!(
+            v,
+            serde_json::json!({"a": [1, 2], "generated_texts": null, "itls": [[], [], null, 3], "d": {"itls": [[]]}})
+        );
         assert_eq!(parse_lines_lean("{\"itls\": [[1]]}\n\n{\"b\": 1}").unwrap().len(), 2);
         assert_eq!(parse_lean("{\"a\": ").unwrap_err().line, Some(1));
     }

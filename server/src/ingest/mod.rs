@@ -6,21 +6,18 @@
 pub mod benchmark_py;
 pub mod form;
 pub mod formats;
+#[cfg(test)]
+mod fuzz;
 pub mod json;
 pub mod model;
 pub mod pending;
-#[cfg(test)]
-mod fuzz;
 #[cfg(test)]
 pub(crate) mod test_fixtures;
 
 use app::db::{self, DbError};
 use app::domain::metrics::Metric;
 use app::domain::stats::{Summary, RECOMPUTED};
-use app::domain::{
-    NewLevel, NewRun, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat,
-    SourceInfo,
-};
+use app::domain::{NewLevel, NewRun, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat, SourceInfo};
 use json::FieldError;
 use model::{Format, ParseOptions, ParsedFile};
 use sqlx::SqlitePool;
@@ -43,7 +40,9 @@ pub const MAX_REQUESTS: usize = 1_000_000;
 /// names and text that reach a terminal, a log or a message (a file name can hold any of
 /// them, and a terminal would act on them).
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    let risky = |c: char| c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let risky = |c: char| {
+        c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
     if !s.chars().any(risky) {
         return std::borrow::Cow::Borrowed(s);
     }
@@ -410,7 +409,8 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
 /// Folds levels whose load is unknown into the one level of known load they belong to
 /// (LLMPerf's individual responses with its summary): requests join, missing statistics fill.
 fn fold_unknown_loads(levels: Vec<NewLevel>, files: &[String]) -> Result<Vec<NewLevel>, ImportError> {
-    let (mut known, unknown): (Vec<NewLevel>, Vec<NewLevel>) = levels.into_iter().partition(|l| l.point.load_value > 0.0);
+    let (mut known, unknown): (Vec<NewLevel>, Vec<NewLevel>) =
+        levels.into_iter().partition(|l| l.point.load_value > 0.0);
     if unknown.is_empty() {
         return Ok(known);
     }
@@ -433,7 +433,9 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result
     let file_facts = group
         .iter()
         .map(|f| f.parsed.facts.clone())
-        .max_by_key(|f| usize::from(f.model.is_some()) + usize::from(f.gpu_type.is_some()) + usize::from(f.engine.is_some()))
+        .max_by_key(|f| {
+            usize::from(f.model.is_some()) + usize::from(f.gpu_type.is_some()) + usize::from(f.engine.is_some())
+        })
         .unwrap_or_default();
     let mut definitions = group.first().map(|f| f.parsed.definitions.clone()).unwrap_or_default();
     let names: Vec<String> = group.iter().map(|f| f.input.display_name()).collect();
@@ -446,7 +448,13 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result
     let mut files = Vec::new();
     for f in group {
         let name = f.input.display_name();
-        warnings.extend(f.parsed.warnings.iter().map(|w| if several || names.len() > 1 { format!("{name}: {w}") } else { w.clone() }));
+        warnings.extend(f.parsed.warnings.iter().map(|w| {
+            if several || names.len() > 1 {
+                format!("{name}: {w}")
+            } else {
+                w.clone()
+            }
+        }));
         for note in f.parsed.definitions.notes {
             if !definitions.notes.contains(&note) {
                 definitions.notes.push(note);
@@ -471,7 +479,11 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result
     let default_name = if names.len() == 1 {
         names.first().cloned().unwrap_or_default()
     } else {
-        format!("{} sweep ({} files)", file_facts.model.clone().unwrap_or_else(|| format.label().to_owned()), names.len())
+        format!(
+            "{} sweep ({} files)",
+            file_facts.model.clone().unwrap_or_else(|| format.label().to_owned()),
+            names.len()
+        )
     };
     let default_name = restored.as_ref().map_or(default_name, |r| r.name.clone());
     let name = match req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
@@ -480,7 +492,8 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result
         None => default_name,
     };
     let mut status = if truncated { RunStatus::Partial } else { RunStatus::Complete };
-    let mut source = SourceInfo { format, file_name: file_label.filter(|_| files.iter().any(|f| f.file_name.is_some())) };
+    let mut source =
+        SourceInfo { format, file_name: file_label.filter(|_| files.iter().any(|f| f.file_name.is_some())) };
     if let Some(r) = restored {
         // A Plateau export brings back the run as it was, original files included.
         status = r.status;
@@ -490,15 +503,7 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result
         }
     }
     Ok(PreparedRun {
-        run: NewRun {
-            name,
-            status,
-            source,
-            facts: merge_facts(&file_facts, &req.facts),
-            definitions,
-            levels,
-            files,
-        },
+        run: NewRun { name, status, source, facts: merge_facts(&file_facts, &req.facts), definitions, levels, files },
         warnings,
     })
 }
@@ -547,7 +552,10 @@ mod tests {
     fn level_file(name: &str, c: u32, tok_s: f64) -> InputFile {
         InputFile {
             file_name: Some(name.into()),
-            content: format!("C= {c} | {c}/ {c} ok (0 err) | wall= 10.0s | {tok_s} tok/s | lat avg= 9.5 p50= 9.4 p99= 9.9").into_bytes(),
+            content: format!(
+                "C= {c} | {c}/ {c} ok (0 err) | wall= 10.0s | {tok_s} tok/s | lat avg= 9.5 p50= 9.4 p99= 9.9"
+            )
+            .into_bytes(),
         }
     }
 
@@ -590,7 +598,10 @@ mod tests {
         let many: Vec<InputFile> = (0..=MAX_FILES).map(|_| level_file("x.txt", 1, 1.0)).collect();
         let e = prepare(&ImportRequest { files: many, ..ImportRequest::default() }, 1 << 20).unwrap_err();
         assert_eq!(e.to_string(), "1001 files, over the limit of 1000 files per import");
-        assert_eq!(files_label(&["a".into(), "b".into(), "c".into(), "d".into(), "e".into()]), "a, b, c and 2 more files");
+        assert_eq!(
+            files_label(&["a".into(), "b".into(), "c".into(), "d".into(), "e".into()]),
+            "a, b, c and 2 more files"
+        );
     }
 
     #[test]
@@ -612,7 +623,12 @@ mod tests {
 
     #[test]
     fn user_facts_win_and_file_facts_fill_the_gaps() {
-        let file = RunFacts { model: Some("from-file".into()), engine: Some("vllm".into()), tags: vec!["a".into()], ..RunFacts::default() };
+        let file = RunFacts {
+            model: Some("from-file".into()),
+            engine: Some("vllm".into()),
+            tags: vec!["a".into()],
+            ..RunFacts::default()
+        };
         let user = RunFacts { model: Some("typed".into()), tags: vec!["b".into()], ..RunFacts::default() };
         let m = merge_facts(&file, &user);
         assert_eq!(m.model.as_deref(), Some("typed"));

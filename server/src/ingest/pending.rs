@@ -5,7 +5,7 @@
 //! and age; the oldest entries go first.
 
 use super::form::{ImportFields, Validate};
-use super::{formats, prepare_owned, prepare_in_background, ImportError, InputFile, PreparedRun};
+use super::{formats, prepare_in_background, prepare_owned, ImportError, InputFile, PreparedRun};
 use app::api::ImportPreviews;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::preview::{ImportPreview, PreviewFile, PreviewRun};
@@ -115,7 +115,11 @@ fn unknowns(points: &[app::domain::Point]) -> Vec<String> {
             out.push(what.to_owned());
         }
     }
-    if all(&|p| p.stats_of(Metric::Tpot).next().is_none() && p.stats_of(Metric::ChunkGap).next().is_none() && p.stats_of(Metric::TpotInclTtft).next().is_none()) {
+    if all(&|p| {
+        p.stats_of(Metric::Tpot).next().is_none()
+            && p.stats_of(Metric::ChunkGap).next().is_none()
+            && p.stats_of(Metric::TpotInclTtft).next().is_none()
+    }) {
         out.push("no per-token latency (TPOT / ITL)".to_owned());
     }
     if all(&|p| p.latency_ms(Stat::P99).is_none() && p.get(Metric::Ttft, Stat::P99).is_none()) {
@@ -154,7 +158,8 @@ impl ImportPreviews for PendingImports {
         let current = self.current(token);
         let (token, max_file_bytes) = (token.to_owned(), self.max_file_bytes);
         Box::pin(async move {
-            let (files, fields) = current.ok_or_else(|| AppError::NotFound("this upload (it expired or was saved)".into()))?;
+            let (files, fields) =
+                current.ok_or_else(|| AppError::NotFound("this upload (it expired or was saved)".into()))?;
             // Detecting and parsing is the heavy part: off the request runtime.
             crate::heavy::run(move || preview_of(token, files, fields, max_file_bytes))
                 .await
@@ -164,40 +169,50 @@ impl ImportPreviews for PendingImports {
 }
 
 /// What the preview page shows for an upload with these fields.
-fn preview_of(token: String, files: Vec<InputFile>, fields: ImportFields, max_file_bytes: usize) -> Result<ImportPreview, AppError> {
-        let preview_files = files
-            .iter()
-            .map(|f| PreviewFile {
-                name: f.display_name(),
-                size_bytes: f.content.len() as i64,
-                format: std::str::from_utf8(&f.content).ok().and_then(formats::detect),
-            })
-            .collect();
-        let view = ImportFields::shown(&fields);
-        let (runs, error) = match fields.into_request(files).and_then(|req| prepare_owned(req, max_file_bytes)) {
-            Ok(prepared) => (
-                prepared
-                    .into_iter()
-                    .map(|p| {
-                        let points: Vec<_> = p.run.levels.iter().map(|l| l.point.clone()).collect();
-                        PreviewRun {
-                            name: p.run.name,
-                            format: p.run.source.format,
-                            file_names: p.run.files.iter().map(|f| f.file_name.clone().unwrap_or_else(|| "pasted text".into())).collect(),
-                            facts: p.run.facts,
-                            definitions: p.run.definitions,
-                            unknown: unknowns(&points),
-                            points,
-                            warnings: p.warnings,
-                        }
-                    })
-                    .collect(),
-                None,
-            ),
-            Err(e) => (Vec::new(), Some(e.to_string())),
-        };
-        let fields = with_file_facts(view, &runs);
-        Ok(ImportPreview { token, files: preview_files, error, runs, fields })
+fn preview_of(
+    token: String,
+    files: Vec<InputFile>,
+    fields: ImportFields,
+    max_file_bytes: usize,
+) -> Result<ImportPreview, AppError> {
+    let preview_files = files
+        .iter()
+        .map(|f| PreviewFile {
+            name: f.display_name(),
+            size_bytes: f.content.len() as i64,
+            format: std::str::from_utf8(&f.content).ok().and_then(formats::detect),
+        })
+        .collect();
+    let view = ImportFields::shown(&fields);
+    let (runs, error) = match fields.into_request(files).and_then(|req| prepare_owned(req, max_file_bytes)) {
+        Ok(prepared) => (
+            prepared
+                .into_iter()
+                .map(|p| {
+                    let points: Vec<_> = p.run.levels.iter().map(|l| l.point.clone()).collect();
+                    PreviewRun {
+                        name: p.run.name,
+                        format: p.run.source.format,
+                        file_names: p
+                            .run
+                            .files
+                            .iter()
+                            .map(|f| f.file_name.clone().unwrap_or_else(|| "pasted text".into()))
+                            .collect(),
+                        facts: p.run.facts,
+                        definitions: p.run.definitions,
+                        unknown: unknowns(&points),
+                        points,
+                        warnings: p.warnings,
+                    }
+                })
+                .collect(),
+            None,
+        ),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    let fields = with_file_facts(view, &runs);
+    Ok(ImportPreview { token, files: preview_files, error, runs, fields })
 }
 
 #[cfg(test)]
@@ -214,8 +229,7 @@ mod tests {
     #[tokio::test]
     async fn preview_shows_runs_unknowns_and_fields() {
         let store = PendingImports::new(1 << 20);
-        let mut fields = ImportFields::default();
-        fields.model = "typed".into();
+        let fields = ImportFields { model: "typed".into(), ..ImportFields::default() };
         let t = store.insert(vec![story()], fields);
         let p = store.preview(&t).await.unwrap();
         assert_eq!(p.files[0].format, Some(app::domain::SourceFormat::BenchmarkPy));
@@ -231,7 +245,10 @@ mod tests {
     #[tokio::test]
     async fn a_bad_file_shows_its_error_in_the_preview() {
         let store = PendingImports::new(1 << 20);
-        let t = store.insert(vec![InputFile { file_name: Some("x.bin".into()), content: vec![0, 1, 2] }], ImportFields::default());
+        let t = store.insert(
+            vec![InputFile { file_name: Some("x.bin".into()), content: vec![0, 1, 2] }],
+            ImportFields::default(),
+        );
         let p = store.preview(&t).await.unwrap();
         assert!(p.error.unwrap().contains("x.bin: this is not text"));
         assert!(p.runs.is_empty());

@@ -32,7 +32,14 @@ pub struct AdaptiveSpec {
 
 impl Default for AdaptiveSpec {
     fn default() -> Self {
-        Self { start: 1, max_concurrency: 256, min_gain: 0.05, max_error_rate: 0.05, p99_limit_ms: None, refine_steps: 2 }
+        Self {
+            start: 1,
+            max_concurrency: 256,
+            min_gain: 0.05,
+            max_error_rate: 0.05,
+            p99_limit_ms: None,
+            refine_steps: 2,
+        }
     }
 }
 
@@ -127,7 +134,10 @@ impl fmt::Display for Verdict {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
     /// Measure this concurrency next (`refine`: a bisection level, not a doubling).
-    Measure { concurrency: u32, refine: bool },
+    Measure {
+        concurrency: u32,
+        refine: bool,
+    },
     Done(Verdict),
 }
 
@@ -160,9 +170,11 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
     };
     // The doubling phase: the prefix of levels each twice the one before.
     let mut doubling_end = 1;
-    while measured.get(doubling_end).zip(measured.get(doubling_end - 1)).is_some_and(|(b, a)| {
-        b.concurrency == a.concurrency.saturating_mul(2)
-    }) {
+    while measured
+        .get(doubling_end)
+        .zip(measured.get(doubling_end - 1))
+        .is_some_and(|(b, a)| b.concurrency == a.concurrency.saturating_mul(2))
+    {
         doubling_end += 1;
     }
     let doubling = measured.get(..doubling_end).unwrap_or_default();

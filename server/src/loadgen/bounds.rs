@@ -58,10 +58,7 @@ pub struct SpecError {
 
 impl SpecError {
     pub fn new(field: &'static str, message: impl Into<String>) -> Self {
-        Self {
-            field,
-            message: message.into(),
-        }
+        Self { field, message: message.into() }
     }
 }
 
@@ -73,9 +70,7 @@ fn err<T>(field: &'static str, message: impl Into<String>) -> Result<T, SpecErro
 pub fn open_file_limit() -> Option<u64> {
     #[cfg(unix)]
     {
-        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
-            .ok()
-            .map(|(soft, _)| soft)
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).ok().map(|(soft, _)| soft)
     }
     #[cfg(not(unix))]
     {
@@ -89,9 +84,7 @@ pub fn concurrency_limit(open_files: Option<u64>) -> u32 {
     match open_files {
         Some(n) => {
             let usable = n.saturating_sub(RESERVED_FILES).max(1);
-            u32::try_from(usable)
-                .unwrap_or(u32::MAX)
-                .min(MAX_CONCURRENCY)
+            u32::try_from(usable).unwrap_or(u32::MAX).min(MAX_CONCURRENCY)
         }
         None => MAX_CONCURRENCY,
     }
@@ -125,51 +118,30 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
     text("name", &spec.name, true)?;
     if let Some(k) = &t.api_key {
         if k.expose().chars().count() > MAX_TEXT_CHARS {
-            return err(
-                "api_key",
-                format!("longer than {MAX_TEXT_CHARS} characters"),
-            );
+            return err("api_key", format!("longer than {MAX_TEXT_CHARS} characters"));
         }
     }
     if t.max_tokens == 0 || t.max_tokens > MAX_OUTPUT_TOKENS {
-        return err(
-            "max_tokens",
-            format!("{} is not between 1 and {MAX_OUTPUT_TOKENS}", t.max_tokens),
-        );
+        return err("max_tokens", format!("{} is not between 1 and {MAX_OUTPUT_TOKENS}", t.max_tokens));
     }
     if let Some(temp) = t.temperature {
         if !(temp.is_finite() && (0.0..=MAX_TEMPERATURE).contains(&temp)) {
-            return err(
-                "temperature",
-                format!("{temp} is not between 0 and {MAX_TEMPERATURE}"),
-            );
+            return err("temperature", format!("{temp} is not between 0 and {MAX_TEMPERATURE}"));
         }
     }
     let extra = serde_json::to_string(&t.extra_body).map_or(usize::MAX, |s| s.len());
     if extra > MAX_EXTRA_BODY_BYTES {
-        return err(
-            "extra_body",
-            format!("{extra} bytes of JSON; at most {MAX_EXTRA_BODY_BYTES}"),
-        );
+        return err("extra_body", format!("{extra} bytes of JSON; at most {MAX_EXTRA_BODY_BYTES}"));
     }
     let p = &spec.prompt;
     if p.file.is_none() && (p.tokens == 0 || p.tokens > MAX_PROMPT_TOKENS) {
-        return err(
-            "prompt_tokens",
-            format!("{} is not between 1 and {MAX_PROMPT_TOKENS}", p.tokens),
-        );
+        return err("prompt_tokens", format!("{} is not between 1 and {MAX_PROMPT_TOKENS}", p.tokens));
     }
     if !(p.spread.is_finite() && (0.0..=MAX_PROMPT_SPREAD).contains(&p.spread)) {
-        return err(
-            "prompt_spread",
-            format!("{} is not between 0 and {MAX_PROMPT_SPREAD}", p.spread),
-        );
+        return err("prompt_spread", format!("{} is not between 0 and {MAX_PROMPT_SPREAD}", p.spread));
     }
     if spec.warmup > MAX_WARMUP {
-        return err(
-            "warmup",
-            format!("{} is above the maximum of {MAX_WARMUP}", spec.warmup),
-        );
+        return err("warmup", format!("{} is above the maximum of {MAX_WARMUP}", spec.warmup));
     }
     if spec.request_timeout < MIN_TIMEOUT || spec.request_timeout > MAX_TIMEOUT {
         return err(
@@ -196,10 +168,7 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
                 return err("concurrency", "give at least one concurrency level");
             }
             if levels.len() > MAX_LEVELS {
-                return err(
-                    "concurrency",
-                    format!("{} levels; at most {MAX_LEVELS}", levels.len()),
-                );
+                return err("concurrency", format!("{} levels; at most {MAX_LEVELS}", levels.len()));
             }
             for &c in levels {
                 concurrency_ok("concurrency", c, limit)?;
@@ -207,27 +176,17 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
             let top = levels.iter().copied().max().unwrap_or(1);
             (steady.unwrap_or(top as usize), top as usize)
         }
-        Loads::Rates {
-            rates_rps,
-            requests,
-            ..
-        } => {
+        Loads::Rates { rates_rps, requests, .. } => {
             if rates_rps.is_empty() {
                 return err("rates", "give at least one request rate (req/s)");
             }
             if rates_rps.len() > MAX_LEVELS {
-                return err(
-                    "rates",
-                    format!("{} rates; at most {MAX_LEVELS}", rates_rps.len()),
-                );
+                return err("rates", format!("{} rates; at most {MAX_LEVELS}", rates_rps.len()));
             }
             requests_ok(*requests)?;
             for &r in rates_rps {
                 if !(r.is_finite() && (MIN_RATE_RPS..=MAX_RATE_RPS).contains(&r)) {
-                    return err(
-                        "rates",
-                        format!("{r} req/s is not between {MIN_RATE_RPS} and {MAX_RATE_RPS}"),
-                    );
+                    return err("rates", format!("{r} req/s is not between {MIN_RATE_RPS} and {MAX_RATE_RPS}"));
                 }
                 let schedule_s = *requests as f64 / r;
                 if schedule_s > MAX_LEVEL_SCHEDULE.as_secs_f64() {
@@ -246,16 +205,10 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
         Loads::Adaptive(a) => {
             concurrency_ok("adaptive.max_concurrency", a.max_concurrency, limit)?;
             if a.start == 0 || a.start > a.max_concurrency {
-                return err(
-                    "adaptive.start",
-                    "must be at least 1 and at most the maximum concurrency",
-                );
+                return err("adaptive.start", "must be at least 1 and at most the maximum concurrency");
             }
             if !(a.min_gain.is_finite() && (0.0..=1.0).contains(&a.min_gain)) {
-                return err(
-                    "adaptive.min_gain_pct",
-                    format!("{} % is not between 0 and 100", a.min_gain * 100.0),
-                );
+                return err("adaptive.min_gain_pct", format!("{} % is not between 0 and 100", a.min_gain * 100.0));
             }
             if !(a.max_error_rate.is_finite() && (0.0..=1.0).contains(&a.max_error_rate)) {
                 return err(
@@ -309,10 +262,7 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
 
 fn requests_ok(n: usize) -> Result<(), SpecError> {
     if n == 0 || n > MAX_REQUESTS_PER_LEVEL {
-        return err(
-            "requests",
-            format!("{n} is not between 1 and {MAX_REQUESTS_PER_LEVEL}"),
-        );
+        return err("requests", format!("{n} is not between 1 and {MAX_REQUESTS_PER_LEVEL}"));
     }
     Ok(())
 }
@@ -339,49 +289,22 @@ pub fn table() -> String {
             "concurrency (each level), adaptive.max_concurrency",
             format!("1 – {MAX_CONCURRENCY}, and ≤ open-file limit − {RESERVED_FILES}"),
         ),
-        (
-            "levels (concurrency values or rates)",
-            format!("1 – {MAX_LEVELS}"),
-        ),
-        (
-            "requests (per level)",
-            format!("1 – {MAX_REQUESTS_PER_LEVEL}"),
-        ),
+        ("levels (concurrency values or rates)", format!("1 – {MAX_LEVELS}")),
+        ("requests (per level)", format!("1 – {MAX_REQUESTS_PER_LEVEL}")),
         (
             "rates",
-            format!(
-                "{MIN_RATE_RPS} – {MAX_RATE_RPS} req/s; requests ÷ rate ≤ {} s",
-                MAX_LEVEL_SCHEDULE.as_secs()
-            ),
+            format!("{MIN_RATE_RPS} – {MAX_RATE_RPS} req/s; requests ÷ rate ≤ {} s", MAX_LEVEL_SCHEDULE.as_secs()),
         ),
         ("warmup", format!("0 – {MAX_WARMUP}")),
-        (
-            "timeout_s",
-            format!("{} – {}", MIN_TIMEOUT.as_secs(), MAX_TIMEOUT.as_secs()),
-        ),
+        ("timeout_s", format!("{} – {}", MIN_TIMEOUT.as_secs(), MAX_TIMEOUT.as_secs())),
         ("prompt_spread", format!("0 – {MAX_PROMPT_SPREAD}")),
         ("temperature", format!("0 – {MAX_TEMPERATURE}")),
-        (
-            "adaptive.min_gain_pct, adaptive.max_error_pct",
-            "0 – 100".to_owned(),
-        ),
+        ("adaptive.min_gain_pct, adaptive.max_error_pct", "0 – 100".to_owned()),
         ("adaptive.p99_limit_ms", format!("> 0 – {MAX_P99_LIMIT_MS}")),
-        (
-            "prompt_tokens × requests built at once",
-            format!("≤ {MAX_PROMPT_WORDS_IN_MEMORY}"),
-        ),
-        (
-            "max_tokens × requests per level",
-            format!("≤ {MAX_OUTPUT_TOKENS_PER_LEVEL}"),
-        ),
-        (
-            "model, name, api_key",
-            format!("≤ {MAX_TEXT_CHARS} characters"),
-        ),
-        (
-            "extra_body",
-            format!("≤ {MAX_EXTRA_BODY_BYTES} bytes of JSON"),
-        ),
+        ("prompt_tokens × requests built at once", format!("≤ {MAX_PROMPT_WORDS_IN_MEMORY}")),
+        ("max_tokens × requests per level", format!("≤ {MAX_OUTPUT_TOKENS_PER_LEVEL}")),
+        ("model, name, api_key", format!("≤ {MAX_TEXT_CHARS} characters")),
+        ("extra_body", format!("≤ {MAX_EXTRA_BODY_BYTES} bytes of JSON")),
     ];
     let mut out = String::from("| field | bound |\n|---|---|\n");
     for (f, b) in rows {

@@ -290,8 +290,8 @@ fn on_event(
     last_token: &mut Option<Instant>,
     s: &mut RequestSample,
 ) -> Result<(), RequestError> {
-    let v: Value = serde_json::from_str(data)
-        .map_err(|e| err(ErrorKind::BadJson, format!("{e} in event {}", clip(data, 120))))?;
+    let v: Value =
+        serde_json::from_str(data).map_err(|e| err(ErrorKind::BadJson, format!("{e} in event {}", clip(data, 120))))?;
     if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
         let message = e.get("message").and_then(Value::as_str).map_or_else(|| e.to_string(), str::to_owned);
         return Err(err(ErrorKind::BrokenStream, format!("error event: {}", clip(&message, 300))));
@@ -299,10 +299,8 @@ fn on_event(
     if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
         s.prompt_tokens = u.get("prompt_tokens").and_then(Value::as_u64).or(s.prompt_tokens);
         s.completion_tokens = u.get("completion_tokens").and_then(Value::as_u64).or(s.completion_tokens);
-        let reasoning = u
-            .get("completion_tokens_details")
-            .and_then(|d| d.get("reasoning_tokens"))
-            .and_then(Value::as_u64);
+        let reasoning =
+            u.get("completion_tokens_details").and_then(|d| d.get("reasoning_tokens")).and_then(Value::as_u64);
         s.reasoning_tokens = reasoning.or(s.reasoning_tokens);
     }
     if let Some(timings) = v.get("timings") {

@@ -10,12 +10,11 @@ use std::sync::Arc;
 
 /// Common English words, most of them one token in the usual tokenizers.
 const WORDS: [&str; 64] = [
-    "the", "time", "people", "way", "water", "day", "part", "sound", "work", "place", "year",
-    "back", "thing", "name", "sentence", "man", "line", "boy", "farm", "end", "men", "land",
-    "home", "hand", "picture", "air", "animal", "house", "page", "letter", "point", "mother",
-    "answer", "america", "world", "study", "night", "school", "story", "tree", "city", "earth",
-    "eye", "head", "river", "car", "feet", "friend", "book", "idea", "fish", "mountain", "north",
-    "color", "food", "music", "paper", "group", "rock", "order", "fire", "south", "problem", "piece",
+    "the", "time", "people", "way", "water", "day", "part", "sound", "work", "place", "year", "back", "thing", "name",
+    "sentence", "man", "line", "boy", "farm", "end", "men", "land", "home", "hand", "picture", "air", "animal",
+    "house", "page", "letter", "point", "mother", "answer", "america", "world", "study", "night", "school", "story",
+    "tree", "city", "earth", "eye", "head", "river", "car", "feet", "friend", "book", "idea", "fish", "mountain",
+    "north", "color", "food", "music", "paper", "group", "rock", "order", "fire", "south", "problem", "piece",
 ];
 
 /// One request's input: a text (a user message on the chat endpoint) or whole messages

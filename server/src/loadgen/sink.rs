@@ -83,8 +83,9 @@ impl HttpSink {
         let token = match token {
             None => None,
             Some(t) => {
-                let mut v = HeaderValue::from_str(&format!("Bearer {}", t.expose()))
-                    .map_err(|_| LoadgenError::InvalidSpec("the server token has characters a header cannot carry".into()))?;
+                let mut v = HeaderValue::from_str(&format!("Bearer {}", t.expose())).map_err(|_| {
+                    LoadgenError::InvalidSpec("the server token has characters a header cannot carry".into())
+                })?;
                 v.set_sensitive(true);
                 Some(v)
             }

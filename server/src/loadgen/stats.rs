@@ -36,9 +36,8 @@ fn open_loop(records: &[RequestSample]) -> serde_json::Value {
     let lags: Vec<f64> = records.iter().map(RequestSample::send_lag_ms).collect();
     let n = lags.len();
     let late = lags.iter().filter(|l| **l > LATE_SEND_MS).count();
-    let (first, last) = records.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), r| {
-        (a.min(r.sent_at_ms), b.max(r.sent_at_ms))
-    });
+    let (first, last) =
+        records.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), r| (a.min(r.sent_at_ms), b.max(r.sent_at_ms)));
     let achieved_rps = (n >= 2 && last > first).then(|| (n - 1) as f64 * 1000.0 / (last - first));
     let from_actual: Vec<f64> =
         records.iter().filter(|r| r.ok()).filter_map(|r| Some(r.e2e_ms? - r.send_lag_ms())).collect();
@@ -109,10 +108,7 @@ pub fn level_from_records(kind: LoadKind, load: f64, records: &[RequestSample], 
         }
     }
     let usage_n = ok.iter().filter(|r| r.completion_tokens.is_some()).count();
-    let mismatched = ok
-        .iter()
-        .filter(|r| r.completion_tokens.is_some_and(|c| c != r.token_chunks))
-        .count();
+    let mismatched = ok.iter().filter(|r| r.completion_tokens.is_some_and(|c| c != r.token_chunks)).count();
     let server_tpot = Summary::of(ok.iter().filter_map(|r| r.server_ms_per_token)).map(|s| s.mean);
     let mut raw = json!({
         "errors": errors,
@@ -132,8 +128,7 @@ pub fn level_from_records(kind: LoadKind, load: f64, records: &[RequestSample], 
             m.insert("open_loop".into(), open_loop(records));
         }
         // Our TTFT minus the server's own, where the server reports it (the simulator does).
-        let ttft_error: Vec<f64> =
-            ok.iter().filter_map(|r| Some(r.ttft_ms? - r.server_ttft_ms?)).collect();
+        let ttft_error: Vec<f64> = ok.iter().filter_map(|r| Some(r.ttft_ms? - r.server_ttft_ms?)).collect();
         if let Some(s) = Summary::of(ttft_error) {
             m.insert(
                 "ttft_minus_server_ttft_ms".into(),

@@ -7,9 +7,9 @@ use super::arrival::schedule_ms;
 use super::client::{self, Endpoint, ErrorKind, RequestError, RequestSample};
 use super::prompt::{Prompt, PromptGen};
 use super::sink::RunSink;
-use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
 use super::stats::level_from_records;
-use super::{definitions, LoadMode, Loads, LoadgenError, Progress, SweepSpec, Target};
+use super::{definitions, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
+use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
 use app::domain::metrics::Stat;
 use app::domain::{EndpointKind, LoadKind, NewRun, Point, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
 use reqwest::header::HeaderValue;
@@ -168,9 +168,8 @@ pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoin
     let auth = match &target.api_key {
         None => None,
         Some(key) => {
-            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
-                LoadgenError::InvalidSpec("the API key has characters a header cannot carry".into())
-            })?;
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+                .map_err(|_| LoadgenError::InvalidSpec("the API key has characters a header cannot carry".into()))?;
             value.set_sensitive(true);
             Some(value)
         }
@@ -314,7 +313,12 @@ impl<S: RunSink> Runner<'_, S> {
     }
 
     fn batch(&mut self) -> Batch<'_> {
-        Batch { endpoint: self.endpoint, target: &self.spec.target, prompts: &mut self.prompts, cancel: &mut *self.cancel }
+        Batch {
+            endpoint: self.endpoint,
+            target: &self.spec.target,
+            prompts: &mut self.prompts,
+            cancel: &mut *self.cancel,
+        }
     }
 
     /// Warm-up, then `total` requests with `c` always in flight; stores the level.
@@ -341,7 +345,13 @@ impl<S: RunSink> Runner<'_, S> {
 
     /// Announces the level, then sends the warm-up requests (`in_flight` at a time), which
     /// are not counted.
-    async fn begin_level(&mut self, load_kind: LoadKind, load: f64, total: usize, in_flight: usize) -> Result<(), LoadgenError> {
+    async fn begin_level(
+        &mut self,
+        load_kind: LoadKind,
+        load: f64,
+        total: usize,
+        in_flight: usize,
+    ) -> Result<(), LoadgenError> {
         let _ = self.progress.try_send(Progress::LevelStarted { level: self.level, load_kind, load, requests: total });
         let warmup = self.spec.warmup;
         if warmup > 0 {
@@ -368,7 +378,13 @@ impl<S: RunSink> Runner<'_, S> {
         self.store(LoadKind::RequestRate, rate_rps, &samples, raw).await
     }
 
-    async fn store(&mut self, kind: LoadKind, load: f64, samples: &[RequestSample], raw: Value) -> Result<Point, LoadgenError> {
+    async fn store(
+        &mut self,
+        kind: LoadKind,
+        load: f64,
+        samples: &[RequestSample],
+        raw: Value,
+    ) -> Result<Point, LoadgenError> {
         // First send (or due time) → last response.
         let window_s = samples.iter().map(|s| s.origin_ms() + s.elapsed_ms).fold(0.0_f64, f64::max) / 1000.0;
         let mut new_level = level_from_records(kind, load, samples, window_s);
@@ -417,7 +433,12 @@ struct Batch<'a> {
 impl Batch<'_> {
     /// `total` requests with at most `in_flight` at a time (a new one starts as soon as one
     /// ends); samples in send order, or `None` when cancelled (in-flight requests aborted).
-    async fn run(&mut self, total: usize, in_flight: usize, mut on_done: impl FnMut(usize)) -> Option<Vec<RequestSample>> {
+    async fn run(
+        &mut self,
+        total: usize,
+        in_flight: usize,
+        mut on_done: impl FnMut(usize),
+    ) -> Option<Vec<RequestSample>> {
         let start = Instant::now();
         let mut set: JoinSet<(usize, RequestSample)> = JoinSet::new();
         let mut slots: Vec<Option<RequestSample>> = vec![None; total];
@@ -519,7 +540,10 @@ fn spawn(
 
 fn failed_task(e: &tokio::task::JoinError) -> RequestSample {
     RequestSample {
-        error: Some(RequestError { kind: ErrorKind::BrokenStream, message: format!("request task ended abnormally: {e}") }),
+        error: Some(RequestError {
+            kind: ErrorKind::BrokenStream,
+            message: format!("request task ended abnormally: {e}"),
+        }),
         ..RequestSample::default()
     }
 }

@@ -71,8 +71,7 @@ async fn handler(State(f): State<Fake>, headers: HeaderMap, Json(body): Json<Val
     }
     let cut = model == "cut";
     let delay = if model == "slow" { Duration::from_millis(10) } else { f.delay };
-    let mut items: Vec<Result<String, std::io::Error>> =
-        events.iter().map(|e| Ok(format!("data: {e}\n\n"))).collect();
+    let mut items: Vec<Result<String, std::io::Error>> = events.iter().map(|e| Ok(format!("data: {e}\n\n"))).collect();
     if cut {
         items.truncate(3);
         items.push(Err(std::io::Error::other("connection dropped")));
@@ -87,12 +86,7 @@ async fn handler(State(f): State<Fake>, headers: HeaderMap, Json(body): Json<Val
 }
 
 async fn fake_server(tokens: usize) -> (String, Fake) {
-    let fake = Fake {
-        tokens,
-        delay: Duration::from_millis(2),
-        auth_seen: Arc::default(),
-        bodies: Arc::default(),
-    };
+    let fake = Fake { tokens, delay: Duration::from_millis(2), auth_seen: Arc::default(), bodies: Arc::default() };
     let app = Router::new()
         .route("/v1/chat/completions", post(handler))
         .route("/v1/completions", post(handler))
@@ -213,7 +207,13 @@ async fn wave_sweep_stores_every_level_with_consistent_timings() {
     tokio::time::sleep(Duration::from_millis(20)).await;
     let events = seen.lock().unwrap().clone();
     assert!(matches!(events.first(), Some(Progress::Started { levels: Some(3), .. })));
-    let done: Vec<usize> = events.iter().filter_map(|e| match e { Progress::LevelDone { level, .. } => Some(*level), _ => None }).collect();
+    let done: Vec<usize> = events
+        .iter()
+        .filter_map(|e| match e {
+            Progress::LevelDone { level, .. } => Some(*level),
+            _ => None,
+        })
+        .collect();
     assert_eq!(done, vec![0, 1, 2]);
     assert!(events.contains(&Progress::RequestDone { level: 2, done: 4, total: 4 }));
 }
@@ -264,12 +264,30 @@ async fn error_kinds_are_recorded_per_request() {
     assert_eq!(cut.error.as_ref().map(|e| e.kind), Some(ErrorKind::BrokenStream), "{cut:?}");
     assert_eq!(cut.token_chunks, 2, "tokens before the cut are kept");
 
-    let nousage = client::send(&ep, &super::sweep::request_body(&Target { model: "nousage".into(), ..target.clone() }, prompt::Prompt::Text("x".into())), std::time::Instant::now(), None).await;
+    let nousage = client::send(
+        &ep,
+        &super::sweep::request_body(
+            &Target { model: "nousage".into(), ..target.clone() },
+            prompt::Prompt::Text("x".into()),
+        ),
+        std::time::Instant::now(),
+        None,
+    )
+    .await;
     assert!(nousage.ok() && nousage.completion_tokens.is_none());
     assert_eq!(nousage.output_tokens(), Some(4), "falls back to streamed chunks");
 
     let slow = client::Endpoint { timeout: Duration::from_millis(30), ..ep.clone() };
-    let timed_out = client::send(&slow, &super::sweep::request_body(&Target { model: "slow".into(), ..target.clone() }, prompt::Prompt::Text("x".into())), std::time::Instant::now(), None).await;
+    let timed_out = client::send(
+        &slow,
+        &super::sweep::request_body(
+            &Target { model: "slow".into(), ..target.clone() },
+            prompt::Prompt::Text("x".into()),
+        ),
+        std::time::Instant::now(),
+        None,
+    )
+    .await;
     assert_eq!(timed_out.error.map(|e| e.kind), Some(ErrorKind::Timeout));
 
     // connection refused: a port that was just free
@@ -322,10 +340,13 @@ async fn a_full_progress_channel_never_stalls_the_sweep() {
     let (url, _fake) = fake_server(3).await;
     let (_dir, pool) = temp_db().await;
     let (tx, _rx) = mpsc::channel(1); // never read
-    let id = tokio::time::timeout(Duration::from_secs(5), run_sweep(&pool, spec(&url, "ok", vec![1, 2, 4]), tx, no_cancel()))
-        .await
-        .unwrap()
-        .unwrap();
+    let id = tokio::time::timeout(
+        Duration::from_secs(5),
+        run_sweep(&pool, spec(&url, "ok", vec![1, 2, 4]), tx, no_cancel()),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(app::db::get_run(&pool, &id).await.unwrap().points.len(), 3);
 }
 
@@ -451,7 +472,6 @@ async fn the_api_key_never_reaches_the_database_or_the_logs() {
     assert_eq!(redact(&format!("bad key {KEY}"), t.api_key.as_ref()), "bad key ***");
 }
 
-
 #[tokio::test]
 async fn open_loop_levels_send_every_request_and_store_the_rate() {
     let (url, fake) = fake_server(3).await;
@@ -460,7 +480,8 @@ async fn open_loop_levels_send_every_request_and_store_the_rate() {
     s.loads = Loads::Rates { rates_rps: vec![50.0, 100.0], arrival: Arrival::Constant, requests: 10 };
     s.warmup = 1;
     let (tx, seen) = collector();
-    let id = tokio::time::timeout(Duration::from_secs(10), run_sweep(&pool, s, tx, no_cancel())).await.unwrap().unwrap();
+    let id =
+        tokio::time::timeout(Duration::from_secs(10), run_sweep(&pool, s, tx, no_cancel())).await.unwrap().unwrap();
     let run = app::db::get_run(&pool, &id).await.unwrap();
     let loads: Vec<(LoadKind, f64)> = run.points.iter().map(|p| (p.load_kind, p.load_value)).collect();
     assert_eq!(loads, vec![(LoadKind::RequestRate, 50.0), (LoadKind::RequestRate, 100.0)]);
@@ -471,5 +492,7 @@ async fn open_loop_levels_send_every_request_and_store_the_rate() {
     assert!(run.facts.notes.contains("open loop, constant arrivals, 10 requests per rate"), "{}", run.facts.notes);
     tokio::time::sleep(Duration::from_millis(20)).await;
     let events = seen.lock().unwrap().clone();
-    assert!(events.iter().any(|e| matches!(e, Progress::LevelStarted { level: 1, load_kind: LoadKind::RequestRate, requests: 10, .. })));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Progress::LevelStarted { level: 1, load_kind: LoadKind::RequestRate, requests: 10, .. })));
 }

@@ -98,7 +98,10 @@ fn field<'a>(form: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
 
 fn load_field(form: &HashMap<String, String>, name: &str) -> Result<f64, ShareError> {
     let raw = field(form, name).ok_or_else(|| ShareError::Invalid(format!("{name}: choose a level")))?;
-    raw.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| ShareError::Invalid(format!("{name}: {raw:?} is not a load")))
+    raw.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| ShareError::Invalid(format!("{name}: {raw:?} is not a load")))
 }
 
 /// Reads the annotation fields of a form. The anchor is read only when `with_anchor`.
@@ -112,15 +115,23 @@ fn input_from_form(form: &HashMap<String, String>, with_anchor: bool) -> Result<
             "point" => Anchor::Point { load_kind, load: load_field(form, "level")? },
             "range" => Anchor::Range { load_kind, from: load_field(form, "from")?, to: load_field(form, "to")? },
             "comparison" => Anchor::Comparison {
-                runs: field(form, "runs").unwrap_or_default().split(',').filter_map(|s| RunId::parse(s.trim())).collect(),
+                runs: field(form, "runs")
+                    .unwrap_or_default()
+                    .split(',')
+                    .filter_map(|s| RunId::parse(s.trim()))
+                    .collect(),
             },
-            other => return Err(ShareError::Invalid(format!("anchor: {other:?}; use run, point, range or comparison"))),
+            other => {
+                return Err(ShareError::Invalid(format!("anchor: {other:?}; use run, point, range or comparison")))
+            }
         }
     };
     let kind = field(form, "kind").unwrap_or("note");
-    let kind = AnnotationKind::parse(kind).ok_or_else(|| ShareError::Invalid(format!("kind: {kind:?} is not a kind")))?;
+    let kind =
+        AnnotationKind::parse(kind).ok_or_else(|| ShareError::Invalid(format!("kind: {kind:?} is not a kind")))?;
     let effect = field(form, "effect").unwrap_or("none");
-    let effect = Effect::parse(effect).ok_or_else(|| ShareError::Invalid(format!("effect: {effect:?}; use none, exclude or hide")))?;
+    let effect = Effect::parse(effect)
+        .ok_or_else(|| ShareError::Invalid(format!("effect: {effect:?}; use none, exclude or hide")))?;
     let superseded_by = match field(form, "superseded_by") {
         None => None,
         Some(s) => {
@@ -301,7 +312,11 @@ struct DismissBody {
     key: String,
 }
 
-async fn api_dismiss(State(state): State<AppState>, Extension(who): Extension<Principal>, Json(b): Json<DismissBody>) -> Response {
+async fn api_dismiss(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Json(b): Json<DismissBody>,
+) -> Response {
     if b.key.trim().is_empty() || b.key.len() > 300 {
         return api_error(ShareError::Invalid("key: which proposal?".into()));
     }
@@ -319,7 +334,11 @@ struct ReportBody {
     view: String,
 }
 
-async fn api_report(State(state): State<AppState>, Extension(who): Extension<Principal>, Json(b): Json<ReportBody>) -> Response {
+async fn api_report(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Json(b): Json<ReportBody>,
+) -> Response {
     match share::save_report(&state.pool, &b.title, &b.description, &b.view, &who.name).await {
         Ok(slug) => (StatusCode::CREATED, Json(json!({ "slug": slug, "url": format!("/r/{slug}") }))).into_response(),
         Err(e) => api_error(e),
@@ -340,7 +359,11 @@ struct SnapshotBody {
     view: String,
 }
 
-async fn api_snapshot(State(state): State<AppState>, Extension(who): Extension<Principal>, Json(b): Json<SnapshotBody>) -> Response {
+async fn api_snapshot(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Json(b): Json<SnapshotBody>,
+) -> Response {
     match share::snapshot(&state.pool, &b.title, &b.view, &who.name).await {
         Ok(id) => (StatusCode::CREATED, Json(json!({ "id": id, "url": format!("/s/{id}") }))).into_response(),
         Err(e) => api_error(e),

@@ -51,7 +51,11 @@ impl From<ImportError> for ApiError {
             ApiError { status, line: e.line(), message: e.to_string() }
         } else {
             tracing::error!(error = %e, "import failed");
-            ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, line: None, message: "the run could not be stored".into() }
+            ApiError {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                line: None,
+                message: "the run could not be stored".into(),
+            }
         }
     }
 }
@@ -59,7 +63,9 @@ impl From<ImportError> for ApiError {
 impl From<DbError> for ApiError {
     fn from(e: DbError) -> Self {
         match e {
-            DbError::NotFound(what) => ApiError { status: StatusCode::NOT_FOUND, line: None, message: format!("{what} was not found") },
+            DbError::NotFound(what) => {
+                ApiError { status: StatusCode::NOT_FOUND, line: None, message: format!("{what} was not found") }
+            }
             other => {
                 tracing::error!(error = %other, "database error");
                 ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, line: None, message: "database error".into() }

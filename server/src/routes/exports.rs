@@ -29,7 +29,8 @@ fn error(e: ShareError) -> Response {
         ShareError::NotFound(_) => StatusCode::NOT_FOUND,
         ShareError::Db(d) => {
             tracing::error!(error = %d, "export failed");
-            return (StatusCode::INTERNAL_SERVER_ERROR, "the export failed; the server log has the details").into_response();
+            return (StatusCode::INTERNAL_SERVER_ERROR, "the export failed; the server log has the details")
+                .into_response();
         }
     };
     (status, e.to_string()).into_response()
@@ -79,7 +80,10 @@ async fn run_report(State(state): State<AppState>, Path(id): Path<String>, RawQu
     }
 }
 
-async fn compare_runs(state: &AppState, q: Option<&str>) -> Result<(ViewState, Vec<app::domain::Run>, usize), ShareError> {
+async fn compare_runs(
+    state: &AppState,
+    q: Option<&str>,
+) -> Result<(ViewState, Vec<app::domain::Run>, usize), ShareError> {
     let view = view_of(q)?;
     if !(2..=10).contains(&view.runs.len()) {
         return Err(ShareError::Invalid("runs: compare 2 to 10 runs".into()));
@@ -94,7 +98,13 @@ async fn compare_report(State(state): State<AppState>, RawQuery(q): RawQuery) ->
     let result = async {
         let (view, runs, _) = compare_runs(&state, q.as_deref()).await?;
         let path = view.href("/compare");
-        report::html_report(std::path::Path::new(state.leptos_options.site_root.as_ref()), &ViewTarget::Compare, &view, &path, &runs)
+        report::html_report(
+            std::path::Path::new(state.leptos_options.site_root.as_ref()),
+            &ViewTarget::Compare,
+            &view,
+            &path,
+            &runs,
+        )
     }
     .await;
     match result {
@@ -105,7 +115,9 @@ async fn compare_report(State(state): State<AppState>, RawQuery(q): RawQuery) ->
 
 async fn compare_csv(State(state): State<AppState>, RawQuery(q): RawQuery) -> Response {
     match compare_runs(&state, q.as_deref()).await {
-        Ok((view, runs, b)) => download("text/csv; charset=utf-8", "plateau-compare.csv".into(), report::compare_csv(&runs, &view, b)),
+        Ok((view, runs, b)) => {
+            download("text/csv; charset=utf-8", "plateau-compare.csv".into(), report::compare_csv(&runs, &view, b))
+        }
         Err(e) => error(e),
     }
 }
@@ -126,7 +138,10 @@ async fn compare_json(State(state): State<AppState>, RawQuery(q): RawQuery) -> R
 
 async fn compare_md(State(state): State<AppState>, RawQuery(q): RawQuery) -> Response {
     match compare_runs(&state, q.as_deref()).await {
-        Ok((_, runs, b)) => ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], report::compare_markdown(&runs, b)).into_response(),
+        Ok((_, runs, b)) => {
+            ([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], report::compare_markdown(&runs, b))
+                .into_response()
+        }
         Err(e) => error(e),
     }
 }

@@ -53,14 +53,8 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
             headers.insert(header::CONTENT_SECURITY_POLICY, v);
         }
     }
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("strict-origin-when-cross-origin"),
-    );
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("strict-origin-when-cross-origin"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     res
 }
@@ -69,8 +63,7 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
 /// with `use_nonce`). Called in the context of every page render; Leptos' own
 /// `provide_nonce` runs first and is overridden here.
 pub fn provide_request_nonce() {
-    let nonce = use_context::<axum::http::request::Parts>()
-        .and_then(|p| p.extensions.get::<CspNonce>().cloned());
+    let nonce = use_context::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<CspNonce>().cloned());
     if let Some(n) = nonce {
         provide_context(leptos::nonce::Nonce::from_value(n.0));
     }
@@ -81,11 +74,7 @@ pub fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -115,21 +104,9 @@ mod tests {
     #[test]
     fn the_policy_allows_only_nonced_inline_scripts() {
         let p = app_policy("abc");
-        assert!(
-            p.contains("script-src 'self' 'nonce-abc' 'wasm-unsafe-eval';"),
-            "{p}"
-        );
-        let script_src = p
-            .split(';')
-            .find(|d| d.trim().starts_with("script-src"))
-            .unwrap_or_default();
-        assert!(
-            !script_src.contains("unsafe-inline") && !script_src.contains(" 'unsafe-eval'"),
-            "{script_src}"
-        );
-        assert!(
-            p.contains("frame-ancestors 'none'") && p.contains("object-src 'none'"),
-            "{p}"
-        );
+        assert!(p.contains("script-src 'self' 'nonce-abc' 'wasm-unsafe-eval';"), "{p}");
+        let script_src = p.split(';').find(|d| d.trim().starts_with("script-src")).unwrap_or_default();
+        assert!(!script_src.contains("unsafe-inline") && !script_src.contains(" 'unsafe-eval'"), "{script_src}");
+        assert!(p.contains("frame-ancestors 'none'") && p.contains("object-src 'none'"), "{p}");
     }
 }

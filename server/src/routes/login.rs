@@ -122,7 +122,8 @@ async fn log_in(State(state): State<AppState>, headers: HeaderMap, Form(f): Form
         Ok(Some(token)) => {
             attempt.succeeded();
             tracing::info!(user = %name, "signed in");
-            let secure = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).is_some_and(|o| o.starts_with("https://"));
+            let secure =
+                headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).is_some_and(|o| o.starts_with("https://"));
             (
                 StatusCode::SEE_OTHER,
                 [(header::SET_COOKIE, auth::session_cookie(&token, secure)), (header::LOCATION, next.to_owned())],
@@ -138,7 +139,12 @@ async fn log_in(State(state): State<AppState>, headers: HeaderMap, Form(f): Form
         Err(e) => {
             attempt.void();
             tracing::error!(error = %e, "sign-in failed");
-            render(&Principal::anonymous(), next, Some("Signing in failed; try again."), StatusCode::INTERNAL_SERVER_ERROR)
+            render(
+                &Principal::anonymous(),
+                next,
+                Some("Signing in failed; try again."),
+                StatusCode::INTERNAL_SERVER_ERROR,
+            )
         }
     }
 }
@@ -149,7 +155,10 @@ async fn log_out(State(state): State<AppState>, headers: HeaderMap) -> Response 
             tracing::error!(error = %e, "ending a session failed");
         }
     }
-    (StatusCode::SEE_OTHER, [(header::SET_COOKIE, auth::clear_session_cookie()), (header::LOCATION, "/login".to_owned())])
+    (
+        StatusCode::SEE_OTHER,
+        [(header::SET_COOKIE, auth::clear_session_cookie()), (header::LOCATION, "/login".to_owned())],
+    )
         .into_response()
 }
 

@@ -7,12 +7,14 @@ mod api;
 pub mod assets;
 mod exports;
 pub mod headers;
-mod login;
 mod live;
+mod login;
 mod multipart;
 mod sweeps;
 mod upload;
 
+use crate::ingest::pending::PendingImports;
+use app::api::ImportPreviews;
 use app::{shell, App};
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, FromRef, State};
@@ -22,8 +24,6 @@ use axum::routing::{get, post};
 use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, handle_server_fns_with_context, LeptosRoutes};
-use crate::ingest::pending::PendingImports;
-use app::api::ImportPreviews;
 use sqlx::SqlitePool;
 use std::sync::Arc;
 
@@ -98,13 +98,11 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .merge(assets::router(std::path::Path::new(state.leptos_options.site_root.as_ref())))
         .merge(login::router())
-        .leptos_routes_with_context(
-            &state,
-            routes,
-            move || ctx.provide(),
-            move || shell(options.clone()),
-        )
-        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(move || fallback_ctx.provide(), shell))
+        .leptos_routes_with_context(&state, routes, move || ctx.provide(), move || shell(options.clone()))
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
+            move || fallback_ctx.provide(),
+            shell,
+        ))
         // Pages and reads render on their own runtime: a heavy one never stalls the rest.
         .layer(axum::middleware::from_fn(crate::heavy::offload_reads))
         .layer(DefaultBodyLimit::max(body_limit))

@@ -16,27 +16,16 @@ fn transport(e: MultipartError, limit: usize) -> ImportError {
     if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE || text.contains("length limit") {
         ImportError::UploadTooLarge { limit }
     } else {
-        ImportError::Field {
-            field: "file",
-            message: format!("the upload could not be read: {text}"),
-        }
+        ImportError::Field { field: "file", message: format!("the upload could not be read: {text}") }
     }
 }
 
 /// One part's bytes, refused once they pass `max` (`name` is what the message calls it).
-async fn read_capped(
-    field: &mut Field<'_>,
-    name: &str,
-    max: usize,
-    limit: usize,
-) -> Result<Vec<u8>, ImportError> {
+async fn read_capped(field: &mut Field<'_>, name: &str, max: usize, limit: usize) -> Result<Vec<u8>, ImportError> {
     let mut buf = Vec::new();
     while let Some(chunk) = field.chunk().await.map_err(|e| transport(e, limit))? {
         if buf.len().saturating_add(chunk.len()) > max {
-            return Err(ImportError::OverLimit {
-                file: name.to_owned(),
-                limit: max,
-            });
+            return Err(ImportError::OverLimit { file: name.to_owned(), limit: max });
         }
         buf.extend_from_slice(&chunk);
     }
@@ -45,10 +34,7 @@ async fn read_capped(
 
 /// The fields and files of a multipart body. Empty file parts (a form submitted without
 /// a file) are dropped; pasted text counts as one more file.
-pub async fn read_parts(
-    mut mp: Multipart,
-    limit: usize,
-) -> Result<(ImportFields, Vec<InputFile>), ImportError> {
+pub async fn read_parts(mut mp: Multipart, limit: usize) -> Result<(ImportFields, Vec<InputFile>), ImportError> {
     let mut fields = ImportFields::default();
     let mut files = Vec::new();
     let mut text = Vec::new();
@@ -57,45 +43,28 @@ pub async fn read_parts(
         match name.as_str() {
             "file" => {
                 if files.len() >= ingest::MAX_FILES {
-                    return Err(ImportError::TooManyFiles {
-                        files: files.len() + 1,
-                        limit: ingest::MAX_FILES,
-                    });
+                    return Err(ImportError::TooManyFiles { files: files.len() + 1, limit: ingest::MAX_FILES });
                 }
-                let file_name = field
-                    .file_name()
-                    .filter(|n| !n.is_empty())
-                    .map(str::to_owned);
-                let shown = file_name
-                    .as_deref()
-                    .map_or_else(|| "file".to_owned(), |n| ingest::printable(n).into_owned());
+                let file_name = field.file_name().filter(|n| !n.is_empty()).map(str::to_owned);
+                let shown =
+                    file_name.as_deref().map_or_else(|| "file".to_owned(), |n| ingest::printable(n).into_owned());
                 let bytes = read_capped(&mut field, &shown, limit, limit).await?;
                 if !bytes.is_empty() || file_name.is_some() {
-                    files.push(InputFile {
-                        file_name,
-                        content: bytes,
-                    });
+                    files.push(InputFile { file_name, content: bytes });
                 }
             }
             "text" => text = read_capped(&mut field, "pasted text", limit, limit).await?,
             _ => {
-                let value = read_capped(
-                    &mut field,
-                    &format!("field `{}`", ingest::printable(&name)),
-                    MAX_FIELD_BYTES,
-                    limit,
-                )
-                .await?;
+                let value =
+                    read_capped(&mut field, &format!("field `{}`", ingest::printable(&name)), MAX_FIELD_BYTES, limit)
+                        .await?;
                 // Unknown fields are ignored, so newer clients keep working with older servers.
                 let _ = fields.set(&name, String::from_utf8_lossy(&value).into_owned());
             }
         }
     }
     if !text.iter().all(u8::is_ascii_whitespace) {
-        files.push(InputFile {
-            file_name: None,
-            content: text,
-        });
+        files.push(InputFile { file_name: None, content: text });
     }
     if files.is_empty() {
         return Err(ImportError::NoInput);

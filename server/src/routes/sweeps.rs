@@ -148,7 +148,10 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
 }
 
 /// `POST /sweeps`: the New sweep form.
-pub async fn start_form(State(state): State<AppState>, axum::Form(f): axum::Form<SweepForm>) -> axum::response::Redirect {
+pub async fn start_form(
+    State(state): State<AppState>,
+    axum::Form(f): axum::Form<SweepForm>,
+) -> axum::response::Redirect {
     use app::domain::query::encode;
     let result = match form_to_request(f) {
         Ok(req) => state.sweeps.start(req).await.map_err(|e| e.to_string()),
@@ -215,7 +218,8 @@ async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Respon
             None => None,
         };
         let Some(status) = status else {
-            return (StatusCode::NOT_FOUND, Json(json!({ "error": format!("no sweep {id:?} is running here") }))).into_response();
+            return (StatusCode::NOT_FOUND, Json(json!({ "error": format!("no sweep {id:?} is running here") })))
+                .into_response();
         };
         let ev = crate::sweeps::SweepEvent::Finished { status: status.as_str().to_owned() };
         let event = Event::default().json_data(&ev).unwrap_or_else(|_| Event::default().data("{}"));
@@ -300,12 +304,27 @@ mod tests {
 
     #[test]
     fn the_form_asks_for_rates_or_the_adaptive_search() {
-        let f = SweepForm { load: "rates".into(), rates: "0.5, 2".into(), arrival: "constant".into(), requests: "20".into(), prompt_spread: "25".into(), ..form("", "", "") };
+        let f = SweepForm {
+            load: "rates".into(),
+            rates: "0.5, 2".into(),
+            arrival: "constant".into(),
+            requests: "20".into(),
+            prompt_spread: "25".into(),
+            ..form("", "", "")
+        };
         let r = form_to_request(f).unwrap();
-        assert_eq!((r.rates.clone(), r.arrival.as_deref(), r.requests, r.prompt_spread), (vec![0.5, 2.0], Some("constant"), Some(20), 0.25));
+        assert_eq!(
+            (r.rates.clone(), r.arrival.as_deref(), r.requests, r.prompt_spread),
+            (vec![0.5, 2.0], Some("constant"), Some(20), 0.25)
+        );
         let f = SweepForm { load: "rates".into(), ..form("", "", "1") };
         assert!(form_to_request(f).unwrap_err().contains("`rates`"));
-        let f = SweepForm { load: "adaptive".into(), max_concurrency: "64".into(), min_gain_pct: "10".into(), ..form("", "", "") };
+        let f = SweepForm {
+            load: "adaptive".into(),
+            max_concurrency: "64".into(),
+            min_gain_pct: "10".into(),
+            ..form("", "", "")
+        };
         let a = form_to_request(f).unwrap().adaptive.unwrap().spec();
         assert_eq!((a.max_concurrency, a.min_gain, a.start), (64, 0.1, 1));
         let f = SweepForm { load: "bursty".into(), ..form("", "", "1") };

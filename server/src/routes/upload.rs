@@ -9,9 +9,9 @@ use super::multipart::read_parts;
 use super::AppState;
 use crate::ingest::form::ImportFields;
 use crate::ingest::{self, ImportError};
+use app::domain::query::encode as urlencode;
 use axum::extract::{Multipart, Path, State};
 use axum::response::Redirect;
-use app::domain::query::encode as urlencode;
 use axum::Form;
 use std::collections::HashMap;
 

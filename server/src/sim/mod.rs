@@ -207,13 +207,8 @@ mod tests {
 
     #[test]
     fn args_override_knobs() {
-        let cli =
-            Cli::try_parse_from(["sim", "--max-batch", "8", "--decode-ms", "5", "--seed", "7"]);
+        let cli = Cli::try_parse_from(["sim", "--max-batch", "8", "--decode-ms", "5", "--seed", "7"]);
         let cfg = cli.map(|c| SimConfig::from(c.sim)).ok();
-        assert_eq!(
-            cfg.as_ref()
-                .map(|c| (c.max_batch, c.base_decode_ms, c.seed)),
-            Some((8, 5.0, 7))
-        );
+        assert_eq!(cfg.as_ref().map(|c| (c.max_batch, c.base_decode_ms, c.seed)), Some((8, 5.0, 7)));
     }
 }

@@ -88,12 +88,7 @@ pub struct Slot<T> {
 
 impl<T> Slot<T> {
     pub fn new(payload: T, prompt_tokens: u32, output_tokens: u32) -> Self {
-        Self {
-            payload,
-            prompt_tokens,
-            output_tokens: output_tokens.max(1),
-            produced: 0,
-        }
+        Self { payload, prompt_tokens, output_tokens: output_tokens.max(1), produced: 0 }
     }
 
     pub fn is_done(&self) -> bool {
@@ -125,11 +120,7 @@ pub struct Batcher<T> {
 
 impl<T> Batcher<T> {
     pub fn new(model: TimingModel) -> Self {
-        Self {
-            model,
-            queue: VecDeque::new(),
-            active: Vec::new(),
-        }
+        Self { model, queue: VecDeque::new(), active: Vec::new() }
     }
 
     pub fn model(&self) -> &TimingModel {
@@ -184,12 +175,7 @@ impl<T> Batcher<T> {
             return None;
         }
         let batch = self.active.len();
-        Some(StepPlan {
-            duration_ms: self.model.step_ms(batch, prefill_tokens),
-            batch,
-            joined,
-            prefill_tokens,
-        })
+        Some(StepPlan { duration_ms: self.model.step_ms(batch, prefill_tokens), batch, joined, prefill_tokens })
     }
 
     /// Ends the step: every running request gets one token; the finished
@@ -237,13 +223,7 @@ pub struct Outcome {
 pub fn simulate(model: TimingModel, arrivals: &[Arrival]) -> Vec<Outcome> {
     let mut order: Vec<usize> = (0..arrivals.len()).collect();
     order.sort_by(|&a, &b| arrivals[a].at_ms.total_cmp(&arrivals[b].at_ms));
-    let mut outcomes = vec![
-        Outcome {
-            first_token_ms: f64::NAN,
-            last_token_ms: f64::NAN
-        };
-        arrivals.len()
-    ];
+    let mut outcomes = vec![Outcome { first_token_ms: f64::NAN, last_token_ms: f64::NAN }; arrivals.len()];
     let mut batcher = Batcher::new(model);
     let mut next = 0;
     let mut now = 0.0_f64;
@@ -281,12 +261,7 @@ mod tests {
     use super::*;
 
     fn model() -> TimingModel {
-        TimingModel {
-            base_decode_ms: 20.0,
-            per_seq_decode_ms: 1.0,
-            prefill_ms_per_token: 0.1,
-            max_batch: 4,
-        }
+        TimingModel { base_decode_ms: 20.0, per_seq_decode_ms: 1.0, prefill_ms_per_token: 0.1, max_batch: 4 }
     }
 
     fn close(a: f64, b: f64) -> bool {
@@ -308,19 +283,13 @@ mod tests {
 
     #[test]
     fn throughput_rises_then_flattens() {
-        let m = TimingModel {
-            max_batch: 64,
-            ..model()
-        };
+        let m = TimingModel { max_batch: 64, ..model() };
         let mut prev_total = 0.0;
         let mut prev_each = f64::INFINITY;
         for c in 1..=64 {
             let total = m.throughput_tok_s(c);
             let each = m.per_request_tok_s(c);
-            assert!(
-                total > prev_total,
-                "throughput must rise up to max_batch (c={c})"
-            );
+            assert!(total > prev_total, "throughput must rise up to max_batch (c={c})");
             assert!(each < prev_each, "per-request rate must fall (c={c})");
             prev_total = total;
             prev_each = each;
@@ -334,11 +303,7 @@ mod tests {
 
     #[test]
     fn batcher_queues_beyond_max_batch_fifo() {
-        let m = TimingModel {
-            max_batch: 2,
-            prefill_ms_per_token: 0.0,
-            ..model()
-        };
+        let m = TimingModel { max_batch: 2, prefill_ms_per_token: 0.0, ..model() };
         let mut b = Batcher::new(m);
         for i in 0..3 {
             b.enqueue(Slot::new(i, 10, 2));
@@ -358,15 +323,8 @@ mod tests {
     #[test]
     fn simulate_wave_by_hand() {
         // max_batch 2, three requests at t=0 with 10 prompt tokens, 2 tokens out.
-        let m = TimingModel {
-            max_batch: 2,
-            ..model()
-        };
-        let a = Arrival {
-            at_ms: 0.0,
-            prompt_tokens: 10,
-            output_tokens: 2,
-        };
+        let m = TimingModel { max_batch: 2, ..model() };
+        let a = Arrival { at_ms: 0.0, prompt_tokens: 10, output_tokens: 2 };
         let out = simulate(m, &[a, a, a]);
         // Step 1: 2 joiners → 22 + 0.1 × 20 = 24. Step 2: 22 → first two done at 46.
         assert!(close(out[0].first_token_ms, 24.0));
@@ -378,23 +336,12 @@ mod tests {
 
     #[test]
     fn simulate_late_arrival_waits_for_step_boundary() {
-        let m = TimingModel {
-            prefill_ms_per_token: 0.0,
-            ..model()
-        };
+        let m = TimingModel { prefill_ms_per_token: 0.0, ..model() };
         let out = simulate(
             m,
             &[
-                Arrival {
-                    at_ms: 0.0,
-                    prompt_tokens: 1,
-                    output_tokens: 3,
-                },
-                Arrival {
-                    at_ms: 5.0,
-                    prompt_tokens: 1,
-                    output_tokens: 1,
-                },
+                Arrival { at_ms: 0.0, prompt_tokens: 1, output_tokens: 3 },
+                Arrival { at_ms: 5.0, prompt_tokens: 1, output_tokens: 1 },
             ],
         );
         // First step 0..21; the second request joins at 21: step 22 → 43.

@@ -46,9 +46,7 @@ const PIPE_BYTES: usize = 16 * 1024;
 /// four characters per token, as BPE tokenizers average on English). Empty
 /// text is 0 tokens.
 pub fn count_tokens(text: &str) -> u32 {
-    text.split_whitespace()
-        .map(|w| w.chars().count().div_ceil(4) as u32)
-        .fold(0u32, u32::saturating_add)
+    text.split_whitespace().map(|w| w.chars().count().div_ceil(4) as u32).fold(0u32, u32::saturating_add)
 }
 
 /// Chat templates add a few tokens per message (role markers) and to prime
@@ -124,11 +122,7 @@ fn jobs(state: &Shared) -> mpsc::Sender<Slot<Ticket>> {
 }
 
 /// Drives the batcher on Tokio's clock until every sender is gone.
-async fn run_scheduler(
-    mut rx: mpsc::Receiver<Slot<Ticket>>,
-    timing: TimingModel,
-    gauges: Arc<Gauges>,
-) {
+async fn run_scheduler(mut rx: mpsc::Receiver<Slot<Ticket>>, timing: TimingModel, gauges: Arc<Gauges>) {
     let mut batcher: Batcher<Ticket> = Batcher::new(timing);
     // End of the previous step: the next one starts there, not at "now", so
     // time spent notifying clients does not stretch the steps.
@@ -268,11 +262,7 @@ impl IntoResponse for ApiError {
 }
 
 fn bad_request(message: impl Into<String>) -> ApiError {
-    ApiError(
-        StatusCode::BAD_REQUEST,
-        "invalid_request_error",
-        message.into(),
-    )
+    ApiError(StatusCode::BAD_REQUEST, "invalid_request_error", message.into())
 }
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
@@ -286,13 +276,9 @@ fn prompt_tokens(prompt: &Value) -> Result<u32, ApiError> {
             Value::String(s) => Ok(acc.saturating_add(count_tokens(s))),
             // A pre-tokenized prompt: one token per id.
             Value::Number(_) => Ok(acc.saturating_add(1)),
-            _ => Err(bad_request(
-                "prompt must be a string, an array of strings or an array of token ids",
-            )),
+            _ => Err(bad_request("prompt must be a string, an array of strings or an array of token ids")),
         }),
-        _ => Err(bad_request(
-            "prompt must be a string, an array of strings or an array of token ids",
-        )),
+        _ => Err(bad_request("prompt must be a string, an array of strings or an array of token ids")),
     }
 }
 
@@ -320,10 +306,7 @@ fn request_rng(seed: u64, index: u64) -> StdRng {
 }
 
 fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 /// Turns a parsed request into a plan, or the error to answer with.
@@ -338,11 +321,7 @@ fn plan(
     let max_tokens = match common.max_tokens.or(common.max_completion_tokens) {
         None | Some(-1) => i64::from(cfg.default_max_tokens.max(1)),
         Some(n) if n >= 1 => n,
-        Some(n) => {
-            return Err(bad_request(format!(
-                "max_tokens must be at least 1, got {n}"
-            )))
-        }
+        Some(n) => return Err(bad_request(format!("max_tokens must be at least 1, got {n}"))),
     };
     let max_tokens = u32::try_from(max_tokens).unwrap_or(u32::MAX);
     let index = state.next_request.fetch_add(1, Ordering::Relaxed);
@@ -352,11 +331,7 @@ fn plan(
     let cut = rng.gen::<f64>() < cfg.drop_rate;
     let length_draw = rng.gen::<f64>();
     if fail {
-        return Err(ApiError(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "server_error",
-            "simulated server error".into(),
-        ));
+        return Err(ApiError(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "simulated server error".into()));
     }
     let output_tokens = if common.ignore_eos.unwrap_or(false) {
         max_tokens
@@ -376,11 +351,7 @@ fn plan(
         reasoning_tokens: reasoning_budget.min(output_tokens),
         hit_limit: output_tokens == max_tokens,
         stream: common.stream.unwrap_or(false),
-        include_usage: common
-            .stream_options
-            .as_ref()
-            .and_then(|o| o.include_usage)
-            .unwrap_or(false),
+        include_usage: common.stream_options.as_ref().and_then(|o| o.include_usage).unwrap_or(false),
         cut_at: cut.then_some((output_tokens / 2).max(1)),
     })
 }
@@ -393,11 +364,7 @@ impl InFlight {
         let held = state.in_flight.fetch_add(1, Ordering::AcqRel);
         let guard = InFlight(Arc::clone(state));
         if held >= state.cfg.max_in_flight {
-            return Err(ApiError(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "server_error",
-                "simulator is full".into(),
-            ));
+            return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "server_error", "simulator is full".into()));
         }
         Ok(guard)
     }
@@ -426,11 +393,7 @@ async fn chat_completions(State(state): State<AppState>, body: Bytes) -> Respons
         if req.messages.is_empty() {
             return Err(bad_request("messages must not be empty"));
         }
-        let tokens = req
-            .messages
-            .iter()
-            .map(message_tokens)
-            .fold(CHAT_TOKENS_PRIMING, u32::saturating_add);
+        let tokens = req.messages.iter().map(message_tokens).fold(CHAT_TOKENS_PRIMING, u32::saturating_add);
         // Like reasoning models behind llama.cpp, thinking can be switched off
         // per request.
         let thinking = req
@@ -439,11 +402,7 @@ async fn chat_completions(State(state): State<AppState>, body: Bytes) -> Respons
             .and_then(|k| k.get("enable_thinking"))
             .and_then(Value::as_bool)
             .unwrap_or(true);
-        let budget = if thinking {
-            state.cfg.reasoning_tokens
-        } else {
-            0
-        };
+        let budget = if thinking { state.cfg.reasoning_tokens } else { 0 };
         let guard = InFlight::enter(&state)?;
         let plan = plan(&state, Kind::Chat, &req.common, tokens, budget)?;
         run(&state, plan, guard).await
@@ -462,30 +421,16 @@ async fn run(state: &Shared, plan: Plan, guard: InFlight) -> Result<Response, Ap
         finished: false,
     };
     let (tx, rx) = watch::channel(initial);
-    let slot = Slot::new(
-        Ticket {
-            tx,
-            progress: initial,
-        },
-        plan.prompt_tokens,
-        plan.output_tokens,
-    );
+    let slot = Slot::new(Ticket { tx, progress: initial }, plan.prompt_tokens, plan.output_tokens);
     if jobs(state).send(slot).await.is_err() {
-        return Err(ApiError(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "server_error",
-            "scheduler stopped".into(),
-        ));
+        return Err(ApiError(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "scheduler stopped".into()));
     }
     if plan.stream {
         let (writer, reader) = tokio::io::duplex(PIPE_BYTES);
         tokio::spawn(stream_response(writer, rx, plan, guard));
         let mut response = Response::new(Body::new(AsyncReadBody::with_capacity(reader, 4096)));
         let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         Ok(response)
     } else {
@@ -494,10 +439,7 @@ async fn run(state: &Shared, plan: Plan, guard: InFlight) -> Result<Response, Ap
 }
 
 /// Waits for `ready` to hold, or for the scheduler to go away (None).
-async fn wait_for(
-    rx: &mut watch::Receiver<Progress>,
-    ready: impl Fn(&Progress) -> bool,
-) -> Option<Progress> {
+async fn wait_for(rx: &mut watch::Receiver<Progress>, ready: impl Fn(&Progress) -> bool) -> Option<Progress> {
     loop {
         let p = *rx.borrow_and_update();
         if ready(&p) {
@@ -510,30 +452,13 @@ async fn wait_for(
     }
 }
 
-async fn whole_response(
-    mut rx: watch::Receiver<Progress>,
-    plan: Plan,
-    _guard: InFlight,
-) -> Response {
+async fn whole_response(mut rx: watch::Receiver<Progress>, plan: Plan, _guard: InFlight) -> Response {
     let cut = plan.cut_at;
-    let Some(p) = wait_for(&mut rx, |p| {
-        p.finished || cut.is_some_and(|c| p.produced >= c)
-    })
-    .await
-    else {
-        return ApiError(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "server_error",
-            "scheduler stopped".into(),
-        )
-        .into_response();
+    let Some(p) = wait_for(&mut rx, |p| p.finished || cut.is_some_and(|c| p.produced >= c)).await else {
+        return ApiError(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "scheduler stopped".into()).into_response();
     };
-    let reasoning: String = (0..plan.reasoning_tokens)
-        .map(|i| token_text(i, true))
-        .collect();
-    let content: String = (plan.reasoning_tokens..plan.output_tokens)
-        .map(|i| token_text(i, false))
-        .collect();
+    let reasoning: String = (0..plan.reasoning_tokens).map(|i| token_text(i, true)).collect();
+    let content: String = (plan.reasoning_tokens..plan.output_tokens).map(|i| token_text(i, false)).collect();
     let body = match plan.kind {
         Kind::Chat => {
             let mut message = json!({ "role": "assistant", "content": content });
@@ -582,10 +507,7 @@ async fn stream_response(
             if emitted == 0 && plan.kind == Kind::Chat {
                 // llama.cpp sends the role-only chunk together with the first
                 // token, not on arrival: TTFT stays honest.
-                sse(
-                    &mut buf,
-                    &chat_chunk(&plan, json!({ "role": "assistant", "content": null }), None),
-                );
+                sse(&mut buf, &chat_chunk(&plan, json!({ "role": "assistant", "content": null }), None));
             }
             sse(&mut buf, &token_chunk(&plan, emitted));
             emitted += 1;
@@ -620,9 +542,7 @@ fn sse(buf: &mut String, chunk: &Value) {
 
 /// Deterministic output text: one short word per token.
 fn token_text(i: u32, reasoning: bool) -> &'static str {
-    const WORDS: [&str; 8] = [
-        "the ", "load ", "curve ", "rises ", "then ", "flat ", "tokens ", "flow ",
-    ];
+    const WORDS: [&str; 8] = ["the ", "load ", "curve ", "rises ", "then ", "flat ", "tokens ", "flow "];
     const THOUGHTS: [&str; 4] = ["hmm ", "let ", "me ", "think "];
     if reasoning {
         THOUGHTS[i as usize % THOUGHTS.len()]
@@ -657,11 +577,9 @@ fn completion_chunk(plan: &Plan, text: &str, finish: Option<&str>) -> Value {
 
 fn token_chunk(plan: &Plan, i: u32) -> Value {
     match plan.kind {
-        Kind::Chat if i < plan.reasoning_tokens => chat_chunk(
-            plan,
-            json!({ "reasoning_content": token_text(i, true) }),
-            None,
-        ),
+        Kind::Chat if i < plan.reasoning_tokens => {
+            chat_chunk(plan, json!({ "reasoning_content": token_text(i, true) }), None)
+        }
         Kind::Chat => chat_chunk(plan, json!({ "content": token_text(i, false) }), None),
         Kind::Completion => completion_chunk(plan, token_text(i, false), None),
     }
@@ -777,12 +695,7 @@ mod tests {
 
     /// Fast knobs: 1 ms steps whatever the batch, no prefill cost.
     fn fast() -> SimConfig {
-        SimConfig {
-            base_decode_ms: 1.0,
-            per_seq_decode_ms: 0.0,
-            prefill_ms_per_token: 0.0,
-            ..SimConfig::default()
-        }
+        SimConfig { base_decode_ms: 1.0, per_seq_decode_ms: 0.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }
     }
 
     async fn start(cfg: SimConfig) -> String {
@@ -794,29 +707,18 @@ mod tests {
     }
 
     async fn post(base: &str, path: &str, body: Value) -> (u16, String) {
-        let resp = reqwest::Client::new()
-            .post(format!("{base}{path}"))
-            .json(&body)
-            .send()
-            .await
-            .expect("send");
+        let resp = reqwest::Client::new().post(format!("{base}{path}")).json(&body).send().await.expect("send");
         let status = resp.status().as_u16();
         (status, resp.text().await.expect("body"))
     }
 
     /// The `data:` payloads of an SSE body, `[DONE]` included as a string.
     fn events(body: &str) -> Vec<String> {
-        body.lines()
-            .filter_map(|l| l.strip_prefix("data: "))
-            .map(str::to_owned)
-            .collect()
+        body.lines().filter_map(|l| l.strip_prefix("data: ")).map(str::to_owned).collect()
     }
 
     fn json_events(ev: &[String]) -> Vec<Value> {
-        ev.iter()
-            .filter(|e| *e != "[DONE]")
-            .map(|e| serde_json::from_str(e).expect("chunk json"))
-            .collect()
+        ev.iter().filter(|e| *e != "[DONE]").map(|e| serde_json::from_str(e).expect("chunk json")).collect()
     }
 
     #[test]
@@ -843,10 +745,7 @@ mod tests {
         assert_eq!(chunks.len(), 8, "{text}");
         assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
         assert!(chunks[0]["choices"][0]["delta"]["content"].is_null());
-        let content = chunks[1..6]
-            .iter()
-            .filter(|c| c["choices"][0]["delta"]["content"].is_string())
-            .count();
+        let content = chunks[1..6].iter().filter(|c| c["choices"][0]["delta"]["content"].is_string()).count();
         assert_eq!(content, 5);
         assert_eq!(chunks[6]["choices"][0]["finish_reason"], "length");
         let last = &chunks[7];
@@ -856,12 +755,7 @@ mod tests {
         assert_eq!(last["usage"]["prompt_tokens"], 12);
         assert_eq!(last["model"], "m");
         assert_eq!(last["timings"]["predicted_n"], 5);
-        assert!(
-            last["timings"]["predicted_per_token_ms"]
-                .as_f64()
-                .unwrap_or(0.0)
-                > 0.5
-        );
+        assert!(last["timings"]["predicted_per_token_ms"].as_f64().unwrap_or(0.0) > 0.5);
     }
 
     #[tokio::test]
@@ -886,12 +780,8 @@ mod tests {
         assert_eq!(ev.last().map(String::as_str), Some("[DONE]"));
         let chunks = json_events(&ev);
         assert_eq!(chunks.len(), 5, "{text}");
-        assert!(chunks[..4].iter().all(|c| c["choices"][0]["text"]
-            .as_str()
-            .is_some_and(|t| !t.is_empty())));
-        assert!(chunks[0]["id"]
-            .as_str()
-            .is_some_and(|id| id.starts_with("chatcmpl-")));
+        assert!(chunks[..4].iter().all(|c| c["choices"][0]["text"].as_str().is_some_and(|t| !t.is_empty())));
+        assert!(chunks[0]["id"].as_str().is_some_and(|id| id.starts_with("chatcmpl-")));
         assert_eq!(chunks[4]["choices"][0]["finish_reason"], "length");
         assert_eq!(chunks[4]["usage"]["completion_tokens"], 4);
         // "one two three": 1 + 1 + 2 ("three" has 5 chars).
@@ -901,22 +791,13 @@ mod tests {
     #[tokio::test]
     async fn non_streamed_both_endpoints() {
         let base = start(fast()).await;
-        let (status, text) = post(
-            &base,
-            "/v1/completions",
-            json!({ "prompt": "x", "max_tokens": 6, "ignore_eos": true }),
-        )
-        .await;
+        let (status, text) =
+            post(&base, "/v1/completions", json!({ "prompt": "x", "max_tokens": 6, "ignore_eos": true })).await;
         assert_eq!(status, 200);
         let v: Value = serde_json::from_str(&text).expect("json");
         assert_eq!(v["object"], "text_completion");
         assert_eq!(v["usage"]["completion_tokens"], 6);
-        assert_eq!(
-            v["choices"][0]["text"]
-                .as_str()
-                .map(|t| t.split_whitespace().count()),
-            Some(6)
-        );
+        assert_eq!(v["choices"][0]["text"].as_str().map(|t| t.split_whitespace().count()), Some(6));
         let body = json!({ "max_tokens": 2, "ignore_eos": true, "messages": [{ "role": "user", "content": "x" }] });
         let (status, text) = post(&base, "/v1/chat/completions", body).await;
         assert_eq!(status, 200);
@@ -928,11 +809,7 @@ mod tests {
 
     #[tokio::test]
     async fn reasoning_comes_first_and_is_counted() {
-        let base = start(SimConfig {
-            reasoning_tokens: 3,
-            ..fast()
-        })
-        .await;
+        let base = start(SimConfig { reasoning_tokens: 3, ..fast() }).await;
         let body = json!({ "stream": true, "max_tokens": 5, "ignore_eos": true,
             "stream_options": { "include_usage": true },
             "messages": [{ "role": "user", "content": "why" }] });
@@ -961,30 +838,20 @@ mod tests {
             "messages": [{ "role": "user", "content": "why" }] });
         let (_, text) = post(&base, "/v1/chat/completions", body).await;
         let v: Value = serde_json::from_str(&text).expect("json");
-        assert!(v["choices"][0]["message"]
-            .get("reasoning_content")
-            .is_none());
+        assert!(v["choices"][0]["message"].get("reasoning_content").is_none());
         assert!(v["usage"].get("completion_tokens_details").is_none());
     }
 
     #[tokio::test]
     async fn faults_error_and_drop() {
-        let base = start(SimConfig {
-            error_rate: 1.0,
-            ..fast()
-        })
-        .await;
+        let base = start(SimConfig { error_rate: 1.0, ..fast() }).await;
         let body = json!({ "prompt": "x", "stream": true, "max_tokens": 4 });
         let (status, text) = post(&base, "/v1/completions", body.clone()).await;
         assert_eq!(status, 500);
         let v: Value = serde_json::from_str(&text).expect("json");
         assert_eq!(v["error"]["type"], "server_error");
 
-        let base = start(SimConfig {
-            drop_rate: 1.0,
-            ..fast()
-        })
-        .await;
+        let base = start(SimConfig { drop_rate: 1.0, ..fast() }).await;
         let body = json!({ "prompt": "x", "stream": true, "max_tokens": 8, "ignore_eos": true });
         let (status, text) = post(&base, "/v1/completions", body).await;
         assert_eq!(status, 200);
@@ -1005,12 +872,7 @@ mod tests {
         assert_eq!(resp.status().as_u16(), 400);
         let v: Value = resp.json().await.expect("json");
         assert_eq!(v["error"]["type"], "invalid_request_error");
-        let (status, _) = post(
-            &base,
-            "/v1/completions",
-            json!({ "prompt": "x", "max_tokens": 0 }),
-        )
-        .await;
+        let (status, _) = post(&base, "/v1/completions", json!({ "prompt": "x", "max_tokens": 0 })).await;
         assert_eq!(status, 400);
         let (status, _) = post(&base, "/v1/chat/completions", json!({ "messages": [] })).await;
         assert_eq!(status, 400);
@@ -1018,21 +880,10 @@ mod tests {
 
     #[tokio::test]
     async fn models_health_props() {
-        let base = start(SimConfig {
-            max_batch: 3,
-            ..fast()
-        })
-        .await;
+        let base = start(SimConfig { max_batch: 3, ..fast() }).await;
         let get = |p: &str| {
             let url = format!("{base}{p}");
-            async move {
-                reqwest::get(url)
-                    .await
-                    .expect("get")
-                    .json::<Value>()
-                    .await
-                    .expect("json")
-            }
+            async move { reqwest::get(url).await.expect("get").json::<Value>().await.expect("json") }
         };
         assert_eq!(get("/v1/models").await["data"][0]["id"], "plateau-sim");
         assert_eq!(get("/health").await["status"], "ok");
@@ -1041,20 +892,14 @@ mod tests {
 
     #[tokio::test]
     async fn queueing_beyond_max_batch_delays_first_token() {
-        let base = start(SimConfig {
-            max_batch: 2,
-            base_decode_ms: 3.0,
-            ..fast()
-        })
-        .await;
+        let base = start(SimConfig { max_batch: 2, base_decode_ms: 3.0, ..fast() }).await;
         let client = reqwest::Client::new();
         let mut tasks = Vec::new();
         for _ in 0..4 {
             let client = client.clone();
             let url = format!("{base}/v1/completions");
             tasks.push(tokio::spawn(async move {
-                let body =
-                    json!({ "prompt": "x", "stream": true, "max_tokens": 20, "ignore_eos": true });
+                let body = json!({ "prompt": "x", "stream": true, "max_tokens": 20, "ignore_eos": true });
                 let sent = std::time::Instant::now();
                 let mut resp = client.post(url).json(&body).send().await.expect("send");
                 let mut ttft = None;
@@ -1082,12 +927,7 @@ mod tests {
             let base = start(SimConfig { seed, ..fast() }).await;
             let mut out = Vec::new();
             for _ in 0..6 {
-                let (_, text) = post(
-                    &base,
-                    "/v1/completions",
-                    json!({ "prompt": "x", "max_tokens": 40 }),
-                )
-                .await;
+                let (_, text) = post(&base, "/v1/completions", json!({ "prompt": "x", "max_tokens": 40 })).await;
                 let v: Value = serde_json::from_str(&text).expect("json");
                 let n = v["usage"]["completion_tokens"].as_u64().unwrap_or(0);
                 assert!((20..=40).contains(&n), "{n}");

@@ -75,7 +75,10 @@ fn AnnotationItem(a: Annotation, back: String, editable: bool) -> impl IntoView 
         view! { <span class="superseded">" superseded by "<a href=href>{r.to_string()}</a></span> }
     });
     let effect = (a.effect != Effect::None).then(|| view! { <span class="badge bad effect">{a.effect.label()}</span> });
-    let proposal = a.proposal_key.is_some().then(|| view! { <span class="badge info" title="accepted from an anomaly proposal">"from proposal"</span> });
+    let proposal = a
+        .proposal_key
+        .is_some()
+        .then(|| view! { <span class="badge info" title="accepted from an anomaly proposal">"from proposal"</span> });
     view! {
         <li class="annotation" id=format!("annotation-{id}") data-id=id.clone() data-kind=a.kind.as_str()>
             <div class="annotation-head">
@@ -193,7 +196,13 @@ fn suggested(kind: SuggestedAnnotationKind) -> AnnotationKind {
 /// Anomalies found in `runs`, each proposed as an annotation with Accept and Dismiss
 /// (hidden once accepted or dismissed).
 #[component]
-pub fn ProposalsList(runs: Vec<Run>, found: Vec<Anomaly>, dismissed: Vec<String>, back: String, editable: bool) -> impl IntoView {
+pub fn ProposalsList(
+    runs: Vec<Run>,
+    found: Vec<Anomaly>,
+    dismissed: Vec<String>,
+    back: String,
+    editable: bool,
+) -> impl IntoView {
     // Handled keys in a set: a long run can have thousands of findings and keys.
     let handled: std::collections::HashSet<String> = runs
         .iter()

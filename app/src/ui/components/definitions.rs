@@ -15,9 +15,7 @@ pub fn metrics_present(points: &[Point]) -> Vec<Metric> {
 #[component]
 pub fn DefinitionsView(definitions: Definitions, points: Vec<Point>) -> impl IntoView {
     let d = definitions;
-    let choice = |label: &'static str, text: Option<&'static str>| {
-        text.map(|t| view! { <dt>{label}</dt><dd>{t}</dd> })
-    };
+    let choice = |label: &'static str, text: Option<&'static str>| text.map(|t| view! { <dt>{label}</dt><dd>{t}</dd> });
     let std = d.sample_std.map(|s| if s { "sample (n − 1)" } else { "population (n)" });
     let metrics = metrics_present(&points);
     let notes = d.notes.clone();

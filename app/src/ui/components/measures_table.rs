@@ -43,4 +43,3 @@ pub fn MeasuresTable(points: Vec<Point>) -> impl IntoView {
         })
         .collect_view()
 }
-

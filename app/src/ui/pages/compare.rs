@@ -4,16 +4,18 @@
 //! as annotations. Tables carry every number, so the page reads without JavaScript.
 
 use crate::api::{dismissed_proposals, get_runs};
-use crate::domain::view::{PageMode, Scale, ViewState, FOCUS_METRICS, FOCUS_STATS};
 use crate::charts::compare as charts;
 use crate::domain::anomalies;
 use crate::domain::compare::{self, Comparability, Comparison, Fact};
 use crate::domain::format::{load, ms_as_s, num, UNKNOWN};
 use crate::domain::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
 use crate::domain::metrics::{Metric, Stat};
+use crate::domain::view::{PageMode, Scale, ViewState, FOCUS_METRICS, FOCUS_STATS};
 use crate::domain::{Point, Run};
 use crate::error::AppError;
-use crate::ui::components::{visible_annotations, AnnotationText, ChartView, ErrorBox, ModeBanner, ProposalsList, ShareBar, ViewProblems};
+use crate::ui::components::{
+    visible_annotations, AnnotationText, ChartView, ErrorBox, ModeBanner, ProposalsList, ShareBar, ViewProblems,
+};
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -21,9 +23,12 @@ use leptos_meta::Title;
 #[component]
 pub fn ComparePage() -> impl IntoView {
     let view_state = crate::ui::pages::run::current_view();
-    let ids = move || view_state.get().map(|v| v.runs.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap_or_default();
+    let ids = move || {
+        view_state.get().map(|v| v.runs.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap_or_default()
+    };
     // One resource per page: the runs and the dismissed proposals load together.
-    let runs = Resource::new(ids, |ids| async move { (get_runs(ids).await, dismissed_proposals().await.unwrap_or_default()) });
+    let runs =
+        Resource::new(ids, |ids| async move { (get_runs(ids).await, dismissed_proposals().await.unwrap_or_default()) });
     let error = crate::ui::pages::run::form_error();
     view! {
         <Title text="Compare runs" />
@@ -105,13 +110,23 @@ fn fact_value(run: &Run, fact: Fact) -> String {
             .into_iter()
             .flatten()
             .collect();
-            if parts.is_empty() { UNKNOWN.to_owned() } else { parts.join("; ") }
+            if parts.is_empty() {
+                UNKNOWN.to_owned()
+            } else {
+                parts.join("; ")
+            }
         }
         Fact::Engine => d(f.engine.clone()),
         Fact::EngineVersion => d(f.engine_version.clone()),
         Fact::GpuType => d(f.gpu_type.clone()),
         Fact::GpuCount => d(f.gpu_count.map(|n| n.to_string())),
-        Fact::Tags => if f.tags.is_empty() { UNKNOWN.to_owned() } else { f.tags.join(", ") },
+        Fact::Tags => {
+            if f.tags.is_empty() {
+                UNKNOWN.to_owned()
+            } else {
+                f.tags.join(", ")
+            }
+        }
     }
 }
 
@@ -176,11 +191,13 @@ pub(crate) fn CompareView(
     let explanations: Vec<String> = cmp
         .levels
         .iter()
-        .flat_map(|l| l.deltas.iter().filter_map(|d| {
-            let a = d.attribution.as_ref()?;
-            let who = runs.get(d.run).map(|r| r.name.clone()).unwrap_or_default();
-            (n > 2).then(|| format!("{who}: {}", a.sentence)).or_else(|| Some(a.sentence.clone()))
-        }))
+        .flat_map(|l| {
+            l.deltas.iter().filter_map(|d| {
+                let a = d.attribution.as_ref()?;
+                let who = runs.get(d.run).map(|r| r.name.clone()).unwrap_or_default();
+                (n > 2).then(|| format!("{who}: {}", a.sentence)).or_else(|| Some(a.sentence.clone()))
+            })
+        })
         .collect();
     let found = anomalies::detect(&runs);
     let charts_view = view! {
@@ -209,12 +226,17 @@ pub(crate) fn CompareView(
         .collect_view();
     let is_report = matches!(mode, PageMode::Report(_));
     // Link previews: the first explanation, else each run's summary; the baseline's curve.
-    let og_description = explanations
-        .first()
-        .cloned()
-        .unwrap_or_else(|| runs.iter().map(|r| format!("{}: {}", r.name, crate::ui::pages::run::summary(r))).collect::<Vec<_>>().join(" · "));
+    let og_description = explanations.first().cloned().unwrap_or_else(|| {
+        runs.iter()
+            .map(|r| format!("{}: {}", r.name, crate::ui::pages::run::summary(r)))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    });
     let og_title = format!("Compare: {}", runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs "));
-    let og_image = runs.get(baseline).map(|r| crate::ui::components::absolute_url(&format!("/og/runs/{}.png", r.id))).unwrap_or_default();
+    let og_image = runs
+        .get(baseline)
+        .map(|r| crate::ui::components::absolute_url(&format!("/og/runs/{}.png", r.id)))
+        .unwrap_or_default();
     view! {
         // A saved report names itself (og:title, og:description): one of each.
         {(!is_report).then(|| view! {
@@ -283,7 +305,10 @@ fn DeltaTable(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
             view! { <th colspan="3" class="run-head"><span class="swatch" style=format!("background:{}", charts::colour(i))></span>{title}</th> }
         })
         .collect_view();
-    let sub = runs.iter().map(|_| view! { <th>"tok/s"</th><th>"latency avg (s)"</th><th>"TTFT p50 (ms)"</th> }).collect_view();
+    let sub = runs
+        .iter()
+        .map(|_| view! { <th>"tok/s"</th><th>"latency avg (s)"</th><th>"TTFT p50 (ms)"</th> })
+        .collect_view();
     let rows = cmp
         .levels
         .iter()
@@ -410,7 +435,8 @@ fn ViewSettings(view: ViewState) -> impl IntoView {
 #[component]
 fn CompareAnnotations(runs: Vec<Run>, editable: bool, back: String) -> impl IntoView {
     let list = visible_annotations(&runs);
-    let name_of = |id: &crate::domain::RunId| runs.iter().find(|r| &r.id == id).map(|r| r.name.clone()).unwrap_or_default();
+    let name_of =
+        |id: &crate::domain::RunId| runs.iter().find(|r| &r.id == id).map(|r| r.name.clone()).unwrap_or_default();
     let first = runs.first().map(|r| r.id.to_string()).unwrap_or_default();
     let ids = runs.iter().map(|r| r.id.to_string()).collect::<Vec<_>>().join(",");
     let action = format!("/runs/{first}/annotations");

@@ -4,7 +4,7 @@
 
 use crate::api::preview_import;
 use crate::domain::format::UNKNOWN;
-use crate::domain::preview::{ImportPreview, ImportFields, PreviewRun};
+use crate::domain::preview::{ImportFields, ImportPreview, PreviewRun};
 use crate::domain::{EndpointKind, SourceFormat};
 use crate::ui::components::{DefinitionsView, ErrorBox, LevelsTable};
 use leptos::prelude::*;
@@ -160,4 +160,3 @@ pub fn FactsFields(f: ImportFields) -> impl IntoView {
         </fieldset>
     }
 }
-

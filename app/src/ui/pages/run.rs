@@ -24,11 +24,7 @@ pub(crate) fn current_view() -> Memo<Result<ViewState, Vec<crate::domain::view::
     let query = use_query_map();
     Memo::new(move |_| {
         let map = query.read();
-        let pairs: Vec<(String, String)> = map
-            .clone()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
+        let pairs: Vec<(String, String)> = map.clone().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         ViewState::parse(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
     })
 }
@@ -83,7 +79,17 @@ fn fact(label: &'static str, value: Option<String>) -> impl IntoView {
 pub(crate) fn summary(run: &Run) -> String {
     let knee = crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD)
         .and_then(|s| s.knee)
-        .map(|k| format!("; plateaus from {} ({} tok/s)", crate::domain::compare::LevelKey { load_kind: run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind), load_value: k.load }.label(), num(Some(k.tok_s), 1)))
+        .map(|k| {
+            format!(
+                "; plateaus from {} ({} tok/s)",
+                crate::domain::compare::LevelKey {
+                    load_kind: run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind),
+                    load_value: k.load
+                }
+                .label(),
+                num(Some(k.tok_s), 1)
+            )
+        })
         .unwrap_or_default();
     let head = match analysis::peak(&run.points) {
         Some((c, t)) => format!(
@@ -135,7 +141,8 @@ pub(crate) fn RunView(
     let editable = mode.editable();
     let live_path = view.href(&format!("/runs/{}", run.id));
     let back = live_path.clone();
-    let export_html = format!("/runs/{}/report.html{}", run.id, live_path.find('?').map(|i| &live_path[i..]).unwrap_or(""));
+    let export_html =
+        format!("/runs/{}/report.html{}", run.id, live_path.find('?').map(|i| &live_path[i..]).unwrap_or(""));
     let set_aside = run.set_aside.clone();
     let annotations = run.annotations.clone();
     let og_title = run.name.clone();
@@ -143,8 +150,8 @@ pub(crate) fn RunView(
     let export_csv = format!("/api/v1/runs/{}/export.csv", run.id);
     let export_md = format!("/api/v1/runs/{}/export.md", run.id);
     let definitions = run.definitions.clone();
-    let saturation = crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD)
-        .map(|s| s.sentence());
+    let saturation =
+        crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence());
     let found = crate::domain::anomalies::detect_run(0, &run);
     let is_report = matches!(mode, PageMode::Report(_));
     view! {

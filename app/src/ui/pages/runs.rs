@@ -44,10 +44,19 @@ pub fn RunsPage() -> impl IntoView {
 
 fn href(q: &RunQuery) -> String {
     let s = q.to_query_string();
-    if s.is_empty() { "/".to_owned() } else { format!("/?{s}") }
+    if s.is_empty() {
+        "/".to_owned()
+    } else {
+        format!("/?{s}")
+    }
 }
 
-fn options(name: &'static str, label: &'static str, values: Vec<(String, String)>, selected: Option<String>) -> impl IntoView {
+fn options(
+    name: &'static str,
+    label: &'static str,
+    values: Vec<(String, String)>,
+    selected: Option<String>,
+) -> impl IntoView {
     view! {
         <label>{label}
             <select name=name>
@@ -66,7 +75,15 @@ fn RunsView(p: RunPage) -> impl IntoView {
     let RunPage { runs, total, query, facets } = p;
     let pair = |v: Vec<String>| v.into_iter().map(|x| (x.clone(), x)).collect::<Vec<_>>();
     let header = |key: SortKey, label: &'static str| {
-        let mark = if query.sort == key { if query.desc { " ↓" } else { " ↑" } } else { "" };
+        let mark = if query.sort == key {
+            if query.desc {
+                " ↓"
+            } else {
+                " ↑"
+            }
+        } else {
+            ""
+        };
         let link = href(&query.sorted_by(key));
         view! { <th><a href=link class="sort">{label}{mark}</a></th> }
     };

@@ -29,9 +29,9 @@
 //! the JSON instead), the per-request `profile_export.jsonl`, and multi-run
 //! `_aggregate`/`_collated` files.
 
-use app::domain::metrics::convert_unit;
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
+use app::domain::metrics::convert_unit;
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition, Unit};
 use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::Value;
@@ -196,7 +196,10 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
             match (timestamp_us(&start), timestamp_us(&end)) {
                 (Some(a), Some(b)) if b > a => {
                     point.wall_s = Some(convert_unit((b - a) as f64, 1e-6));
-                    warnings.push("the level's wall time is end_time − start_time (the file has no benchmark_duration)".to_owned());
+                    warnings.push(
+                        "the level's wall time is end_time − start_time (the file has no benchmark_duration)"
+                            .to_owned(),
+                    );
                 }
                 _ => {
                     return Err(FieldError::field(
@@ -319,9 +322,7 @@ fn timestamp_us(text: &str) -> Option<i64> {
     if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(t) {
         return Some(dt.timestamp_micros());
     }
-    chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f")
-        .ok()
-        .map(|dt| dt.and_utc().timestamp_micros())
+    chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f").ok().map(|dt| dt.and_utc().timestamp_micros())
 }
 
 /// How many of `unit` make a second, for the time units AIPerf writes.

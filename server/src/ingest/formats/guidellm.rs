@@ -41,9 +41,9 @@
 //!   [`RequestRecord`]s; each level's `raw` is its benchmark object without them.
 //! - Only JSON is read; GuideLLM's YAML and CSV outputs are not.
 
-use app::domain::metrics::convert_unit;
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
+use app::domain::metrics::convert_unit;
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::stats::{Summary, RECOMPUTED};
 use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RequestRecord, RunFacts, SourceFormat};

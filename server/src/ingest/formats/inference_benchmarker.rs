@@ -27,9 +27,9 @@
 //!   `meta.version` and `meta.device` (the keys its own dashboard reads); fixed prompt/decode
 //!   lengths when their `variance` is 0.
 
-use app::domain::metrics::convert_unit;
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
+use app::domain::metrics::convert_unit;
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::Value;
@@ -279,7 +279,6 @@ fn definitions(config: Option<&Obj<'_>>) -> Result<Definitions, FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     fn close(a: Option<f64>, b: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))

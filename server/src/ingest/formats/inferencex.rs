@@ -22,11 +22,9 @@
 //! The AgentX (AIPerf-based) aggregate rows are not read here.
 
 use crate::ingest::json::{FieldError, Obj};
-use app::domain::metrics::convert_unit;
 use crate::ingest::model::{Format, ParsedFile};
-use app::domain::metrics::{
-    Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition,
-};
+use app::domain::metrics::convert_unit;
+use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::{Map, Value};
 
@@ -49,12 +47,8 @@ const MARKERS: [&str; 10] = [
 ];
 
 /// InferenceX's latency names (vLLM's, without the client-queue ones).
-const AGG_LATENCIES: [(&str, Metric); 4] = [
-    ("ttft", Metric::Ttft),
-    ("tpot", Metric::Tpot),
-    ("itl", Metric::ChunkGap),
-    ("e2el", Metric::E2e),
-];
+const AGG_LATENCIES: [(&str, Metric); 4] =
+    [("ttft", Metric::Ttft), ("tpot", Metric::Tpot), ("itl", Metric::ChunkGap), ("e2el", Metric::E2e)];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Shape {
@@ -75,9 +69,7 @@ fn shape(v: &Value) -> Option<Shape> {
         Value::Object(m) if is_summary(m) => Some(Shape::Summary),
         Value::Object(m) if is_agg_row(m) => Some(Shape::Agg),
         Value::Object(m) if is_level_object(m) => Some(Shape::Level),
-        Value::Array(items) => {
-            items.first().and_then(Value::as_object).filter(|m| is_agg_row(m)).map(|_| Shape::Agg)
-        }
+        Value::Array(items) => items.first().and_then(Value::as_object).filter(|m| is_agg_row(m)).map(|_| Shape::Agg),
         _ => None,
     }
 }
@@ -86,11 +78,8 @@ fn is_summary(m: &Map<String, Value>) -> bool {
     let Some(Value::Array(rows)) = m.get("results") else {
         return false;
     };
-    let tool = m
-        .get("metadata")
-        .and_then(|md| md.get("benchmark_tool"))
-        .and_then(Value::as_str)
-        .map(str::to_ascii_lowercase);
+    let tool =
+        m.get("metadata").and_then(|md| md.get("benchmark_tool")).and_then(Value::as_str).map(str::to_ascii_lowercase);
     let by_tool = tool.is_some_and(|t| t.contains("inferencex") || t.contains("inferencemax"));
     let by_rows = rows.first().and_then(Value::as_object).is_some_and(|r| {
         (r.contains_key("concurrency") || r.contains_key("conc"))
@@ -113,14 +102,12 @@ fn is_agentic_row(m: &Map<String, Value>) -> bool {
 /// A per-level file of the experimental client: a vLLM object with `good_completed` or
 /// latency statistics in seconds (`median_ttft`, no `_ms`).
 pub(crate) fn is_level_object(m: &Map<String, Value>) -> bool {
-    m.contains_key("completed")
-        && (m.contains_key("good_completed") || m.keys().any(|k| is_seconds_stat_key(k)))
+    m.contains_key("completed") && (m.contains_key("good_completed") || m.keys().any(|k| is_seconds_stat_key(k)))
 }
 
 fn is_seconds_stat_key(key: &str) -> bool {
-    key.split_once('_').is_some_and(|(word, name)| {
-        vllm::stat_word(word).is_some() && AGG_LATENCIES.iter().any(|(n, _)| *n == name)
-    })
+    key.split_once('_')
+        .is_some_and(|(word, name)| vllm::stat_word(word).is_some() && AGG_LATENCIES.iter().any(|(n, _)| *n == name))
 }
 
 pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
@@ -152,12 +139,10 @@ fn definitions() -> Definitions {
         token_count: Some(TokenCountSource::ServerUsage),
         throughput_window: Some(ThroughputWindow::WholeLevel),
         sample_std: Some(false),
-        notes: vec![
-            "Measured by InferenceX's vendored copy of vLLM's benchmark_serving.py: TTFT is the \
+        notes: vec!["Measured by InferenceX's vendored copy of vLLM's benchmark_serving.py: TTFT is the \
              first streamed chunk, ITL is every chunk gap pooled over requests (stored as chunk \
              gaps), TPOT is per request; output tokens are the server's usage."
-                .to_owned(),
-        ],
+            .to_owned()],
     }
 }
 
@@ -177,8 +162,7 @@ fn parse_level(v: &Value) -> Result<ParsedFile, FieldError> {
             .to_owned(),
     );
     if o.get("total_token_throughput").is_none() && o.get("input_throughput").is_some() {
-        d.notes
-            .push("Total tok/s = input_throughput + output_throughput (same duration).".to_owned());
+        d.notes.push("Total tok/s = input_throughput + output_throughput (same duration).".to_owned());
     }
     d.notes.append(&mut notes.notes);
     Ok(ParsedFile { facts, definitions: d, levels: vec![level], warnings: notes.warnings })
@@ -219,14 +203,11 @@ fn parse_agg(v: &Value) -> Result<ParsedFile, FieldError> {
     Ok(ParsedFile { facts, definitions: d, levels, warnings: notes.warnings })
 }
 
-fn agg_level(
-    o: &Obj<'_>,
-    place: Place,
-    notes: &mut Notes,
-) -> Result<(NewLevel, RunFacts), FieldError> {
-    let conc = o.count("conc")?.filter(|c| *c > 0).ok_or_else(|| {
-        FieldError::field(&o.child_path("conc"), "missing: the row has no concurrency")
-    })?;
+fn agg_level(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(NewLevel, RunFacts), FieldError> {
+    let conc = o
+        .count("conc")?
+        .filter(|c| *c > 0)
+        .ok_or_else(|| FieldError::field(&o.child_path("conc"), "missing: the row has no concurrency"))?;
     let mut p = Point::at(LoadKind::Concurrency, conc as f64);
     vllm::read_latency_stats(o, &AGG_LATENCIES, StatUnits::Seconds, &mut p, notes)?;
     vllm::read_latency_stats(o, &LATENCIES, StatUnits::Ms, &mut p, notes)?;
@@ -271,11 +252,7 @@ fn agg_level(
     if let Some(precision) = o.str("precision")? {
         f.set_tags(&precision);
     }
-    let level = NewLevel {
-        point: p,
-        raw: vllm::raw_without(o.map, &PER_REQUEST_KEYS),
-        requests: Vec::new(),
-    };
+    let level = NewLevel { point: p, raw: vllm::raw_without(o.map, &PER_REQUEST_KEYS), requests: Vec::new() };
     Ok((level, f))
 }
 
@@ -286,9 +263,10 @@ const AGENTIC_LATENCIES: [(&str, Metric); 3] = [("ttft", Metric::Ttft), ("tpot",
 
 /// One AgentX row: a level of `conc` simulated users replaying agentic traces.
 fn agentic_level(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(NewLevel, RunFacts), FieldError> {
-    let conc = o.count("conc")?.filter(|c| *c > 0).ok_or_else(|| {
-        FieldError::field(&o.child_path("conc"), "missing: the row has no concurrency")
-    })?;
+    let conc = o
+        .count("conc")?
+        .filter(|c| *c > 0)
+        .ok_or_else(|| FieldError::field(&o.child_path("conc"), "missing: the row has no concurrency"))?;
     let mut p = Point::at(LoadKind::Concurrency, conc as f64);
     let rm_path = o.child_path("request_metrics");
     let Some(rm) = o.obj("request_metrics", &rm_path)? else {
@@ -307,10 +285,8 @@ fn agentic_level(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(NewLev
     let lat_path = rm.child_path("latency");
     if let Some(lat) = rm.obj("latency", &lat_path)? {
         // Interactivity (`intvty`): output tokens per second of one user, already in tok/s.
-        for (name, metric, factor) in AGENTIC_LATENCIES
-            .iter()
-            .map(|&(n, m)| (n, m, 1000.0))
-            .chain([("intvty", Metric::PerUserTokS, 1.0)])
+        for (name, metric, factor) in
+            AGENTIC_LATENCIES.iter().map(|&(n, m)| (n, m, 1000.0)).chain([("intvty", Metric::PerUserTokS, 1.0)])
         {
             let path = lat.child_path(name);
             if let Some(block) = lat.obj(name, &path)? {
@@ -426,9 +402,7 @@ fn parse_summary(v: &Value) -> Result<ParsedFile, FieldError> {
             None => o.count("conc")?,
         }
         .filter(|c| *c > 0)
-        .ok_or_else(|| {
-            FieldError::field(&o.child_path("concurrency"), "missing: the row has no concurrency")
-        })?;
+        .ok_or_else(|| FieldError::field(&o.child_path("concurrency"), "missing: the row has no concurrency"))?;
         let mut p = Point::at(LoadKind::Concurrency, conc as f64);
         p.requests_ok = match o.count("completed_requests")? {
             Some(n) => Some(n),
@@ -551,11 +525,8 @@ mod tests {
         let p = &f.levels[0].point;
         assert!(close(p.get(Metric::Ttft, Stat::P50), 291.39942955225706));
         assert!(close(p.get(Metric::E2e, Stat::P99), 9590.554047282783));
-        assert!(close(p.get(Metric::Tpot, Stat::P50), 33.614915054966145));
-        assert!(close(
-            p.get(Metric::TotalThroughput, Stat::Mean),
-            3228.647450737003 + 403.5809313421254
-        ));
+        assert!(close(p.get(Metric::Tpot, Stat::P50), 33.61491505496615));
+        assert!(close(p.get(Metric::TotalThroughput, Stat::Mean), 3228.647450737003 + 403.5809313421254));
         assert!(close(p.get(Metric::InputTokens, Stat::Mean), 1024.0));
         assert!(close(p.get(Metric::OutputTokens, Stat::Mean), 128.0));
         assert_eq!(p.get(Metric::Goodput, Stat::Mean), None, "request_goodput is null");
@@ -623,7 +594,7 @@ mod tests {
         let p = &f.levels[0].point;
         assert_eq!((p.load_kind, p.load_value), (LoadKind::Concurrency, 128.0));
         assert!(close(p.get(Metric::Ttft, Stat::P99), 10016.43297959119));
-        assert!(close(p.get(Metric::Ttft, Stat::Std), 2417.2351967096253));
+        assert!(close(p.get(Metric::Ttft, Stat::Std), 2417.235196709625));
         assert!(close(p.get(Metric::Tpot, Stat::P50), 118.16898050589646));
         assert!(close(p.get(Metric::ChunkGap, Stat::P99), 181.08138488605616));
         assert!(close(p.get(Metric::E2e, Stat::Mean), 125_000.0));
@@ -650,15 +621,11 @@ mod tests {
     #[test]
     fn bad_input_names_the_field() {
         let level = fixture("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json");
-        let e = parse(&level.replace("\"p99_ttft\": 0.5848183088190854", "\"p99_ttft\": \"fast\""))
-            .unwrap_err();
+        let e = parse(&level.replace("\"p99_ttft\": 0.5848183088190854", "\"p99_ttft\": \"fast\"")).unwrap_err();
         assert!(e.to_string().contains("field `p99_ttft`"), "{e}");
-        let e =
-            parse(&level.replace("\"median_tpot\": 0.021372462615488082", "\"median_tpot\": NaN"))
-                .unwrap_err();
+        let e = parse(&level.replace("\"median_tpot\": 0.021372462615488082", "\"median_tpot\": NaN")).unwrap_err();
         assert!(e.to_string().contains("median_tpot") && e.message.contains("NaN"), "{e}");
-        let e = parse(&level.replace("\"duration\": 31.08160568587482", "\"duration\": -31.0"))
-            .unwrap_err();
+        let e = parse(&level.replace("\"duration\": 31.08160568587482", "\"duration\": -31.0")).unwrap_err();
         assert!(e.to_string().contains("`duration`") && e.message.contains("negative"), "{e}");
         // No cap and no prompt count: one burst of what completed.
         let uncapped = level
@@ -672,16 +639,12 @@ mod tests {
         assert!(e.to_string().contains("field `max_concurrency`"), "{e}");
         assert!(e.message.contains("num_prompts"), "{e}");
         let summary = fixture("inferencex/inferencex-app_glm47_gaudi3_summary.json");
-        let e = parse(&summary.replacen("\"concurrency\": 8,", "\"concurrency\": [8],", 1))
-            .unwrap_err();
+        let e = parse(&summary.replacen("\"concurrency\": 8,", "\"concurrency\": [8],", 1)).unwrap_err();
         assert!(e.to_string().contains("`results[3].concurrency`"), "{e}");
-        let e = parse(&summary.replacen("\"p99_ttft_ms\": 868.77", "\"p99_ttft_ms\": -868.77", 1))
-            .unwrap_err();
+        let e = parse(&summary.replacen("\"p99_ttft_ms\": 868.77", "\"p99_ttft_ms\": -868.77", 1)).unwrap_err();
         assert!(e.to_string().contains("`results[3].p99_ttft_ms`"), "{e}");
-        let e = parse(
-            r#"[{"conc": 4, "tput_per_gpu": 1.0, "tp": 8}, {"conc": "four", "tput_per_gpu": 1.0}]"#,
-        )
-        .unwrap_err();
+        let e =
+            parse(r#"[{"conc": 4, "tput_per_gpu": 1.0, "tp": 8}, {"conc": "four", "tput_per_gpu": 1.0}]"#).unwrap_err();
         assert!(e.to_string().contains("`[1].conc`"), "{e}");
         let e = parse(r#"{"conc": 4, "tput_per_gpu": 1.0, "is_multinode": 3}"#).unwrap_err();
         assert!(e.to_string().contains("is_multinode"), "{e}");

@@ -7,9 +7,9 @@
 //! latency ÷ output tokens) → TPOT incl. TTFT. Units come from each metric's `units`
 //! (`s`, `s/token`, `ms`, `tokens/s`, `queries/s`, `count`) and are converted.
 
-use app::domain::metrics::convert_unit;
 use crate::ingest::json::{FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
+use app::domain::metrics::convert_unit;
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow};
 use app::domain::{LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::Value;
@@ -40,7 +40,11 @@ fn load_doc(text: &str) -> Result<Value, FieldError> {
         // The error's own text repeats the location and may quote the input: first line only.
         let first = message.lines().next().unwrap_or("").trim();
         let first = first.strip_prefix("error: ").unwrap_or(first);
-        FieldError { at: line.map_or_else(|| "YAML".to_owned(), |l| format!("line {l}")), message: format!("not valid YAML: {first}"), line }
+        FieldError {
+            at: line.map_or_else(|| "YAML".to_owned(), |l| format!("line {l}")),
+            message: format!("not valid YAML: {first}"),
+            line,
+        }
     })
 }
 
@@ -55,7 +59,10 @@ fn factor(path: &str, units: Option<String>, metric: Metric) -> Result<f64, Fiel
         (Unit::ReqPerS, "queries/s" | "requests/s" | "req/s") => 1.0,
         (Unit::Tokens, "count" | "tokens") => 1.0,
         (_, other) => {
-            return Err(FieldError::field(&format!("{path}.units"), format!("unexpected units {other:?} for {}", metric.label())))
+            return Err(FieldError::field(
+                &format!("{path}.units"),
+                format!("unexpected units {other:?} for {}", metric.label()),
+            ))
         }
     };
     Ok(f)
@@ -103,7 +110,10 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
     let root = Obj::new("", &doc)?;
     let version = root.str("version")?.unwrap_or_default();
     if !version.starts_with("0.2") {
-        return Err(FieldError::field("version", format!("Benchmark Report version {version:?} is not supported (0.2.x is)")));
+        return Err(FieldError::field(
+            "version",
+            format!("Benchmark Report version {version:?} is not supported (0.2.x is)"),
+        ));
     }
     let mut warnings = Vec::new();
     let mut facts = RunFacts::default();
@@ -127,18 +137,23 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
             break;
         }
     }
-    let load = doc.pointer("/scenario/load/standardized").map(|v| Obj::new("scenario.load.standardized", v)).transpose()?;
+    let load =
+        doc.pointer("/scenario/load/standardized").map(|v| Obj::new("scenario.load.standardized", v)).transpose()?;
     let (rate, concurrency) = match &load {
         Some(l) => (l.num("rate_qps")?, l.num("concurrency")?),
         None => (None, None),
     };
-    let mut point = match (concurrency.filter(|c| c.is_finite() && *c > 0.0), rate.filter(|r| r.is_finite() && *r > 0.0)) {
-        (Some(c), _) => Point::at(LoadKind::Concurrency, c),
-        (None, Some(r)) => Point::at(LoadKind::RequestRate, r),
-        (None, None) => {
-            return Err(FieldError::field("scenario.load.standardized", "neither a finite `concurrency` nor a `rate_qps`: the load level is unknown"))
-        }
-    };
+    let mut point =
+        match (concurrency.filter(|c| c.is_finite() && *c > 0.0), rate.filter(|r| r.is_finite() && *r > 0.0)) {
+            (Some(c), _) => Point::at(LoadKind::Concurrency, c),
+            (None, Some(r)) => Point::at(LoadKind::RequestRate, r),
+            (None, None) => {
+                return Err(FieldError::field(
+                    "scenario.load.standardized",
+                    "neither a finite `concurrency` nor a `rate_qps`: the load level is unknown",
+                ))
+            }
+        };
     if let Some(l) = &load {
         if let Some(len) = doc.pointer("/scenario/load/standardized/input_seq_len/value").and_then(Value::as_f64) {
             facts.prompt_tokens = Some(len.round() as i64);
@@ -160,7 +175,10 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
             (Some(t), Some(f)) if f <= t => Some(t - f),
             (Some(t), None) => Some(t),
             (Some(t), Some(f)) => {
-                return Err(FieldError::field("results.request_performance.aggregate.requests.failures", format!("{f} failures out of {t} requests")))
+                return Err(FieldError::field(
+                    "results.request_performance.aggregate.requests.failures",
+                    format!("{f} failures out of {t} requests"),
+                ))
             }
             _ => None,
         };
@@ -225,7 +243,7 @@ mod tests {
         assert_eq!((p.load_kind, p.load_value), (LoadKind::RequestRate, 10.0), "rate_qps 10, concurrency .inf");
         assert_eq!((p.requests_ok, p.requests_failed), (Some(500), Some(0)));
         assert!((p.get(Metric::Ttft, Stat::P99).unwrap() - 50.294_897_216_372_18).abs() < 1e-9, "s → ms");
-        assert!((p.get(Metric::Ttft, Stat::P(999)).unwrap() - 57.014_757_215_045_425).abs() < 1e-9);
+        assert!((p.get(Metric::Ttft, Stat::P(999)).unwrap() - 57.014_757_215_045_43).abs() < 1e-9);
         assert!((p.get(Metric::Ttft, Stat::P(1)).unwrap() - 27.322_400_792_501_866).abs() < 1e-9, "p0p1");
         assert_eq!(p.get(Metric::OutputThroughput, Stat::Mean), Some(2262.448));
         assert!((p.get(Metric::Tpot, Stat::Mean).unwrap() - 36.857_823_412_865_4).abs() < 1e-9);

@@ -28,9 +28,9 @@
 //! add it), and without one the import is refused with an error naming that field and
 //! pointing at the summary file, which has it.
 
-use app::domain::metrics::convert_unit;
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParseOptions, ParsedFile};
+use app::domain::metrics::convert_unit;
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::stats::{Summary, RECOMPUTED};
 use app::domain::{LoadKind, NewLevel, Point, RequestRecord, RunFacts, SourceFormat};

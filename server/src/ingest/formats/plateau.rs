@@ -13,8 +13,7 @@ use crate::ingest::json::{self, FieldError};
 use crate::ingest::model::{Format, ParsedFile};
 use app::domain::metrics::{Definitions, Metric, Stat};
 use app::domain::{
-    LoadKind, NewLevel, Point, RequestRecord, RunFacts, RunStatus, SourceFile, SourceFormat,
-    SourceInfo,
+    LoadKind, NewLevel, Point, RequestRecord, RunFacts, RunStatus, SourceFile, SourceFormat, SourceInfo,
 };
 use serde::{Deserialize, Serialize};
 
@@ -81,7 +80,8 @@ pub struct Restored {
 
 pub fn sniff(text: &str) -> bool {
     let head: String = text.chars().take(400).collect();
-    head.trim_start().starts_with(CSV_MAGIC) || (head.contains("\"plateau_format\"") && head.trim_start().starts_with('{'))
+    head.trim_start().starts_with(CSV_MAGIC)
+        || (head.contains("\"plateau_format\"") && head.trim_start().starts_with('{'))
 }
 
 fn is_csv(text: &str) -> bool {
@@ -103,7 +103,11 @@ pub fn read(text: &str) -> Result<(ParsedFile, Restored), FieldError> {
         files: run
             .files
             .iter()
-            .map(|f| SourceFile { file_name: f.file_name.clone(), format: f.format, content: f.content.clone().into_bytes() })
+            .map(|f| SourceFile {
+                file_name: f.file_name.clone(),
+                format: f.format,
+                content: f.content.clone().into_bytes(),
+            })
             .collect(),
     };
     let mut levels = Vec::with_capacity(run.levels.len());
@@ -137,13 +141,15 @@ fn read_json(text: &str) -> Result<ExportedRun, FieldError> {
     match version {
         Some(n) if n >= 1 && n <= u64::from(VERSION) => {}
         Some(n) => {
-            return Err(FieldError::field("plateau_format", format!("version {n} is newer than this Plateau reads ({VERSION})")))
+            return Err(FieldError::field(
+                "plateau_format",
+                format!("version {n} is newer than this Plateau reads ({VERSION})"),
+            ))
         }
         None => return Err(FieldError::field("plateau_format", "missing or not a whole number")),
     }
-    let export: Export = serde_path_to_error::deserialize(v).map_err(|e| {
-        FieldError::field(&e.path().to_string(), e.inner().to_string())
-    })?;
+    let export: Export = serde_path_to_error::deserialize(v)
+        .map_err(|e| FieldError::field(&e.path().to_string(), e.inner().to_string()))?;
     Ok(export.run)
 }
 
@@ -174,10 +180,8 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
     }
     let body = text.get(body_start.min(text.len())..).unwrap_or("");
     let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(body.as_bytes());
-    let headers = reader
-        .headers()
-        .map_err(|e| FieldError::line(first_data_line, format!("unreadable header: {e}")))?
-        .clone();
+    let headers =
+        reader.headers().map_err(|e| FieldError::line(first_data_line, format!("unreadable header: {e}")))?.clone();
     let mut levels = Vec::new();
     for (i, record) in reader.records().enumerate() {
         let line = first_data_line + 1 + i;
@@ -189,15 +193,18 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
                 continue; // unknown
             }
             let num = || -> Result<f64, FieldError> {
-                cell.parse::<f64>()
-                    .ok()
-                    .filter(|v| v.is_finite() && *v >= 0.0)
-                    .ok_or_else(|| FieldError::line(line, format!("column `{h}`: `{cell}` is not a non-negative number")))
+                cell.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).ok_or_else(|| {
+                    FieldError::line(line, format!("column `{h}`: `{cell}` is not a non-negative number"))
+                })
             };
             match h {
                 "load_kind" => {
-                    point.load_kind = LoadKind::parse(cell)
-                        .ok_or_else(|| FieldError::line(line, format!("column `load_kind`: `{cell}` is not concurrency or request_rate")))?
+                    point.load_kind = LoadKind::parse(cell).ok_or_else(|| {
+                        FieldError::line(
+                            line,
+                            format!("column `load_kind`: `{cell}` is not concurrency or request_rate"),
+                        )
+                    })?
                 }
                 "load_value" => point.load_value = num()?,
                 "requests_ok" => point.requests_ok = Some(num()? as i64),
@@ -215,7 +222,8 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
         }
         levels.push(ExportedLevel { point, raw: serde_json::Value::Null, requests: Vec::new() });
     }
-    let get = |k: &str| meta.get(k).cloned().ok_or_else(|| FieldError::field(k, "missing from the `# key: value` lines"));
+    let get =
+        |k: &str| meta.get(k).cloned().ok_or_else(|| FieldError::field(k, "missing from the `# key: value` lines"));
     let field = |k: &str, e: serde_json::Error| FieldError::field(k, e.to_string());
     Ok(ExportedRun {
         name: serde_json::from_value(get("name")?).map_err(|e| field("name", e))?,
@@ -348,7 +356,11 @@ mod tests {
                 tags: vec!["x".into()],
                 ..RunFacts::default()
             },
-            definitions: Definitions { ttft: Some(TtftDefinition::FirstChunk), notes: vec!["n".into()], ..Definitions::default() },
+            definitions: Definitions {
+                ttft: Some(TtftDefinition::FirstChunk),
+                notes: vec!["n".into()],
+                ..Definitions::default()
+            },
             levels: vec![
                 ExportedLevel {
                     point: p1,
@@ -357,7 +369,11 @@ mod tests {
                 },
                 ExportedLevel { point: p2, raw: serde_json::Value::Null, requests: Vec::new() },
             ],
-            files: vec![ExportedFile { file_name: Some("c1.json".into()), format: SourceFormat::Vllm, content: "{}".into() }],
+            files: vec![ExportedFile {
+                file_name: Some("c1.json".into()),
+                format: SourceFormat::Vllm,
+                content: "{}".into(),
+            }],
             annotations: Vec::new(),
         }
     }
@@ -378,7 +394,11 @@ mod tests {
             files: restored
                 .files
                 .into_iter()
-                .map(|f| ExportedFile { file_name: f.file_name, format: f.format, content: String::from_utf8_lossy(&f.content).into_owned() })
+                .map(|f| ExportedFile {
+                    file_name: f.file_name,
+                    format: f.format,
+                    content: String::from_utf8_lossy(&f.content).into_owned(),
+                })
                 .collect(),
             annotations: Vec::new(),
         }

@@ -21,9 +21,7 @@
 
 use crate::ingest::json::{FieldError, Obj};
 use crate::ingest::model::{Format, ParseOptions, ParsedFile};
-use app::domain::metrics::{
-    Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition,
-};
+use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{EndpointKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::{Map, Value};
 
@@ -32,12 +30,8 @@ use super::vllm::{self, Notes, Place, StatUnits, PER_REQUEST_KEYS};
 pub const FORMAT: Format = Format { format: SourceFormat::Sglang, sniff, parse: parse_with };
 
 /// SGLang's latency metric names and the metric each one is by definition.
-const LATENCIES: [(&str, Metric); 4] = [
-    ("ttft", Metric::Ttft),
-    ("tpot", Metric::Tpot),
-    ("itl", Metric::ChunkGap),
-    ("e2e_latency", Metric::E2e),
-];
+const LATENCIES: [(&str, Metric); 4] =
+    [("ttft", Metric::Ttft), ("tpot", Metric::Tpot), ("itl", Metric::ChunkGap), ("e2e_latency", Metric::E2e)];
 
 /// Level-wide numbers.
 const LEVEL_NUMBERS: [(&str, Metric, Stat); 6] = [
@@ -104,11 +98,7 @@ pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldEr
     Ok(ParsedFile { facts, definitions, levels, warnings: notes.warnings })
 }
 
-fn read_line(
-    v: &Value,
-    place: Place,
-    notes: &mut Notes,
-) -> Result<(NewLevel, RunFacts, Seen), FieldError> {
+fn read_line(v: &Value, place: Place, notes: &mut Notes) -> Result<(NewLevel, RunFacts, Seen), FieldError> {
     let o = Obj::new("", v)?;
     let (kind, value) = vllm::read_load(&o, place, notes)?;
     let mut p = Point::at(kind, value);
@@ -219,8 +209,7 @@ fn line_facts(
         f.engine_version = info.str("version")?;
         // TP GPUs serve one copy; with DP or PP the count depends on flags (DP attention)
         // this importer does not interpret.
-        let one =
-            |k: &str| -> Result<bool, FieldError> { Ok(info.count(k)?.is_none_or(|n| n <= 1)) };
+        let one = |k: &str| -> Result<bool, FieldError> { Ok(info.count(k)?.is_none_or(|n| n <= 1)) };
         if one("dp_size")? && one("pp_size")? {
             f.gpu_count = info.count("tp_size")?.filter(|n| *n > 0);
         }
@@ -426,11 +415,7 @@ mod tests {
         assert_eq!(f.facts.endpoint_kind, Some(EndpointKind::Chat));
         assert_eq!(f.facts.tags, vec!["nightly".to_owned()]);
         assert_eq!(f.definitions.token_count, None, "usage or requested length: unknown which");
-        assert!(
-            f.definitions.notes.iter().any(|n| n.contains("-12.50%")),
-            "{:?}",
-            f.definitions.notes
-        );
+        assert!(f.definitions.notes.iter().any(|n| n.contains("-12.50%")), "{:?}", f.definitions.notes);
         assert!(f.definitions.notes.iter().any(|n| n.contains("num_prompts − completed")));
         assert!(f.definitions.notes.iter().any(|n| n.contains("accept length 2.50")));
     }
@@ -455,28 +440,19 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.line, Some(2));
         assert!(e.to_string().starts_with("line 2, field `mean_e2e_latency_ms`"), "{e}");
-        let e = parse(&format!(
-            "{good}\n{}\n",
-            good.replace("\"completed\": 10", "\"completed\": [10]")
-        ))
-        .unwrap_err();
+        let e = parse(&format!("{good}\n{}\n", good.replace("\"completed\": 10", "\"completed\": [10]"))).unwrap_err();
         assert!(e.to_string().contains("`completed`: expected a number, found a list"), "{e}");
         let e = parse(&format!("{good}\n{}\n", good.replace("100.0", "NaN"))).unwrap_err();
         assert!(e.to_string().contains("output_throughput") && e.message.contains("NaN"), "{e}");
-        let e = parse(&good.replace("\"request_rate\": 1.0", "\"request_rate\": -Infinity"))
-            .unwrap_err();
+        let e = parse(&good.replace("\"request_rate\": 1.0", "\"request_rate\": -Infinity")).unwrap_err();
         assert!(e.to_string().contains("request_rate"), "{e}");
         let e = parse(&good.replace("10.0", "-10.0")).unwrap_err();
         assert!(e.message.contains("negative"), "{e}");
-        let e =
-            parse(&format!("{good}\n{{\"backend\": \"sglang\", \"request_rate\": Infin\n{good}\n"))
-                .unwrap_err();
+        let e = parse(&format!("{good}\n{{\"backend\": \"sglang\", \"request_rate\": Infin\n{good}\n")).unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");
-        let e = parse(&good.replace("\"completed\": 10", "\"completed\": 10, \"num_prompts\": 5"))
-            .unwrap_err();
+        let e = parse(&good.replace("\"completed\": 10", "\"completed\": 10, \"num_prompts\": 5")).unwrap_err();
         assert!(e.message.contains("impossible"), "{e}");
-        let e = parse(&good.replace("\"request_rate\": 1.0", "\"request_rate\": \"trace\""))
-            .unwrap_err();
+        let e = parse(&good.replace("\"request_rate\": 1.0", "\"request_rate\": \"trace\"")).unwrap_err();
         assert!(e.to_string().contains("request_rate") && e.message.contains("trace"), "{e}");
         let e = parse(r#"{"backend": "sglang", "request_rate": 1.0, "duration": 1.0, "completed": 1, "details": {"ttfts": "fast"}, "mean_e2e_latency_ms": 5}"#).unwrap_err();
         assert!(e.to_string().contains("`details.ttfts`"), "{e}");
@@ -486,10 +462,9 @@ mod tests {
 
     #[test]
     fn sniffer_claims_only_sglang_files() {
-        for name in [
-            "datacrunch_llama_3_3_70b_online_output.jsonl",
-            "sglang-issue-12389_random_4000in_1000out_conc32.jsonl",
-        ] {
+        for name in
+            ["datacrunch_llama_3_3_70b_online_output.jsonl", "sglang-issue-12389_random_4000in_1000out_conc32.jsonl"]
+        {
             let text = fixture(&format!("sglang/{name}"));
             assert!(sniff(&text), "{name}");
             assert!(!vllm::sniff(&text), "{name}");

@@ -23,12 +23,10 @@
 //! `max_concurrency = N` is the closed-loop "concurrency N" level; `inf` without a cap sends
 //! all `num_prompts` requests at t = 0, which is concurrency `num_prompts`.
 
-use app::domain::metrics::convert_unit;
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParseOptions, ParsedFile};
-use app::domain::metrics::{
-    Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition,
-};
+use app::domain::metrics::convert_unit;
+use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RequestRecord, RunFacts, SourceFormat};
 use serde_json::{Map, Value};
 
@@ -108,10 +106,9 @@ pub fn sniff(text: &str) -> bool {
     }
     match first_value(text) {
         Some(Value::Object(m)) => is_result_object(&m),
-        Some(Value::Array(items)) => items
-            .first()
-            .and_then(Value::as_object)
-            .is_some_and(|m| is_nightly_row(m) || is_result_object(m)),
+        Some(Value::Array(items)) => {
+            items.first().and_then(Value::as_object).is_some_and(|m| is_nightly_row(m) || is_result_object(m))
+        }
         _ => false,
     }
 }
@@ -121,16 +118,9 @@ pub fn sniff(text: &str) -> bool {
 fn is_result_object(m: &Map<String, Value>) -> bool {
     m.get("completed").is_some_and(Value::is_number)
         && m.contains_key("duration")
-        && [
-            "request_rate",
-            "max_concurrency",
-            "model_id",
-            "num_prompts",
-            "backend",
-            "endpoint_type",
-        ]
-        .iter()
-        .any(|k| m.contains_key(*k))
+        && ["request_rate", "max_concurrency", "model_id", "num_prompts", "backend", "endpoint_type"]
+            .iter()
+            .any(|k| m.contains_key(*k))
         && !sglang::is_result_object(m)
         && !inferencex::is_level_object(m)
 }
@@ -154,8 +144,7 @@ pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldEr
         let located = items.iter().enumerate().map(|(i, v)| (Place::Row(i), v)).collect();
         return parse_objects(located, opts);
     }
-    let located =
-        docs.iter().map(|(line, v)| (line.map_or(Place::Whole, Place::Line), v)).collect();
+    let located = docs.iter().map(|(line, v)| (line.map_or(Place::Whole, Place::Line), v)).collect();
     parse_objects(located, opts)
 }
 
@@ -245,7 +234,9 @@ pub(crate) fn read_level(
         if let (Some(sent), Some(done)) = (o.count("num_prompts")?, p.requests_ok) {
             if sent >= done {
                 p.requests_failed = Some(sent - done);
-                notes.note("Failed requests are derived as num_prompts − completed (the file has no `failed`).".to_owned());
+                notes.note(
+                    "Failed requests are derived as num_prompts − completed (the file has no `failed`).".to_owned(),
+                );
             }
         }
     }
@@ -355,10 +346,7 @@ fn parse_nightly(rows: &[Value]) -> Result<ParsedFile, FieldError> {
         }
     }
     if levels.is_empty() {
-        return Err(FieldError::field(
-            "",
-            "this table has no serving rows with a usable request rate",
-        ));
+        return Err(FieldError::field("", "this table has no serving rows with a usable request rate"));
     }
     if series.len() > 1 {
         notes.warn(format!(
@@ -381,12 +369,7 @@ fn parse_nightly(rows: &[Value]) -> Result<ParsedFile, FieldError> {
     Ok(ParsedFile { facts, definitions, levels, warnings: notes.warnings })
 }
 
-fn nightly_level(
-    o: &Obj<'_>,
-    name: &str,
-    place: Place,
-    notes: &mut Notes,
-) -> Result<Option<NewLevel>, FieldError> {
+fn nightly_level(o: &Obj<'_>, name: &str, place: Place, notes: &mut Notes) -> Result<Option<NewLevel>, FieldError> {
     let rate = match table_num(o, "qps")? {
         Some(r) => r,
         None => qps_from_name(name).ok_or_else(|| {
@@ -399,10 +382,7 @@ fn nightly_level(
     let cap = table_count(o, "# of max concurrency.")?.filter(|c| *c > 0);
     let (kind, value) = if rate.is_finite() {
         if rate <= 0.0 {
-            return Err(FieldError::field(
-                &o.child_path("qps"),
-                "a request rate of 0 sends nothing",
-            ));
+            return Err(FieldError::field(&o.child_path("qps"), "a request rate of 0 sends nothing"));
         }
         if let Some(c) = cap {
             notes.note(format!(
@@ -432,24 +412,14 @@ fn nightly_level(
         p.set_opt(metric, stat, table_num(o, key)?);
     }
     if p.get(Metric::TotalThroughput, Stat::Mean).is_none() {
-        if let (Some(i), Some(out)) =
-            (table_num(o, "Input Tput (tok/s)")?, table_num(o, "Output Tput (tok/s)")?)
-        {
+        if let (Some(i), Some(out)) = (table_num(o, "Input Tput (tok/s)")?, table_num(o, "Output Tput (tok/s)")?) {
             p.set(Metric::TotalThroughput, Stat::Mean, i + out);
         }
     }
     if let Some(n) = p.requests_ok.filter(|n| *n > 0) {
         let n = n as f64;
-        p.set_opt(
-            Metric::InputTokens,
-            Stat::Mean,
-            table_num(o, "Total input tokens")?.map(|t| t / n),
-        );
-        p.set_opt(
-            Metric::OutputTokens,
-            Stat::Mean,
-            table_num(o, "Total output tokens")?.map(|t| t / n),
-        );
+        p.set_opt(Metric::InputTokens, Stat::Mean, table_num(o, "Total input tokens")?.map(|t| t / n));
+        p.set_opt(Metric::OutputTokens, Stat::Mean, table_num(o, "Total output tokens")?.map(|t| t / n));
     }
     require_results(&p, o)?;
     Ok(Some(NewLevel { point: p, raw: Value::Object(o.map.clone()), requests: Vec::new() }))
@@ -461,10 +431,8 @@ fn nightly_facts(o: &Obj<'_>) -> Result<RunFacts, FieldError> {
         f.set_gpu(&gpu, None);
     }
     // "vllm_055": the engine, then its version without dots (not spelled out here).
-    f.engine = o
-        .str("Engine")?
-        .and_then(|e| e.split('_').next().map(str::to_ascii_lowercase))
-        .filter(|e| !e.is_empty());
+    f.engine =
+        o.str("Engine")?.and_then(|e| e.split('_').next().map(str::to_ascii_lowercase)).filter(|e| !e.is_empty());
     f.prompt_tokens = table_count(o, "Input Len")?;
     f.max_tokens = table_count(o, "Output Len")?;
     Ok(f)
@@ -491,10 +459,7 @@ fn table_count(o: &Obj<'_>, key: &str) -> Result<Option<i64>, FieldError> {
     match table_num(o, key)? {
         None => Ok(None),
         Some(x) if x.is_finite() && x.fract() == 0.0 && x <= 9.0e15 => Ok(Some(x as i64)),
-        Some(x) => Err(FieldError::field(
-            &o.child_path(key),
-            format!("expected a whole number, found {x}"),
-        )),
+        Some(x) => Err(FieldError::field(&o.child_path(key), format!("expected a whole number, found {x}"))),
     }
 }
 
@@ -598,11 +563,7 @@ enum Rate {
 
 /// The load of a level, from `request_rate`, `max_concurrency` and (for an uncapped burst)
 /// `num_prompts`.
-pub(crate) fn read_load(
-    o: &Obj<'_>,
-    place: Place,
-    notes: &mut Notes,
-) -> Result<(LoadKind, f64), FieldError> {
+pub(crate) fn read_load(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(LoadKind, f64), FieldError> {
     let rate_path = o.child_path("request_rate");
     let rate = match o.get("request_rate") {
         None => Rate::Absent,
@@ -623,9 +584,7 @@ pub(crate) fn read_load(
                 "a request-rate ramp-up is not one load level, and no max_concurrency gives one",
             ));
         };
-        notes.warn(format!(
-            "{here}: arrivals ramped up (ramp_up_strategy); stored as concurrency {c}"
-        ));
+        notes.warn(format!("{here}: arrivals ramped up (ramp_up_strategy); stored as concurrency {c}"));
         return Ok((LoadKind::Concurrency, c as f64));
     }
     match (rate, cap) {
@@ -735,9 +694,7 @@ pub(crate) fn read_latency_stats(
         };
         let Some(stat) = stat_word(word) else {
             if word.starts_with('p') {
-                notes.warn(format!(
-                    "`{key}` is kept in the raw fields only: percentiles are stored to 0.1"
-                ));
+                notes.warn(format!("`{key}` is kept in the raw fields only: percentiles are stored to 0.1"));
             }
             continue;
         };
@@ -801,10 +758,7 @@ pub(crate) fn require_results(p: &Point, o: &Obj<'_>) -> Result<(), FieldError> 
 /// The object's fields without the per-request arrays.
 pub(crate) fn raw_without(map: &Map<String, Value>, drop: &[&str]) -> Value {
     Value::Object(
-        map.iter()
-            .filter(|(k, _)| !drop.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        map.iter().filter(|(k, _)| !drop.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect(),
     )
 }
 
@@ -812,20 +766,12 @@ fn list<'a>(o: &Obj<'a>, key: &str) -> Result<Option<&'a Vec<Value>>, FieldError
     match o.get(key) {
         None => Ok(None),
         Some(Value::Array(a)) => Ok(Some(a)),
-        Some(v) => Err(FieldError::field(
-            &o.child_path(key),
-            format!("expected a list, found {}", json::kind(v)),
-        )),
+        Some(v) => Err(FieldError::field(&o.child_path(key), format!("expected a list, found {}", json::kind(v)))),
     }
 }
 
 /// Element `i` of a per-request number list; null is unknown.
-fn num_at(
-    o: &Obj<'_>,
-    key: &str,
-    arr: Option<&Vec<Value>>,
-    i: usize,
-) -> Result<Option<f64>, FieldError> {
+fn num_at(o: &Obj<'_>, key: &str, arr: Option<&Vec<Value>>, i: usize) -> Result<Option<f64>, FieldError> {
     match arr.and_then(|a| a.get(i)) {
         None | Some(Value::Null) => Ok(None),
         // The common case, without building a path string per element.
@@ -861,9 +807,7 @@ pub(crate) fn read_requests(o: &Obj<'_>) -> Result<Vec<RequestRecord>, FieldErro
     if let Some((k, len)) = present.iter().find(|(_, len)| *len != n) {
         return Err(FieldError::field(
             &o.child_path(k),
-            format!(
-                "has {len} entries but `{first_key}` has {n}: the per-request lists must line up"
-            ),
+            format!("has {len} entries but `{first_key}` has {n}: the per-request lists must line up"),
         ));
     }
     let mut out = Vec::with_capacity(n);
@@ -957,10 +901,7 @@ pub(crate) fn agree_facts(all: &[RunFacts], notes: &mut Notes) -> RunFacts {
         }
         if distinct.len() > 1 {
             let list: Vec<String> = distinct.iter().map(ToString::to_string).collect();
-            notes.warn(format!(
-                "the levels name different {what} ({}); left empty",
-                list.join(", ")
-            ));
+            notes.warn(format!("the levels name different {what} ({}); left empty", list.join(", ")));
             return None;
         }
         distinct.into_iter().next()
@@ -972,11 +913,7 @@ pub(crate) fn agree_facts(all: &[RunFacts], notes: &mut Notes) -> RunFacts {
     RunFacts {
         model: agree("models", all.iter().map(|f| f.model.clone()), notes),
         engine: agree("engines", all.iter().map(|f| f.engine.clone()), notes),
-        engine_version: agree(
-            "engine versions",
-            all.iter().map(|f| f.engine_version.clone()),
-            notes,
-        ),
+        engine_version: agree("engine versions", all.iter().map(|f| f.engine_version.clone()), notes),
         gpu_type: agree("GPU types", all.iter().map(|f| f.gpu_type.clone()), notes),
         gpu_count: agree("GPU counts", all.iter().map(|f| f.gpu_count), notes),
         endpoint_kind: endpoint.and_then(EndpointKind::parse),
@@ -1099,10 +1036,7 @@ pub(crate) mod tests {
         assert!(close(p.get(Metric::Ttft, Stat::Std), 24.11820211624444));
         assert!(close(p.get(Metric::Tpot, Stat::Mean), 13.806057272683875));
         assert!(close(p.output_tok_s(), 410.20790797844614));
-        assert!(close(
-            p.get(Metric::TotalThroughput, Stat::Mean),
-            387.8033701462213 + 410.20790797844614
-        ));
+        assert!(close(p.get(Metric::TotalThroughput, Stat::Mean), 387.8033701462213 + 410.20790797844614));
         assert!(close(p.get(Metric::InputTokens, Stat::Mean), 100895.0 / 500.0));
         assert_eq!(f.levels[0].raw["Test name"], "vllm_055_llama8B_tp1_sharegpt_qps_2");
         let llama70_16 = &f.levels[7].point;
@@ -1112,12 +1046,7 @@ pub(crate) mod tests {
         assert_eq!(f.facts.engine.as_deref(), Some("vllm"));
         assert_eq!(f.facts.model, None);
         assert_eq!(f.definitions.token_count, None);
-        assert_eq!(
-            f.warnings.iter().filter(|w| w.contains("qps inf")).count(),
-            3,
-            "{:?}",
-            f.warnings
-        );
+        assert_eq!(f.warnings.iter().filter(|w| w.contains("qps inf")).count(), 3, "{:?}", f.warnings);
         assert!(f.warnings.iter().any(|w| w.contains("3 test series")), "{:?}", f.warnings);
     }
 
@@ -1210,10 +1139,7 @@ pub(crate) mod tests {
 
         let burst = r#"{"backend": "vllm", "num_prompts": 50, "request_rate": "inf", "max_concurrency": null, "duration": 5.0, "completed": 50, "output_throughput": 100.0}"#;
         let f = parse(burst).unwrap();
-        assert_eq!(
-            (f.levels[0].point.load_kind, f.levels[0].point.load_value),
-            (LoadKind::Concurrency, 50.0)
-        );
+        assert_eq!((f.levels[0].point.load_kind, f.levels[0].point.load_value), (LoadKind::Concurrency, 50.0));
         assert!(f.warnings.iter().any(|w| w.contains("all 50 requests at once")));
     }
 
@@ -1242,18 +1168,18 @@ pub(crate) mod tests {
         assert!(e.to_string().contains("`duration`") && e.message.contains("negative"), "{e}");
         let e = parse(r#"{"backend": "vllm", "request_rate": "inf", "max_concurrency": "eight", "duration": 5.0, "completed": 8}"#).unwrap_err();
         assert!(e.to_string().contains("`max_concurrency`"), "{e}");
-        let e = parse(r#"{"backend": "vllm", "request_rate": "inf", "max_concurrency": 8, "duration": 5.0, "completed": 8}"#).unwrap_err();
+        let e = parse(
+            r#"{"backend": "vllm", "request_rate": "inf", "max_concurrency": 8, "duration": 5.0, "completed": 8}"#,
+        )
+        .unwrap_err();
         assert!(e.message.contains("no throughput"), "{e}");
         // The second line of JSON Lines is broken, the third has a bad field.
-        let good = r#"{"backend": "vllm", "request_rate": 1, "duration": 5.0, "completed": 5, "output_throughput": 10.0}"#;
-        let e =
-            parse(&format!("{good}\n{{\"backend\": \"vllm\", \"request_rate\": \n")).unwrap_err();
+        let good =
+            r#"{"backend": "vllm", "request_rate": 1, "duration": 5.0, "completed": 5, "output_throughput": 10.0}"#;
+        let e = parse(&format!("{good}\n{{\"backend\": \"vllm\", \"request_rate\": \n")).unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");
-        let e = parse(&format!(
-            "{good}\n{good}\n{}\n",
-            good.replace("\"completed\": 5", "\"completed\": 5.5")
-        ))
-        .unwrap_err();
+        let e = parse(&format!("{good}\n{good}\n{}\n", good.replace("\"completed\": 5", "\"completed\": 5.5")))
+            .unwrap_err();
         assert_eq!(e.line, Some(3));
         assert!(e.to_string().starts_with("line 3, field `completed`"), "{e}");
         let misaligned = r#"{"backend": "vllm", "request_rate": 1, "duration": 5.0, "completed": 1, "output_throughput": 1.0, "ttfts": [0.1], "latencies": [0.2, 0.3]}"#;
@@ -1264,7 +1190,10 @@ pub(crate) mod tests {
         assert!(e.to_string().contains("request_rate"), "{e}");
         assert!(parse("[]").is_err());
         assert!(parse("C= 32 | …").is_err());
-        assert!(parse(r#"{"backend": "vllm", "request_rate": 0, "duration": 1, "completed": 1, "output_throughput": 1}"#).is_err());
+        assert!(parse(
+            r#"{"backend": "vllm", "request_rate": 0, "duration": 1, "completed": 1, "output_throughput": 1}"#
+        )
+        .is_err());
     }
 
     #[test]
