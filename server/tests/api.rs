@@ -7,6 +7,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
+mod common;
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -30,9 +31,7 @@ async fn spawn_app(max_upload_bytes: usize) -> TestApp {
 }
 
 fn story_file() -> PathBuf {
-    let dir = std::env::var("PLATEAU_FIXTURES")
-        .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")));
-    PathBuf::from(dir).join("seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt")
+    common::fixtures().join("seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt")
 }
 
 fn story_form() -> Form {

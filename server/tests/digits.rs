@@ -14,16 +14,11 @@
     reason = "test and bench code stops at the first failure"
 )]
 
+mod common;
+use common::fixtures;
 use server::ingest::{self, ImportRequest, InputFile};
 use std::collections::HashSet;
 use std::path::PathBuf;
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(
-        std::env::var("PLATEAU_FIXTURES")
-            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR"))),
-    )
-}
 
 fn every_fixture() -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -9,16 +9,10 @@
     reason = "test and bench code stops at the first failure"
 )]
 
+mod common;
 use app::domain::SourceFormat;
+use common::fixtures;
 use server::ingest::{self, ImportRequest, InputFile};
-use std::path::PathBuf;
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(
-        std::env::var("PLATEAU_FIXTURES")
-            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR"))),
-    )
-}
 
 /// (file, expected format, levels it yields)
 const FILES: &[(&str, SourceFormat, usize)] = &[

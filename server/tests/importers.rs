@@ -8,6 +8,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
+mod common;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::LoadKind;
 use server::ingest::{self, ImportRequest, InputFile, PreparedRun};
@@ -141,9 +142,7 @@ fn a_number_too_large_for_a_double_is_named_by_its_field() {
 
 #[test]
 fn aiperf_wall_time_comes_from_start_and_end_when_no_duration() {
-    let fixtures = std::env::var("PLATEAU_FIXTURES")
-        .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")));
-    let path = format!("{fixtures}/aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json");
+    let path = common::fixtures().join("aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json");
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.contains("benchmark_duration"), "the fixture changed: pick another file");
     let run = one("c128.json", &text, None);
@@ -195,6 +194,12 @@ fn inferencex_agentx_rows_are_read_with_their_request_accounting() {
     assert!(run.warnings.iter().any(|w| w.contains("7 warm-up requests")), "{:?}", run.warnings);
     assert!(run.warnings.iter().any(|w| w.contains("timeout: 3")), "{:?}", run.warnings);
     assert!(run.run.definitions.notes.iter().any(|n| n.contains("AgentX")));
+    // A wrong value is refused naming its field; nothing is prepared.
+    let bad = AGENTX_ROW.replace("\"mean\": 0.8123456789012345", "\"mean\": \"fast\"");
+    let e = import("bad.json", &bad, None).unwrap_err().to_string();
+    assert!(e.contains("request_metrics.latency.ttft.mean") && e.contains("fast"), "{e}");
+    let e = import("noconc.json", &AGENTX_ROW.replace("\"conc\": 16", "\"conc\": 0"), None).unwrap_err().to_string();
+    assert!(e.contains("conc"), "{e}");
     // A list of rows (agg_bmk.json) is one run, a level per row.
     let two = format!("[{AGENTX_ROW}, {}]", AGENTX_ROW.replace("\"conc\": 16", "\"conc\": 32"));
     let run = one("agg_bmk.json", &two, None);

@@ -10,10 +10,11 @@
     reason = "test and bench code stops at the first failure"
 )]
 
+mod common;
+use common::fixtures;
 use reqwest::{redirect, StatusCode};
 use serde_json::{json, Value};
 use server::routes::{router, AppState};
-use std::path::PathBuf;
 
 struct TestApp {
     base: String,
@@ -55,13 +56,6 @@ async fn spawn_app() -> TestApp {
     tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
     let client = reqwest::Client::builder().redirect(redirect::Policy::none()).build().unwrap();
     TestApp { base: format!("http://{addr}"), dir, client, pool }
-}
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(
-        std::env::var("PLATEAU_FIXTURES")
-            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR"))),
-    )
 }
 
 /// The story's two runs: (chat, completions) ids.
