@@ -29,7 +29,7 @@
 //! the JSON instead), the per-request `profile_export.jsonl`, and multi-run
 //! `_aggregate`/`_collated` files.
 
-use super::aiperf_family::{cli_flag, load_num, per_second, read_stats, tokens, Shape};
+use super::aiperf_family::{cli_flag, load_num, per_second, read_stats, tag_streaming, tokens, Shape};
 use super::common::{bool_at, top_level, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
@@ -216,13 +216,7 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
     if setup.server_token_count {
         definitions.token_count = Some(TokenCountSource::ServerUsage);
     }
-    let streamed = setup.streaming.unwrap_or_else(|| point.get(Metric::Ttft, Stat::Mean).is_some());
-    facts.tags.push(if streamed { "streaming" } else { "non-streaming" }.to_owned());
-    if !streamed {
-        definitions
-            .notes
-            .push("requests were not streamed: there is no TTFT or ITL, and latency is the whole response".to_owned());
-    }
+    tag_streaming(setup.streaming, &point, &mut facts, &mut definitions);
 
     let mut level = NewLevel::new(point);
     level.raw = doc.clone();
@@ -501,22 +495,15 @@ fn facts_of(cfg: Option<Obj<'_>>, root: Obj<'_>) -> Result<(RunFacts, Setup), Fi
 mod tests {
     use super::*;
 
-    use crate::ingest::test_fixtures::files as fixture_files;
-
-    fn only_level(p: &ParsedFile) -> &Point {
-        assert_eq!(p.levels.len(), 1);
-        &p.levels[0].point
-    }
+    use crate::ingest::test_fixtures::{nested_in_an_export, only_level, parsed_files};
 
     #[test]
     fn every_real_aiperf_file_parses_and_is_detected() {
-        let files = fixture_files("aiperf");
+        let files = parsed_files("aiperf", SourceFormat::Aiperf);
         assert!(files.len() >= 2, "expected the AIPerf fixtures, found {}", files.len());
         let mut checked = 0;
-        for (name, text) in &files {
-            assert_eq!(crate::ingest::formats::detect(text), Some(SourceFormat::Aiperf), "{name}");
-            let parsed = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let p = only_level(&parsed);
+        for (name, parsed) in &files {
+            let p = only_level(parsed);
             assert!(p.load_value > 0.0, "{name}");
             assert_eq!(parsed.definitions.sample_std, Some(true));
             assert_eq!(parsed.definitions.throughput_window, Some(ThroughputWindow::FirstSendToLastResponse));
@@ -669,8 +656,8 @@ mod tests {
     #[test]
     fn an_export_nested_in_another_file_is_not_claimed() {
         // Plateau's own export keeps each level's source object: the keys are there, nested.
-        assert!(!sniff(
-            r#"{"kind": "plateau-export", "runs": [{"levels": [{"raw": {"aiperf_version": "0.8.0", "input_config": {}, "request_latency": {"unit": "ms", "avg": 1.0}}}]}]}"#
-        ));
+        assert!(!sniff(&nested_in_an_export(
+            r#"{"aiperf_version": "0.8.0", "input_config": {}, "request_latency": {"unit": "ms", "avg": 1.0}}"#
+        )));
     }
 }

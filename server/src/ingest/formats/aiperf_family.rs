@@ -2,15 +2,15 @@
 //! the same `{unit, avg, min, max, std, p1…p99}` block ([`read_stats`], with the unit
 //! conversions of [`unit_scale`]), record the load in `input_config` ([`load_num`]) or on a
 //! recorded command line ([`cli_flag`]), and state requested lengths as `n` or `{mean: n}`
-//! ([`tokens`]).
+//! ([`tokens`]), and whether requests were streamed ([`tag_streaming`]).
 //!
 //! Not a parser: no detection and no format of its own. `aiperf` and `genai_perf` import
 //! this module and [`super::common`], never each other.
 
 use crate::ingest::json::{FieldError, Obj};
 use app::domain::metrics::convert_unit;
-use app::domain::metrics::{Metric, Stat, Unit};
-use app::domain::Point;
+use app::domain::metrics::{Definitions, Metric, Stat, Unit};
+use app::domain::{Point, RunFacts};
 use serde_json::Value;
 
 /// How a metric's statistics are read.
@@ -151,6 +151,24 @@ pub(crate) fn tokens(v: Option<&Value>) -> Option<i64> {
     };
     let x = v.as_f64()?;
     (x.is_finite() && x >= 1.0 && x.fract() == 0.0 && x <= 1e9).then_some(x as i64)
+}
+
+/// Tags the run `streaming` or `non-streaming`: as the config says (`streaming`), else by
+/// whether the file has a TTFT. A run that was not streamed has its definitions say what
+/// that leaves out.
+pub(crate) fn tag_streaming(
+    streaming: Option<bool>,
+    point: &Point,
+    facts: &mut RunFacts,
+    definitions: &mut Definitions,
+) {
+    let streamed = streaming.unwrap_or_else(|| point.get(Metric::Ttft, Stat::Mean).is_some());
+    facts.tags.push(if streamed { "streaming" } else { "non-streaming" }.to_owned());
+    if !streamed {
+        definitions
+            .notes
+            .push("requests were not streamed: there is no TTFT or ITL, and latency is the whole response".to_owned());
+    }
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@
 //! not report failed requests. Not supported: `genai-perf analyze` summaries
 //! (`analyze_export_genai_perf.csv`), `checkpoint.json`, per-request `profile_export.json`.
 
-use super::aiperf_family::{cli_flag, load_num, read_stats, tokens, unit_scale, Shape};
+use super::aiperf_family::{cli_flag, load_num, read_stats, tag_streaming, tokens, unit_scale, Scale, Shape};
 use super::common::{bool_at, top_level, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParseOptions, ParsedFile};
@@ -339,19 +339,31 @@ fn csv_request_row(
     raw.insert(label.to_owned(), Value::Object(stats));
     let (name, unit) = split_label(label);
     let Some((metric, shape, default_unit)) = lookup(&name) else { return Ok(0) };
-    let unit = unit.unwrap_or_else(|| default_unit.to_owned());
-    let scale = unit_scale(metric, &unit).ok_or_else(|| {
-        FieldError::line(
-            n,
-            format!("`{label}`: `{unit}` is not a unit of {} ({})", metric.label(), metric.unit().label()),
-        )
-    })?;
+    let scale = row_scale(label, unit, default_unit, metric, n)?;
     for (stat, v) in values {
         if shape == Shape::Distribution || stat == Stat::Mean {
             point.set(metric, stat, scale.apply(v));
         }
     }
     Ok(1)
+}
+
+/// The conversion of a row's numbers: the unit its label names, else the one GenAI-Perf
+/// documents for the metric; a unit of another kind is an error naming line and row.
+fn row_scale(
+    label: &str,
+    unit: Option<String>,
+    default_unit: &str,
+    metric: Metric,
+    n: usize,
+) -> Result<Scale, FieldError> {
+    let unit = unit.unwrap_or_else(|| default_unit.to_owned());
+    unit_scale(metric, &unit).ok_or_else(|| {
+        FieldError::line(
+            n,
+            format!("`{label}`: `{unit}` is not a unit of {} ({})", metric.label(), metric.unit().label()),
+        )
+    })
 }
 
 /// One row of the `Metric,Value` block. Returns 1 if it was a value Plateau maps.
@@ -375,13 +387,7 @@ fn csv_system_row(
         return Ok(1);
     }
     let Some((metric, _, default_unit)) = lookup(&name) else { return Ok(0) };
-    let unit = unit.unwrap_or_else(|| default_unit.to_owned());
-    let scale = unit_scale(metric, &unit).ok_or_else(|| {
-        FieldError::line(
-            n,
-            format!("`{label}`: `{unit}` is not a unit of {} ({})", metric.label(), metric.unit().label()),
-        )
-    })?;
+    let scale = row_scale(label, unit, default_unit, metric, n)?;
     // Run-level scalars are the level's value: the mean, whatever the metric's usual shape.
     point.set(metric, Stat::Mean, scale.apply(v));
     Ok(1)
@@ -440,13 +446,7 @@ fn parse_json(text: &str) -> Result<ParsedFile, FieldError> {
     point.load_value = value;
 
     let (mut facts, streaming) = json_facts(cfg)?;
-    let streamed = streaming.unwrap_or_else(|| point.get(Metric::Ttft, Stat::Mean).is_some());
-    facts.tags.push(if streamed { "streaming" } else { "non-streaming" }.to_owned());
-    if !streamed {
-        definitions
-            .notes
-            .push("requests were not streamed: there is no TTFT or ITL, and latency is the whole response".to_owned());
-    }
+    tag_streaming(streaming, &point, &mut facts, &mut definitions);
 
     let mut level = NewLevel::new(point);
     level.raw = doc.clone();
@@ -560,20 +560,15 @@ fn json_facts(cfg: Option<Obj<'_>>) -> Result<(RunFacts, Option<bool>), FieldErr
 mod tests {
     use super::*;
 
-    use crate::ingest::test_fixtures::files as fixture_files;
+    use crate::ingest::test_fixtures::{nested_in_an_export, only_level, parsed_files};
 
     const SYNTHETIC_JSON: &str = include_str!("../../../tests/data/genai-perf/profile_export_genai_perf.json");
 
     #[test]
     fn every_real_genai_perf_file_parses_and_is_detected() {
-        let files = fixture_files("genai-perf");
-        assert!(!files.is_empty(), "expected the GenAI-Perf fixtures");
         let mut checked = 0;
-        for (name, text) in &files {
-            assert_eq!(crate::ingest::formats::detect(text), Some(SourceFormat::GenaiPerf), "{name}");
-            let parsed = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(parsed.levels.len(), 1, "{name}");
-            let p = &parsed.levels[0].point;
+        for (name, parsed) in &parsed_files("genai-perf", SourceFormat::GenaiPerf) {
+            let p = only_level(parsed);
             assert!(p.load_value > 0.0 || name.ends_with(".csv"), "{name}");
             assert_eq!(parsed.definitions.ttft, Some(TtftDefinition::FirstContent));
             assert!(parsed.levels[0].raw.get("request_metrics").is_some(), "{name}: raw keeps the rows");
@@ -748,9 +743,9 @@ mod tests {
     #[test]
     fn an_export_nested_in_another_file_is_not_claimed() {
         // Plateau's own export keeps each level's source object: the keys are there, nested.
-        assert!(!sniff(
-            r#"{"kind": "plateau-export", "runs": [{"levels": [{"raw": {"input_config": {"perf_analyzer": {}}, "request_latency": {"unit": "ms", "avg": 1.0}}}]}]}"#
-        ));
+        assert!(!sniff(&nested_in_an_export(
+            r#"{"input_config": {"perf_analyzer": {}}, "request_latency": {"unit": "ms", "avg": 1.0}}"#
+        )));
     }
 
     #[test]

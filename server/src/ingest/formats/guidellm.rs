@@ -705,12 +705,9 @@ fn text_at<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::test_fixtures::close;
 
     use crate::ingest::test_fixtures::read;
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
-    }
 
     const REAL_V08: &str = "guidellm/llm-d-benchmark_guidellm_report_v2_constant_2_4rps.json";
 

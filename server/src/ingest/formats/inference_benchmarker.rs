@@ -274,10 +274,7 @@ fn definitions(config: Option<&Obj<'_>>) -> Result<Definitions, FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
-    }
+    use crate::ingest::test_fixtures::close;
 
     /// Written by hand from the schema in fixtures/inference-benchmarker/SOURCE.txt (no real
     /// file is public): a sweep with warm-up, throughput and three constant-rate steps.

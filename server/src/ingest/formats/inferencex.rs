@@ -469,11 +469,8 @@ fn summary_facts(root: &Obj<'_>) -> Result<RunFacts, FieldError> {
 mod tests {
     use super::*;
     use crate::ingest::formats::detect;
+    use crate::ingest::test_fixtures::close;
     use crate::ingest::test_fixtures::read as fixture;
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() < 1e-9 * b.abs().max(1.0))
-    }
 
     #[test]
     fn glm5_experimental_levels_in_seconds() {

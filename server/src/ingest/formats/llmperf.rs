@@ -299,12 +299,9 @@ fn parse_individual(items: &[Value], opts: &ParseOptions) -> Result<ParsedFile, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::test_fixtures::close;
 
     use crate::ingest::test_fixtures::read;
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
-    }
 
     const SUMMARY: &str = "llmperf/leaderboard_summary_groq_70b.json";
     const INDIVIDUAL: &str = "llmperf/leaderboard_individual_groq_70b.json";

@@ -312,12 +312,9 @@ fn definitions(seen: &[(Place, Seen)], notes: &mut Notes) -> Definitions {
 mod tests {
     use super::*;
     use crate::ingest::formats::detect;
+    use crate::ingest::test_fixtures::close;
     use crate::ingest::test_fixtures::read as fixture;
     use app::domain::LoadKind;
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() < 1e-9 * b.abs().max(1.0))
-    }
 
     #[test]
     fn datacrunch_rate_sweep_2024() {

@@ -374,12 +374,9 @@ mod tests {
     use super::*;
     use crate::ingest::formats::detect;
     use crate::ingest::formats::vllm_family::PER_REQUEST_KEYS;
+    use crate::ingest::test_fixtures::close;
     use crate::ingest::test_fixtures::read as fixture;
     use app::domain::metrics::TtftDefinition;
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() < 1e-9 * b.abs().max(1.0))
-    }
 
     #[test]
     fn inferencex_app_glm47_conc1_old_layout_with_typo_key() {
