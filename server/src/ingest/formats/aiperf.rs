@@ -208,9 +208,7 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
     let load = load_of(cfg, root, &point)?;
     point.load_kind = load.kind;
     point.load_value = load.value;
-    for w in load.warnings {
-        notes.warn(w);
-    }
+    notes.absorb(load.notes);
 
     let (mut facts, setup) = facts_of(cfg, root)?;
     if setup.server_token_count {
@@ -287,19 +285,19 @@ fn error_summary(root: Obj<'_>, notes: &mut Notes) -> Result<Option<i64>, FieldE
 struct Load {
     kind: LoadKind,
     value: f64,
-    warnings: Vec<String>,
+    notes: Notes,
 }
 
 impl Load {
     fn new(kind: LoadKind, value: f64) -> Self {
-        Self { kind, value, warnings: Vec::new() }
+        Self { kind, value, notes: Notes::default() }
     }
 
     /// A request rate, noting the concurrency cap AIPerf applied on top of it.
     fn rate(rate: f64, cap: Option<f64>) -> Self {
         let mut l = Self::new(LoadKind::RequestRate, rate);
         if let Some(c) = cap {
-            l.warnings.push(format!("request rate {rate} req/s was capped at {c} requests in flight"));
+            l.notes.warn(format!("request rate {rate} req/s was capped at {c} requests in flight"));
         }
         l
     }
@@ -346,7 +344,7 @@ fn load_of(cfg: Option<Obj<'_>>, root: Obj<'_>, point: &Point) -> Result<Load, F
             if let Some((first_name, first)) = loads.first() {
                 let mut first = first.clone();
                 if loads.iter().any(|(_, l)| l.kind != first.kind || l.value != first.value) {
-                    first.warnings.push(format!(
+                    first.notes.warn(format!(
                         "the file aggregates {} profiling phases with different loads; \
                          the level is placed at the load of phase `{first_name}`",
                         loads.len()
@@ -396,13 +394,13 @@ fn load_of(cfg: Option<Obj<'_>>, root: Obj<'_>, point: &Point) -> Result<Load, F
             ));
         };
         let mut l = Load::new(LoadKind::RequestRate, rps);
-        l.warnings.push(format!(
+        l.notes.warn(format!(
             "trace replay (fixed schedule): no load was set, so the level is placed at its achieved rate, {rps:.3} req/s"
         ));
         return Ok(l);
     }
     let mut l = Load::new(LoadKind::Concurrency, 1.0);
-    l.warnings.push(
+    l.notes.warn(
         "the file records no concurrency or request rate; the level is placed at AIPerf's default, concurrency 1"
             .to_owned(),
     );

@@ -53,7 +53,7 @@ impl Place {
 
 /// Warnings for the user and notes for the run's definitions, each kept once: every
 /// parser collects its warnings here and ends with [`Notes::finish`].
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Notes {
     pub(crate) warnings: Vec<String>,
     pub(crate) notes: Vec<String>,
@@ -74,6 +74,12 @@ impl Notes {
         if !self.notes.contains(&s) {
             self.notes.push(s);
         }
+    }
+
+    /// Takes in what a part of the file collected apart (AIPerf's load, chosen among phases).
+    pub(crate) fn absorb(&mut self, other: Notes) {
+        other.warnings.into_iter().for_each(|w| self.warn(w));
+        other.notes.into_iter().for_each(|n| self.note(n));
     }
 
     /// The parsed file: these notes follow the definitions' own, the warnings in the order
