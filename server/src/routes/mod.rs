@@ -79,6 +79,18 @@ impl AppState {
     }
 }
 
+/// The auth gate's share of the state (the gate and the login page take only this).
+impl FromRef<AppState> for crate::auth::AuthState {
+    fn from_ref(state: &AppState) -> Self {
+        Self {
+            pool: state.pool.clone(),
+            mode: state.auth,
+            throttle: state.login_throttle.clone(),
+            hosts: state.hosts.clone(),
+        }
+    }
+}
+
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(App);
