@@ -54,12 +54,6 @@ pub fn ComparePage() -> impl IntoView {
     }
 }
 
-/// The index of the baseline: the view's, else the earliest run, so changes read forward in time.
-pub(crate) fn baseline_index(runs: &[Run], view: &ViewState) -> usize {
-    let earliest = runs.iter().enumerate().min_by(|a, b| a.1.created_at.cmp(&b.1.created_at)).map_or(0, |(i, _)| i);
-    view.baseline.as_ref().and_then(|b| runs.iter().position(|r| &r.id == b)).unwrap_or(earliest)
-}
-
 fn compare_href(runs: &[Run], baseline: usize, view: &ViewState) -> String {
     let v = ViewState {
         runs: runs.iter().map(|r| r.id.clone()).collect(),
@@ -139,7 +133,7 @@ pub(crate) fn CompareView(
     #[prop(optional)] dismissed: Vec<String>,
     error: Option<String>,
 ) -> impl IntoView {
-    let baseline = baseline_index(&runs, &view);
+    let baseline = compare::baseline_index(&runs, view.baseline.as_ref());
     let editable = mode.editable();
     let live_path = compare_href(&runs, baseline, &view);
     let Some(cmp) = compare::compare(&runs, baseline) else {
