@@ -1,10 +1,13 @@
 //! HTTP surface of the server: the Leptos pages, the server functions, the upload form
-//! target, the REST API and static files. Handlers stay thin: they decode the request,
-//! call one service (`crate::ingest`, `app::db`) and encode the answer.
+//! target, the REST API and static files, and the state they share ([`AppState`]; the
+//! auth gate gets its part, `auth::AuthState`, through `FromRef`). Handlers stay thin:
+//! they decode the request, call one service (`crate::ingest`, `app::db`, `crate::share`
+//! …) and return `Result<_, `[`error::ApiError`]`>` (form posts: [`error::FormError`]).
 
 mod annotations;
 mod api;
 pub mod assets;
+pub mod error;
 mod exports;
 pub mod headers;
 mod live;
