@@ -46,7 +46,7 @@ pub fn ComparePage() -> impl IntoView {
                     Err(e) => view! {
                         <h1>"Compare runs"</h1>
                         <ErrorBox error=e />
-                        <p>"Select 2 to 10 runs in the "<a href="/">"runs list"</a>" and press “Compare selected”."</p>
+                        <p>{format!("Select {} in the ", compare::run_count_rule())}<a href="/">"runs list"</a>" and press “Compare selected”."</p>
                     }.into_any(),
                 }
             })}}
