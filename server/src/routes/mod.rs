@@ -1,10 +1,13 @@
 //! HTTP surface of the server: the Leptos pages, the server functions, the upload form
-//! target, the REST API and static files. Handlers stay thin: they decode the request,
-//! call one service (`crate::ingest`, `app::db`) and encode the answer.
+//! target, the REST API and static files, and the state they share ([`AppState`]; the
+//! auth gate gets its part, `auth::AuthState`, through `FromRef`). Handlers stay thin:
+//! they decode the request, call one service (`crate::ingest`, `app::db`, `crate::share`
+//! …) and return `Result<_, `[`error::ApiError`]`>` (form posts: [`error::FormError`]).
 
 mod annotations;
 mod api;
 pub mod assets;
+pub mod error;
 mod exports;
 pub mod headers;
 mod live;
@@ -76,6 +79,18 @@ impl AppState {
         provide_context(self.pool.clone());
         let previews: Arc<dyn ImportPreviews> = self.pending.clone();
         provide_context(previews);
+    }
+}
+
+/// The auth gate's share of the state (the gate and the login page take only this).
+impl FromRef<AppState> for crate::auth::AuthState {
+    fn from_ref(state: &AppState) -> Self {
+        Self {
+            pool: state.pool.clone(),
+            mode: state.auth,
+            throttle: state.login_throttle.clone(),
+            hosts: state.hosts.clone(),
+        }
     }
 }
 
