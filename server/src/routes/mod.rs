@@ -26,9 +26,9 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
 use leptos::prelude::*;
-use leptos_axum::{generate_route_list, handle_server_fns_with_context, LeptosRoutes};
+use leptos_axum::{generate_route_list, handle_server_fns_with_context, AxumRouteListing, LeptosRoutes};
 use sqlx::SqlitePool;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Everything a handler may need, cloned cheaply per request.
 #[derive(Clone, FromRef)]
@@ -94,9 +94,22 @@ impl FromRef<AppState> for crate::auth::AuthState {
     }
 }
 
+/// The app's page routes, generated once per process.
+///
+/// Generating them runs the whole app once with `leptos_server`'s *process-global* "suppress
+/// resource loads" flag raised; a resource first polled anywhere in the process during that
+/// window waits forever (leptos issue #4773), so a page rendering meanwhile never answers.
+/// A server builds its router once, before it serves; the tests build one per test, many at
+/// a time in one process, and hung now and then on exactly this. Generating once makes a
+/// second window impossible: every later router reuses the list.
+pub fn page_routes() -> &'static [AxumRouteListing] {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App))
+}
+
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
-    let routes = generate_route_list(App);
+    let routes = page_routes().to_vec();
     let ctx = state.clone();
     let options = state.leptos_options.clone();
     let fallback_ctx = state.clone();
@@ -132,4 +145,18 @@ pub fn router(state: AppState) -> Router {
 
 async fn server_fn(State(state): State<AppState>, req: Request<Body>) -> impl IntoResponse {
     handle_server_fns_with_context(move || state.provide(), req).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every router of the process shares one route list: a second generation would raise
+    /// the resource-suppressing flag again while pages render (see [`page_routes`]).
+    #[test]
+    fn the_route_list_is_generated_once_per_process() {
+        let first = page_routes();
+        assert!(first.iter().any(|r| r.path() == "/"), "the runs list is a page route");
+        assert!(std::ptr::eq(first, page_routes()));
+    }
 }
