@@ -18,6 +18,8 @@ use std::time::Duration;
 async fn spawn_sim(cfg: SimConfig) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    // as `plateau sim` serves: TCP_NODELAY, so no chunk waits for a delayed ACK
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| tcp.set_nodelay(true).unwrap());
     tokio::spawn(async move { axum::serve(listener, sim::router(cfg)).await.unwrap() });
     format!("http://{addr}")
 }
@@ -722,4 +724,55 @@ async fn the_live_run_api_creates_appends_and_finishes() {
     assert_eq!(app::db::level_raw(&pool, &id, 0).await.unwrap()["k"], 1);
     let err = sink.finish(&id, RunStatus::Interrupted, None).await.unwrap_err().to_string();
     assert!(err.contains("HTTP 409"), "{err}");
+}
+
+/// The simulator at half its default step times (10 ms + 0.5 ms per sequence), no prefill
+/// cost (the model's throughput leaves prefill out). Much shorter steps drown in Tokio's
+/// 1 ms timer and in the debug build's per-request cost on a shared machine.
+fn scaled_sim(max_batch: usize, per_seq_decode_ms: f64) -> SimConfig {
+    SimConfig { max_batch, base_decode_ms: 10.0, per_seq_decode_ms, prefill_ms_per_token: 0.0, ..SimConfig::default() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steady_state_throughput_matches_the_simulators_model() {
+    // Issue #18: C = 12 with 32 requests ran rounds of 12, 12 and 8, and the short last
+    // round pulled the level's throughput down. The steady window keeps only the stretch
+    // with C requests in flight, so every level reads the model's throughput.
+    let cfg = scaled_sim(64, 0.5);
+    let model = cfg.timing();
+    let url = spawn_sim(cfg).await;
+    let (_dir, pool) = temp_pool("steady.db").await;
+    let levels = [1_u32, 12, 24];
+    let mut s = spec(url, EndpointKind::Chat, levels.to_vec(), LoadMode::Steady { requests: 0 });
+    // Long outputs (96 tokens, every request alike): a closed loop refills a finished
+    // request's slot only after a round trip (a new connection), and the first refill of a
+    // round finds the engine idle and starts a step alone; the model leaves both out. Over
+    // 96 steps they cost about 1 %.
+    s.target.max_tokens = 96;
+    for &c in &levels {
+        // 2⅔ rounds per level: a short last round, as in the issue (C=12: 12 + 12 + 8)
+        let requests = (c as usize * 8).div_ceil(3).max(3);
+        s.loads = Loads::Concurrency(vec![c]);
+        s.mode = LoadMode::Steady { requests };
+        let (run, _) = sweep(&pool, s.clone()).await;
+        let p = &run.points[0];
+        let got = p.output_tok_s().unwrap();
+        let want = model.throughput_tok_s(c as usize);
+        let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
+        assert_eq!(raw["steady_window"]["used"], true, "{raw}");
+        let whole = raw["steady_window"]["whole_level"]["output_tok_s"].as_f64().unwrap();
+        assert!(
+            (got / want - 1.0).abs() < 0.03,
+            "C={c}: steady {got:.1} tok/s, model {want:.1} (whole level {whole:.1}); ttft p50 {:?}, e2e p50 {:?}, tpot {:?}, out {:?}; {} {}",
+            p.get(Metric::Ttft, Stat::P50),
+            p.latency_ms(Stat::P50),
+            p.get(Metric::Tpot, Stat::Mean),
+            p.get(Metric::OutputTokens, Stat::Mean),
+            raw["steady_window"],
+            raw["sent_at_ms"],
+        );
+        assert_eq!(run.definitions.throughput_window, Some(app::domain::metrics::ThroughputWindow::MeasuredWindow));
+        // latency still counts every request, ramp-up and drain included
+        assert_eq!(p.requests_ok, Some(requests as i64));
+    }
 }

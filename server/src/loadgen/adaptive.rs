@@ -4,12 +4,18 @@
 //! last level that still gained and the level that stopped, and name the plateau.
 //!
 //! When throughput stops gaining at B = 2A, the knee lies in the last doubling that still
-//! gained, (A/2, A]: that bracket is bisected. A midpoint M is *on the plateau* when less
-//! than `min_gain` per doubling remains from M up to B; M is compared with B (at least a
-//! doubling away), not with its neighbour, because a small gain between close levels,
-//! scaled up to a doubling, magnifies measurement noise. After an error or latency stop,
-//! (A, B) is bisected for the highest level within the limits. Gains are per doubling:
-//! (t₂ / t₁)^(1 / log₂(C₂ / C₁)) − 1, reported from the plateau to B.
+//! gained, (A/2, A]: that bracket is bisected. A midpoint M is *on the plateau* when its
+//! own gain per doubling — read from its neighbours at their actual distances
+//! ([`local_gain`]: the log-log slope below and above M, interpolated to M) — is below
+//! `min_gain`. Comparing M with one distant level instead averages the gain over that
+//! distance: on a bending curve a level still gaining 16 % per doubling looked like 5 %
+//! against a level 1.4 doublings up (issue #18). The bisection goes on until the bracket is
+//! narrower than [`PLATEAU_RESOLUTION`] of its top, or its ends differ by less than the
+//! measurement [`NOISE`], or [`MAX_PLATEAU_STEPS`] steps. After an error or latency stop,
+//! (A, B) is bisected `refine_steps` times for the highest level within the limits.
+//! Gains are per doubling: (t₂ / t₁)^(1 / log₂(C₂ / C₁)) − 1; the verdict reports the gain
+//! from the plateau to its nearest measured level above, never rounded onto the threshold
+//! ([`gain_pct`]).
 
 use std::fmt;
 
@@ -97,11 +103,33 @@ pub struct Verdict {
     /// Gain per doubling from the plateau to the level that stopped the doubling.
     pub gain_per_doubling: Option<f64>,
     pub plateau_tok_s: Option<f64>,
+    /// The threshold the gain was judged against (the spec's `min_gain`), so the message
+    /// never shows a gain rounded onto it.
+    pub min_gain: f64,
+}
+
+/// A gain per doubling as a percentage for a message judged against `threshold`: one decimal
+/// more whenever the rounded figure would land on the threshold (4.96 % against 5 % reads
+/// "+4.96 %", not "+5 %"), up to three decimals; beyond that, "below 5 %" or "above 5 %".
+pub fn gain_pct(gain: f64, threshold: f64) -> String {
+    let (g, t) = (gain * 100.0, threshold * 100.0);
+    for decimals in 0..=3_usize {
+        let shown = format!("{g:+.decimals$}");
+        let back: f64 = shown.parse().unwrap_or(g);
+        let on_threshold = (back - t).abs() < 1e-9 || (back == 0.0 && t == 0.0);
+        // Rounding must also keep the figure on its side of the threshold.
+        let crossed = (g < t && back >= t) || (g >= t && back < t);
+        if !on_threshold && !crossed {
+            return format!("{shown} %");
+        }
+    }
+    let side = if g < t { "below" } else { "at or above" };
+    format!("{side} {} %", format!("{t:.3}").trim_end_matches('0').trim_end_matches('.'))
 }
 
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pct = |g: f64| format!("{:+.0} %", g * 100.0);
+        let pct = |g: f64| gain_pct(g, self.min_gain);
         let tok = self.plateau_tok_s.map(|t| format!(", {t:.1} tok/s")).unwrap_or_default();
         match (self.reason, self.plateau_c) {
             (StopReason::MaxReached, Some(c)) => {
@@ -202,6 +230,7 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
                 plateau_c: Some(last.concurrency),
                 gain_per_doubling: stop_i_gain(doubling, doubling.len().saturating_sub(1)),
                 plateau_tok_s: Some(last.output_tok_s),
+                min_gain: spec.min_gain,
             }),
         };
     };
@@ -214,6 +243,7 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
             plateau_c: None,
             gain_per_doubling: None,
             plateau_tok_s: None,
+            min_gain: spec.min_gain,
         });
     };
     // The bracket to bisect, and which end is the answer:
@@ -232,7 +262,11 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
     };
     // Replay the bisection over the refine levels measured so far.
     let refined = measured.get(doubling_end..).unwrap_or_default();
-    for step in 0..spec.refine_steps as usize {
+    let max_steps = if plateau { MAX_PLATEAU_STEPS } else { spec.refine_steps as usize };
+    for step in 0..max_steps {
+        if plateau && plateau_resolved(&lo, &hi) {
+            break;
+        }
         let mid = lo.concurrency + (hi.concurrency - lo.concurrency) / 2;
         if mid <= lo.concurrency || mid >= hi.concurrency {
             break;
@@ -241,7 +275,8 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
             return Step::Measure { concurrency: mid, refine: true };
         };
         let below = if plateau {
-            gain_per_doubling(m, &stopped).is_some_and(|g| g >= spec.min_gain)
+            local_gain(m, measured.get(..doubling_end + step + 1).unwrap_or(measured))
+                .is_some_and(|g| g >= spec.min_gain)
         } else {
             violation(spec, m).is_none()
         };
@@ -252,13 +287,74 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
         }
     }
     let answer = if plateau { hi } else { lo };
+    // The gain reported for a plateau is the one that put it there: from the plateau to its
+    // nearest measured neighbour above (the level that stopped the doubling when nothing
+    // was measured between).
+    let above = if plateau { nearest_above(measured, answer.concurrency).unwrap_or(stopped) } else { stopped };
     Step::Done(Verdict {
         reason,
         stopped_at: stopped.concurrency,
         plateau_c: Some(answer.concurrency),
-        gain_per_doubling: gain_per_doubling(&answer, &stopped),
+        gain_per_doubling: gain_per_doubling(&answer, &above),
         plateau_tok_s: Some(answer.output_tok_s),
+        min_gain: spec.min_gain,
     })
+}
+
+/// The plateau's bisection stops once its bracket is narrower than this fraction of its top
+/// (1/16: under a tenth of a doubling, finer than any sweep's levels are read).
+pub const PLATEAU_RESOLUTION: f64 = 1.0 / 16.0;
+
+/// Throughput differences below this fraction are taken as measurement noise: a bracket
+/// whose ends differ by less is not bisected further (a gain read over a short distance,
+/// scaled up to a doubling, would be mostly noise).
+pub const NOISE: f64 = 0.01;
+
+/// At most this many bisection steps towards a throughput plateau (2⁸ = 256 levels apart).
+pub const MAX_PLATEAU_STEPS: usize = 8;
+
+/// Whether the bracket (lo, hi] needs no more bisection: narrow enough, or its two ends
+/// within the measurement noise of each other.
+fn plateau_resolved(lo: &Outcome, hi: &Outcome) -> bool {
+    let width = f64::from(hi.concurrency.saturating_sub(lo.concurrency));
+    let narrow = width <= (f64::from(hi.concurrency) * PLATEAU_RESOLUTION).max(1.0);
+    let within_noise = lo.output_tok_s > 0.0 && (hi.output_tok_s / lo.output_tok_s - 1.0).abs() < NOISE;
+    narrow || within_noise
+}
+
+/// The measured level nearest above `c`.
+fn nearest_above(measured: &[Outcome], c: u32) -> Option<Outcome> {
+    measured.iter().filter(|o| o.concurrency > c).min_by_key(|o| o.concurrency).copied()
+}
+
+/// The gain per doubling *at* `m`, from its nearest measured neighbours at their actual
+/// distances: the slope of log throughput against log₂ C below `m` and above it, each
+/// belonging to the middle of its segment, interpolated to `m`. Comparing `m` with one
+/// distant level instead averages the gain over that whole distance and, on a bending curve,
+/// names the plateau too early. When `m` gains less than the measurement [`NOISE`] up to its
+/// neighbour above, nothing is left to gain there: the gain is the one to that neighbour
+/// (a sharp knee at `m`, where the slope below says nothing about the slope above). `None`
+/// without a usable level above.
+pub fn local_gain(m: &Outcome, measured: &[Outcome]) -> Option<f64> {
+    let log2 = |c: u32| f64::from(c).log2();
+    let slope = |a: &Outcome, b: &Outcome| -> Option<(f64, f64)> {
+        let g = gain_per_doubling(a, b)?;
+        Some(((1.0 + g).max(f64::MIN_POSITIVE).log2(), (log2(a.concurrency) + log2(b.concurrency)) / 2.0))
+    };
+    let hi = nearest_above(measured, m.concurrency)?;
+    let (s2, x2) = slope(m, &hi)?;
+    let flat_above = hi.output_tok_s / m.output_tok_s - 1.0 < NOISE;
+    let below = nearest_below(measured, m.concurrency).and_then(|lo| slope(&lo, m));
+    let s = match below {
+        Some((s1, x1)) if !flat_above && x2 > x1 => s1 + (log2(m.concurrency) - x1) / (x2 - x1) * (s2 - s1),
+        _ => s2,
+    };
+    Some(s.exp2() - 1.0)
+}
+
+/// The measured level nearest below `c`.
+fn nearest_below(measured: &[Outcome], c: u32) -> Option<Outcome> {
+    measured.iter().filter(|o| o.concurrency < c).max_by_key(|o| o.concurrency).copied()
 }
 
 /// Gain per doubling into level `i` of the doubling phase.
@@ -295,33 +391,110 @@ mod tests {
     fn doubles_until_the_gain_falls_below_the_threshold_then_bisects_the_last_gain() {
         let (levels, v) = search(&AdaptiveSpec::default(), knee_curve(48));
         // 32 → 64 gains 50 %; 64 → 128 gains 0 %: stop. The knee is in (32, 64]: 48 has
-        // nothing left to gain up to 128 (on the plateau); 40 has 20 % over 1.68 doublings
-        // (+11.5 % per doubling) → below it. The plateau starts at 48.
-        assert_eq!(levels, vec![1, 2, 4, 8, 16, 32, 64, 128, 48, 40]);
+        // nothing to gain up to its neighbour 64 (on the plateau); 40 gains 20 % up to 48
+        // (0.26 doublings): below; so are 44 and 46. The bracket (46, 48] is under 1/16 of
+        // 48 wide: the plateau starts at 48. (Before #18 the search stopped after two steps.)
+        assert_eq!(levels, vec![1, 2, 4, 8, 16, 32, 64, 128, 48, 40, 44, 46]);
         assert_eq!(v.reason, StopReason::Plateau);
         assert_eq!((v.stopped_at, v.plateau_c), (128, Some(48)));
         assert_eq!(v.gain_per_doubling, Some(0.0));
         assert_eq!(v.to_string(), "plateau at C≈48: +0 % per doubling, 480.0 tok/s");
-        // A knee on a power of two (64): 48 has 33 % left up to 128 over 1.42 doublings
-        // (+22 % per doubling), 56 has 14 % over 1.19 (+12 %): both below; the plateau is 64.
+        // A knee on a power of two (64): every midpoint gains up to its neighbour above.
         let (levels, v) = search(&AdaptiveSpec::default(), knee_curve(64));
-        assert_eq!(&levels[8..], &[48, 56]);
+        assert_eq!(&levels[8..], &[48, 56, 60]);
         assert_eq!(v.plateau_c, Some(64));
+        // Any knee is found within the last bisection step (a knee just past a power of two,
+        // 33, gains under 5 % from 32 to 64: the plateau is named at 32).
+        for knee in 33..=64 {
+            let (_, v) = search(&AdaptiveSpec::default(), knee_curve(knee));
+            let c = v.plateau_c.unwrap();
+            assert!(c.abs_diff(knee) <= 4, "knee {knee}: plateau at {c}");
+        }
+    }
+
+    #[test]
+    fn the_gain_is_read_at_the_candidate_not_averaged_to_a_distant_level() {
+        // Issue #18: the simulator's default curve (20 ms + 1 ms per sequence per step, 64
+        // slots): t = 1000·C/(20 + C) up to 64, flat after. 48 still gains ≈ 20 % per
+        // doubling up to 64; compared with 128 (1.4 doublings up) it looked like +5 %.
+        let curve = |c: u32| {
+            let b = f64::from(c.min(64));
+            o(c, 1000.0 * b / (20.0 + b))
+        };
+        let (levels, v) = search(&AdaptiveSpec::default(), curve);
+        assert_eq!(&levels[..8], &[1, 2, 4, 8, 16, 32, 64, 128]);
+        assert_eq!(v.plateau_c, Some(64), "{levels:?}");
+        assert_eq!(v.gain_per_doubling, Some(0.0));
     }
 
     #[test]
     fn a_saturating_curve_finds_where_the_gain_fades() {
         // t = 1000·C/(C+24) with a 20 % threshold: 32 → 64 gains 27 %, 64 → 128 gains 16 %:
-        // stop at 128. 48 (667 tok/s) has 26 % left to 128 over 1.42 doublings (+18 %/doubling)
-        // → on the plateau; 40 (625) has 35 % over 1.68 (+19.5 %) → on the plateau too.
+        // stop at 128. The gain per doubling at C is 2^(24/(24+C)) − 1: 20 % at C ≈ 67, so
+        // the whole bracket (32, 64] still gains more than 20 %: 48, 56 and 60 are below the
+        // plateau and it is named at 64. (Before #18: at 40, from gains averaged up to 128.)
         let spec = AdaptiveSpec { min_gain: 0.2, ..AdaptiveSpec::default() };
         let (levels, v) = search(&spec, |c| o(c, 1000.0 * f64::from(c) / (f64::from(c) + 24.0)));
         assert_eq!(&levels[..8], &[1, 2, 4, 8, 16, 32, 64, 128]);
-        assert_eq!(&levels[8..], &[48, 40]);
-        assert_eq!(v.plateau_c, Some(40));
+        assert_eq!(&levels[8..], &[48, 56, 60]);
+        assert_eq!(v.plateau_c, Some(64));
         let g = v.gain_per_doubling.unwrap();
         assert!(g > 0.0 && g < 0.2, "{g}");
-        assert!(v.to_string().starts_with("plateau at C≈40: +"), "{v}");
+        assert!(v.to_string().starts_with("plateau at C≈64: +"), "{v}");
+        // A softer threshold puts the plateau inside the bracket, where the local gain
+        // crosses it: 2^(24/(24+C)) − 1 = 25 % at C ≈ 50.5.
+        let spec = AdaptiveSpec { min_gain: 0.25, ..AdaptiveSpec::default() };
+        let (levels, v) = search(&spec, |c| o(c, 1000.0 * f64::from(c) / (f64::from(c) + 24.0)));
+        let c = v.plateau_c.unwrap();
+        assert!((48..=56).contains(&c), "plateau at {c}: {levels:?}");
+    }
+
+    #[test]
+    fn the_plateau_of_the_simulators_model_is_found_within_one_bisection_step() {
+        // The search against the simulator's own timing model (steady throughput with C in
+        // flight), for batch limits 8 … 256, with and without a per-sequence step cost; the
+        // expected plateau comes from the model (`TimingModel::plateau_start`).
+        use crate::sim::TimingModel;
+        let spec = AdaptiveSpec { max_concurrency: 1024, ..AdaptiveSpec::default() };
+        for max_batch in [8, 16, 64, 256] {
+            for (base, per_seq) in [(20.0, 0.0), (20.0, 1.0), (2.0, 0.5)] {
+                let m = TimingModel {
+                    base_decode_ms: base,
+                    per_seq_decode_ms: per_seq,
+                    prefill_ms_per_token: 0.0,
+                    max_batch,
+                };
+                let want = u32::try_from(m.plateau_start(spec.min_gain)).unwrap();
+                let (levels, v) = search(&spec, |c| o(c, m.throughput_tok_s(c as usize)));
+                let got = v.plateau_c.unwrap();
+                // one bisection step: the bracket's last width, 1/16 of its top (at least 1),
+                // or the noise floor's on a curve that bends slowly
+                let step = (f64::from(want) / 8.0).ceil().max(1.0) as u32;
+                assert!(
+                    got.abs_diff(want) <= step,
+                    "batch {max_batch}, {base} + {per_seq} ms: plateau at {got}, model {want} ({levels:?})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn gains_are_never_shown_rounded_onto_the_threshold() {
+        assert_eq!(gain_pct(0.048, 0.05), "+4.8 %");
+        assert_eq!(gain_pct(0.0496, 0.05), "+4.96 %");
+        assert_eq!(gain_pct(0.0504, 0.05), "+5.04 %");
+        assert_eq!(gain_pct(0.03, 0.05), "+3 %");
+        assert_eq!(gain_pct(0.0499999, 0.05), "below 5 %");
+        assert_eq!(gain_pct(0.16, 0.05), "+16 %");
+        let v = Verdict {
+            reason: StopReason::Plateau,
+            stopped_at: 128,
+            plateau_c: Some(48),
+            gain_per_doubling: Some(0.048),
+            plateau_tok_s: Some(575.4),
+            min_gain: 0.05,
+        };
+        assert_eq!(v.to_string(), "plateau at C≈48: +4.8 % per doubling, 575.4 tok/s");
     }
 
     #[test]

@@ -152,6 +152,131 @@ pub fn level_from_records(kind: LoadKind, load: f64, records: &[RequestSample], 
     NewLevel { point: p, raw, requests }
 }
 
+/// The steady-state window of a closed-loop level: the stretch during which the level kept
+/// its C requests in flight, after the ramp-up and before the drain.
+///
+/// - It opens at the level's first response (`start_ms`): until then every request is in its
+///   first round, started together with the others (a synchronised prefill, an engine
+///   filling up).
+/// - It closes at the first response after the level's last send (`end_ms`): from then on a
+///   finished request is no longer replaced and fewer than C are in flight (the drain, with
+///   a short last round when the request count is not a multiple of C).
+///
+/// Output tokens are counted when their chunk arrived (TTFT, then each chunk gap; a chunk
+/// carrying several tokens counts `output_tokens ÷ chunks` each), input tokens with the
+/// request's first token, requests when they ended: each strictly after `start_ms` and no
+/// later than `end_ms`. Latency statistics still count every request of the level.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteadyWindow {
+    /// ms after the level began.
+    pub start_ms: f64,
+    pub end_ms: f64,
+    /// Output tokens of successful requests that arrived in the window.
+    pub output_tokens: f64,
+    /// Prompt tokens of successful requests whose first token arrived in the window; `None`
+    /// when some successful request did not report its prompt length.
+    pub input_tokens: Option<f64>,
+    /// Successful requests that ended in the window.
+    pub requests: u64,
+}
+
+impl SteadyWindow {
+    pub fn seconds(&self) -> f64 {
+        (self.end_ms - self.start_ms) / 1000.0
+    }
+
+    /// The window of a closed-loop level run with `in_flight` requests at a time; `None` when
+    /// the level never replaced a finished request (a wave: all requests at once) or the
+    /// window is empty.
+    pub fn of(records: &[RequestSample], in_flight: usize) -> Option<Self> {
+        if records.len() <= in_flight || records.iter().any(|r| r.scheduled_at_ms.is_some()) {
+            return None;
+        }
+        let end_of = |r: &RequestSample| r.sent_at_ms + r.elapsed_ms;
+        let start_ms = records.iter().map(end_of).fold(f64::INFINITY, f64::min);
+        let last_send = records.iter().map(|r| r.sent_at_ms).fold(f64::NEG_INFINITY, f64::max);
+        let end_ms = records.iter().map(end_of).filter(|e| *e > last_send).fold(f64::INFINITY, f64::min);
+        if !(start_ms.is_finite() && end_ms.is_finite() && end_ms > start_ms) {
+            return None;
+        }
+        let inside = |t: f64| t > start_ms && t <= end_ms;
+        let mut output_tokens = 0.0;
+        let mut input_tokens = Some(0.0);
+        let mut requests = 0;
+        for r in records.iter().filter(|r| r.ok()) {
+            if r.e2e_ms.is_some_and(|e| inside(r.sent_at_ms + e)) {
+                requests += 1;
+            }
+            let Some(ttft) = r.ttft_ms else { continue };
+            let first = r.sent_at_ms + ttft;
+            if inside(first) {
+                input_tokens = match (input_tokens, r.prompt_tokens) {
+                    (Some(sum), Some(n)) => Some(sum + as_f64(n)),
+                    _ => None,
+                };
+            }
+            let chunks = r.token_chunks.max(1);
+            let per_chunk = r.output_tokens().map_or(0.0, |n| as_f64(n) / as_f64(chunks));
+            let mut t = first;
+            let mut n = u64::from(inside(t));
+            for g in &r.gaps_ms {
+                t += g;
+                n += u64::from(inside(t));
+            }
+            output_tokens += as_f64(n) * per_chunk;
+        }
+        Some(Self { start_ms, end_ms, output_tokens, input_tokens, requests })
+    }
+}
+
+/// A closed-loop level's throughputs measured over its [`SteadyWindow`] (when it has one),
+/// replacing the whole-level ones; `raw.steady_window` says which was used and keeps both.
+pub fn apply_steady_window(level: &mut NewLevel, records: &[RequestSample], in_flight: usize) {
+    let whole = json!({
+        "output_tok_s": level.point.get(Metric::OutputThroughput, Stat::Mean),
+        "total_tok_s": level.point.get(Metric::TotalThroughput, Stat::Mean),
+        "requests_s": level.point.get(Metric::RequestThroughput, Stat::Mean),
+        "wall_s": level.point.wall_s,
+    });
+    let Some(w) = SteadyWindow::of(records, in_flight).filter(|w| w.seconds() > 0.0) else {
+        if let serde_json::Value::Object(m) = &mut level.raw {
+            m.insert(
+                "steady_window".into(),
+                json!({
+                    "used": false,
+                    "reason": "no finished request was replaced (a wave, or no more requests than C): throughput over the whole level",
+                    "whole_level": whole,
+                }),
+            );
+        }
+        return;
+    };
+    let secs = w.seconds();
+    let p = &mut level.point;
+    p.set(Metric::OutputThroughput, Stat::Mean, w.output_tokens / secs);
+    match w.input_tokens {
+        Some(i) => p.set(Metric::TotalThroughput, Stat::Mean, (i + w.output_tokens) / secs),
+        None => p.measures.retain(|m| !(m.metric == Metric::TotalThroughput && m.stat == Stat::Mean)),
+    }
+    p.set(Metric::RequestThroughput, Stat::Mean, as_f64(w.requests) / secs);
+    if let serde_json::Value::Object(m) = &mut level.raw {
+        m.insert(
+            "steady_window".into(),
+            json!({
+                "used": true,
+                "in_flight": in_flight,
+                "start_ms": round3(w.start_ms),
+                "end_ms": round3(w.end_ms),
+                "output_tokens": w.output_tokens,
+                "input_tokens": w.input_tokens,
+                "requests_ended": w.requests,
+                "definition": "first response → first response after the last send; tokens counted at arrival, requests at their end",
+                "whole_level": whole,
+            }),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,6 +384,58 @@ mod tests {
         assert_eq!(o["e2e_from_actual_send_ms"]["mean"], 294.5 / 3.0);
         assert_eq!(level.point.latency_ms(Stat::Max), Some(100.0));
         assert_eq!(level.raw["ttft_minus_server_ttft_ms"]["mean"], 2.0);
+    }
+
+    /// A request sent at `sent` ms, 10 tokens: first at +10 ms, then one every `step` ms.
+    fn timed(sent: f64, step: f64) -> RequestSample {
+        let e2e = 10.0 + 9.0 * step;
+        RequestSample {
+            sent_at_ms: sent,
+            ttft_ms: Some(10.0),
+            ttft_content_ms: Some(10.0),
+            gaps_ms: vec![step; 9],
+            e2e_ms: Some(e2e),
+            elapsed_ms: e2e,
+            prompt_tokens: Some(5),
+            completion_tokens: Some(10),
+            token_chunks: 10,
+            ..RequestSample::default()
+        }
+    }
+
+    #[test]
+    fn closed_loop_throughput_is_measured_while_c_requests_are_in_flight() {
+        // C = 2, 5 requests: rounds of 2, 2 and a short last round of 1 (issue #18).
+        // Round 1 sent at 0 ends at 100; round 2 sent at 100 and 100.25 ends at 200 and
+        // 200.25; the fifth goes out at 200.125 (after the first of round 2 ended), ends at 300.125.
+        let records =
+            vec![timed(0.0, 10.0), timed(0.0, 10.0), timed(100.0, 10.0), timed(100.25, 10.0), timed(200.125, 10.0)];
+        let w = SteadyWindow::of(&records, 2).unwrap();
+        // Opens at the first response (100), closes at the first response after the last
+        // send (200.25): only round 2, both requests in flight all along.
+        assert_eq!((w.start_ms, w.end_ms), (100.0, 200.25));
+        assert!((w.output_tokens - 20.0).abs() < 1e-9, "{w:?}"); // round 2's tokens, and only them
+        assert_eq!(w.input_tokens, Some(10.0));
+        assert_eq!(w.requests, 2);
+        let mut level = level_from_records(LoadKind::Concurrency, 2.0, &records, 0.300125);
+        let whole = level.point.output_tok_s().unwrap();
+        assert!((whole - 50.0 / 0.300125).abs() < 1e-6, "whole level: {whole}");
+        apply_steady_window(&mut level, &records, 2);
+        let steady = level.point.output_tok_s().unwrap();
+        assert!((steady - 20.0 / 0.10025).abs() < 1e-6, "steady: {steady}");
+        assert_eq!(level.point.get(Metric::TotalThroughput, Stat::Mean), Some(30.0 / 0.10025));
+        assert_eq!(level.point.get(Metric::RequestThroughput, Stat::Mean), Some(2.0 / 0.10025));
+        assert_eq!(level.raw["steady_window"]["used"], true);
+        assert_eq!(level.raw["steady_window"]["whole_level"]["output_tok_s"], whole);
+        // Latency still counts all five requests.
+        assert_eq!(level.point.get(Metric::E2e, Stat::Max), Some(100.0));
+        // A wave (no request replaced) keeps the whole level and says so.
+        let wave = &records[..2];
+        assert_eq!(SteadyWindow::of(wave, 2), None);
+        let mut level = level_from_records(LoadKind::Concurrency, 2.0, wave, 0.1);
+        apply_steady_window(&mut level, wave, 2);
+        assert_eq!(level.point.output_tok_s(), Some(200.0));
+        assert_eq!(level.raw["steady_window"]["used"], false);
     }
 
     #[test]

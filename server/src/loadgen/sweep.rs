@@ -7,8 +7,8 @@ use super::arrival::schedule_ms;
 use super::client::{self, Endpoint, ErrorKind, RequestError, RequestSample};
 use super::prompt::{Prompt, PromptGen};
 use super::sink::RunSink;
-use super::stats::level_from_records;
-use super::{definitions, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
+use super::stats::{apply_steady_window, level_from_records};
+use super::{definitions_for, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
 use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
 use app::domain::metrics::Stat;
 use app::domain::{EndpointKind, LoadKind, NewRun, Point, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
@@ -59,7 +59,7 @@ pub async fn run_sweep_to<S: RunSink>(
             notes: notes(&spec),
             ..RunFacts::default()
         },
-        definitions: definitions(),
+        definitions: definitions_for(&spec),
         levels: Vec::new(),
         files: Vec::new(),
     };
@@ -122,7 +122,7 @@ fn notes(spec: &SweepSpec) -> String {
             arrival.label()
         ),
         Loads::Adaptive(a) => format!(
-            "adaptive, {closed}: C doubles from {} up to {} while output tok/s gains ≥ {:.0} % per doubling, errors ≤ {:.0} %{}, then {} bisection step(s)",
+            "adaptive, {closed}: C doubles from {} up to {} while output tok/s gains ≥ {:.0} % per doubling, errors ≤ {:.0} %{}; then the last doubling that gained is bisected, each midpoint judged by its own gain per doubling (slopes to its nearest measured neighbours), until the bracket is under 1/16 of its top or its ends within 1 % (an error or latency stop: {} bisection step(s))",
             a.start,
             a.max_concurrency,
             a.min_gain * 100.0,
@@ -340,7 +340,7 @@ impl<S: RunSink> Runner<'_, S> {
             LoadMode::Steady { .. } => "steady",
         };
         let raw = merge(raw, json!({ "mode": mode }));
-        self.store(LoadKind::Concurrency, f64::from(c), &samples, raw).await
+        self.store(LoadKind::Concurrency, f64::from(c), &samples, raw, Some(in_flight)).await
     }
 
     /// Announces the level, then sends the warm-up requests (`in_flight` at a time), which
@@ -375,7 +375,7 @@ impl<S: RunSink> Runner<'_, S> {
             })
             .await
             .ok_or_else(|| self.cancelled_err())?;
-        self.store(LoadKind::RequestRate, rate_rps, &samples, raw).await
+        self.store(LoadKind::RequestRate, rate_rps, &samples, raw, None).await
     }
 
     async fn store(
@@ -384,10 +384,15 @@ impl<S: RunSink> Runner<'_, S> {
         load: f64,
         samples: &[RequestSample],
         raw: Value,
+        in_flight: Option<usize>,
     ) -> Result<Point, LoadgenError> {
         // First send (or due time) → last response.
         let window_s = samples.iter().map(|s| s.origin_ms() + s.elapsed_ms).fold(0.0_f64, f64::max) / 1000.0;
         let mut new_level = level_from_records(kind, load, samples, window_s);
+        // A closed loop's throughput: only while C requests were in flight.
+        if let Some(c) = in_flight {
+            apply_steady_window(&mut new_level, samples, c);
+        }
         new_level.raw = merge(new_level.raw, merge(raw, json!({ "warmup_requests": self.spec.warmup })));
         self.sink.append(self.id, &new_level).await?;
         tracing::info!(

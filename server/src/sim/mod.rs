@@ -176,6 +176,14 @@ pub async fn serve(addr: SocketAddr, cfg: SimConfig) -> anyhow::Result<()> {
         m.base_decode_ms,
         m.per_seq_decode_ms
     );
+    // Tokens go out one small chunk per step: without TCP_NODELAY, Nagle's algorithm holds
+    // a chunk back until the previous one is acknowledged (delayed ACKs: tens of ms), which
+    // would stretch every stream's end and pose as server time.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, router(cfg))
         .with_graceful_shutdown(async {
             // If the signal handler cannot be installed, serve until killed.

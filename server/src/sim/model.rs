@@ -64,6 +64,21 @@ impl TimingModel {
         b as f64 * 1000.0 / self.decode_step_ms(b)
     }
 
+    /// Where the model's throughput stops growing by `min_gain` per doubling: the lowest
+    /// concurrency C whose local gain per doubling, (t(C+1) / t(C))^(1 / log₂((C+1)/C)) − 1,
+    /// is below `min_gain` (at most `max_batch`, beyond which nothing is gained). The
+    /// plateau an adaptive sweep against this model should name.
+    pub fn plateau_start(&self, min_gain: f64) -> usize {
+        let cap = self.max_batch.max(1);
+        (1..cap)
+            .find(|&c| {
+                let (a, b) = (self.throughput_tok_s(c), self.throughput_tok_s(c + 1));
+                let doublings = ((c + 1) as f64 / c as f64).log2();
+                a > 0.0 && (b / a).powf(1.0 / doublings) - 1.0 < min_gain
+            })
+            .unwrap_or(cap)
+    }
+
     /// Steady-state token rate one running request sees (tokens/s). Requests
     /// beyond `max_batch` wait instead of slowing the batch further, so this
     /// is the rate once a request decodes.
@@ -299,6 +314,19 @@ mod tests {
         assert!(gain(1) > 1.9);
         assert!(gain(32) < 1.3);
         assert!(close(gain(64), 1.0));
+    }
+
+    #[test]
+    fn the_plateau_starts_where_the_local_gain_falls_below_the_threshold() {
+        // Without a per-sequence cost throughput is linear up to max_batch.
+        let flat = TimingModel { per_seq_decode_ms: 0.0, max_batch: 16, ..model() };
+        assert_eq!(flat.plateau_start(0.05), 16);
+        // 20 ms + 1 ms per sequence: the gain per doubling at C is ≈ 2^(20/(20+C)) − 1,
+        // under 5 % only past C ≈ 264: the batch limit comes first.
+        assert_eq!(TimingModel { max_batch: 256, ..model() }.plateau_start(0.05), 256);
+        // 2 ms + 0.5 ms: 2^(4/(4+C)) − 1 < 5 % from C ≈ 53.
+        let soft = TimingModel { base_decode_ms: 2.0, per_seq_decode_ms: 0.5, max_batch: 256, ..model() };
+        assert!((52..=54).contains(&soft.plateau_start(0.05)), "{}", soft.plateau_start(0.05));
     }
 
     #[test]
