@@ -776,3 +776,39 @@ async fn steady_state_throughput_matches_the_simulators_model() {
         assert_eq!(p.requests_ok, Some(requests as i64));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_adaptive_search_names_the_models_plateau_within_one_bisection_step() {
+    // 16 decode slots, 10 ms + 0.5 ms per sequence: the model gains ≥ 5 % per doubling all
+    // the way to its batch limit (`TimingModel::plateau_start`), where it goes flat.
+    let cfg = scaled_sim(16, 0.5);
+    let want = cfg.timing().plateau_start(0.05) as u32;
+    assert_eq!(want, 16);
+    let url = spawn_sim(cfg).await;
+    let (_dir, pool) = temp_pool("adaptive-exact.db").await;
+    let mut s = SweepSpec {
+        loads: Loads::Adaptive(AdaptiveSpec { max_concurrency: 256, ..AdaptiveSpec::default() }),
+        ..spec(url, EndpointKind::Chat, vec![1], LoadMode::Steady { requests: 4 })
+    };
+    s.target.max_tokens = 48;
+    let (run, events) = sweep(&pool, s).await;
+    assert_eq!(run.status, RunStatus::Complete);
+    let loads: Vec<f64> = events
+        .iter()
+        .filter_map(|e| match e {
+            Progress::LevelDone { point, .. } => Some(point.load_value),
+            _ => None,
+        })
+        .collect();
+    let verdict = events
+        .iter()
+        .find_map(|e| match e {
+            Progress::Plateau { verdict } => Some(verdict.clone()),
+            _ => None,
+        })
+        .expect("a plateau event");
+    let got = verdict.plateau_c.unwrap();
+    // The bracket (8, 16] is bisected down to a width of 1/16 of its top: one step is 1.
+    assert!(got.abs_diff(want) <= 1, "plateau at C≈{got}, the model's at {want}: {loads:?}");
+    assert!(loads.len() > 7, "bisected past two steps: {loads:?}");
+}
