@@ -483,6 +483,7 @@ async fn constant_arrivals_go_out_at_the_scheduled_spacing() {
     let achieved = raw["open_loop"]["achieved_rate_rps"].as_f64().unwrap();
     assert!((achieved - 25.0).abs() < 1.5, "achieved {achieved} req/s");
     assert!(raw["open_loop"]["send_lag_ms_max"].as_f64().unwrap() < 15.0);
+    assert_eq!(raw["over_saturation"]["detected"], false, "far below capacity");
     // The level's request rate is what completed over the window (first due → last response).
     let rps = p.get(Metric::RequestThroughput, Stat::Mean).unwrap();
     assert!(rps > 20.0 && rps <= 25.5, "{rps}");
@@ -811,4 +812,40 @@ async fn the_adaptive_search_names_the_models_plateau_within_one_bisection_step(
     // The bracket (8, 16] is bisected down to a width of 1/16 of its top: one step is 1.
     assert!(got.abs_diff(want) <= 1, "plateau at C≈{got}, the model's at {want}: {loads:?}");
     assert!(loads.len() > 7, "bisected past two steps: {loads:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_over_capacity_rate_is_detected_flagged_and_ends_the_rate_sweep() {
+    // One decode slot, 5 ms steps, 16 tokens: 80 ms a request, 12.5 req/s at most.
+    // Offered 25 req/s for 2.4 s, then 50 req/s.
+    let url = spawn_sim(SimConfig {
+        max_batch: 1,
+        base_decode_ms: 5.0,
+        per_seq_decode_ms: 0.0,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    })
+    .await;
+    let (_dir, pool) = temp_pool("oversat.db").await;
+    let started = std::time::Instant::now();
+    let (run, _) = sweep(&pool, rates(url, vec![25.0, 50.0], Arrival::Constant, 60)).await;
+    assert!(started.elapsed() < Duration::from_secs(8), "bounded: {:?}", started.elapsed());
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(run.points.len(), 1, "the sweep stops at the first over-capacity rate");
+    let p = &run.points[0];
+    assert!(p.truncated, "its schedule was cut short");
+    let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
+    let o = &raw["over_saturation"];
+    assert_eq!(o["detected"], true, "{raw}");
+    let at = o["at_ms"].as_f64().unwrap();
+    assert!((1000.0..2400.0).contains(&at), "found after {at} ms");
+    let unsent = o["unsent"].as_u64().unwrap();
+    assert!(unsent > 0, "{o}");
+    // every request sent was answered and kept; the unsent ones are nowhere else
+    assert_eq!(p.requests_ok.unwrap() + p.requests_failed.unwrap() + unsent as i64, 60);
+    // on the charts: an annotation at that rate
+    let marks: Vec<(String, String)> = run.annotations.iter().map(|a| (a.anchor.label(), a.body.clone())).collect();
+    assert_eq!(marks.len(), 1, "{marks:?}");
+    assert!(marks[0].1.starts_with("Over capacity"), "{marks:?}");
+    assert!(run.facts.notes.contains("over capacity at 25 req/s"), "{}", run.facts.notes);
 }

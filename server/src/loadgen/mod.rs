@@ -26,6 +26,7 @@ pub mod arrival;
 pub mod bounds;
 pub mod client;
 pub mod prompt;
+pub mod saturation;
 pub mod sink;
 pub mod stats;
 pub mod sweep;

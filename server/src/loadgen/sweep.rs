@@ -6,6 +6,7 @@ use super::adaptive::{self, Outcome, Step};
 use super::arrival::schedule_ms;
 use super::client::{self, Endpoint, ErrorKind, RequestError, RequestSample};
 use super::prompt::{Prompt, PromptGen};
+use super::saturation::{Detector, Finding};
 use super::sink::RunSink;
 use super::stats::{apply_steady_window, level_from_records};
 use super::{definitions_for, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
@@ -76,6 +77,7 @@ pub async fn run_sweep_to<S: RunSink>(
         progress: &progress,
         cancel: &mut cancel,
         level: 0,
+        truncate_next: false,
     };
     // The run's lease is renewed while the levels run (in the same task, polled side by
     // side), so a server starting meanwhile knows this sweep is alive.
@@ -238,6 +240,8 @@ struct Runner<'a, S> {
     cancel: &'a mut watch::Receiver<bool>,
     /// The next level's index (0-based), in measurement order.
     level: usize,
+    /// The next level stored was cut off (over capacity).
+    truncate_next: bool,
 }
 
 impl<S: RunSink> Runner<'_, S> {
@@ -255,7 +259,16 @@ impl<S: RunSink> Runner<'_, S> {
                 for &rate in rates_rps {
                     let due_ms = schedule_ms(*arrival, rate, *requests, self.level as u64);
                     let raw = json!({ "arrival": arrival.label(), "rate_rps": rate });
-                    self.open_level(rate, &due_ms, raw).await?;
+                    let (_, over) = self.open_level(rate, &due_ms, raw).await?;
+                    if over {
+                        // Higher rates would only be further over capacity.
+                        let skipped = rates_rps.iter().skip_while(|r| **r != rate).count().saturating_sub(1);
+                        let text = format!(
+                            "Open loop: over capacity at {rate} req/s (requests in flight and TTFT kept rising); nothing more was sent at that rate and the {skipped} rate(s) after it were not run."
+                        );
+                        tracing::info!(run = %self.id, rate, "over capacity: the rate sweep stops");
+                        return Ok(Some(text));
+                    }
                 }
                 Ok(None)
             }
@@ -362,20 +375,72 @@ impl<S: RunSink> Runner<'_, S> {
 
     /// Warm-up, then one request due at each of `due_ms` (ms after the level starts), sent
     /// on time however many are in flight; stores the level.
-    async fn open_level(&mut self, rate_rps: f64, due_ms: &[f64], raw: Value) -> Result<Point, LoadgenError> {
+    async fn open_level(&mut self, rate_rps: f64, due_ms: &[f64], raw: Value) -> Result<(Point, bool), LoadgenError> {
         self.check_cancel()?;
         let level = self.level;
         let total = due_ms.len();
         self.begin_level(LoadKind::RequestRate, rate_rps, total, self.spec.warmup).await?;
         let progress = self.progress;
-        let samples = self
+        let out = self
             .batch()
             .open(due_ms, |done| {
                 let _ = progress.try_send(Progress::RequestDone { level, done, total });
             })
             .await
             .ok_or_else(|| self.cancelled_err())?;
-        self.store(LoadKind::RequestRate, rate_rps, &samples, raw, None).await
+        let raw = match &out.over_capacity {
+            None => merge(raw, json!({ "over_saturation": { "detected": false } })),
+            Some(f) => merge(
+                raw,
+                json!({ "over_saturation": {
+                    "detected": true,
+                    "at_ms": f.at_ms,
+                    "in_flight_per_s": f.in_flight_per_s,
+                    "in_flight_rise": f.in_flight_rise,
+                    "ttft_ms_per_s": f.ttft_ms_per_s,
+                    "ttft_relative_rise": f.ttft_rise,
+                    "unsent": out.unsent,
+                    "in_flight_at_detection": out.in_flight_at,
+                    "rule": "requests in flight and TTFT both rising over the recent half of the level (least-squares lines climbing by ≥ 25 % of their mean, in flight by ≥ 2), after ≥ 1 s and ≥ 10 TTFTs; from then on nothing more was sent (the requests in flight were answered and kept)",
+                } }),
+            ),
+        };
+        // A level whose schedule was cut short is truncated.
+        let cut = out.unsent > 0;
+        let point = self.store_open(rate_rps, &out.samples, raw, cut).await?;
+        let over = out.over_capacity.is_some();
+        if let Some(f) = out.over_capacity {
+            let note = AnnotationInput {
+                anchor: Anchor::Point { load_kind: LoadKind::RequestRate, load: rate_rps },
+                kind: AnnotationKind::Cause,
+                effect: Effect::None,
+                body: format!(
+                    "Over capacity: requests in flight (+{:.1}/s) and TTFT (+{:.0} %) kept rising; found after {:.1} s, {} request(s) of the schedule not sent.",
+                    f.in_flight_per_s,
+                    f.ttft_rise * 100.0,
+                    f.at_ms / 1000.0,
+                    out.unsent
+                ),
+                superseded_by: None,
+                proposal_key: None,
+            };
+            if let Err(e) = self.sink.annotate(self.id, &note).await {
+                tracing::warn!(run = %self.id, error = %e, "could not annotate the over-capacity level");
+            }
+        }
+        Ok((point, over))
+    }
+
+    /// Stores an open-loop level; one cut off for over-saturation is `truncated`.
+    async fn store_open(
+        &mut self,
+        rate_rps: f64,
+        samples: &[RequestSample],
+        raw: Value,
+        over: bool,
+    ) -> Result<Point, LoadgenError> {
+        self.truncate_next = over;
+        self.store(LoadKind::RequestRate, rate_rps, samples, raw, None).await
     }
 
     async fn store(
@@ -389,6 +454,7 @@ impl<S: RunSink> Runner<'_, S> {
         // First send (or due time) → last response.
         let window_s = samples.iter().map(|s| s.origin_ms() + s.elapsed_ms).fold(0.0_f64, f64::max) / 1000.0;
         let mut new_level = level_from_records(kind, load, samples, window_s);
+        new_level.point.truncated = std::mem::take(&mut self.truncate_next);
         // A closed loop's throughput: only while C requests were in flight.
         if let Some(c) = in_flight {
             apply_steady_window(&mut new_level, samples, c);
@@ -484,7 +550,7 @@ impl Batch<'_> {
     /// Open loop: request `i` goes out at `due_ms[i]` after the start, however many are in
     /// flight; one that cannot go out on time goes out as soon as it can (never dropped)
     /// and is timed from its due time. Samples in schedule order, or `None` when cancelled.
-    async fn open(&mut self, due_ms: &[f64], mut on_done: impl FnMut(usize)) -> Option<Vec<RequestSample>> {
+    async fn open(&mut self, due_ms: &[f64], mut on_done: impl FnMut(usize)) -> Option<OpenOutcome> {
         // Bodies are built before the clock starts, so building them cannot make sends late.
         let mut bodies: Vec<Option<Value>> =
             due_ms.iter().map(|_| Some(request_body(self.target, self.prompts.next_input()))).collect();
@@ -494,8 +560,16 @@ impl Batch<'_> {
         let mut slots: Vec<Option<RequestSample>> = vec![None; due_ms.len()];
         let mut next = 0;
         let mut done = 0;
+        let detector = Detector::default();
+        let mut in_flight_seen: Vec<(f64, f64)> = Vec::new();
+        let mut ttft_seen: Vec<(f64, f64)> = Vec::new();
+        let mut over: Option<Finding> = None;
+        let mut unsent = 0;
+        let mut in_flight_at = 0;
+        let age_ms = || start.elapsed().as_secs_f64() * 1000.0;
         loop {
-            let next_due = due_ms.get(next).map(|ms| due_at(*ms));
+            // Once over capacity, nothing more is sent.
+            let next_due = due_ms.get(next).filter(|_| over.is_none()).map(|ms| due_at(*ms));
             // All sent and all back. (Not a `select!` `else`: the cancel branch is always enabled.)
             if next_due.is_none() && set.is_empty() {
                 break;
@@ -514,21 +588,48 @@ impl Batch<'_> {
                         spawn(&mut set, self.endpoint, body, next, start, Some(due_at(ms)));
                         next += 1;
                     }
+                    in_flight_seen.push((age_ms(), set.len() as f64));
                 }
                 joined = set.join_next(), if !set.is_empty() => {
                     let Some(joined) = joined else { continue };
                     let (i, sample) = joined.unwrap_or_else(|e| (usize::MAX, failed_task(&e)));
+                    if let (Some(due), Some(ttft)) = (sample.scheduled_at_ms, sample.ttft_ms) {
+                        ttft_seen.push((due, ttft));
+                    }
                     match slots.get_mut(i) {
                         Some(slot) => *slot = Some(sample),
                         None => slots.push(Some(sample)),
                     }
                     done += 1;
                     on_done(done);
+                    in_flight_seen.push((age_ms(), set.len() as f64));
+                    // TTFTs arrive in completion order; the fit wants them by due time.
+                    ttft_seen.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    if over.is_none() {
+                        if let Some(f) = detector.check(age_ms(), &in_flight_seen, &ttft_seen) {
+                            // Over capacity: what would follow only measures a longer queue.
+                            // Stop sending; the requests in flight are answered and kept.
+                            over = Some(f);
+                            unsent = due_ms.len().saturating_sub(next);
+                            in_flight_at = set.len();
+                        }
+                    }
                 }
             }
         }
-        Some(slots.into_iter().flatten().collect())
+        Some(OpenOutcome { samples: slots.into_iter().flatten().collect(), over_capacity: over, unsent, in_flight_at })
     }
+}
+
+/// What an open-loop level left: the finished requests' samples, and whether (and when) it
+/// was found over capacity and cut off.
+struct OpenOutcome {
+    samples: Vec<RequestSample>,
+    over_capacity: Option<Finding>,
+    /// Requests of the schedule never sent (cut off).
+    unsent: usize,
+    /// Requests in flight when over capacity was found (answered and kept).
+    in_flight_at: usize,
 }
 
 fn spawn(
