@@ -762,6 +762,7 @@ async fn steady_state_throughput_matches_the_simulators_model() {
         let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
         assert_eq!(raw["steady_window"]["used"], true, "{raw}");
         let whole = raw["steady_window"]["whole_level"]["output_tok_s"].as_f64().unwrap();
+        eprintln!("C={c}: steady {got:.1} tok/s, model {want:.1}, whole level {whole:.1}");
         assert!(
             (got / want - 1.0).abs() < 0.03,
             "C={c}: steady {got:.1} tok/s, model {want:.1} (whole level {whole:.1}); ttft p50 {:?}, e2e p50 {:?}, tpot {:?}, out {:?}; {} {}",

@@ -297,7 +297,7 @@ pub fn definitions_for(spec: &SweepSpec) -> Definitions {
     if steady {
         d.throughput_window = Some(ThroughputWindow::MeasuredWindow);
         if let Some(n) = d.notes.iter_mut().find(|n| n.starts_with("throughput window")) {
-            *n = "throughput window (closed-loop steady levels) = steady state, while C requests are in flight: from the level's first response (the ramp-up's end) to the first response after its last send (the drain's start); output tokens counted when their chunk arrived, input tokens at the request's first token, requests when they ended; warm-up excluded; latency counts every request of the level, ramp-up and drain included; raw.steady_window keeps the window and the whole-level throughputs (a level that never replaced a finished request falls back to the whole level and says so there)".into();
+            *n = "throughput window (closed-loop steady levels) = steady state, while C requests are in flight: from the level's first response (the ramp-up's end) to its (N − C + 1)-th response, the first not replaced by a new request (the drain's start); output tokens counted when their chunk arrived, input tokens at the request's first token, requests when they ended; warm-up excluded; latency counts every request of the level, ramp-up and drain included; raw.steady_window keeps the window and the whole-level throughputs (a level that never replaced a finished request falls back to the whole level and says so there)".into();
         }
     }
     d

@@ -141,6 +141,10 @@ pub fn level_from_records(kind: LoadKind, load: f64, records: &[RequestSample], 
         "server_ms_per_token_mean": server_tpot,
         // Per request, in the order of `requests`: when each went out (ms after the level began).
         "sent_at_ms": records.iter().map(|r| round3(r.sent_at_ms)).collect::<Vec<_>>(),
+        // Per request, in the order of `requests`, what the request rows have no column for
+        // (null where unknown): TTFT to the first content token, and reasoning tokens.
+        "ttft_content_ms": records.iter().map(|r| r.ttft_content_ms.map(round3)).collect::<Vec<_>>(),
+        "reasoning_tokens_per_request": records.iter().map(|r| r.reasoning_tokens).collect::<Vec<_>>(),
     });
     if let serde_json::Value::Object(m) = &mut raw {
         if records.iter().any(|r| r.scheduled_at_ms.is_some()) {
@@ -177,9 +181,9 @@ pub fn level_from_records(kind: LoadKind, load: f64, records: &[RequestSample], 
 /// - It opens at the level's first response (`start_ms`): until then every request is in its
 ///   first round, started together with the others (a synchronised prefill, an engine
 ///   filling up).
-/// - It closes at the first response after the level's last send (`end_ms`): from then on a
-///   finished request is no longer replaced and fewer than C are in flight (the drain, with
-///   a short last round when the request count is not a multiple of C).
+/// - It closes at the (N − C + 1)-th response (`end_ms`), the first one no longer replaced
+///   by a new request (the last send answers the (N − C)-th): from then on fewer than C are
+///   in flight (the drain, with a short last round when N is not a multiple of C).
 ///
 /// Output tokens are counted when their chunk arrived (TTFT, then each chunk gap; a chunk
 /// carrying several tokens counts `output_tokens ÷ chunks` each), input tokens with the
@@ -211,10 +215,13 @@ impl SteadyWindow {
         if records.len() <= in_flight || records.iter().any(|r| r.scheduled_at_ms.is_some()) {
             return None;
         }
-        let end_of = |r: &RequestSample| r.sent_at_ms + r.elapsed_ms;
-        let start_ms = records.iter().map(end_of).fold(f64::INFINITY, f64::min);
-        let last_send = records.iter().map(|r| r.sent_at_ms).fold(f64::NEG_INFINITY, f64::max);
-        let end_ms = records.iter().map(end_of).filter(|e| *e > last_send).fold(f64::INFINITY, f64::min);
+        // Request k (k ≥ C) goes out when the (k − C + 1)-th request ends: the last one, when
+        // the (N − C)-th ends, so the (N − C + 1)-th end is the first not replaced. Counted by
+        // end times, not by when the generator got round to sending (it may lag a little).
+        let mut ends: Vec<f64> = records.iter().map(|r| r.sent_at_ms + r.elapsed_ms).collect();
+        ends.sort_by(f64::total_cmp);
+        let start_ms = ends.first().copied().unwrap_or(f64::NAN);
+        let end_ms = ends.get(records.len() - in_flight).copied().unwrap_or(f64::NAN);
         if !(start_ms.is_finite() && end_ms.is_finite() && end_ms > start_ms) {
             return None;
         }
@@ -289,7 +296,7 @@ pub fn apply_steady_window(level: &mut NewLevel, records: &[RequestSample], in_f
                 "output_tokens": w.output_tokens,
                 "input_tokens": w.input_tokens,
                 "requests_ended": w.requests,
-                "definition": "first response → first response after the last send; tokens counted at arrival, requests at their end",
+                "definition": "first response → (N − C + 1)-th response, the first not replaced by a new request; tokens counted at arrival, requests at their end",
                 "whole_level": whole,
             }),
         );
@@ -364,6 +371,8 @@ mod tests {
         assert_eq!(level.raw["errors"]["http_500"], 1);
         assert_eq!(level.raw["token_count"]["server_usage"], 4);
         assert_eq!(level.raw["finish_reasons"]["length"], 4);
+        assert_eq!(level.raw["ttft_content_ms"], json!([11.0, 21.0, 31.0, 41.0, null]));
+        assert_eq!(level.raw["reasoning_tokens_per_request"], json!([null, null, null, null, null]));
     }
 
     #[test]
@@ -435,8 +444,8 @@ mod tests {
         let records =
             vec![timed(0.0, 10.0), timed(0.0, 10.0), timed(100.0, 10.0), timed(100.25, 10.0), timed(200.125, 10.0)];
         let w = SteadyWindow::of(&records, 2).unwrap();
-        // Opens at the first response (100), closes at the first response after the last
-        // send (200.25): only round 2, both requests in flight all along.
+        // Opens at the first response (100), closes at the fourth (N − C + 1 = 4: 200.25),
+        // the first not replaced: only round 2, both requests in flight all along.
         assert_eq!((w.start_ms, w.end_ms), (100.0, 200.25));
         assert!((w.output_tokens - 20.0).abs() < 1e-9, "{w:?}"); // round 2's tokens, and only them
         assert_eq!(w.input_tokens, Some(10.0));
