@@ -3,7 +3,7 @@
 //! [`csv_text`] (no spreadsheet formula from a CSV cell) and [`markdown_text`] (no link,
 //! image or markup from a name in Markdown).
 
-use crate::ingest::formats::plateau::{self, ExportedFile, ExportedLevel, ExportedRun};
+use crate::ingest::formats::plateau::{self, ExportedFile, ExportedLevel, ExportedRequest, ExportedRun};
 use app::db::{self, DbError};
 use app::domain::RunId;
 use sqlx::SqlitePool;
@@ -15,11 +15,10 @@ pub async fn exported_run(pool: &SqlitePool, id: &RunId) -> Result<ExportedRun, 
     let seqs = db::level_seqs(pool, id).await?;
     let mut levels = Vec::with_capacity(run.points.len());
     for (seq, point) in seqs.into_iter().zip(run.points) {
-        levels.push(ExportedLevel {
-            point,
-            raw: db::level_raw(pool, id, seq).await?,
-            requests: db::level_requests(pool, id, seq).await?,
-        });
+        let raw = db::level_raw(pool, id, seq).await?;
+        // Each request row with every per-request measure stored, also those kept in `raw`.
+        let requests = ExportedRequest::rows(db::level_requests(pool, id, seq).await?, &raw);
+        levels.push(ExportedLevel { point, raw, requests });
     }
     let files = db::run_files(pool, id)
         .await?

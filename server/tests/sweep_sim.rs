@@ -484,6 +484,15 @@ async fn constant_arrivals_go_out_at_the_scheduled_spacing() {
     assert!((achieved - 25.0).abs() < 1.5, "achieved {achieved} req/s");
     assert!(raw["open_loop"]["send_lag_ms_max"].as_f64().unwrap() < 15.0);
     assert_eq!(raw["over_saturation"]["detected"], false, "far below capacity");
+    // The exported request rows carry every per-request measure, also those kept in raw.
+    let export = server::export::exported_run(&pool, &run.id).await.unwrap();
+    let rows = &export.levels[0].requests;
+    assert_eq!(rows.len(), 30);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r.scheduled_at_ms, Some(due[i]));
+        assert_eq!(r.sent_at_ms, Some(sent[i]));
+        assert!(r.ttft_content_ms.is_some() && r.record.ttft_ms.is_some());
+    }
     // The level's request rate is what completed over the window (first due → last response).
     let rps = p.get(Metric::RequestThroughput, Stat::Mean).unwrap();
     assert!(rps > 20.0 && rps <= 25.5, "{rps}");

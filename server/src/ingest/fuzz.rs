@@ -9,7 +9,7 @@
 //! normal test run stays quick); `.ci/fuzz` runs many more and prints each target's
 //! figures (cases, panics, slowest case).
 
-use super::formats::plateau::{to_csv, to_json, ExportedFile, ExportedLevel, ExportedRun};
+use super::formats::plateau::{to_csv, to_json, ExportedFile, ExportedLevel, ExportedRequest, ExportedRun};
 use super::{prepare, test_fixtures, ImportError, ImportRequest, InputFile};
 use app::domain::SourceFormat;
 use proptest::prelude::*;
@@ -151,7 +151,11 @@ fn plateau_seeds() -> Vec<(String, String)> {
                 levels: r
                     .levels
                     .iter()
-                    .map(|l| ExportedLevel { point: l.point.clone(), raw: l.raw.clone(), requests: l.requests.clone() })
+                    .map(|l| ExportedLevel {
+                        point: l.point.clone(),
+                        raw: l.raw.clone(),
+                        requests: l.requests.iter().cloned().map(ExportedRequest::from).collect(),
+                    })
                     .collect(),
                 files: r
                     .files

@@ -39,7 +39,61 @@ pub struct ExportedLevel {
     #[serde(default)]
     pub raw: serde_json::Value,
     #[serde(default)]
-    pub requests: Vec<RequestRecord>,
+    pub requests: Vec<ExportedRequest>,
+}
+
+/// One request row of an export: the stored record, plus the per-request measures a sweep
+/// keeps in the level's `raw` (read from there, in the order of the rows): TTFT to the first
+/// content token, reasoning tokens, and, for open-loop levels, when the request was due and
+/// when it went out (ms after the level began). Absent where unknown.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExportedRequest {
+    #[serde(flatten)]
+    pub record: RequestRecord,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_content_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_at_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_at_ms: Option<f64>,
+}
+
+impl From<RequestRecord> for ExportedRequest {
+    fn from(record: RequestRecord) -> Self {
+        Self { record, ..Self::default() }
+    }
+}
+
+impl ExportedRequest {
+    /// The rows of a level: `records` with what `raw` holds per request (a sweep's
+    /// `ttft_content_ms`, `reasoning_tokens_per_request`, `sent_at_ms` and
+    /// `open_loop.scheduled_at_ms` arrays, one entry per record, in order). An array of
+    /// another length is not this level's rows and is left out.
+    pub fn rows(records: Vec<RequestRecord>, raw: &serde_json::Value) -> Vec<Self> {
+        let n = records.len();
+        let column = |v: Option<&serde_json::Value>| -> Option<Vec<Option<f64>>> {
+            let a = v?.as_array().filter(|a| a.len() == n)?;
+            Some(a.iter().map(serde_json::Value::as_f64).collect())
+        };
+        let ttft_content = column(raw.get("ttft_content_ms"));
+        let reasoning = column(raw.get("reasoning_tokens_per_request"));
+        let scheduled = column(raw.get("open_loop").and_then(|o| o.get("scheduled_at_ms")));
+        let sent = column(raw.get("sent_at_ms"));
+        let at = |c: &Option<Vec<Option<f64>>>, i: usize| c.as_ref().and_then(|c| c.get(i).copied().flatten());
+        records
+            .into_iter()
+            .enumerate()
+            .map(|(i, record)| Self {
+                record,
+                ttft_content_ms: at(&ttft_content, i),
+                reasoning_tokens: at(&reasoning, i),
+                scheduled_at_ms: at(&scheduled, i),
+                sent_at_ms: at(&sent, i),
+            })
+            .collect()
+    }
 }
 
 /// The run inside an export.
@@ -122,7 +176,7 @@ pub fn read(text: &str) -> Result<(ParsedFile, Restored), FieldError> {
         for m in l.point.measures {
             point.set(m.metric, m.stat, m.value);
         }
-        levels.push(NewLevel { point, raw: l.raw, requests: l.requests });
+        levels.push(NewLevel { point, raw: l.raw, requests: l.requests.into_iter().map(|r| r.record).collect() });
     }
     Ok((ParsedFile { facts: run.facts, definitions: run.definitions, levels, ..ParsedFile::default() }, restored))
 }
@@ -357,7 +411,7 @@ mod tests {
                 ExportedLevel {
                     point: p1,
                     raw: serde_json::json!({"max_concurrency": 1, "mean_ttft_ms": 120.0}),
-                    requests: vec![RequestRecord { ok: true, ttft_ms: Some(100.0), ..RequestRecord::default() }],
+                    requests: vec![RequestRecord { ok: true, ttft_ms: Some(100.0), ..RequestRecord::default() }.into()],
                 },
                 ExportedLevel { point: p2, raw: serde_json::Value::Null, requests: Vec::new() },
             ],
@@ -368,6 +422,30 @@ mod tests {
             }],
             annotations: Vec::new(),
         }
+    }
+
+    #[test]
+    fn request_rows_carry_what_raw_keeps_per_request() {
+        let records = vec![RequestRecord { ok: true, ttft_ms: Some(10.0), ..RequestRecord::default() }; 2];
+        let raw = serde_json::json!({
+            "ttft_content_ms": [12.5, null],
+            "reasoning_tokens_per_request": [3, null],
+            "sent_at_ms": [0.25, 40.5],
+            "open_loop": { "scheduled_at_ms": [0.0, 40.0] },
+        });
+        let rows = ExportedRequest::rows(records.clone(), &raw);
+        assert_eq!(rows[0].ttft_content_ms, Some(12.5));
+        assert_eq!(rows[0].reasoning_tokens, Some(3.0));
+        assert_eq!((rows[1].scheduled_at_ms, rows[1].sent_at_ms), (Some(40.0), Some(40.5)));
+        assert_eq!((rows[1].ttft_content_ms, rows[1].reasoning_tokens), (None, None), "unknown stays unknown");
+        let json = serde_json::to_value(&rows[0]).unwrap();
+        assert_eq!(json["ttft_ms"], 10.0);
+        assert_eq!(json["ttft_content_ms"], 12.5);
+        let back: ExportedRequest = serde_json::from_value(json).unwrap();
+        assert_eq!(back, rows[0]);
+        // arrays of another length are not this level's rows
+        let rows = ExportedRequest::rows(records, &serde_json::json!({"sent_at_ms": [1.0]}));
+        assert_eq!(rows[0].sent_at_ms, None);
     }
 
     fn back(parsed: ParsedFile, restored: Restored, created_at: Option<String>) -> ExportedRun {
@@ -381,7 +459,11 @@ mod tests {
             levels: parsed
                 .levels
                 .into_iter()
-                .map(|l| ExportedLevel { point: l.point, raw: l.raw, requests: l.requests })
+                .map(|l| ExportedLevel {
+                    point: l.point,
+                    raw: l.raw,
+                    requests: l.requests.into_iter().map(ExportedRequest::from).collect(),
+                })
                 .collect(),
             files: restored
                 .files
