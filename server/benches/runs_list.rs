@@ -43,7 +43,7 @@ fn run(i: usize) -> NewRun {
     }
 }
 
-async fn median_page_time(pool: &sqlx::SqlitePool, q: &RunQuery) -> Duration {
+async fn median_page_time(pool: &app::db::Db, q: &RunQuery) -> Duration {
     let mut times = Vec::new();
     for _ in 0..15 {
         let t = Instant::now();

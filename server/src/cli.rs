@@ -21,7 +21,8 @@ use std::process::ExitCode;
     about = "Plateau keeps LLM load-test sweeps, shows where throughput plateaus, and compares runs."
 )]
 pub struct Cli {
-    /// SQLite database file (created on first use).
+    /// The database: a SQLite file (created on first use; also `sqlite://PATH`) or a
+    /// PostgreSQL URL (`postgres://user@host/db`).
     #[arg(long, env = "PLATEAU_DB", global = true)]
     pub db: Option<PathBuf>,
     #[command(subcommand)]
@@ -308,7 +309,7 @@ impl ImportArgs {
 
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let db = cli.db.unwrap_or_else(config::default_db_path);
+    let db = app::db::DbTarget::parse(&cli.db.unwrap_or_else(config::default_db_path));
     match cli.command {
         Command::Serve(a) => {
             if a.auth == AuthSwitch::Off && a.read == crate::auth::ReadAccess::Login {
@@ -344,8 +345,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-async fn import(db: PathBuf, args: ImportArgs) -> anyhow::Result<ExitCode> {
-    let pool = app::db::connect(&db).await.with_context(|| format!("opening database {}", db.display()))?;
+async fn import(db: app::db::DbTarget, args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let pool = open(&db).await?;
     let result = match read_inputs(&args.files, ingest::DEFAULT_MAX_BYTES)?
         .and_then(|files| args.fields().into_request(files))
     {
@@ -412,7 +413,7 @@ fn read_inputs(paths: &[PathBuf], limit: usize) -> anyhow::Result<Result<Vec<Inp
     Ok(Ok(files))
 }
 
-async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
+async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> {
     use crate::loadgen::{self, HttpSink, PromptFile, Secret};
     let file = match &a.prompts {
         None => None,
@@ -468,7 +469,7 @@ async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
             (loadgen::run_sweep_to(&sink, spec, tx, cancel_rx).await, server.trim_end_matches('/').to_owned())
         }
         None => {
-            let pool = app::db::connect(&db).await.with_context(|| format!("opening database {}", db.display()))?;
+            let pool = open(&db).await?;
             (loadgen::run_sweep(&pool, spec, tx, cancel_rx).await, String::new())
         }
     };
@@ -612,8 +613,8 @@ mod sweep_progress {
     }
 }
 
-async fn open(db: &std::path::Path) -> anyhow::Result<sqlx::SqlitePool> {
-    app::db::connect(db).await.with_context(|| format!("opening database {}", db.display()))
+async fn open(db: &app::db::DbTarget) -> anyhow::Result<app::db::Db> {
+    app::db::open(db).await.with_context(|| format!("opening database {db}"))
 }
 
 /// The password of `plateau user add|passwd`: the first line of stdin, or asked twice
@@ -631,7 +632,7 @@ fn read_password(args: &PasswordArgs) -> anyhow::Result<String> {
     Ok(first)
 }
 
-async fn user(db: PathBuf, c: UserCommand) -> anyhow::Result<ExitCode> {
+async fn user(db: app::db::DbTarget, c: UserCommand) -> anyhow::Result<ExitCode> {
     use crate::auth::accounts;
     match c {
         UserCommand::Add(a) => {
@@ -654,7 +655,7 @@ async fn user(db: PathBuf, c: UserCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn token(db: PathBuf, c: TokenCommand) -> anyhow::Result<ExitCode> {
+async fn token(db: app::db::DbTarget, c: TokenCommand) -> anyhow::Result<ExitCode> {
     use crate::auth::accounts;
     let pool = open(&db).await?;
     match c {

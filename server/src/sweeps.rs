@@ -7,9 +7,9 @@ use crate::loadgen::{
     self, bounds, AdaptiveSpec, Arrival, LoadMode, Loads, Pin, Progress, PromptFile, PromptSpec, Secret, SpecError,
     SweepSpec, Target,
 };
+use app::db::Db;
 use app::domain::{EndpointKind, RunId};
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -400,13 +400,13 @@ struct Running {
 
 /// The running sweeps of this server.
 pub struct Sweeps {
-    pool: SqlitePool,
+    pool: Db,
     allow: AllowList,
     running: Mutex<HashMap<String, Running>>,
 }
 
 impl Sweeps {
-    pub fn new(pool: SqlitePool, allow: AllowList) -> Self {
+    pub fn new(pool: Db, allow: AllowList) -> Self {
         Self { pool, allow, running: Mutex::new(HashMap::new()) }
     }
 

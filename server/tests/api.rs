@@ -17,7 +17,7 @@ use std::path::PathBuf;
 struct TestApp {
     base: String,
     _dir: tempfile::TempDir,
-    pool: sqlx::SqlitePool,
+    pool: app::db::Db,
 }
 
 async fn spawn_app(max_upload_bytes: usize) -> TestApp {
@@ -46,7 +46,7 @@ fn story_form() -> Form {
 }
 
 async fn run_count(app: &TestApp) -> i64 {
-    sqlx::query_scalar("SELECT COUNT(*) FROM runs").fetch_one(&app.pool).await.unwrap()
+    sqlx::query_scalar("SELECT COUNT(*) FROM runs").fetch_one(app.pool.sqlite().unwrap()).await.unwrap()
 }
 
 #[tokio::test]

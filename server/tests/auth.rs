@@ -27,7 +27,7 @@ struct TestApp {
     base: String,
     db: PathBuf,
     _dir: tempfile::TempDir,
-    pool: sqlx::SqlitePool,
+    pool: app::db::Db,
     client: reqwest::Client,
 }
 
@@ -65,20 +65,22 @@ impl TestApp {
         let tables: Vec<String> = sqlx::query_scalar(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self.pool.sqlite().unwrap())
         .await
         .unwrap();
         let mut counts = BTreeMap::new();
         for t in tables {
-            let n: i64 =
-                sqlx::query_scalar(&format!("SELECT COUNT(*) FROM \"{t}\"")).fetch_one(&self.pool).await.unwrap();
+            let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM \"{t}\""))
+                .fetch_one(self.pool.sqlite().unwrap())
+                .await
+                .unwrap();
             counts.insert(t, n);
         }
         counts
     }
 
     async fn run_count(&self) -> i64 {
-        sqlx::query_scalar("SELECT COUNT(*) FROM runs").fetch_one(&self.pool).await.unwrap()
+        sqlx::query_scalar("SELECT COUNT(*) FROM runs").fetch_one(self.pool.sqlite().unwrap()).await.unwrap()
     }
 
     async fn user(&self, name: &str) {
@@ -467,7 +469,8 @@ async fn a_session_cookie_writes_only_from_this_origin() {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
     assert!(resp.headers()[SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
-    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions").fetch_one(&app.pool).await.unwrap();
+    let left: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM sessions").fetch_one(app.pool.sqlite().unwrap()).await.unwrap();
     assert_eq!(left, 1, "only the first login's session is left");
     assert_eq!(import(&[(ORIGIN, &app.base)]).await.unwrap().status(), StatusCode::UNAUTHORIZED);
 }
@@ -570,7 +573,7 @@ async fn with_auth_off_everyone_writes_as_local() {
 }
 
 /// The principal handlers see, through the real middleware on a one-route router.
-async fn principal_seen(auth: AuthMode, pool: &sqlx::SqlitePool, extra: HeaderMap) -> (StatusCode, String) {
+async fn principal_seen(auth: AuthMode, pool: &app::db::Db, extra: HeaderMap) -> (StatusCode, String) {
     let dir = tempfile::tempdir().unwrap();
     let mut state =
         AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), ([127, 0, 0, 1], 0).into()), 1024);

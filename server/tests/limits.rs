@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 struct TestApp {
     base: String,
     _dir: tempfile::TempDir,
-    pool: sqlx::SqlitePool,
+    pool: app::db::Db,
 }
 
 async fn spawn_app(max_upload_bytes: usize) -> TestApp {
@@ -107,7 +107,11 @@ async fn a_live_run_takes_no_level_past_the_limit() {
     assert_eq!(resp.status(), StatusCode::CREATED);
     let body: Value = resp.json().await.unwrap();
     let id = body["runs"][0]["id"].as_str().unwrap().to_owned();
-    sqlx::query("UPDATE runs SET status = 'running' WHERE public_id = ?1").bind(&id).execute(&app.pool).await.unwrap();
+    sqlx::query("UPDATE runs SET status = 'running' WHERE public_id = ?1")
+        .bind(&id)
+        .execute(app.pool.sqlite().unwrap())
+        .await
+        .unwrap();
     // A fresh lease, as a sweep writing it would hold.
     app::db::heartbeat_run(&app.pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
     let level = serde_json::json!({
@@ -120,7 +124,8 @@ async fn a_live_run_takes_no_level_past_the_limit() {
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["field"], "levels");
     assert!(body["error"].as_str().unwrap().contains("limit of 10000 levels"), "{body}");
-    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM points").fetch_one(&app.pool).await.unwrap();
+    let stored: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM points").fetch_one(app.pool.sqlite().unwrap()).await.unwrap();
     assert_eq!(stored, server::ingest::MAX_LEVELS as i64);
 }
 

@@ -20,7 +20,7 @@ struct TestApp {
     base: String,
     dir: tempfile::TempDir,
     client: reqwest::Client,
-    pool: sqlx::SqlitePool,
+    pool: app::db::Db,
 }
 
 impl TestApp {
@@ -41,7 +41,7 @@ impl TestApp {
         sqlx::query("UPDATE runs SET name = ? WHERE public_id = ?")
             .bind(name)
             .bind(id)
-            .execute(&self.pool)
+            .execute(self.pool.sqlite().unwrap())
             .await
             .unwrap();
     }
@@ -236,7 +236,7 @@ async fn csv_cells_hold_no_formula_and_numbers_stay_numbers() {
     sqlx::query("UPDATE runs SET notes = ? WHERE public_id = ?")
         .bind("fine,=1+1;@SUM(A1),-2+3")
         .bind(&chat)
-        .execute(&app.pool)
+        .execute(app.pool.sqlite().unwrap())
         .await
         .unwrap();
 

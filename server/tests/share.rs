@@ -17,7 +17,7 @@ struct TestApp {
     base: String,
     dir: tempfile::TempDir,
     client: reqwest::Client,
-    pool: sqlx::SqlitePool,
+    pool: app::db::Db,
 }
 
 impl TestApp {

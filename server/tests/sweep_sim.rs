@@ -98,7 +98,7 @@ async fn steady_mode_on_completions_with_faults_records_errors() {
     assert!(reqs.iter().any(|r| !r.ok && r.error.as_deref().is_some_and(|e| e.contains("500"))), "{reqs:?}");
 }
 
-async fn spawn_plateau(pool: sqlx::SqlitePool, dir: &std::path::Path) -> String {
+async fn spawn_plateau(pool: app::db::Db, dir: &std::path::Path) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let state = server::routes::AppState::new(pool, server::startup::leptos_options(dir, addr), 1 << 20);
@@ -426,7 +426,7 @@ async fn the_live_run_api_refuses_bad_values_naming_the_field() {
     assert_eq!(beat().await.unwrap().status(), reqwest::StatusCode::CONFLICT);
 }
 
-async fn temp_pool(name: &str) -> (tempfile::TempDir, sqlx::SqlitePool) {
+async fn temp_pool(name: &str) -> (tempfile::TempDir, app::db::Db) {
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join(name)).await.unwrap();
     (dir, pool)
@@ -444,7 +444,7 @@ fn f64s(v: &serde_json::Value) -> Vec<f64> {
     v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
 }
 
-async fn sweep(pool: &sqlx::SqlitePool, s: SweepSpec) -> (app::domain::Run, Vec<Progress>) {
+async fn sweep(pool: &app::db::Db, s: SweepSpec) -> (app::domain::Run, Vec<Progress>) {
     let (tx, mut rx) = tokio::sync::mpsc::channel(4096);
     let drain = tokio::spawn(async move {
         let mut seen = Vec::new();

@@ -15,6 +15,7 @@ mod upload;
 
 use crate::ingest::pending::PendingImports;
 use app::api::ImportPreviews;
+use app::db::Db;
 use app::{shell, App};
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, FromRef, State};
@@ -24,13 +25,12 @@ use axum::routing::{get, post};
 use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, handle_server_fns_with_context, LeptosRoutes};
-use sqlx::SqlitePool;
 use std::sync::Arc;
 
 /// Everything a handler may need, cloned cheaply per request.
 #[derive(Clone, FromRef)]
 pub struct AppState {
-    pub pool: SqlitePool,
+    pub pool: Db,
     pub leptos_options: LeptosOptions,
     /// Largest accepted upload, in bytes (per file).
     pub max_upload_bytes: usize,
@@ -48,12 +48,12 @@ pub struct AppState {
 
 impl AppState {
     /// State with sweeps allowed against loopback only.
-    pub fn new(pool: SqlitePool, leptos_options: LeptosOptions, max_upload_bytes: usize) -> Self {
+    pub fn new(pool: Db, leptos_options: LeptosOptions, max_upload_bytes: usize) -> Self {
         Self::with_allow_list(pool, leptos_options, max_upload_bytes, crate::sweeps::AllowList::loopback())
     }
 
     pub fn with_allow_list(
-        pool: SqlitePool,
+        pool: Db,
         leptos_options: LeptosOptions,
         max_upload_bytes: usize,
         allow: crate::sweeps::AllowList,
