@@ -17,6 +17,7 @@
 //! - `annotations`: annotations with their history, dismissed proposals
 //! - `reports`: saved reports and snapshots
 //! - `auth`: users, sessions, API tokens (hashes only)
+//! - `throttle`: the sign-in throttle's attempts (shared by every replica)
 
 mod annotations;
 mod auth;
@@ -27,6 +28,7 @@ mod runs;
 mod runs_list;
 #[cfg(test)]
 pub(crate) mod testing;
+mod throttle;
 
 pub use annotations::*;
 pub use auth::*;
@@ -35,6 +37,7 @@ pub use live::*;
 pub use reports::*;
 pub use runs::*;
 pub use runs_list::*;
+pub use throttle::*;
 
 /// What can go wrong in the storage layer.
 #[derive(Debug, thiserror::Error)]

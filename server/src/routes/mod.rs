@@ -40,7 +40,7 @@ pub struct AppState {
     pub sweeps: Arc<crate::sweeps::Sweeps>,
     /// Who may read and write.
     pub auth: crate::auth::AuthMode,
-    /// Failed sign-ins per user name (password guessing is slowed down).
+    /// Failed sign-ins per user name (password guessing is slowed down), in the database.
     pub login_throttle: Arc<crate::auth::throttle::LoginThrottle>,
     /// The names this server answers to (`Host`); others get 421.
     pub hosts: Arc<crate::auth::hosts::AllowedHosts>,
@@ -60,12 +60,12 @@ impl AppState {
     ) -> Self {
         Self {
             sweeps: Arc::new(crate::sweeps::Sweeps::new(pool.clone(), allow)),
+            login_throttle: Arc::new(crate::auth::throttle::LoginThrottle::new(pool.clone())),
             pool,
             leptos_options,
             max_upload_bytes,
             pending: Arc::new(PendingImports::new(max_upload_bytes)),
             auth: crate::auth::AuthMode::Off,
-            login_throttle: Arc::default(),
             hosts: Arc::new(crate::auth::hosts::AllowedHosts::loopback()),
         }
     }
