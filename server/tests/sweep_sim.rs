@@ -178,6 +178,47 @@ async fn cancelling_over_http_keeps_finished_levels() {
     assert!(!run.points.is_empty() && run.points.len() < 4, "{} levels kept", run.points.len());
 }
 
+/// Two replicas on one database: the sweep runs on A; B follows it from the stored levels
+/// and cancels it through the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_replica_follows_and_cancels_a_sweep() {
+    let sim_url =
+        spawn_sim(SimConfig { base_decode_ms: 15.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("replicas.db");
+    let pool = app::db::connect(&path).await.unwrap();
+    let a = spawn_plateau(pool.clone(), dir.path()).await;
+    let b = spawn_plateau(app::db::connect(&path).await.unwrap(), dir.path()).await;
+    let client = reqwest::Client::new();
+    let body = serde_json::json!({
+        "url": sim_url, "model": "plateau-sim", "concurrency": [1, 2, 4, 8], "max_tokens": 40, "ignore_eos": true
+    });
+    let created: serde_json::Value =
+        client.post(format!("{a}/api/v1/sweeps")).json(&body).send().await.unwrap().json().await.unwrap();
+    let id = created["id"].as_str().unwrap().to_owned();
+    let mut events = client.get(format!("{b}/api/v1/sweeps/{id}/events")).send().await.unwrap();
+    assert_eq!(events.status(), reqwest::StatusCode::OK);
+    let mut seen = String::new();
+    while !seen.contains("level_done") {
+        let chunk = events.chunk().await.unwrap().expect("B's stream open until a level is stored");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let resp = client.post(format!("{b}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
+    assert_eq!(resp.status(), reqwest::StatusCode::ACCEPTED);
+    while let Some(chunk) = events.chunk().await.unwrap() {
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(seen.contains("\"status\":\"interrupted"), "{seen}");
+    let run = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
+    assert_eq!(run.status, RunStatus::Interrupted);
+    assert!(!run.points.is_empty() && run.points.len() < 4, "{} levels kept", run.points.len());
+    // Nothing runs any more: neither replica accepts a cancel.
+    for base in [&a, &b] {
+        let resp = client.post(format!("{base}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::NOT_FOUND);
+    }
+}
+
 #[tokio::test]
 async fn sweeps_left_running_by_a_dead_process_are_marked_interrupted() {
     let dir = tempfile::tempdir().unwrap();

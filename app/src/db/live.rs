@@ -123,6 +123,70 @@ pub async fn interrupt_sweeps_lapsed_at(db: &Db, now: chrono::DateTime<chrono::U
     .await
 }
 
+/// Asks the process running sweep `id` to stop (it polls [`cancel_requested`]); `true`
+/// when the run is `running` with a live lease, so someone will see the request; `false`
+/// otherwise (finished, lapsed, or no such run).
+pub async fn request_cancel(db: &Db, id: &RunId) -> Result<bool, DbError> {
+    let done = Q::new(
+        "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, $1)
+         WHERE public_id = $2 AND status = 'running' AND heartbeat_at >= $3",
+    )
+    .stamp(now_rfc3339())
+    .bind(id.as_str())
+    .stamp(lease_cutoff(chrono::Utc::now()))
+    .execute(db)
+    .await?;
+    Ok(done > 0)
+}
+
+/// Whether someone asked to cancel sweep `id` (`NotFound` when there is no such run).
+pub async fn cancel_requested(db: &Db, id: &RunId) -> Result<bool, DbError> {
+    let row = Q::new("SELECT cancel_requested_at FROM runs WHERE public_id = $1")
+        .bind(id.as_str())
+        .fetch_optional(db)
+        .await?
+        .ok_or_else(|| DbError::NotFound(format!("run {id}")))?;
+    Ok(row.opt_stamp("cancel_requested_at")?.is_some())
+}
+
+/// One stored level of a live run, as its followers see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredLevel {
+    /// Position in the order the levels were stored (0-based).
+    pub seq: i64,
+    pub load: f64,
+    pub output_tok_s: Option<f64>,
+}
+
+/// What a follower of a live run on another replica polls: the run's status (a lapsed
+/// lease reads `interrupted`) and the levels stored after position `after` (all with
+/// `-1`), in the order they were stored.
+pub async fn live_progress(db: &Db, id: &RunId, after: i64) -> Result<(RunStatus, Vec<StoredLevel>), DbError> {
+    let row = Q::new("SELECT id, status, heartbeat_at FROM runs WHERE public_id = $1")
+        .bind(id.as_str())
+        .fetch_optional(db)
+        .await?
+        .ok_or_else(|| DbError::NotFound(format!("run {id}")))?;
+    let status = super::runs::status(&row)?;
+    let row_id: i64 = row.try_get("id")?;
+    let rows = Q::new("SELECT seq, load_value, output_tok_s FROM points WHERE run_id = $1 AND seq > $2 ORDER BY seq")
+        .bind(row_id)
+        .bind(after)
+        .fetch_all(db)
+        .await?;
+    let levels = rows
+        .iter()
+        .map(|r| {
+            Ok(StoredLevel {
+                seq: r.try_get("seq")?,
+                load: r.try_get("load_value")?,
+                output_tok_s: r.try_get("output_tok_s")?,
+            })
+        })
+        .collect::<Result<Vec<_>, DbError>>()?;
+    Ok((status, levels))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::backend::Q;
@@ -227,6 +291,33 @@ mod tests {
             assert_eq!(get_run(pool, &alive).await.unwrap().status, RunStatus::Interrupted);
             let missing = RunId::parse("nosuchrun000").unwrap();
             assert!(matches!(heartbeat_run(pool, &missing).await, Err(DbError::NotFound(_))));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cancel_request_reaches_the_runner_and_followers_see_stored_levels() {
+        for t in backends().await {
+            let pool = &t.db;
+            let new = NewRun { status: RunStatus::Running, ..sample() };
+            let id = create_live_run(pool, &new).await.unwrap();
+            // Another replica (its own pool) follows and cancels.
+            let other = t.reopen().await;
+            assert_eq!(live_progress(&other, &id, -1).await.unwrap(), (RunStatus::Running, vec![]));
+            append_level(pool, &id, &new.levels[0]).await.unwrap();
+            let (status, levels) = live_progress(&other, &id, -1).await.unwrap();
+            assert_eq!(status, RunStatus::Running, "{}", t.name);
+            assert_eq!(levels, [StoredLevel { seq: 0, load: 32.0, output_tok_s: Some(464.4) }]);
+            assert!(live_progress(&other, &id, 0).await.unwrap().1.is_empty(), "only levels after the last seen");
+            assert!(!cancel_requested(pool, &id).await.unwrap());
+            assert!(request_cancel(&other, &id).await.unwrap());
+            assert!(cancel_requested(pool, &id).await.unwrap(), "{}", t.name);
+            set_run_status(pool, &id, RunStatus::Interrupted).await.unwrap();
+            assert_eq!(live_progress(&other, &id, 0).await.unwrap().0, RunStatus::Interrupted);
+            assert!(!request_cancel(&other, &id).await.unwrap(), "nothing runs any more");
+            let missing = RunId::parse("nosuchrun000").unwrap();
+            assert!(!request_cancel(pool, &missing).await.unwrap());
+            assert!(matches!(cancel_requested(pool, &missing).await, Err(DbError::NotFound(_))));
+            assert!(matches!(live_progress(pool, &missing, -1).await, Err(DbError::NotFound(_))));
         }
     }
 

@@ -212,11 +212,22 @@ async fn start(State(state): State<AppState>, headers: axum::http::HeaderMap, bo
 async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Response {
     let Some(rx) = state.sweeps.subscribe(&id) else {
         // Finished between the page load and this request: say so, as the last event
-        // would have, so the page reloads instead of seeing an error.
-        let status = match app::domain::RunId::parse(&id) {
-            Some(run) => app::db::get_run(&state.pool, &run).await.ok().map(|r| r.status),
+        // would have, so the page reloads instead of seeing an error. Running on another
+        // replica: follow what it stores.
+        let run = app::domain::RunId::parse(&id);
+        let status = match &run {
+            Some(run) => app::db::get_run(&state.pool, run).await.ok().map(|r| r.status),
             None => None,
         };
+        if let (Some(run), Some(app::domain::RunStatus::Running)) = (run, status) {
+            use futures_util::StreamExt;
+            let stream = crate::sweeps::follow_stored(state.pool.clone(), run).map(|ev| {
+                Ok::<_, std::convert::Infallible>(
+                    Event::default().json_data(&ev).unwrap_or_else(|_| Event::default().data("{}")),
+                )
+            });
+            return Sse::new(stream).keep_alive(KeepAlive::default()).into_response();
+        }
         let Some(status) = status else {
             return (StatusCode::NOT_FOUND, Json(json!({ "error": format!("no sweep {id:?} is running here") })))
                 .into_response();
@@ -252,10 +263,16 @@ fn closed<T: Clone>(_: tokio::sync::broadcast::Receiver<T>) -> tokio::sync::broa
 }
 
 async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    if state.sweeps.cancel(&id) {
-        (StatusCode::ACCEPTED, Json(json!({ "cancelling": id }))).into_response()
-    } else {
-        (StatusCode::NOT_FOUND, Json(json!({ "error": format!("no sweep {id:?} is running here") }))).into_response()
+    match state.sweeps.cancel_anywhere(&id).await {
+        Ok(true) => (StatusCode::ACCEPTED, Json(json!({ "cancelling": id }))).into_response(),
+        Ok(false) => {
+            (StatusCode::NOT_FOUND, Json(json!({ "error": format!("no sweep {id:?} is running") }))).into_response()
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cancelling a sweep failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({ "error": "cancelling failed; try again" })))
+                .into_response()
+        }
     }
 }
 
