@@ -18,10 +18,12 @@
 //! - `reports`: saved reports and snapshots
 //! - `auth`: users, sessions, API tokens (hashes only)
 //! - `throttle`: the sign-in throttle's attempts (shared by every replica)
+//! - `copy`: `plateau db copy`, every table into another database, verified, all or nothing
 
 mod annotations;
 mod auth;
 mod backend;
+mod copy;
 mod live;
 mod reports;
 mod runs;
@@ -33,6 +35,7 @@ mod throttle;
 pub use annotations::*;
 pub use auth::*;
 pub use backend::{connect, connect_postgres, open, Backend, Db, DbTarget, BUSY_TIMEOUT};
+pub use copy::{copy_database, CopiedTable};
 pub use live::*;
 pub use reports::*;
 pub use runs::*;
@@ -50,6 +53,9 @@ pub enum DbError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("stored value is invalid: {0}")]
     Corrupt(String),
+    /// `plateau db copy` refused or undid a copy (target not empty, a table differed).
+    #[error("copy refused: {0}")]
+    Copy(String),
     #[error("cannot create the database directory {path}: {source}")]
     Directory { path: String, source: std::io::Error },
 }
