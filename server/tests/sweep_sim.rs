@@ -178,6 +178,26 @@ async fn cancelling_over_http_keeps_finished_levels() {
     assert!(!run.points.is_empty() && run.points.len() < 4, "{} levels kept", run.points.len());
 }
 
+/// Two pools on one database, as two replicas have: a SQLite file, and a fresh schema on
+/// the PostgreSQL server `PLATEAU_TEST_PG` names (when it does).
+async fn replica_pairs(dir: &std::path::Path) -> Vec<(app::db::Db, app::db::Db)> {
+    let path = dir.join("replicas.db");
+    let mut pairs = vec![(app::db::connect(&path).await.unwrap(), app::db::connect(&path).await.unwrap())];
+    if let Some(url) = std::env::var("PLATEAU_TEST_PG").ok().filter(|u| !u.is_empty()) {
+        let options: sqlx::postgres::PgConnectOptions = url.parse().unwrap();
+        let schema = format!("t_{}", app::domain::RunId::generate());
+        let admin = sqlx::PgPool::connect_with(options.clone()).await.unwrap();
+        sqlx::query(&format!("CREATE SCHEMA {schema}")).execute(&admin).await.unwrap();
+        admin.close().await;
+        let options = options.options([("search_path", schema.as_str())]);
+        pairs.push((
+            app::db::connect_postgres(options.clone()).await.unwrap(),
+            app::db::connect_postgres(options).await.unwrap(),
+        ));
+    }
+    pairs
+}
+
 /// Two replicas on one database: the sweep runs on A; B follows it from the stored levels
 /// and cancels it through the database.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,37 +205,38 @@ async fn another_replica_follows_and_cancels_a_sweep() {
     let sim_url =
         spawn_sim(SimConfig { base_decode_ms: 15.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replicas.db");
-    let pool = app::db::connect(&path).await.unwrap();
-    let a = spawn_plateau(pool.clone(), dir.path()).await;
-    let b = spawn_plateau(app::db::connect(&path).await.unwrap(), dir.path()).await;
-    let client = reqwest::Client::new();
-    let body = serde_json::json!({
-        "url": sim_url, "model": "plateau-sim", "concurrency": [1, 2, 4, 8], "max_tokens": 40, "ignore_eos": true
-    });
-    let created: serde_json::Value =
-        client.post(format!("{a}/api/v1/sweeps")).json(&body).send().await.unwrap().json().await.unwrap();
-    let id = created["id"].as_str().unwrap().to_owned();
-    let mut events = client.get(format!("{b}/api/v1/sweeps/{id}/events")).send().await.unwrap();
-    assert_eq!(events.status(), reqwest::StatusCode::OK);
-    let mut seen = String::new();
-    while !seen.contains("level_done") {
-        let chunk = events.chunk().await.unwrap().expect("B's stream open until a level is stored");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    let resp = client.post(format!("{b}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
-    assert_eq!(resp.status(), reqwest::StatusCode::ACCEPTED);
-    while let Some(chunk) = events.chunk().await.unwrap() {
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    assert!(seen.contains("\"status\":\"interrupted"), "{seen}");
-    let run = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
-    assert_eq!(run.status, RunStatus::Interrupted);
-    assert!(!run.points.is_empty() && run.points.len() < 4, "{} levels kept", run.points.len());
-    // Nothing runs any more: neither replica accepts a cancel.
-    for base in [&a, &b] {
-        let resp = client.post(format!("{base}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
-        assert_eq!(resp.status(), reqwest::StatusCode::NOT_FOUND);
+    for (pool, other) in replica_pairs(dir.path()).await {
+        let backend = pool.backend().name();
+        let a = spawn_plateau(pool.clone(), dir.path()).await;
+        let b = spawn_plateau(other, dir.path()).await;
+        let client = reqwest::Client::new();
+        let body = serde_json::json!({
+            "url": sim_url, "model": "plateau-sim", "concurrency": [1, 2, 4, 8], "max_tokens": 40, "ignore_eos": true
+        });
+        let created: serde_json::Value =
+            client.post(format!("{a}/api/v1/sweeps")).json(&body).send().await.unwrap().json().await.unwrap();
+        let id = created["id"].as_str().unwrap().to_owned();
+        let mut events = client.get(format!("{b}/api/v1/sweeps/{id}/events")).send().await.unwrap();
+        assert_eq!(events.status(), reqwest::StatusCode::OK, "{backend}");
+        let mut seen = String::new();
+        while !seen.contains("level_done") {
+            let chunk = events.chunk().await.unwrap().expect("B's stream open until a level is stored");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        let resp = client.post(format!("{b}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::ACCEPTED, "{backend}");
+        while let Some(chunk) = events.chunk().await.unwrap() {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        assert!(seen.contains("\"status\":\"interrupted"), "{backend}: {seen}");
+        let run = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
+        assert_eq!(run.status, RunStatus::Interrupted, "{backend}");
+        assert!(!run.points.is_empty() && run.points.len() < 4, "{backend}: {} levels kept", run.points.len());
+        // Nothing runs any more: neither replica accepts a cancel.
+        for base in [&a, &b] {
+            let resp = client.post(format!("{base}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
+            assert_eq!(resp.status(), reqwest::StatusCode::NOT_FOUND, "{backend}");
+        }
     }
 }
 
