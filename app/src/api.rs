@@ -30,12 +30,11 @@ pub async fn get_run(id: String) -> Result<Run, AppError> {
     Ok(crate::db::get_run(&pool()?, &run_id).await?)
 }
 
-/// Several runs by public id, in the order given (the compare page). 2 to 10 ids.
+/// Several runs by public id, in the order given (the compare page); as many as a
+/// comparison holds (`domain::compare::check_run_count`).
 #[server(prefix = "/_fn")]
 pub async fn get_runs(ids: Vec<String>) -> Result<Vec<Run>, AppError> {
-    if !(2..=10).contains(&ids.len()) {
-        return Err(AppError::BadRequest(format!("compare 2 to 10 runs; {} were given", ids.len())));
-    }
+    crate::domain::compare::check_run_count(ids.len()).map_err(|e| AppError::BadRequest(e.to_string()))?;
     let pool = pool()?;
     let mut runs = Vec::with_capacity(ids.len());
     for id in &ids {

@@ -1,14 +1,19 @@
 //! The server side of Plateau, built into the `plateau` binary.
 //!
-//! - [`auth`]: who a request comes from and whether it may write.
+//! - [`auth`]: who a request comes from and whether it may write; it reads only its own
+//!   `AuthState` (handed over by the router), never [`routes`].
 //! - [`cli`]: command-line parsing and the subcommands (`serve`, `import`, `sim`, `sweep`,
 //!   `user`, `token`).
 //! - [`config`]: defaults (database path, fixtures directory) and how to override them.
 //! - [`startup`]: opens the database and serves the app.
-//! - [`routes`]: the HTTP surface (pages, server functions, upload, REST API).
+//! - [`routes`]: the HTTP surface (pages, server functions, upload, REST API), and
+//!   `routes::error`: the one mapping of service errors to HTTP (`ApiError`) and of a
+//!   failed form post to a redirect back (`FormError`).
 //! - [`ingest`]: format detection, parsers and the one import path every entry shares.
-//! - [`loadgen`]: the load generator: concurrency sweeps stored level by level as they finish.
-//! - [`sweeps`]: sweeps started through the server: target checks, registry, progress.
+//! - [`loadgen`]: the load generator: sweeps stored level by level as they finish; every
+//!   sweep field's bound (`loadgen::bounds`).
+//! - [`sweeps`]: sweeps started through the server: target checks, registry, progress, and
+//!   `SweepRequest::into_spec`, the one request → spec conversion (CLI, API, form).
 //! - [`preview_image`]: a run's throughput curve as the PNG of its link preview.
 //! - [`report`]: the offline HTML report and a comparison's CSV / JSON / Markdown.
 //! - [`share`]: annotations, saved reports and snapshots (validation, content hashes).

@@ -14,6 +14,8 @@ use app::domain::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
 use app::domain::metrics::{Metric, Stat};
 use app::domain::view::ViewState;
 use app::domain::Run;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use std::path::Path;
 
 /// JSON safe to place inside a `<script>` element.
@@ -193,10 +195,8 @@ pub struct HtmlReport {
 /// slipped into the text could not run script even if it were not escaped.
 fn report_policy(scripts: &[&str]) -> String {
     use sha2::{Digest, Sha256};
-    let hashes: Vec<String> = scripts
-        .iter()
-        .map(|s| format!("'sha256-{}'", crate::routes::headers::base64(&Sha256::digest(s.as_bytes()))))
-        .collect();
+    let hashes: Vec<String> =
+        scripts.iter().map(|s| format!("'sha256-{}'", BASE64.encode(Sha256::digest(s.as_bytes())))).collect();
     format!(
         "default-src 'none'; script-src {}; style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'none'",
         hashes.join(" ")

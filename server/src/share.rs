@@ -87,8 +87,9 @@ pub fn parse_view_path(path: &str) -> Result<(ViewTarget, ViewState), ShareError
         ))
     })?;
     if page == "/compare" {
-        if !(2..=10).contains(&state.runs.len()) {
-            return Err(ShareError::Invalid("view: a comparison needs 2 to 10 runs".into()));
+        if app::domain::compare::check_run_count(state.runs.len()).is_err() {
+            let rule = app::domain::compare::run_count_rule();
+            return Err(ShareError::Invalid(format!("view: a comparison needs {rule}")));
         }
         return Ok((ViewTarget::Compare, state));
     }

@@ -249,12 +249,10 @@ impl SweepRequest {
     /// `plateau sweep` — into a [`SweepSpec`], every field checked against its bound
     /// ([`bounds`]); `prompts` is the CLI's prompt file. The target URL is *not* checked
     /// against the allow-list here (the CLI may target anything; see [`Sweeps::start`]).
-    pub fn into_spec(self, prompts: Option<std::sync::Arc<PromptFile>>) -> Result<SweepSpec, SpecError> {
+    pub fn into_spec(mut self, prompts: Option<std::sync::Arc<PromptFile>>) -> Result<SweepSpec, SpecError> {
         let endpoint = EndpointKind::parse(&self.endpoint)
             .ok_or_else(|| SpecError::new("endpoint", format!("{:?}: use chat or completions", self.endpoint)))?;
-        let adaptive = self.adaptive.as_ref().map(AdaptiveRequest::spec);
-        let (loads, mode) =
-            loads_of(self.concurrency, self.rates, self.arrival.as_deref(), adaptive, self.requests, self.seed)?;
+        let (loads, mode) = self.loads()?;
         let url = self.url.trim().to_owned();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(SpecError::new("url", "must start with http:// (or https:// from the command line)"));
@@ -289,6 +287,29 @@ impl SweepRequest {
         bounds::check(&spec)?;
         Ok(spec)
     }
+
+    /// The loads the request asks for: adaptive, else rates, else concurrency levels
+    /// (part of [`SweepRequest::into_spec`]; `rates` and `concurrency` are moved out).
+    fn loads(&mut self) -> Result<(Loads, LoadMode), SpecError> {
+        let closed = self.requests.map_or(LoadMode::Wave, |requests| LoadMode::Steady { requests });
+        if let Some(a) = &self.adaptive {
+            if !self.rates.is_empty() {
+                return Err(SpecError::new("adaptive", "choose one of adaptive, rates and concurrency"));
+            }
+            return Ok((Loads::Adaptive(a.spec()), closed));
+        }
+        if !self.rates.is_empty() {
+            let arrival = match self.arrival.as_deref() {
+                None => Arrival::Poisson { seed: self.seed },
+                Some(a) => Arrival::parse(a, self.seed)
+                    .ok_or_else(|| SpecError::new("arrival", format!("{a:?}: use poisson or constant")))?,
+            };
+            let requests = self.requests.unwrap_or(DEFAULT_RATE_REQUESTS);
+            let rates_rps = std::mem::take(&mut self.rates);
+            return Ok((Loads::Rates { rates_rps, arrival, requests }, LoadMode::Wave));
+        }
+        Ok((Loads::Concurrency(std::mem::take(&mut self.concurrency)), closed))
+    }
 }
 
 /// The adaptive search's settings as posted; each defaults as in [`AdaptiveSpec`].
@@ -321,34 +342,6 @@ impl AdaptiveRequest {
 
 /// Requests per level of an open-loop sweep when none is given.
 pub const DEFAULT_RATE_REQUESTS: usize = 50;
-
-/// The loads a request asks for: adaptive, else rates, else concurrency levels.
-pub fn loads_of(
-    concurrency: Vec<u32>,
-    rates: Vec<f64>,
-    arrival: Option<&str>,
-    adaptive: Option<AdaptiveSpec>,
-    requests: Option<usize>,
-    seed: u64,
-) -> Result<(Loads, LoadMode), SpecError> {
-    let closed = requests.map_or(LoadMode::Wave, |requests| LoadMode::Steady { requests });
-    if let Some(a) = adaptive {
-        if !rates.is_empty() {
-            return Err(SpecError::new("adaptive", "choose one of adaptive, rates and concurrency"));
-        }
-        return Ok((Loads::Adaptive(a), closed));
-    }
-    if !rates.is_empty() {
-        let arrival = match arrival {
-            None => Arrival::Poisson { seed },
-            Some(a) => Arrival::parse(a, seed)
-                .ok_or_else(|| SpecError::new("arrival", format!("{a:?}: use poisson or constant")))?,
-        };
-        let requests = requests.unwrap_or(DEFAULT_RATE_REQUESTS);
-        return Ok((Loads::Rates { rates_rps: rates, arrival, requests }, LoadMode::Wave));
-    }
-    Ok((Loads::Concurrency(concurrency), closed))
-}
 
 // A key must never be printed, even by accident in a debug log.
 impl std::fmt::Debug for SweepRequest {

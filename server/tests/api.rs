@@ -8,27 +8,11 @@
 )]
 
 mod common;
+use common::TestApp;
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
 use serde_json::Value;
-use server::routes::{router, AppState};
 use std::path::PathBuf;
-
-struct TestApp {
-    base: String,
-    _dir: tempfile::TempDir,
-    pool: app::db::Db,
-}
-
-async fn spawn_app(max_upload_bytes: usize) -> TestApp {
-    let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("api.db")).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), max_upload_bytes);
-    tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
-    TestApp { base: format!("http://{addr}"), _dir: dir, pool }
-}
 
 fn story_file() -> PathBuf {
     common::fixtures().join("seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt")
@@ -51,7 +35,7 @@ async fn run_count(app: &TestApp) -> i64 {
 
 #[tokio::test]
 async fn post_a_file_then_read_it_back() {
-    let app = spawn_app(1 << 20).await;
+    let app = TestApp::spawn().await;
     let client = reqwest::Client::new();
     let resp = client.post(format!("{}/api/v1/runs", app.base)).multipart(story_form()).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::CREATED);
@@ -93,7 +77,7 @@ async fn post_a_file_then_read_it_back() {
 
 #[tokio::test]
 async fn a_malformed_file_is_rejected_with_its_line_and_nothing_is_written() {
-    let app = spawn_app(1 << 20).await;
+    let app = TestApp::spawn().await;
     let text = std::fs::read_to_string(story_file()).unwrap().replace("657.0 tok/s", "657.0 tokens");
     let form = Form::new().part("file", Part::bytes(text.into_bytes()).file_name("bad.txt"));
     let resp = reqwest::Client::new().post(format!("{}/api/v1/runs", app.base)).multipart(form).send().await.unwrap();
@@ -108,7 +92,7 @@ async fn a_malformed_file_is_rejected_with_its_line_and_nothing_is_written() {
 
 #[tokio::test]
 async fn bad_inputs_get_clear_errors() {
-    let app = spawn_app(4096).await;
+    let app = TestApp::builder().max_upload_bytes(4096).spawn().await;
     let client = reqwest::Client::new();
     let post = |form: Form| client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send();
 
@@ -143,7 +127,7 @@ async fn bad_inputs_get_clear_errors() {
 
 #[tokio::test]
 async fn pasted_text_works_and_unknown_ids_are_404() {
-    let app = spawn_app(1 << 20).await;
+    let app = TestApp::spawn().await;
     let client = reqwest::Client::new();
     let text = "C= 1 | 1/ 1 ok (0 err) | wall= 2.1s | 61.3 tok/s | lat avg= 2.09 p50= 2.09 p99= 2.09";
     let form = Form::new().text("text", text).text("name", "pasted");
@@ -161,7 +145,7 @@ async fn pasted_text_works_and_unknown_ids_are_404() {
 
 #[tokio::test]
 async fn the_upload_form_previews_then_saves_or_shows_the_error() {
-    let app = spawn_app(1 << 20).await;
+    let app = TestApp::spawn().await;
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     // Step 1: the upload is kept, not stored, and its preview page shows what was found.
     let resp = client.post(format!("{}/imports", app.base)).multipart(story_form()).send().await.unwrap();
@@ -245,7 +229,7 @@ async fn the_demo_loads_both_story_runs_once() {
 
 #[tokio::test]
 async fn several_files_of_one_sweep_import_as_one_run_and_dry_run_stores_nothing() {
-    let app = spawn_app(1 << 20).await;
+    let app = TestApp::spawn().await;
     let client = reqwest::Client::new();
     let level = |c: u32, t: f64| {
         Part::bytes(
@@ -288,7 +272,7 @@ async fn several_files_of_one_sweep_import_as_one_run_and_dry_run_stores_nothing
 
 #[tokio::test]
 async fn plateau_export_round_trips_through_import() {
-    let app = spawn_app(1 << 20).await;
+    let app = TestApp::spawn().await;
     let client = reqwest::Client::new();
     let body: Value = client
         .post(format!("{}/api/v1/runs", app.base))

@@ -10,56 +10,26 @@
     reason = "test and bench code stops at the first failure"
 )]
 
+mod common;
+use common::TestApp;
+
 use axum::Extension;
 use reqwest::header::{HeaderMap, AUTHORIZATION, LOCATION, ORIGIN, REFERER, SET_COOKIE};
 use reqwest::multipart::Form;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use server::auth::{accounts, AuthMode, Principal, ReadAccess};
-use server::routes::{router, AppState};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 const PASSWORD: &str = "correct horse battery";
 const PASTED: &str = "C= 1 | 1/ 1 ok (0 err) | wall= 2.1s | 61.3 tok/s | lat avg= 2.09 p50= 2.09 p99= 2.09";
 
-struct TestApp {
-    base: String,
-    db: PathBuf,
-    _dir: tempfile::TempDir,
-    pool: app::db::Db,
-    client: reqwest::Client,
-}
-
-async fn spawn_app(auth: AuthMode) -> TestApp {
-    spawn_app_with(auth, &[], None).await
-}
-
-/// An app that also answers to `allowed` host names and the host of `public_url`.
-async fn spawn_app_with(auth: AuthMode, allowed: &[&str], public_url: Option<&str>) -> TestApp {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("auth.db");
-    let pool = app::db::connect(&db).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), 1 << 20);
-    state.auth = auth;
-    let allowed: Vec<String> = allowed.iter().map(|a| (*a).to_owned()).collect();
-    state.hosts = std::sync::Arc::new(server::auth::hosts::AllowedHosts::new(addr, &allowed, public_url).unwrap());
-    tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
-    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    TestApp { base: format!("http://{addr}"), db, _dir: dir, pool, client }
-}
-
 fn on(read: ReadAccess) -> AuthMode {
     AuthMode::On { read }
 }
 
 impl TestApp {
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
     /// Row counts of every table: the same before and after means nothing was written.
     async fn rows(&self) -> BTreeMap<String, i64> {
         let tables: Vec<String> = sqlx::query_scalar(
@@ -283,7 +253,7 @@ fn the_write_table_lists_every_write_route() {
 
 #[tokio::test]
 async fn anonymous_visitors_cannot_write_through_any_route() {
-    let app = spawn_app(on(ReadAccess::Public)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
     app.user("ada").await;
     let t = app.token("ada").await;
     let upload = staged_upload(&app, &t.token).await;
@@ -309,7 +279,7 @@ async fn anonymous_visitors_cannot_write_through_any_route() {
 
 #[tokio::test]
 async fn wrong_malformed_and_revoked_tokens_write_nothing() {
-    let app = spawn_app(on(ReadAccess::Public)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
     app.user("ada").await;
     let live = app.token("ada").await;
     let upload = staged_upload(&app, &live.token).await;
@@ -339,7 +309,7 @@ async fn wrong_malformed_and_revoked_tokens_write_nothing() {
 
 #[tokio::test]
 async fn a_valid_token_writes_through_every_route() {
-    let app = spawn_app(on(ReadAccess::Public)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
     app.user("ada").await;
     let t = app.token("ada").await;
     let upload = staged_upload(&app, &t.token).await;
@@ -378,7 +348,7 @@ async fn a_valid_token_writes_through_every_route() {
 
 #[tokio::test]
 async fn a_revoked_token_stops_working_at_once() {
-    let app = spawn_app(on(ReadAccess::Public)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
     app.user("ada").await;
     let t = app.token("ada").await;
     let import = || {
@@ -396,7 +366,7 @@ async fn a_revoked_token_stops_working_at_once() {
 
 #[tokio::test]
 async fn a_session_cookie_writes_only_from_this_origin() {
-    let app = spawn_app(on(ReadAccess::Public)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
     app.user("ada").await;
 
     // The cookie itself: strict, HTTP only, whole site.
@@ -477,7 +447,7 @@ async fn a_session_cookie_writes_only_from_this_origin() {
 
 #[tokio::test]
 async fn logging_in_takes_the_right_password_and_a_same_site_form() {
-    let app = spawn_app(on(ReadAccess::Public)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
     app.user("ada").await;
     let post = |name: &str, password: &str, origin: &str| {
         app.client
@@ -518,7 +488,7 @@ async fn logging_in_takes_the_right_password_and_a_same_site_form() {
 
 #[tokio::test]
 async fn read_login_refuses_anonymous_readers() {
-    let app = spawn_app(on(ReadAccess::Login)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Login)).spawn().await;
     app.user("ada").await;
     let t = app.token("ada").await;
     let get = |path: &str| app.client.get(app.url(path)).send();
@@ -552,7 +522,7 @@ async fn read_login_refuses_anonymous_readers() {
 
 #[tokio::test]
 async fn read_public_lets_anyone_read() {
-    let app = spawn_app(on(ReadAccess::Public)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
     for path in ["/", "/upload", "/compare", "/api/v1/runs", "/login"] {
         let resp = app.client.get(app.url(path)).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK, "{path}");
@@ -561,7 +531,7 @@ async fn read_public_lets_anyone_read() {
 
 #[tokio::test]
 async fn with_auth_off_everyone_writes_as_local() {
-    let app = spawn_app(AuthMode::Off).await;
+    let app = TestApp::builder().auth(AuthMode::Off).spawn().await;
     let resp =
         app.client.post(app.url("/api/v1/runs")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::CREATED);
@@ -575,8 +545,11 @@ async fn with_auth_off_everyone_writes_as_local() {
 /// The principal handlers see, through the real middleware on a one-route router.
 async fn principal_seen(auth: AuthMode, pool: &app::db::Db, extra: HeaderMap) -> (StatusCode, String) {
     let dir = tempfile::tempdir().unwrap();
-    let mut state =
-        AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), ([127, 0, 0, 1], 0).into()), 1024);
+    let mut state = server::routes::AppState::new(
+        pool.clone(),
+        server::startup::leptos_options(dir.path(), ([127, 0, 0, 1], 0).into()),
+        1024,
+    );
     state.auth = auth;
     let who = axum::Router::new()
         .route(
@@ -600,7 +573,7 @@ async fn principal_seen(auth: AuthMode, pool: &app::db::Db, extra: HeaderMap) ->
 
 #[tokio::test]
 async fn handlers_see_the_signed_in_user_as_author() {
-    let app = spawn_app(AuthMode::Off).await;
+    let app = TestApp::builder().auth(AuthMode::Off).spawn().await;
     app.user("ada").await;
     let t = app.token("ada").await;
     let (status, seen) = principal_seen(AuthMode::Off, &app.pool, HeaderMap::new()).await;
@@ -628,7 +601,7 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 
 #[tokio::test]
 async fn passwords_tokens_and_sessions_are_stored_only_hashed() {
-    let app = spawn_app(on(ReadAccess::Public)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
     app.user("ada").await;
     let t = app.token("ada").await;
     let cookie = app.log_in("ada").await;
@@ -717,7 +690,7 @@ fn capture_logs() -> &'static std::sync::Mutex<Vec<u8>> {
 #[tokio::test]
 async fn secrets_never_reach_the_logs() {
     let logs = capture_logs();
-    let app = spawn_app(on(ReadAccess::Login)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Login)).spawn().await;
     app.user("ada").await;
     let t = app.token("ada").await;
     let revoked = app.token("ada").await;
@@ -747,7 +720,7 @@ async fn secrets_never_reach_the_logs() {
 
 #[tokio::test]
 async fn repeated_wrong_passwords_lock_the_name_for_a_while() {
-    let app = spawn_app(on(ReadAccess::Public)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
     app.user("ada").await;
     let attempt = |password: &'static str| {
         app.client.post(app.url("/login")).form(&[("name", "ada"), ("password", password), ("next", "/")]).send()
@@ -774,7 +747,7 @@ async fn repeated_wrong_passwords_lock_the_name_for_a_while() {
 
 #[tokio::test]
 async fn with_auth_off_no_other_site_can_write_through_any_route() {
-    let app = spawn_app(AuthMode::Off).await;
+    let app = TestApp::builder().auth(AuthMode::Off).spawn().await;
     let upload = staged_upload(&app, "unused-with-auth-off").await;
     let run = {
         let resp =
@@ -812,7 +785,7 @@ async fn with_auth_off_no_other_site_can_write_through_any_route() {
 
 #[tokio::test]
 async fn requests_for_names_that_are_not_this_servers_are_refused() {
-    let app = spawn_app(AuthMode::Off).await;
+    let app = TestApp::builder().auth(AuthMode::Off).spawn().await;
     let port = app.base.rsplit(':').next().unwrap().to_owned();
     let with_host = |method: Method, path: &str, host: &str| {
         app.client.request(method, app.url(path)).header(reqwest::header::HOST, host).send()
@@ -856,7 +829,12 @@ async fn requests_for_names_that_are_not_this_servers_are_refused() {
     }
 
     // --allowed-host and --public-url add names.
-    let app = spawn_app_with(AuthMode::Off, &["plateau.lan"], Some("https://plateau.example")).await;
+    let app = TestApp::builder()
+        .auth(AuthMode::Off)
+        .allowed_hosts(&["plateau.lan"])
+        .public_url(Some("https://plateau.example"))
+        .spawn()
+        .await;
     for (host, status) in [
         ("plateau.lan", StatusCode::OK),
         ("PLATEAU.lan:3000", StatusCode::OK),
@@ -870,7 +848,7 @@ async fn requests_for_names_that_are_not_this_servers_are_refused() {
 
 #[tokio::test]
 async fn parallel_wrong_passwords_get_at_most_the_limit_of_checks() {
-    let app = spawn_app(on(ReadAccess::Public)).await;
+    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
     app.user("ada").await;
     let attempts = (0..50).map(|i| {
         let password = format!("guess-{i}");

@@ -9,27 +9,13 @@
     reason = "test and bench code stops at the first failure"
 )]
 
+mod common;
+use common::TestApp;
+
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
 use serde_json::Value;
-use server::routes::{router, AppState};
 use std::time::{Duration, Instant};
-
-struct TestApp {
-    base: String,
-    _dir: tempfile::TempDir,
-    pool: app::db::Db,
-}
-
-async fn spawn_app(max_upload_bytes: usize) -> TestApp {
-    let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("limits.db")).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), max_upload_bytes);
-    tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
-    TestApp { base: format!("http://{addr}"), _dir: dir, pool }
-}
 
 /// benchmark.py text of `n` levels (C = 1 … n), throughput wobbling so the analyses and
 /// anomaly detectors have work at every level.
@@ -51,7 +37,7 @@ fn file_form(name: &str, bytes: Vec<u8>) -> Form {
 
 #[tokio::test]
 async fn a_huge_page_number_is_clamped_not_a_panic() {
-    let app = spawn_app(1 << 20).await;
+    let app = TestApp::spawn().await;
     let client = reqwest::Client::new();
     for q in ["9223372036854775807", "99999999999999999999999", "-9223372036854775808"] {
         let resp = client.get(format!("{}/?page={q}", app.base)).send().await.unwrap();
@@ -61,7 +47,7 @@ async fn a_huge_page_number_is_clamped_not_a_panic() {
 
 #[tokio::test]
 async fn an_over_size_upload_gets_413_naming_the_limit() {
-    let app = spawn_app(4096).await;
+    let app = TestApp::builder().max_upload_bytes(4096).spawn().await;
     let client = reqwest::Client::new();
     let post = |form: Form| client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send();
     // Over the per-file limit but inside the body limit: the file is named.
@@ -78,7 +64,7 @@ async fn an_over_size_upload_gets_413_naming_the_limit() {
 
 #[tokio::test]
 async fn a_run_over_the_level_limit_gets_413_naming_the_file() {
-    let app = spawn_app(4 << 20).await;
+    let app = TestApp::builder().max_upload_bytes(4 << 20).spawn().await;
     let client = reqwest::Client::new();
     let text = levels_text(server::ingest::MAX_LEVELS + 1);
     let resp = client
@@ -94,7 +80,7 @@ async fn a_run_over_the_level_limit_gets_413_naming_the_file() {
 
 #[tokio::test]
 async fn a_live_run_takes_no_level_past_the_limit() {
-    let app = spawn_app(4 << 20).await;
+    let app = TestApp::builder().max_upload_bytes(4 << 20).spawn().await;
     let client = reqwest::Client::new();
     // A run of exactly MAX_LEVELS levels, stored through the import path, then running.
     let text = levels_text(server::ingest::MAX_LEVELS);
@@ -131,7 +117,7 @@ async fn a_live_run_takes_no_level_past_the_limit() {
 
 #[tokio::test]
 async fn control_characters_in_file_names_are_escaped_in_messages() {
-    let app = spawn_app(1 << 20).await;
+    let app = TestApp::spawn().await;
     let client = reqwest::Client::new();
     let resp = client
         .post(format!("{}/api/v1/runs", app.base))
@@ -165,7 +151,7 @@ async fn healthz_median(client: &reqwest::Client, base: &str, probes: usize, gap
 /// probes is asserted, so one unlucky scheduling hiccup on a busy machine does not fail it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_stays_quick_while_heavy_requests_run() {
-    let app = spawn_app(64 << 20).await;
+    let app = TestApp::builder().max_upload_bytes(64 << 20).spawn().await;
     let client = reqwest::Client::new();
     let text = levels_text(server::ingest::MAX_LEVELS);
     let resp = client

@@ -12,22 +12,11 @@
 
 mod common;
 use common::fixtures;
-use reqwest::{redirect, StatusCode};
+use common::TestApp;
+use reqwest::StatusCode;
 use serde_json::{json, Value};
-use server::routes::{router, AppState};
-
-struct TestApp {
-    base: String,
-    dir: tempfile::TempDir,
-    client: reqwest::Client,
-    pool: app::db::Db,
-}
 
 impl TestApp {
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
     async fn get(&self, path: &str) -> reqwest::Response {
         self.client.get(self.url(path)).send().await.unwrap()
     }
@@ -45,17 +34,6 @@ impl TestApp {
             .await
             .unwrap();
     }
-}
-
-async fn spawn_app() -> TestApp {
-    let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("safe.db")).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), 1 << 20);
-    tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
-    let client = reqwest::Client::builder().redirect(redirect::Policy::none()).build().unwrap();
-    TestApp { base: format!("http://{addr}"), dir, client, pool }
 }
 
 /// The story's two runs: (chat, completions) ids.
@@ -82,7 +60,7 @@ const TITLE_XSS: &str = "</title><img src=x onerror=alert(document.domain)>";
 
 #[tokio::test]
 async fn names_and_titles_stay_text_in_the_head() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, completions) = story(&app).await;
     app.rename(&chat, TITLE_XSS).await;
     app.rename(&completions, &format!("{TITLE_XSS} 2")).await;
@@ -152,7 +130,7 @@ async fn names_and_titles_stay_text_in_the_head() {
 
 #[tokio::test]
 async fn pages_carry_a_nonce_policy_and_the_other_security_headers() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, _) = story(&app).await;
     let mut nonces = Vec::new();
     for path in [format!("/runs/{chat}"), "/".to_owned(), "/no-such-page".to_owned()] {
@@ -191,7 +169,7 @@ async fn pages_carry_a_nonce_policy_and_the_other_security_headers() {
 #[tokio::test]
 async fn the_offline_report_runs_only_its_own_scripts() {
     use sha2::{Digest, Sha256};
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, completions) = story(&app).await;
     app.rename(&chat, TITLE_XSS).await;
     std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={init:function(){}};").unwrap();
@@ -219,7 +197,10 @@ async fn the_offline_report_runs_only_its_own_scripts() {
                 continue;
             }
             let close = open_end + html[open_end..].find("</script>").unwrap();
-            let hash = server::routes::headers::base64(&Sha256::digest(&html.as_bytes()[open_end..close]));
+            let hash = base64::Engine::encode(
+                &base64::engine::general_purpose::STANDARD,
+                Sha256::digest(&html.as_bytes()[open_end..close]),
+            );
             assert!(csp.contains(&format!("'sha256-{hash}'")), "{path}: an inline script outside the policy");
             hashed += 1;
         }
@@ -229,7 +210,7 @@ async fn the_offline_report_runs_only_its_own_scripts() {
 
 #[tokio::test]
 async fn csv_cells_hold_no_formula_and_numbers_stay_numbers() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, completions) = story(&app).await;
     let formula = "=HYPERLINK(\"https://evil.example\",\"x\")";
     app.rename(&chat, formula).await;
@@ -283,7 +264,7 @@ async fn csv_cells_hold_no_formula_and_numbers_stay_numbers() {
 
 #[tokio::test]
 async fn markdown_exports_render_names_and_notes_as_typed() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, completions) = story(&app).await;
     app.rename(&chat, "![x](https://evil.example/p.png) [click](https://evil.example) <img src=x onerror=alert(1)>")
         .await;
@@ -308,7 +289,7 @@ async fn markdown_exports_render_names_and_notes_as_typed() {
 
 #[tokio::test]
 async fn back_and_next_stay_on_this_site() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, _) = story(&app).await;
     let bad = [
         "//evil.example",

@@ -9,22 +9,11 @@
 
 mod common;
 use common::fixtures;
-use reqwest::{redirect, StatusCode};
+use common::TestApp;
+use reqwest::StatusCode;
 use serde_json::{json, Value};
-use server::routes::{router, AppState};
-
-struct TestApp {
-    base: String,
-    dir: tempfile::TempDir,
-    client: reqwest::Client,
-    pool: app::db::Db,
-}
 
 impl TestApp {
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
     async fn json(&self, path: &str) -> Value {
         let resp = self.client.get(self.url(path)).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK, "GET {path}");
@@ -35,17 +24,6 @@ impl TestApp {
         let resp = self.client.get(self.url(path)).send().await.unwrap();
         (resp.status(), resp.text().await.unwrap())
     }
-}
-
-async fn spawn_app() -> TestApp {
-    let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("share.db")).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let state = AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), 1 << 20);
-    tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
-    let client = reqwest::Client::builder().redirect(redirect::Policy::none()).build().unwrap();
-    TestApp { base: format!("http://{addr}"), dir, client, pool }
 }
 
 /// The story's two runs (the demo data): (chat, completions) ids.
@@ -62,7 +40,7 @@ fn loads(run: &Value) -> Vec<f64> {
 
 #[tokio::test]
 async fn annotations_are_created_edited_with_history_and_deleted() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, _) = story(&app).await;
     let resp = app
         .client
@@ -138,7 +116,7 @@ async fn annotations_are_created_edited_with_history_and_deleted() {
 
 #[tokio::test]
 async fn effects_are_honoured_by_the_run_the_comparison_and_the_exports() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, completions) = story(&app).await;
     let before = app.json(&format!("/api/v1/runs/{chat}")).await;
     assert_eq!(loads(&before), [32.0, 48.0, 64.0, 96.0]);
@@ -188,7 +166,7 @@ async fn effects_are_honoured_by_the_run_the_comparison_and_the_exports() {
 
 #[tokio::test]
 async fn reports_keep_the_view_and_snapshots_stay_frozen() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, completions) = story(&app).await;
     let view = format!(
         "/compare?runs={chat},{completions}&baseline={completions}&metric=ttft&stat=p99&scale=linear&hide={chat}"
@@ -282,7 +260,7 @@ async fn reports_keep_the_view_and_snapshots_stay_frozen() {
 
 #[tokio::test]
 async fn markup_stays_inert_in_pages_reports_and_tooltips() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, _) = story(&app).await;
     let evil = "<script>alert(1)</script></textarea><img src=x onerror=alert(2)> **bold** [x](javascript:alert(3))";
     app.client
@@ -320,7 +298,7 @@ async fn markup_stays_inert_in_pages_reports_and_tooltips() {
 
 #[tokio::test]
 async fn proposals_are_accepted_or_dismissed_by_key() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, completions) = story(&app).await;
     let compare = format!("/compare?runs={chat},{completions}");
     let (_, page) = app.text(&compare).await;
@@ -355,7 +333,7 @@ async fn proposals_are_accepted_or_dismissed_by_key() {
 
 #[tokio::test]
 async fn pages_carry_link_previews() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, completions) = story(&app).await;
     let meta = |page: &str, prop: &str| -> String {
         let at = page.find(&format!("property=\"{prop}\"")).unwrap_or_else(|| panic!("no {prop}"));
@@ -377,7 +355,7 @@ async fn pages_carry_link_previews() {
 
 #[tokio::test]
 async fn a_comparison_note_shows_where_its_runs_are_compared() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (chat, completions) = story(&app).await;
     let resp = app
         .client

@@ -248,8 +248,8 @@ impl AnnotationInput {
                 }
             }
             Anchor::Comparison { runs } => {
-                if !(2..=10).contains(&runs.len()) || !runs.contains(&run.id) {
-                    return Err("comparison: 2 to 10 runs, this run among them".into());
+                if super::compare::check_run_count(runs.len()).is_err() || !runs.contains(&run.id) {
+                    return Err(format!("comparison: {}, this run among them", super::compare::run_count_rule()));
                 }
                 if self.effect != Effect::None {
                     return Err("effect: a comparison note cannot exclude or hide data".into());

@@ -136,7 +136,7 @@ impl ViewState {
             }
         }
         if let Some(b) = &v.baseline {
-            if !v.runs.is_empty() && !v.runs.contains(b) {
+            if !super::compare::baseline_is_compared(&v.runs, b) {
                 problems.push(ViewProblem {
                     param: "baseline".into(),
                     value: b.to_string(),

@@ -12,7 +12,7 @@
 //! - the host of `--public-url`, and every `--allowed-host` (`PLATEAU_ALLOWED_HOSTS`).
 
 use super::origin::split_authority;
-use crate::routes::AppState;
+use super::AuthState;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
@@ -90,7 +90,7 @@ impl AllowedHosts {
 }
 
 /// The middleware: refuses a request whose `Host` (or HTTP/2 authority) is not allowed.
-pub async fn check(State(state): State<AppState>, req: Request<Body>, next: Next) -> Response {
+pub async fn check(State(state): State<AuthState>, req: Request<Body>, next: Next) -> Response {
     let host = req
         .headers()
         .get(header::HOST)

@@ -36,6 +36,10 @@
 //! server's names (DNS rebinding).
 //!
 //! Tokens, passwords and cookies are never logged.
+//!
+//! The gate and the login page read only [`AuthState`], the part of the server's state
+//! that is theirs; the router hands it over (axum's `FromRef`), so this module never
+//! depends on `crate::routes`.
 
 pub mod accounts;
 pub mod hosts;
@@ -43,7 +47,6 @@ pub mod origin;
 pub mod secret;
 pub mod throttle;
 
-use crate::routes::AppState;
 use app::domain::query::encode;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -52,6 +55,22 @@ use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Json;
 use serde_json::json;
+use std::sync::Arc;
+
+/// What deciding who a request comes from needs: the accounts, the mode, the sign-in
+/// throttle and the server's names. Cheap to clone (a pool handle and `Arc`s); the router
+/// derives it from its own state for each request (`FromRef`).
+#[derive(Clone)]
+pub struct AuthState {
+    /// Users, sessions and API tokens live here.
+    pub pool: app::db::Db,
+    /// Who may read and write.
+    pub mode: AuthMode,
+    /// Failed sign-ins per user name.
+    pub throttle: Arc<throttle::LoginThrottle>,
+    /// The names this server answers to (`Host`); others get 421.
+    pub hosts: Arc<hosts::AllowedHosts>,
+}
 
 /// The cookie holding a browser session.
 pub const SESSION_COOKIE: &str = "plateau_session";
@@ -183,8 +202,8 @@ impl IntoResponse for Refusal {
 
 /// Identifies the requester and stores a [`Principal`] in the request's extensions, or
 /// refuses the request (see the module comment).
-pub async fn identify(State(state): State<AppState>, mut req: Request<Body>, next: Next) -> Response {
-    let AuthMode::On { read } = state.auth else {
+pub async fn identify(State(state): State<AuthState>, mut req: Request<Body>, next: Next) -> Response {
+    let AuthMode::On { read } = state.mode else {
         let path = req.uri().path();
         if is_write(req.method(), path) && origin::request_is_cross_site(req.headers()) {
             tracing::warn!(%path, "cross-site write refused (auth off)");
@@ -204,7 +223,7 @@ pub async fn identify(State(state): State<AppState>, mut req: Request<Body>, nex
 
 /// The decision for one request with auth on.
 async fn check(
-    state: &AppState,
+    state: &AuthState,
     read: ReadAccess,
     method: &Method,
     uri: &axum::http::Uri,
@@ -239,7 +258,7 @@ async fn check(
 
 /// Who the request's credentials name. A bearer token that does not check out is an
 /// error (the client meant to sign in); a stale cookie just means nobody.
-async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<SignedIn, Refusal> {
+async fn signed_in(state: &AuthState, headers: &HeaderMap) -> Result<SignedIn, Refusal> {
     let internal = |e: accounts::AuthError| {
         tracing::error!(error = %e, "checking credentials failed");
         Refusal::Internal

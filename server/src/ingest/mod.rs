@@ -3,7 +3,6 @@
 //! transaction. The upload form, `POST /api/v1/runs` and `plateau import` all come here,
 //! so they accept the same files and reject them with the same messages.
 
-pub mod benchmark_py;
 pub mod form;
 pub mod formats;
 #[cfg(test)]
@@ -20,7 +19,7 @@ use app::domain::metrics::Metric;
 use app::domain::stats::{Summary, RECOMPUTED};
 use app::domain::{NewLevel, NewRun, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat, SourceInfo};
 use json::FieldError;
-use model::{Format, ParseOptions, ParsedFile};
+use model::{ParseOptions, ParsedFile};
 
 /// Default upload size limit, per file.
 pub const DEFAULT_MAX_BYTES: usize = 64 * 1024 * 1024;
@@ -179,23 +178,6 @@ impl ImportError {
     }
 }
 
-/// benchmark.py as a registry entry (its parser reports line and column).
-pub fn benchmark_py_format() -> Format {
-    fn parse(text: &str, _: &ParseOptions) -> Result<ParsedFile, FieldError> {
-        let s = benchmark_py::parse(text).map_err(|e| FieldError {
-            at: format!("line {}, column {}", e.line, e.column),
-            message: e.message,
-            line: Some(e.line),
-        })?;
-        Ok(ParsedFile {
-            levels: s.points.into_iter().map(NewLevel::new).collect(),
-            warnings: s.warnings,
-            ..ParsedFile::default()
-        })
-    }
-    Format { format: SourceFormat::BenchmarkPy, sniff: benchmark_py::sniff, parse }
-}
-
 /// Checks that a file is non-empty text under the limit, and returns the text.
 fn text_of(file: &InputFile, max_bytes: usize) -> Result<&str, ImportError> {
     let name = file.display_name();
@@ -216,8 +198,6 @@ struct ReadFile {
     input: InputFile,
     format: SourceFormat,
     parsed: ParsedFile,
-    /// Plateau's own export restores the run's name, status, source and original files.
-    restored: Option<formats::plateau::Restored>,
 }
 
 fn read_file(
@@ -235,12 +215,7 @@ fn read_file(
             .ok_or_else(|| ImportError::UnknownFormat { file: input.display_name() })?,
     };
     let parse_error = |source| ImportError::Parse { file: input.display_name(), format: format.format.label(), source };
-    let (mut parsed, restored) = if format.format == SourceFormat::Plateau {
-        let (p, r) = formats::plateau::read(text).map_err(parse_error)?;
-        (p, Some(r))
-    } else {
-        ((format.parse)(text, &ParseOptions { concurrency }).map_err(parse_error)?, None)
-    };
+    let mut parsed = (format.parse)(text, &ParseOptions { concurrency }).map_err(parse_error)?;
     if parsed.levels.is_empty() {
         return Err(ImportError::NoLevels { file: input.display_name() });
     }
@@ -253,7 +228,7 @@ fn read_file(
     }
     drop_stats_of_levels_without_completions(&mut parsed);
     recompute_from_requests(&mut parsed);
-    Ok(ReadFile { input, format: format.format, parsed, restored })
+    Ok(ReadFile { input, format: format.format, parsed })
 }
 
 /// Refuses a run over [`MAX_LEVELS`] levels or [`MAX_REQUESTS`] per-request records.
@@ -427,7 +402,7 @@ fn fold_unknown_loads(levels: Vec<NewLevel>, files: &[String]) -> Result<Vec<New
     Ok(known)
 }
 
-fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result<PreparedRun, ImportError> {
+fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result<PreparedRun, ImportError> {
     let format = group.first().map_or(SourceFormat::Manual, |f| f.format);
     // The file that states the most facts speaks for the run.
     let file_facts = group
@@ -439,8 +414,9 @@ fn build_run(group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result
         .unwrap_or_default();
     let mut definitions = group.first().map(|f| f.parsed.definitions.clone()).unwrap_or_default();
     let names: Vec<String> = group.iter().map(|f| f.input.display_name()).collect();
-    let restored = match group.as_slice() {
-        [one] => one.restored.clone(),
+    // A Plateau export brings back the run it holds: only when it is imported on its own.
+    let restored = match group.as_mut_slice() {
+        [one] => one.parsed.restored.take(),
         _ => None,
     };
     let mut warnings = Vec::new();

@@ -1,10 +1,11 @@
 //! What a format parser returns: the levels it read, the run facts and metric definitions
-//! the file states, and warnings. Parsers are pure functions of the file's text; checking,
-//! grouping, naming and storing happen in [`super`].
+//! the file states, warnings, and (Plateau's own export only) the run as it was stored.
+//! Parsers are pure functions of the file's text; checking, grouping, naming and storing
+//! happen in [`super`].
 
 use super::json::FieldError;
 use app::domain::metrics::Definitions;
-use app::domain::{NewLevel, RunFacts, SourceFormat};
+use app::domain::{NewLevel, RunFacts, RunStatus, SourceFile, SourceFormat, SourceInfo};
 
 /// One file, read.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -18,6 +19,18 @@ pub struct ParsedFile {
     pub levels: Vec<NewLevel>,
     /// Worth telling the user; did not stop the import.
     pub warnings: Vec<String>,
+    /// Plateau's own export brings back the run's name, status, source and original files;
+    /// every other format leaves this `None`.
+    pub restored: Option<Restored>,
+}
+
+/// What an import of Plateau's own export restores beyond facts and levels: the run as it was.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restored {
+    pub name: String,
+    pub status: RunStatus,
+    pub source: SourceInfo,
+    pub files: Vec<SourceFile>,
 }
 
 /// What the user said about the files before they are read: a parser that finds no load

@@ -1,5 +1,11 @@
-//! Reading the shared fixture files in tests: one place that knows where they are
-//! (`PLATEAU_FIXTURES`, default `../shared/fixtures` beside the repository).
+//! What the parser tests share: the one place that knows where the shared fixture files are
+//! (`PLATEAU_FIXTURES`, default `../shared/fixtures` beside the repository), reading them,
+//! and the small checks every parser's tests make (a tool's files detected and parsed,
+//! numbers equal up to float noise, an export nested in another file).
+
+use super::formats;
+use super::model::{ParseOptions, ParsedFile};
+use app::domain::{Point, SourceFormat};
 
 /// The fixtures directory.
 pub(crate) fn dir() -> String {
@@ -13,6 +19,32 @@ pub(crate) fn read(rel: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// Whether a fixture file is a note about the fixtures (where they come from), not a result.
+pub(crate) fn is_note(name: &str) -> bool {
+    name == "SOURCE.txt" || name == "README.md"
+}
+
+/// Every result file below `root`, as its path inside `root` (`/`-separated), sorted.
+pub(crate) fn walk(root: &str) -> Vec<String> {
+    fn visit(dir: &std::path::Path, prefix: &str, out: &mut Vec<String>) {
+        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for e in entries.filter_map(Result::ok) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let rel = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+            let path = e.path();
+            if path.is_dir() {
+                visit(&path, &rel, out);
+            } else if !is_note(&name) {
+                out.push(rel);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    visit(std::path::Path::new(root), "", &mut out);
+    out.sort();
+    out
+}
+
 /// Every result file of a tool's fixture folder as (file name, text), sorted by name
 /// (SOURCE.txt and READMEs are notes, not results).
 pub(crate) fn files(tool: &str) -> Vec<(String, String)> {
@@ -23,7 +55,7 @@ pub(crate) fn files(tool: &str) -> Vec<(String, String)> {
         .map(|e| e.path())
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            p.is_file() && name != "SOURCE.txt" && name != "README.md"
+            p.is_file() && !is_note(name)
         })
         .map(|p| {
             let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
@@ -32,4 +64,37 @@ pub(crate) fn files(tool: &str) -> Vec<(String, String)> {
         .collect();
     out.sort();
     out
+}
+
+/// Every result file of `tool`'s fixture folder, detected by the registry as `format` and
+/// read by that format's parser, as (file name, parsed). Panics naming the file at fault.
+pub(crate) fn parsed_files(tool: &str, format: SourceFormat) -> Vec<(String, ParsedFile)> {
+    let parser = formats::get(format).unwrap_or_else(|| panic!("{format:?} is not registered"));
+    let files = files(tool);
+    assert!(!files.is_empty(), "expected the {tool} fixtures");
+    files
+        .into_iter()
+        .map(|(name, text)| {
+            assert_eq!(formats::detect(&text), Some(format), "{tool}/{name}");
+            let parsed = (parser.parse)(&text, &ParseOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, parsed)
+        })
+        .collect()
+}
+
+/// The one level of a one-level file.
+pub(crate) fn only_level(p: &ParsedFile) -> &Point {
+    assert_eq!(p.levels.len(), 1);
+    &p.levels[0].point
+}
+
+/// `a` is `b` up to float noise (relative 1e-9).
+pub(crate) fn close(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() < 1e-9 * b.abs().max(1.0))
+}
+
+/// `raw` (a tool's JSON object) kept as a level's source inside Plateau's own export: the
+/// tool's keys are in the text, nested, and its detector must not claim it.
+pub(crate) fn nested_in_an_export(raw: &str) -> String {
+    format!(r#"{{"kind": "plateau-export", "runs": [{{"levels": [{{"raw": {raw}}}]}}]}}"#)
 }

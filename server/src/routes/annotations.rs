@@ -1,14 +1,15 @@
 //! Annotations, anomaly proposals, saved reports and snapshots over HTTP. Every write has
 //! two doors: a plain HTML form post (works without JavaScript; answers with a redirect,
-//! errors travel back in `?error=`), and the JSON API under `/api/v1`. Both call
-//! [`crate::share`]; the author is always the requester ([`Principal`]).
+//! errors travel back in `?error=` through [`Back`]), and the JSON API under `/api/v1`
+//! (errors are [`ApiError`]s). Both call [`crate::share`]; the author is always the
+//! requester ([`Principal`]).
 
+use super::error::{run_id, ApiError, Back, FormError, OrBack};
 use super::AppState;
 use crate::auth::Principal;
 use crate::share::{self, ShareError};
 use app::db;
 use app::domain::annotations::{Anchor, AnnotationId, AnnotationInput, AnnotationKind, Effect};
-use app::domain::query::encode;
 use app::domain::{LoadKind, RunId};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -40,56 +41,6 @@ pub fn api_router() -> Router<AppState> {
         .route("/reports/{slug}", get(api_report_show))
         .route("/snapshots", post(api_snapshot))
         .route("/snapshots/{id}", get(api_snapshot_show))
-}
-
-fn api_error(e: ShareError) -> Response {
-    let (status, message) = match &e {
-        ShareError::Invalid(m) => (StatusCode::BAD_REQUEST, m.clone()),
-        ShareError::NotFound(_) => (StatusCode::NOT_FOUND, e.to_string()),
-        ShareError::Db(d) => {
-            tracing::error!(error = %d, "annotation or share request failed");
-            (StatusCode::INTERNAL_SERVER_ERROR, "could not be stored; the server log has the details".to_owned())
-        }
-    };
-    (status, Json(json!({ "error": message }))).into_response()
-}
-
-fn run_id(s: &str) -> Result<RunId, ShareError> {
-    RunId::parse(s).ok_or_else(|| ShareError::NotFound(format!("run {s:?}")))
-}
-
-/// A same-site path to go back to (never another site): the form's `back`, else the
-/// fallback (which may come from the form too), else `/`. The rule is
-/// [`app::domain::view::same_site_path`].
-fn back_path(form: &HashMap<String, String>, fallback: &str) -> String {
-    use app::domain::view::same_site_path;
-    form.get("back")
-        .and_then(|b| same_site_path(b.trim()))
-        .or_else(|| same_site_path(fallback.trim()))
-        .unwrap_or("/")
-        .to_owned()
-}
-
-fn with_param(path: &str, key: &str, value: &str) -> String {
-    let (base, frag) = path.split_once('#').map_or((path, None), |(b, f)| (b, Some(f)));
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let mut out = format!("{base}{sep}{key}={}", encode(value));
-    if let Some(f) = frag {
-        out.push('#');
-        out.push_str(f);
-    }
-    out
-}
-
-fn form_error(back: &str, e: &ShareError) -> Redirect {
-    if let ShareError::Db(d) = e {
-        tracing::error!(error = %d, "annotation or share form failed");
-    }
-    let message = match e {
-        ShareError::Db(_) => "could not be stored; the server log has the details".to_owned(),
-        other => other.to_string(),
-    };
-    Redirect::to(&with_param(back, "error", &message))
 }
 
 fn field<'a>(form: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
@@ -150,27 +101,21 @@ fn input_from_form(form: &HashMap<String, String>, with_anchor: bool) -> Result<
     })
 }
 
+fn annotation_id(s: &str) -> Result<AnnotationId, ApiError> {
+    s.parse::<i64>().map(AnnotationId).map_err(|_| ApiError::not_found(format!("annotation {s:?}")))
+}
+
 async fn form_create(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     Form(form): Form<HashMap<String, String>>,
-) -> Redirect {
-    let back = back_path(&form, &format!("/runs/{id}"));
-    let result = async {
-        let run = run_id(&id)?;
-        let input = input_from_form(&form, true)?;
-        share::annotate(&state.pool, &run, &input, &who.name).await
-    }
-    .await;
-    match result {
-        Ok(a) => Redirect::to(&format!("{}#annotation-{a}", back.split('#').next().unwrap_or(&back))),
-        Err(e) => form_error(&back, &e),
-    }
-}
-
-fn annotation_id(s: &str) -> Result<AnnotationId, ShareError> {
-    s.parse::<i64>().map(AnnotationId).map_err(|_| ShareError::NotFound(format!("annotation {s:?}")))
+) -> Result<Redirect, FormError> {
+    let back = Back::from_form(&form, &format!("/runs/{id}"));
+    let run = run_id(&id).or_back(&back)?;
+    let input = input_from_form(&form, true).or_back(&back)?;
+    let a = share::annotate(&state.pool, &run, &input, &who.name).await.or_back(&back)?;
+    Ok(back.at(&format!("annotation-{a}")))
 }
 
 async fn form_edit(
@@ -178,83 +123,67 @@ async fn form_edit(
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     Form(form): Form<HashMap<String, String>>,
-) -> Redirect {
-    let back = back_path(&form, "/");
-    let result = async {
-        let input = input_from_form(&form, false)?;
-        share::edit(&state.pool, annotation_id(&id)?, &input, &who.name).await
-    }
-    .await;
-    match result {
-        Ok(_) => Redirect::to(&format!("{}#annotation-{id}", back.split('#').next().unwrap_or(&back))),
-        Err(e) => form_error(&back, &e),
-    }
+) -> Result<Redirect, FormError> {
+    let back = Back::from_form(&form, "/");
+    let input = input_from_form(&form, false).or_back(&back)?;
+    share::edit(&state.pool, annotation_id(&id).or_back(&back)?, &input, &who.name).await.or_back(&back)?;
+    Ok(back.at(&format!("annotation-{id}")))
 }
 
 async fn form_delete(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Form(form): Form<HashMap<String, String>>,
-) -> Redirect {
-    let back = back_path(&form, "/");
+) -> Result<Redirect, FormError> {
+    let back = Back::from_form(&form, "/");
     if form.get("confirm").map(String::as_str) != Some("yes") {
-        return form_error(&back, &ShareError::Invalid("delete: tick “confirm” to delete the annotation".into()));
+        return Err(back.with_error(ShareError::Invalid("delete: tick “confirm” to delete the annotation".into())));
     }
-    match async { share::delete(&state.pool, annotation_id(&id)?).await }.await {
-        Ok(_) => Redirect::to(&back),
-        Err(e) => form_error(&back, &e),
-    }
+    share::delete(&state.pool, annotation_id(&id).or_back(&back)?).await.or_back(&back)?;
+    Ok(back.redirect())
 }
 
 async fn form_dismiss(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Form(form): Form<HashMap<String, String>>,
-) -> Redirect {
-    let back = back_path(&form, "/");
+) -> Result<Redirect, FormError> {
+    let back = Back::from_form(&form, "/");
     let Some(key) = field(&form, "key").filter(|k| k.len() <= 300) else {
-        return form_error(&back, &ShareError::Invalid("key: which proposal?".into()));
+        return Err(back.with_error(ShareError::Invalid("key: which proposal?".into())));
     };
-    match db::dismiss_proposal(&state.pool, key, &who.name).await {
-        Ok(()) => Redirect::to(&back),
-        Err(e) => form_error(&back, &e.into()),
-    }
+    db::dismiss_proposal(&state.pool, key, &who.name).await.or_back(&back)?;
+    Ok(back.redirect())
 }
 
 async fn form_report(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Form(form): Form<HashMap<String, String>>,
-) -> Redirect {
+) -> Result<Redirect, FormError> {
     let view = field(&form, "view").unwrap_or("/").to_owned();
-    let back = back_path(&form, &view);
+    let back = Back::from_form(&form, &view);
     let title = form.get("title").cloned().unwrap_or_default();
     let description = form.get("description").cloned().unwrap_or_default();
-    match share::save_report(&state.pool, &title, &description, &view, &who.name).await {
-        Ok(slug) => Redirect::to(&format!("/r/{slug}")),
-        Err(e) => form_error(&back, &e),
-    }
+    let slug = share::save_report(&state.pool, &title, &description, &view, &who.name).await.or_back(&back)?;
+    Ok(Redirect::to(&format!("/r/{slug}")))
 }
 
 async fn form_snapshot(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Form(form): Form<HashMap<String, String>>,
-) -> Redirect {
+) -> Result<Redirect, FormError> {
     let view = field(&form, "view").unwrap_or("/").to_owned();
-    let back = back_path(&form, &view);
+    let back = Back::from_form(&form, &view);
     let title = form.get("title").cloned().unwrap_or_default();
-    match share::snapshot(&state.pool, &title, &view, &who.name).await {
-        Ok(id) => Redirect::to(&format!("/s/{id}")),
-        Err(e) => form_error(&back, &e),
-    }
+    let id = share::snapshot(&state.pool, &title, &view, &who.name).await.or_back(&back)?;
+    Ok(Redirect::to(&format!("/s/{id}")))
 }
 
-async fn api_list(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    match async { Ok::<_, ShareError>(db::get_run_raw(&state.pool, &run_id(&id)?).await?) }.await {
-        Ok(run) => Json(run.annotations).into_response(),
-        Err(e) => api_error(e),
-    }
+async fn api_list(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let run = db::get_run_raw(&state.pool, &run_id(&id)?).await?;
+    Ok(Json(run.annotations).into_response())
 }
 
 async fn api_create(
@@ -262,24 +191,15 @@ async fn api_create(
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     Json(input): Json<AnnotationInput>,
-) -> Response {
-    let result = async {
-        let run = run_id(&id)?;
-        let aid = share::annotate(&state.pool, &run, &input, &who.name).await?;
-        Ok::<_, ShareError>(db::get_annotation(&state.pool, aid).await?)
-    }
-    .await;
-    match result {
-        Ok(a) => (StatusCode::CREATED, Json(a)).into_response(),
-        Err(e) => api_error(e),
-    }
+) -> Result<Response, ApiError> {
+    let run = run_id(&id)?;
+    let aid = share::annotate(&state.pool, &run, &input, &who.name).await?;
+    let a = db::get_annotation(&state.pool, aid).await?;
+    Ok((StatusCode::CREATED, Json(a)).into_response())
 }
 
-async fn api_show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    match async { Ok::<_, ShareError>(db::get_annotation(&state.pool, annotation_id(&id)?).await?) }.await {
-        Ok(a) => Json(a).into_response(),
-        Err(e) => api_error(e),
-    }
+async fn api_show(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    Ok(Json(db::get_annotation(&state.pool, annotation_id(&id)?).await?).into_response())
 }
 
 async fn api_edit(
@@ -287,24 +207,15 @@ async fn api_edit(
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     Json(input): Json<AnnotationInput>,
-) -> Response {
-    let result = async {
-        let aid = annotation_id(&id)?;
-        share::edit(&state.pool, aid, &input, &who.name).await?;
-        Ok::<_, ShareError>(db::get_annotation(&state.pool, aid).await?)
-    }
-    .await;
-    match result {
-        Ok(a) => Json(a).into_response(),
-        Err(e) => api_error(e),
-    }
+) -> Result<Response, ApiError> {
+    let aid = annotation_id(&id)?;
+    share::edit(&state.pool, aid, &input, &who.name).await?;
+    Ok(Json(db::get_annotation(&state.pool, aid).await?).into_response())
 }
 
-async fn api_delete(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    match async { share::delete(&state.pool, annotation_id(&id)?).await }.await {
-        Ok(_) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) => api_error(e),
-    }
+async fn api_delete(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    share::delete(&state.pool, annotation_id(&id)?).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 #[derive(Deserialize)]
@@ -316,14 +227,12 @@ async fn api_dismiss(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Json(b): Json<DismissBody>,
-) -> Response {
+) -> Result<Response, ApiError> {
     if b.key.trim().is_empty() || b.key.len() > 300 {
-        return api_error(ShareError::Invalid("key: which proposal?".into()));
+        return Err(ApiError::bad_request("key: which proposal?"));
     }
-    match db::dismiss_proposal(&state.pool, b.key.trim(), &who.name).await {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) => api_error(e.into()),
-    }
+    db::dismiss_proposal(&state.pool, b.key.trim(), &who.name).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 #[derive(Deserialize)]
@@ -338,18 +247,13 @@ async fn api_report(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Json(b): Json<ReportBody>,
-) -> Response {
-    match share::save_report(&state.pool, &b.title, &b.description, &b.view, &who.name).await {
-        Ok(slug) => (StatusCode::CREATED, Json(json!({ "slug": slug, "url": format!("/r/{slug}") }))).into_response(),
-        Err(e) => api_error(e),
-    }
+) -> Result<Response, ApiError> {
+    let slug = share::save_report(&state.pool, &b.title, &b.description, &b.view, &who.name).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "slug": slug, "url": format!("/r/{slug}") }))).into_response())
 }
 
-async fn api_report_show(State(state): State<AppState>, Path(slug): Path<String>) -> Response {
-    match db::get_report(&state.pool, &slug).await {
-        Ok(r) => Json(r).into_response(),
-        Err(e) => api_error(e.into()),
-    }
+async fn api_report_show(State(state): State<AppState>, Path(slug): Path<String>) -> Result<Response, ApiError> {
+    Ok(Json(db::get_report(&state.pool, &slug).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -363,19 +267,14 @@ async fn api_snapshot(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Json(b): Json<SnapshotBody>,
-) -> Response {
-    match share::snapshot(&state.pool, &b.title, &b.view, &who.name).await {
-        Ok(id) => (StatusCode::CREATED, Json(json!({ "id": id, "url": format!("/s/{id}") }))).into_response(),
-        Err(e) => api_error(e),
-    }
+) -> Result<Response, ApiError> {
+    let id = share::snapshot(&state.pool, &b.title, &b.view, &who.name).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "id": id, "url": format!("/s/{id}") }))).into_response())
 }
 
-async fn api_snapshot_show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    match db::get_snapshot(&state.pool, &id).await {
-        Ok(s) => match serde_json::from_str::<serde_json::Value>(&s.payload) {
-            Ok(payload) => Json(json!({ "id": s.id, "title": s.title, "view": s.view_path, "created_at": s.created_at, "author": s.author, "data": payload })).into_response(),
-            Err(e) => api_error(ShareError::Invalid(format!("stored snapshot is unreadable: {e}"))),
-        },
-        Err(e) => api_error(e.into()),
-    }
+async fn api_snapshot_show(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let s = db::get_snapshot(&state.pool, &id).await?;
+    let payload = serde_json::from_str::<serde_json::Value>(&s.payload)
+        .map_err(|e| ApiError::bad_request(format!("stored snapshot is unreadable: {e}")))?;
+    Ok(Json(json!({ "id": s.id, "title": s.title, "view": s.view_path, "created_at": s.created_at, "author": s.author, "data": payload })).into_response())
 }

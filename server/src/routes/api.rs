@@ -6,10 +6,11 @@
 //! - `GET /api/v1/runs/{id}/export.json` / `export.csv`: Plateau's own format
 //! - `GET /api/v1/runs/{id}/export.md`: a Markdown table for chats and issues
 
+use super::error::{run_id, ApiError};
 use super::multipart::read_import;
 use super::AppState;
-use crate::ingest::{self, ImportError};
-use app::db::{self, DbError};
+use crate::ingest;
+use app::db;
 use app::domain::{analysis, Run, RunId};
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
@@ -25,53 +26,6 @@ pub fn router() -> Router<AppState> {
         .route("/runs/{id}/export.json", get(export_json))
         .route("/runs/{id}/export.csv", get(export_csv))
         .route("/runs/{id}/export.md", get(export_md))
-}
-
-/// An API failure: a status, a message for the client, and optionally the line at fault.
-pub struct ApiError {
-    status: StatusCode,
-    message: String,
-    line: Option<usize>,
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = match self.line {
-            Some(line) => json!({ "error": self.message, "line": line }),
-            None => json!({ "error": self.message }),
-        };
-        (self.status, Json(body)).into_response()
-    }
-}
-
-impl From<ImportError> for ApiError {
-    fn from(e: ImportError) -> Self {
-        if e.is_client_error() {
-            let status = if e.is_too_large() { StatusCode::PAYLOAD_TOO_LARGE } else { StatusCode::BAD_REQUEST };
-            ApiError { status, line: e.line(), message: e.to_string() }
-        } else {
-            tracing::error!(error = %e, "import failed");
-            ApiError {
-                status: StatusCode::INTERNAL_SERVER_ERROR,
-                line: None,
-                message: "the run could not be stored".into(),
-            }
-        }
-    }
-}
-
-impl From<DbError> for ApiError {
-    fn from(e: DbError) -> Self {
-        match e {
-            DbError::NotFound(what) => {
-                ApiError { status: StatusCode::NOT_FOUND, line: None, message: format!("{what} was not found") }
-            }
-            other => {
-                tracing::error!(error = %other, "database error");
-                ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, line: None, message: "database error".into() }
-            }
-        }
-    }
 }
 
 #[derive(serde::Deserialize)]
@@ -136,14 +90,10 @@ struct RunWithAnalysis {
 }
 
 async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let id = RunId::parse(&id).ok_or(DbError::NotFound(format!("run {id:?}")))?;
+    let id = run_id(&id)?;
     let run = db::get_run(&state.pool, &id).await?;
     let analysis = analysis::analyse(&run.points);
     Ok(Json(RunWithAnalysis { run, analysis }).into_response())
-}
-
-fn parse_id(id: &str) -> Result<RunId, ApiError> {
-    Ok(RunId::parse(id).ok_or(DbError::NotFound(format!("run {id:?}")))?)
 }
 
 fn attachment(id: &RunId, ext: &str, content_type: &'static str, body: String) -> Response {
@@ -152,19 +102,19 @@ fn attachment(id: &RunId, ext: &str, content_type: &'static str, body: String) -
 }
 
 async fn export_json(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let id = parse_id(&id)?;
+    let id = run_id(&id)?;
     let body = crate::export::json(&state.pool, &id).await?;
     Ok(attachment(&id, "json", "application/json", body))
 }
 
 async fn export_csv(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let id = parse_id(&id)?;
+    let id = run_id(&id)?;
     let body = crate::export::csv(&state.pool, &id).await?;
     Ok(attachment(&id, "csv", "text/csv; charset=utf-8", body))
 }
 
 async fn export_md(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let id = parse_id(&id)?;
+    let id = run_id(&id)?;
     let run = db::get_run(&state.pool, &id).await?;
     Ok(([("content-type", "text/markdown; charset=utf-8")], crate::export::markdown(&run)).into_response())
 }

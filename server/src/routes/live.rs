@@ -14,8 +14,9 @@
 //! (`ingest::form::check_facts`; every count, time and statistic a number ≥ 0): a bad
 //! value is `400 {"error", "field"}` and nothing is stored.
 
+use super::error::{run_id, ApiError};
 use super::AppState;
-use app::db::{self, DbError};
+use app::db;
 use app::domain::{NewLevel, NewRun, RunId, RunStatus};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -32,56 +33,27 @@ pub fn router() -> Router<AppState> {
         .route("/live-runs/{id}/heartbeat", post(heartbeat))
 }
 
-/// A failed live-run call: status, message and, for a bad value, the field.
-struct LiveError(StatusCode, String, Option<String>);
-
-impl IntoResponse for LiveError {
-    fn into_response(self) -> Response {
-        (self.0, Json(json!({ "error": self.1, "field": self.2 }))).into_response()
-    }
-}
-
-impl From<DbError> for LiveError {
-    fn from(e: DbError) -> Self {
-        match e {
-            DbError::NotFound(what) => LiveError(StatusCode::NOT_FOUND, format!("{what} was not found"), None),
-            other => {
-                tracing::error!(error = %other, "live run: database error");
-                LiveError(StatusCode::INTERNAL_SERVER_ERROR, "database error".into(), None)
-            }
-        }
-    }
-}
-
-fn bad(message: impl Into<String>) -> LiveError {
-    LiveError(StatusCode::BAD_REQUEST, message.into(), None)
-}
-
-/// A value out of range: 400 naming the field.
-fn bad_field(field: impl Into<String>, message: impl std::fmt::Display) -> LiveError {
-    let field = field.into();
-    LiveError(StatusCode::BAD_REQUEST, format!("field `{field}`: {message}"), Some(field))
-}
-
 /// A number that must be finite and ≥ 0 (counts, times, statistics), as imports demand.
-fn non_negative(field: impl FnOnce() -> String, v: Option<f64>) -> Result<(), LiveError> {
+fn non_negative(field: impl FnOnce() -> String, v: Option<f64>) -> Result<(), ApiError> {
     match v {
-        Some(x) if !(x.is_finite() && x >= 0.0) => Err(bad_field(field(), format!("{x} is not a number ≥ 0"))),
+        Some(x) if !(x.is_finite() && x >= 0.0) => {
+            Err(ApiError::bad_field(field(), format!("{x} is not a number ≥ 0")))
+        }
         _ => Ok(()),
     }
 }
 
 /// A level as the live-runs API takes it: the load above 0, every count, time and
 /// statistic a number ≥ 0.
-fn check_level(level: &NewLevel) -> Result<(), LiveError> {
+fn check_level(level: &NewLevel) -> Result<(), ApiError> {
     let p = &level.point;
     let load = p.load_value;
     if !(load.is_finite() && load > 0.0) {
-        return Err(bad_field("point.load_value", format!("{load} is not a load above 0")));
+        return Err(ApiError::bad_field("point.load_value", format!("{load} is not a load above 0")));
     }
     for (field, v) in [("point.requests_ok", p.requests_ok), ("point.requests_failed", p.requests_failed)] {
         if let Some(n) = v.filter(|n| *n < 0) {
-            return Err(bad_field(field, format!("{n} is not a count ≥ 0")));
+            return Err(ApiError::bad_field(field, format!("{n} is not a count ≥ 0")));
         }
     }
     non_negative(|| "point.wall_s".into(), p.wall_s)?;
@@ -104,27 +76,25 @@ fn check_level(level: &NewLevel) -> Result<(), LiveError> {
 }
 
 /// The run `id`, which must exist and still be running.
-async fn running(state: &AppState, id: &str) -> Result<RunId, LiveError> {
-    let id =
-        RunId::parse(id).ok_or_else(|| LiveError(StatusCode::NOT_FOUND, format!("run {id:?} was not found"), None))?;
+async fn running(state: &AppState, id: &str) -> Result<RunId, ApiError> {
+    let id = run_id(id)?;
     let run = db::get_run(&state.pool, &id).await?;
     if run.status != RunStatus::Running {
-        return Err(LiveError(
+        return Err(ApiError::new(
             StatusCode::CONFLICT,
             format!("run {id} is {}: only running sweeps take levels", run.status.as_str()),
-            None,
         ));
     }
     Ok(id)
 }
 
-async fn create(State(state): State<AppState>, Json(run): Json<NewRun>) -> Result<Response, LiveError> {
+async fn create(State(state): State<AppState>, Json(run): Json<NewRun>) -> Result<Response, ApiError> {
     if run.name.trim().is_empty() {
-        return Err(bad_field("name", "the run needs a name"));
+        return Err(ApiError::bad_field("name", "the run needs a name"));
     }
     crate::ingest::form::check_facts(&run.facts).map_err(|e| match e {
-        crate::ingest::ImportError::Field { field, message } => bad_field(format!("facts.{field}"), message),
-        other => bad(other.to_string()),
+        crate::ingest::ImportError::Field { field, message } => ApiError::bad_field(format!("facts.{field}"), message),
+        other => ApiError::bad_request(other.to_string()),
     })?;
     let run = NewRun { status: RunStatus::Running, levels: Vec::new(), files: Vec::new(), ..run };
     let id = db::create_live_run(&state.pool, &run).await?;
@@ -136,7 +106,7 @@ async fn append(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Json(level): Json<NewLevel>,
-) -> Result<Response, LiveError> {
+) -> Result<Response, ApiError> {
     check_level(&level)?;
     let id = running(&state, &id).await?;
     // The same bounds as an import: a run holds at most MAX_LEVELS levels, a level at most
@@ -144,22 +114,22 @@ async fn append(
     let limit = crate::ingest::MAX_LEVELS;
     let stored = db::level_seqs(&state.pool, &id).await?.len();
     if stored >= limit {
-        return Err(LiveError(
+        return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!("run {id} already has {stored} levels, the limit of {limit} levels per run"),
-            Some("levels".into()),
-        ));
+        )
+        .with_field("levels"));
     }
     if level.requests.len() > crate::ingest::MAX_REQUESTS {
-        return Err(LiveError(
+        return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
                 "field `requests`: {} per-request records, over the limit of {}",
                 level.requests.len(),
                 crate::ingest::MAX_REQUESTS
             ),
-            Some("requests".into()),
-        ));
+        )
+        .with_field("requests"));
     }
     db::append_level(&state.pool, &id, &level).await?;
     db::heartbeat_run(&state.pool, &id).await?;
@@ -177,10 +147,10 @@ async fn finish(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Json(body): Json<StatusBody>,
-) -> Result<Response, LiveError> {
+) -> Result<Response, ApiError> {
     let status = match RunStatus::parse(&body.status) {
         Some(s @ (RunStatus::Complete | RunStatus::Interrupted)) => s,
-        _ => return Err(bad(format!("status {:?}: use complete or interrupted", body.status))),
+        _ => return Err(ApiError::bad_request(format!("status {:?}: use complete or interrupted", body.status))),
     };
     let id = running(&state, &id).await?;
     if let Some(note) = body.note.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
@@ -191,7 +161,7 @@ async fn finish(
 }
 
 /// `POST /live-runs/{id}/heartbeat`: the sweep writing this run is alive.
-async fn heartbeat(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, LiveError> {
+async fn heartbeat(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let id = running(&state, &id).await?;
     db::heartbeat_run(&state.pool, &id).await?;
     Ok(Json(json!({ "id": id })).into_response())

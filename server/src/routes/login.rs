@@ -4,7 +4,7 @@
 //! to sign in to and these just go back to the app.
 
 use super::AppState;
-use crate::auth::{self, accounts, origin, AuthMode, Principal, SESSION_COOKIE};
+use crate::auth::{self, accounts, origin, AuthMode, AuthState, Principal, SESSION_COOKIE};
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -79,13 +79,13 @@ fn render(principal: &Principal, next: &str, error: Option<&str>, status: Status
 /// arrival (`Sec-Fetch-Site: cross-site`) gets a page that reloads itself once: that
 /// navigation starts on this site, the browser sends the cookie, and the visitor goes on.
 async fn page(
-    State(state): State<AppState>,
+    State(state): State<AuthState>,
     Extension(principal): Extension<Principal>,
     headers: HeaderMap,
     Query(q): Query<NextQuery>,
 ) -> Response {
     let next = safe_next(&q.next);
-    if state.auth == AuthMode::Off || (principal.may_write && !q.next.is_empty()) {
+    if state.mode == AuthMode::Off || (principal.may_write && !q.next.is_empty()) {
         return Redirect::to(next).into_response();
     }
     let cross_site = headers.get("sec-fetch-site").is_some_and(|v| v.as_bytes() == b"cross-site");
@@ -101,15 +101,15 @@ async fn page(
     render(&principal, next, None, StatusCode::OK)
 }
 
-async fn log_in(State(state): State<AppState>, headers: HeaderMap, Form(f): Form<LoginForm>) -> Response {
+async fn log_in(State(state): State<AuthState>, headers: HeaderMap, Form(f): Form<LoginForm>) -> Response {
     let next = safe_next(&f.next);
-    if state.auth == AuthMode::Off {
+    if state.mode == AuthMode::Off {
         return Redirect::to(next).into_response();
     }
     let name = f.name.trim();
     // The slot is taken before the password is checked: parallel guesses cannot all slip
     // through while the first ones are still being verified.
-    let attempt = match state.login_throttle.try_begin(name, chrono::Utc::now()).await {
+    let attempt = match state.throttle.try_begin(name, chrono::Utc::now()).await {
         Ok(Ok(a)) => a,
         Ok(Err(wait)) => {
             tracing::warn!("sign-in refused: too many failures for one name");
@@ -154,7 +154,7 @@ async fn log_in(State(state): State<AppState>, headers: HeaderMap, Form(f): Form
     }
 }
 
-async fn log_out(State(state): State<AppState>, headers: HeaderMap) -> Response {
+async fn log_out(State(state): State<AuthState>, headers: HeaderMap) -> Response {
     if let Some(token) = origin::cookie(&headers, SESSION_COOKIE) {
         if let Err(e) = accounts::log_out(&state.pool, token).await {
             tracing::error!(error = %e, "ending a session failed");

@@ -1,10 +1,13 @@
 //! HTTP surface of the server: the Leptos pages, the server functions, the upload form
-//! target, the REST API and static files. Handlers stay thin: they decode the request,
-//! call one service (`crate::ingest`, `app::db`) and encode the answer.
+//! target, the REST API and static files, and the state they share ([`AppState`]; the
+//! auth gate gets its part, `auth::AuthState`, through `FromRef`). Handlers stay thin:
+//! they decode the request, call one service (`crate::ingest`, `app::db`, `crate::share`
+//! …) and return `Result<_, `[`error::ApiError`]`>` (form posts: [`error::FormError`]).
 
 mod annotations;
 mod api;
 pub mod assets;
+pub mod error;
 mod exports;
 pub mod headers;
 mod live;
@@ -24,8 +27,8 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
 use leptos::prelude::*;
-use leptos_axum::{generate_route_list, handle_server_fns_with_context, LeptosRoutes};
-use std::sync::Arc;
+use leptos_axum::{generate_route_list, handle_server_fns_with_context, AxumRouteListing, LeptosRoutes};
+use std::sync::{Arc, OnceLock};
 
 /// Everything a handler may need, cloned cheaply per request.
 #[derive(Clone, FromRef)]
@@ -79,9 +82,34 @@ impl AppState {
     }
 }
 
+/// The auth gate's share of the state (the gate and the login page take only this).
+impl FromRef<AppState> for crate::auth::AuthState {
+    fn from_ref(state: &AppState) -> Self {
+        Self {
+            pool: state.pool.clone(),
+            mode: state.auth,
+            throttle: state.login_throttle.clone(),
+            hosts: state.hosts.clone(),
+        }
+    }
+}
+
+/// The app's page routes, generated once per process.
+///
+/// Generating them runs the whole app once with `leptos_server`'s *process-global* "suppress
+/// resource loads" flag raised; a resource first polled anywhere in the process during that
+/// window waits forever (leptos issue #4773), so a page rendering meanwhile never answers.
+/// A server builds its router once, before it serves; the tests build one per test, many at
+/// a time in one process, and hung now and then on exactly this. Generating once makes a
+/// second window impossible: every later router reuses the list.
+pub fn page_routes() -> &'static [AxumRouteListing] {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App))
+}
+
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
-    let routes = generate_route_list(App);
+    let routes = page_routes().to_vec();
     let ctx = state.clone();
     let options = state.leptos_options.clone();
     let fallback_ctx = state.clone();
@@ -117,4 +145,18 @@ pub fn router(state: AppState) -> Router {
 
 async fn server_fn(State(state): State<AppState>, req: Request<Body>) -> impl IntoResponse {
     handle_server_fns_with_context(move || state.provide(), req).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every router of the process shares one route list: a second generation would raise
+    /// the resource-suppressing flag again while pages render (see [`page_routes`]).
+    #[test]
+    fn the_route_list_is_generated_once_per_process() {
+        let first = page_routes();
+        assert!(first.iter().any(|r| r.path() == "/"), "the runs list is a page route");
+        assert!(std::ptr::eq(first, page_routes()));
+    }
 }

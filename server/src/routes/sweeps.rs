@@ -6,13 +6,19 @@
 //! - `POST /api/v1/sweeps/{id}/cancel`: stop it (its finished levels stay);
 //! - `POST /sweeps` (the New sweep form, urlencoded) → redirect to the run's page, or back
 //!   to the form with the message.
+//!
+//! The form's text fields become a [`SweepRequest`] here ([`form_to_request`], a
+//! [`SpecError`] naming the field); from there the form, the JSON API and `plateau sweep`
+//! share the one `SweepRequest::into_spec`.
 
+use super::error::{ApiError, Back, FormError, OrBack};
 use super::AppState;
-use crate::sweeps::{SweepError, SweepRequest};
+use crate::loadgen::SpecError;
+use crate::sweeps::SweepRequest;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::json;
@@ -59,21 +65,23 @@ pub struct SweepForm {
     name: String,
 }
 
-fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
-    fn num<T: std::str::FromStr>(field: &str, s: &str, default: T) -> Result<T, String> {
+/// The New sweep form's text as a [`SweepRequest`]; a field that does not read is a
+/// [`SpecError`] naming it (its bounds are checked later, by `SweepRequest::into_spec`).
+fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
+    fn num<T: std::str::FromStr>(field: &'static str, s: &str, default: T) -> Result<T, SpecError> {
         let t = s.trim();
         if t.is_empty() {
             return Ok(default);
         }
-        t.parse().map_err(|_| format!("field `{field}`: `{t}` is not a whole number"))
+        t.parse().map_err(|_| SpecError::new(field, format!("`{t}` is not a whole number")))
     }
-    fn list<T: std::str::FromStr>(field: &str, s: &str, what: &str) -> Result<Vec<T>, String> {
+    fn list<T: std::str::FromStr>(field: &'static str, s: &str, what: &str) -> Result<Vec<T>, SpecError> {
         s.split(|c: char| c == ',' || c.is_whitespace())
             .filter(|s| !s.is_empty())
-            .map(|s| s.parse::<T>().map_err(|_| format!("field `{field}`: `{s}` is not {what}")))
+            .map(|s| s.parse::<T>().map_err(|_| SpecError::new(field, format!("`{s}` is not {what}"))))
             .collect()
     }
-    fn decimal(field: &str, s: &str) -> Result<Option<f64>, String> {
+    fn decimal(field: &'static str, s: &str) -> Result<Option<f64>, SpecError> {
         match s.trim() {
             "" => Ok(None),
             t => t
@@ -81,7 +89,7 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
                 .ok()
                 .filter(|v| v.is_finite() && *v >= 0.0)
                 .map(Some)
-                .ok_or_else(|| format!("field `{field}`: `{t}` is not a number ≥ 0")),
+                .ok_or_else(|| SpecError::new(field, format!("`{t}` is not a number ≥ 0"))),
         }
     }
     let load = f.load.trim();
@@ -90,7 +98,7 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
         "rates" => {
             let rates = list::<f64>("rates", &f.rates, "a number")?;
             if rates.is_empty() {
-                return Err("field `rates`: give at least one request rate (req/s)".into());
+                return Err(SpecError::new("rates", "give at least one request rate (req/s)"));
             }
             (Vec::new(), rates, None)
         }
@@ -102,26 +110,18 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
             };
             (Vec::new(), Vec::new(), Some(a))
         }
-        other => return Err(format!("field `load`: `{other}` is not concurrency, rates or adaptive")),
+        other => return Err(SpecError::new("load", format!("`{other}` is not concurrency, rates or adaptive"))),
     };
     // The form asks in percent; the request carries a fraction.
     let prompt_spread = decimal("prompt_spread", &f.prompt_spread)?.unwrap_or(0.0) / 100.0;
     let requests = f.requests.trim();
-    let temperature = match f.temperature.trim() {
-        "" => None,
-        t => Some(
-            t.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| format!("field `temperature`: `{t}` is not a number ≥ 0"))?,
-        ),
-    };
+    let temperature = decimal("temperature", &f.temperature)?;
     let extra_body = match f.extra_body.trim() {
         "" => serde_json::Map::new(),
         t => match serde_json::from_str::<serde_json::Value>(t) {
             Ok(serde_json::Value::Object(m)) => m,
-            Ok(_) => return Err("field `extra_body`: must be a JSON object, like {\"top_p\": 0.9}".into()),
-            Err(e) => return Err(format!("field `extra_body`: not valid JSON ({e})")),
+            Ok(_) => return Err(SpecError::new("extra_body", "must be a JSON object, like {\"top_p\": 0.9}")),
+            Err(e) => return Err(SpecError::new("extra_body", format!("not valid JSON ({e})"))),
         },
     };
     Ok(SweepRequest {
@@ -151,16 +151,11 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, String> {
 pub async fn start_form(
     State(state): State<AppState>,
     axum::Form(f): axum::Form<SweepForm>,
-) -> axum::response::Redirect {
-    use app::domain::query::encode;
-    let result = match form_to_request(f) {
-        Ok(req) => state.sweeps.start(req).await.map_err(|e| e.to_string()),
-        Err(e) => Err(e),
-    };
-    match result {
-        Ok(id) => axum::response::Redirect::to(&format!("/runs/{id}")),
-        Err(e) => axum::response::Redirect::to(&format!("/sweeps/new?error={}", encode(&e))),
-    }
+) -> Result<Redirect, FormError> {
+    let back = Back::to("/sweeps/new");
+    let req = form_to_request(f).or_back(&back)?;
+    let id = state.sweeps.start(req).await.or_back(&back)?;
+    Ok(Redirect::to(&format!("/runs/{id}")))
 }
 
 pub fn router() -> Router<AppState> {
@@ -172,44 +167,41 @@ pub fn router() -> Router<AppState> {
 
 /// The JSON body as a [`SweepRequest`], or `400 {"error", "field"}` naming the field that
 /// does not decode (a number too large for its type, a string for a list …).
-fn decode(headers: &axum::http::HeaderMap, body: &[u8]) -> Result<SweepRequest, (StatusCode, serde_json::Value)> {
+fn decode(headers: &axum::http::HeaderMap, body: &[u8]) -> Result<SweepRequest, ApiError> {
     let json = headers
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")));
     if !json {
         let message = "send the sweep as JSON (Content-Type: application/json)";
-        return Err((StatusCode::UNSUPPORTED_MEDIA_TYPE, json!({ "error": message })));
+        return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, message));
     }
     serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body)).map_err(|e| {
         let field = e.path().to_string();
-        let field = (field != ".").then_some(field);
-        let message = match &field {
-            Some(f) => format!("field `{f}`: {}", e.inner()),
-            None => format!("not a sweep request: {}", e.inner()),
-        };
-        (StatusCode::BAD_REQUEST, json!({ "error": message, "field": field }))
+        if field == "." {
+            ApiError::bad_request(format!("not a sweep request: {}", e.inner()))
+        } else {
+            ApiError::bad_field(field, e.inner())
+        }
     })
 }
 
-async fn start(State(state): State<AppState>, headers: axum::http::HeaderMap, body: axum::body::Bytes) -> Response {
-    let req = match decode(&headers, &body) {
-        Ok(r) => r,
-        Err((status, body)) => return (status, Json(body)).into_response(),
-    };
-    match state.sweeps.start(req).await {
-        Ok(id) => (StatusCode::CREATED, Json(json!({ "id": id, "url": format!("/runs/{id}") }))).into_response(),
-        Err(e) => {
-            let status = match e {
-                SweepError::NotAllowed(_) => StatusCode::FORBIDDEN,
-                SweepError::Invalid(_) | SweepError::Field(_) | SweepError::Start(_) => StatusCode::BAD_REQUEST,
-            };
-            (status, Json(json!({ "error": e.to_string(), "field": e.field() }))).into_response()
-        }
-    }
+async fn start(
+    State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let req = decode(&headers, &body)?;
+    let id = state.sweeps.start(req).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "id": id, "url": format!("/runs/{id}") }))).into_response())
 }
 
-async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+/// `404`: the sweep is not (or no longer) running on this server.
+fn not_running(id: &str) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, format!("no sweep {id:?} is running here"))
+}
+
+async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let Some(rx) = state.sweeps.subscribe(&id) else {
         // Finished between the page load and this request: say so, as the last event
         // would have, so the page reloads instead of seeing an error. Running on another
@@ -226,16 +218,13 @@ async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Respon
                     Event::default().json_data(&ev).unwrap_or_else(|_| Event::default().data("{}")),
                 )
             });
-            return Sse::new(stream).keep_alive(KeepAlive::default()).into_response();
+            return Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response());
         }
-        let Some(status) = status else {
-            return (StatusCode::NOT_FOUND, Json(json!({ "error": format!("no sweep {id:?} is running here") })))
-                .into_response();
-        };
+        let status = status.ok_or_else(|| not_running(&id))?;
         let ev = crate::sweeps::SweepEvent::Finished { status: status.as_str().to_owned() };
         let event = Event::default().json_data(&ev).unwrap_or_else(|_| Event::default().data("{}"));
         let once = futures_util::stream::once(async move { Ok::<_, std::convert::Infallible>(event) });
-        return Sse::new(once).into_response();
+        return Ok(Sse::new(once).into_response());
     };
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
         loop {
@@ -252,7 +241,7 @@ async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Respon
             }
         }
     });
-    Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
 }
 
 /// A receiver whose sender is gone, so the stream ends after the `finished` event.
@@ -262,18 +251,11 @@ fn closed<T: Clone>(_: tokio::sync::broadcast::Receiver<T>) -> tokio::sync::broa
     rx
 }
 
-async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    match state.sweeps.cancel_anywhere(&id).await {
-        Ok(true) => (StatusCode::ACCEPTED, Json(json!({ "cancelling": id }))).into_response(),
-        Ok(false) => {
-            (StatusCode::NOT_FOUND, Json(json!({ "error": format!("no sweep {id:?} is running") }))).into_response()
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "cancelling a sweep failed");
-            (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({ "error": "cancelling failed; try again" })))
-                .into_response()
-        }
+async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    if !state.sweeps.cancel_anywhere(&id).await? {
+        return Err(not_running(&id));
     }
+    Ok((StatusCode::ACCEPTED, Json(json!({ "cancelling": id }))).into_response())
 }
 
 #[cfg(test)]
@@ -313,10 +295,13 @@ mod tests {
         assert_eq!((r.max_tokens, r.prompt_tokens, r.warmup, r.ignore_eos), (64, 128, 2, true));
         assert_eq!(r.endpoint, "chat");
         assert!(r.api_key.is_none(), "an empty key is no key");
-        assert!(form_to_request(form("hot", "", "1")).unwrap_err().contains("`temperature`"));
-        assert!(form_to_request(form("", "[1]", "1")).unwrap_err().contains("`extra_body`: must be a JSON object"));
-        assert!(form_to_request(form("", "{", "1")).unwrap_err().contains("not valid JSON"));
-        assert!(form_to_request(form("", "", "1,x")).unwrap_err().contains("`concurrency`"));
+        assert!(form_to_request(form("hot", "", "1")).unwrap_err().to_string().contains("`temperature`"));
+        assert!(form_to_request(form("", "[1]", "1"))
+            .unwrap_err()
+            .to_string()
+            .contains("`extra_body`: must be a JSON object"));
+        assert!(form_to_request(form("", "{", "1")).unwrap_err().to_string().contains("not valid JSON"));
+        assert!(form_to_request(form("", "", "1,x")).unwrap_err().to_string().contains("`concurrency`"));
     }
 
     #[test]
@@ -335,7 +320,7 @@ mod tests {
             (vec![0.5, 2.0], Some("constant"), Some(20), 0.25)
         );
         let f = SweepForm { load: "rates".into(), ..form("", "", "1") };
-        assert!(form_to_request(f).unwrap_err().contains("`rates`"));
+        assert!(form_to_request(f).unwrap_err().to_string().contains("`rates`"));
         let f = SweepForm {
             load: "adaptive".into(),
             max_concurrency: "64".into(),
@@ -345,6 +330,6 @@ mod tests {
         let a = form_to_request(f).unwrap().adaptive.unwrap().spec();
         assert_eq!((a.max_concurrency, a.min_gain, a.start), (64, 0.1, 1));
         let f = SweepForm { load: "bursty".into(), ..form("", "", "1") };
-        assert!(form_to_request(f).unwrap_err().contains("`load`"));
+        assert!(form_to_request(f).unwrap_err().to_string().contains("`load`"));
     }
 }

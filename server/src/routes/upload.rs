@@ -5,34 +5,27 @@
 //!   re-reads the files with those fields, and either stores the runs and redirects to them,
 //!   or redirects back to the preview (`action=update`, or an error to show).
 
+use super::error::{Back, FormError, OrBack};
 use super::multipart::read_parts;
 use super::AppState;
+use crate::ingest;
 use crate::ingest::form::ImportFields;
-use crate::ingest::{self, ImportError};
 use app::domain::query::encode as urlencode;
 use axum::extract::{Multipart, Path, State};
 use axum::response::Redirect;
 use axum::Form;
 use std::collections::HashMap;
 
-fn user_message(e: &ImportError) -> String {
-    if e.is_client_error() {
-        e.to_string()
-    } else {
-        tracing::error!(error = %e, "upload failed");
-        "the run could not be stored; the server log has the details".to_owned()
-    }
+/// Where a failed upload goes back to, with its message.
+fn upload_page() -> Back {
+    Back::to("/upload")
 }
 
 /// Step 1: keep the upload, show its preview.
-pub async fn stage(State(state): State<AppState>, mp: Multipart) -> Redirect {
-    match read_parts(mp, state.max_upload_bytes).await {
-        Ok((fields, files)) => {
-            let token = state.pending.insert(files, fields);
-            Redirect::to(&format!("/imports/{token}"))
-        }
-        Err(e) => Redirect::to(&format!("/upload?error={}", urlencode(&user_message(&e)))),
-    }
+pub async fn stage(State(state): State<AppState>, mp: Multipart) -> Result<Redirect, FormError> {
+    let (fields, files) = read_parts(mp, state.max_upload_bytes).await.or_back(&upload_page())?;
+    let token = state.pending.insert(files, fields);
+    Ok(Redirect::to(&format!("/imports/{token}")))
 }
 
 /// Step 2: save (or re-read with edited fields).
@@ -40,7 +33,7 @@ pub async fn save(
     State(state): State<AppState>,
     Path(token): Path<String>,
     Form(form): Form<HashMap<String, String>>,
-) -> Redirect {
+) -> Result<Redirect, FormError> {
     // The token comes from the path: encoded again, it cannot end the path (or the header).
     let back = format!("/imports/{}", urlencode(&token));
     let mut fields = ImportFields::default();
@@ -48,26 +41,22 @@ pub async fn save(
         let _ = fields.set(k, v.clone());
     }
     if !state.pending.set_fields(&token, fields) {
-        return Redirect::to(&back);
+        return Ok(Redirect::to(&back));
     }
     if form.get("action").map(String::as_str) == Some("update") {
-        return Redirect::to(&back);
+        return Ok(Redirect::to(&back));
     }
     let prepared = match state.pending.prepare(&token).await {
         Some(Ok(p)) => p,
         // The preview page shows the error of the current fields.
-        Some(Err(_)) | None => return Redirect::to(&back),
+        Some(Err(_)) | None => return Ok(Redirect::to(&back)),
     };
-    match ingest::store(&state.pool, prepared).await {
-        Ok(done) => {
-            state.pending.remove(&token);
-            match done.as_slice() {
-                [one] => Redirect::to(&format!("/runs/{}", one.id)),
-                _ => Redirect::to("/"),
-            }
-        }
-        Err(e) => Redirect::to(&format!("/upload?error={}", urlencode(&user_message(&e)))),
-    }
+    let done = ingest::store(&state.pool, prepared).await.or_back(&upload_page())?;
+    state.pending.remove(&token);
+    Ok(match done.as_slice() {
+        [one] => Redirect::to(&format!("/runs/{}", one.id)),
+        _ => Redirect::to("/"),
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,14 @@
-//! Set-up shared by the integration tests.
+//! Set-up shared by the integration tests: where the fixture files are, and [`TestApp`], the
+//! real router on a random loopback port over a fresh SQLite file.
+//!
+//! Each test binary compiles this module on its own and uses a part of it.
+#![allow(dead_code, reason = "each test binary uses a part of the shared set-up")]
 
+use server::auth::hosts::AllowedHosts;
+use server::auth::AuthMode;
+use server::routes::{router, AppState};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The shared fixture files: `PLATEAU_FIXTURES`, else `../shared/fixtures` beside the checkout.
 pub fn fixtures() -> PathBuf {
@@ -8,4 +16,80 @@ pub fn fixtures() -> PathBuf {
         std::env::var("PLATEAU_FIXTURES")
             .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR"))),
     )
+}
+
+/// A running app: its address, its database (the same one the server uses) and a client
+/// that does not follow redirects (tests assert them).
+pub struct TestApp {
+    pub base: String,
+    pub addr: std::net::SocketAddr,
+    pub dir: tempfile::TempDir,
+    pub db: PathBuf,
+    pub pool: app::db::Db,
+    pub client: reqwest::Client,
+}
+
+impl TestApp {
+    /// An app with the defaults: auth off, 1 MiB uploads, answering to loopback names.
+    pub async fn spawn() -> TestApp {
+        Self::builder().spawn().await
+    }
+
+    pub fn builder() -> AppBuilder {
+        AppBuilder { max_upload_bytes: 1 << 20, auth: AuthMode::Off, allowed_hosts: Vec::new(), public_url: None }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+/// What differs between the tests' apps.
+pub struct AppBuilder {
+    max_upload_bytes: usize,
+    auth: AuthMode,
+    allowed_hosts: Vec<String>,
+    public_url: Option<String>,
+}
+
+impl AppBuilder {
+    pub fn max_upload_bytes(mut self, bytes: usize) -> Self {
+        self.max_upload_bytes = bytes;
+        self
+    }
+
+    pub fn auth(mut self, auth: AuthMode) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Host names the app answers to besides loopback (`--allowed-host`).
+    pub fn allowed_hosts(mut self, names: &[&str]) -> Self {
+        self.allowed_hosts = names.iter().map(|n| (*n).to_owned()).collect();
+        self
+    }
+
+    /// The public address of the app (`--public-url`).
+    pub fn public_url(mut self, url: Option<&str>) -> Self {
+        self.public_url = url.map(str::to_owned);
+        self
+    }
+
+    /// Starts the app on the calling test's runtime.
+    pub async fn spawn(self) -> TestApp {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("plateau.db");
+        let pool = app::db::connect(&db).await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut state =
+            AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), self.max_upload_bytes);
+        state.auth = self.auth;
+        if !self.allowed_hosts.is_empty() || self.public_url.is_some() {
+            state.hosts = Arc::new(AllowedHosts::new(addr, &self.allowed_hosts, self.public_url.as_deref()).unwrap());
+        }
+        tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        TestApp { base: format!("http://{addr}"), addr, dir, db, pool, client }
+    }
 }

@@ -46,18 +46,12 @@ pub fn ComparePage() -> impl IntoView {
                     Err(e) => view! {
                         <h1>"Compare runs"</h1>
                         <ErrorBox error=e />
-                        <p>"Select 2 to 10 runs in the "<a href="/">"runs list"</a>" and press “Compare selected”."</p>
+                        <p>{format!("Select {} in the ", compare::run_count_rule())}<a href="/">"runs list"</a>" and press “Compare selected”."</p>
                     }.into_any(),
                 }
             })}}
         </Suspense>
     }
-}
-
-/// The index of the baseline: the view's, else the earliest run, so changes read forward in time.
-pub(crate) fn baseline_index(runs: &[Run], view: &ViewState) -> usize {
-    let earliest = runs.iter().enumerate().min_by(|a, b| a.1.created_at.cmp(&b.1.created_at)).map_or(0, |(i, _)| i);
-    view.baseline.as_ref().and_then(|b| runs.iter().position(|r| &r.id == b)).unwrap_or(earliest)
 }
 
 fn compare_href(runs: &[Run], baseline: usize, view: &ViewState) -> String {
@@ -139,7 +133,7 @@ pub(crate) fn CompareView(
     #[prop(optional)] dismissed: Vec<String>,
     error: Option<String>,
 ) -> impl IntoView {
-    let baseline = baseline_index(&runs, &view);
+    let baseline = compare::baseline_index(&runs, view.baseline.as_ref());
     let editable = mode.editable();
     let live_path = compare_href(&runs, baseline, &view);
     let Some(cmp) = compare::compare(&runs, baseline) else {

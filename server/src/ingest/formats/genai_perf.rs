@@ -3,7 +3,7 @@
 //!
 //! Owns both layouts and the mapping of GenAI-Perf's metric names onto Plateau's
 //! definitions. The JSON's per-metric blocks have AIPerf's shape, so their reading (unit
-//! conversion included) is shared with [`super::aiperf`].
+//! conversion included) is shared with AIPerf's in [`super::aiperf_family`].
 //!
 //! CSV quirks: two blocks separated by a blank line — `Metric,avg,min,max,p99,p95,p90,p75,
 //! p50,p25[,p10,p5,p1]` (one row per per-request distribution) and `Metric,Value` (run-level
@@ -35,7 +35,8 @@
 //! not report failed requests. Not supported: `genai-perf analyze` summaries
 //! (`analyze_export_genai_perf.csv`), `checkpoint.json`, per-request `profile_export.json`.
 
-use super::aiperf::{bool_at, cli_flag, load_num, read_stats, tokens, top_level, unit_scale, Shape};
+use super::aiperf_family::{cli_flag, load_num, read_stats, tag_streaming, tokens, unit_scale, Scale, Shape};
+use super::common::{bool_at, top_level, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParseOptions, ParsedFile};
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
@@ -88,13 +89,12 @@ pub fn sniff(text: &str) -> bool {
         }
         let Ok(Value::Object(top)) = json::parse(t) else { return false };
         let Some(Value::Object(cfg)) = top.get("input_config") else { return false };
-        // The JSON shares AIPerf's metric blocks; GenAI-Perf's `input_config` has a
-        // `perf_analyzer` section (2025) or argparse's `service_kind` (older), and it never
-        // writes AIPerf's run-status keys.
+        // GenAI-Perf's `input_config` has a `perf_analyzer` section (2025) or argparse's
+        // `service_kind` (older). AIPerf's export shares the metric blocks; its detector
+        // comes first in the registry and claims it by its run-status keys.
         let genai_config = cfg.contains_key("perf_analyzer") || cfg.contains_key("service_kind");
-        let aiperf = ["aiperf_version", "was_cancelled", "error_summary"].iter().any(|k| top.contains_key(*k));
         let metrics = top.contains_key("request_count") || METRICS.iter().any(|(name, ..)| top.contains_key(*name));
-        return genai_config && metrics && !aiperf;
+        return genai_config && metrics;
     }
     t.lines().filter(|l| !l.trim().is_empty()).take(MAX_PREAMBLE_LINES + 1).any(is_request_header)
 }
@@ -277,7 +277,7 @@ fn parse_csv(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> 
         return Err(FieldError::line(start + 1, "no GenAI-Perf metrics found under the header"));
     }
 
-    let mut warnings = Vec::new();
+    let mut notes = Notes::default();
     // The load, if the text carries the command that produced it.
     if let Some(r) = cli_flag(&preamble, "--request-rate") {
         point.load_kind = LoadKind::RequestRate;
@@ -304,7 +304,7 @@ fn parse_csv(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> 
                 ));
             }
         }
-        warnings.push(w);
+        notes.warn(w);
     }
 
     let mut raw = Map::new();
@@ -315,7 +315,7 @@ fn parse_csv(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> 
     }
     let mut level = NewLevel::new(point);
     level.raw = Value::Object(raw);
-    Ok(ParsedFile { facts: RunFacts::default(), definitions: definitions(false), levels: vec![level], warnings })
+    Ok(notes.finish(RunFacts::default(), definitions(false), vec![level]))
 }
 
 /// One row of the distributions block. Returns 1 if it was a metric Plateau maps.
@@ -339,19 +339,31 @@ fn csv_request_row(
     raw.insert(label.to_owned(), Value::Object(stats));
     let (name, unit) = split_label(label);
     let Some((metric, shape, default_unit)) = lookup(&name) else { return Ok(0) };
-    let unit = unit.unwrap_or_else(|| default_unit.to_owned());
-    let scale = unit_scale(metric, &unit).ok_or_else(|| {
-        FieldError::line(
-            n,
-            format!("`{label}`: `{unit}` is not a unit of {} ({})", metric.label(), metric.unit().label()),
-        )
-    })?;
+    let scale = row_scale(label, unit, default_unit, metric, n)?;
     for (stat, v) in values {
         if shape == Shape::Distribution || stat == Stat::Mean {
             point.set(metric, stat, scale.apply(v));
         }
     }
     Ok(1)
+}
+
+/// The conversion of a row's numbers: the unit its label names, else the one GenAI-Perf
+/// documents for the metric; a unit of another kind is an error naming line and row.
+fn row_scale(
+    label: &str,
+    unit: Option<String>,
+    default_unit: &str,
+    metric: Metric,
+    n: usize,
+) -> Result<Scale, FieldError> {
+    let unit = unit.unwrap_or_else(|| default_unit.to_owned());
+    unit_scale(metric, &unit).ok_or_else(|| {
+        FieldError::line(
+            n,
+            format!("`{label}`: `{unit}` is not a unit of {} ({})", metric.label(), metric.unit().label()),
+        )
+    })
 }
 
 /// One row of the `Metric,Value` block. Returns 1 if it was a value Plateau maps.
@@ -375,13 +387,7 @@ fn csv_system_row(
         return Ok(1);
     }
     let Some((metric, _, default_unit)) = lookup(&name) else { return Ok(0) };
-    let unit = unit.unwrap_or_else(|| default_unit.to_owned());
-    let scale = unit_scale(metric, &unit).ok_or_else(|| {
-        FieldError::line(
-            n,
-            format!("`{label}`: `{unit}` is not a unit of {} ({})", metric.label(), metric.unit().label()),
-        )
-    })?;
+    let scale = row_scale(label, unit, default_unit, metric, n)?;
     // Run-level scalars are the level's value: the mean, whatever the metric's usual shape.
     point.set(metric, Stat::Mean, scale.apply(v));
     Ok(1)
@@ -398,7 +404,7 @@ fn parse_json(text: &str) -> Result<ParsedFile, FieldError> {
     let root = Obj::new("", &doc)?;
     let mut point = Point::at(LoadKind::Concurrency, 1.0);
     let mut definitions = definitions(true);
-    let mut warnings = Vec::new();
+    let mut notes = Notes::default();
 
     let mut found = 0usize;
     for (name, metric, shape, unit) in METRICS {
@@ -430,31 +436,25 @@ fn parse_json(text: &str) -> Result<ParsedFile, FieldError> {
         );
     }
     if root.has("sessions") {
-        warnings.push("per-session statistics (multi-turn `sessions`) are not imported".to_owned());
+        notes.warn("per-session statistics (multi-turn `sessions`) are not imported".to_owned());
     }
 
     let cfg_path = "input_config".to_owned();
     let cfg = root.obj("input_config", &cfg_path)?;
-    let (kind, value) = json_load(cfg, &point, &mut warnings)?;
+    let (kind, value) = json_load(cfg, &point, &mut notes)?;
     point.load_kind = kind;
     point.load_value = value;
 
     let (mut facts, streaming) = json_facts(cfg)?;
-    let streamed = streaming.unwrap_or_else(|| point.get(Metric::Ttft, Stat::Mean).is_some());
-    facts.tags.push(if streamed { "streaming" } else { "non-streaming" }.to_owned());
-    if !streamed {
-        definitions
-            .notes
-            .push("requests were not streamed: there is no TTFT or ITL, and latency is the whole response".to_owned());
-    }
+    tag_streaming(streaming, &point, &mut facts, &mut definitions);
 
     let mut level = NewLevel::new(point);
     level.raw = doc.clone();
-    Ok(ParsedFile { facts, definitions, levels: vec![level], warnings })
+    Ok(notes.finish(facts, definitions, vec![level]))
 }
 
 /// The load from `input_config`: `perf_analyzer.stimulus` (2025) or flat argparse keys.
-fn json_load(cfg: Option<Obj<'_>>, point: &Point, warnings: &mut Vec<String>) -> Result<(LoadKind, f64), FieldError> {
+fn json_load(cfg: Option<Obj<'_>>, point: &Point, notes: &mut Notes) -> Result<(LoadKind, f64), FieldError> {
     let mut fixed_schedule = false;
     if let Some(cfg) = cfg {
         let pa_path = cfg.child_path("perf_analyzer");
@@ -493,12 +493,12 @@ fn json_load(cfg: Option<Obj<'_>>, point: &Point, warnings: &mut Vec<String>) ->
                 "a fixed-schedule run has no load setting, and the file has no request_throughput to place it by",
             ));
         };
-        warnings.push(format!(
+        notes.warn(format!(
             "fixed-schedule run: no load was set, so the level is placed at its achieved rate, {rps:.3} req/s"
         ));
         return Ok((LoadKind::RequestRate, rps));
     }
-    warnings.push(
+    notes.warn(
         "the file records no concurrency or request rate; the level is placed at GenAI-Perf's default, concurrency 1"
             .to_owned(),
     );
@@ -560,20 +560,15 @@ fn json_facts(cfg: Option<Obj<'_>>) -> Result<(RunFacts, Option<bool>), FieldErr
 mod tests {
     use super::*;
 
-    use crate::ingest::test_fixtures::files as fixture_files;
+    use crate::ingest::test_fixtures::{nested_in_an_export, only_level, parsed_files};
 
     const SYNTHETIC_JSON: &str = include_str!("../../../tests/data/genai-perf/profile_export_genai_perf.json");
 
     #[test]
     fn every_real_genai_perf_file_parses_and_is_detected() {
-        let files = fixture_files("genai-perf");
-        assert!(!files.is_empty(), "expected the GenAI-Perf fixtures");
         let mut checked = 0;
-        for (name, text) in &files {
-            assert_eq!(crate::ingest::formats::detect(text), Some(SourceFormat::GenaiPerf), "{name}");
-            let parsed = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(parsed.levels.len(), 1, "{name}");
-            let p = &parsed.levels[0].point;
+        for (name, parsed) in &parsed_files("genai-perf", SourceFormat::GenaiPerf) {
+            let p = only_level(parsed);
             assert!(p.load_value > 0.0 || name.ends_with(".csv"), "{name}");
             assert_eq!(parsed.definitions.ttft, Some(TtftDefinition::FirstContent));
             assert!(parsed.levels[0].raw.get("request_metrics").is_some(), "{name}: raw keeps the rows");
@@ -748,31 +743,9 @@ mod tests {
     #[test]
     fn an_export_nested_in_another_file_is_not_claimed() {
         // Plateau's own export keeps each level's source object: the keys are there, nested.
-        assert!(!sniff(
-            r#"{"kind": "plateau-export", "runs": [{"levels": [{"raw": {"input_config": {"perf_analyzer": {}}, "request_latency": {"unit": "ms", "avg": 1.0}}}]}]}"#
-        ));
-    }
-
-    #[test]
-    fn other_tools_files_are_not_claimed() {
-        for tool in [
-            "vllm",
-            "sglang",
-            "inferencex",
-            "guidellm",
-            "llmperf",
-            "seed-benchmark-py",
-            "llm-d-benchmark-report",
-            "aiperf",
-        ] {
-            for (name, text) in fixture_files(tool) {
-                assert!(!sniff(&text), "{tool}/{name} claimed as GenAI-Perf");
-            }
-        }
-        let aiperf_records = include_str!("../../../tests/data/aiperf/records_wrapper_profile_export_aiperf.json");
-        assert!(!sniff(aiperf_records));
-        let aiperf_csv = "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\nRequest Latency (ms),1,1,1,1,1,1,1,1,1,1,1,1,0\n";
-        assert!(!sniff(aiperf_csv), "AIPerf's CSV is AIPerf's");
+        assert!(!sniff(&nested_in_an_export(
+            r#"{"input_config": {"perf_analyzer": {}}, "request_latency": {"unit": "ms", "avg": 1.0}}"#
+        )));
     }
 
     #[test]

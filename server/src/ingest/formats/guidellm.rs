@@ -41,6 +41,7 @@
 //!   [`RequestRecord`]s; each level's `raw` is its benchmark object without them.
 //! - Only JSON is read; GuideLLM's YAML and CSV outputs are not.
 
+use super::common::{fixed_length, list, raw_without, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
 use app::domain::metrics::convert_unit;
@@ -109,27 +110,27 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
         return Err(FieldError::field("benchmarks", "the list is empty: the file holds no benchmark"));
     }
     let generation = generation(&root, benchmarks);
-    let mut out = ParsedFile::default();
+    let mut notes = Notes::default();
+    let mut levels = Vec::new();
     let mut request_type = None;
     if generation == Generation::V01 {
-        parse_v01(benchmarks, &mut out)?;
+        levels = parse_v01(benchmarks, &mut notes)?;
     } else {
         for (i, b) in benchmarks.iter().enumerate() {
             let path = format!("benchmarks[{i}]");
-            let read = parse_benchmark(&path, b, &mut out.warnings)?;
+            let read = parse_benchmark(&path, b, &mut notes)?;
             request_type = request_type.or(read.request_type);
-            out.levels.push(read.level);
+            levels.push(read.level);
         }
     }
-    let kinds: Vec<LoadKind> = out.levels.iter().map(|l| l.point.load_kind).collect();
+    let kinds: Vec<LoadKind> = levels.iter().map(|l| l.point.load_kind).collect();
     if kinds.contains(&LoadKind::Concurrency) && kinds.contains(&LoadKind::RequestRate) {
-        out.warnings.push(
+        notes.warn(
             "this file mixes concurrency levels (synchronous/concurrent strategies) with request-rate levels (constant/poisson/throughput); they are not on one load axis".to_owned(),
         );
     }
-    out.facts = facts(&root, benchmarks, request_type.as_deref(), &mut out.warnings);
-    out.definitions = definitions(generation, &root, benchmarks);
-    Ok(out)
+    let facts = facts(&root, benchmarks, request_type.as_deref(), &mut notes);
+    Ok(notes.finish(facts, definitions(generation, &root, benchmarks), levels))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -167,7 +168,7 @@ const OVER_TIME: [(&str, &str, Metric); 4] = [
     ("request_concurrency", "total", Metric::AchievedConcurrency),
 ];
 
-fn parse_benchmark(path: &str, v: &Value, warnings: &mut Vec<String>) -> Result<Benchmark, FieldError> {
+fn parse_benchmark(path: &str, v: &Value, notes: &mut Notes) -> Result<Benchmark, FieldError> {
     let b = Obj::new(path, v)?;
     // v0.4+ keep the strategy under `config`, v0.2/v0.3 under `args`.
     let config_path = b.child_path("config");
@@ -193,7 +194,7 @@ fn parse_benchmark(path: &str, v: &Value, warnings: &mut Vec<String>) -> Result<
         .obj("metrics", &metrics_path)?
         .ok_or_else(|| FieldError::field(&metrics_path, "missing: the benchmark has no statistics"))?;
 
-    let (load_kind, load_value) = load_of(path, &kind, &strategy, &metrics, warnings)?;
+    let (load_kind, load_value) = load_of(path, &kind, &strategy, &metrics, notes)?;
     let mut point = Point::at(load_kind, load_value);
     for (field, metric, factor) in PER_REQUEST {
         put_distribution(&mut point, &metrics, field, "successful", metric, factor, false)?;
@@ -209,24 +210,24 @@ fn parse_benchmark(path: &str, v: &Value, warnings: &mut Vec<String>) -> Result<
         point.requests_ok = ok;
         point.requests_failed = failed;
         if let Some(n) = incomplete.filter(|n| *n > 0) {
-            warnings.push(format!(
+            notes.warn(format!(
                 "{path} ({kind}): {n} request(s) were still running when the benchmark ended (GuideLLM \"incomplete\"); counted neither as completed nor as failed"
             ));
         }
     } else {
-        warnings.push(format!("{path} ({kind}): no request totals in the file; request counts unknown"));
+        notes.warn(format!("{path} ({kind}): no request totals in the file; request counts unknown"));
     }
 
     let (requests, request_type) = requests_v02(&b)?;
     let kept = requests.iter().filter(|r| r.ok).count();
     if let Some(ok) = point.requests_ok {
         if kept > 0 && (kept as i64) < ok {
-            warnings.push(format!(
+            notes.warn(format!(
                 "{path} ({kind}): the file keeps {kept} of {ok} successful requests individually (GuideLLM sampled them)"
             ));
         }
     }
-    let raw = without(v, &["requests"]);
+    let raw = raw_without(b.map, &["requests"]);
     Ok(Benchmark { level: NewLevel { point, raw, requests }, request_type })
 }
 
@@ -236,7 +237,7 @@ fn load_of(
     kind: &str,
     strategy: &Obj<'_>,
     metrics: &Obj<'_>,
-    warnings: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> Result<(LoadKind, f64), FieldError> {
     match kind {
         "synchronous" => Ok((LoadKind::Concurrency, 1.0)),
@@ -254,15 +255,15 @@ fn load_of(
             };
             if let (Some(cap), Some(c)) = (cap, in_flight) {
                 if c >= 0.5 * cap {
-                    warnings.push(format!(
+                    notes.warn(format!(
                         "{path} (throughput): ran at its cap of {cap} requests in flight (measured mean {c:.1}); read as concurrency {cap}"
                     ));
                     return Ok((LoadKind::Concurrency, cap));
                 }
             }
-            measured_rate(path, kind, metrics, warnings)
+            measured_rate(path, kind, metrics, notes)
         }
-        "trace" | "replay" => measured_rate(path, kind, metrics, warnings),
+        "trace" | "replay" => measured_rate(path, kind, metrics, notes),
         other => Err(FieldError::field(
             &strategy.child_path("type_"),
             format!(
@@ -273,12 +274,7 @@ fn load_of(
 }
 
 /// A strategy without a configured load sits at the request rate it achieved.
-fn measured_rate(
-    path: &str,
-    kind: &str,
-    metrics: &Obj<'_>,
-    warnings: &mut Vec<String>,
-) -> Result<(LoadKind, f64), FieldError> {
+fn measured_rate(path: &str, kind: &str, metrics: &Obj<'_>, notes: &mut Notes) -> Result<(LoadKind, f64), FieldError> {
     let rate = mean_of(metrics, "requests_per_second", "successful")?
         .filter(|r| r.is_finite() && *r > 0.0)
         .ok_or_else(|| {
@@ -287,7 +283,7 @@ fn measured_rate(
                 format!("missing or zero: a `{kind}` benchmark has no configured load and is placed at its measured request rate"),
             )
         })?;
-    warnings.push(format!("{path} ({kind}): no configured load; placed at its measured rate of {rate:.3} req/s"));
+    notes.warn(format!("{path} ({kind}): no configured load; placed at its measured rate of {rate:.3} req/s"));
     Ok((LoadKind::RequestRate, rate))
 }
 
@@ -410,12 +406,13 @@ fn requests_v02(b: &Obj<'_>) -> Result<(Vec<RequestRecord>, Option<String>), Fie
 // ---------------------------------------------------------------------------------------------
 // v0.1: levels of raw per-request results, no statistics.
 
-fn parse_v01(benchmarks: &[Value], out: &mut ParsedFile) -> Result<(), FieldError> {
+fn parse_v01(benchmarks: &[Value], notes: &mut Notes) -> Result<Vec<NewLevel>, FieldError> {
+    let mut levels = Vec::new();
     for (i, v) in benchmarks.iter().enumerate() {
         let path = format!("benchmarks[{i}]");
         let o = Obj::new(&path, v)?;
         if o.has("mode") {
-            out.levels.push(parse_v01_level(&path, v, &mut out.warnings)?);
+            levels.push(parse_v01_level(&path, v, notes)?);
             continue;
         }
         // A GuidanceReport: each entry is a report whose own `benchmarks` are the levels.
@@ -430,13 +427,13 @@ fn parse_v01(benchmarks: &[Value], out: &mut ParsedFile) -> Result<(), FieldErro
         }
         for (j, w) in inner.iter().enumerate() {
             let inner_path = format!("{path}.benchmarks[{j}]");
-            out.levels.push(parse_v01_level(&inner_path, w, &mut out.warnings)?);
+            levels.push(parse_v01_level(&inner_path, w, notes)?);
         }
     }
-    Ok(())
+    Ok(levels)
 }
 
-fn parse_v01_level(path: &str, v: &Value, warnings: &mut Vec<String>) -> Result<NewLevel, FieldError> {
+fn parse_v01_level(path: &str, v: &Value, notes: &mut Notes) -> Result<NewLevel, FieldError> {
     let o = Obj::new(path, v)?;
     let mode = o
         .str("mode")?
@@ -508,7 +505,7 @@ fn parse_v01_level(path: &str, v: &Value, warnings: &mut Vec<String>) -> Result<
                     "a throughput benchmark is placed at its measured request rate, which needs completed requests with start and end times",
                 )
             })?;
-            warnings.push(format!(
+            notes.warn(format!(
                 "{path} (throughput): no configured load; placed at its measured rate of {rate:.3} req/s"
             ));
             (LoadKind::RequestRate, rate)
@@ -534,13 +531,13 @@ fn parse_v01_level(path: &str, v: &Value, warnings: &mut Vec<String>) -> Result<
             point.set(Metric::ChunkGap, stat, s.stat(stat));
         }
     }
-    Ok(NewLevel { point, raw: without(v, &["results", "errors", "concurrencies"]), requests })
+    Ok(NewLevel { point, raw: raw_without(o.map, &["results", "errors", "concurrencies"]), requests })
 }
 
 // ---------------------------------------------------------------------------------------------
 // Run facts and definitions.
 
-fn facts(top: &Value, benchmarks: &[Value], request_type: Option<&str>, warnings: &mut Vec<String>) -> RunFacts {
+fn facts(top: &Value, benchmarks: &[Value], request_type: Option<&str>, notes: &mut Notes) -> RunFacts {
     let first = benchmarks.first();
     // v0.1 nests the report: its args sit beside the inner benchmarks.
     let first_args = first.and_then(|b| at(b, &["args"]));
@@ -576,8 +573,10 @@ fn facts(top: &Value, benchmarks: &[Value], request_type: Option<&str>, warnings
         .or_else(|| first.and_then(|b| at(b, &["request_loader", "data"])))
         .or_else(|| first_args.and_then(|a| at(a, &["data"])));
     if let Some(lengths) = data.and_then(synthetic_lengths) {
-        f.prompt_tokens = fixed_length("prompt", lengths.prompt, lengths.prompt_stdev, warnings);
-        f.max_tokens = fixed_length("output", lengths.output, lengths.output_stdev, warnings);
+        f.prompt_tokens =
+            lengths.prompt.and_then(whole).and_then(|n| fixed_length("prompt", n, lengths.prompt_stdev, notes));
+        f.max_tokens =
+            lengths.output.and_then(whole).and_then(|n| fixed_length("output", n, lengths.output_stdev, notes));
     }
     if let Some(m) = at(top, &["config", "spec", "backend", "max_tokens"]).and_then(Value::as_f64).and_then(whole) {
         f.max_tokens = Some(m);
@@ -615,17 +614,6 @@ fn synthetic_lengths(v: &Value) -> Option<Lengths> {
         output_stdev: num("output_tokens_stdev").or_else(|| num("generated_tokens_stdev")),
     };
     (l.prompt.is_some() || l.output.is_some()).then_some(l)
-}
-
-fn fixed_length(what: &str, mean: Option<f64>, stdev: Option<f64>, warnings: &mut Vec<String>) -> Option<i64> {
-    let mean = whole(mean?)?;
-    match stdev {
-        Some(s) if s > 0.0 => {
-            warnings.push(format!("{what} lengths vary ({mean} ± {s} tokens); the {what} length fact is left empty"));
-            None
-        }
-        _ => Some(mean),
-    }
 }
 
 fn whole(x: f64) -> Option<i64> {
@@ -692,15 +680,6 @@ fn definitions(generation: Generation, top: &Value, benchmarks: &[Value]) -> Def
 // ---------------------------------------------------------------------------------------------
 // Small JSON helpers.
 
-/// A list under `key`, if present; anything else there is an error naming the field.
-fn list<'a>(o: &Obj<'a>, key: &str) -> Result<Option<&'a Vec<Value>>, FieldError> {
-    match o.get(key) {
-        None => Ok(None),
-        Some(Value::Array(a)) => Ok(Some(a)),
-        Some(v) => Err(FieldError::field(&o.child_path(key), format!("expected a list, found {}", json::kind(v)))),
-    }
-}
-
 /// A load setting: present, positive and finite.
 fn positive(o: &Obj<'_>, key: &str) -> Result<f64, FieldError> {
     let x = o.req_num(key)?;
@@ -723,25 +702,12 @@ fn text_at<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
     at(v, keys)?.as_str().map(str::trim).filter(|s| !s.is_empty())
 }
 
-/// `v` without the keys in `drop` (the per-request arrays), for a level's `raw`.
-fn without(v: &Value, drop: &[&str]) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter().filter(|(k, _)| !drop.contains(&k.as_str())).map(|(k, x)| (k.clone(), x.clone())).collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::test_fixtures::close;
 
     use crate::ingest::test_fixtures::read;
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
-    }
 
     const REAL_V08: &str = "guidellm/llm-d-benchmark_guidellm_report_v2_constant_2_4rps.json";
 
@@ -810,28 +776,6 @@ mod tests {
         assert_eq!(run.source.format, SourceFormat::Guidellm);
         assert_eq!(run.levels.iter().map(|l| l.point.load_value).collect::<Vec<_>>(), vec![2.0, 4.0]);
         assert_eq!(run.facts.model.as_deref(), Some("e2e-mock-model"));
-    }
-
-    /// Other tools' real files are not GuideLLM.
-    #[test]
-    fn sniff_leaves_other_tools_alone() {
-        let mut seen = 0;
-        for tool in [
-            "vllm",
-            "sglang",
-            "inferencex",
-            "aiperf",
-            "genai-perf",
-            "seed-benchmark-py",
-            "llmperf",
-            "llm-d-benchmark-report",
-        ] {
-            for (name, text) in crate::ingest::test_fixtures::files(tool) {
-                assert!(!sniff(&text), "{tool}/{name} claimed");
-                seen += 1;
-            }
-        }
-        assert!(seen >= 12, "only {seen} files checked");
     }
 
     /// A GuideLLM distribution with the given mean (and the other statistics around it).

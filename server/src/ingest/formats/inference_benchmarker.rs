@@ -27,6 +27,7 @@
 //!   `meta.version` and `meta.device` (the keys its own dashboard reads); fixed prompt/decode
 //!   lengths when their `variance` is 0.
 
+use super::common::{fixed_length, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
 use app::domain::metrics::convert_unit;
@@ -96,23 +97,23 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
     }
     let has_rates = kinds.iter().any(|(id, e)| id != "warmup" && *e == Executor::ConstantArrivalRate);
 
-    let mut out = ParsedFile::default();
+    let mut notes = Notes::default();
+    let mut levels = Vec::with_capacity(steps.len());
     for ((i, v), (id, executor)) in steps.iter().enumerate().zip(kinds) {
         if id == "warmup" {
-            out.warnings.push(format!("results[{i}] (warmup): warm-up step skipped"));
+            notes.warn(format!("results[{i}] (warmup): warm-up step skipped"));
             continue;
         }
         let path = format!("results[{i}]");
-        out.levels.push(parse_step(&path, v, &id, executor, has_rates, &mut out.warnings)?);
+        levels.push(parse_step(&path, v, &id, executor, has_rates, &mut notes)?);
     }
-    if out.levels.is_empty() {
+    if levels.is_empty() {
         return Err(FieldError::field("results", "only a warm-up step: no level to import"));
     }
     let config_path = "config".to_owned();
     let config = top.obj("config", &config_path)?;
-    out.facts = facts(config.as_ref(), &mut out.warnings)?;
-    out.definitions = definitions(config.as_ref())?;
-    Ok(out)
+    let facts = facts(config.as_ref(), &mut notes)?;
+    Ok(notes.finish(facts, definitions(config.as_ref())?, levels))
 }
 
 fn parse_step(
@@ -121,7 +122,7 @@ fn parse_step(
     id: &str,
     executor: Executor,
     has_rates: bool,
-    warnings: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> Result<NewLevel, FieldError> {
     let step = Obj::new(path, v)?;
     let config_path = step.child_path("config");
@@ -147,7 +148,7 @@ fn parse_step(
                 )
             })?;
             if let Some(achieved) = measured_rate.filter(|a| *a < 0.8 * rate) {
-                warnings.push(format!(
+                notes.warn(format!(
                     "{path} ({id}): achieved {achieved:.2} req/s, well under the configured {rate:.2} (inference-benchmarker skips arrivals once max_vus requests are in flight)"
                 ));
             }
@@ -161,7 +162,7 @@ fn parse_step(
                 )
             })?;
             let vus = config.as_ref().map(|c| c.num("max_vus")).transpose()?.flatten();
-            warnings.push(format!(
+            notes.warn(format!(
                 "{path} ({id}): closed loop of {} users, placed at its measured rate of {rate:.3} req/s to keep the sweep on one axis",
                 vus.map_or_else(|| "max_vus".to_owned(), |n| n.to_string())
             ));
@@ -183,7 +184,7 @@ fn parse_step(
     point.requests_failed = failed;
     if let (Some(total), Some(ok), Some(failed)) = (step.count("total_requests")?, ok, failed) {
         if total != ok + failed {
-            warnings.push(format!("{path} ({id}): total_requests {total} ≠ {ok} successful + {failed} failed"));
+            notes.warn(format!("{path} ({id}): total_requests {total} ≠ {ok} successful + {failed} failed"));
         }
     }
     let duration_s = step.num("duration_ms")?.map(|ms| convert_unit(ms, 0.001));
@@ -220,10 +221,10 @@ fn parse_step(
     Ok(NewLevel { point, raw: v.clone(), requests: Vec::new() })
 }
 
-fn facts(config: Option<&Obj<'_>>, warnings: &mut Vec<String>) -> Result<RunFacts, FieldError> {
+fn facts(config: Option<&Obj<'_>>, notes: &mut Notes) -> Result<RunFacts, FieldError> {
     let mut f = RunFacts { endpoint_kind: Some(EndpointKind::Chat), ..RunFacts::default() };
     let Some(c) = config else {
-        warnings.push("no `config` in the file: model and settings unknown".to_owned());
+        notes.warn("no `config` in the file: model and settings unknown".to_owned());
         return Ok(f);
     };
     f.model = c.str("model_name")?.filter(|m| !m.trim().is_empty());
@@ -236,24 +237,18 @@ fn facts(config: Option<&Obj<'_>>, warnings: &mut Vec<String>) -> Result<RunFact
             f.set_gpu(&device, None);
         }
     }
-    f.prompt_tokens = fixed_length(c, "prompt_options", "prompt", warnings)?;
+    f.prompt_tokens = length_fact(c, "prompt_options", "prompt", notes)?;
     // decode_options.num_tokens is the max_tokens each request asks for.
-    f.max_tokens = fixed_length(c, "decode_options", "output", warnings)?;
+    f.max_tokens = length_fact(c, "decode_options", "output", notes)?;
     Ok(f)
 }
 
 /// `num_tokens` of prompt/decode options, when every request asks for the same length.
-fn fixed_length(c: &Obj<'_>, key: &str, what: &str, warnings: &mut Vec<String>) -> Result<Option<i64>, FieldError> {
+fn length_fact(c: &Obj<'_>, key: &str, what: &str, notes: &mut Notes) -> Result<Option<i64>, FieldError> {
     let path = c.child_path(key);
     let Some(o) = c.obj(key, &path)? else { return Ok(None) };
     let Some(n) = o.count("num_tokens")? else { return Ok(None) };
-    match o.count("variance")? {
-        Some(v) if v > 0 => {
-            warnings.push(format!("{what} lengths vary ({n} ± {v} tokens); the {what} length fact is left empty"));
-            Ok(None)
-        }
-        _ => Ok(Some(n)),
-    }
+    Ok(fixed_length(what, n, o.count("variance")?, notes))
 }
 
 fn definitions(config: Option<&Obj<'_>>) -> Result<Definitions, FieldError> {
@@ -279,10 +274,7 @@ fn definitions(config: Option<&Obj<'_>>) -> Result<Definitions, FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
-    }
+    use crate::ingest::test_fixtures::close;
 
     /// Written by hand from the schema in fixtures/inference-benchmarker/SOURCE.txt (no real
     /// file is public): a sweep with warm-up, throughput and three constant-rate steps.
@@ -385,28 +377,5 @@ mod tests {
         assert!(err(&|v| v["config"]["model_name"] = serde_json::json!([1]))
             .starts_with("field `config.model_name`: expected text"));
         assert!(parse("{\"results\": [").unwrap_err().to_string().starts_with("line 1"));
-    }
-
-    /// Other tools' real files are not inference-benchmarker results.
-    #[test]
-    fn sniff_leaves_other_tools_alone() {
-        let mut seen = 0;
-        for tool in [
-            "vllm",
-            "sglang",
-            "inferencex",
-            "aiperf",
-            "genai-perf",
-            "seed-benchmark-py",
-            "guidellm",
-            "llmperf",
-            "llm-d-benchmark-report",
-        ] {
-            for (name, text) in crate::ingest::test_fixtures::files(tool) {
-                assert!(!sniff(&text), "{tool}/{name} claimed");
-                seen += 1;
-            }
-        }
-        assert!(seen >= 14, "only {seen} files checked");
     }
 }

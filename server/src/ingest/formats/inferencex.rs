@@ -28,7 +28,10 @@ use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCou
 use app::domain::{LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::{Map, Value};
 
-use super::vllm::{self, Notes, Place, StatUnits, LATENCIES, PER_REQUEST_KEYS};
+use super::common::{agree_facts, documents, first_count, first_num, first_value, raw_without, Notes, Place};
+use super::vllm_family::{
+    read_latency_stats, read_level, require_results, set_token_means, stat_word, StatUnits, LATENCIES, PER_REQUEST_KEYS,
+};
 
 pub const FORMAT: Format = Format { format: SourceFormat::Inferencex, sniff, parse: |text, _| parse(text) };
 
@@ -61,7 +64,7 @@ pub fn sniff(text: &str) -> bool {
     if !MARKERS.iter().any(|m| text.contains(m)) {
         return false;
     }
-    vllm::first_value(text).is_some_and(|v| shape(&v).is_some())
+    first_value(text).is_some_and(|v| shape(&v).is_some())
 }
 
 fn shape(v: &Value) -> Option<Shape> {
@@ -101,17 +104,17 @@ fn is_agentic_row(m: &Map<String, Value>) -> bool {
 
 /// A per-level file of the experimental client: a vLLM object with `good_completed` or
 /// latency statistics in seconds (`median_ttft`, no `_ms`).
-pub(crate) fn is_level_object(m: &Map<String, Value>) -> bool {
+fn is_level_object(m: &Map<String, Value>) -> bool {
     m.contains_key("completed") && (m.contains_key("good_completed") || m.keys().any(|k| is_seconds_stat_key(k)))
 }
 
 fn is_seconds_stat_key(key: &str) -> bool {
     key.split_once('_')
-        .is_some_and(|(word, name)| vllm::stat_word(word).is_some() && AGG_LATENCIES.iter().any(|(n, _)| *n == name))
+        .is_some_and(|(word, name)| stat_word(word).is_some() && AGG_LATENCIES.iter().any(|(n, _)| *n == name))
 }
 
 pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
-    let docs = vllm::documents(text)?;
+    let docs = documents(text)?;
     let [(_, v)] = docs.as_slice() else {
         return Err(FieldError::field(
             "",
@@ -153,7 +156,7 @@ fn definitions() -> Definitions {
 fn parse_level(v: &Value) -> Result<ParsedFile, FieldError> {
     let o = Obj::new("", v)?;
     let mut notes = Notes::default();
-    let level = vllm::read_level(&o, Place::Whole, StatUnits::Seconds, &mut notes)?;
+    let level = read_level(&o, Place::Whole, StatUnits::Seconds, &mut notes)?;
     let facts = RunFacts { model: o.str("model_id")?, ..RunFacts::default() };
     let mut d = definitions();
     d.notes.push(
@@ -164,8 +167,7 @@ fn parse_level(v: &Value) -> Result<ParsedFile, FieldError> {
     if o.get("total_token_throughput").is_none() && o.get("input_throughput").is_some() {
         d.notes.push("Total tok/s = input_throughput + output_throughput (same duration).".to_owned());
     }
-    d.notes.append(&mut notes.notes);
-    Ok(ParsedFile { facts, definitions: d, levels: vec![level], warnings: notes.warnings })
+    Ok(notes.finish(facts, d, vec![level]))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -191,7 +193,7 @@ fn parse_agg(v: &Value) -> Result<ParsedFile, FieldError> {
         levels.push(level);
         facts.push(f);
     }
-    let facts = vllm::agree_facts(&facts, &mut notes);
+    let facts = agree_facts(&facts, &mut notes);
     let mut d = definitions();
     d.notes.push(
         "Aggregated rows store latency statistics in seconds without the `_ms` suffix; they \
@@ -199,8 +201,7 @@ fn parse_agg(v: &Value) -> Result<ParsedFile, FieldError> {
          the raw fields."
             .to_owned(),
     );
-    d.notes.append(&mut notes.notes);
-    Ok(ParsedFile { facts, definitions: d, levels, warnings: notes.warnings })
+    Ok(notes.finish(facts, d, levels))
 }
 
 fn agg_level(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(NewLevel, RunFacts), FieldError> {
@@ -209,8 +210,8 @@ fn agg_level(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(NewLevel, 
         .filter(|c| *c > 0)
         .ok_or_else(|| FieldError::field(&o.child_path("conc"), "missing: the row has no concurrency"))?;
     let mut p = Point::at(LoadKind::Concurrency, conc as f64);
-    vllm::read_latency_stats(o, &AGG_LATENCIES, StatUnits::Seconds, &mut p, notes)?;
-    vllm::read_latency_stats(o, &LATENCIES, StatUnits::Ms, &mut p, notes)?;
+    read_latency_stats(o, &AGG_LATENCIES, StatUnits::Seconds, &mut p, notes)?;
+    read_latency_stats(o, &LATENCIES, StatUnits::Ms, &mut p, notes)?;
     let multinode = flag(o, "is_multinode")?.unwrap_or(false);
     let tp = o.count("tp")?.filter(|n| *n > 0);
     let gpus = if multinode {
@@ -239,7 +240,7 @@ fn agg_level(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(NewLevel, 
             place.label()
         )),
     }
-    vllm::require_results(&p, o)?;
+    require_results(&p, o)?;
     let mut f = RunFacts {
         model: o.str("model")?,
         engine: o.str("framework")?,
@@ -252,7 +253,7 @@ fn agg_level(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(NewLevel, 
     if let Some(precision) = o.str("precision")? {
         f.set_tags(&precision);
     }
-    let level = NewLevel { point: p, raw: vllm::raw_without(o.map, &PER_REQUEST_KEYS), requests: Vec::new() };
+    let level = NewLevel { point: p, raw: raw_without(o.map, &PER_REQUEST_KEYS), requests: Vec::new() };
     Ok((level, f))
 }
 
@@ -344,7 +345,7 @@ fn agentic_level(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(NewLev
          request rate is the mean of completions per 1-second window."
             .to_owned(),
     );
-    vllm::require_results(&p, o)?;
+    require_results(&p, o)?;
     let gpus = match o.count("num_gpus")?.filter(|n| *n > 0) {
         Some(n) => Some(n),
         None => match (o.count("num_prefill_gpu")?, o.count("num_decode_gpu")?) {
@@ -408,23 +409,19 @@ fn parse_summary(v: &Value) -> Result<ParsedFile, FieldError> {
             Some(n) => Some(n),
             None => o.count("completed")?,
         };
-        p.wall_s = vllm::first_num(&o, &["duration_s", "duration"])?;
+        p.wall_s = first_num(&o, &["duration_s", "duration"])?;
         p.set_opt(Metric::OutputThroughput, Stat::Mean, o.num("output_throughput")?);
-        p.set_opt(
-            Metric::TotalThroughput,
-            Stat::Mean,
-            vllm::first_num(&o, &["total_throughput", "total_token_throughput"])?,
-        );
+        p.set_opt(Metric::TotalThroughput, Stat::Mean, first_num(&o, &["total_throughput", "total_token_throughput"])?);
         p.set_opt(Metric::RequestThroughput, Stat::Mean, o.num("request_throughput")?);
-        vllm::read_latency_stats(&o, &LATENCIES, StatUnits::Ms, &mut p, &mut notes)?;
-        vllm::read_latency_stats(&o, &AGG_LATENCIES, StatUnits::Seconds, &mut p, &mut notes)?;
-        vllm::set_token_means(&mut p, &o, &["total_input_tokens"], &["total_output_tokens"])?;
-        vllm::require_results(&p, &o)?;
+        read_latency_stats(&o, &LATENCIES, StatUnits::Ms, &mut p, &mut notes)?;
+        read_latency_stats(&o, &AGG_LATENCIES, StatUnits::Seconds, &mut p, &mut notes)?;
+        set_token_means(&mut p, &o, &["total_input_tokens"], &["total_output_tokens"])?;
+        require_results(&p, &o)?;
         gpus.push(o.count("num_gpus")?);
         levels.push(NewLevel { point: p, raw: Value::Object(o.map.clone()), requests: Vec::new() });
     }
     let mut facts = summary_facts(&root)?;
-    let row_gpus = vllm::agree_facts(
+    let row_gpus = agree_facts(
         &gpus.iter().map(|g| RunFacts { gpu_count: *g, ..RunFacts::default() }).collect::<Vec<_>>(),
         &mut notes,
     );
@@ -435,8 +432,7 @@ fn parse_summary(v: &Value) -> Result<ParsedFile, FieldError> {
          derived from TPOT and total throughput; they stay in each level's raw fields."
             .to_owned(),
     );
-    d.notes.append(&mut notes.notes);
-    Ok(ParsedFile { facts, definitions: d, levels, warnings: notes.warnings })
+    Ok(notes.finish(facts, d, levels))
 }
 
 fn summary_facts(root: &Obj<'_>) -> Result<RunFacts, FieldError> {
@@ -461,8 +457,8 @@ fn summary_facts(root: &Obj<'_>) -> Result<RunFacts, FieldError> {
             None => f.engine = Some(fw.to_owned()).filter(|e| !e.is_empty()),
         }
     }
-    f.prompt_tokens = vllm::first_count(&md, &["input_len", "isl"])?;
-    f.max_tokens = vllm::first_count(&md, &["output_len", "osl"])?;
+    f.prompt_tokens = first_count(&md, &["input_len", "isl"])?;
+    f.max_tokens = first_count(&md, &["output_len", "osl"])?;
     if let Some(precision) = md.str("precision")? {
         f.set_tags(&precision);
     }
@@ -472,12 +468,9 @@ fn summary_facts(root: &Obj<'_>) -> Result<RunFacts, FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::formats::vllm::tests::{fixture, other_tools_fixtures};
-    use crate::ingest::formats::{detect, sglang};
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() < 1e-9 * b.abs().max(1.0))
-    }
+    use crate::ingest::formats::detect;
+    use crate::ingest::test_fixtures::close;
+    use crate::ingest::test_fixtures::read as fixture;
 
     #[test]
     fn glm5_experimental_levels_in_seconds() {
@@ -587,8 +580,7 @@ mod tests {
            "isl": 1024, "osl": 1024, "is_multinode": false, "tp": 8, "tput_per_gpu": 200.0, "output_tput_per_gpu": 100.0, "median_ttft": 1.0}
         ]"#;
         assert!(sniff(text));
-        assert!(!vllm::sniff(text));
-        assert!(!sglang::sniff(text));
+        assert_eq!(detect(text), Some(SourceFormat::Inferencex), "not vLLM's, not SGLang's");
         let f = parse(text).unwrap();
         assert_eq!(f.levels.len(), 2);
         let p = &f.levels[0].point;
@@ -651,23 +643,5 @@ mod tests {
         assert!(parse("{}").is_err());
         assert!(parse("{\"good_completed\": null}").is_err());
         assert!(parse("{\"a\": 1}\n{\"a\": 2}\n").is_err());
-    }
-
-    #[test]
-    fn sniffer_claims_only_inferencex_files() {
-        for name in [
-            "glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json",
-            "glm5_fp8_vllm_tp8_isl1024_osl128_conc8.json",
-            "glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json",
-            "inferencex-app_glm47_gaudi3_summary.json",
-        ] {
-            let text = fixture(&format!("inferencex/{name}"));
-            assert!(sniff(&text), "{name}");
-            assert!(!vllm::sniff(&text), "{name}");
-            assert!(!sglang::sniff(&text), "{name}");
-        }
-        for (name, text) in other_tools_fixtures() {
-            assert!(!sniff(&text), "inferencex claims {name}");
-        }
     }
 }

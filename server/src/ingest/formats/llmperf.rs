@@ -28,6 +28,7 @@
 //! add it), and without one the import is refused with an error naming that field and
 //! pointing at the summary file, which has it.
 
+use super::common::{fixed_length, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParseOptions, ParsedFile};
 use app::domain::metrics::convert_unit;
@@ -128,18 +129,18 @@ fn parse_summary(root: &Value, opts: &ParseOptions) -> Result<ParsedFile, FieldE
         }
     }
 
-    let mut warnings = Vec::new();
+    let mut notes = Notes::default();
     // A Python dict's text, e.g. "{429: 3}"; only worth showing when it names errors.
     if let Some(freq) = top.str("results_error_code_frequency")? {
         let t = freq.trim();
         if !t.is_empty() && t != "{}" {
-            warnings.push(format!("LLMPerf error codes (code: count): {t}"));
+            notes.warn(format!("LLMPerf error codes (code: count): {t}"));
         }
     }
     let mut facts = RunFacts { model: top.str("model")?.filter(|m| !m.trim().is_empty()), ..RunFacts::default() };
-    facts.prompt_tokens = fixed_length(&top, "input", &mut warnings)?;
+    facts.prompt_tokens = length_fact(&top, "input", &mut notes)?;
     // LLMPerf's "output tokens" setting is the max_tokens each request asks for.
-    facts.max_tokens = fixed_length(&top, "output", &mut warnings)?;
+    facts.max_tokens = length_fact(&top, "output", &mut notes)?;
 
     let mut definitions = definitions();
     // pandas' Series.std(): n − 1.
@@ -148,24 +149,13 @@ fn parse_summary(root: &Value, opts: &ParseOptions) -> Result<ParsedFile, FieldE
         "LLMPerf overall output throughput is generated tokens ÷ the whole test's duration (no warm-up excluded)"
             .to_owned(),
     );
-    Ok(ParsedFile {
-        facts,
-        definitions,
-        levels: vec![NewLevel { point, raw: root.clone(), requests: Vec::new() }],
-        warnings,
-    })
+    Ok(notes.finish(facts, definitions, vec![NewLevel { point, raw: root.clone(), requests: Vec::new() }]))
 }
 
 /// `mean_<what>_tokens` as a fact when it is one fixed length (`stddev_<what>_tokens` is 0).
-fn fixed_length(top: &Obj<'_>, what: &str, warnings: &mut Vec<String>) -> Result<Option<i64>, FieldError> {
+fn length_fact(top: &Obj<'_>, what: &str, notes: &mut Notes) -> Result<Option<i64>, FieldError> {
     let Some(mean) = top.count(&format!("mean_{what}_tokens"))? else { return Ok(None) };
-    match top.num(&format!("stddev_{what}_tokens"))? {
-        Some(s) if s > 0.0 => {
-            warnings.push(format!("{what} lengths vary ({mean} ± {s} tokens); the {what} length fact is left empty"));
-            Ok(None)
-        }
-        _ => Ok(Some(mean)),
-    }
+    Ok(fixed_length(what, mean, top.num(&format!("stddev_{what}_tokens"))?, notes))
 }
 
 fn definitions() -> Definitions {
@@ -260,17 +250,18 @@ fn parse_individual(items: &[Value], opts: &ParseOptions) -> Result<ParsedFile, 
     // such): the import layer takes it from the matching *_summary.json uploaded with it,
     // and refuses the file otherwise rather than guess.
     let recorded = concurrency.map(|(_, c)| c);
-    let mut warnings = vec![
-        "an individual-responses file has no test duration: output and request throughput are unknown (the summary file has them)".to_owned(),
-    ];
+    let mut notes = Notes::default();
+    notes.warn(
+        "an individual-responses file has no test duration: output and request throughput are unknown (the summary file has them)",
+    );
     let load = match (recorded, opts.concurrency()) {
         (Some(c), _) => c as f64,
         (None, Some(c)) => {
-            warnings.push(format!("the file does not record its concurrency: {c} is the one entered"));
+            notes.warn(format!("the file does not record its concurrency: {c} is the one entered"));
             c
         }
         (None, None) => {
-            warnings.push("the file does not record its concurrency: it comes from the summary file imported with it, or the concurrency field".to_owned());
+            notes.warn("the file does not record its concurrency: it comes from the summary file imported with it, or the concurrency field".to_owned());
             0.0
         }
     };
@@ -292,32 +283,25 @@ fn parse_individual(items: &[Value], opts: &ParseOptions) -> Result<ParsedFile, 
     definitions.notes.push(
         "TPOT of each request is derived from LLMPerf's own values as (e2e − TTFT) ÷ (output tokens − 1)".to_owned(),
     );
-    Ok(ParsedFile {
-        facts: RunFacts::default(),
-        definitions,
-        levels: vec![NewLevel {
-            point,
-            // No level-wide fields besides the requests themselves.
-            // Only what the file says: its recorded concurrency when it has one.
-            raw: match recorded {
-                Some(c) => serde_json::json!({ "num_concurrent_requests": c, "requests": items.len() }),
-                None => serde_json::json!({ "requests": items.len() }),
-            },
-            requests: responses.into_iter().map(|r| r.record).collect(),
-        }],
-        warnings,
-    })
+    let level = NewLevel {
+        point,
+        // No level-wide fields besides the requests themselves.
+        // Only what the file says: its recorded concurrency when it has one.
+        raw: match recorded {
+            Some(c) => serde_json::json!({ "num_concurrent_requests": c, "requests": items.len() }),
+            None => serde_json::json!({ "requests": items.len() }),
+        },
+        requests: responses.into_iter().map(|r| r.record).collect(),
+    };
+    Ok(notes.finish(RunFacts::default(), definitions, vec![level]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::test_fixtures::close;
 
     use crate::ingest::test_fixtures::read;
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
-    }
 
     const SUMMARY: &str = "llmperf/leaderboard_summary_groq_70b.json";
     const INDIVIDUAL: &str = "llmperf/leaderboard_individual_groq_70b.json";
@@ -485,27 +469,5 @@ mod tests {
             r#"[{"ttft_s": 0.1, "num_concurrent_requests": 2}, {"ttft_s": 0.1, "num_concurrent_requests": 4}]"#
         )
         .starts_with("field `[1].num_concurrent_requests`: 4 differs"));
-    }
-
-    /// Other tools' real files are not LLMPerf.
-    #[test]
-    fn sniff_leaves_other_tools_alone() {
-        let mut seen = 0;
-        for tool in [
-            "vllm",
-            "sglang",
-            "inferencex",
-            "aiperf",
-            "genai-perf",
-            "seed-benchmark-py",
-            "guidellm",
-            "llm-d-benchmark-report",
-        ] {
-            for (name, text) in crate::ingest::test_fixtures::files(tool) {
-                assert!(!sniff(&text), "{tool}/{name} claimed");
-                seen += 1;
-            }
-        }
-        assert!(seen >= 12, "only {seen} files checked");
     }
 }

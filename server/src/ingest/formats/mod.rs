@@ -1,10 +1,20 @@
 //! One parser per source format, and the registry that detects which one a file is.
 //!
 //! Detection looks at content, never the file name: a vLLM result saved as `.txt` is still
-//! a vLLM result. Order matters where formats nest (InferenceX's per-level files are vLLM
-//! results with extra keys), so the more specific format comes first.
+//! a vLLM result. The registry's order does the disambiguation: each detector looks only at
+//! its own format, and where one format's files look like another's (InferenceX's and
+//! SGLang's results are vLLM look-alikes, AIPerf's export has GenAI-Perf's metric blocks),
+//! the more specific format comes first. `tests::every_fixture_is_detected_as_its_tool`
+//! checks the order against every shared fixture file.
+//!
+//! Helpers shared by parsers live in modules that are not parsers, so no parser imports
+//! another: [`common`] (every parser), [`vllm_family`] (vLLM, SGLang, InferenceX) and
+//! [`aiperf_family`] (AIPerf, GenAI-Perf).
 
 pub mod aiperf;
+pub(crate) mod aiperf_family;
+pub mod benchmark_py;
+pub(crate) mod common;
 pub mod genai_perf;
 pub mod guidellm;
 pub mod inference_benchmarker;
@@ -14,6 +24,7 @@ pub mod llmperf;
 pub mod plateau;
 pub mod sglang;
 pub mod vllm;
+pub(crate) mod vllm_family;
 
 use super::model::Format;
 use app::domain::SourceFormat;
@@ -21,17 +32,22 @@ use app::domain::SourceFormat;
 /// Every format, most specific first.
 pub fn registry() -> Vec<Format> {
     vec![
+        // Plateau's export embeds other tools' objects in its levels' raw fields.
         plateau::FORMAT,
+        // vLLM look-alikes: InferenceX (seconds keys, `good_completed`, its own layouts)
+        // and SGLang (`e2e_latency`, retokenized counts) before vLLM itself.
         inferencex::FORMAT,
         sglang::FORMAT,
         vllm::FORMAT,
         guidellm::FORMAT,
+        // AIPerf's export has GenAI-Perf's metric blocks plus its run-status keys.
         aiperf::FORMAT,
         genai_perf::FORMAT,
         llmperf::FORMAT,
         inference_benchmarker::FORMAT,
         llmd_report::FORMAT,
-        super::benchmark_py_format(),
+        // Any text with a `C=` marker: last, as the least specific.
+        benchmark_py::FORMAT,
     ]
 }
 
@@ -43,4 +59,96 @@ pub fn detect(text: &str) -> Option<SourceFormat> {
 /// The parser of a format.
 pub fn get(format: SourceFormat) -> Option<Format> {
     registry().into_iter().find(|f| f.format == format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::test_fixtures;
+    use SourceFormat::*;
+
+    /// Every result file of the shared fixtures (its path inside the fixtures directory) and
+    /// the format the registry detects. A new fixture file must be added here.
+    const FIXTURES: &[(&str, SourceFormat)] = &[
+        ("aiperf/aiperf-0.8.0_tests_audit_baseline-chat_bare_profile_export_aiperf.json", Aiperf),
+        ("aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json", Aiperf),
+        ("genai-perf/cloudai-docs_ai_dynamo_profile_genai_perf.csv", GenaiPerf),
+        ("guidellm/llm-d-benchmark_guidellm_report_v2_constant_2_4rps.json", Guidellm),
+        ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json", Inferencex),
+        ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json", Inferencex),
+        ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc8.json", Inferencex),
+        ("inferencex/inferencex-app_glm47_gaudi3_summary.json", Inferencex),
+        ("llm-d-benchmark-report/br_v0_2_example.yaml", LlmdReport),
+        ("llmperf/leaderboard_individual_groq_70b.json", Llmperf),
+        ("llmperf/leaderboard_summary_groq_70b.json", Llmperf),
+        ("seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt", BenchmarkPy),
+        ("sglang/datacrunch_llama_3_3_70b_online_output.jsonl", Sglang),
+        ("sglang/sglang-issue-12389_random_4000in_1000out_conc32.jsonl", Sglang),
+        // InferenceX-app's standard per-level files are plain old-vLLM results.
+        ("vllm/inferencex-app_glm47_conc1.json", Vllm),
+        ("vllm/inferencex-app_glm47_conc4.json", Vllm),
+        ("vllm/vllm-nightly_2024-08-23_vllm_055_results.json", Vllm),
+    ];
+
+    /// The small synthetic files of `server/tests/data`, likewise.
+    const SYNTHETIC: &[(&str, SourceFormat)] = &[
+        ("aiperf/records_wrapper_profile_export_aiperf.json", Aiperf),
+        ("genai-perf/profile_export_genai_perf.json", GenaiPerf),
+        ("inference-benchmarker/sweep_llama31_8b_h100.json", InferenceBenchmarker),
+    ];
+
+    fn synthetic_dir() -> String {
+        format!("{}/tests/data", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    /// Checks every file below `root` against `table`, both ways: each file is listed, each
+    /// listed file exists, and the registry detects the listed format.
+    fn check(root: &str, table: &[(&str, SourceFormat)]) {
+        let files = test_fixtures::walk(root);
+        let listed: Vec<&str> = table.iter().map(|(p, _)| *p).collect();
+        let unlisted: Vec<&String> = files.iter().filter(|f| !listed.contains(&f.as_str())).collect();
+        assert!(unlisted.is_empty(), "files under {root} missing from the detection table: {unlisted:?}");
+        let missing: Vec<&&str> = listed.iter().filter(|p| !files.iter().any(|f| f == *p)).collect();
+        assert!(missing.is_empty(), "listed but not under {root}: {missing:?}");
+        let mut wrong = Vec::new();
+        for (rel, expected) in table {
+            let text = std::fs::read_to_string(format!("{root}/{rel}")).unwrap();
+            let found = detect(&text);
+            if found != Some(*expected) {
+                wrong.push(format!("{rel}: expected {expected:?}, detected {found:?}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn every_fixture_is_detected_as_its_tool() {
+        check(&test_fixtures::dir(), FIXTURES);
+    }
+
+    #[test]
+    fn every_synthetic_file_is_detected_as_its_tool() {
+        check(&synthetic_dir(), SYNTHETIC);
+    }
+
+    /// Look-alikes that no file holds: the registry's order decides.
+    #[test]
+    fn look_alike_texts_go_to_their_tool() {
+        let aiperf_csv = "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\nRequest Latency (ms),1,1,1,1,1,1,1,1,1,1,1,1,0\n";
+        assert_eq!(detect(aiperf_csv), Some(Aiperf), "AIPerf's CSV is AIPerf's");
+        let genai_csv = "Metric,avg,min,max,p99,p95,p90,p75,p50,p25\nRequest Latency (ms),1,1,1,1,1,1,1,1,1\n";
+        assert_eq!(detect(genai_csv), Some(GenaiPerf));
+        assert_eq!(detect("{}"), None);
+        assert_eq!(detect(""), None);
+    }
+
+    /// Every format is registered once, so `get` finds each one.
+    #[test]
+    fn each_format_is_registered_once() {
+        let formats: Vec<SourceFormat> = registry().iter().map(|f| f.format).collect();
+        for f in &formats {
+            assert_eq!(formats.iter().filter(|g| *g == f).count(), 1, "{f:?}");
+            assert!(get(*f).is_some());
+        }
+    }
 }

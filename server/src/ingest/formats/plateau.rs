@@ -10,7 +10,7 @@
 //!   the raw fields, the per-request records and the original files.
 
 use crate::ingest::json::{self, FieldError};
-use crate::ingest::model::{Format, ParsedFile};
+use crate::ingest::model::{Format, ParsedFile, Restored};
 use app::domain::metrics::{Definitions, Metric, Stat};
 use app::domain::{
     LoadKind, NewLevel, Point, RequestRecord, RunFacts, RunStatus, SourceFile, SourceFormat, SourceInfo,
@@ -69,15 +69,6 @@ pub struct Export {
     pub run: ExportedRun,
 }
 
-/// What an import restores beyond facts and levels: the run as it was.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Restored {
-    pub name: String,
-    pub status: RunStatus,
-    pub source: SourceInfo,
-    pub files: Vec<SourceFile>,
-}
-
 pub fn sniff(text: &str) -> bool {
     let head: String = text.chars().take(400).collect();
     head.trim_start().starts_with(CSV_MAGIC)
@@ -88,9 +79,10 @@ fn is_csv(text: &str) -> bool {
     text.trim_start().starts_with(CSV_MAGIC)
 }
 
-/// Reads either flavour.
+/// Reads either flavour; the run's own name, status, source and files come back in
+/// [`ParsedFile::restored`].
 pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
-    read(text).map(|(parsed, _)| parsed)
+    read(text).map(|(parsed, restored)| ParsedFile { restored: Some(restored), ..parsed })
 }
 
 /// Reads either flavour, with the run's own name, status, source and files.
@@ -132,7 +124,7 @@ pub fn read(text: &str) -> Result<(ParsedFile, Restored), FieldError> {
         }
         levels.push(NewLevel { point, raw: l.raw, requests: l.requests });
     }
-    Ok((ParsedFile { facts: run.facts, definitions: run.definitions, levels, warnings: Vec::new() }, restored))
+    Ok((ParsedFile { facts: run.facts, definitions: run.definitions, levels, ..ParsedFile::default() }, restored))
 }
 
 fn read_json(text: &str) -> Result<ExportedRun, FieldError> {

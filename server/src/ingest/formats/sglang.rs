@@ -25,7 +25,10 @@ use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCou
 use app::domain::{EndpointKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::{Map, Value};
 
-use super::vllm::{self, Notes, Place, StatUnits, PER_REQUEST_KEYS};
+use super::common::{agree_facts, documents, first_num, first_value, one_load_kind, raw_without, Notes, Place};
+use super::vllm_family::{
+    read_latency_stats, read_load, read_requests, require_results, set_token_means, StatUnits, PER_REQUEST_KEYS,
+};
 
 pub const FORMAT: Format = Format { format: SourceFormat::Sglang, sniff, parse: parse_with };
 
@@ -52,12 +55,12 @@ pub fn sniff(text: &str) -> bool {
     if !(text.contains("e2e_latency_ms") || text.contains("retokenized")) {
         return false;
     }
-    matches!(vllm::first_value(text), Some(Value::Object(m)) if is_result_object(&m))
+    matches!(first_value(text), Some(Value::Object(m)) if is_result_object(&m))
 }
 
 /// An SGLang result object: vLLM-like, but with `e2e_latency` (vLLM says `e2el`) or the
 /// retokenized output count no other tool writes.
-pub(crate) fn is_result_object(m: &Map<String, Value>) -> bool {
+fn is_result_object(m: &Map<String, Value>) -> bool {
     (m.contains_key("completed") || m.contains_key("duration"))
         && m.keys().any(|k| k.ends_with("_e2e_latency_ms") || RETOKENIZED.contains(&k.as_str()))
 }
@@ -77,7 +80,7 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
 
 /// Reads the file; the user's concurrency stands in where a line records no load.
 pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
-    let docs = vllm::documents(text)?;
+    let docs = documents(text)?;
     let mut notes = Notes { given: *opts, ..Notes::default() };
     let mut levels = Vec::with_capacity(docs.len());
     let mut facts = Vec::with_capacity(docs.len());
@@ -92,15 +95,15 @@ pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldEr
     if levels.is_empty() {
         return Err(FieldError::field("", "no result lines in this file"));
     }
-    let levels = vllm::one_load_kind(levels, &mut notes);
-    let facts = vllm::agree_facts(&facts, &mut notes);
+    let levels = one_load_kind(levels, &mut notes);
+    let facts = agree_facts(&facts, &mut notes);
     let definitions = definitions(&seen, &mut notes);
-    Ok(ParsedFile { facts, definitions, levels, warnings: notes.warnings })
+    Ok(notes.finish(facts, definitions, levels))
 }
 
 fn read_line(v: &Value, place: Place, notes: &mut Notes) -> Result<(NewLevel, RunFacts, Seen), FieldError> {
     let o = Obj::new("", v)?;
-    let (kind, value) = vllm::read_load(&o, place, notes)?;
+    let (kind, value) = read_load(&o, place, notes)?;
     let mut p = Point::at(kind, value);
     p.requests_ok = o.count("completed")?;
     p.wall_s = o.num("duration")?;
@@ -120,22 +123,22 @@ fn read_line(v: &Value, place: Place, notes: &mut Notes) -> Result<(NewLevel, Ru
     for (key, metric, stat) in LEVEL_NUMBERS {
         p.set_opt(metric, stat, o.num(key)?);
     }
-    vllm::read_latency_stats(&o, &LATENCIES, StatUnits::Ms, &mut p, notes)?;
-    vllm::set_token_means(&mut p, &o, &TOTAL_INPUT, &TOTAL_OUTPUT)?;
-    vllm::require_results(&p, &o)?;
+    read_latency_stats(&o, &LATENCIES, StatUnits::Ms, &mut p, notes)?;
+    set_token_means(&mut p, &o, &TOTAL_INPUT, &TOTAL_OUTPUT)?;
+    require_results(&p, &o)?;
 
     // `--output-details`: top-level arrays until 2026, then nested under `details`.
     let details_path = o.child_path("details");
     let requests = match o.get("details") {
-        Some(d) => vllm::read_requests(&Obj::new(&details_path, d)?)?,
-        None => vllm::read_requests(&o)?,
+        Some(d) => read_requests(&Obj::new(&details_path, d)?)?,
+        None => read_requests(&o)?,
     };
     let mut drop: Vec<&str> = PER_REQUEST_KEYS.to_vec();
     drop.push("details");
-    let raw = vllm::raw_without(o.map, &drop);
+    let raw = raw_without(o.map, &drop);
 
-    let retokenized = vllm::first_num(&o, &RETOKENIZED)?;
-    let reported = vllm::first_num(&o, &TOTAL_OUTPUT)?;
+    let retokenized = first_num(&o, &RETOKENIZED)?;
+    let reported = first_num(&o, &TOTAL_OUTPUT)?;
     if let (Some(0.0), Some(r)) = (retokenized, reported) {
         if r > 0.0 {
             notes.warn(format!(
@@ -302,20 +305,16 @@ fn definitions(seen: &[(Place, Seen)], notes: &mut Notes) -> Definitions {
             datasets.join(", ")
         ));
     }
-    d.notes.append(&mut notes.notes);
     d
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::formats::vllm::tests::{fixture, other_tools_fixtures};
-    use crate::ingest::formats::{detect, inferencex};
+    use crate::ingest::formats::detect;
+    use crate::ingest::test_fixtures::close;
+    use crate::ingest::test_fixtures::read as fixture;
     use app::domain::LoadKind;
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() < 1e-9 * b.abs().max(1.0))
-    }
 
     #[test]
     fn datacrunch_rate_sweep_2024() {
@@ -391,8 +390,7 @@ mod tests {
     fn details_nesting_2026() {
         let line = r#"{"tag": "Nightly", "backend": "sglang-oai-chat", "dataset_name": "random", "request_rate": Infinity, "max_concurrency": 4, "num_prompts": 3, "random_input_len": 64, "random_output_len": 4, "random_range_ratio": 1.0, "server_info": {"model_path": "Qwen/Qwen3-8B", "tp_size": 2, "dp_size": 1, "version": "0.5.9"}, "duration": 2.0, "completed": 2, "total_input": 128, "total_output": 8, "total_output_retokenized": 7, "request_throughput": 1.0, "output_throughput": 4.0, "total_throughput": 68.0, "mean_ttft_ms": 150.0, "median_ttft_ms": 150.0, "std_ttft_ms": 50.0, "p99_ttft_ms": 199.0, "mean_itl_ms": 10.0, "max_itl_ms": 30.0, "mean_e2e_latency_ms": 400.0, "concurrency": 0.4, "accept_length": 2.5, "details": {"input_lens": [64, 64, 64], "output_lens": [4, 4, 0], "ttfts": [0.1, 0.2, 0.0], "itls": [[0.01, 0.01, 0.01], [0.03, 0.03, 0.03], []], "generated_texts": ["a b c d", "e f g h", ""], "errors": ["", "", "Connection reset"]}}"#;
         assert!(sniff(line));
-        assert!(!vllm::sniff(line));
-        assert!(!inferencex::sniff(line));
+        assert_eq!(detect(line), Some(SourceFormat::Sglang), "not vLLM's, not InferenceX's");
         let f = parse(line).unwrap();
         let l = &f.levels[0];
         assert_eq!((l.point.load_kind, l.point.load_value), (LoadKind::Concurrency, 4.0));
@@ -458,20 +456,5 @@ mod tests {
         assert!(e.to_string().contains("`details.ttfts`"), "{e}");
         assert!(parse("{}").is_err());
         assert!(parse("").is_err());
-    }
-
-    #[test]
-    fn sniffer_claims_only_sglang_files() {
-        for name in
-            ["datacrunch_llama_3_3_70b_online_output.jsonl", "sglang-issue-12389_random_4000in_1000out_conc32.jsonl"]
-        {
-            let text = fixture(&format!("sglang/{name}"));
-            assert!(sniff(&text), "{name}");
-            assert!(!vllm::sniff(&text), "{name}");
-            assert!(!inferencex::sniff(&text), "{name}");
-        }
-        for (name, text) in other_tools_fixtures() {
-            assert!(!sniff(&text), "sglang claims {name}");
-        }
     }
 }

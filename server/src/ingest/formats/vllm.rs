@@ -1,5 +1,5 @@
-//! vLLM serving-benchmark results, and the helpers shared by the importers whose files
-//! descend from vLLM's `benchmark_serving.py` (SGLang's `bench_serving`, InferenceX).
+//! vLLM serving-benchmark results. What the importers of vLLM's descendants (SGLang,
+//! InferenceX) share with this one is in [`super::vllm_family`].
 //!
 //! Layouts read here:
 //! - `vllm bench serve --save-result`: one JSON object, one level.
@@ -23,54 +23,15 @@
 //! `max_concurrency = N` is the closed-loop "concurrency N" level; `inf` without a cap sends
 //! all `num_prompts` requests at t = 0, which is concurrency `num_prompts`.
 
-use crate::ingest::json::{self, FieldError, Obj};
+use super::common::{agree_facts, documents, first_count, first_value, one_load_kind, Notes, Place};
+use super::vllm_family::{read_level, require_results, StatUnits};
+use crate::ingest::json::{FieldError, Obj};
 use crate::ingest::model::{Format, ParseOptions, ParsedFile};
-use app::domain::metrics::convert_unit;
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
-use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RequestRecord, RunFacts, SourceFormat};
+use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::{Map, Value};
 
-use super::{inferencex, sglang};
-
 pub const FORMAT: Format = Format { format: SourceFormat::Vllm, sniff, parse: parse_with };
-
-/// Per-request arrays written by vLLM (and SGLang): they become request records or are
-/// dropped (`generated_texts`), and never go into a level's raw fields.
-pub(crate) const PER_REQUEST_KEYS: [&str; 9] = [
-    "input_lens",
-    "output_lens",
-    "ttfts",
-    "itls",
-    "latencies",
-    "start_times",
-    "queue_times",
-    "generated_texts",
-    "errors",
-];
-
-/// vLLM's latency metric names and the metric each one is by definition.
-pub(crate) const LATENCIES: [(&str, Metric); 5] = [
-    ("ttft", Metric::Ttft),
-    ("tpot", Metric::Tpot),
-    // Every gap between streamed chunks, pooled over all requests: not a per-token time.
-    ("itl", Metric::ChunkGap),
-    ("e2el", Metric::E2e),
-    ("client_queue_time", Metric::ClientQueue),
-];
-
-/// Level-wide numbers of a vLLM result object.
-const LEVEL_NUMBERS: [(&str, Metric, Stat); 7] = [
-    ("request_throughput", Metric::RequestThroughput, Stat::Mean),
-    ("request_goodput", Metric::Goodput, Stat::Mean),
-    // The typo of old benchmark_serving.py; same number.
-    ("request_goodput:", Metric::Goodput, Stat::Mean),
-    ("output_throughput", Metric::OutputThroughput, Stat::Mean),
-    ("total_token_throughput", Metric::TotalThroughput, Stat::Mean),
-    // Peak over 1-second buckets of token arrivals: the maximum of the throughput over time.
-    ("max_output_tokens_per_s", Metric::OutputThroughput, Stat::Max),
-    // Exact peak of requests in flight.
-    ("max_concurrent_requests", Metric::AchievedConcurrency, Stat::Max),
-];
 
 /// Nightly-table columns. The 2025 table names two TPOT columns just "Median" and "P99"
 /// (its column mapping renames `median_tpot_ms` and `p99_tpot_ms` that way).
@@ -113,16 +74,15 @@ pub fn sniff(text: &str) -> bool {
     }
 }
 
-/// A `bench serve` / `benchmark_serving.py` result object, and not one of the tools that
-/// write look-alikes (SGLang, InferenceX's experimental variant).
+/// A `bench serve` / `benchmark_serving.py` result object. SGLang and InferenceX write
+/// look-alikes; their detectors come before this one in the registry
+/// ([`super::registry`]), so this one need not know them.
 fn is_result_object(m: &Map<String, Value>) -> bool {
     m.get("completed").is_some_and(Value::is_number)
         && m.contains_key("duration")
         && ["request_rate", "max_concurrency", "model_id", "num_prompts", "backend", "endpoint_type"]
             .iter()
             .any(|k| m.contains_key(*k))
-        && !sglang::is_result_object(m)
-        && !inferencex::is_level_object(m)
 }
 
 fn is_nightly_row(m: &Map<String, Value>) -> bool {
@@ -195,8 +155,7 @@ fn parse_objects(items: Vec<(Place, &Value)>, opts: &ParseOptions) -> Result<Par
                 .to_owned(),
         );
     }
-    definitions.notes.append(&mut notes.notes);
-    Ok(ParsedFile { facts, definitions, levels, warnings: notes.warnings })
+    Ok(notes.finish(facts, definitions, levels))
 }
 
 /// The definitions every vLLM-client file shares.
@@ -215,58 +174,6 @@ fn vllm_definitions(tokens: TokenCountSource) -> Definitions {
                 .to_owned(),
         ],
     }
-}
-
-/// Reads one vLLM-style result object into a level: load, counts, throughputs, latency
-/// statistics, token means, per-request records and the raw fields.
-pub(crate) fn read_level(
-    o: &Obj<'_>,
-    place: Place,
-    units: StatUnits,
-    notes: &mut Notes,
-) -> Result<NewLevel, FieldError> {
-    let (kind, value) = read_load(o, place, notes)?;
-    let mut p = Point::at(kind, value);
-    p.requests_ok = o.count("completed")?;
-    p.requests_failed = o.count("failed")?;
-    if p.requests_failed.is_none() {
-        // Older files have no `failed`: what was sent and did not complete failed.
-        if let (Some(sent), Some(done)) = (o.count("num_prompts")?, p.requests_ok) {
-            if sent >= done {
-                p.requests_failed = Some(sent - done);
-                notes.note(
-                    "Failed requests are derived as num_prompts − completed (the file has no `failed`).".to_owned(),
-                );
-            }
-        }
-    }
-    p.wall_s = o.num("duration")?;
-    for (key, metric, stat) in LEVEL_NUMBERS {
-        p.set_opt(metric, stat, o.num(key)?);
-    }
-    // Old files and InferenceX's variant give input and output throughput but no total;
-    // both share the level's duration, so their sum is the total exactly.
-    if p.get(Metric::TotalThroughput, Stat::Mean).is_none() {
-        if let (Some(i), Some(out)) = (o.num("input_throughput")?, o.num("output_throughput")?) {
-            p.set(Metric::TotalThroughput, Stat::Mean, i + out);
-        }
-    }
-    if kind == LoadKind::RequestRate {
-        if let Some(b) = o.num("burstiness")?.filter(|b| *b != 1.0) {
-            notes.note(format!(
-                "Arrivals at a finite request rate were gamma-distributed with burstiness {b} \
-                 (1 is Poisson; lower is burstier, higher more even)."
-            ));
-        }
-    }
-    read_latency_stats(o, &LATENCIES, StatUnits::Ms, &mut p, notes)?;
-    if units == StatUnits::Seconds {
-        read_latency_stats(o, &LATENCIES, StatUnits::Seconds, &mut p, notes)?;
-    }
-    set_token_means(&mut p, o, &["total_input_tokens"], &["total_output_tokens"])?;
-    require_results(&p, o)?;
-    let requests = read_requests(o)?;
-    Ok(NewLevel { point: p, raw: raw_without(o.map, &PER_REQUEST_KEYS), requests })
 }
 
 /// The facts a vLLM result object states.
@@ -365,8 +272,7 @@ fn parse_nightly(rows: &[Value]) -> Result<ParsedFile, FieldError> {
          output tokens were counted."
             .to_owned(),
     );
-    definitions.notes.append(&mut notes.notes);
-    Ok(ParsedFile { facts, definitions, levels, warnings: notes.warnings })
+    Ok(notes.finish(facts, definitions, levels))
 }
 
 fn nightly_level(o: &Obj<'_>, name: &str, place: Place, notes: &mut Notes) -> Result<Option<NewLevel>, FieldError> {
@@ -463,509 +369,14 @@ fn table_count(o: &Obj<'_>, key: &str) -> Result<Option<i64>, FieldError> {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Shared by the vLLM-family importers
-// ---------------------------------------------------------------------------------------
-
-/// Where a level sits in its file, for messages and error paths.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Place {
-    /// The file is one object.
-    Whole,
-    /// JSON Lines: 1-based line.
-    Line(usize),
-    /// 0-based index in a top-level list.
-    Row(usize),
-}
-
-impl Place {
-    /// The JSON path of the level's object.
-    pub(crate) fn path(self) -> String {
-        match self {
-            Place::Row(i) => format!("[{i}]"),
-            Place::Whole | Place::Line(_) => String::new(),
-        }
-    }
-
-    /// How a person finds it.
-    pub(crate) fn label(self) -> String {
-        match self {
-            Place::Whole => "the file".to_owned(),
-            Place::Line(n) => format!("line {n}"),
-            Place::Row(i) => format!("row {}", i + 1),
-        }
-    }
-
-    /// Adds the line to an error from inside a JSON Lines document.
-    pub(crate) fn locate(self, e: FieldError) -> FieldError {
-        match self {
-            Place::Line(n) if e.line.is_none() => e.in_line(n),
-            _ => e,
-        }
-    }
-}
-
-/// Warnings for the user and notes for the run's definitions, each kept once.
-#[derive(Debug, Default)]
-pub(crate) struct Notes {
-    pub(crate) warnings: Vec<String>,
-    pub(crate) notes: Vec<String>,
-    /// What the user said before the file was read (a load for files that record none).
-    pub(crate) given: ParseOptions,
-}
-
-impl Notes {
-    pub(crate) fn warn(&mut self, s: impl Into<String>) {
-        let s = s.into();
-        if !self.warnings.contains(&s) {
-            self.warnings.push(s);
-        }
-    }
-
-    pub(crate) fn note(&mut self, s: impl Into<String>) {
-        let s = s.into();
-        if !self.notes.contains(&s) {
-            self.notes.push(s);
-        }
-    }
-}
-
-/// The JSON documents of a file: one per line when the first line is a whole object (JSON
-/// Lines, which is also what a one-line `--save-result` file is), else the whole text.
-pub(crate) fn documents(text: &str) -> Result<Vec<(Option<usize>, Value)>, FieldError> {
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    // Lean: the generated texts and each request's chunk gaps are not kept (unused).
-    if first.starts_with('{') && first.ends_with('}') {
-        let lines = json::parse_lines_lean(text)?;
-        return Ok(lines.into_iter().map(|(n, v)| (Some(n), v)).collect());
-    }
-    Ok(vec![(None, json::parse_lean(text)?)])
-}
-
-/// The first JSON document of a file (first line of JSON Lines), for sniffers: of every
-/// list only the first item is kept ([`json::parse_sniff`]).
-pub(crate) fn first_value(text: &str) -> Option<Value> {
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    if first.starts_with('{') && first.ends_with('}') {
-        json::parse_sniff(first)
-    } else {
-        json::parse_sniff(text)
-    }
-}
-
-enum Rate {
-    Absent,
-    Finite(f64),
-    Inf,
-    /// SGLang's mooncake trace replay: arrivals follow recorded timestamps.
-    Trace,
-}
-
-/// The load of a level, from `request_rate`, `max_concurrency` and (for an uncapped burst)
-/// `num_prompts`.
-pub(crate) fn read_load(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(LoadKind, f64), FieldError> {
-    let rate_path = o.child_path("request_rate");
-    let rate = match o.get("request_rate") {
-        None => Rate::Absent,
-        Some(Value::String(s)) if s.trim().eq_ignore_ascii_case("trace") => Rate::Trace,
-        Some(_) => match o.num("request_rate")? {
-            Some(r) if r.is_infinite() => Rate::Inf,
-            Some(r) => Rate::Finite(r),
-            None => Rate::Absent,
-        },
-    };
-    // 0 or null means "no cap" in both vLLM and SGLang.
-    let cap = o.count("max_concurrency")?.filter(|c| *c > 0);
-    let here = place.label();
-    if o.get("ramp_up_strategy").is_some() {
-        let Some(c) = cap else {
-            return Err(FieldError::field(
-                &o.child_path("ramp_up_strategy"),
-                "a request-rate ramp-up is not one load level, and no max_concurrency gives one",
-            ));
-        };
-        notes.warn(format!("{here}: arrivals ramped up (ramp_up_strategy); stored as concurrency {c}"));
-        return Ok((LoadKind::Concurrency, c as f64));
-    }
-    match (rate, cap) {
-        (Rate::Finite(r), _) if r <= 0.0 => Err(FieldError::field(&rate_path, "a request rate of 0 sends nothing")),
-        (Rate::Finite(r), cap) => {
-            if let Some(c) = cap {
-                notes.warn(format!(
-                    "{here}: request rate {r} req/s was also capped at {c} requests in flight (max_concurrency)"
-                ));
-                notes.note(
-                    "Some request-rate levels were also capped by max_concurrency: their \
-                     achieved rate can be below the configured one."
-                        .to_owned(),
-                );
-            }
-            Ok((LoadKind::RequestRate, r))
-        }
-        (Rate::Trace, Some(c)) => {
-            notes.warn(format!("{here}: arrivals replayed a trace's timestamps; stored as concurrency {c}"));
-            Ok((LoadKind::Concurrency, c as f64))
-        }
-        (_, Some(c)) => Ok((LoadKind::Concurrency, c as f64)),
-        (Rate::Inf, None) => {
-            if let Some(c) = notes.given.concurrency() {
-                notes.warn(format!("{here}: request rate inf without max_concurrency; stored at the concurrency entered, {c}"));
-                return Ok((LoadKind::Concurrency, c));
-            }
-            // One burst: every request went at once. num_prompts says how many were sent;
-            // SGLang files without it still count them (completed + failed).
-            let sent = match o.count("num_prompts")?.filter(|n| *n > 0) {
-                Some(n) => Some((n, "num_prompts")),
-                None => {
-                    let done = o.count("completed")?.filter(|n| *n > 0);
-                    let failed = o.count("failed")?.unwrap_or(0).max(0);
-                    done.map(|d| (d + failed, "completed"))
-                }
-            };
-            match sent {
-                Some((n, from)) => {
-                    notes.warn(format!(
-                        "{here}: request rate inf without max_concurrency sends all {n} requests at once (one burst, {from}); stored as concurrency {n}"
-                    ));
-                    Ok((LoadKind::Concurrency, n as f64))
-                }
-                None => Err(FieldError::field(
-                    &o.child_path("max_concurrency"),
-                    "missing: the request rate is inf and neither max_concurrency, num_prompts nor completed says how many requests were in flight (enter the concurrency)",
-                )),
-            }
-        }
-        (Rate::Trace, None) => Err(FieldError::field(
-            &rate_path,
-            "a trace replay (`trace`) without max_concurrency has no load level to place it at",
-        )),
-        (Rate::Absent, None) => match notes.given.concurrency() {
-            Some(c) => {
-                notes.warn(format!("{here}: no request_rate or max_concurrency; stored at the concurrency entered, {c}"));
-                Ok((LoadKind::Concurrency, c))
-            }
-            None => Err(FieldError::field(
-                &rate_path,
-                "missing: neither request_rate nor max_concurrency says what load this level ran at (enter the concurrency)",
-            )),
-        },
-    }
-}
-
-/// How latency statistics are keyed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum StatUnits {
-    /// `mean_ttft_ms`, `p99.9_e2el_ms`: milliseconds.
-    Ms,
-    /// `median_ttft`, `p99_e2el`: seconds without a suffix (InferenceX).
-    Seconds,
-}
-
-/// `mean`, `median`, `std`, `min`, `max`, `p99`, `p99.9` as tools write them before `_`.
-pub(crate) fn stat_word(word: &str) -> Option<Stat> {
-    match word {
-        "mean" | "median" | "std" | "min" | "max" => Stat::parse(word),
-        w if w.starts_with('p') && w.len() > 1 => Stat::parse(w),
-        _ => None,
-    }
-}
-
-/// Reads every `<stat>_<name>[_ms]` key whose name is in `names` into `point`, in ms.
-pub(crate) fn read_latency_stats(
-    o: &Obj<'_>,
-    names: &[(&str, Metric)],
-    units: StatUnits,
-    p: &mut Point,
-    notes: &mut Notes,
-) -> Result<(), FieldError> {
-    for key in o.map.keys() {
-        let (body, factor) = match units {
-            StatUnits::Ms => match key.strip_suffix("_ms") {
-                Some(b) => (b, 1.0),
-                None => continue,
-            },
-            StatUnits::Seconds => (key.as_str(), 1000.0),
-        };
-        let Some((word, name)) = body.split_once('_') else {
-            continue;
-        };
-        let Some(&(_, metric)) = names.iter().find(|(n, _)| *n == name) else {
-            continue;
-        };
-        let Some(stat) = stat_word(word) else {
-            if word.starts_with('p') {
-                notes.warn(format!("`{key}` is kept in the raw fields only: percentiles are stored to 0.1"));
-            }
-            continue;
-        };
-        if let Some(v) = o.num(key)? {
-            p.set(metric, stat, convert_unit(v, factor));
-        }
-    }
-    Ok(())
-}
-
-/// Mean tokens per request = total tokens ÷ completed requests (tools sum over successful
-/// requests only, so this is exact).
-pub(crate) fn set_token_means(
-    p: &mut Point,
-    o: &Obj<'_>,
-    input_keys: &[&str],
-    output_keys: &[&str],
-) -> Result<(), FieldError> {
-    let Some(n) = p.requests_ok.filter(|n| *n > 0) else {
-        return Ok(());
-    };
-    let n = n as f64;
-    if let Some(t) = first_num(o, input_keys)? {
-        p.set(Metric::InputTokens, Stat::Mean, t / n);
-    }
-    if let Some(t) = first_num(o, output_keys)? {
-        p.set(Metric::OutputTokens, Stat::Mean, t / n);
-    }
-    Ok(())
-}
-
-pub(crate) fn first_num(o: &Obj<'_>, keys: &[&str]) -> Result<Option<f64>, FieldError> {
-    for k in keys {
-        if let Some(v) = o.num(k)? {
-            return Ok(Some(v));
-        }
-    }
-    Ok(None)
-}
-
-pub(crate) fn first_count(o: &Obj<'_>, keys: &[&str]) -> Result<Option<i64>, FieldError> {
-    for k in keys {
-        if let Some(v) = o.count(k)? {
-            return Ok(Some(v));
-        }
-    }
-    Ok(None)
-}
-
-/// A level with no throughput and no latency says nothing worth storing.
-pub(crate) fn require_results(p: &Point, o: &Obj<'_>) -> Result<(), FieldError> {
-    if p.measures.is_empty() {
-        return Err(FieldError::field(
-            &o.child_path("output_throughput"),
-            "missing: this level reports no throughput and no latency",
-        ));
-    }
-    Ok(())
-}
-
-/// The object's fields without the per-request arrays.
-pub(crate) fn raw_without(map: &Map<String, Value>, drop: &[&str]) -> Value {
-    Value::Object(
-        map.iter().filter(|(k, _)| !drop.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect(),
-    )
-}
-
-fn list<'a>(o: &Obj<'a>, key: &str) -> Result<Option<&'a Vec<Value>>, FieldError> {
-    match o.get(key) {
-        None => Ok(None),
-        Some(Value::Array(a)) => Ok(Some(a)),
-        Some(v) => Err(FieldError::field(&o.child_path(key), format!("expected a list, found {}", json::kind(v)))),
-    }
-}
-
-/// Element `i` of a per-request number list; null is unknown.
-fn num_at(o: &Obj<'_>, key: &str, arr: Option<&Vec<Value>>, i: usize) -> Result<Option<f64>, FieldError> {
-    match arr.and_then(|a| a.get(i)) {
-        None | Some(Value::Null) => Ok(None),
-        // The common case, without building a path string per element.
-        Some(Value::Number(n)) if n.as_f64().is_some_and(|x| x >= 0.0) => Ok(n.as_f64()),
-        Some(v) => json::number(&format!("{}[{i}]", o.child_path(key)), v).map(Some),
-    }
-}
-
-/// Per-request records from the index-aligned arrays of `--save-detailed` / SGLang
-/// `--output-details` (seconds → ms). Failed requests carry 0 placeholders for their times
-/// and output length; those become unknown, not zero.
-pub(crate) fn read_requests(o: &Obj<'_>) -> Result<Vec<RequestRecord>, FieldError> {
-    let input = list(o, "input_lens")?;
-    let output = list(o, "output_lens")?;
-    let ttfts = list(o, "ttfts")?;
-    let latencies = list(o, "latencies")?;
-    let errors = list(o, "errors")?;
-    let itls = list(o, "itls")?;
-    let present: Vec<(&str, usize)> = [
-        ("input_lens", input),
-        ("output_lens", output),
-        ("ttfts", ttfts),
-        ("latencies", latencies),
-        ("errors", errors),
-        ("itls", itls),
-    ]
-    .into_iter()
-    .filter_map(|(k, a)| a.map(|a| (k, a.len())))
-    .collect();
-    let Some(&(first_key, n)) = present.first() else {
-        return Ok(Vec::new());
-    };
-    if let Some((k, len)) = present.iter().find(|(_, len)| *len != n) {
-        return Err(FieldError::field(
-            &o.child_path(k),
-            format!("has {len} entries but `{first_key}` has {n}: the per-request lists must line up"),
-        ));
-    }
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let error = match errors.and_then(|a| a.get(i)) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) if s.trim().is_empty() => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(v) => {
-                return Err(FieldError::field(
-                    &format!("{}[{i}]", o.child_path("errors")),
-                    format!("expected text, found {}", json::kind(v)),
-                ))
-            }
-        };
-        if let Some(v) = itls.and_then(|a| a.get(i)).filter(|v| !v.is_null() && !v.is_array()) {
-            return Err(FieldError::field(
-                &format!("{}[{i}]", o.child_path("itls")),
-                format!("expected a list of gaps, found {}", json::kind(v)),
-            ));
-        }
-        let ttft = num_at(o, "ttfts", ttfts, i)?;
-        let latency = num_at(o, "latencies", latencies, i)?;
-        let out_len = num_at(o, "output_lens", output, i)?;
-        let ok = if errors.is_some() {
-            error.is_none()
-        } else if ttfts.is_some() || latencies.is_some() {
-            // Without an error list, a failure shows as zero times.
-            ttft.is_some_and(|t| t > 0.0) || latency.is_some_and(|l| l > 0.0)
-        } else {
-            out_len.is_none_or(|n| n > 0.0)
-        };
-        let ttft_ms = ttft.filter(|_| ok).map(|s| convert_unit(s, 1000.0));
-        let e2e_ms = latency.filter(|_| ok).map(|s| convert_unit(s, 1000.0));
-        let output_tokens = out_len.filter(|_| ok);
-        let tpot_ms = match (ok, ttft_ms, e2e_ms, output_tokens) {
-            (true, Some(t), Some(e), Some(k)) if k > 1.0 && e >= t => Some((e - t) / (k - 1.0)),
-            _ => None,
-        };
-        out.push(RequestRecord {
-            ok,
-            ttft_ms,
-            e2e_ms,
-            tpot_ms,
-            input_tokens: num_at(o, "input_lens", input, i)?,
-            output_tokens,
-            error,
-        });
-    }
-    Ok(out)
-}
-
-/// Keeps the run on one load axis. A file that mixes closed-loop and open-loop levels keeps
-/// the more numerous kind (concurrency on a tie) and says which levels it left out.
-pub(crate) fn one_load_kind(levels: Vec<(String, NewLevel)>, notes: &mut Notes) -> Vec<NewLevel> {
-    let conc = levels.iter().filter(|(_, l)| l.point.load_kind == LoadKind::Concurrency).count();
-    let rate = levels.len() - conc;
-    if conc == 0 || rate == 0 {
-        return levels.into_iter().map(|(_, l)| l).collect();
-    }
-    let keep = if rate > conc { LoadKind::RequestRate } else { LoadKind::Concurrency };
-    let mut out = Vec::with_capacity(levels.len());
-    for (label, level) in levels {
-        if level.point.load_kind == keep {
-            out.push(level);
-        } else {
-            notes.warn(format!(
-                "{label}: {} {} is not on this run's {} axis; left out (the file is kept as uploaded)",
-                level.point.load_kind.as_str().replace('_', " "),
-                level.point.load_value,
-                keep.as_str().replace('_', " "),
-            ));
-        }
-    }
-    out
-}
-
-/// The facts all levels agree on; where they differ the fact stays unknown and a warning
-/// says so. Tags are pooled.
-pub(crate) fn agree_facts(all: &[RunFacts], notes: &mut Notes) -> RunFacts {
-    fn agree<T: PartialEq + Clone + std::fmt::Display>(
-        what: &str,
-        values: impl Iterator<Item = Option<T>>,
-        notes: &mut Notes,
-    ) -> Option<T> {
-        let mut distinct: Vec<T> = Vec::new();
-        for v in values.flatten() {
-            if !distinct.contains(&v) {
-                distinct.push(v);
-            }
-        }
-        if distinct.len() > 1 {
-            let list: Vec<String> = distinct.iter().map(ToString::to_string).collect();
-            notes.warn(format!("the levels name different {what} ({}); left empty", list.join(", ")));
-            return None;
-        }
-        distinct.into_iter().next()
-    }
-    let endpoint = agree("endpoints", all.iter().map(|f| f.endpoint_kind.map(|e| e.path())), notes);
-    let mut tags: Vec<String> = all.iter().flat_map(|f| f.tags.iter().cloned()).collect();
-    tags.sort();
-    tags.dedup();
-    RunFacts {
-        model: agree("models", all.iter().map(|f| f.model.clone()), notes),
-        engine: agree("engines", all.iter().map(|f| f.engine.clone()), notes),
-        engine_version: agree("engine versions", all.iter().map(|f| f.engine_version.clone()), notes),
-        gpu_type: agree("GPU types", all.iter().map(|f| f.gpu_type.clone()), notes),
-        gpu_count: agree("GPU counts", all.iter().map(|f| f.gpu_count), notes),
-        endpoint_kind: endpoint.and_then(EndpointKind::parse),
-        max_tokens: agree("output lengths", all.iter().map(|f| f.max_tokens), notes),
-        prompt_tokens: agree("prompt lengths", all.iter().map(|f| f.prompt_tokens), notes),
-        tags,
-        notes: String::new(),
-    }
-}
-
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::ingest::formats::detect;
-
-    /// A real file from the shared fixtures (`PLATEAU_FIXTURES` overrides the directory).
-    pub(crate) fn fixture(rel: &str) -> String {
-        crate::ingest::test_fixtures::read(rel)
-    }
-
-    /// Every fixture file of the other tools (not ours), as (name, text).
-    pub(crate) fn other_tools_fixtures() -> Vec<(String, String)> {
-        let dir = crate::ingest::test_fixtures::dir();
-        let mut out = Vec::new();
-        for tool in [
-            "guidellm",
-            "aiperf",
-            "genai-perf",
-            "llmperf",
-            "seed-benchmark-py",
-            "inference-benchmarker",
-            "llm-d-benchmark-report",
-        ] {
-            let Ok(entries) = std::fs::read_dir(format!("{dir}/{tool}")) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if name == "SOURCE.txt" || name == "README.md" {
-                    continue;
-                }
-                let text = std::fs::read_to_string(e.path()).unwrap();
-                out.push((format!("{tool}/{name}"), text));
-            }
-        }
-        assert!(out.len() >= 7, "expected the other tools' fixtures, found {}", out.len());
-        out
-    }
-
-    fn close(a: Option<f64>, b: f64) -> bool {
-        a.is_some_and(|a| (a - b).abs() < 1e-9 * b.abs().max(1.0))
-    }
+    use crate::ingest::formats::vllm_family::PER_REQUEST_KEYS;
+    use crate::ingest::test_fixtures::close;
+    use crate::ingest::test_fixtures::read as fixture;
+    use app::domain::metrics::TtftDefinition;
 
     #[test]
     fn inferencex_app_glm47_conc1_old_layout_with_typo_key() {
@@ -1090,8 +501,7 @@ pub(crate) mod tests {
             "\n"
         );
         assert!(sniff(text));
-        assert!(!sglang::sniff(text));
-        assert!(!inferencex::sniff(text));
+        assert_eq!(detect(text), Some(SourceFormat::Vllm), "not SGLang's, not InferenceX's");
         let f = parse(text).unwrap();
         assert_eq!(f.levels.len(), 2);
         let l = &f.levels[0];
@@ -1197,22 +607,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn sniffer_claims_only_vllm_files() {
-        for name in [
-            "inferencex-app_glm47_conc1.json",
-            "inferencex-app_glm47_conc4.json",
-            "vllm-nightly_2024-08-23_vllm_055_results.json",
-        ] {
-            let text = fixture(&format!("vllm/{name}"));
-            assert!(sniff(&text), "{name}");
-            assert!(!sglang::sniff(&text), "{name}");
-            assert!(!inferencex::sniff(&text), "{name}");
-        }
-        for (name, text) in other_tools_fixtures() {
-            assert!(!sniff(&text), "vllm claims {name}");
-            assert!(!sglang::sniff(&text), "sglang claims {name}");
-            assert!(!inferencex::sniff(&text), "inferencex claims {name}");
-        }
+    fn sniffer_needs_a_result_object() {
         assert!(!sniff("{}"));
         assert!(!sniff("[]"));
         assert!(!sniff(""));

@@ -10,9 +10,28 @@
 //! truncated level with the values that survived. Any other record that cannot be read is
 //! an error naming its line and column, and nothing is imported.
 
+use super::common::Notes;
+use crate::ingest::json::FieldError;
+use crate::ingest::model::{Format, ParsedFile};
 use app::domain::metrics::convert_unit;
 use app::domain::metrics::{Metric, Stat};
-use app::domain::{LoadKind, Point};
+use app::domain::{LoadKind, NewLevel, Point, SourceFormat};
+
+pub const FORMAT: Format = Format { format: SourceFormat::BenchmarkPy, sniff, parse: |text, _| parse_file(text) };
+
+/// The text as every registry parser returns it; an error names its line and column.
+fn parse_file(text: &str) -> Result<ParsedFile, FieldError> {
+    let s = parse(text).map_err(|e| FieldError {
+        at: format!("line {}, column {}", e.line, e.column),
+        message: e.message,
+        line: Some(e.line),
+    })?;
+    Ok(ParsedFile {
+        levels: s.points.into_iter().map(NewLevel::new).collect(),
+        warnings: s.warnings,
+        ..ParsedFile::default()
+    })
+}
 
 /// A level record that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -119,7 +138,7 @@ struct Piece<'a> {
 }
 
 /// Splits a record into field pieces. Pieces that are absent (cut off) are simply missing.
-fn pieces<'a>(seg: &'a str, warnings: &mut Vec<String>, line: usize) -> Vec<Piece<'a>> {
+fn pieces<'a>(seg: &'a str, notes: &mut Notes, line: usize) -> Vec<Piece<'a>> {
     let mut out = Vec::new();
     let mut offset = 0;
     let parts: Vec<&str> = seg.split('|').collect();
@@ -133,10 +152,10 @@ fn pieces<'a>(seg: &'a str, warnings: &mut Vec<String>, line: usize) -> Vec<Piec
             1 => out.push(Piece { field: Field::Requests, text: trimmed, offset: here + lead }),
             2 => out.push(Piece { field: Field::Wall, text: trimmed, offset: here + lead }),
             3 => out.push(Piece { field: Field::TokS, text: trimmed, offset: here + lead }),
-            4 => lat_pieces(part, here, &mut out, warnings, line),
+            4 => lat_pieces(part, here, &mut out, notes, line),
             _ => {
                 if !trimmed.is_empty() {
-                    warnings.push(format!("line {line}: ignored an extra field `{trimmed}`"));
+                    notes.warn(format!("line {line}: ignored an extra field `{trimmed}`"));
                 }
             }
         }
@@ -145,7 +164,7 @@ fn pieces<'a>(seg: &'a str, warnings: &mut Vec<String>, line: usize) -> Vec<Piec
 }
 
 /// `lat avg= 35.23 p50= 35.25 p99= 35.26` → three pieces (fewer if cut off).
-fn lat_pieces<'a>(part: &'a str, base: usize, out: &mut Vec<Piece<'a>>, warnings: &mut Vec<String>, line: usize) {
+fn lat_pieces<'a>(part: &'a str, base: usize, out: &mut Vec<Piece<'a>>, notes: &mut Notes, line: usize) {
     let keys = [("avg=", Field::LatAvg), ("p50=", Field::LatP50), ("p99=", Field::LatP99)];
     let lead = part.len() - part.trim_start().len();
     let body = part.trim_start();
@@ -174,7 +193,7 @@ fn lat_pieces<'a>(part: &'a str, base: usize, out: &mut Vec<Piece<'a>>, warnings
         let _ = key;
     }
     if !rest.trim().is_empty() {
-        warnings.push(format!("line {line}: ignored trailing text `{}`", rest.trim()));
+        notes.warn(format!("line {line}: ignored trailing text `{}`", rest.trim()));
     }
 }
 
@@ -243,7 +262,7 @@ fn apply(p: &mut Point, piece: &Piece<'_>) -> Result<(), String> {
 
 /// Parses benchmark.py output. See the module docs for the rules.
 pub fn parse(text: &str) -> Result<ParsedSweep, ParseError> {
-    let mut warnings = Vec::new();
+    let mut notes = Notes::default();
     let segs = segments(text);
     if segs.is_empty() {
         return Err(ParseError {
@@ -258,7 +277,7 @@ pub fn parse(text: &str) -> Result<ParsedSweep, ParseError> {
     let mut points = Vec::with_capacity(segs.len());
     for (i, seg) in segs.iter().enumerate() {
         let is_last = i == last;
-        let ps = pieces(seg.text, &mut warnings, seg.line);
+        let ps = pieces(seg.text, &mut notes, seg.line);
         let mut point = Point::at(LoadKind::Concurrency, 0.0);
         let mut complete = ps.len() == Field::ORDER.len();
         for (k, piece) in ps.iter().enumerate() {
@@ -278,17 +297,17 @@ pub fn parse(text: &str) -> Result<ParsedSweep, ParseError> {
                 return Err(seg.error_at(seg.text.len(), format!("this level line ends early: missing {missing}")));
             }
             point.truncated = true;
-            warnings.push(format!(
+            notes.warn(format!(
                 "line {}: the level C={} is cut off; its missing values are stored as unknown",
                 seg.line, point.load_value
             ));
         }
         if points.iter().any(|q: &Point| q.load_value == point.load_value) {
-            warnings.push(format!("line {}: C={} appears more than once", seg.line, point.load_value));
+            notes.warn(format!("line {}: C={} appears more than once", seg.line, point.load_value));
         }
         points.push(point);
     }
-    Ok(ParsedSweep { points, warnings })
+    Ok(ParsedSweep { points, warnings: notes.warnings })
 }
 
 #[cfg(test)]
@@ -397,10 +416,7 @@ C= 96 | 96/ 96 ok (0 err) | wall= 48.3s | 1017.0 tok/s | lat avg= 48.23 p50= ...
     /// The real file, read from the shared fixtures (PLATEAU_FIXTURES overrides the path).
     #[test]
     fn the_story_fixture_file() {
-        let dir = std::env::var("PLATEAU_FIXTURES")
-            .unwrap_or_else(|_| format!("{}/../../shared/fixtures", env!("CARGO_MANIFEST_DIR")));
-        let path = format!("{dir}/seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let text = crate::ingest::test_fixtures::read("seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt");
         let s = parse(&text).unwrap();
         assert_eq!(s.points.len(), 4);
         assert_eq!(s.points[2].output_tok_s(), Some(803.0));

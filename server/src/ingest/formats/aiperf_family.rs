@@ -1,0 +1,186 @@
+//! What the AIPerf and GenAI-Perf importers share: their exports describe each metric with
+//! the same `{unit, avg, min, max, std, p1…p99}` block ([`read_stats`], with the unit
+//! conversions of [`unit_scale`]), record the load in `input_config` ([`load_num`]) or on a
+//! recorded command line ([`cli_flag`]), and state requested lengths as `n` or `{mean: n}`
+//! ([`tokens`]), and whether requests were streamed ([`tag_streaming`]).
+//!
+//! Not a parser: no detection and no format of its own. `aiperf` and `genai_perf` import
+//! this module and [`super::common`], never each other.
+
+use crate::ingest::json::{FieldError, Obj};
+use app::domain::metrics::convert_unit;
+use app::domain::metrics::{Definitions, Metric, Stat, Unit};
+use app::domain::{Point, RunFacts};
+use serde_json::Value;
+
+/// How a metric's statistics are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A per-request distribution: every statistic is kept.
+    Distribution,
+    /// A level-wide rate: only `avg` is kept, as the mean. Other statistics, when present,
+    /// describe a distribution over time, which is not what Plateau's rate columns mean.
+    Rate,
+}
+
+/// What [`read_stats`] saw.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct StatsRead {
+    /// A [`Shape::Rate`] block carried percentiles or a std: a distribution over time.
+    pub over_time: bool,
+}
+
+/// Reads one `{unit, avg, min, max, std, p1…p99}` block into `point`, converting from the
+/// block's unit into `metric`'s. `default_unit` stands in when the block has none (GenAI-Perf
+/// leaves it empty for some metrics); without either, the numbers cannot be read.
+pub(crate) fn read_stats(
+    block: Obj<'_>,
+    metric: Metric,
+    shape: Shape,
+    default_unit: Option<&str>,
+    point: &mut Point,
+) -> Result<StatsRead, FieldError> {
+    let unit = block.str("unit")?.filter(|u| !u.trim().is_empty());
+    let Some(unit) = unit.or_else(|| default_unit.map(str::to_owned)) else {
+        return Err(FieldError::field(&block.child_path("unit"), "missing: the unit says how to read the numbers"));
+    };
+    let scale = unit_scale(metric, &unit).ok_or_else(|| {
+        FieldError::field(
+            &block.child_path("unit"),
+            format!("`{unit}` is not a unit of {} ({})", metric.label(), metric.unit().label()),
+        )
+    })?;
+    let mut read = StatsRead::default();
+    for key in block.map.keys() {
+        let Some(stat) = Stat::parse(key) else { continue };
+        // Every statistic is checked (type, NaN, sign), even one that is not kept.
+        let Some(v) = block.num(key)? else { continue };
+        match shape {
+            Shape::Distribution => point.set(metric, stat, scale.apply(v)),
+            Shape::Rate if stat == Stat::Mean => point.set(metric, stat, scale.apply(v)),
+            Shape::Rate => read.over_time = true,
+        }
+    }
+    Ok(read)
+}
+
+/// A unit conversion: a multiplication then a division by exact constants, so that whole
+/// conversions stay exact (250 000 000 ns is 250 ms, not 250.00000000000003).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Scale {
+    mul: f64,
+    div: f64,
+}
+
+impl Scale {
+    const ONE: Scale = Scale { mul: 1.0, div: 1.0 };
+
+    pub(crate) fn apply(self, v: f64) -> f64 {
+        convert_unit(v, self.mul / self.div)
+    }
+}
+
+/// The conversion from `unit` to `metric`'s unit, if `unit` is one of its kind.
+pub(crate) fn unit_scale(metric: Metric, unit: &str) -> Option<Scale> {
+    let u = unit.trim().to_ascii_lowercase();
+    match metric.unit() {
+        Unit::Ms => time_ms_scale(&u),
+        Unit::Tokens => matches!(u.as_str(), "tokens" | "token" | "tok").then_some(Scale::ONE),
+        Unit::TokPerS => matches!(
+            u.as_str(),
+            "tokens/sec" | "tokens/s" | "tok/s" | "tokens/sec/user" | "tokens/s/user" | "tok/s/user" | "per sec"
+        )
+        .then_some(Scale::ONE),
+        Unit::ReqPerS => {
+            matches!(u.as_str(), "requests/sec" | "requests/s" | "req/s" | "per sec").then_some(Scale::ONE)
+        }
+        Unit::Requests => matches!(u.as_str(), "requests" | "count").then_some(Scale::ONE),
+    }
+}
+
+/// How many of `unit` make a second, for the time units AIPerf writes.
+pub(crate) fn per_second(unit: &str) -> Option<f64> {
+    match unit.trim().to_ascii_lowercase().as_str() {
+        "s" | "sec" | "secs" | "seconds" => Some(1.0),
+        "ms" | "msec" | "milliseconds" => Some(1e3),
+        "us" | "µs" | "μs" | "microseconds" => Some(1e6),
+        "ns" | "nanoseconds" => Some(1e9),
+        _ => None,
+    }
+}
+
+/// The conversion from a time unit to milliseconds.
+fn time_ms_scale(unit: &str) -> Option<Scale> {
+    let n = per_second(unit)?;
+    Some(if n >= 1e3 { Scale { mul: 1.0, div: n / 1e3 } } else { Scale { mul: 1e3 / n, div: 1.0 } })
+}
+
+/// A load setting: positive and finite, or an error naming the field.
+pub(crate) fn load_num(obj: Obj<'_>, keys: &[&str]) -> Result<Option<f64>, FieldError> {
+    for key in keys {
+        if let Some(v) = obj.num(key)? {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(FieldError::field(&obj.child_path(key), format!("{v} is not a usable load")));
+            }
+            return Ok(Some(v));
+        }
+    }
+    Ok(None)
+}
+
+/// The value given to `flag` in a recorded command line (`--concurrency 4`,
+/// `--concurrency=4`, `--concurrency '4'`), when it is a positive number.
+pub(crate) fn cli_flag(cmd: &str, flag: &str) -> Option<f64> {
+    let mut tokens = cmd.split_whitespace();
+    while let Some(tok) = tokens.next() {
+        let value =
+            if tok == flag { tokens.next() } else { tok.strip_prefix(flag).and_then(|rest| rest.strip_prefix('=')) };
+        if let Some(v) = value {
+            let v = v.trim_matches(|c| c == '\'' || c == '"');
+            return v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0);
+        }
+    }
+    None
+}
+
+/// A whole, positive token count from `n` or `{mean: n}` (a requested length).
+pub(crate) fn tokens(v: Option<&Value>) -> Option<i64> {
+    let v = match v? {
+        Value::Object(m) => m.get("mean")?,
+        other => other,
+    };
+    let x = v.as_f64()?;
+    (x.is_finite() && x >= 1.0 && x.fract() == 0.0 && x <= 1e9).then_some(x as i64)
+}
+
+/// Tags the run `streaming` or `non-streaming`: as the config says (`streaming`), else by
+/// whether the file has a TTFT. A run that was not streamed has its definitions say what
+/// that leaves out.
+pub(crate) fn tag_streaming(
+    streaming: Option<bool>,
+    point: &Point,
+    facts: &mut RunFacts,
+    definitions: &mut Definitions,
+) {
+    let streamed = streaming.unwrap_or_else(|| point.get(Metric::Ttft, Stat::Mean).is_some());
+    facts.tags.push(if streamed { "streaming" } else { "non-streaming" }.to_owned());
+    if !streamed {
+        definitions
+            .notes
+            .push("requests were not streamed: there is no TTFT or ITL, and latency is the whole response".to_owned());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_flags_are_read_exactly() {
+        assert_eq!(cli_flag("aiperf profile --concurrency 4 --x", "--concurrency"), Some(4.0));
+        assert_eq!(cli_flag("aiperf profile --concurrency '8'", "--concurrency"), Some(8.0));
+        assert_eq!(cli_flag("aiperf --concurrency-ramp-duration 5", "--concurrency"), None);
+        assert_eq!(cli_flag("genai-perf --request-rate=2.5", "--request-rate"), Some(2.5));
+        assert_eq!(cli_flag("x --concurrency ${c}", "--concurrency"), None);
+    }
+}
