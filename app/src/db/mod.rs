@@ -28,8 +28,8 @@ mod live;
 mod reports;
 mod runs;
 mod runs_list;
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod throttle;
 
 pub use annotations::*;

@@ -2,6 +2,11 @@
 //! folder, and, when `PLATEAU_TEST_PG` names a PostgreSQL server (`.ci/pg` starts a
 //! throwaway one), a new schema there. In CI (`CI` set) a missing `PLATEAU_TEST_PG` is a
 //! failure, never a silent skip.
+//!
+//! Compiled for this crate's tests and, with the `testing` feature, for the server's (its
+//! HTTP suites start one app per backend over these databases). Beside the databases: small
+//! backend-neutral helpers for what a test checks or sets up directly in SQL.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code stops at the first failure")]
 
 use super::backend::{connect, connect_postgres, Db, Q};
 use crate::domain::metrics::{Definitions, Metric, Stat, TtftDefinition};
@@ -10,10 +15,11 @@ use crate::domain::{
     SourceFormat, SourceInfo,
 };
 use sqlx::postgres::PgConnectOptions;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// One test database; keeps its temp folder alive.
-pub(crate) struct TestDb {
+pub struct TestDb {
     pub db: Db,
     /// `sqlite` or `postgres`, for assertion messages.
     pub name: &'static str,
@@ -35,6 +41,35 @@ impl TestDb {
         }
     }
 
+    /// Everything this database keeps of its rows, as bytes to search for a secret. SQLite:
+    /// the file, its WAL and shared memory (deleted rows included); PostgreSQL: every row of
+    /// every table as text (`row::text`; bytea in hex).
+    pub async fn stored_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        match &self.reopen {
+            Reopen::Sqlite(path) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut p = path.as_os_str().to_owned();
+                    p.push(suffix);
+                    if let Ok(b) = std::fs::read(PathBuf::from(p)) {
+                        bytes.extend(b);
+                    }
+                }
+            }
+            Reopen::Postgres(_) => {
+                for table in tables(&self.db).await {
+                    let rows: Vec<String> =
+                        Q::new(format!("SELECT t::text FROM {table} t")).scalars(&self.db).await.unwrap();
+                    for r in rows {
+                        bytes.extend(r.into_bytes());
+                        bytes.push(b'\n');
+                    }
+                }
+            }
+        }
+        bytes
+    }
+
     /// A new connection pool to the same database (migrations run again: a no-op).
     pub async fn reopen(&self) -> Db {
         match &self.reopen {
@@ -45,7 +80,7 @@ impl TestDb {
 }
 
 /// The PostgreSQL server tests use, if any; panics in CI when there is none.
-pub(crate) fn test_pg_url() -> Option<String> {
+pub fn test_pg_url() -> Option<String> {
     match std::env::var("PLATEAU_TEST_PG") {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
@@ -60,23 +95,23 @@ pub(crate) fn test_pg_url() -> Option<String> {
 }
 
 /// A fresh, migrated database of every backend available.
-pub(crate) async fn backends() -> Vec<TestDb> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("nested/plateau.db");
-    let mut all = vec![TestDb {
-        db: connect(&path).await.unwrap(),
-        name: "sqlite",
-        reopen: Reopen::Sqlite(path),
-        _dir: Some(dir),
-    }];
+pub async fn backends() -> Vec<TestDb> {
+    let mut all = vec![fresh_sqlite().await];
     if let Some(url) = test_pg_url() {
         all.push(fresh_postgres(&url).await);
     }
     all
 }
 
+/// A new, migrated SQLite file in a temp folder of its own.
+pub async fn fresh_sqlite() -> TestDb {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/plateau.db");
+    TestDb { db: connect(&path).await.unwrap(), name: "sqlite", reopen: Reopen::Sqlite(path), _dir: Some(dir) }
+}
+
 /// A new schema on the test server, and a pool whose connections use it.
-pub(crate) async fn fresh_postgres(url: &str) -> TestDb {
+pub async fn fresh_postgres(url: &str) -> TestDb {
     let options: PgConnectOptions = url.parse().unwrap();
     let schema = format!("t_{}", RunId::generate());
     let admin = sqlx::PgPool::connect_with(options.clone()).await.unwrap();
@@ -92,12 +127,44 @@ pub(crate) async fn fresh_postgres(url: &str) -> TestDb {
 }
 
 /// The number of rows of `table`.
-pub(crate) async fn count(db: &Db, table: &str) -> i64 {
+pub async fn count(db: &Db, table: &str) -> i64 {
     Q::new(format!("SELECT COUNT(*) FROM {table}")).scalar(db).await.unwrap()
 }
 
+/// The names of the database's tables (not the migrations' bookkeeping), sorted.
+pub async fn tables(db: &Db) -> Vec<String> {
+    let sql = db.pick(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+         AND name <> '_sqlx_migrations' ORDER BY name",
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() \
+         AND table_type = 'BASE TABLE' AND table_name <> '_sqlx_migrations' ORDER BY table_name::text COLLATE \"C\"",
+    );
+    Q::new(sql).scalars(db).await.unwrap()
+}
+
+/// The row count of every table: the same before and after means nothing was written.
+pub async fn row_counts(db: &Db) -> BTreeMap<String, i64> {
+    let mut counts = BTreeMap::new();
+    for t in tables(db).await {
+        let n = count(db, &t).await;
+        counts.insert(t, n);
+    }
+    counts
+}
+
+/// Runs one statement with text arguments (`$1`, `$2` … on both backends): for a state
+/// no public function makes (a run renamed to a formula, marked running). Returns the rows
+/// it changed.
+pub async fn execute(db: &Db, sql: &str, args: &[&str]) -> u64 {
+    let mut q = Q::new(sql.to_owned());
+    for a in args {
+        q = q.bind(*a);
+    }
+    q.execute(db).await.unwrap()
+}
+
 /// A run with two levels: measures beyond the headline columns, requests, a cut-off level.
-pub(crate) fn sample() -> NewRun {
+pub fn sample() -> NewRun {
     let mut p1 = Point::at(LoadKind::Concurrency, 32.0);
     p1.requests_ok = Some(32);
     p1.requests_failed = Some(0);

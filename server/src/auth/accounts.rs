@@ -137,10 +137,9 @@ pub async fn revoke_token(pool: &Db, public_id: &str) -> Result<(), AuthError> {
 mod tests {
     use super::*;
 
-    async fn temp_db() -> (tempfile::TempDir, Db) {
-        let dir = tempfile::tempdir().unwrap();
-        let pool = db::connect(&dir.path().join("a.db")).await.unwrap();
-        (dir, pool)
+    /// A fresh database of each backend (SQLite; PostgreSQL with `PLATEAU_TEST_PG`).
+    async fn temp_dbs() -> Vec<db::testing::TestDb> {
+        db::testing::backends().await
     }
 
     #[test]
@@ -164,31 +163,35 @@ mod tests {
 
     #[tokio::test]
     async fn log_in_and_out() {
-        let (_dir, pool) = temp_db().await;
-        add_user(&pool, "ada", "correct horse").await.unwrap();
-        assert!(matches!(add_user(&pool, "ada", "another one").await, Err(AuthError::NameTaken(_))));
-        assert_eq!(log_in(&pool, "ada", "wrong horse").await.unwrap(), None);
-        assert_eq!(log_in(&pool, "bob", "correct horse").await.unwrap(), None);
-        let cookie = log_in(&pool, "ada", "correct horse").await.unwrap().unwrap();
-        assert_eq!(session_user(&pool, &cookie).await.unwrap().as_deref(), Some("ada"));
-        assert_eq!(session_user(&pool, "garbage").await.unwrap(), None);
-        log_out(&pool, &cookie).await.unwrap();
-        assert_eq!(session_user(&pool, &cookie).await.unwrap(), None);
-        set_password(&pool, "ada", "battery staple").await.unwrap();
-        assert!(log_in(&pool, "ada", "battery staple").await.unwrap().is_some());
-        assert!(matches!(set_password(&pool, "bob", "battery staple").await, Err(AuthError::NoSuchUser(_))));
+        for store in temp_dbs().await {
+            let pool = store.db.clone();
+            add_user(&pool, "ada", "correct horse").await.unwrap();
+            assert!(matches!(add_user(&pool, "ada", "another one").await, Err(AuthError::NameTaken(_))));
+            assert_eq!(log_in(&pool, "ada", "wrong horse").await.unwrap(), None);
+            assert_eq!(log_in(&pool, "bob", "correct horse").await.unwrap(), None);
+            let cookie = log_in(&pool, "ada", "correct horse").await.unwrap().unwrap();
+            assert_eq!(session_user(&pool, &cookie).await.unwrap().as_deref(), Some("ada"));
+            assert_eq!(session_user(&pool, "garbage").await.unwrap(), None);
+            log_out(&pool, &cookie).await.unwrap();
+            assert_eq!(session_user(&pool, &cookie).await.unwrap(), None);
+            set_password(&pool, "ada", "battery staple").await.unwrap();
+            assert!(log_in(&pool, "ada", "battery staple").await.unwrap().is_some());
+            assert!(matches!(set_password(&pool, "bob", "battery staple").await, Err(AuthError::NoSuchUser(_))));
+        }
     }
 
     #[tokio::test]
     async fn tokens_act_for_their_user_until_revoked() {
-        let (_dir, pool) = temp_db().await;
-        add_user(&pool, "ada", "correct horse").await.unwrap();
-        assert!(matches!(create_token(&pool, "bob", "").await, Err(AuthError::NoSuchUser(_))));
-        let t = create_token(&pool, "ada", "ci").await.unwrap();
-        assert_eq!(token_user(&pool, &t.token).await.unwrap().as_deref(), Some("ada"));
-        assert_eq!(token_user(&pool, "plt_nope").await.unwrap(), None);
-        revoke_token(&pool, &t.public_id).await.unwrap();
-        assert_eq!(token_user(&pool, &t.token).await.unwrap(), None);
-        assert!(matches!(revoke_token(&pool, "nope").await, Err(AuthError::NoSuchToken(_))));
+        for store in temp_dbs().await {
+            let pool = store.db.clone();
+            add_user(&pool, "ada", "correct horse").await.unwrap();
+            assert!(matches!(create_token(&pool, "bob", "").await, Err(AuthError::NoSuchUser(_))));
+            let t = create_token(&pool, "ada", "ci").await.unwrap();
+            assert_eq!(token_user(&pool, &t.token).await.unwrap().as_deref(), Some("ada"));
+            assert_eq!(token_user(&pool, "plt_nope").await.unwrap(), None);
+            revoke_token(&pool, &t.public_id).await.unwrap();
+            assert_eq!(token_user(&pool, &t.token).await.unwrap(), None);
+            assert!(matches!(revoke_token(&pool, "nope").await, Err(AuthError::NoSuchToken(_))));
+        }
     }
 }

@@ -81,10 +81,14 @@ impl LoginThrottle {
 mod tests {
     use super::*;
 
-    async fn throttle() -> (tempfile::TempDir, LoginThrottle) {
-        let dir = tempfile::tempdir().unwrap();
-        let db = app::db::connect(&dir.path().join("t.db")).await.unwrap();
-        (dir, LoginThrottle::new(db))
+    /// A throttle over a fresh database of each backend (SQLite; PostgreSQL with `PLATEAU_TEST_PG`).
+    async fn throttles() -> Vec<(app::db::testing::TestDb, LoginThrottle)> {
+        let mut all = Vec::new();
+        for db in app::db::testing::backends().await {
+            let t = LoginThrottle::new(db.db.clone());
+            all.push((db, t));
+        }
+        all
     }
 
     fn secs(s: u64) -> chrono::Duration {
@@ -93,72 +97,75 @@ mod tests {
 
     #[tokio::test]
     async fn five_failures_lock_the_name_for_the_rest_of_the_window() {
-        let (_dir, t) = throttle().await;
-        let start = chrono::Utc::now();
-        for i in 0..MAX_FAILURES {
-            let a = t.try_begin("Ada", start + secs(i as u64)).await.unwrap();
-            assert!(a.is_ok(), "attempt {i}");
-            if let Ok(a) = a {
-                a.failed();
+        for (_db, t) in throttles().await {
+            let start = chrono::Utc::now();
+            for i in 0..MAX_FAILURES {
+                let a = t.try_begin("Ada", start + secs(i as u64)).await.unwrap();
+                assert!(a.is_ok(), "attempt {i}");
+                if let Ok(a) = a {
+                    a.failed();
+                }
             }
+            let wait = t.try_begin(" ada ", start + secs(60)).await.unwrap().err();
+            assert_eq!(wait, Some(WINDOW - Duration::from_secs(60)), "names match without case or spaces");
+            assert!(t.try_begin("bob", start).await.unwrap().is_ok(), "other names are not affected");
+            // Once the oldest failure is a window old, one more try is allowed; a success clears the count.
+            let again = t.try_begin("ada", start + secs(WINDOW.as_secs())).await.unwrap();
+            assert!(again.is_ok());
+            if let Ok(a) = again {
+                a.succeeded().await;
+            }
+            assert!(t.try_begin("ada", start + secs(61)).await.unwrap().is_ok(), "a success clears the count");
         }
-        let wait = t.try_begin(" ada ", start + secs(60)).await.unwrap().err();
-        assert_eq!(wait, Some(WINDOW - Duration::from_secs(60)), "names match without case or spaces");
-        assert!(t.try_begin("bob", start).await.unwrap().is_ok(), "other names are not affected");
-        // Once the oldest failure is a window old, one more try is allowed; a success clears the count.
-        let again = t.try_begin("ada", start + secs(WINDOW.as_secs())).await.unwrap();
-        assert!(again.is_ok());
-        if let Ok(a) = again {
-            a.succeeded().await;
-        }
-        assert!(t.try_begin("ada", start + secs(61)).await.unwrap().is_ok(), "a success clears the count");
     }
 
     #[tokio::test]
     async fn attempts_count_before_their_password_is_checked() {
-        let (_dir, t) = throttle().await;
-        let now = chrono::Utc::now();
-        // Five attempts in flight at once, none decided yet: the sixth must wait.
-        let mut pending = Vec::new();
-        for _ in 0..MAX_FAILURES {
-            if let Ok(a) = t.try_begin("ada", now).await.unwrap() {
-                pending.push(a);
+        for (_db, t) in throttles().await {
+            let now = chrono::Utc::now();
+            // Five attempts in flight at once, none decided yet: the sixth must wait.
+            let mut pending = Vec::new();
+            for _ in 0..MAX_FAILURES {
+                if let Ok(a) = t.try_begin("ada", now).await.unwrap() {
+                    pending.push(a);
+                }
             }
+            assert_eq!(pending.len(), MAX_FAILURES);
+            assert!(t.try_begin("ada", now).await.unwrap().is_err());
+            // A check that broke gives its slot back.
+            let mut pending = pending.into_iter();
+            if let Some(a) = pending.next() {
+                a.void().await;
+            }
+            assert!(t.try_begin("ada", now).await.unwrap().is_ok());
+            assert!(t.try_begin("ada", now).await.unwrap().is_err());
         }
-        assert_eq!(pending.len(), MAX_FAILURES);
-        assert!(t.try_begin("ada", now).await.unwrap().is_err());
-        // A check that broke gives its slot back.
-        let mut pending = pending.into_iter();
-        if let Some(a) = pending.next() {
-            a.void().await;
-        }
-        assert!(t.try_begin("ada", now).await.unwrap().is_ok());
-        assert!(t.try_begin("ada", now).await.unwrap().is_err());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn parallel_attempts_take_at_most_the_limit() {
-        let (_dir, t) = throttle().await;
-        let t = std::sync::Arc::new(t);
-        let now = chrono::Utc::now();
-        let handles: Vec<_> = (0..50)
-            .map(|_| {
-                let t = t.clone();
-                tokio::spawn(async move {
-                    match t.try_begin("ada", now).await.unwrap() {
-                        Ok(a) => {
-                            a.failed();
-                            1
+        for (_db, t) in throttles().await {
+            let t = std::sync::Arc::new(t);
+            let now = chrono::Utc::now();
+            let handles: Vec<_> = (0..50)
+                .map(|_| {
+                    let t = t.clone();
+                    tokio::spawn(async move {
+                        match t.try_begin("ada", now).await.unwrap() {
+                            Ok(a) => {
+                                a.failed();
+                                1
+                            }
+                            Err(_) => 0,
                         }
-                        Err(_) => 0,
-                    }
+                    })
                 })
-            })
-            .collect();
-        let mut granted = 0;
-        for h in handles {
-            granted += h.await.unwrap_or(0);
+                .collect();
+            let mut granted = 0;
+            for h in handles {
+                granted += h.await.unwrap_or(0);
+            }
+            assert_eq!(granted, MAX_FAILURES);
         }
-        assert_eq!(granted, MAX_FAILURES);
     }
 }
