@@ -1,5 +1,6 @@
 //! HTTP tests of the REST API and the server-rendered pages: the real router on a random
-//! loopback port, a real SQLite file, requests over TCP.
+//! loopback port, a fresh SQLite file and a fresh PostgreSQL schema (each test runs on
+//! both: `TestApp::each`), requests over TCP.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

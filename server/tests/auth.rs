@@ -1,5 +1,5 @@
-//! Who may write, over HTTP: the real router on a random loopback port, a real SQLite
-//! file, requests over TCP. The heart is [`WRITE_ROUTES`], every route that writes, each
+//! Who may write, over HTTP: the real router on a random loopback port, on SQLite and on
+//! PostgreSQL (`TestApp::each`), requests over TCP. The heart is [`WRITE_ROUTES`], every route that writes, each
 //! tried anonymously, with a bad token, with a revoked one, and cross-site with a cookie;
 //! [`the_write_table_lists_every_write_route`] fails when a route that writes is missing
 //! from it, so add new routes there (the gate itself is method-based and already covers them).
@@ -608,44 +608,45 @@ async fn passwords_tokens_and_sessions_are_stored_only_hashed() {
 
 #[tokio::test]
 async fn the_cli_adds_users_and_tokens_that_the_server_accepts() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("cli.db");
-    let plateau = |args: &[&str], stdin: &str| {
-        use std::io::Write;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plateau"))
-            .arg("--db")
-            .arg(&db)
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-    };
-    let (ok, _, _) = plateau(&["user", "add", "ada", "--password-stdin"], &format!("{PASSWORD}\n"));
-    assert!(ok);
-    let (ok, _, err) = plateau(&["user", "add", "ada", "--password-stdin"], &format!("{PASSWORD}\n"));
-    assert!(!ok && err.contains("already exists"), "{err}");
-    let (ok, token, _) = plateau(&["token", "create", "--user", "ada", "--label", "ci"], "");
-    assert!(ok);
-    let token = token.trim().to_owned();
-    assert!(token.starts_with("plt_") && token.len() == 68, "{token}");
-    let (ok, list, _) = plateau(&["token", "list"], "");
-    assert!(ok && list.contains(" ci ") && list.contains("ada"), "{list}");
-    assert!(!list.contains(&token), "the list never shows the token");
-    let id = list.lines().nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
+    for store in app::db::testing::backends().await {
+        let db = store.db_arg();
+        let plateau = |args: &[&str], stdin: &str| {
+            use std::io::Write;
+            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plateau"))
+                .arg("--db")
+                .arg(&db)
+                .args(args)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+        };
+        let (ok, _, _) = plateau(&["user", "add", "ada", "--password-stdin"], &format!("{PASSWORD}\n"));
+        assert!(ok);
+        let (ok, _, err) = plateau(&["user", "add", "ada", "--password-stdin"], &format!("{PASSWORD}\n"));
+        assert!(!ok && err.contains("already exists"), "{err}");
+        let (ok, token, _) = plateau(&["token", "create", "--user", "ada", "--label", "ci"], "");
+        assert!(ok);
+        let token = token.trim().to_owned();
+        assert!(token.starts_with("plt_") && token.len() == 68, "{token}");
+        let (ok, list, _) = plateau(&["token", "list"], "");
+        assert!(ok && list.contains(" ci ") && list.contains("ada"), "{list}");
+        assert!(!list.contains(&token), "the list never shows the token");
+        let id = list.lines().nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
 
-    let pool = app::db::connect(&db).await.unwrap();
-    assert_eq!(accounts::token_user(&pool, &token).await.unwrap().as_deref(), Some("ada"));
-    assert!(accounts::log_in(&pool, "ada", PASSWORD).await.unwrap().is_some());
-    let (ok, _, _) = plateau(&["token", "revoke", &id], "");
-    assert!(ok);
-    assert_eq!(accounts::token_user(&pool, &token).await.unwrap(), None);
-    let (ok, _, err) = plateau(&["token", "revoke", "nosuchid"], "");
-    assert!(!ok && err.contains("no token"), "{err}");
+        let pool = store.db.clone();
+        assert_eq!(accounts::token_user(&pool, &token).await.unwrap().as_deref(), Some("ada"));
+        assert!(accounts::log_in(&pool, "ada", PASSWORD).await.unwrap().is_some());
+        let (ok, _, _) = plateau(&["token", "revoke", &id], "");
+        assert!(ok);
+        assert_eq!(accounts::token_user(&pool, &token).await.unwrap(), None);
+        let (ok, _, err) = plateau(&["token", "revoke", "nosuchid"], "");
+        assert!(!ok && err.contains("no token"), "{err}");
+    }
 }
 
 /// Every log line of this test binary, at every level, from the moment it is installed.

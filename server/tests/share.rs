@@ -1,5 +1,6 @@
 //! Annotations, reports, snapshots and exports over HTTP: the real router on a loopback
-//! port and a real SQLite file, with the story's chat run imported from its fixture.
+//! port, on SQLite and on PostgreSQL (`TestApp::each`), with the story's chat run imported
+//! from its fixture.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

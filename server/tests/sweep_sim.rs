@@ -2,6 +2,10 @@
 //! sweeps show the simulator's batching curve; open-loop rates keep their schedule and time
 //! latency from it; the adaptive search stops at the simulator's saturation; a sweep sent
 //! to a Plateau server (`plateau sweep --server`) arrives there level by level.
+//!
+//! Every test that starts a Plateau server or stores through one (sweeps over HTTP, cancel,
+//! two replicas, bounds, the live-runs API, leases) runs on SQLite and on PostgreSQL
+//! (`app::db::testing::backends`); the load generator's own timing tests store in SQLite.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

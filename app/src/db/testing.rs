@@ -29,7 +29,8 @@ pub struct TestDb {
 
 enum Reopen {
     Sqlite(PathBuf),
-    Postgres(Box<PgConnectOptions>),
+    /// The pool's options and the same database as a `--db` URL (schema included).
+    Postgres(Box<PgConnectOptions>, String),
 }
 
 impl TestDb {
@@ -37,7 +38,16 @@ impl TestDb {
     pub fn sqlite_path(&self) -> Option<&std::path::Path> {
         match &self.reopen {
             Reopen::Sqlite(p) => Some(p),
-            Reopen::Postgres(_) => None,
+            Reopen::Postgres(..) => None,
+        }
+    }
+
+    /// What `plateau --db` takes to open this database: the SQLite file, or a PostgreSQL URL
+    /// whose connections use this test's schema (`options[search_path]=…`).
+    pub fn db_arg(&self) -> std::ffi::OsString {
+        match &self.reopen {
+            Reopen::Sqlite(p) => p.clone().into_os_string(),
+            Reopen::Postgres(_, url) => url.into(),
         }
     }
 
@@ -56,7 +66,7 @@ impl TestDb {
                     }
                 }
             }
-            Reopen::Postgres(_) => {
+            Reopen::Postgres(..) => {
                 for table in tables(&self.db).await {
                     let rows: Vec<String> =
                         Q::new(format!("SELECT t::text FROM {table} t")).scalars(&self.db).await.unwrap();
@@ -74,7 +84,7 @@ impl TestDb {
     pub async fn reopen(&self) -> Db {
         match &self.reopen {
             Reopen::Sqlite(path) => connect(path).await.unwrap(),
-            Reopen::Postgres(options) => connect_postgres((**options).clone()).await.unwrap(),
+            Reopen::Postgres(options, _) => connect_postgres((**options).clone()).await.unwrap(),
         }
     }
 }
@@ -118,10 +128,12 @@ pub async fn fresh_postgres(url: &str) -> TestDb {
     sqlx::query(&format!("CREATE SCHEMA {schema}")).execute(&admin).await.unwrap();
     admin.close().await;
     let options = options.options([("search_path", schema.as_str())]);
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let with_schema = format!("{url}{separator}options[search_path]={schema}");
     TestDb {
         db: connect_postgres(options.clone()).await.unwrap(),
         name: "postgres",
-        reopen: Reopen::Postgres(Box::new(options)),
+        reopen: Reopen::Postgres(Box::new(options), with_schema),
         _dir: None,
     }
 }
