@@ -10,8 +10,8 @@ use crate::error::AppError;
 use leptos::prelude::*;
 
 #[cfg(feature = "ssr")]
-fn pool() -> Result<sqlx::SqlitePool, AppError> {
-    use_context::<sqlx::SqlitePool>().ok_or_else(|| {
+fn pool() -> Result<crate::db::Db, AppError> {
+    use_context::<crate::db::Db>().ok_or_else(|| {
         tracing::error!("no database pool in the request context");
         AppError::Internal
     })

@@ -1,6 +1,8 @@
 //! How the runs list scales: the time to render one page (search, filter, sort by peak,
-//! count, facets) with 100 runs and with 5,000 runs in a real SQLite file, as a ratio.
-//! Run with `cargo bench -p server --bench runs_list`; it prints a table.
+//! count, facets) with 100 runs and with 5,000 runs (`PLATEAU_BENCH_SIZES=100,5000,100000`
+//! for more) in a real SQLite file and, when `PLATEAU_BENCH_PG` names a PostgreSQL server
+//! (`.ci/pg url`), in a fresh schema there, as ratios against the first size.
+//! Run with `cargo bench -p server --bench runs_list`; it prints a table per backend.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -43,7 +45,7 @@ fn run(i: usize) -> NewRun {
     }
 }
 
-async fn median_page_time(pool: &sqlx::SqlitePool, q: &RunQuery) -> Duration {
+async fn median_page_time(pool: &app::db::Db, q: &RunQuery) -> Duration {
     let mut times = Vec::new();
     for _ in 0..15 {
         let t = Instant::now();
@@ -55,10 +57,35 @@ async fn median_page_time(pool: &sqlx::SqlitePool, q: &RunQuery) -> Duration {
     times[times.len() / 2]
 }
 
+/// A fresh schema on the PostgreSQL server at `url`.
+async fn postgres(url: &str) -> app::db::Db {
+    use sqlx::postgres::PgConnectOptions;
+    let options: PgConnectOptions = url.parse().expect("PLATEAU_BENCH_PG is a postgres:// URL");
+    let schema = format!("bench_{}", app::domain::RunId::generate());
+    let admin = sqlx::PgPool::connect_with(options.clone()).await.expect("connect");
+    sqlx::query(&format!("CREATE SCHEMA {schema}")).execute(&admin).await.expect("schema");
+    admin.close().await;
+    app::db::connect_postgres(options.options([("search_path", schema.as_str())])).await.expect("db")
+}
+
 #[tokio::main]
 async fn main() {
+    let sizes: Vec<usize> = std::env::var("PLATEAU_BENCH_SIZES")
+        .unwrap_or_else(|_| "100,5000".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("PLATEAU_BENCH_SIZES: numbers separated by commas"))
+        .collect();
     let dir = tempfile::tempdir().expect("tempdir");
-    let pool = app::db::connect(&dir.path().join("bench.db")).await.expect("db");
+    let mut dbs = vec![("real SQLite file", app::db::connect(&dir.path().join("bench.db")).await.expect("db"))];
+    if let Ok(url) = std::env::var("PLATEAU_BENCH_PG") {
+        dbs.push(("PostgreSQL (fresh schema)", postgres(&url).await));
+    }
+    for (label, pool) in &dbs {
+        bench(label, pool, &sizes).await;
+    }
+}
+
+async fn bench(label: &str, pool: &app::db::Db, sizes: &[usize]) {
     let queries = [
         ("newest first", RunQuery::new()),
         ("sort by peak", RunQuery::new().sorted_by(SortKey::Peak)),
@@ -70,29 +97,36 @@ async fn main() {
     ];
     let mut rows = Vec::new();
     let mut stored = 0;
-    for target in [100, 5_000] {
-        let batch: Vec<NewRun> = (stored..target).map(run).collect();
-        for chunk in batch.chunks(500) {
-            app::db::insert_runs(&pool, chunk).await.expect("insert");
+    for &target in sizes {
+        let started = Instant::now();
+        for chunk_start in (stored..target).step_by(500) {
+            let batch: Vec<NewRun> = (chunk_start..(chunk_start + 500).min(target)).map(run).collect();
+            app::db::insert_runs(pool, &batch).await.expect("insert");
+        }
+        eprintln!("{label}: {target} runs stored ({:.1} s)", started.elapsed().as_secs_f64());
+        if let (Ok(_), app::db::Db::Postgres(pg)) = (std::env::var("PLATEAU_BENCH_ANALYZE"), pool) {
+            // What autovacuum does soon after a bulk load: fresh statistics for the planner.
+            sqlx::query("ANALYZE").execute(pg).await.expect("analyze");
         }
         stored = target;
         let mut t = Vec::new();
         for (_, q) in &queries {
-            t.push(median_page_time(&pool, q).await);
+            t.push(median_page_time(pool, q).await);
         }
         rows.push((target, t));
     }
-    println!("runs list, one page of 50 (median of 15), real SQLite file");
-    println!("{:<20} {:>12} {:>12} {:>8}", "query", "100 runs", "5000 runs", "ratio");
+    println!("runs list, one page of 50 (median of 15), {label}");
+    print!("{:<20}", "query");
+    for (n, _) in &rows {
+        print!(" {:>12}", format!("{n} runs"));
+    }
+    println!(" {:>8}", "ratio");
     for (i, (name, _)) in queries.iter().enumerate() {
-        let a = rows[0].1[i];
-        let b = rows[1].1[i];
-        println!(
-            "{:<20} {:>10.2}ms {:>10.2}ms {:>7.1}×",
-            name,
-            a.as_secs_f64() * 1e3,
-            b.as_secs_f64() * 1e3,
-            b.as_secs_f64() / a.as_secs_f64()
-        );
+        print!("{name:<20}");
+        for (_, t) in &rows {
+            print!(" {:>10.2}ms", t[i].as_secs_f64() * 1e3);
+        }
+        let (first, last) = (rows[0].1[i], rows[rows.len() - 1].1[i]);
+        println!(" {:>7.1}×", last.as_secs_f64() / first.as_secs_f64());
     }
 }

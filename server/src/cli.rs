@@ -21,7 +21,8 @@ use std::process::ExitCode;
     about = "Plateau keeps LLM load-test sweeps, shows where throughput plateaus, and compares runs."
 )]
 pub struct Cli {
-    /// SQLite database file (created on first use).
+    /// The database: a SQLite file (created on first use; also `sqlite://PATH`) or a
+    /// PostgreSQL URL (`postgres://user@host/db`).
     #[arg(long, env = "PLATEAU_DB", global = true)]
     pub db: Option<PathBuf>,
     #[command(subcommand)]
@@ -50,6 +51,11 @@ pub enum Command {
     ///           plateau sweep --url … --model … --rates 1,2,4 --arrival poisson --requests 100
     ///           plateau sweep --url … --model … --adaptive --requests 32 --server http://plateau:3000
     Sweep(SweepArgs),
+    /// Database maintenance.
+    ///
+    /// Example: plateau db copy --from plateau.db --to postgres://plateau@db/plateau
+    #[command(subcommand)]
+    Db(DbCommand),
     /// Manage the users who sign in when the server runs with `--auth on`.
     ///
     /// Example: plateau user add ada   (asks for the password twice)
@@ -61,6 +67,21 @@ pub enum Command {
     /// Example: plateau token create --user ada --label ci
     #[command(subcommand)]
     Token(TokenCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Copy every table of one database into another, empty one (SQLite ⇄ PostgreSQL or
+    /// the same kind), all or nothing: each table's row count and checksum are compared
+    /// on both sides before the copy commits.
+    Copy {
+        /// The database to read: a SQLite file, `sqlite://PATH` or `postgres://…`.
+        #[arg(long)]
+        from: PathBuf,
+        /// The database to write (created and migrated if needed; must hold no rows).
+        #[arg(long)]
+        to: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -308,7 +329,7 @@ impl ImportArgs {
 
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let db = cli.db.unwrap_or_else(config::default_db_path);
+    let db = app::db::DbTarget::parse(&cli.db.unwrap_or_else(config::default_db_path));
     match cli.command {
         Command::Serve(a) => {
             if a.auth == AuthSwitch::Off && a.read == crate::auth::ReadAccess::Login {
@@ -334,6 +355,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Import(a) => import(db, a).await,
         Command::Sweep(a) => sweep(db, a).await,
+        Command::Db(DbCommand::Copy { from, to }) => copy(&from, &to).await,
         Command::User(c) => user(db, c).await,
         Command::Token(c) => token(db, c).await,
         Command::Sim(a) => {
@@ -344,8 +366,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-async fn import(db: PathBuf, args: ImportArgs) -> anyhow::Result<ExitCode> {
-    let pool = app::db::connect(&db).await.with_context(|| format!("opening database {}", db.display()))?;
+async fn import(db: app::db::DbTarget, args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let pool = open(&db).await?;
     let result = match read_inputs(&args.files, ingest::DEFAULT_MAX_BYTES)?
         .and_then(|files| args.fields().into_request(files))
     {
@@ -412,7 +434,7 @@ fn read_inputs(paths: &[PathBuf], limit: usize) -> anyhow::Result<Result<Vec<Inp
     Ok(Ok(files))
 }
 
-async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
+async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> {
     use crate::loadgen::{self, HttpSink, PromptFile, Secret};
     let file = match &a.prompts {
         None => None,
@@ -468,7 +490,7 @@ async fn sweep(db: PathBuf, a: SweepArgs) -> anyhow::Result<ExitCode> {
             (loadgen::run_sweep_to(&sink, spec, tx, cancel_rx).await, server.trim_end_matches('/').to_owned())
         }
         None => {
-            let pool = app::db::connect(&db).await.with_context(|| format!("opening database {}", db.display()))?;
+            let pool = open(&db).await?;
             (loadgen::run_sweep(&pool, spec, tx, cancel_rx).await, String::new())
         }
     };
@@ -612,8 +634,8 @@ mod sweep_progress {
     }
 }
 
-async fn open(db: &std::path::Path) -> anyhow::Result<sqlx::SqlitePool> {
-    app::db::connect(db).await.with_context(|| format!("opening database {}", db.display()))
+async fn open(db: &app::db::DbTarget) -> anyhow::Result<app::db::Db> {
+    app::db::open(db).await.with_context(|| format!("opening database {db}"))
 }
 
 /// The password of `plateau user add|passwd`: the first line of stdin, or asked twice
@@ -631,7 +653,7 @@ fn read_password(args: &PasswordArgs) -> anyhow::Result<String> {
     Ok(first)
 }
 
-async fn user(db: PathBuf, c: UserCommand) -> anyhow::Result<ExitCode> {
+async fn user(db: app::db::DbTarget, c: UserCommand) -> anyhow::Result<ExitCode> {
     use crate::auth::accounts;
     match c {
         UserCommand::Add(a) => {
@@ -654,7 +676,24 @@ async fn user(db: PathBuf, c: UserCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn token(db: PathBuf, c: TokenCommand) -> anyhow::Result<ExitCode> {
+async fn copy(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let (from, to) = (app::db::DbTarget::parse(from), app::db::DbTarget::parse(to));
+    if let (app::db::DbTarget::Sqlite(path), _) = (&from, &to) {
+        anyhow::ensure!(path.exists(), "{} does not exist", path.display());
+    }
+    anyhow::ensure!(from != to, "--from and --to name the same database");
+    let source = open(&from).await?;
+    let target = open(&to).await?;
+    let copied = app::db::copy_database(&source, &target).await.with_context(|| format!("copying {from} to {to}"))?;
+    println!("{:<22} {:>10}  SHA-256 (same on both sides)", "TABLE", "ROWS");
+    for t in &copied {
+        println!("{:<22} {:>10}  {}", t.table, t.rows, t.sha256);
+    }
+    println!("copied {from} → {to}: {} tables, counts and checksums verified", copied.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn token(db: app::db::DbTarget, c: TokenCommand) -> anyhow::Result<ExitCode> {
     use crate::auth::accounts;
     let pool = open(&db).await?;
     match c {

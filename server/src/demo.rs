@@ -11,9 +11,9 @@
 use crate::ingest::{self, ImportRequest, InputFile};
 use anyhow::Context;
 use app::db;
+use app::db::Db;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, LoadKind, NewLevel, NewRun, Point, RunFacts, RunStatus, SourceFormat, SourceInfo};
-use sqlx::SqlitePool;
 use std::path::Path;
 
 pub const COMPLETIONS_RUN: &str = "Kimi-K2.5 NVFP4 · /v1/completions · C=1–32 (surviving figures)";
@@ -35,7 +35,7 @@ fn story_facts(endpoint: EndpointKind) -> RunFacts {
 }
 
 /// Stores whichever of the story's runs are missing.
-pub async fn load(pool: &SqlitePool, fixtures: &Path) -> anyhow::Result<()> {
+pub async fn load(pool: &Db, fixtures: &Path) -> anyhow::Result<()> {
     if !db::run_name_exists(pool, COMPLETIONS_RUN).await? {
         let mut c1 = Point::at(LoadKind::Concurrency, 1.0);
         c1.set(Metric::OutputThroughput, Stat::Mean, 61.3);

@@ -4,12 +4,12 @@
 //! image or markup from a name in Markdown).
 
 use crate::ingest::formats::plateau::{self, ExportedFile, ExportedLevel, ExportedRequest, ExportedRun};
+use app::db::Db;
 use app::db::{self, DbError};
 use app::domain::RunId;
-use sqlx::SqlitePool;
 
 /// Everything stored about a run, in export form.
-pub async fn exported_run(pool: &SqlitePool, id: &RunId) -> Result<ExportedRun, DbError> {
+pub async fn exported_run(pool: &Db, id: &RunId) -> Result<ExportedRun, DbError> {
     // Every stored level, whatever annotations say: this is the stored data, in full.
     let run = db::get_run_raw(pool, id).await?;
     let seqs = db::level_seqs(pool, id).await?;
@@ -44,12 +44,12 @@ pub async fn exported_run(pool: &SqlitePool, id: &RunId) -> Result<ExportedRun, 
 }
 
 /// The JSON export document.
-pub async fn json(pool: &SqlitePool, id: &RunId) -> Result<String, DbError> {
+pub async fn json(pool: &Db, id: &RunId) -> Result<String, DbError> {
     Ok(plateau::to_json(&exported_run(pool, id).await?))
 }
 
 /// The CSV export document.
-pub async fn csv(pool: &SqlitePool, id: &RunId) -> Result<String, DbError> {
+pub async fn csv(pool: &Db, id: &RunId) -> Result<String, DbError> {
     Ok(plateau::to_csv(&exported_run(pool, id).await?))
 }
 

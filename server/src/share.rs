@@ -9,6 +9,7 @@
 //!   JSON; its id is derived from that content (SHA-256), so the same data always gets the
 //!   same id and later edits, which change the live data, never change a snapshot.
 
+use app::db::Db;
 use app::db::{self, DbError, StoredSnapshot};
 use app::domain::annotations::{AnnotationId, AnnotationInput};
 use app::domain::view::SavedReport;
@@ -16,7 +17,6 @@ use app::domain::view::{query_pairs, ViewState};
 use app::domain::{Run, RunId};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use sqlx::SqlitePool;
 
 /// Why a share or annotation request failed.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +41,7 @@ impl From<DbError> for ShareError {
 
 /// Creates an annotation on `run` by `author`.
 pub async fn annotate(
-    pool: &SqlitePool,
+    pool: &Db,
     run: &RunId,
     input: &AnnotationInput,
     author: &str,
@@ -52,12 +52,7 @@ pub async fn annotate(
 }
 
 /// Edits an annotation's text, kind, effect (the anchor stays), keeping the old version.
-pub async fn edit(
-    pool: &SqlitePool,
-    id: AnnotationId,
-    input: &AnnotationInput,
-    author: &str,
-) -> Result<RunId, ShareError> {
+pub async fn edit(pool: &Db, id: AnnotationId, input: &AnnotationInput, author: &str) -> Result<RunId, ShareError> {
     let current = db::get_annotation(pool, id).await?;
     let stored = db::get_run_raw(pool, &current.run_id).await?;
     let input = AnnotationInput { anchor: current.anchor.clone(), ..input.clone() };
@@ -67,7 +62,7 @@ pub async fn edit(
 }
 
 /// Deletes an annotation; returns the run it was on.
-pub async fn delete(pool: &SqlitePool, id: AnnotationId) -> Result<RunId, ShareError> {
+pub async fn delete(pool: &Db, id: AnnotationId) -> Result<RunId, ShareError> {
     let current = db::get_annotation(pool, id).await?;
     db::delete_annotation(pool, id).await?;
     Ok(current.run_id)
@@ -105,7 +100,7 @@ pub fn parse_view_path(path: &str) -> Result<(ViewTarget, ViewState), ShareError
 }
 
 /// The runs a view shows, with their annotations and effects applied.
-pub async fn runs_of_view(pool: &SqlitePool, target: &ViewTarget, state: &ViewState) -> Result<Vec<Run>, ShareError> {
+pub async fn runs_of_view(pool: &Db, target: &ViewTarget, state: &ViewState) -> Result<Vec<Run>, ShareError> {
     let ids: Vec<RunId> = match target {
         ViewTarget::Run(id) => vec![id.clone()],
         ViewTarget::Compare => state.runs.clone(),
@@ -137,7 +132,7 @@ fn new_slug() -> String {
 
 /// Saves a titled view under a fresh slug.
 pub async fn save_report(
-    pool: &SqlitePool,
+    pool: &Db,
     title: &str,
     description: &str,
     view_path: &str,
@@ -181,7 +176,7 @@ pub fn snapshot_id(payload_json: &str) -> String {
 }
 
 /// Freezes the data of a view; returns the snapshot id.
-pub async fn snapshot(pool: &SqlitePool, title: &str, view_path: &str, author: &str) -> Result<String, ShareError> {
+pub async fn snapshot(pool: &Db, title: &str, view_path: &str, author: &str) -> Result<String, ShareError> {
     let title = clean_title(title, "title", 200)?;
     let (target, state) = parse_view_path(view_path)?;
     let runs = runs_of_view(pool, &target, &state).await?;

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
     pub addr: SocketAddr,
-    pub db: PathBuf,
+    /// The database: a SQLite file or a PostgreSQL URL (`--db`, `PLATEAU_DB`).
+    pub db: app::db::DbTarget,
     pub site_root: PathBuf,
     pub demo: bool,
     pub fixtures: PathBuf,
@@ -38,8 +39,8 @@ pub fn leptos_options(site_root: &std::path::Path, addr: SocketAddr) -> LeptosOp
 }
 
 pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
-    let pool = app::db::connect(&cfg.db).await.with_context(|| format!("opening database {}", cfg.db.display()))?;
-    tracing::info!(db = %cfg.db.display(), "database ready");
+    let pool = app::db::open(&cfg.db).await.with_context(|| format!("opening database {}", cfg.db))?;
+    tracing::info!(db = %cfg.db, backend = pool.backend().name(), "database ready");
     let stale = app::db::interrupt_stale_sweeps(&pool).await?;
     if stale > 0 {
         tracing::warn!(runs = stale, "sweeps whose lease lapsed (no heartbeat) are marked interrupted");
@@ -74,7 +75,7 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
 
 /// Says how the server guards writes, and warns when that looks like a mistake: auth off
 /// on an address other hosts can reach, or auth on with nobody able to sign in.
-async fn warn_about_auth(pool: &sqlx::SqlitePool, auth: crate::auth::AuthMode, addr: SocketAddr) -> anyhow::Result<()> {
+async fn warn_about_auth(pool: &app::db::Db, auth: crate::auth::AuthMode, addr: SocketAddr) -> anyhow::Result<()> {
     use crate::auth::{AuthMode, ReadAccess};
     match auth {
         AuthMode::Off if !addr.ip().is_loopback() => tracing::warn!(

@@ -2,14 +2,17 @@
 //! default, so the app cannot be used to probe a network), a registry of running sweeps
 //! with their cancel switches, and their progress as a broadcast that server-sent-event
 //! clients subscribe to. A sweep runs in its own task: closing the browser does not stop it.
+//! Another replica serving the same database follows a sweep it does not run by polling
+//! the stored levels ([`follow_stored`]) and cancels it through the database (a cancel
+//! request the running replica polls): no in-process channel crosses replicas.
 
 use crate::loadgen::{
     self, bounds, AdaptiveSpec, Arrival, LoadMode, Loads, Pin, Progress, PromptFile, PromptSpec, Secret, SpecError,
     SweepSpec, Target,
 };
+use app::db::Db;
 use app::domain::{EndpointKind, RunId};
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -393,13 +396,13 @@ struct Running {
 
 /// The running sweeps of this server.
 pub struct Sweeps {
-    pool: SqlitePool,
+    pool: Db,
     allow: AllowList,
     running: Mutex<HashMap<String, Running>>,
 }
 
 impl Sweeps {
-    pub fn new(pool: SqlitePool, allow: AllowList) -> Self {
+    pub fn new(pool: Db, allow: AllowList) -> Self {
         Self { pool, allow, running: Mutex::new(HashMap::new()) }
     }
 
@@ -430,6 +433,7 @@ impl Sweeps {
                     Progress::Started { run, .. } => {
                         this.lock()
                             .insert(run.to_string(), Running { cancel: cancel_tx.clone(), events: events_tx.clone() });
+                        watch_cancel_requests(this.pool.clone(), run.clone(), cancel_tx.clone());
                         key = Some(run.to_string());
                         if let Some(s) = started.take() {
                             let _ = s.send(Ok(run));
@@ -478,6 +482,80 @@ impl Sweeps {
     pub fn cancel(&self, id: &str) -> bool {
         self.lock().get(id).is_some_and(|r| r.cancel.send(true).is_ok())
     }
+
+    /// Asks a sweep to stop wherever it runs: here at once, or on another replica through
+    /// the database (it polls every [`CANCEL_POLL`]). False when no live sweep has that id.
+    pub async fn cancel_anywhere(&self, id: &str) -> Result<bool, app::db::DbError> {
+        if self.cancel(id) {
+            return Ok(true);
+        }
+        match RunId::parse(id) {
+            Some(run) => app::db::request_cancel(&self.pool, &run).await,
+            None => Ok(false),
+        }
+    }
+}
+
+/// How often the replica running a sweep looks for a cancel request from another one.
+pub const CANCEL_POLL: Duration = Duration::from_secs(1);
+/// How often a follower on another replica looks for newly stored levels.
+pub const FOLLOW_POLL: Duration = Duration::from_millis(500);
+
+/// Polls the database for a cancel request of `run` until the sweep ends (its cancel
+/// receiver is dropped), and flips the sweep's cancel switch when one comes.
+fn watch_cancel_requests(pool: Db, run: RunId, cancel: watch::Sender<bool>) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(CANCEL_POLL);
+        loop {
+            tokio::select! {
+                () = cancel.closed() => return,
+                _ = every.tick() => match app::db::cancel_requested(&pool, &run).await {
+                    Ok(true) => {
+                        let _ = cancel.send(true);
+                        return;
+                    }
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!(error = %e, run = %run, "reading the sweep's cancel request failed"),
+                },
+            }
+        }
+    });
+}
+
+/// The progress of a sweep another replica runs, from what it stores: a `level_done` per
+/// stored level (in the order they were stored), then `finished` once the run is no longer
+/// `running` (a lapsed lease reads `interrupted`). Request-level progress is not stored,
+/// so followers elsewhere see levels, not requests.
+pub fn follow_stored(pool: Db, run: RunId) -> impl futures_util::Stream<Item = SweepEvent> {
+    use std::collections::VecDeque;
+    let start = (pool, run, -1_i64, VecDeque::<SweepEvent>::new());
+    futures_util::stream::unfold(Some(start), |state| async move {
+        let (pool, run, mut last, mut queue) = state?;
+        loop {
+            if let Some(ev) = queue.pop_front() {
+                let done = matches!(ev, SweepEvent::Finished { .. });
+                return Some((ev, (!done).then_some((pool, run, last, queue))));
+            }
+            match app::db::live_progress(&pool, &run, last).await {
+                Ok((status, levels)) => {
+                    for l in levels {
+                        last = l.seq;
+                        let level = usize::try_from(l.seq).unwrap_or_default();
+                        queue.push_back(SweepEvent::LevelDone { level, load: l.load, output_tok_s: l.output_tok_s });
+                    }
+                    if status != app::domain::RunStatus::Running {
+                        queue.push_back(SweepEvent::Finished { status: status.as_str().to_owned() });
+                    } else if queue.is_empty() {
+                        tokio::time::sleep(FOLLOW_POLL).await;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, run = %run, "following a stored sweep failed");
+                    queue.push_back(SweepEvent::Finished { status: "unknown".to_owned() });
+                }
+            }
+        }
+    })
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! Who may write, over HTTP: the real router on a random loopback port, a real SQLite
-//! file, requests over TCP. The heart is [`WRITE_ROUTES`], every route that writes, each
+//! Who may write, over HTTP: the real router on a random loopback port, on SQLite and on
+//! PostgreSQL (`TestApp::each`), requests over TCP. The heart is [`WRITE_ROUTES`], every route that writes, each
 //! tried anonymously, with a bad token, with a revoked one, and cross-site with a cookie;
 //! [`the_write_table_lists_every_write_route`] fails when a route that writes is missing
 //! from it, so add new routes there (the gate itself is method-based and already covers them).
@@ -32,23 +32,11 @@ fn on(read: ReadAccess) -> AuthMode {
 impl TestApp {
     /// Row counts of every table: the same before and after means nothing was written.
     async fn rows(&self) -> BTreeMap<String, i64> {
-        let tables: Vec<String> = sqlx::query_scalar(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'",
-        )
-        .fetch_all(&self.pool)
-        .await
-        .unwrap();
-        let mut counts = BTreeMap::new();
-        for t in tables {
-            let n: i64 =
-                sqlx::query_scalar(&format!("SELECT COUNT(*) FROM \"{t}\"")).fetch_one(&self.pool).await.unwrap();
-            counts.insert(t, n);
-        }
-        counts
+        app::db::testing::row_counts(&self.pool).await
     }
 
     async fn run_count(&self) -> i64 {
-        sqlx::query_scalar("SELECT COUNT(*) FROM runs").fetch_one(&self.pool).await.unwrap()
+        self.count("runs").await
     }
 
     async fn user(&self, name: &str) {
@@ -251,296 +239,308 @@ fn the_write_table_lists_every_write_route() {
 
 #[tokio::test]
 async fn anonymous_visitors_cannot_write_through_any_route() {
-    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
-    app.user("ada").await;
-    let t = app.token("ada").await;
-    let upload = staged_upload(&app, &t.token).await;
-    let before = app.rows().await;
-    for route in write_routes() {
-        let path = path_of(route.pattern, &upload, "abcdefghijkl");
-        // Even a same-origin request carrying a form is refused without credentials.
-        let resp = app.send(&route, &path, headers(&[(ORIGIN, &app.base)])).await;
-        let what = format!("{} {path}", route.method);
-        if path.starts_with("/api/") {
-            assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{what}");
-            let body: Value = resp.json().await.unwrap();
-            assert!(body["error"].as_str().unwrap().contains("sign in"), "{what}: {body}");
-        } else {
-            assert_eq!(resp.status(), StatusCode::SEE_OTHER, "{what}");
-            let to = resp.headers()[LOCATION].to_str().unwrap();
-            assert!(to.starts_with("/login?next="), "{what} → {to}");
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        app.user("ada").await;
+        let t = app.token("ada").await;
+        let upload = staged_upload(&app, &t.token).await;
+        let before = app.rows().await;
+        for route in write_routes() {
+            let path = path_of(route.pattern, &upload, "abcdefghijkl");
+            // Even a same-origin request carrying a form is refused without credentials.
+            let resp = app.send(&route, &path, headers(&[(ORIGIN, &app.base)])).await;
+            let what = format!("{} {path}", route.method);
+            if path.starts_with("/api/") {
+                assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{what}");
+                let body: Value = resp.json().await.unwrap();
+                assert!(body["error"].as_str().unwrap().contains("sign in"), "{what}: {body}");
+            } else {
+                assert_eq!(resp.status(), StatusCode::SEE_OTHER, "{what}");
+                let to = resp.headers()[LOCATION].to_str().unwrap();
+                assert!(to.starts_with("/login?next="), "{what} → {to}");
+            }
         }
+        assert_eq!(app.rows().await, before, "nothing was written");
+        assert_eq!(app.run_count().await, 0);
     }
-    assert_eq!(app.rows().await, before, "nothing was written");
-    assert_eq!(app.run_count().await, 0);
 }
 
 #[tokio::test]
 async fn wrong_malformed_and_revoked_tokens_write_nothing() {
-    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
-    app.user("ada").await;
-    let live = app.token("ada").await;
-    let upload = staged_upload(&app, &live.token).await;
-    let revoked = app.token("ada").await;
-    accounts::revoke_token(&app.pool, &revoked.public_id).await.unwrap();
-    let wrong = format!("plt_{}", "0".repeat(64));
-    let before = app.rows().await;
-    for route in write_routes() {
-        let path = path_of(route.pattern, &upload, "abcdefghijkl");
-        for auth in [
-            format!("Bearer {}", revoked.token),
-            format!("Bearer {wrong}"),
-            "Bearer nonsense".to_owned(),
-            format!("Basic {}", live.token),
-        ] {
-            let resp = app.send(&route, &path, headers(&[(AUTHORIZATION, &auth)])).await;
-            assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{} {path} with {}", route.method, &auth[..12]);
-            let body: Value = resp.json().await.unwrap();
-            assert!(body["error"].as_str().unwrap().contains("API token"), "{body}");
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        app.user("ada").await;
+        let live = app.token("ada").await;
+        let upload = staged_upload(&app, &live.token).await;
+        let revoked = app.token("ada").await;
+        accounts::revoke_token(&app.pool, &revoked.public_id).await.unwrap();
+        let wrong = format!("plt_{}", "0".repeat(64));
+        let before = app.rows().await;
+        for route in write_routes() {
+            let path = path_of(route.pattern, &upload, "abcdefghijkl");
+            for auth in [
+                format!("Bearer {}", revoked.token),
+                format!("Bearer {wrong}"),
+                "Bearer nonsense".to_owned(),
+                format!("Basic {}", live.token),
+            ] {
+                let resp = app.send(&route, &path, headers(&[(AUTHORIZATION, &auth)])).await;
+                assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{} {path} with {}", route.method, &auth[..12]);
+                let body: Value = resp.json().await.unwrap();
+                assert!(body["error"].as_str().unwrap().contains("API token"), "{body}");
+            }
         }
+        assert_eq!(app.rows().await, before, "nothing was written");
+        // a bad token is refused for reads too: the client meant to sign in
+        let resp = app.client.get(app.url("/api/v1/runs")).headers(bearer(&wrong)).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     }
-    assert_eq!(app.rows().await, before, "nothing was written");
-    // a bad token is refused for reads too: the client meant to sign in
-    let resp = app.client.get(app.url("/api/v1/runs")).headers(bearer(&wrong)).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]
 async fn a_valid_token_writes_through_every_route() {
-    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
-    app.user("ada").await;
-    let t = app.token("ada").await;
-    let upload = staged_upload(&app, &t.token).await;
-    let run = {
-        let resp = app.send(&write_routes()[3], "/api/v1/runs", bearer(&t.token)).await;
-        assert_eq!(resp.status(), StatusCode::CREATED);
-        let body: Value = resp.json().await.unwrap();
-        body["runs"][0]["id"].as_str().unwrap().to_owned()
-    };
-    for route in write_routes() {
-        let path = path_of(route.pattern, &upload, &run);
-        let resp = app.send(&route, &path, bearer(&t.token)).await;
-        let status = resp.status();
-        // Past the gate: the handler answers (or the router, for paths with no route yet).
-        assert!(
-            status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN,
-            "{} {path}: {status}",
-            route.method
-        );
-        if route.pattern == "/imports/{token}/save" {
-            assert_eq!(status, StatusCode::SEE_OTHER);
-            assert!(resp.headers()[LOCATION].to_str().unwrap().starts_with("/runs/"), "saved");
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        app.user("ada").await;
+        let t = app.token("ada").await;
+        let upload = staged_upload(&app, &t.token).await;
+        let run = {
+            let resp = app.send(&write_routes()[3], "/api/v1/runs", bearer(&t.token)).await;
+            assert_eq!(resp.status(), StatusCode::CREATED);
+            let body: Value = resp.json().await.unwrap();
+            body["runs"][0]["id"].as_str().unwrap().to_owned()
+        };
+        for route in write_routes() {
+            let path = path_of(route.pattern, &upload, &run);
+            let resp = app.send(&route, &path, bearer(&t.token)).await;
+            let status = resp.status();
+            // Past the gate: the handler answers (or the router, for paths with no route yet).
+            assert!(
+                status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN,
+                "{} {path}: {status}",
+                route.method
+            );
+            if route.pattern == "/imports/{token}/save" {
+                assert_eq!(status, StatusCode::SEE_OTHER);
+                assert!(resp.headers()[LOCATION].to_str().unwrap().starts_with("/runs/"), "saved");
+            }
+            if route.pattern == "/api/v1/sweeps" {
+                assert_eq!(status, StatusCode::CREATED);
+            }
         }
-        if route.pattern == "/api/v1/sweeps" {
-            assert_eq!(status, StatusCode::CREATED);
-        }
+        assert!(app.run_count().await >= 4, "imported, saved, swept and a live run created");
+        // Both annotation doors wrote, and the author is the token's user.
+        let stored = app::db::get_run_raw(&app.pool, &app::domain::RunId::parse(&run).unwrap()).await.unwrap();
+        let authors: Vec<(&str, &str)> =
+            stored.annotations.iter().map(|a| (a.body.as_str(), a.author.as_str())).collect();
+        assert_eq!(authors, [("by form", "ada"), ("by json", "ada")]);
+        let listed = app::db::list_api_tokens(&app.pool).await.unwrap();
+        assert!(listed[0].last_used_at.is_some(), "use recorded");
     }
-    assert!(app.run_count().await >= 4, "imported, saved, swept and a live run created");
-    // Both annotation doors wrote, and the author is the token's user.
-    let stored = app::db::get_run_raw(&app.pool, &app::domain::RunId::parse(&run).unwrap()).await.unwrap();
-    let authors: Vec<(&str, &str)> = stored.annotations.iter().map(|a| (a.body.as_str(), a.author.as_str())).collect();
-    assert_eq!(authors, [("by form", "ada"), ("by json", "ada")]);
-    let listed = app::db::list_api_tokens(&app.pool).await.unwrap();
-    assert!(listed[0].last_used_at.is_some(), "use recorded");
 }
 
 #[tokio::test]
 async fn a_revoked_token_stops_working_at_once() {
-    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
-    app.user("ada").await;
-    let t = app.token("ada").await;
-    let import = || {
-        app.client
-            .post(app.url("/api/v1/runs"))
-            .headers(bearer(&t.token))
-            .multipart(Form::new().text("text", PASTED))
-            .send()
-    };
-    assert_eq!(import().await.unwrap().status(), StatusCode::CREATED);
-    accounts::revoke_token(&app.pool, &t.public_id).await.unwrap();
-    assert_eq!(import().await.unwrap().status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(app.run_count().await, 1);
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        app.user("ada").await;
+        let t = app.token("ada").await;
+        let import = || {
+            app.client
+                .post(app.url("/api/v1/runs"))
+                .headers(bearer(&t.token))
+                .multipart(Form::new().text("text", PASTED))
+                .send()
+        };
+        assert_eq!(import().await.unwrap().status(), StatusCode::CREATED);
+        accounts::revoke_token(&app.pool, &t.public_id).await.unwrap();
+        assert_eq!(import().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(app.run_count().await, 1);
+    }
 }
 
 #[tokio::test]
 async fn a_session_cookie_writes_only_from_this_origin() {
-    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
-    app.user("ada").await;
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        app.user("ada").await;
 
-    // The cookie itself: strict, HTTP only, whole site.
-    let resp = app
-        .client
-        .post(app.url("/login"))
-        .form(&[("name", "ada"), ("password", PASSWORD), ("next", "/")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER, "a login without Origin (a script) is fine");
-    let set = resp.headers()[SET_COOKIE].to_str().unwrap().to_owned();
-    for part in ["HttpOnly", "SameSite=Strict", "Path=/"] {
-        assert!(set.split("; ").any(|p| p == part), "{part} missing: {set}");
-    }
-    assert!(set.starts_with("plateau_session="));
-
-    let cookie = app.log_in("ada").await;
-    let import = |extra: &[(reqwest::header::HeaderName, &str)]| {
-        let mut h = headers(extra);
-        h.insert(reqwest::header::COOKIE, cookie.parse().unwrap());
-        app.client.post(app.url("/api/v1/runs")).headers(h).multipart(Form::new().text("text", PASTED)).send()
-    };
-    let form_post = |origin: &str| {
-        app.client
-            .post(app.url("/sweeps"))
-            .header(reqwest::header::COOKIE, &cookie)
-            .header(ORIGIN, origin)
-            .form(&[("url", "http://127.0.0.1:9"), ("model", "m"), ("concurrency", "1")])
+        // The cookie itself: strict, HTTP only, whole site.
+        let resp = app
+            .client
+            .post(app.url("/login"))
+            .form(&[("name", "ada"), ("password", PASSWORD), ("next", "/")])
             .send()
-    };
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER, "a login without Origin (a script) is fine");
+        let set = resp.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+        for part in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+            assert!(set.split("; ").any(|p| p == part), "{part} missing: {set}");
+        }
+        assert!(set.starts_with("plateau_session="));
 
-    // refused: foreign origin, foreign referer, neither header, `null`
-    let before = app.rows().await;
-    for refused in [
-        vec![(ORIGIN, "http://evil.example")],
-        vec![(ORIGIN, "http://127.0.0.1:1")],
-        vec![(REFERER, "http://evil.example/page")],
-        vec![],
-        vec![(ORIGIN, "null")],
-        vec![(ORIGIN, "http://evil.example"), (REFERER, app.base.as_str())],
-    ] {
-        let resp = import(&refused).await.unwrap();
-        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{refused:?}");
-        let body: Value = resp.json().await.unwrap();
-        assert!(body["error"].as_str().unwrap().contains("cross-site"), "{body}");
+        let cookie = app.log_in("ada").await;
+        let import = |extra: &[(reqwest::header::HeaderName, &str)]| {
+            let mut h = headers(extra);
+            h.insert(reqwest::header::COOKIE, cookie.parse().unwrap());
+            app.client.post(app.url("/api/v1/runs")).headers(h).multipart(Form::new().text("text", PASTED)).send()
+        };
+        let form_post = |origin: &str| {
+            app.client
+                .post(app.url("/sweeps"))
+                .header(reqwest::header::COOKIE, &cookie)
+                .header(ORIGIN, origin)
+                .form(&[("url", "http://127.0.0.1:9"), ("model", "m"), ("concurrency", "1")])
+                .send()
+        };
+
+        // refused: foreign origin, foreign referer, neither header, `null`
+        let before = app.rows().await;
+        for refused in [
+            vec![(ORIGIN, "http://evil.example")],
+            vec![(ORIGIN, "http://127.0.0.1:1")],
+            vec![(REFERER, "http://evil.example/page")],
+            vec![],
+            vec![(ORIGIN, "null")],
+            vec![(ORIGIN, "http://evil.example"), (REFERER, app.base.as_str())],
+        ] {
+            let resp = import(&refused).await.unwrap();
+            assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{refused:?}");
+            let body: Value = resp.json().await.unwrap();
+            assert!(body["error"].as_str().unwrap().contains("cross-site"), "{body}");
+        }
+        let resp = form_post("http://evil.example").await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "a forged form gets a page saying so");
+        assert!(resp.text().await.unwrap().contains("not sent from a page of this server"));
+        assert_eq!(app.rows().await, before, "nothing was written");
+
+        // accepted: same Origin, or same-origin Referer when there is no Origin
+        assert_eq!(import(&[(ORIGIN, &app.base)]).await.unwrap().status(), StatusCode::CREATED);
+        let referer = format!("{}/upload", app.base);
+        assert_eq!(import(&[(REFERER, &referer)]).await.unwrap().status(), StatusCode::CREATED);
+        let resp = form_post(&app.base).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert!(resp.headers()[LOCATION].to_str().unwrap().starts_with("/runs/"), "the sweep started");
+        assert_eq!(app.run_count().await, 3);
+
+        // Logging out ends the session: the cookie no longer writes.
+        let resp = app
+            .client
+            .post(app.url("/logout"))
+            .header(reqwest::header::COOKIE, &cookie)
+            .header(ORIGIN, &app.base)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert!(resp.headers()[SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
+        let left = app.count("sessions").await;
+        assert_eq!(left, 1, "only the first login's session is left");
+        assert_eq!(import(&[(ORIGIN, &app.base)]).await.unwrap().status(), StatusCode::UNAUTHORIZED);
     }
-    let resp = form_post("http://evil.example").await.unwrap();
-    assert_eq!(resp.status(), StatusCode::FORBIDDEN, "a forged form gets a page saying so");
-    assert!(resp.text().await.unwrap().contains("not sent from a page of this server"));
-    assert_eq!(app.rows().await, before, "nothing was written");
-
-    // accepted: same Origin, or same-origin Referer when there is no Origin
-    assert_eq!(import(&[(ORIGIN, &app.base)]).await.unwrap().status(), StatusCode::CREATED);
-    let referer = format!("{}/upload", app.base);
-    assert_eq!(import(&[(REFERER, &referer)]).await.unwrap().status(), StatusCode::CREATED);
-    let resp = form_post(&app.base).await.unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert!(resp.headers()[LOCATION].to_str().unwrap().starts_with("/runs/"), "the sweep started");
-    assert_eq!(app.run_count().await, 3);
-
-    // Logging out ends the session: the cookie no longer writes.
-    let resp = app
-        .client
-        .post(app.url("/logout"))
-        .header(reqwest::header::COOKIE, &cookie)
-        .header(ORIGIN, &app.base)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert!(resp.headers()[SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
-    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions").fetch_one(&app.pool).await.unwrap();
-    assert_eq!(left, 1, "only the first login's session is left");
-    assert_eq!(import(&[(ORIGIN, &app.base)]).await.unwrap().status(), StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]
 async fn logging_in_takes_the_right_password_and_a_same_site_form() {
-    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
-    app.user("ada").await;
-    let post = |name: &str, password: &str, origin: &str| {
-        app.client
-            .post(app.url("/login"))
-            .header(ORIGIN, origin)
-            .form(&[("name", name), ("password", password), ("next", "https://evil.example")])
-            .send()
-    };
-    for (name, password) in [("ada", "wrong password"), ("bob", PASSWORD), ("", "")] {
-        let resp = post(name, password, &app.base).await.unwrap();
-        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{name}");
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        app.user("ada").await;
+        let post = |name: &str, password: &str, origin: &str| {
+            app.client
+                .post(app.url("/login"))
+                .header(ORIGIN, origin)
+                .form(&[("name", name), ("password", password), ("next", "https://evil.example")])
+                .send()
+        };
+        for (name, password) in [("ada", "wrong password"), ("bob", PASSWORD), ("", "")] {
+            let resp = post(name, password, &app.base).await.unwrap();
+            assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{name}");
+            assert!(resp.headers().get(SET_COOKIE).is_none());
+            assert!(resp.text().await.unwrap().contains("Wrong name or password."));
+        }
+        let resp = post("ada", PASSWORD, "http://evil.example").await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "login CSRF");
         assert!(resp.headers().get(SET_COOKIE).is_none());
-        assert!(resp.text().await.unwrap().contains("Wrong name or password."));
-    }
-    let resp = post("ada", PASSWORD, "http://evil.example").await.unwrap();
-    assert_eq!(resp.status(), StatusCode::FORBIDDEN, "login CSRF");
-    assert!(resp.headers().get(SET_COOKIE).is_none());
-    let resp = post("ada", PASSWORD, &app.base).await.unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert_eq!(resp.headers()[LOCATION], "/", "never sent to another site after login");
+        let resp = post("ada", PASSWORD, &app.base).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert_eq!(resp.headers()[LOCATION], "/", "never sent to another site after login");
 
-    // The login page shows who is signed in, or sends them on to `next`.
-    let cookie = app.log_in("ada").await;
-    let html = app.client.get(app.url("/login")).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
-    assert!(html.contains("Signed in as <strong>ada</strong>"), "{html}");
-    let resp = app.client.get(app.url("/login?next=/upload")).header("cookie", &cookie).send().await.unwrap();
-    assert_eq!((resp.status(), resp.headers()[LOCATION].to_str().unwrap()), (StatusCode::SEE_OTHER, "/upload"));
-    // A link followed from another site comes without the strict cookie: one same-site
-    // reload brings it.
-    let from_chat = |path: &str| app.client.get(app.url(path)).header("sec-fetch-site", "cross-site").send();
-    let html = from_chat("/login?next=/upload").await.unwrap().text().await.unwrap();
-    assert!(html.contains("http-equiv=\"refresh\" content=\"0;url=/login?next=%2Fupload&amp;again=1\""), "{html}");
-    let html = from_chat("/login?next=/upload&again=1").await.unwrap().text().await.unwrap();
-    assert!(html.contains("name=\"password\""), "only once: {html}");
-    let html = app.client.get(app.url("/login?next=/runs")).send().await.unwrap().text().await.unwrap();
-    assert!(html.contains("name=\"password\"") && html.contains("value=\"/runs\""));
+        // The login page shows who is signed in, or sends them on to `next`.
+        let cookie = app.log_in("ada").await;
+        let html =
+            app.client.get(app.url("/login")).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
+        assert!(html.contains("Signed in as <strong>ada</strong>"), "{html}");
+        let resp = app.client.get(app.url("/login?next=/upload")).header("cookie", &cookie).send().await.unwrap();
+        assert_eq!((resp.status(), resp.headers()[LOCATION].to_str().unwrap()), (StatusCode::SEE_OTHER, "/upload"));
+        // A link followed from another site comes without the strict cookie: one same-site
+        // reload brings it.
+        let from_chat = |path: &str| app.client.get(app.url(path)).header("sec-fetch-site", "cross-site").send();
+        let html = from_chat("/login?next=/upload").await.unwrap().text().await.unwrap();
+        assert!(html.contains("http-equiv=\"refresh\" content=\"0;url=/login?next=%2Fupload&amp;again=1\""), "{html}");
+        let html = from_chat("/login?next=/upload&again=1").await.unwrap().text().await.unwrap();
+        assert!(html.contains("name=\"password\""), "only once: {html}");
+        let html = app.client.get(app.url("/login?next=/runs")).send().await.unwrap().text().await.unwrap();
+        assert!(html.contains("name=\"password\"") && html.contains("value=\"/runs\""));
+    }
 }
 
 #[tokio::test]
 async fn read_login_refuses_anonymous_readers() {
-    let app = TestApp::builder().auth(on(ReadAccess::Login)).spawn().await;
-    app.user("ada").await;
-    let t = app.token("ada").await;
-    let get = |path: &str| app.client.get(app.url(path)).send();
+    for app in TestApp::builder().auth(on(ReadAccess::Login)).each().await {
+        app.user("ada").await;
+        let t = app.token("ada").await;
+        let get = |path: &str| app.client.get(app.url(path)).send();
 
-    let resp = get("/").await.unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert_eq!(resp.headers()[LOCATION], "/login?next=%2F");
-    let resp = get("/compare?runs=a,b").await.unwrap();
-    assert_eq!(resp.headers()[LOCATION], "/login?next=%2Fcompare%3Fruns%3Da%2Cb");
-    for path in ["/api/v1/runs", "/api/v1/runs/abcdefghijkl/export.json"] {
-        let resp = get(path).await.unwrap();
-        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{path}");
-        assert!(resp.json::<Value>().await.unwrap()["error"].is_string());
+        let resp = get("/").await.unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert_eq!(resp.headers()[LOCATION], "/login?next=%2F");
+        let resp = get("/compare?runs=a,b").await.unwrap();
+        assert_eq!(resp.headers()[LOCATION], "/login?next=%2Fcompare%3Fruns%3Da%2Cb");
+        for path in ["/api/v1/runs", "/api/v1/runs/abcdefghijkl/export.json"] {
+            let resp = get(path).await.unwrap();
+            assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{path}");
+            assert!(resp.json::<Value>().await.unwrap()["error"].is_string());
+        }
+        // Server functions are reads too: refused as JSON, not redirected.
+        let resp = app.client.post(app.url("/_fn/find_runs")).body("query=").send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+        // The way in stays open.
+        assert_eq!(get("/login").await.unwrap().status(), StatusCode::OK);
+        assert_eq!(get("/healthz").await.unwrap().status(), StatusCode::OK);
+
+        // Signed in, by token or cookie, reading works.
+        let resp = app.client.get(app.url("/api/v1/runs")).headers(bearer(&t.token)).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let cookie = app.log_in("ada").await;
+        let resp = app.client.get(app.url("/")).header("cookie", &cookie).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let resp = app.client.get(app.url("/api/v1/runs")).header("cookie", &cookie).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
     }
-    // Server functions are reads too: refused as JSON, not redirected.
-    let resp = app.client.post(app.url("/_fn/find_runs")).body("query=").send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
-    // The way in stays open.
-    assert_eq!(get("/login").await.unwrap().status(), StatusCode::OK);
-    assert_eq!(get("/healthz").await.unwrap().status(), StatusCode::OK);
-
-    // Signed in, by token or cookie, reading works.
-    let resp = app.client.get(app.url("/api/v1/runs")).headers(bearer(&t.token)).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
-    let cookie = app.log_in("ada").await;
-    let resp = app.client.get(app.url("/")).header("cookie", &cookie).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
-    let resp = app.client.get(app.url("/api/v1/runs")).header("cookie", &cookie).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
 }
 
 #[tokio::test]
 async fn read_public_lets_anyone_read() {
-    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
-    for path in ["/", "/upload", "/compare", "/api/v1/runs", "/login"] {
-        let resp = app.client.get(app.url(path)).send().await.unwrap();
-        assert_eq!(resp.status(), StatusCode::OK, "{path}");
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        for path in ["/", "/upload", "/compare", "/api/v1/runs", "/login"] {
+            let resp = app.client.get(app.url(path)).send().await.unwrap();
+            assert_eq!(resp.status(), StatusCode::OK, "{path}");
+        }
     }
 }
 
 #[tokio::test]
 async fn with_auth_off_everyone_writes_as_local() {
-    let app = TestApp::builder().auth(AuthMode::Off).spawn().await;
-    let resp =
-        app.client.post(app.url("/api/v1/runs")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    let resp = app.client.post(app.url("/imports")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
-    assert!(resp.headers()[LOCATION].to_str().unwrap().starts_with("/imports/"), "staged");
-    assert_eq!(app.run_count().await, 1);
-    let resp = app.client.get(app.url("/login?next=/runs")).send().await.unwrap();
-    assert_eq!(resp.headers()[LOCATION], "/runs", "nothing to sign in to");
+    for app in TestApp::builder().auth(AuthMode::Off).each().await {
+        let resp =
+            app.client.post(app.url("/api/v1/runs")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let resp =
+            app.client.post(app.url("/imports")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
+        assert!(resp.headers()[LOCATION].to_str().unwrap().starts_with("/imports/"), "staged");
+        assert_eq!(app.run_count().await, 1);
+        let resp = app.client.get(app.url("/login?next=/runs")).send().await.unwrap();
+        assert_eq!(resp.headers()[LOCATION], "/runs", "nothing to sign in to");
+    }
 }
 
 /// The principal handlers see, through the real middleware on a one-route router.
-async fn principal_seen(auth: AuthMode, pool: &sqlx::SqlitePool, extra: HeaderMap) -> (StatusCode, String) {
+async fn principal_seen(auth: AuthMode, pool: &app::db::Db, extra: HeaderMap) -> (StatusCode, String) {
     let dir = tempfile::tempdir().unwrap();
     let mut state = server::routes::AppState::new(
         pool.clone(),
@@ -570,26 +570,14 @@ async fn principal_seen(auth: AuthMode, pool: &sqlx::SqlitePool, extra: HeaderMa
 
 #[tokio::test]
 async fn handlers_see_the_signed_in_user_as_author() {
-    let app = TestApp::builder().auth(AuthMode::Off).spawn().await;
-    app.user("ada").await;
-    let t = app.token("ada").await;
-    let (status, seen) = principal_seen(AuthMode::Off, &app.pool, HeaderMap::new()).await;
-    assert_eq!((status, seen.as_str()), (StatusCode::OK, "local true | local true"));
-    let (status, seen) = principal_seen(on(ReadAccess::Public), &app.pool, bearer(&t.token)).await;
-    assert_eq!((status, seen.as_str()), (StatusCode::OK, "ada true | anonymous false"));
-}
-
-/// Everything SQLite keeps on disk for this database: the file, its WAL and shared memory.
-fn database_bytes(db: &std::path::Path) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    for suffix in ["", "-wal", "-shm"] {
-        let mut p = db.as_os_str().to_owned();
-        p.push(suffix);
-        if let Ok(b) = std::fs::read(PathBuf::from(p)) {
-            bytes.extend(b);
-        }
+    for app in TestApp::builder().auth(AuthMode::Off).each().await {
+        app.user("ada").await;
+        let t = app.token("ada").await;
+        let (status, seen) = principal_seen(AuthMode::Off, &app.pool, HeaderMap::new()).await;
+        assert_eq!((status, seen.as_str()), (StatusCode::OK, "local true | local true"));
+        let (status, seen) = principal_seen(on(ReadAccess::Public), &app.pool, bearer(&t.token)).await;
+        assert_eq!((status, seen.as_str()), (StatusCode::OK, "ada true | anonymous false"));
     }
-    bytes
 }
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
@@ -598,65 +586,67 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 
 #[tokio::test]
 async fn passwords_tokens_and_sessions_are_stored_only_hashed() {
-    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
-    app.user("ada").await;
-    let t = app.token("ada").await;
-    let cookie = app.log_in("ada").await;
-    let session = cookie.trim_start_matches("plateau_session=").to_owned();
-    // use the token once, so its row is rewritten too
-    let resp = app.client.get(app.url("/api/v1/runs")).headers(bearer(&t.token)).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        app.user("ada").await;
+        let t = app.token("ada").await;
+        let cookie = app.log_in("ada").await;
+        let session = cookie.trim_start_matches("plateau_session=").to_owned();
+        // use the token once, so its row is rewritten too
+        let resp = app.client.get(app.url("/api/v1/runs")).headers(bearer(&t.token)).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
 
-    let bytes = database_bytes(&app.db);
-    assert!(contains(&bytes, "ada"), "the scan reads the right database");
-    assert!(contains(&bytes, &server::auth::secret::sha256_hex(&t.token)), "the token's hash is there");
-    assert!(contains(&bytes, "$argon2id$"), "the password's hash is there");
-    for (what, secret) in [("password", PASSWORD), ("token", t.token.as_str()), ("session", session.as_str())] {
-        assert!(!contains(&bytes, secret), "the {what} is stored in plain text");
-        assert!(!contains(&bytes, &secret[4..secret.len() - 4]), "part of the {what} is stored");
+        let bytes = app.store.stored_bytes().await;
+        assert!(contains(&bytes, "ada"), "the scan reads the right database");
+        assert!(contains(&bytes, &server::auth::secret::sha256_hex(&t.token)), "the token's hash is there");
+        assert!(contains(&bytes, "$argon2id$"), "the password's hash is there");
+        for (what, secret) in [("password", PASSWORD), ("token", t.token.as_str()), ("session", session.as_str())] {
+            assert!(!contains(&bytes, secret), "the {what} is stored in plain text");
+            assert!(!contains(&bytes, &secret[4..secret.len() - 4]), "part of the {what} is stored");
+        }
     }
 }
 
 #[tokio::test]
 async fn the_cli_adds_users_and_tokens_that_the_server_accepts() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("cli.db");
-    let plateau = |args: &[&str], stdin: &str| {
-        use std::io::Write;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plateau"))
-            .arg("--db")
-            .arg(&db)
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-    };
-    let (ok, _, _) = plateau(&["user", "add", "ada", "--password-stdin"], &format!("{PASSWORD}\n"));
-    assert!(ok);
-    let (ok, _, err) = plateau(&["user", "add", "ada", "--password-stdin"], &format!("{PASSWORD}\n"));
-    assert!(!ok && err.contains("already exists"), "{err}");
-    let (ok, token, _) = plateau(&["token", "create", "--user", "ada", "--label", "ci"], "");
-    assert!(ok);
-    let token = token.trim().to_owned();
-    assert!(token.starts_with("plt_") && token.len() == 68, "{token}");
-    let (ok, list, _) = plateau(&["token", "list"], "");
-    assert!(ok && list.contains(" ci ") && list.contains("ada"), "{list}");
-    assert!(!list.contains(&token), "the list never shows the token");
-    let id = list.lines().nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
+    for store in app::db::testing::backends().await {
+        let db = store.db_arg();
+        let plateau = |args: &[&str], stdin: &str| {
+            use std::io::Write;
+            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plateau"))
+                .arg("--db")
+                .arg(&db)
+                .args(args)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+        };
+        let (ok, _, _) = plateau(&["user", "add", "ada", "--password-stdin"], &format!("{PASSWORD}\n"));
+        assert!(ok);
+        let (ok, _, err) = plateau(&["user", "add", "ada", "--password-stdin"], &format!("{PASSWORD}\n"));
+        assert!(!ok && err.contains("already exists"), "{err}");
+        let (ok, token, _) = plateau(&["token", "create", "--user", "ada", "--label", "ci"], "");
+        assert!(ok);
+        let token = token.trim().to_owned();
+        assert!(token.starts_with("plt_") && token.len() == 68, "{token}");
+        let (ok, list, _) = plateau(&["token", "list"], "");
+        assert!(ok && list.contains(" ci ") && list.contains("ada"), "{list}");
+        assert!(!list.contains(&token), "the list never shows the token");
+        let id = list.lines().nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
 
-    let pool = app::db::connect(&db).await.unwrap();
-    assert_eq!(accounts::token_user(&pool, &token).await.unwrap().as_deref(), Some("ada"));
-    assert!(accounts::log_in(&pool, "ada", PASSWORD).await.unwrap().is_some());
-    let (ok, _, _) = plateau(&["token", "revoke", &id], "");
-    assert!(ok);
-    assert_eq!(accounts::token_user(&pool, &token).await.unwrap(), None);
-    let (ok, _, err) = plateau(&["token", "revoke", "nosuchid"], "");
-    assert!(!ok && err.contains("no token"), "{err}");
+        let pool = store.db.clone();
+        assert_eq!(accounts::token_user(&pool, &token).await.unwrap().as_deref(), Some("ada"));
+        assert!(accounts::log_in(&pool, "ada", PASSWORD).await.unwrap().is_some());
+        let (ok, _, _) = plateau(&["token", "revoke", &id], "");
+        assert!(ok);
+        assert_eq!(accounts::token_user(&pool, &token).await.unwrap(), None);
+        let (ok, _, err) = plateau(&["token", "revoke", "nosuchid"], "");
+        assert!(!ok && err.contains("no token"), "{err}");
+    }
 }
 
 /// Every log line of this test binary, at every level, from the moment it is installed.
@@ -687,180 +677,206 @@ fn capture_logs() -> &'static std::sync::Mutex<Vec<u8>> {
 #[tokio::test]
 async fn secrets_never_reach_the_logs() {
     let logs = capture_logs();
-    let app = TestApp::builder().auth(on(ReadAccess::Login)).spawn().await;
-    app.user("ada").await;
-    let t = app.token("ada").await;
-    let revoked = app.token("ada").await;
-    accounts::revoke_token(&app.pool, &revoked.public_id).await.unwrap();
-    let cookie = app.log_in("ada").await;
-    let session = cookie.trim_start_matches("plateau_session=").to_owned();
-    // a failed sign-in with the password typed into the name field
-    let resp = app.client.post(app.url("/login")).form(&[("name", PASSWORD), ("password", "x")]).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
-    for token in [&t.token, &revoked.token] {
-        app.client.get(app.url("/api/v1/runs")).headers(bearer(token)).send().await.unwrap();
-        let import = Form::new().text("text", PASTED);
-        app.client.post(app.url("/api/v1/runs")).headers(bearer(token)).multipart(import).send().await.unwrap();
-    }
-    let resp = app.client.post(app.url("/api/v1/runs")).header("cookie", &cookie).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::FORBIDDEN, "no Origin");
-    app.client.post(app.url("/logout")).header("cookie", &cookie).header(ORIGIN, &app.base).send().await.unwrap();
+    for app in TestApp::builder().auth(on(ReadAccess::Login)).each().await {
+        app.user("ada").await;
+        let t = app.token("ada").await;
+        let revoked = app.token("ada").await;
+        accounts::revoke_token(&app.pool, &revoked.public_id).await.unwrap();
+        let cookie = app.log_in("ada").await;
+        let session = cookie.trim_start_matches("plateau_session=").to_owned();
+        // a failed sign-in with the password typed into the name field
+        let resp =
+            app.client.post(app.url("/login")).form(&[("name", PASSWORD), ("password", "x")]).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+        for token in [&t.token, &revoked.token] {
+            app.client.get(app.url("/api/v1/runs")).headers(bearer(token)).send().await.unwrap();
+            let import = Form::new().text("text", PASTED);
+            app.client.post(app.url("/api/v1/runs")).headers(bearer(token)).multipart(import).send().await.unwrap();
+        }
+        let resp = app.client.post(app.url("/api/v1/runs")).header("cookie", &cookie).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "no Origin");
+        app.client.post(app.url("/logout")).header("cookie", &cookie).header(ORIGIN, &app.base).send().await.unwrap();
 
-    let logs = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
-    assert!(logs.contains("signed in"), "the capture works");
-    for (what, secret) in
-        [("password", PASSWORD), ("token", t.token.as_str()), ("revoked token", &revoked.token), ("session", &session)]
-    {
-        assert!(!logs.contains(secret), "the {what} was logged");
+        let logs = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+        assert!(logs.contains("signed in"), "the capture works");
+        for (what, secret) in [
+            ("password", PASSWORD),
+            ("token", t.token.as_str()),
+            ("revoked token", &revoked.token),
+            ("session", &session),
+        ] {
+            assert!(!logs.contains(secret), "the {what} was logged");
+        }
     }
 }
 
 #[tokio::test]
 async fn repeated_wrong_passwords_lock_the_name_for_a_while() {
-    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
-    app.user("ada").await;
-    let attempt = |password: &'static str| {
-        app.client.post(app.url("/login")).form(&[("name", "ada"), ("password", password), ("next", "/")]).send()
-    };
-    for _ in 0..server::auth::throttle::MAX_FAILURES {
-        assert_eq!(attempt("wrong-guess").await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        app.user("ada").await;
+        let attempt = |password: &'static str| {
+            app.client.post(app.url("/login")).form(&[("name", "ada"), ("password", password), ("next", "/")]).send()
+        };
+        for _ in 0..server::auth::throttle::MAX_FAILURES {
+            assert_eq!(attempt("wrong-guess").await.unwrap().status(), StatusCode::UNAUTHORIZED);
+        }
+        // Now even the right password waits: the guesser cannot tell.
+        let resp = attempt(PASSWORD).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(resp.headers().get(SET_COOKIE).is_none(), "no session");
+        assert!(resp.text().await.unwrap().contains("Too many failed sign-ins"));
+        // Other users are not affected.
+        app.user("bob").await;
+        let resp = app
+            .client
+            .post(app.url("/login"))
+            .form(&[("name", "bob"), ("password", PASSWORD), ("next", "/")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
     }
-    // Now even the right password waits: the guesser cannot tell.
-    let resp = attempt(PASSWORD).await.unwrap();
-    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
-    assert!(resp.headers().get(SET_COOKIE).is_none(), "no session");
-    assert!(resp.text().await.unwrap().contains("Too many failed sign-ins"));
-    // Other users are not affected.
-    app.user("bob").await;
-    let resp = app
-        .client
-        .post(app.url("/login"))
-        .form(&[("name", "bob"), ("password", PASSWORD), ("next", "/")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
 }
 
 #[tokio::test]
 async fn with_auth_off_no_other_site_can_write_through_any_route() {
-    let app = TestApp::builder().auth(AuthMode::Off).spawn().await;
-    let upload = staged_upload(&app, "unused-with-auth-off").await;
-    let run = {
-        let resp =
-            app.client.post(app.url("/api/v1/runs")).multipart(Form::new().text("text", PASTED)).send().await.unwrap();
-        assert_eq!(resp.status(), StatusCode::CREATED, "a script (no Origin, no Referer) still writes");
-        let body: Value = resp.json().await.unwrap();
-        body["runs"][0]["id"].as_str().unwrap().to_owned()
-    };
-    let before = app.rows().await;
-    let evil_page = "http://evil.example/page";
-    let cross_site: [&[(reqwest::header::HeaderName, &str)]; 5] = [
-        &[(ORIGIN, "http://evil.example")],
-        &[(ORIGIN, "null")],
-        &[(REFERER, evil_page)],
-        &[(ORIGIN, "http://evil.example"), (REFERER, app.base.as_str())],
-        &[(reqwest::header::HeaderName::from_static("sec-fetch-site"), "cross-site")],
-    ];
-    for route in write_routes() {
-        let path = path_of(route.pattern, &upload, &run);
-        for extra in cross_site {
-            let resp = app.send(&route, &path, headers(extra)).await;
-            assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{} {path} with {extra:?}", route.method);
+    for app in TestApp::builder().auth(AuthMode::Off).each().await {
+        let upload = staged_upload(&app, "unused-with-auth-off").await;
+        let run = {
+            let resp = app
+                .client
+                .post(app.url("/api/v1/runs"))
+                .multipart(Form::new().text("text", PASTED))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), StatusCode::CREATED, "a script (no Origin, no Referer) still writes");
+            let body: Value = resp.json().await.unwrap();
+            body["runs"][0]["id"].as_str().unwrap().to_owned()
+        };
+        let before = app.rows().await;
+        let evil_page = "http://evil.example/page";
+        let cross_site: [&[(reqwest::header::HeaderName, &str)]; 5] = [
+            &[(ORIGIN, "http://evil.example")],
+            &[(ORIGIN, "null")],
+            &[(REFERER, evil_page)],
+            &[(ORIGIN, "http://evil.example"), (REFERER, app.base.as_str())],
+            &[(reqwest::header::HeaderName::from_static("sec-fetch-site"), "cross-site")],
+        ];
+        for route in write_routes() {
+            let path = path_of(route.pattern, &upload, &run);
+            for extra in cross_site {
+                let resp = app.send(&route, &path, headers(extra)).await;
+                assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{} {path} with {extra:?}", route.method);
+            }
         }
+        assert_eq!(app.rows().await, before, "nothing was written");
+        // The app's own pages still write (same Origin, or a same-origin Referer).
+        let same = [(ORIGIN, app.base.as_str())];
+        let resp = app.send(&write_routes()[3], "/api/v1/runs", headers(&same)).await;
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let from_page = format!("{}/runs/{run}", app.base);
+        let note = write_routes().into_iter().find(|r| r.pattern == "/runs/{id}/annotations").unwrap();
+        let resp = app.send(&note, &format!("/runs/{run}/annotations"), headers(&[(REFERER, &from_page)])).await;
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER, "the run page's note form");
     }
-    assert_eq!(app.rows().await, before, "nothing was written");
-    // The app's own pages still write (same Origin, or a same-origin Referer).
-    let same = [(ORIGIN, app.base.as_str())];
-    let resp = app.send(&write_routes()[3], "/api/v1/runs", headers(&same)).await;
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    let from_page = format!("{}/runs/{run}", app.base);
-    let note = write_routes().into_iter().find(|r| r.pattern == "/runs/{id}/annotations").unwrap();
-    let resp = app.send(&note, &format!("/runs/{run}/annotations"), headers(&[(REFERER, &from_page)])).await;
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER, "the run page's note form");
 }
 
 #[tokio::test]
 async fn requests_for_names_that_are_not_this_servers_are_refused() {
-    let app = TestApp::builder().auth(AuthMode::Off).spawn().await;
-    let port = app.base.rsplit(':').next().unwrap().to_owned();
-    let with_host = |method: Method, path: &str, host: &str| {
-        app.client.request(method, app.url(path)).header(reqwest::header::HOST, host).send()
-    };
-    // DNS rebinding: the attacker's name now points at 127.0.0.1, the browser keeps it.
-    let foreign = [
-        "evil.example".to_owned(),
-        format!("evil.example:{port}"),
-        "127.0.0.1.evil.example".into(),
-        "localhost.evil.example".into(),
-    ];
-    for host in &foreign {
-        let resp = with_host(Method::GET, "/", host).await.unwrap();
-        assert_eq!(resp.status(), StatusCode::MISDIRECTED_REQUEST, "{host}");
-        assert!(resp.text().await.unwrap().contains("--allowed-host"), "says how to allow it");
-        let resp = with_host(Method::GET, "/api/v1/runs", host).await.unwrap();
-        assert_eq!(resp.status(), StatusCode::MISDIRECTED_REQUEST, "{host}");
-        assert!(resp.json::<Value>().await.unwrap()["error"].as_str().unwrap().contains("not a name of this server"));
-    }
-    let resp = app
-        .client
-        .post(app.url("/api/v1/runs"))
-        .header(reqwest::header::HOST, format!("evil.example:{port}"))
-        .header(ORIGIN, format!("http://evil.example:{port}"))
-        .multipart(Form::new().text("text", PASTED))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::MISDIRECTED_REQUEST, "same-origin to the attacker's name, still refused");
-    assert_eq!(app.run_count().await, 0);
-    // Loopback names, any port.
-    let loopback: [String; 5] = [
-        format!("localhost:{port}"),
-        format!("127.0.0.1:{port}"),
-        format!("[::1]:{port}"),
-        "localhost".into(),
-        "127.0.0.1:1".into(),
-    ];
-    for host in loopback {
-        assert_eq!(with_host(Method::GET, "/api/v1/runs", &host).await.unwrap().status(), StatusCode::OK, "{host}");
-    }
+    for app in TestApp::builder().auth(AuthMode::Off).each().await {
+        let port = app.base.rsplit(':').next().unwrap().to_owned();
+        let with_host = |method: Method, path: &str, host: &str| {
+            app.client.request(method, app.url(path)).header(reqwest::header::HOST, host).send()
+        };
+        // DNS rebinding: the attacker's name now points at 127.0.0.1, the browser keeps it.
+        let foreign = [
+            "evil.example".to_owned(),
+            format!("evil.example:{port}"),
+            "127.0.0.1.evil.example".into(),
+            "localhost.evil.example".into(),
+        ];
+        for host in &foreign {
+            let resp = with_host(Method::GET, "/", host).await.unwrap();
+            assert_eq!(resp.status(), StatusCode::MISDIRECTED_REQUEST, "{host}");
+            assert!(resp.text().await.unwrap().contains("--allowed-host"), "says how to allow it");
+            let resp = with_host(Method::GET, "/api/v1/runs", host).await.unwrap();
+            assert_eq!(resp.status(), StatusCode::MISDIRECTED_REQUEST, "{host}");
+            assert!(resp.json::<Value>().await.unwrap()["error"]
+                .as_str()
+                .unwrap()
+                .contains("not a name of this server"));
+        }
+        let resp = app
+            .client
+            .post(app.url("/api/v1/runs"))
+            .header(reqwest::header::HOST, format!("evil.example:{port}"))
+            .header(ORIGIN, format!("http://evil.example:{port}"))
+            .multipart(Form::new().text("text", PASTED))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::MISDIRECTED_REQUEST, "same-origin to the attacker's name, still refused");
+        assert_eq!(app.run_count().await, 0);
+        // Loopback names, any port.
+        let loopback: [String; 5] = [
+            format!("localhost:{port}"),
+            format!("127.0.0.1:{port}"),
+            format!("[::1]:{port}"),
+            "localhost".into(),
+            "127.0.0.1:1".into(),
+        ];
+        for host in loopback {
+            assert_eq!(with_host(Method::GET, "/api/v1/runs", &host).await.unwrap().status(), StatusCode::OK, "{host}");
+        }
 
-    // --allowed-host and --public-url add names.
-    let app = TestApp::builder()
+        // --allowed-host and --public-url add names.
+    }
+    for app in TestApp::builder()
         .auth(AuthMode::Off)
         .allowed_hosts(&["plateau.lan"])
         .public_url(Some("https://plateau.example"))
-        .spawn()
-        .await;
-    for (host, status) in [
-        ("plateau.lan", StatusCode::OK),
-        ("PLATEAU.lan:3000", StatusCode::OK),
-        ("plateau.example", StatusCode::OK),
-        ("evil.example", StatusCode::MISDIRECTED_REQUEST),
-    ] {
-        let resp = app.client.get(app.url("/api/v1/runs")).header(reqwest::header::HOST, host).send().await.unwrap();
-        assert_eq!(resp.status(), status, "{host}");
+        .each()
+        .await
+    {
+        for (host, status) in [
+            ("plateau.lan", StatusCode::OK),
+            ("PLATEAU.lan:3000", StatusCode::OK),
+            ("plateau.example", StatusCode::OK),
+            ("evil.example", StatusCode::MISDIRECTED_REQUEST),
+        ] {
+            let resp =
+                app.client.get(app.url("/api/v1/runs")).header(reqwest::header::HOST, host).send().await.unwrap();
+            assert_eq!(resp.status(), status, "{host}");
+        }
     }
 }
 
 #[tokio::test]
 async fn parallel_wrong_passwords_get_at_most_the_limit_of_checks() {
-    let app = TestApp::builder().auth(on(ReadAccess::Public)).spawn().await;
-    app.user("ada").await;
-    let attempts = (0..50).map(|i| {
-        let password = format!("guess-{i}");
-        let client = app.client.clone();
-        let url = app.url("/login");
-        async move {
-            client.post(url).form(&[("name", "ada"), ("password", password.as_str())]).send().await.unwrap().status()
-        }
-    });
-    let statuses = futures_util::future::join_all(attempts).await;
-    let checked = statuses.iter().filter(|s| **s != StatusCode::TOO_MANY_REQUESTS).count();
-    assert!(checked <= server::auth::throttle::MAX_FAILURES, "{checked} passwords checked: {statuses:?}");
-    assert!(statuses.iter().all(|s| *s == StatusCode::UNAUTHORIZED || *s == StatusCode::TOO_MANY_REQUESTS));
-    // …and the right password now waits too.
-    let resp =
-        app.client.post(app.url("/login")).form(&[("name", "ada"), ("password", PASSWORD)]).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        app.user("ada").await;
+        let attempts = (0..50).map(|i| {
+            let password = format!("guess-{i}");
+            let client = app.client.clone();
+            let url = app.url("/login");
+            async move {
+                client
+                    .post(url)
+                    .form(&[("name", "ada"), ("password", password.as_str())])
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+            }
+        });
+        let statuses = futures_util::future::join_all(attempts).await;
+        let checked = statuses.iter().filter(|s| **s != StatusCode::TOO_MANY_REQUESTS).count();
+        assert!(checked <= server::auth::throttle::MAX_FAILURES, "{checked} passwords checked: {statuses:?}");
+        assert!(statuses.iter().all(|s| *s == StatusCode::UNAUTHORIZED || *s == StatusCode::TOO_MANY_REQUESTS));
+        // …and the right password now waits too.
+        let resp =
+            app.client.post(app.url("/login")).form(&[("name", "ada"), ("password", PASSWORD)]).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    }
 }

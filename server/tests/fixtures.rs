@@ -1,7 +1,8 @@
 //! Every real result file in the shared fixtures directory imports through the one import
-//! path (detection from content, parsing, grouping), into a real SQLite file. The per-format
-//! tests beside each parser pin specific numbers; this one proves detection picks the
-//! right parser for every file when all parsers compete, and that storing works.
+//! path (detection from content, parsing, grouping), into a fresh SQLite file and a fresh
+//! PostgreSQL schema. The per-format tests beside each parser pin specific numbers; this
+//! one proves detection picks the right parser for every file when all parsers compete,
+//! and that storing works on both backends.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -66,37 +67,39 @@ fn the_list_covers_every_fixture_file() {
 
 #[tokio::test]
 async fn every_fixture_file_imports_as_its_own_format() {
-    let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("fixtures.db")).await.unwrap();
-    for (rel, format, levels) in FILES {
-        // LLMPerf's individual-responses file and GenAI-Perf's CSV do not record their
-        // concurrency: the user says it, as the form's `concurrency` field does (LLMPerf's
-        // is 5, from the matching summary; GenAI-Perf's is not known, 10 stands in).
-        let concurrency = if rel.contains("individual") {
-            Some(5.0)
-        } else if rel.ends_with("genai_perf.csv") {
-            Some(10.0)
-        } else {
-            None
-        };
-        let req = ImportRequest { files: vec![read(rel)], concurrency, ..ImportRequest::default() };
-        let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
-        assert_eq!(prepared.len(), 1, "{rel}");
-        let run = &prepared[0].run;
-        assert_eq!(run.source.format, *format, "{rel} detected as {:?}", run.source.format);
-        if *levels > 0 {
-            assert_eq!(run.levels.len(), *levels, "{rel}");
-        } else {
-            assert!(!run.levels.is_empty(), "{rel}");
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let pool = store.db.clone();
+        for (rel, format, levels) in FILES {
+            // LLMPerf's individual-responses file and GenAI-Perf's CSV do not record their
+            // concurrency: the user says it, as the form's `concurrency` field does (LLMPerf's
+            // is 5, from the matching summary; GenAI-Perf's is not known, 10 stands in).
+            let concurrency = if rel.contains("individual") {
+                Some(5.0)
+            } else if rel.ends_with("genai_perf.csv") {
+                Some(10.0)
+            } else {
+                None
+            };
+            let req = ImportRequest { files: vec![read(rel)], concurrency, ..ImportRequest::default() };
+            let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
+            assert_eq!(prepared.len(), 1, "{rel}");
+            let run = &prepared[0].run;
+            assert_eq!(run.source.format, *format, "{rel} detected as {:?}", run.source.format);
+            if *levels > 0 {
+                assert_eq!(run.levels.len(), *levels, "{rel}");
+            } else {
+                assert!(!run.levels.is_empty(), "{rel}");
+            }
+            for l in &run.levels {
+                assert!(l.point.load_value > 0.0, "{rel}: load");
+                assert!(!l.point.measures.is_empty(), "{rel}: no measures at load {}", l.point.load_value);
+            }
+            let n = run.levels.len();
+            let done = ingest::store(&pool, prepared).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
+            let stored = app::db::get_run(&pool, &done[0].id).await.unwrap();
+            assert_eq!(stored.points.len(), n, "{rel}");
         }
-        for l in &run.levels {
-            assert!(l.point.load_value > 0.0, "{rel}: load");
-            assert!(!l.point.measures.is_empty(), "{rel}: no measures at load {}", l.point.load_value);
-        }
-        let n = run.levels.len();
-        let done = ingest::store(&pool, prepared).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
-        let stored = app::db::get_run(&pool, &done[0].id).await.unwrap();
-        assert_eq!(stored.points.len(), n, "{rel}");
     }
 }
 

@@ -37,94 +37,105 @@ fn file_form(name: &str, bytes: Vec<u8>) -> Form {
 
 #[tokio::test]
 async fn a_huge_page_number_is_clamped_not_a_panic() {
-    let app = TestApp::spawn().await;
-    let client = reqwest::Client::new();
-    for q in ["9223372036854775807", "99999999999999999999999", "-9223372036854775808"] {
-        let resp = client.get(format!("{}/?page={q}", app.base)).send().await.unwrap();
-        assert_eq!(resp.status(), StatusCode::OK, "page={q}");
+    for app in TestApp::each().await {
+        let client = reqwest::Client::new();
+        for q in ["9223372036854775807", "99999999999999999999999", "-9223372036854775808"] {
+            let resp = client.get(format!("{}/?page={q}", app.base)).send().await.unwrap();
+            assert_eq!(resp.status(), StatusCode::OK, "page={q}");
+        }
     }
 }
 
 #[tokio::test]
 async fn an_over_size_upload_gets_413_naming_the_limit() {
-    let app = TestApp::builder().max_upload_bytes(4096).spawn().await;
-    let client = reqwest::Client::new();
-    let post = |form: Form| client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send();
-    // Over the per-file limit but inside the body limit: the file is named.
-    let resp = post(file_form("big.txt", vec![b'x'; 5000])).await.unwrap();
-    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
-    let body: Value = resp.json().await.unwrap();
-    assert!(body["error"].as_str().unwrap().contains("big.txt: the file is over the limit of 4096 bytes"), "{body}");
-    // Over the whole body's limit (file + 1 MiB for the form): still 413, not 400.
-    let resp = post(file_form("huge.txt", vec![b'x'; 2 << 20])).await.unwrap();
-    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
-    let body: Value = resp.json().await.unwrap();
-    assert!(body["error"].as_str().unwrap().contains("over the limit of 4096 bytes"), "{body}");
+    for app in TestApp::builder().max_upload_bytes(4096).each().await {
+        let client = reqwest::Client::new();
+        let post = |form: Form| client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send();
+        // Over the per-file limit but inside the body limit: the file is named.
+        let resp = post(file_form("big.txt", vec![b'x'; 5000])).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let body: Value = resp.json().await.unwrap();
+        assert!(
+            body["error"].as_str().unwrap().contains("big.txt: the file is over the limit of 4096 bytes"),
+            "{body}"
+        );
+        // Over the whole body's limit (file + 1 MiB for the form): still 413, not 400.
+        let resp = post(file_form("huge.txt", vec![b'x'; 2 << 20])).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let body: Value = resp.json().await.unwrap();
+        assert!(body["error"].as_str().unwrap().contains("over the limit of 4096 bytes"), "{body}");
+    }
 }
 
 #[tokio::test]
 async fn a_run_over_the_level_limit_gets_413_naming_the_file() {
-    let app = TestApp::builder().max_upload_bytes(4 << 20).spawn().await;
-    let client = reqwest::Client::new();
-    let text = levels_text(server::ingest::MAX_LEVELS + 1);
-    let resp = client
-        .post(format!("{}/api/v1/runs?dry_run=true", app.base))
-        .multipart(file_form("many.txt", text.into_bytes()))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
-    let body: Value = resp.json().await.unwrap();
-    assert_eq!(body["error"], "many.txt: 10001 levels, over the limit of 10000 levels per run");
+    for app in TestApp::builder().max_upload_bytes(4 << 20).each().await {
+        let client = reqwest::Client::new();
+        let text = levels_text(server::ingest::MAX_LEVELS + 1);
+        let resp = client
+            .post(format!("{}/api/v1/runs?dry_run=true", app.base))
+            .multipart(file_form("many.txt", text.into_bytes()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["error"], "many.txt: 10001 levels, over the limit of 10000 levels per run");
+    }
 }
 
 #[tokio::test]
 async fn a_live_run_takes_no_level_past_the_limit() {
-    let app = TestApp::builder().max_upload_bytes(4 << 20).spawn().await;
-    let client = reqwest::Client::new();
-    // A run of exactly MAX_LEVELS levels, stored through the import path, then running.
-    let text = levels_text(server::ingest::MAX_LEVELS);
-    let resp = client
-        .post(format!("{}/api/v1/runs", app.base))
-        .multipart(file_form("full.txt", text.into_bytes()))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    let body: Value = resp.json().await.unwrap();
-    let id = body["runs"][0]["id"].as_str().unwrap().to_owned();
-    sqlx::query("UPDATE runs SET status = 'running' WHERE public_id = ?1").bind(&id).execute(&app.pool).await.unwrap();
-    // A fresh lease, as a sweep writing it would hold.
-    app::db::heartbeat_run(&app.pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
-    let level = serde_json::json!({
-        "point": {"load_kind": "concurrency", "load_value": 20000.0, "requests_ok": 1, "requests_failed": 0,
-                  "wall_s": 1.0, "measures": [], "truncated": false},
-        "raw": null, "requests": []
-    });
-    let resp = client.post(format!("{}/api/v1/live-runs/{id}/levels", app.base)).json(&level).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
-    let body: Value = resp.json().await.unwrap();
-    assert_eq!(body["field"], "levels");
-    assert!(body["error"].as_str().unwrap().contains("limit of 10000 levels"), "{body}");
-    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM points").fetch_one(&app.pool).await.unwrap();
-    assert_eq!(stored, server::ingest::MAX_LEVELS as i64);
+    for app in TestApp::builder().max_upload_bytes(4 << 20).each().await {
+        let client = reqwest::Client::new();
+        // A run of exactly MAX_LEVELS levels, stored through the import path, then running.
+        let text = levels_text(server::ingest::MAX_LEVELS);
+        let resp = client
+            .post(format!("{}/api/v1/runs", app.base))
+            .multipart(file_form("full.txt", text.into_bytes()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let body: Value = resp.json().await.unwrap();
+        let id = body["runs"][0]["id"].as_str().unwrap().to_owned();
+        let marked =
+            app::db::testing::execute(&app.pool, "UPDATE runs SET status = 'running' WHERE public_id = $1", &[&id])
+                .await;
+        assert_eq!(marked, 1);
+        // A fresh lease, as a sweep writing it would hold.
+        app::db::heartbeat_run(&app.pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
+        let level = serde_json::json!({
+            "point": {"load_kind": "concurrency", "load_value": 20000.0, "requests_ok": 1, "requests_failed": 0,
+                      "wall_s": 1.0, "measures": [], "truncated": false},
+            "raw": null, "requests": []
+        });
+        let resp = client.post(format!("{}/api/v1/live-runs/{id}/levels", app.base)).json(&level).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["field"], "levels");
+        assert!(body["error"].as_str().unwrap().contains("limit of 10000 levels"), "{body}");
+        let stored = app.count("points").await;
+        assert_eq!(stored, server::ingest::MAX_LEVELS as i64);
+    }
 }
 
 #[tokio::test]
 async fn control_characters_in_file_names_are_escaped_in_messages() {
-    let app = TestApp::spawn().await;
-    let client = reqwest::Client::new();
-    let resp = client
-        .post(format!("{}/api/v1/runs", app.base))
-        .multipart(file_form("evil\u{9b}2J\u{202e}.txt", b"not a result".to_vec()))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
-    let body: Value = resp.json().await.unwrap();
-    let msg = body["error"].as_str().unwrap();
-    assert!(msg.starts_with("evil\\u{9b}2J\\u{202e}.txt: "), "{msg}");
-    assert!(!msg.contains('\u{9b}') && !msg.contains('\u{202e}'), "{msg}");
+    for app in TestApp::each().await {
+        let client = reqwest::Client::new();
+        let resp = client
+            .post(format!("{}/api/v1/runs", app.base))
+            .multipart(file_form("evil\u{9b}2J\u{202e}.txt", b"not a result".to_vec()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let body: Value = resp.json().await.unwrap();
+        let msg = body["error"].as_str().unwrap();
+        assert!(msg.starts_with("evil\\u{9b}2J\\u{202e}.txt: "), "{msg}");
+        assert!(!msg.contains('\u{9b}') && !msg.contains('\u{202e}'), "{msg}");
+    }
 }
 
 /// Median of `/healthz` round trips, each probe `gap` apart.
@@ -146,51 +157,55 @@ async fn healthz_median(client: &reqwest::Client, base: &str, probes: usize, gap
 /// probes is asserted, so one unlucky scheduling hiccup on a busy machine does not fail it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_stays_quick_while_heavy_requests_run() {
-    let app = TestApp::builder().max_upload_bytes(64 << 20).spawn().await;
-    let client = reqwest::Client::new();
-    let text = levels_text(server::ingest::MAX_LEVELS);
-    let resp = client
-        .post(format!("{}/api/v1/runs", app.base))
-        .multipart(file_form("big.txt", text.clone().into_bytes()))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    let body: Value = resp.json().await.unwrap();
-    let id = body["runs"][0]["id"].as_str().unwrap().to_owned();
+    for app in TestApp::builder().max_upload_bytes(64 << 20).each().await {
+        let client = reqwest::Client::new();
+        let text = levels_text(server::ingest::MAX_LEVELS);
+        let resp = client
+            .post(format!("{}/api/v1/runs", app.base))
+            .multipart(file_form("big.txt", text.clone().into_bytes()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let body: Value = resp.json().await.unwrap();
+        let id = body["runs"][0]["id"].as_str().unwrap().to_owned();
 
-    let page = |client: reqwest::Client, url: String| {
-        tokio::spawn(async move {
-            let t = Instant::now();
-            let resp = client.get(url).send().await.unwrap();
-            assert_eq!(resp.status(), StatusCode::OK);
-            resp.bytes().await.unwrap();
-            t.elapsed()
-        })
-    };
-    let import = |client: reqwest::Client, url: String, text: String| {
-        tokio::spawn(async move {
-            let t = Instant::now();
-            let resp = client.post(url).multipart(file_form("again.txt", text.into_bytes())).send().await.unwrap();
-            assert_eq!(resp.status(), StatusCode::OK);
-            t.elapsed()
-        })
-    };
-    let heavy = vec![
-        page(client.clone(), format!("{}/runs/{id}", app.base)),
-        page(client.clone(), format!("{}/runs/{id}?scale=linear", app.base)),
-        import(client.clone(), format!("{}/api/v1/runs?dry_run=true", app.base), text.clone()),
-        import(client.clone(), format!("{}/api/v1/runs?dry_run=true", app.base), text),
-    ];
-    tokio::time::sleep(Duration::from_millis(150)).await;
-    let median = healthz_median(&client, &app.base, 7, Duration::from_millis(40)).await;
-    let busy = heavy.iter().filter(|h| !h.is_finished()).count();
-    assert!(busy > 0, "the heavy requests ended before the probes: the test measured nothing");
-    assert!(median < Duration::from_millis(100), "/healthz took {median:?} (median) while {busy} heavy requests ran");
-    for h in heavy {
-        let took =
-            tokio::time::timeout(Duration::from_secs(300), h).await.expect("a heavy request never ended").unwrap();
-        eprintln!("heavy request: {took:?}");
+        let page = |client: reqwest::Client, url: String| {
+            tokio::spawn(async move {
+                let t = Instant::now();
+                let resp = client.get(url).send().await.unwrap();
+                assert_eq!(resp.status(), StatusCode::OK);
+                resp.bytes().await.unwrap();
+                t.elapsed()
+            })
+        };
+        let import = |client: reqwest::Client, url: String, text: String| {
+            tokio::spawn(async move {
+                let t = Instant::now();
+                let resp = client.post(url).multipart(file_form("again.txt", text.into_bytes())).send().await.unwrap();
+                assert_eq!(resp.status(), StatusCode::OK);
+                t.elapsed()
+            })
+        };
+        let heavy = vec![
+            page(client.clone(), format!("{}/runs/{id}", app.base)),
+            page(client.clone(), format!("{}/runs/{id}?scale=linear", app.base)),
+            import(client.clone(), format!("{}/api/v1/runs?dry_run=true", app.base), text.clone()),
+            import(client.clone(), format!("{}/api/v1/runs?dry_run=true", app.base), text),
+        ];
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let median = healthz_median(&client, &app.base, 7, Duration::from_millis(40)).await;
+        let busy = heavy.iter().filter(|h| !h.is_finished()).count();
+        assert!(busy > 0, "the heavy requests ended before the probes: the test measured nothing");
+        assert!(
+            median < Duration::from_millis(100),
+            "/healthz took {median:?} (median) while {busy} heavy requests ran"
+        );
+        for h in heavy {
+            let took =
+                tokio::time::timeout(Duration::from_secs(300), h).await.expect("a heavy request never ended").unwrap();
+            eprintln!("heavy request: {took:?}");
+        }
     }
 }
 

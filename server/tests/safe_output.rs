@@ -1,5 +1,5 @@
 //! Issue #10, "safe to share": stored text never becomes markup, script, a formula or a
-//! redirect to another site. The real router on a loopback port and a real SQLite file,
+//! redirect to another site. The real router on a loopback port, on SQLite and PostgreSQL,
 //! with the story's runs renamed to payloads: `<head>` escaping (title, og:*, one of each on
 //! reports), the security headers (CSP nonce on the page's scripts, the offline report's own
 //! policy), CSV and Markdown neutralisation, and the `back=` / `next=` rule.
@@ -27,12 +27,9 @@ impl TestApp {
     }
 
     async fn rename(&self, id: &str, name: &str) {
-        sqlx::query("UPDATE runs SET name = ? WHERE public_id = ?")
-            .bind(name)
-            .bind(id)
-            .execute(&self.pool)
-            .await
-            .unwrap();
+        let renamed =
+            app::db::testing::execute(&self.pool, "UPDATE runs SET name = $1 WHERE public_id = $2", &[name, id]).await;
+        assert_eq!(renamed, 1);
     }
 }
 
@@ -60,291 +57,305 @@ const TITLE_XSS: &str = "</title><img src=x onerror=alert(document.domain)>";
 
 #[tokio::test]
 async fn names_and_titles_stay_text_in_the_head() {
-    let app = TestApp::spawn().await;
-    let (chat, completions) = story(&app).await;
-    app.rename(&chat, TITLE_XSS).await;
-    app.rename(&completions, &format!("{TITLE_XSS} 2")).await;
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        app.rename(&chat, TITLE_XSS).await;
+        app.rename(&completions, &format!("{TITLE_XSS} 2")).await;
 
-    let (status, page) = app.text(&format!("/runs/{chat}")).await;
-    assert_eq!(status, StatusCode::OK);
-    let h = head(&page);
-    assert!(!h.contains("<img"), "markup from the run name in <head>: {h}");
-    assert!(
-        h.contains("<title>&lt;/title&gt;&lt;img src=x onerror=alert(document.domain)&gt; · Plateau</title>"),
-        "{h}"
-    );
-    assert_eq!(h.matches("<title>").count(), 1, "{h}");
-    assert_eq!(h.matches("property=\"og:title\"").count(), 1, "{h}");
+        let (status, page) = app.text(&format!("/runs/{chat}")).await;
+        assert_eq!(status, StatusCode::OK);
+        let h = head(&page);
+        assert!(!h.contains("<img"), "markup from the run name in <head>: {h}");
+        assert!(
+            h.contains("<title>&lt;/title&gt;&lt;img src=x onerror=alert(document.domain)&gt; · Plateau</title>"),
+            "{h}"
+        );
+        assert_eq!(h.matches("<title>").count(), 1, "{h}");
+        assert_eq!(h.matches("property=\"og:title\"").count(), 1, "{h}");
 
-    // A saved report of the run: its title is the page's, escaped; one og:title and one
-    // og:description (the run view underneath does not add its own).
-    let resp = app
+        // A saved report of the run: its title is the page's, escaped; one og:title and one
+        // og:description (the run view underneath does not add its own).
+        let resp = app
         .client
         .post(app.url("/api/v1/reports"))
         .json(&json!({ "title": TITLE_XSS, "description": "<script>alert(1)</script>\"'", "view": format!("/runs/{chat}") }))
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    let url = resp.json::<Value>().await.unwrap()["url"].as_str().unwrap().to_owned();
-    let (status, page) = app.text(&url).await;
-    assert_eq!(status, StatusCode::OK);
-    let h = head(&page);
-    assert!(!h.contains("<img") && !h.contains("<script>alert"), "{h}");
-    assert!(h.contains("<title>&lt;/title&gt;&lt;img"), "the report's title is the page title: {h}");
-    assert_eq!(h.matches("property=\"og:title\"").count(), 1, "{h}");
-    assert_eq!(h.matches("property=\"og:description\"").count(), 1, "{h}");
-    assert_eq!(h.matches("<title>").count(), 1, "{h}");
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let url = resp.json::<Value>().await.unwrap()["url"].as_str().unwrap().to_owned();
+        let (status, page) = app.text(&url).await;
+        assert_eq!(status, StatusCode::OK);
+        let h = head(&page);
+        assert!(!h.contains("<img") && !h.contains("<script>alert"), "{h}");
+        assert!(h.contains("<title>&lt;/title&gt;&lt;img"), "the report's title is the page title: {h}");
+        assert_eq!(h.matches("property=\"og:title\"").count(), 1, "{h}");
+        assert_eq!(h.matches("property=\"og:description\"").count(), 1, "{h}");
+        assert_eq!(h.matches("<title>").count(), 1, "{h}");
 
-    // A report of the comparison, a snapshot, the compare page.
-    let view = format!("/compare?runs={chat},{completions}");
-    let resp = app
-        .client
-        .post(app.url("/api/v1/reports"))
-        .json(&json!({ "title": TITLE_XSS, "view": view }))
-        .send()
-        .await
-        .unwrap();
-    let url = resp.json::<Value>().await.unwrap()["url"].as_str().unwrap().to_owned();
-    let (_, page) = app.text(&url).await;
-    let h = head(&page);
-    assert!(!h.contains("<img"), "{h}");
-    assert_eq!(h.matches("property=\"og:title\"").count(), 1, "{h}");
-    assert_eq!(h.matches("property=\"og:description\"").count(), 1, "{h}");
-    let resp = app
-        .client
-        .post(app.url("/api/v1/snapshots"))
-        .json(&json!({ "title": TITLE_XSS, "view": format!("/runs/{chat}") }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    let sid = resp.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
-    let (_, page) = app.text(&format!("/s/{sid}")).await;
-    let h = head(&page);
-    assert!(!h.contains("<img"), "{h}");
-    assert!(h.contains("<title>Snapshot: &lt;/title&gt;&lt;img"), "{h}");
-    let (_, page) = app.text(&view).await;
-    assert!(!head(&page).contains("<img"), "{}", head(&page));
+        // A report of the comparison, a snapshot, the compare page.
+        let view = format!("/compare?runs={chat},{completions}");
+        let resp = app
+            .client
+            .post(app.url("/api/v1/reports"))
+            .json(&json!({ "title": TITLE_XSS, "view": view }))
+            .send()
+            .await
+            .unwrap();
+        let url = resp.json::<Value>().await.unwrap()["url"].as_str().unwrap().to_owned();
+        let (_, page) = app.text(&url).await;
+        let h = head(&page);
+        assert!(!h.contains("<img"), "{h}");
+        assert_eq!(h.matches("property=\"og:title\"").count(), 1, "{h}");
+        assert_eq!(h.matches("property=\"og:description\"").count(), 1, "{h}");
+        let resp = app
+            .client
+            .post(app.url("/api/v1/snapshots"))
+            .json(&json!({ "title": TITLE_XSS, "view": format!("/runs/{chat}") }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let sid = resp.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+        let (_, page) = app.text(&format!("/s/{sid}")).await;
+        let h = head(&page);
+        assert!(!h.contains("<img"), "{h}");
+        assert!(h.contains("<title>Snapshot: &lt;/title&gt;&lt;img"), "{h}");
+        let (_, page) = app.text(&view).await;
+        assert!(!head(&page).contains("<img"), "{}", head(&page));
+    }
 }
 
 #[tokio::test]
 async fn pages_carry_a_nonce_policy_and_the_other_security_headers() {
-    let app = TestApp::spawn().await;
-    let (chat, _) = story(&app).await;
-    let mut nonces = Vec::new();
-    for path in [format!("/runs/{chat}"), "/".to_owned(), "/no-such-page".to_owned()] {
-        let resp = app.get(&path).await;
-        let csp = resp.headers()["content-security-policy"].to_str().unwrap().to_owned();
-        assert_eq!(resp.headers()["x-content-type-options"], "nosniff", "{path}");
-        assert_eq!(resp.headers()["referrer-policy"], "strict-origin-when-cross-origin", "{path}");
-        assert!(csp.contains("frame-ancestors 'none'") && csp.contains("'wasm-unsafe-eval'"), "{csp}");
-        assert!(csp.contains("object-src 'none'") && csp.contains("base-uri 'none'"), "{csp}");
-        let script_src = csp.split(';').find(|d| d.trim().starts_with("script-src")).unwrap();
-        assert!(!script_src.contains("'unsafe-inline'"), "{script_src}");
-        let nonce = script_src.split("'nonce-").nth(1).and_then(|n| n.split('\'').next()).unwrap().to_owned();
-        let page = resp.text().await.unwrap();
-        let tags = script_tags(&page);
-        assert!(
-            tags.iter().any(|t| t.contains(&format!("nonce=\"{nonce}\""))),
-            "the hydration scripts carry the nonce: {tags:?}"
-        );
-        for t in tags {
+    for app in TestApp::each().await {
+        let (chat, _) = story(&app).await;
+        let mut nonces = Vec::new();
+        for path in [format!("/runs/{chat}"), "/".to_owned(), "/no-such-page".to_owned()] {
+            let resp = app.get(&path).await;
+            let csp = resp.headers()["content-security-policy"].to_str().unwrap().to_owned();
+            assert_eq!(resp.headers()["x-content-type-options"], "nosniff", "{path}");
+            assert_eq!(resp.headers()["referrer-policy"], "strict-origin-when-cross-origin", "{path}");
+            assert!(csp.contains("frame-ancestors 'none'") && csp.contains("'wasm-unsafe-eval'"), "{csp}");
+            assert!(csp.contains("object-src 'none'") && csp.contains("base-uri 'none'"), "{csp}");
+            let script_src = csp.split(';').find(|d| d.trim().starts_with("script-src")).unwrap();
+            assert!(!script_src.contains("'unsafe-inline'"), "{script_src}");
+            let nonce = script_src.split("'nonce-").nth(1).and_then(|n| n.split('\'').next()).unwrap().to_owned();
+            let page = resp.text().await.unwrap();
+            let tags = script_tags(&page);
             assert!(
-                t.contains(" src=\"/") || t.contains(&format!("nonce=\"{nonce}\"")),
-                "{path}: {t} runs without the nonce"
+                tags.iter().any(|t| t.contains(&format!("nonce=\"{nonce}\""))),
+                "the hydration scripts carry the nonce: {tags:?}"
             );
+            for t in tags {
+                assert!(
+                    t.contains(" src=\"/") || t.contains(&format!("nonce=\"{nonce}\"")),
+                    "{path}: {t} runs without the nonce"
+                );
+            }
+            nonces.push(nonce);
         }
-        nonces.push(nonce);
-    }
-    nonces.dedup();
-    assert_eq!(nonces.len(), 3, "a new nonce per response");
-    for path in ["/api/v1/runs", "/login", "/healthz", "/echarts-missing.js"] {
-        let resp = app.get(path).await;
-        assert!(resp.headers().contains_key("content-security-policy"), "{path}");
-        assert_eq!(resp.headers()["x-content-type-options"], "nosniff", "{path}");
+        nonces.dedup();
+        assert_eq!(nonces.len(), 3, "a new nonce per response");
+        for path in ["/api/v1/runs", "/login", "/healthz", "/echarts-missing.js"] {
+            let resp = app.get(path).await;
+            assert!(resp.headers().contains_key("content-security-policy"), "{path}");
+            assert_eq!(resp.headers()["x-content-type-options"], "nosniff", "{path}");
+        }
     }
 }
 
 #[tokio::test]
 async fn the_offline_report_runs_only_its_own_scripts() {
     use sha2::{Digest, Sha256};
-    let app = TestApp::spawn().await;
-    let (chat, completions) = story(&app).await;
-    app.rename(&chat, TITLE_XSS).await;
-    std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={init:function(){}};").unwrap();
-    for path in [format!("/runs/{chat}/report.html"), format!("/compare/report.html?runs={chat},{completions}")] {
-        let resp = app.get(&path).await;
-        assert_eq!(resp.status(), StatusCode::OK, "{path}");
-        assert!(resp.headers()["content-disposition"].to_str().unwrap().starts_with("attachment"), "{path}");
-        let csp = resp.headers()["content-security-policy"].to_str().unwrap().to_owned();
-        assert!(
-            csp.contains("default-src 'none'")
-                && csp.contains("sandbox allow-scripts")
-                && csp.contains("frame-ancestors 'none'"),
-            "{csp}"
-        );
-        let script_src = csp.split(';').find(|d| d.trim().starts_with("script-src")).unwrap();
-        assert!(!script_src.contains("'unsafe-inline'") && !script_src.contains("'nonce-"), "{csp}");
-        let html = resp.text().await.unwrap();
-        assert!(!html.contains("<img src=x") && html.contains("&lt;/title&gt;&lt;img"), "names escaped in the report");
-        assert!(html.contains("<meta http-equiv=\"Content-Security-Policy\""), "the policy holds from file:// too");
-        // Each inline script that runs is named by its hash in the policy.
-        let mut hashed = 0;
-        for (i, _) in html.match_indices("<script") {
-            let open_end = i + html[i..].find('>').unwrap() + 1;
-            if html[i..open_end].contains("application/json") {
-                continue;
-            }
-            let close = open_end + html[open_end..].find("</script>").unwrap();
-            let hash = base64::Engine::encode(
-                &base64::engine::general_purpose::STANDARD,
-                Sha256::digest(&html.as_bytes()[open_end..close]),
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        app.rename(&chat, TITLE_XSS).await;
+        std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={init:function(){}};").unwrap();
+        for path in [format!("/runs/{chat}/report.html"), format!("/compare/report.html?runs={chat},{completions}")] {
+            let resp = app.get(&path).await;
+            assert_eq!(resp.status(), StatusCode::OK, "{path}");
+            assert!(resp.headers()["content-disposition"].to_str().unwrap().starts_with("attachment"), "{path}");
+            let csp = resp.headers()["content-security-policy"].to_str().unwrap().to_owned();
+            assert!(
+                csp.contains("default-src 'none'")
+                    && csp.contains("sandbox allow-scripts")
+                    && csp.contains("frame-ancestors 'none'"),
+                "{csp}"
             );
-            assert!(csp.contains(&format!("'sha256-{hash}'")), "{path}: an inline script outside the policy");
-            hashed += 1;
+            let script_src = csp.split(';').find(|d| d.trim().starts_with("script-src")).unwrap();
+            assert!(!script_src.contains("'unsafe-inline'") && !script_src.contains("'nonce-"), "{csp}");
+            let html = resp.text().await.unwrap();
+            assert!(
+                !html.contains("<img src=x") && html.contains("&lt;/title&gt;&lt;img"),
+                "names escaped in the report"
+            );
+            assert!(html.contains("<meta http-equiv=\"Content-Security-Policy\""), "the policy holds from file:// too");
+            // Each inline script that runs is named by its hash in the policy.
+            let mut hashed = 0;
+            for (i, _) in html.match_indices("<script") {
+                let open_end = i + html[i..].find('>').unwrap() + 1;
+                if html[i..open_end].contains("application/json") {
+                    continue;
+                }
+                let close = open_end + html[open_end..].find("</script>").unwrap();
+                let hash = base64::Engine::encode(
+                    &base64::engine::general_purpose::STANDARD,
+                    Sha256::digest(&html.as_bytes()[open_end..close]),
+                );
+                assert!(csp.contains(&format!("'sha256-{hash}'")), "{path}: an inline script outside the policy");
+                hashed += 1;
+            }
+            assert_eq!(hashed, 2, "ECharts and the chart set-up");
         }
-        assert_eq!(hashed, 2, "ECharts and the chart set-up");
     }
 }
 
 #[tokio::test]
 async fn csv_cells_hold_no_formula_and_numbers_stay_numbers() {
-    let app = TestApp::spawn().await;
-    let (chat, completions) = story(&app).await;
-    let formula = "=HYPERLINK(\"https://evil.example\",\"x\")";
-    app.rename(&chat, formula).await;
-    sqlx::query("UPDATE runs SET notes = ? WHERE public_id = ?")
-        .bind("fine,=1+1;@SUM(A1),-2+3")
-        .bind(&chat)
-        .execute(&app.pool)
-        .await
-        .unwrap();
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        let formula = "=HYPERLINK(\"https://evil.example\",\"x\")";
+        app.rename(&chat, formula).await;
+        let noted = app::db::testing::execute(
+            &app.pool,
+            "UPDATE runs SET notes = $1 WHERE public_id = $2",
+            &["fine,=1+1;@SUM(A1),-2+3", &chat],
+        )
+        .await;
+        assert_eq!(noted, 1);
 
-    // The comparison CSV: the name is text; every other column a number or empty.
-    let (status, csv_text) = app
-        .text(&format!(
+        // The comparison CSV: the name is text; every other column a number or empty.
+        let (status, csv_text) = app
+            .text(&format!(
             "/compare/export.csv?runs={chat},{completions}&baseline={completions}&metric=output_throughput&stat=mean"
         ))
-        .await;
-    assert_eq!(status, StatusCode::OK);
-    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
-    let mut negative = 0;
-    for record in reader.records() {
-        let record = record.unwrap();
-        assert!(!record[1].starts_with(['=', '+', '-', '@', '\t', '\r']), "run_name {:?}", &record[1]);
-        if record[0] == chat {
-            assert_eq!(&record[1], format!("'{formula}"));
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+        let mut negative = 0;
+        for record in reader.records() {
+            let record = record.unwrap();
+            assert!(!record[1].starts_with(['=', '+', '-', '@', '\t', '\r']), "run_name {:?}", &record[1]);
+            if record[0] == chat {
+                assert_eq!(&record[1], format!("'{formula}"));
+            }
+            for cell in record.iter().skip(4).filter(|c| !c.is_empty()) {
+                let v: f64 = cell.parse().unwrap_or_else(|_| panic!("{cell:?} is not a number"));
+                negative += usize::from(v < 0.0);
+            }
         }
-        for cell in record.iter().skip(4).filter(|c| !c.is_empty()) {
-            let v: f64 = cell.parse().unwrap_or_else(|_| panic!("{cell:?} is not a number"));
-            negative += usize::from(v < 0.0);
-        }
-    }
-    assert!(negative > 0, "the chat run is slower at some level: a negative change, kept as a number\n{csv_text}");
+        assert!(negative > 0, "the chat run is slower at some level: a negative change, kept as a number\n{csv_text}");
 
-    // Plateau's CSV: no formula cell in the `# key: <json>` lines, and it imports back.
-    let (_, exported) = app.text(&format!("/api/v1/runs/{chat}/export.csv")).await;
-    for line in exported.lines().take_while(|l| l.starts_with('#')) {
-        for cell in line.split([',', ';', '\t']) {
-            assert!(!cell.trim_start_matches('"').starts_with(['=', '+', '-', '@']), "{cell:?} in {line}");
+        // Plateau's CSV: no formula cell in the `# key: <json>` lines, and it imports back.
+        let (_, exported) = app.text(&format!("/api/v1/runs/{chat}/export.csv")).await;
+        for line in exported.lines().take_while(|l| l.starts_with('#')) {
+            for cell in line.split([',', ';', '\t']) {
+                assert!(!cell.trim_start_matches('"').starts_with(['=', '+', '-', '@']), "{cell:?} in {line}");
+            }
         }
+        let form = reqwest::multipart::Form::new()
+            .part("file", reqwest::multipart::Part::bytes(exported.into_bytes()).file_name("export.csv"));
+        let resp = app.client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["runs"][0]["name"], formula, "the import reads back what the export wrote");
+        let id = body["runs"][0]["id"].as_str().unwrap();
+        let run: Value = app.get(&format!("/api/v1/runs/{id}")).await.json().await.unwrap();
+        let facts = if run["facts"].is_object() { &run["facts"] } else { &run["run"]["facts"] };
+        assert_eq!(facts["notes"], "fine,=1+1;@SUM(A1),-2+3", "{run}");
     }
-    let form = reqwest::multipart::Form::new()
-        .part("file", reqwest::multipart::Part::bytes(exported.into_bytes()).file_name("export.csv"));
-    let resp = app.client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    let body: Value = resp.json().await.unwrap();
-    assert_eq!(body["runs"][0]["name"], formula, "the import reads back what the export wrote");
-    let id = body["runs"][0]["id"].as_str().unwrap();
-    let run: Value = app.get(&format!("/api/v1/runs/{id}")).await.json().await.unwrap();
-    let facts = if run["facts"].is_object() { &run["facts"] } else { &run["run"]["facts"] };
-    assert_eq!(facts["notes"], "fine,=1+1;@SUM(A1),-2+3", "{run}");
 }
 
 #[tokio::test]
 async fn markdown_exports_render_names_and_notes_as_typed() {
-    let app = TestApp::spawn().await;
-    let (chat, completions) = story(&app).await;
-    app.rename(&chat, "![x](https://evil.example/p.png) [click](https://evil.example) <img src=x onerror=alert(1)>")
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        app.rename(
+            &chat,
+            "![x](https://evil.example/p.png) [click](https://evil.example) <img src=x onerror=alert(1)>",
+        )
         .await;
-    app.client
+        app.client
         .post(app.url(&format!("/api/v1/runs/{chat}/annotations")))
         .json(&json!({ "anchor": { "type": "run" }, "kind": "note", "body": "see ![p](https://evil.example/q.png) | # x" }))
         .send()
         .await
         .unwrap();
-    let (_, md) = app.text(&format!("/api/v1/runs/{chat}/export.md")).await;
-    let (_, cmp) = app.text(&format!("/compare/export.md?runs={chat},{completions}")).await;
-    // Markup characters are there only backslash-escaped (shown as typed).
-    let unescaped = |doc: &str, pat: &str| doc.match_indices(pat).any(|(i, _)| !doc[..i].ends_with('\\'));
-    for doc in [&md, &cmp] {
-        for pat in ["![", "](", "<img", "[click]", "<"] {
-            assert!(!unescaped(doc, pat), "{pat:?} in {doc}");
+        let (_, md) = app.text(&format!("/api/v1/runs/{chat}/export.md")).await;
+        let (_, cmp) = app.text(&format!("/compare/export.md?runs={chat},{completions}")).await;
+        // Markup characters are there only backslash-escaped (shown as typed).
+        let unescaped = |doc: &str, pat: &str| doc.match_indices(pat).any(|(i, _)| !doc[..i].ends_with('\\'));
+        for doc in [&md, &cmp] {
+            for pat in ["![", "](", "<img", "[click]", "<"] {
+                assert!(!unescaped(doc, pat), "{pat:?} in {doc}");
+            }
         }
+        assert!(md.starts_with("### \\!\\[x\\]"), "{md}");
+        assert!(cmp.contains("see \\!\\[p\\]"), "{cmp}");
     }
-    assert!(md.starts_with("### \\!\\[x\\]"), "{md}");
-    assert!(cmp.contains("see \\!\\[p\\]"), "{cmp}");
 }
 
 #[tokio::test]
 async fn back_and_next_stay_on_this_site() {
-    let app = TestApp::spawn().await;
-    let (chat, _) = story(&app).await;
-    let bad = [
-        "//evil.example",
-        "/\\evil.example",
-        "/\t/evil.example",
-        "/\n/evil.example",
-        "https://evil.example",
-        "\\\\evil.example",
-    ];
-    for back in bad {
-        // A dismiss without a key fails and goes back with the error.
-        let resp = app.client.post(app.url("/proposals/dismiss")).form(&[("back", back)]).send().await.unwrap();
-        assert_eq!(resp.status(), StatusCode::SEE_OTHER, "{back:?}");
-        let location = resp.headers()["location"].to_str().unwrap().to_owned();
-        assert!(location.starts_with("/?error="), "{back:?} → {location}");
-        // A report with a view that is not a page of this site.
-        let resp = app.client.post(app.url("/reports")).form(&[("title", "t"), ("view", back)]).send().await.unwrap();
-        let location = resp.headers()["location"].to_str().unwrap().to_owned();
-        assert!(location.starts_with("/?error="), "view {back:?} → {location}");
-        // Sign-in's next.
-        let resp = app.get(&format!("/login?next={}", app::domain::query::encode(back))).await;
-        let location = resp.headers().get("location").map(|l| l.to_str().unwrap().to_owned()).unwrap_or_default();
-        assert!(!location.contains("evil"), "next {back:?} → {location}");
-    }
-    // A good back is kept.
-    let resp = app
-        .client
-        .post(app.url("/proposals/dismiss"))
-        .form(&[("back", format!("/runs/{chat}?stat=p99").as_str())])
-        .send()
-        .await
-        .unwrap();
-    assert!(resp.headers()["location"].to_str().unwrap().starts_with(&format!("/runs/{chat}?stat=p99&error=")));
-    // An unknown upload token with a line break is refused, not echoed into the header.
-    let resp = app
-        .client
-        .post(app.url("/imports/a%0d%0aSet-Cookie:x=1/save"))
-        .form(&[("action", "update")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert!(resp.headers().get("set-cookie").is_none());
+    for app in TestApp::each().await {
+        let (chat, _) = story(&app).await;
+        let bad = [
+            "//evil.example",
+            "/\\evil.example",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "https://evil.example",
+            "\\\\evil.example",
+        ];
+        for back in bad {
+            // A dismiss without a key fails and goes back with the error.
+            let resp = app.client.post(app.url("/proposals/dismiss")).form(&[("back", back)]).send().await.unwrap();
+            assert_eq!(resp.status(), StatusCode::SEE_OTHER, "{back:?}");
+            let location = resp.headers()["location"].to_str().unwrap().to_owned();
+            assert!(location.starts_with("/?error="), "{back:?} → {location}");
+            // A report with a view that is not a page of this site.
+            let resp =
+                app.client.post(app.url("/reports")).form(&[("title", "t"), ("view", back)]).send().await.unwrap();
+            let location = resp.headers()["location"].to_str().unwrap().to_owned();
+            assert!(location.starts_with("/?error="), "view {back:?} → {location}");
+            // Sign-in's next.
+            let resp = app.get(&format!("/login?next={}", app::domain::query::encode(back))).await;
+            let location = resp.headers().get("location").map(|l| l.to_str().unwrap().to_owned()).unwrap_or_default();
+            assert!(!location.contains("evil"), "next {back:?} → {location}");
+        }
+        // A good back is kept.
+        let resp = app
+            .client
+            .post(app.url("/proposals/dismiss"))
+            .form(&[("back", format!("/runs/{chat}?stat=p99").as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.headers()["location"].to_str().unwrap().starts_with(&format!("/runs/{chat}?stat=p99&error=")));
+        // An unknown upload token with a line break is refused, not echoed into the header.
+        let resp = app
+            .client
+            .post(app.url("/imports/a%0d%0aSet-Cookie:x=1/save"))
+            .form(&[("action", "update")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert!(resp.headers().get("set-cookie").is_none());
 
-    // Annotation links: `/\host` and `//host` are not links.
-    app.client
+        // Annotation links: `/\host` and `//host` are not links.
+        app.client
         .post(app.url(&format!("/api/v1/runs/{chat}/annotations")))
         .json(&json!({ "anchor": { "type": "run" }, "kind": "note", "body": "[a](/\\evil.example) [b](//evil.example) [c](/runs/x)" }))
         .send()
         .await
         .unwrap();
-    let (_, page) = app.text(&format!("/runs/{chat}")).await;
-    assert!(
-        !page.contains("href=\"/\\evil.example\"") && !page.contains("href=\"//evil.example\""),
-        "a link to another host"
-    );
-    assert!(page.contains("href=\"/runs/x\""), "same-site links still work");
+        let (_, page) = app.text(&format!("/runs/{chat}")).await;
+        assert!(
+            !page.contains("href=\"/\\evil.example\"") && !page.contains("href=\"//evil.example\""),
+            "a link to another host"
+        );
+        assert!(page.contains("href=\"/runs/x\""), "same-site links still work");
+    }
 }

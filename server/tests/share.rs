@@ -1,5 +1,6 @@
 //! Annotations, reports, snapshots and exports over HTTP: the real router on a loopback
-//! port and a real SQLite file, with the story's chat run imported from its fixture.
+//! port, on SQLite and on PostgreSQL (`TestApp::each`), with the story's chat run imported
+//! from its fixture.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -40,22 +41,22 @@ fn loads(run: &Value) -> Vec<f64> {
 
 #[tokio::test]
 async fn annotations_are_created_edited_with_history_and_deleted() {
-    let app = TestApp::spawn().await;
-    let (chat, _) = story(&app).await;
-    let resp = app
+    for app in TestApp::each().await {
+        let (chat, _) = story(&app).await;
+        let resp = app
         .client
         .post(app.url(&format!("/api/v1/runs/{chat}/annotations")))
         .json(&json!({ "anchor": { "type": "point", "load_kind": "concurrency", "load": 32.0 }, "kind": "cause", "body": "chat endpoint" }))
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    let a: Value = resp.json().await.unwrap();
-    let id = a["id"].as_i64().unwrap();
-    assert_eq!((a["author"].as_str(), a["kind"].as_str()), (Some("local"), Some("cause")));
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let a: Value = resp.json().await.unwrap();
+        let id = a["id"].as_i64().unwrap();
+        assert_eq!((a["author"].as_str(), a["kind"].as_str()), (Some("local"), Some("cause")));
 
-    // Edit: the old text is kept in the history.
-    let resp = app
+        // Edit: the old text is kept in the history.
+        let resp = app
         .client
         .put(app.url(&format!("/api/v1/annotations/{id}")))
         .json(
@@ -64,142 +65,144 @@ async fn annotations_are_created_edited_with_history_and_deleted() {
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
-    let a: Value = resp.json().await.unwrap();
-    assert_eq!(a["body"], "chat endpoint, not completions");
-    assert_eq!(a["anchor"]["type"], "point", "an edit never moves the annotation");
-    assert_eq!(a["history"][0]["body"], "chat endpoint");
-    assert_eq!(a["history"][0]["kind"], "cause");
+        assert_eq!(resp.status(), StatusCode::OK);
+        let a: Value = resp.json().await.unwrap();
+        assert_eq!(a["body"], "chat endpoint, not completions");
+        assert_eq!(a["anchor"]["type"], "point", "an edit never moves the annotation");
+        assert_eq!(a["history"][0]["body"], "chat endpoint");
+        assert_eq!(a["history"][0]["kind"], "cause");
 
-    // Bad input names the field and stores nothing.
-    for (bad, field) in [
-        (
-            json!({ "anchor": { "type": "point", "load_kind": "concurrency", "load": 33.0 }, "kind": "note", "body": "x" }),
-            "level",
-        ),
-        (json!({ "anchor": { "type": "run" }, "kind": "note", "body": "   " }), "text"),
-        (json!({ "anchor": { "type": "run" }, "kind": "superseded", "body": "old" }), "superseded by"),
-    ] {
-        let resp =
-            app.client.post(app.url(&format!("/api/v1/runs/{chat}/annotations"))).json(&bad).send().await.unwrap();
-        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
-        let e: Value = resp.json().await.unwrap();
-        assert!(e["error"].as_str().unwrap().starts_with(field), "{e}");
-    }
-    assert_eq!(app.json(&format!("/api/v1/runs/{chat}/annotations")).await.as_array().unwrap().len(), 1);
+        // Bad input names the field and stores nothing.
+        for (bad, field) in [
+            (
+                json!({ "anchor": { "type": "point", "load_kind": "concurrency", "load": 33.0 }, "kind": "note", "body": "x" }),
+                "level",
+            ),
+            (json!({ "anchor": { "type": "run" }, "kind": "note", "body": "   " }), "text"),
+            (json!({ "anchor": { "type": "run" }, "kind": "superseded", "body": "old" }), "superseded by"),
+        ] {
+            let resp =
+                app.client.post(app.url(&format!("/api/v1/runs/{chat}/annotations"))).json(&bad).send().await.unwrap();
+            assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+            let e: Value = resp.json().await.unwrap();
+            assert!(e["error"].as_str().unwrap().starts_with(field), "{e}");
+        }
+        assert_eq!(app.json(&format!("/api/v1/runs/{chat}/annotations")).await.as_array().unwrap().len(), 1);
 
-    // Delete through the form needs the confirmation box.
-    let resp = app
-        .client
-        .post(app.url(&format!("/annotations/{id}/delete")))
-        .form(&[("back", format!("/runs/{chat}"))])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert!(resp.headers()["location"].to_str().unwrap().contains("error=delete"), "asks for confirmation");
-    assert_eq!(app.json(&format!("/api/v1/runs/{chat}/annotations")).await.as_array().unwrap().len(), 1);
-    let resp = app
-        .client
-        .post(app.url(&format!("/annotations/{id}/delete")))
-        .form(&[("back", format!("/runs/{chat}")), ("confirm", "yes".into())])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert_eq!(app.json(&format!("/api/v1/runs/{chat}/annotations")).await.as_array().unwrap().len(), 0);
-    assert_eq!(
-        app.client.get(app.url(&format!("/api/v1/annotations/{id}"))).send().await.unwrap().status(),
-        StatusCode::NOT_FOUND
-    );
-}
-
-#[tokio::test]
-async fn effects_are_honoured_by_the_run_the_comparison_and_the_exports() {
-    let app = TestApp::spawn().await;
-    let (chat, completions) = story(&app).await;
-    let before = app.json(&format!("/api/v1/runs/{chat}")).await;
-    assert_eq!(loads(&before), [32.0, 48.0, 64.0, 96.0]);
-    // Exclude C=96 (cut off in the source), hide C=48.
-    for (load, effect) in [(96.0, "exclude"), (48.0, "hide")] {
+        // Delete through the form needs the confirmation box.
         let resp = app
             .client
-            .post(app.url(&format!("/runs/{chat}/annotations")))
-            .form(&[
-                ("anchor", "point"),
-                ("level", &load.to_string()),
-                ("kind", "invalid"),
-                ("effect", effect),
-                ("body", "not usable"),
-                ("back", &format!("/runs/{chat}")),
-            ])
+            .post(app.url(&format!("/annotations/{id}/delete")))
+            .form(&[("back", format!("/runs/{chat}"))])
             .send()
             .await
             .unwrap();
         assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-        assert!(resp.headers()["location"].to_str().unwrap().contains("#annotation-"));
+        assert!(resp.headers()["location"].to_str().unwrap().contains("error=delete"), "asks for confirmation");
+        assert_eq!(app.json(&format!("/api/v1/runs/{chat}/annotations")).await.as_array().unwrap().len(), 1);
+        let resp = app
+            .client
+            .post(app.url(&format!("/annotations/{id}/delete")))
+            .form(&[("back", format!("/runs/{chat}")), ("confirm", "yes".into())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert_eq!(app.json(&format!("/api/v1/runs/{chat}/annotations")).await.as_array().unwrap().len(), 0);
+        assert_eq!(
+            app.client.get(app.url(&format!("/api/v1/annotations/{id}"))).send().await.unwrap().status(),
+            StatusCode::NOT_FOUND
+        );
     }
-    let after = app.json(&format!("/api/v1/runs/{chat}")).await;
-    assert_eq!(loads(&after), [32.0, 64.0], "the run's levels leave both out");
-    let aside: Vec<(f64, &str)> = after["set_aside"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| (s["point"]["load_value"].as_f64().unwrap(), s["effect"].as_str().unwrap()))
-        .collect();
-    assert_eq!(aside, [(48.0, "hide"), (96.0, "exclude")]);
-    // The comparison CSV is what the page shows: no C=48 or C=96 for the chat run.
-    let (status, csv) = app.text(&format!("/compare/export.csv?runs={chat},{completions}")).await;
-    assert_eq!(status, StatusCode::OK);
-    let chat_loads: Vec<&str> =
-        csv.lines().filter(|l| l.starts_with(&chat)).map(|l| l.split(',').nth(4).unwrap()).collect();
-    assert_eq!(chat_loads, ["32", "64"], "{csv}");
-    // The lossless JSON export keeps every stored level, and the annotations.
-    let (_, exported) = app.text(&format!("/api/v1/runs/{chat}/export.json")).await;
-    let exported: Value = serde_json::from_str(&exported).unwrap();
-    assert_eq!(exported["run"]["levels"].as_array().unwrap().len(), 4, "export keeps every stored level");
-    assert_eq!(exported["run"]["annotations"].as_array().unwrap().len(), 2);
-    // Markdown carries the annotation text.
-    let (_, md) = app.text(&format!("/compare/export.md?runs={chat},{completions}")).await;
-    assert!(md.contains("not usable") && md.contains("| 32 |"), "{md}");
+}
+
+#[tokio::test]
+async fn effects_are_honoured_by_the_run_the_comparison_and_the_exports() {
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        let before = app.json(&format!("/api/v1/runs/{chat}")).await;
+        assert_eq!(loads(&before), [32.0, 48.0, 64.0, 96.0]);
+        // Exclude C=96 (cut off in the source), hide C=48.
+        for (load, effect) in [(96.0, "exclude"), (48.0, "hide")] {
+            let resp = app
+                .client
+                .post(app.url(&format!("/runs/{chat}/annotations")))
+                .form(&[
+                    ("anchor", "point"),
+                    ("level", &load.to_string()),
+                    ("kind", "invalid"),
+                    ("effect", effect),
+                    ("body", "not usable"),
+                    ("back", &format!("/runs/{chat}")),
+                ])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+            assert!(resp.headers()["location"].to_str().unwrap().contains("#annotation-"));
+        }
+        let after = app.json(&format!("/api/v1/runs/{chat}")).await;
+        assert_eq!(loads(&after), [32.0, 64.0], "the run's levels leave both out");
+        let aside: Vec<(f64, &str)> = after["set_aside"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["point"]["load_value"].as_f64().unwrap(), s["effect"].as_str().unwrap()))
+            .collect();
+        assert_eq!(aside, [(48.0, "hide"), (96.0, "exclude")]);
+        // The comparison CSV is what the page shows: no C=48 or C=96 for the chat run.
+        let (status, csv) = app.text(&format!("/compare/export.csv?runs={chat},{completions}")).await;
+        assert_eq!(status, StatusCode::OK);
+        let chat_loads: Vec<&str> =
+            csv.lines().filter(|l| l.starts_with(&chat)).map(|l| l.split(',').nth(4).unwrap()).collect();
+        assert_eq!(chat_loads, ["32", "64"], "{csv}");
+        // The lossless JSON export keeps every stored level, and the annotations.
+        let (_, exported) = app.text(&format!("/api/v1/runs/{chat}/export.json")).await;
+        let exported: Value = serde_json::from_str(&exported).unwrap();
+        assert_eq!(exported["run"]["levels"].as_array().unwrap().len(), 4, "export keeps every stored level");
+        assert_eq!(exported["run"]["annotations"].as_array().unwrap().len(), 2);
+        // Markdown carries the annotation text.
+        let (_, md) = app.text(&format!("/compare/export.md?runs={chat},{completions}")).await;
+        assert!(md.contains("not usable") && md.contains("| 32 |"), "{md}");
+    }
 }
 
 #[tokio::test]
 async fn reports_keep_the_view_and_snapshots_stay_frozen() {
-    let app = TestApp::spawn().await;
-    let (chat, completions) = story(&app).await;
-    let view = format!(
-        "/compare?runs={chat},{completions}&baseline={completions}&metric=ttft&stat=p99&scale=linear&hide={chat}"
-    );
-    // A bad view is refused with what the parameter takes.
-    let resp = app
-        .client
-        .post(app.url("/api/v1/reports"))
-        .json(&json!({ "title": "t", "view": "/compare?runs=a1b2,c3d4&scale=cubic" }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
-    assert!(resp.text().await.unwrap().contains("log or linear"));
-    let resp = app
-        .client
-        .post(app.url("/reports"))
-        .form(&[("title", "Why C=32 dropped"), ("description", "chat vs completions"), ("view", &view)])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    let link = resp.headers()["location"].to_str().unwrap().to_owned();
-    assert!(link.starts_with("/r/") && link.len() == "/r/".len() + 8, "{link}");
-    let stored = app.json(&format!("/api/v1/reports/{}", &link[3..])).await;
-    assert_eq!(stored["view_path"], view);
-    let (status, page) = app.text(&link).await;
-    assert_eq!(status, StatusCode::OK);
-    assert!(page.contains("Why C=32 dropped") && page.contains("report-banner"));
-    assert!(page.contains("requests took"), "the comparison itself renders under the report link");
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        let view = format!(
+            "/compare?runs={chat},{completions}&baseline={completions}&metric=ttft&stat=p99&scale=linear&hide={chat}"
+        );
+        // A bad view is refused with what the parameter takes.
+        let resp = app
+            .client
+            .post(app.url("/api/v1/reports"))
+            .json(&json!({ "title": "t", "view": "/compare?runs=a1b2,c3d4&scale=cubic" }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        assert!(resp.text().await.unwrap().contains("log or linear"));
+        let resp = app
+            .client
+            .post(app.url("/reports"))
+            .form(&[("title", "Why C=32 dropped"), ("description", "chat vs completions"), ("view", &view)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        let link = resp.headers()["location"].to_str().unwrap().to_owned();
+        assert!(link.starts_with("/r/") && link.len() == "/r/".len() + 8, "{link}");
+        let stored = app.json(&format!("/api/v1/reports/{}", &link[3..])).await;
+        assert_eq!(stored["view_path"], view);
+        let (status, page) = app.text(&link).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(page.contains("Why C=32 dropped") && page.contains("report-banner"));
+        assert!(page.contains("requests took"), "the comparison itself renders under the report link");
 
-    // Snapshot of the chat run with a note, then edit the note: the snapshot keeps the old text.
-    let note = app
+        // Snapshot of the chat run with a note, then edit the note: the snapshot keeps the old text.
+        let note = app
         .client
         .post(app.url(&format!("/api/v1/runs/{chat}/annotations")))
         .json(&json!({ "anchor": { "type": "point", "load_kind": "concurrency", "load": 32.0 }, "kind": "cause", "body": "first explanation" }))
@@ -209,188 +212,199 @@ async fn reports_keep_the_view_and_snapshots_stay_frozen() {
         .json::<Value>()
         .await
         .unwrap();
-    let snap = app
-        .client
-        .post(app.url("/api/v1/snapshots"))
-        .json(&json!({ "view": format!("/runs/{chat}") }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(snap.status(), StatusCode::CREATED);
-    let snap: Value = snap.json().await.unwrap();
-    let sid = snap["id"].as_str().unwrap().to_owned();
-    // Same content, same id.
-    let again: Value = app
-        .client
-        .post(app.url("/api/v1/snapshots"))
-        .json(&json!({ "view": format!("/runs/{chat}") }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(again["id"], sid.as_str());
-    app.client
-        .put(app.url(&format!("/api/v1/annotations/{}", note["id"])))
-        .json(&json!({ "anchor": { "type": "run" }, "kind": "cause", "body": "second explanation" }))
-        .send()
-        .await
-        .unwrap();
-    let frozen = app.json(&format!("/api/v1/snapshots/{sid}")).await;
-    assert_eq!(frozen["data"]["runs"][0]["annotations"][0]["body"], "first explanation");
-    let (_, page) = app.text(&format!("/s/{sid}")).await;
-    assert!(page.contains("first explanation") && !page.contains("second explanation"));
-    assert!(!page.contains("annotate-form"), "a snapshot is read-only");
-    let (_, live) = app.text(&format!("/runs/{chat}")).await;
-    assert!(live.contains("second explanation"));
-    // After the edit, a new snapshot gets a new id.
-    let newer: Value = app
-        .client
-        .post(app.url("/api/v1/snapshots"))
-        .json(&json!({ "view": format!("/runs/{chat}") }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_ne!(newer["id"], sid.as_str());
+        let snap = app
+            .client
+            .post(app.url("/api/v1/snapshots"))
+            .json(&json!({ "view": format!("/runs/{chat}") }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(snap.status(), StatusCode::CREATED);
+        let snap: Value = snap.json().await.unwrap();
+        let sid = snap["id"].as_str().unwrap().to_owned();
+        // Same content, same id.
+        let again: Value = app
+            .client
+            .post(app.url("/api/v1/snapshots"))
+            .json(&json!({ "view": format!("/runs/{chat}") }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(again["id"], sid.as_str());
+        app.client
+            .put(app.url(&format!("/api/v1/annotations/{}", note["id"])))
+            .json(&json!({ "anchor": { "type": "run" }, "kind": "cause", "body": "second explanation" }))
+            .send()
+            .await
+            .unwrap();
+        let frozen = app.json(&format!("/api/v1/snapshots/{sid}")).await;
+        assert_eq!(frozen["data"]["runs"][0]["annotations"][0]["body"], "first explanation");
+        let (_, page) = app.text(&format!("/s/{sid}")).await;
+        assert!(page.contains("first explanation") && !page.contains("second explanation"));
+        assert!(!page.contains("annotate-form"), "a snapshot is read-only");
+        let (_, live) = app.text(&format!("/runs/{chat}")).await;
+        assert!(live.contains("second explanation"));
+        // After the edit, a new snapshot gets a new id.
+        let newer: Value = app
+            .client
+            .post(app.url("/api/v1/snapshots"))
+            .json(&json!({ "view": format!("/runs/{chat}") }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_ne!(newer["id"], sid.as_str());
+    }
 }
 
 #[tokio::test]
 async fn markup_stays_inert_in_pages_reports_and_tooltips() {
-    let app = TestApp::spawn().await;
-    let (chat, _) = story(&app).await;
-    let evil = "<script>alert(1)</script></textarea><img src=x onerror=alert(2)> **bold** [x](javascript:alert(3))";
-    app.client
+    for app in TestApp::each().await {
+        let (chat, _) = story(&app).await;
+        let evil = "<script>alert(1)</script></textarea><img src=x onerror=alert(2)> **bold** [x](javascript:alert(3))";
+        app.client
         .post(app.url(&format!("/api/v1/runs/{chat}/annotations")))
         .json(&json!({ "anchor": { "type": "point", "load_kind": "concurrency", "load": 32.0 }, "kind": "note", "body": evil }))
         .send()
         .await
         .unwrap();
-    let (_, page) = app.text(&format!("/runs/{chat}")).await;
-    assert!(!page.contains("<script>alert(1)"), "raw script in the page");
-    assert!(!page.contains("<img src=x"), "raw img in the page");
-    assert!(!page.contains("href=\"javascript:"), "javascript: link");
-    assert!(page.contains("<strong>bold"), "formatting still works");
-    // The offline report: a site root with a stand-in ECharts so the file builds.
-    std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={};").unwrap();
-    let (status, html) = app.text(&format!("/runs/{chat}/report.html")).await;
-    assert_eq!(status, StatusCode::OK);
-    assert!(!html.contains("<script>alert(1)") && !html.contains("<img src=x"));
-    assert!(html.contains("window.echarts={};"), "ECharts is inlined");
-    assert!(html.contains("\"chart-throughput\""), "the page's charts are in the report");
-    assert!(html.contains("✎ C=32"), "the annotation pin is on the chart");
-    // Invalid view settings are refused, not silently replaced.
-    let (status, body) = app.text(&format!("/runs/{chat}/report.html?stat=p1000")).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(body.contains("stat"), "{body}");
-    let (status, page) = app.text(&format!("/runs/{chat}?scale=cubic&zoom=2")).await;
-    assert_eq!(status, StatusCode::OK);
-    assert!(page.contains("view-problems") && page.contains("log or linear") && page.contains("zoom"));
-    // The link preview: meta tags and a real PNG.
-    assert!(page.contains("og:image") || app.text(&format!("/runs/{chat}")).await.1.contains("og:image"));
-    let png = app.client.get(app.url(&format!("/og/runs/{chat}.png"))).send().await.unwrap();
-    assert_eq!(png.headers()["content-type"], "image/png");
-    assert_eq!(&png.bytes().await.unwrap()[1..4], b"PNG");
+        let (_, page) = app.text(&format!("/runs/{chat}")).await;
+        assert!(!page.contains("<script>alert(1)"), "raw script in the page");
+        assert!(!page.contains("<img src=x"), "raw img in the page");
+        assert!(!page.contains("href=\"javascript:"), "javascript: link");
+        assert!(page.contains("<strong>bold"), "formatting still works");
+        // The offline report: a site root with a stand-in ECharts so the file builds.
+        std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={};").unwrap();
+        let (status, html) = app.text(&format!("/runs/{chat}/report.html")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(!html.contains("<script>alert(1)") && !html.contains("<img src=x"));
+        assert!(html.contains("window.echarts={};"), "ECharts is inlined");
+        assert!(html.contains("\"chart-throughput\""), "the page's charts are in the report");
+        assert!(html.contains("✎ C=32"), "the annotation pin is on the chart");
+        // Invalid view settings are refused, not silently replaced.
+        let (status, body) = app.text(&format!("/runs/{chat}/report.html?stat=p1000")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(body.contains("stat"), "{body}");
+        let (status, page) = app.text(&format!("/runs/{chat}?scale=cubic&zoom=2")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(page.contains("view-problems") && page.contains("log or linear") && page.contains("zoom"));
+        // The link preview: meta tags and a real PNG.
+        assert!(page.contains("og:image") || app.text(&format!("/runs/{chat}")).await.1.contains("og:image"));
+        let png = app.client.get(app.url(&format!("/og/runs/{chat}.png"))).send().await.unwrap();
+        assert_eq!(png.headers()["content-type"], "image/png");
+        assert_eq!(&png.bytes().await.unwrap()[1..4], b"PNG");
+    }
 }
 
 #[tokio::test]
 async fn proposals_are_accepted_or_dismissed_by_key() {
-    let app = TestApp::spawn().await;
-    let (chat, completions) = story(&app).await;
-    let compare = format!("/compare?runs={chat},{completions}");
-    let (_, page) = app.text(&compare).await;
-    // The story's runs differ at C=32 on the same model and GPU; C=96 was cut off.
-    let keys: Vec<String> =
-        page.match_indices("data-key=\"").map(|(i, _)| page[i + 10..].split('"').next().unwrap().to_owned()).collect();
-    assert!(keys.len() >= 2, "{keys:?}");
-    let resp = app
-        .client
-        .post(app.url("/proposals/dismiss"))
-        .form(&[("key", keys[0].as_str()), ("back", &format!("/runs/{chat}"))])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    let resp = app
-        .client
-        .post(app.url(&format!("/runs/{chat}/annotations")))
-        .form(&[("anchor", "run"), ("kind", "note"), ("body", "accepted"), ("proposal_key", keys[1].as_str())])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    let (_, page) = app.text(&compare).await;
-    let left: Vec<&str> =
-        page.match_indices("data-key=\"").map(|(i, _)| page[i + 10..].split('"').next().unwrap()).collect();
-    assert!(!left.contains(&keys[0].as_str()) && !left.contains(&keys[1].as_str()), "{left:?}");
-    assert_eq!(left.len(), keys.len() - 2);
-    let (_, run_page) = app.text(&format!("/runs/{chat}")).await;
-    assert!(run_page.contains("from proposal"));
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        let compare = format!("/compare?runs={chat},{completions}");
+        let (_, page) = app.text(&compare).await;
+        // The story's runs differ at C=32 on the same model and GPU; C=96 was cut off.
+        let keys: Vec<String> = page
+            .match_indices("data-key=\"")
+            .map(|(i, _)| page[i + 10..].split('"').next().unwrap().to_owned())
+            .collect();
+        assert!(keys.len() >= 2, "{keys:?}");
+        let resp = app
+            .client
+            .post(app.url("/proposals/dismiss"))
+            .form(&[("key", keys[0].as_str()), ("back", &format!("/runs/{chat}"))])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        let resp = app
+            .client
+            .post(app.url(&format!("/runs/{chat}/annotations")))
+            .form(&[("anchor", "run"), ("kind", "note"), ("body", "accepted"), ("proposal_key", keys[1].as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        let (_, page) = app.text(&compare).await;
+        let left: Vec<&str> =
+            page.match_indices("data-key=\"").map(|(i, _)| page[i + 10..].split('"').next().unwrap()).collect();
+        assert!(!left.contains(&keys[0].as_str()) && !left.contains(&keys[1].as_str()), "{left:?}");
+        assert_eq!(left.len(), keys.len() - 2);
+        let (_, run_page) = app.text(&format!("/runs/{chat}")).await;
+        assert!(run_page.contains("from proposal"));
+    }
 }
 
 #[tokio::test]
 async fn pages_carry_link_previews() {
-    let app = TestApp::spawn().await;
-    let (chat, completions) = story(&app).await;
-    let meta = |page: &str, prop: &str| -> String {
-        let at = page.find(&format!("property=\"{prop}\"")).unwrap_or_else(|| panic!("no {prop}"));
-        let tag_start = page[..at].rfind('<').unwrap();
-        let tag = &page[tag_start..tag_start + page[tag_start..].find('>').unwrap()];
-        tag.split("content=\"").nth(1).unwrap().split('"').next().unwrap().to_owned()
-    };
-    let (_, page) = app.text(&format!("/compare?runs={chat},{completions}")).await;
-    assert!(meta(&page, "og:description").contains("output throughput fell 42 %"), "{}", meta(&page, "og:description"));
-    assert!(meta(&page, "og:title").starts_with("Compare: "));
-    let image = meta(&page, "og:image");
-    assert!(image.starts_with(&app.base) && image.ends_with(".png"), "absolute: {image}");
-    let (_, page) = app.text(&format!("/runs/{chat}")).await;
-    assert!(meta(&page, "og:description").contains("peak 1017.0 output tok/s at C=96"));
-    let png = app.client.get(meta(&page, "og:image")).send().await.unwrap();
-    assert_eq!(png.status(), StatusCode::OK);
-    assert_eq!(png.headers()["content-type"], "image/png");
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        let meta = |page: &str, prop: &str| -> String {
+            let at = page.find(&format!("property=\"{prop}\"")).unwrap_or_else(|| panic!("no {prop}"));
+            let tag_start = page[..at].rfind('<').unwrap();
+            let tag = &page[tag_start..tag_start + page[tag_start..].find('>').unwrap()];
+            tag.split("content=\"").nth(1).unwrap().split('"').next().unwrap().to_owned()
+        };
+        let (_, page) = app.text(&format!("/compare?runs={chat},{completions}")).await;
+        assert!(
+            meta(&page, "og:description").contains("output throughput fell 42 %"),
+            "{}",
+            meta(&page, "og:description")
+        );
+        assert!(meta(&page, "og:title").starts_with("Compare: "));
+        let image = meta(&page, "og:image");
+        assert!(image.starts_with(&app.base) && image.ends_with(".png"), "absolute: {image}");
+        let (_, page) = app.text(&format!("/runs/{chat}")).await;
+        assert!(meta(&page, "og:description").contains("peak 1017.0 output tok/s at C=96"));
+        let png = app.client.get(meta(&page, "og:image")).send().await.unwrap();
+        assert_eq!(png.status(), StatusCode::OK);
+        assert_eq!(png.headers()["content-type"], "image/png");
+    }
 }
 
 #[tokio::test]
 async fn a_comparison_note_shows_where_its_runs_are_compared() {
-    let app = TestApp::spawn().await;
-    let (chat, completions) = story(&app).await;
-    let resp = app
-        .client
-        .post(app.url(&format!("/runs/{chat}/annotations")))
-        .form(&[
-            ("anchor", "comparison"),
-            ("runs", &format!("{chat},{completions}")),
-            ("kind", "cause"),
-            ("body", "chat template adds tokens"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert!(!resp.headers()["location"].to_str().unwrap().contains("error="), "{:?}", resp.headers()["location"]);
-    let (_, page) = app.text(&format!("/compare?runs={chat},{completions}")).await;
-    assert!(page.contains("chat template adds tokens") && page.contains("this comparison"));
-    // A comparison note may not exclude data, and must name its own run.
-    let bad = app
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        let resp = app
+            .client
+            .post(app.url(&format!("/runs/{chat}/annotations")))
+            .form(&[
+                ("anchor", "comparison"),
+                ("runs", &format!("{chat},{completions}")),
+                ("kind", "cause"),
+                ("body", "chat template adds tokens"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert!(!resp.headers()["location"].to_str().unwrap().contains("error="), "{:?}", resp.headers()["location"]);
+        let (_, page) = app.text(&format!("/compare?runs={chat},{completions}")).await;
+        assert!(page.contains("chat template adds tokens") && page.contains("this comparison"));
+        // A comparison note may not exclude data, and must name its own run.
+        let bad = app
         .client
         .post(app.url(&format!("/api/v1/runs/{chat}/annotations")))
         .json(&json!({ "anchor": { "type": "comparison", "runs": [chat, completions] }, "kind": "note", "effect": "hide", "body": "x" }))
         .send()
         .await
         .unwrap();
-    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
-    let bad = app
+        assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+        let bad = app
         .client
         .post(app.url(&format!("/api/v1/runs/{chat}/annotations")))
         .json(&json!({ "anchor": { "type": "comparison", "runs": [completions, "otherrun1"] }, "kind": "note", "body": "x" }))
         .send()
         .await
         .unwrap();
-    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
-    // The run itself is untouched by a comparison note.
-    let run = app.json(&format!("/api/v1/runs/{chat}")).await;
-    assert_eq!(run["points"].as_array().unwrap().len(), 4);
+        assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+        // The run itself is untouched by a comparison note.
+        let run = app.json(&format!("/api/v1/runs/{chat}")).await;
+        assert_eq!(run["points"].as_array().unwrap().len(), 4);
+    }
 }

@@ -2,6 +2,10 @@
 //! sweeps show the simulator's batching curve; open-loop rates keep their schedule and time
 //! latency from it; the adaptive search stops at the simulator's saturation; a sweep sent
 //! to a Plateau server (`plateau sweep --server`) arrives there level by level.
+//!
+//! Every test that starts a Plateau server or stores through one (sweeps over HTTP, cancel,
+//! two replicas, bounds, the live-runs API, leases) runs on SQLite and on PostgreSQL
+//! (`app::db::testing::backends`); the load generator's own timing tests store in SQLite.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -100,7 +104,7 @@ async fn steady_mode_on_completions_with_faults_records_errors() {
     assert!(reqs.iter().any(|r| !r.ok && r.error.as_deref().is_some_and(|e| e.contains("500"))), "{reqs:?}");
 }
 
-async fn spawn_plateau(pool: sqlx::SqlitePool, dir: &std::path::Path) -> String {
+async fn spawn_plateau(pool: app::db::Db, dir: &std::path::Path) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let state = server::routes::AppState::new(pool, server::startup::leptos_options(dir, addr), 1 << 20);
@@ -112,123 +116,189 @@ async fn spawn_plateau(pool: sqlx::SqlitePool, dir: &std::path::Path) -> String 
 async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
     let sim_url =
         spawn_sim(SimConfig { base_decode_ms: 20.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
-    let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("http.db")).await.unwrap();
-    let base = spawn_plateau(pool.clone(), dir.path()).await;
-    let client = reqwest::Client::new();
-    let body = serde_json::json!({
-        "url": sim_url, "model": "plateau-sim", "concurrency": [1, 2], "max_tokens": 8,
-        "ignore_eos": true, "api_key": "sk-http-secret-42", "endpoint": "completions"
-    });
-    let resp = client.post(format!("{base}/api/v1/sweeps")).json(&body).send().await.unwrap();
-    assert_eq!(resp.status(), reqwest::StatusCode::CREATED);
-    let created: serde_json::Value = resp.json().await.unwrap();
-    let id = created["id"].as_str().unwrap().to_owned();
-    // Server-sent events until the sweep finishes.
-    let events = client.get(format!("{base}/api/v1/sweeps/{id}/events")).send().await.unwrap().text().await.unwrap();
-    assert!(events.contains("\"event\":\"level_done\""), "{events}");
-    assert!(events.contains("\"event\":\"finished\",\"status\":\"complete\""), "{events}");
-    let run = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
-    assert_eq!(run.status, RunStatus::Complete);
-    assert_eq!(run.points.len(), 2);
-    let export = server::export::json(&pool, &run.id).await.unwrap();
-    assert!(!export.contains("sk-http-secret-42"));
-    let bytes = std::fs::read(dir.path().join("http.db")).unwrap();
-    assert!(!bytes.windows(17).any(|w| w == b"sk-http-secret-42"));
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let dir = tempfile::tempdir().unwrap();
+        let pool = store.db.clone();
+        let base = spawn_plateau(pool.clone(), dir.path()).await;
+        let client = reqwest::Client::new();
+        let body = serde_json::json!({
+            "url": sim_url, "model": "plateau-sim", "concurrency": [1, 2], "max_tokens": 8,
+            "ignore_eos": true, "api_key": "sk-http-secret-42", "endpoint": "completions"
+        });
+        let resp = client.post(format!("{base}/api/v1/sweeps")).json(&body).send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::CREATED);
+        let created: serde_json::Value = resp.json().await.unwrap();
+        let id = created["id"].as_str().unwrap().to_owned();
+        // Server-sent events until the sweep finishes.
+        let events =
+            client.get(format!("{base}/api/v1/sweeps/{id}/events")).send().await.unwrap().text().await.unwrap();
+        assert!(events.contains("\"event\":\"level_done\""), "{events}");
+        assert!(events.contains("\"event\":\"finished\",\"status\":\"complete\""), "{events}");
+        let run = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
+        assert_eq!(run.status, RunStatus::Complete);
+        assert_eq!(run.points.len(), 2);
+        let export = server::export::json(&pool, &run.id).await.unwrap();
+        assert!(!export.contains("sk-http-secret-42"));
+        let bytes = store.stored_bytes().await;
+        assert!(!bytes.windows(17).any(|w| w == b"sk-http-secret-42"));
 
-    // A host outside the allow-list is refused before anything is sent or stored.
-    let before = app::db::list_runs(&pool).await.unwrap().len();
-    let far = serde_json::json!({"url": "http://10.1.2.3:9", "model": "m", "concurrency": [1]});
-    let resp = client.post(format!("{base}/api/v1/sweeps")).json(&far).send().await.unwrap();
-    assert_eq!(resp.status(), reqwest::StatusCode::FORBIDDEN);
-    assert!(resp.text().await.unwrap().contains("allow-list"));
-    assert_eq!(app::db::list_runs(&pool).await.unwrap().len(), before);
-    // Nothing running under that id any more.
-    let resp = client.post(format!("{base}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
-    assert_eq!(resp.status(), reqwest::StatusCode::NOT_FOUND);
+        // A host outside the allow-list is refused before anything is sent or stored.
+        let before = app::db::list_runs(&pool).await.unwrap().len();
+        let far = serde_json::json!({"url": "http://10.1.2.3:9", "model": "m", "concurrency": [1]});
+        let resp = client.post(format!("{base}/api/v1/sweeps")).json(&far).send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::FORBIDDEN);
+        assert!(resp.text().await.unwrap().contains("allow-list"));
+        assert_eq!(app::db::list_runs(&pool).await.unwrap().len(), before);
+        // Nothing running under that id any more.
+        let resp = client.post(format!("{base}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::NOT_FOUND);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_over_http_keeps_finished_levels() {
     let sim_url =
         spawn_sim(SimConfig { base_decode_ms: 15.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let dir = tempfile::tempdir().unwrap();
+        let pool = store.db.clone();
+        let base = spawn_plateau(pool.clone(), dir.path()).await;
+        let client = reqwest::Client::new();
+        let body = serde_json::json!({
+            "url": sim_url, "model": "plateau-sim", "concurrency": [1, 2, 4, 8], "max_tokens": 40, "ignore_eos": true
+        });
+        let created: serde_json::Value =
+            client.post(format!("{base}/api/v1/sweeps")).json(&body).send().await.unwrap().json().await.unwrap();
+        let id = created["id"].as_str().unwrap().to_owned();
+        let mut events = client.get(format!("{base}/api/v1/sweeps/{id}/events")).send().await.unwrap();
+        // Wait for the first finished level, then cancel.
+        let mut seen = String::new();
+        while !seen.contains("level_done") {
+            let chunk = events.chunk().await.unwrap().expect("stream open until a level is done");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        let resp = client.post(format!("{base}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::ACCEPTED);
+        while let Some(chunk) = events.chunk().await.unwrap() {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        assert!(seen.contains("\"status\":\"interrupted"), "{seen}");
+        let run = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
+        assert_eq!(run.status, RunStatus::Interrupted);
+        assert!(!run.points.is_empty() && run.points.len() < 4, "{} levels kept", run.points.len());
+    }
+}
+
+/// Two pools on one database, as two replicas have: a fresh SQLite file, and a fresh schema
+/// on the PostgreSQL server `PLATEAU_TEST_PG` names (`app::db::testing`).
+async fn replica_pairs() -> Vec<(app::db::testing::TestDb, app::db::Db)> {
+    let mut pairs = Vec::new();
+    for store in app::db::testing::backends().await {
+        let other = store.reopen().await;
+        pairs.push((store, other));
+    }
+    pairs
+}
+
+/// Two replicas on one database: the sweep runs on A; B follows it from the stored levels
+/// and cancels it through the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_replica_follows_and_cancels_a_sweep() {
+    let sim_url =
+        spawn_sim(SimConfig { base_decode_ms: 15.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("cancel.db")).await.unwrap();
-    let base = spawn_plateau(pool.clone(), dir.path()).await;
-    let client = reqwest::Client::new();
-    let body = serde_json::json!({
-        "url": sim_url, "model": "plateau-sim", "concurrency": [1, 2, 4, 8], "max_tokens": 40, "ignore_eos": true
-    });
-    let created: serde_json::Value =
-        client.post(format!("{base}/api/v1/sweeps")).json(&body).send().await.unwrap().json().await.unwrap();
-    let id = created["id"].as_str().unwrap().to_owned();
-    let mut events = client.get(format!("{base}/api/v1/sweeps/{id}/events")).send().await.unwrap();
-    // Wait for the first finished level, then cancel.
-    let mut seen = String::new();
-    while !seen.contains("level_done") {
-        let chunk = events.chunk().await.unwrap().expect("stream open until a level is done");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
+    for (store, other) in replica_pairs().await {
+        let pool = store.db.clone();
+        let backend = store.name;
+        let a = spawn_plateau(pool.clone(), dir.path()).await;
+        let b = spawn_plateau(other, dir.path()).await;
+        let client = reqwest::Client::new();
+        let body = serde_json::json!({
+            "url": sim_url, "model": "plateau-sim", "concurrency": [1, 2, 4, 8], "max_tokens": 40, "ignore_eos": true
+        });
+        let created: serde_json::Value =
+            client.post(format!("{a}/api/v1/sweeps")).json(&body).send().await.unwrap().json().await.unwrap();
+        let id = created["id"].as_str().unwrap().to_owned();
+        let mut events = client.get(format!("{b}/api/v1/sweeps/{id}/events")).send().await.unwrap();
+        assert_eq!(events.status(), reqwest::StatusCode::OK, "{backend}");
+        let mut seen = String::new();
+        while !seen.contains("level_done") {
+            let chunk = events.chunk().await.unwrap().expect("B's stream open until a level is stored");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        let resp = client.post(format!("{b}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::ACCEPTED, "{backend}");
+        while let Some(chunk) = events.chunk().await.unwrap() {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        assert!(seen.contains("\"status\":\"interrupted"), "{backend}: {seen}");
+        let run = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
+        assert_eq!(run.status, RunStatus::Interrupted, "{backend}");
+        assert!(!run.points.is_empty() && run.points.len() < 4, "{backend}: {} levels kept", run.points.len());
+        // Nothing runs any more: neither replica accepts a cancel.
+        for base in [&a, &b] {
+            let resp = client.post(format!("{base}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
+            assert_eq!(resp.status(), reqwest::StatusCode::NOT_FOUND, "{backend}");
+        }
     }
-    let resp = client.post(format!("{base}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
-    assert_eq!(resp.status(), reqwest::StatusCode::ACCEPTED);
-    while let Some(chunk) = events.chunk().await.unwrap() {
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    assert!(seen.contains("\"status\":\"interrupted"), "{seen}");
-    let run = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
-    assert_eq!(run.status, RunStatus::Interrupted);
-    assert!(!run.points.is_empty() && run.points.len() < 4, "{} levels kept", run.points.len());
 }
 
 #[tokio::test]
 async fn sweeps_left_running_by_a_dead_process_are_marked_interrupted() {
-    let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("stale.db")).await.unwrap();
-    let run = app::domain::NewRun {
-        name: "died".into(),
-        status: RunStatus::Running,
-        source: app::domain::SourceInfo { format: app::domain::SourceFormat::Plateau, file_name: None },
-        facts: Default::default(),
-        definitions: Default::default(),
-        levels: Vec::new(),
-        files: Vec::new(),
-    };
-    let id = app::db::create_live_run(&pool, &run).await.unwrap();
-    // Its lease is fresh: a server starting now leaves it alone.
-    assert_eq!(app::db::interrupt_stale_sweeps(&pool).await.unwrap(), 0);
-    // Later, with no heartbeat since, it has lapsed.
-    let later = chrono::Utc::now() + chrono::Duration::seconds(31);
-    assert_eq!(app::db::interrupt_sweeps_lapsed_at(&pool, later).await.unwrap(), 1);
-    assert_eq!(app::db::get_run(&pool, &id).await.unwrap().status, RunStatus::Interrupted);
-    assert_eq!(app::db::interrupt_sweeps_lapsed_at(&pool, later).await.unwrap(), 0);
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let pool = store.db.clone();
+        let run = app::domain::NewRun {
+            name: "died".into(),
+            status: RunStatus::Running,
+            source: app::domain::SourceInfo { format: app::domain::SourceFormat::Plateau, file_name: None },
+            facts: Default::default(),
+            definitions: Default::default(),
+            levels: Vec::new(),
+            files: Vec::new(),
+        };
+        let id = app::db::create_live_run(&pool, &run).await.unwrap();
+        // Its lease is fresh: a server starting now leaves it alone.
+        assert_eq!(app::db::interrupt_stale_sweeps(&pool).await.unwrap(), 0);
+        // Later, with no heartbeat since, it has lapsed.
+        let later = chrono::Utc::now() + chrono::Duration::seconds(31);
+        assert_eq!(app::db::interrupt_sweeps_lapsed_at(&pool, later).await.unwrap(), 1);
+        assert_eq!(app::db::get_run(&pool, &id).await.unwrap().status, RunStatus::Interrupted);
+        assert_eq!(app::db::interrupt_sweeps_lapsed_at(&pool, later).await.unwrap(), 0);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cli_sweep_writing_to_the_same_database_survives_a_server_start() {
     // Slow enough that the sweep is mid-level when the "server" starts.
     let url = spawn_sim(SimConfig { base_decode_ms: 25.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
-    let (_dir, pool) = temp_pool("shared.db").await;
-    let mut s = spec(url, EndpointKind::Chat, vec![1, 2], LoadMode::Wave);
-    s.target.max_tokens = 40;
-    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-    let (_cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-    let sweep_pool = pool.clone();
-    let sweep = tokio::spawn(async move { loadgen::run_sweep(&sweep_pool, s, tx, cancel_rx).await });
-    let id = loop {
-        match rx.recv().await.unwrap() {
-            Progress::Started { run, .. } => break run,
-            _ => continue,
-        }
-    };
-    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
-    // `plateau serve` starting on the same file: the sweep holds its lease, so it stays running.
-    assert_eq!(app::db::interrupt_stale_sweeps(&pool).await.unwrap(), 0);
-    assert_eq!(app::db::get_run(&pool, &id).await.unwrap().status, RunStatus::Running);
-    assert_eq!(app::db::list_runs(&pool).await.unwrap()[0].status, RunStatus::Running);
-    assert_eq!(sweep.await.unwrap().unwrap(), id);
-    drain.await.unwrap();
-    let run = app::db::get_run(&pool, &id).await.unwrap();
-    assert_eq!((run.status, run.points.len()), (RunStatus::Complete, 2));
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let pool = store.db.clone();
+        let mut s = spec(url.clone(), EndpointKind::Chat, vec![1, 2], LoadMode::Wave);
+        s.target.max_tokens = 40;
+        let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+        let (_cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+        let sweep_pool = pool.clone();
+        let sweep = tokio::spawn(async move { loadgen::run_sweep(&sweep_pool, s, tx, cancel_rx).await });
+        let id = loop {
+            match rx.recv().await.unwrap() {
+                Progress::Started { run, .. } => break run,
+                _ => continue,
+            }
+        };
+        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        // `plateau serve` starting on the same file: the sweep holds its lease, so it stays running.
+        assert_eq!(app::db::interrupt_stale_sweeps(&pool).await.unwrap(), 0);
+        assert_eq!(app::db::get_run(&pool, &id).await.unwrap().status, RunStatus::Running);
+        assert_eq!(app::db::list_runs(&pool).await.unwrap()[0].status, RunStatus::Running);
+        assert_eq!(sweep.await.unwrap().unwrap(), id);
+        drain.await.unwrap();
+        let run = app::db::get_run(&pool, &id).await.unwrap();
+        assert_eq!((run.status, run.points.len()), (RunStatus::Complete, 2));
+    }
 }
 
 /// A loopback server answering every request with `307` to `to`, counting the requests.
@@ -277,158 +347,174 @@ async fn sweeps_never_follow_redirects_and_connect_only_where_they_were_checked(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("bounds.db")).await.unwrap();
-    let base = spawn_plateau(pool.clone(), dir.path()).await;
-    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let post = |body: serde_json::Value| client.post(format!("{base}/api/v1/sweeps")).json(&body).send();
-    for (body, status, field) in [
-        (
-            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "prompt_tokens": 1_000_000_000u64}),
-            400,
-            "prompt_tokens",
-        ),
-        (
-            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 100_000]}),
-            400,
-            "concurrency",
-        ),
-        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "prompt_tokens": 1e12}), 400, "prompt_tokens"),
-        (
-            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 1_000_000_000_000u64]}),
-            400,
-            "concurrency[1]",
-        ),
-        (
-            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "requests": 100_000_000}),
-            400,
-            "requests",
-        ),
-        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "rates": [1e9]}), 400, "rates"),
-        (
-            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "adaptive": {"max_concurrency": 1_000_000}}),
-            400,
-            "adaptive.max_concurrency",
-        ),
-        (
-            serde_json::json!({"url": "http://127.0.0.1:3205@evil.example/", "model": "m", "concurrency": [1]}),
-            400,
-            "url",
-        ),
-        (serde_json::json!({"url": "http://[::1]@0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 400, "url"),
-        (serde_json::json!({"url": "http://0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 403, "url"),
-        (serde_json::json!({"url": "http://169.254.169.254/", "model": "m", "concurrency": [1]}), 403, "url"),
-    ] {
-        let resp = post(body.clone()).await.unwrap();
-        assert_eq!(resp.status().as_u16(), status, "{body}");
-        let answer: serde_json::Value = resp.json().await.unwrap();
-        assert_eq!(answer["field"], field, "{body}: {answer}");
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let dir = tempfile::tempdir().unwrap();
+        let pool = store.db.clone();
+        let base = spawn_plateau(pool.clone(), dir.path()).await;
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let post = |body: serde_json::Value| client.post(format!("{base}/api/v1/sweeps")).json(&body).send();
+        for (body, status, field) in [
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "prompt_tokens": 1_000_000_000u64}),
+                400,
+                "prompt_tokens",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 100_000]}),
+                400,
+                "concurrency",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "prompt_tokens": 1e12}),
+                400,
+                "prompt_tokens",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 1_000_000_000_000u64]}),
+                400,
+                "concurrency[1]",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "requests": 100_000_000}),
+                400,
+                "requests",
+            ),
+            (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "rates": [1e9]}), 400, "rates"),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "adaptive": {"max_concurrency": 1_000_000}}),
+                400,
+                "adaptive.max_concurrency",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:3205@evil.example/", "model": "m", "concurrency": [1]}),
+                400,
+                "url",
+            ),
+            (serde_json::json!({"url": "http://[::1]@0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 400, "url"),
+            (serde_json::json!({"url": "http://0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 403, "url"),
+            (serde_json::json!({"url": "http://169.254.169.254/", "model": "m", "concurrency": [1]}), 403, "url"),
+        ] {
+            let resp = post(body.clone()).await.unwrap();
+            assert_eq!(resp.status().as_u16(), status, "{body}");
+            let answer: serde_json::Value = resp.json().await.unwrap();
+            assert_eq!(answer["field"], field, "{body}: {answer}");
+        }
+        // The form names the field too.
+        let resp = client
+            .post(format!("{base}/sweeps"))
+            .form(&[
+                ("url", "http://127.0.0.1:9"),
+                ("model", "m"),
+                ("concurrency", "1"),
+                ("prompt_tokens", "1000000000"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        let to = resp.headers()["location"].to_str().unwrap().to_owned();
+        assert!(to.starts_with("/sweeps/new?error=") && to.contains("prompt_tokens"), "{to}");
+        assert!(app::db::list_runs(&pool).await.unwrap().is_empty(), "nothing stored");
+        // …and so does the CLI, which stops with an error (the binary exits non-zero).
+        let local = dir.path().join("cli.db");
+        let args = [
+            "plateau",
+            "--db",
+            local.to_str().unwrap(),
+            "sweep",
+            "--url",
+            "http://127.0.0.1:9",
+            "--model",
+            "m",
+            "--prompt-tokens",
+            "1000000000",
+        ];
+        let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
+        let err = server::cli::run(cli).await.unwrap_err().to_string();
+        assert_eq!(err, "field `prompt_tokens`: 1000000000 is not between 1 and 32768");
     }
-    // The form names the field too.
-    let resp = client
-        .post(format!("{base}/sweeps"))
-        .form(&[("url", "http://127.0.0.1:9"), ("model", "m"), ("concurrency", "1"), ("prompt_tokens", "1000000000")])
-        .send()
-        .await
-        .unwrap();
-    let to = resp.headers()["location"].to_str().unwrap().to_owned();
-    assert!(to.starts_with("/sweeps/new?error=") && to.contains("prompt_tokens"), "{to}");
-    assert!(app::db::list_runs(&pool).await.unwrap().is_empty(), "nothing stored");
-    // …and so does the CLI, which stops with an error (the binary exits non-zero).
-    let local = dir.path().join("cli.db");
-    let args = [
-        "plateau",
-        "--db",
-        local.to_str().unwrap(),
-        "sweep",
-        "--url",
-        "http://127.0.0.1:9",
-        "--model",
-        "m",
-        "--prompt-tokens",
-        "1000000000",
-    ];
-    let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
-    let err = server::cli::run(cli).await.unwrap_err().to_string();
-    assert_eq!(err, "field `prompt_tokens`: 1000000000 is not between 1 and 32768");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_live_run_api_refuses_bad_values_naming_the_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("live-bad.db")).await.unwrap();
-    let base = spawn_plateau(pool.clone(), dir.path()).await;
-    let client = reqwest::Client::new();
-    let run = |facts: serde_json::Value| {
-        let mut run = serde_json::to_value(app::domain::NewRun {
-            name: "bad".into(),
-            status: RunStatus::Running,
-            source: app::domain::SourceInfo { format: app::domain::SourceFormat::Plateau, file_name: None },
-            facts: Default::default(),
-            definitions: loadgen::definitions(),
-            levels: Vec::new(),
-            files: Vec::new(),
-        })
-        .unwrap();
-        run["facts"].as_object_mut().unwrap().extend(facts.as_object().unwrap().clone());
-        run
-    };
-    for (facts, field) in [
-        (serde_json::json!({"gpu_count": 0}), "facts.gpu_count"),
-        (serde_json::json!({"max_tokens": 0}), "facts.max_tokens"),
-        (serde_json::json!({"prompt_tokens": -1}), "facts.prompt_tokens"),
-    ] {
-        let resp = client.post(format!("{base}/api/v1/live-runs")).json(&run(facts.clone())).send().await.unwrap();
-        assert_eq!(resp.status(), reqwest::StatusCode::BAD_REQUEST, "{facts}");
-        let answer: serde_json::Value = resp.json().await.unwrap();
-        assert_eq!(answer["field"], field, "{answer}");
-    }
-    assert!(app::db::list_runs(&pool).await.unwrap().is_empty(), "nothing stored");
-    let resp = client.post(format!("{base}/api/v1/live-runs")).json(&run(serde_json::json!({}))).send().await.unwrap();
-    assert_eq!(resp.status(), reqwest::StatusCode::CREATED);
-    let id = resp.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
-    let level = |point: serde_json::Value, requests: serde_json::Value| {
-        let mut p = serde_json::json!({"load_kind": "concurrency", "load_value": 1.0, "requests_ok": 1,
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let dir = tempfile::tempdir().unwrap();
+        let pool = store.db.clone();
+        let base = spawn_plateau(pool.clone(), dir.path()).await;
+        let client = reqwest::Client::new();
+        let run = |facts: serde_json::Value| {
+            let mut run = serde_json::to_value(app::domain::NewRun {
+                name: "bad".into(),
+                status: RunStatus::Running,
+                source: app::domain::SourceInfo { format: app::domain::SourceFormat::Plateau, file_name: None },
+                facts: Default::default(),
+                definitions: loadgen::definitions(),
+                levels: Vec::new(),
+                files: Vec::new(),
+            })
+            .unwrap();
+            run["facts"].as_object_mut().unwrap().extend(facts.as_object().unwrap().clone());
+            run
+        };
+        for (facts, field) in [
+            (serde_json::json!({"gpu_count": 0}), "facts.gpu_count"),
+            (serde_json::json!({"max_tokens": 0}), "facts.max_tokens"),
+            (serde_json::json!({"prompt_tokens": -1}), "facts.prompt_tokens"),
+        ] {
+            let resp = client.post(format!("{base}/api/v1/live-runs")).json(&run(facts.clone())).send().await.unwrap();
+            assert_eq!(resp.status(), reqwest::StatusCode::BAD_REQUEST, "{facts}");
+            let answer: serde_json::Value = resp.json().await.unwrap();
+            assert_eq!(answer["field"], field, "{answer}");
+        }
+        assert!(app::db::list_runs(&pool).await.unwrap().is_empty(), "nothing stored");
+        let resp =
+            client.post(format!("{base}/api/v1/live-runs")).json(&run(serde_json::json!({}))).send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::CREATED);
+        let id = resp.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+        let level = |point: serde_json::Value, requests: serde_json::Value| {
+            let mut p = serde_json::json!({"load_kind": "concurrency", "load_value": 1.0, "requests_ok": 1,
             "requests_failed": 0, "wall_s": 1.0, "measures": [], "truncated": false});
-        p.as_object_mut().unwrap().extend(point.as_object().unwrap().clone());
-        serde_json::json!({"point": p, "raw": null, "requests": requests})
-    };
-    let record = serde_json::json!({"ok": true, "ttft_ms": 5.0, "e2e_ms": 9.0, "tpot_ms": null, "input_tokens": null, "output_tokens": 3.0, "error": null});
-    let mut negative_ttft = record.clone();
-    negative_ttft["ttft_ms"] = serde_json::json!(-5.0);
-    for (point, requests, field) in [
-        (serde_json::json!({"requests_ok": -1}), serde_json::json!([]), "point.requests_ok"),
-        (serde_json::json!({"requests_failed": -3}), serde_json::json!([]), "point.requests_failed"),
-        (serde_json::json!({"wall_s": -1.0}), serde_json::json!([]), "point.wall_s"),
-        (
-            serde_json::json!({"measures": [{"metric": "ttft", "stat": "p50", "value": -2.0}]}),
-            serde_json::json!([]),
-            "point.measures[0] (ttft p50)",
-        ),
-        (serde_json::json!({}), serde_json::json!([record, negative_ttft]), "requests[1].ttft_ms"),
-    ] {
-        let body = level(point, requests);
-        let resp = client.post(format!("{base}/api/v1/live-runs/{id}/levels")).json(&body).send().await.unwrap();
-        assert_eq!(resp.status(), reqwest::StatusCode::BAD_REQUEST, "{body}");
-        let answer: serde_json::Value = resp.json().await.unwrap();
-        assert_eq!(answer["field"], field, "{answer}");
+            p.as_object_mut().unwrap().extend(point.as_object().unwrap().clone());
+            serde_json::json!({"point": p, "raw": null, "requests": requests})
+        };
+        let record = serde_json::json!({"ok": true, "ttft_ms": 5.0, "e2e_ms": 9.0, "tpot_ms": null, "input_tokens": null, "output_tokens": 3.0, "error": null});
+        let mut negative_ttft = record.clone();
+        negative_ttft["ttft_ms"] = serde_json::json!(-5.0);
+        for (point, requests, field) in [
+            (serde_json::json!({"requests_ok": -1}), serde_json::json!([]), "point.requests_ok"),
+            (serde_json::json!({"requests_failed": -3}), serde_json::json!([]), "point.requests_failed"),
+            (serde_json::json!({"wall_s": -1.0}), serde_json::json!([]), "point.wall_s"),
+            (
+                serde_json::json!({"measures": [{"metric": "ttft", "stat": "p50", "value": -2.0}]}),
+                serde_json::json!([]),
+                "point.measures[0] (ttft p50)",
+            ),
+            (serde_json::json!({}), serde_json::json!([record, negative_ttft]), "requests[1].ttft_ms"),
+        ] {
+            let body = level(point, requests);
+            let resp = client.post(format!("{base}/api/v1/live-runs/{id}/levels")).json(&body).send().await.unwrap();
+            assert_eq!(resp.status(), reqwest::StatusCode::BAD_REQUEST, "{body}");
+            let answer: serde_json::Value = resp.json().await.unwrap();
+            assert_eq!(answer["field"], field, "{answer}");
+        }
+        let stored = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
+        assert!(stored.points.is_empty(), "no level stored");
+        // A heartbeat renews the lease of a running run; a finished run takes none.
+        let beat = || client.post(format!("{base}/api/v1/live-runs/{id}/heartbeat")).send();
+        assert_eq!(beat().await.unwrap().status(), reqwest::StatusCode::OK);
+        let resp = client
+            .post(format!("{base}/api/v1/live-runs/{id}/status"))
+            .json(&serde_json::json!({"status": "complete"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::OK);
+        assert_eq!(beat().await.unwrap().status(), reqwest::StatusCode::CONFLICT);
     }
-    let stored = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
-    assert!(stored.points.is_empty(), "no level stored");
-    // A heartbeat renews the lease of a running run; a finished run takes none.
-    let beat = || client.post(format!("{base}/api/v1/live-runs/{id}/heartbeat")).send();
-    assert_eq!(beat().await.unwrap().status(), reqwest::StatusCode::OK);
-    let resp = client
-        .post(format!("{base}/api/v1/live-runs/{id}/status"))
-        .json(&serde_json::json!({"status": "complete"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), reqwest::StatusCode::OK);
-    assert_eq!(beat().await.unwrap().status(), reqwest::StatusCode::CONFLICT);
 }
 
-async fn temp_pool(name: &str) -> (tempfile::TempDir, sqlx::SqlitePool) {
+async fn temp_pool(name: &str) -> (tempfile::TempDir, app::db::Db) {
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join(name)).await.unwrap();
     (dir, pool)
@@ -446,7 +532,7 @@ fn f64s(v: &serde_json::Value) -> Vec<f64> {
     v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
 }
 
-async fn sweep(pool: &sqlx::SqlitePool, s: SweepSpec) -> (app::domain::Run, Vec<Progress>) {
+async fn sweep(pool: &app::db::Db, s: SweepSpec) -> (app::domain::Run, Vec<Progress>) {
     let (tx, mut rx) = tokio::sync::mpsc::channel(4096);
     let drain = tokio::spawn(async move {
         let mut seen = Vec::new();
@@ -626,114 +712,121 @@ async fn the_adaptive_search_stops_at_the_simulators_saturation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plateau_sweep_with_server_sends_each_level_to_the_server() {
     let sim_url = spawn_sim(SimConfig { base_decode_ms: 2.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
-    let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("server.db")).await.unwrap();
-    let base = spawn_plateau(pool.clone(), dir.path()).await;
-    let local_db = dir.path().join("local.db");
-    // The CLI in-process (the binary in a shared target dir may belong to another build).
-    let args = [
-        "plateau",
-        "--db",
-        local_db.to_str().unwrap(),
-        "sweep",
-        "--url",
-        &sim_url,
-        "--model",
-        "plateau-sim",
-        "--concurrency",
-        "1,2,4",
-        "--requests",
-        "8",
-        "--max-tokens",
-        "8",
-        "--ignore-eos",
-        "--prompt-tokens",
-        "40",
-        "--prompt-spread",
-        "0.25",
-        "--server",
-        &base,
-        "--server-token",
-        "tok-never-shown",
-        "--api-key",
-        "sk-cli-never-stored",
-    ];
-    let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
-    let code = server::cli::run(cli).await.unwrap();
-    assert_eq!(code, std::process::ExitCode::SUCCESS);
-    let runs = app::db::list_runs(&pool).await.unwrap();
-    assert_eq!(runs.len(), 1);
-    let id = runs[0].id.to_string();
-    // Through the server's API: the run with its three levels, complete.
-    let run: serde_json::Value = reqwest::get(format!("{base}/api/v1/runs/{id}")).await.unwrap().json().await.unwrap();
-    assert_eq!(run["status"], "complete", "{run}");
-    let points = run["points"].as_array().unwrap();
-    assert_eq!(points.iter().map(|p| p["load_value"].as_f64().unwrap()).collect::<Vec<_>>(), vec![1.0, 2.0, 4.0]);
-    for p in points {
-        assert_eq!((p["requests_ok"].as_i64(), p["requests_failed"].as_i64()), (Some(8), Some(0)));
-    }
-    let stored = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
-    assert!(stored.facts.notes.contains("± 25 %"), "{}", stored.facts.notes);
-    assert_eq!(app::db::level_requests(&pool, &stored.id, 2).await.unwrap().len(), 8);
-    // Neither the API key nor the server token reached the server's database.
-    let bytes = std::fs::read(dir.path().join("server.db")).unwrap();
-    for secret in [&b"sk-cli-never-stored"[..], &b"tok-never-shown"[..]] {
-        assert!(!bytes.windows(secret.len()).any(|w| w == secret));
-    }
-    // Nothing went to the local database.
-    let local = app::db::connect(&local_db).await.unwrap();
-    assert!(app::db::list_runs(&local).await.unwrap().is_empty());
-    // A finished run takes no more levels or statuses.
-    let client = reqwest::Client::new();
-    let level = serde_json::json!({"point": {"load_kind": "concurrency", "load_value": 8.0, "requests_ok": 1,
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let dir = tempfile::tempdir().unwrap();
+        let pool = store.db.clone();
+        let base = spawn_plateau(pool.clone(), dir.path()).await;
+        let local_db = dir.path().join("local.db");
+        // The CLI in-process (the binary in a shared target dir may belong to another build).
+        let args = [
+            "plateau",
+            "--db",
+            local_db.to_str().unwrap(),
+            "sweep",
+            "--url",
+            &sim_url,
+            "--model",
+            "plateau-sim",
+            "--concurrency",
+            "1,2,4",
+            "--requests",
+            "8",
+            "--max-tokens",
+            "8",
+            "--ignore-eos",
+            "--prompt-tokens",
+            "40",
+            "--prompt-spread",
+            "0.25",
+            "--server",
+            &base,
+            "--server-token",
+            "tok-never-shown",
+            "--api-key",
+            "sk-cli-never-stored",
+        ];
+        let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
+        let code = server::cli::run(cli).await.unwrap();
+        assert_eq!(code, std::process::ExitCode::SUCCESS);
+        let runs = app::db::list_runs(&pool).await.unwrap();
+        assert_eq!(runs.len(), 1);
+        let id = runs[0].id.to_string();
+        // Through the server's API: the run with its three levels, complete.
+        let run: serde_json::Value =
+            reqwest::get(format!("{base}/api/v1/runs/{id}")).await.unwrap().json().await.unwrap();
+        assert_eq!(run["status"], "complete", "{run}");
+        let points = run["points"].as_array().unwrap();
+        assert_eq!(points.iter().map(|p| p["load_value"].as_f64().unwrap()).collect::<Vec<_>>(), vec![1.0, 2.0, 4.0]);
+        for p in points {
+            assert_eq!((p["requests_ok"].as_i64(), p["requests_failed"].as_i64()), (Some(8), Some(0)));
+        }
+        let stored = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
+        assert!(stored.facts.notes.contains("± 25 %"), "{}", stored.facts.notes);
+        assert_eq!(app::db::level_requests(&pool, &stored.id, 2).await.unwrap().len(), 8);
+        // Neither the API key nor the server token reached the server's database.
+        let bytes = store.stored_bytes().await;
+        for secret in [&b"sk-cli-never-stored"[..], &b"tok-never-shown"[..]] {
+            assert!(!bytes.windows(secret.len()).any(|w| w == secret));
+        }
+        // Nothing went to the local database.
+        let local = app::db::connect(&local_db).await.unwrap();
+        assert!(app::db::list_runs(&local).await.unwrap().is_empty());
+        // A finished run takes no more levels or statuses.
+        let client = reqwest::Client::new();
+        let level = serde_json::json!({"point": {"load_kind": "concurrency", "load_value": 8.0, "requests_ok": 1,
         "requests_failed": 0, "wall_s": 1.0, "measures": [], "truncated": false}, "raw": null, "requests": []});
-    let resp = client.post(format!("{base}/api/v1/live-runs/{id}/levels")).json(&level).send().await.unwrap();
-    assert_eq!(resp.status(), reqwest::StatusCode::CONFLICT);
-    let resp = client
-        .post(format!("{base}/api/v1/live-runs/nosuchrun000/status"))
-        .json(&serde_json::json!({"status": "complete"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), reqwest::StatusCode::NOT_FOUND);
+        let resp = client.post(format!("{base}/api/v1/live-runs/{id}/levels")).json(&level).send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::CONFLICT);
+        let resp = client
+            .post(format!("{base}/api/v1/live-runs/nosuchrun000/status"))
+            .json(&serde_json::json!({"status": "complete"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::NOT_FOUND);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_live_run_api_creates_appends_and_finishes() {
-    let dir = tempfile::tempdir().unwrap();
-    let pool = app::db::connect(&dir.path().join("live.db")).await.unwrap();
-    let base = spawn_plateau(pool.clone(), dir.path()).await;
-    let sink = loadgen::HttpSink::new(&base, Some(&Secret::new("t0ken"))).unwrap();
-    use loadgen::RunSink;
-    let run = app::domain::NewRun {
-        name: "from elsewhere".into(),
-        status: RunStatus::Complete, // the server makes it running
-        source: app::domain::SourceInfo { format: app::domain::SourceFormat::Plateau, file_name: None },
-        facts: Default::default(),
-        definitions: loadgen::definitions(),
-        levels: Vec::new(),
-        files: Vec::new(),
-    };
-    let id = sink.create(&run).await.unwrap();
-    assert_eq!(app::db::get_run(&pool, &id).await.unwrap().status, RunStatus::Running);
-    let mut p = app::domain::Point::at(LoadKind::RequestRate, 2.5);
-    p.requests_ok = Some(3);
-    p.set(Metric::OutputThroughput, Stat::Mean, 42.0);
-    let level = app::domain::NewLevel { point: p, raw: serde_json::json!({"k": 1}), requests: Vec::new() };
-    sink.append(&id, &level).await.unwrap();
-    let mut bad = level.clone();
-    bad.point.load_value = 0.0;
-    let err = sink.append(&id, &bad).await.unwrap_err().to_string();
-    assert!(err.contains("HTTP 400") && err.contains("load_value"), "{err}");
-    sink.finish(&id, RunStatus::Complete, Some("plateau at C≈48: +3 % per doubling")).await.unwrap();
-    let stored = app::db::get_run(&pool, &id).await.unwrap();
-    assert_eq!(stored.status, RunStatus::Complete);
-    assert_eq!(stored.points.len(), 1);
-    assert_eq!(stored.points[0].output_tok_s(), Some(42.0));
-    assert!(stored.facts.notes.ends_with("plateau at C≈48: +3 % per doubling"));
-    assert_eq!(app::db::level_raw(&pool, &id, 0).await.unwrap()["k"], 1);
-    let err = sink.finish(&id, RunStatus::Interrupted, None).await.unwrap_err().to_string();
-    assert!(err.contains("HTTP 409"), "{err}");
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let dir = tempfile::tempdir().unwrap();
+        let pool = store.db.clone();
+        let base = spawn_plateau(pool.clone(), dir.path()).await;
+        let sink = loadgen::HttpSink::new(&base, Some(&Secret::new("t0ken"))).unwrap();
+        use loadgen::RunSink;
+        let run = app::domain::NewRun {
+            name: "from elsewhere".into(),
+            status: RunStatus::Complete, // the server makes it running
+            source: app::domain::SourceInfo { format: app::domain::SourceFormat::Plateau, file_name: None },
+            facts: Default::default(),
+            definitions: loadgen::definitions(),
+            levels: Vec::new(),
+            files: Vec::new(),
+        };
+        let id = sink.create(&run).await.unwrap();
+        assert_eq!(app::db::get_run(&pool, &id).await.unwrap().status, RunStatus::Running);
+        let mut p = app::domain::Point::at(LoadKind::RequestRate, 2.5);
+        p.requests_ok = Some(3);
+        p.set(Metric::OutputThroughput, Stat::Mean, 42.0);
+        let level = app::domain::NewLevel { point: p, raw: serde_json::json!({"k": 1}), requests: Vec::new() };
+        sink.append(&id, &level).await.unwrap();
+        let mut bad = level.clone();
+        bad.point.load_value = 0.0;
+        let err = sink.append(&id, &bad).await.unwrap_err().to_string();
+        assert!(err.contains("HTTP 400") && err.contains("load_value"), "{err}");
+        sink.finish(&id, RunStatus::Complete, Some("plateau at C≈48: +3 % per doubling")).await.unwrap();
+        let stored = app::db::get_run(&pool, &id).await.unwrap();
+        assert_eq!(stored.status, RunStatus::Complete);
+        assert_eq!(stored.points.len(), 1);
+        assert_eq!(stored.points[0].output_tok_s(), Some(42.0));
+        assert!(stored.facts.notes.ends_with("plateau at C≈48: +3 % per doubling"));
+        assert_eq!(app::db::level_raw(&pool, &id, 0).await.unwrap()["k"], 1);
+        let err = sink.finish(&id, RunStatus::Interrupted, None).await.unwrap_err().to_string();
+        assert!(err.contains("HTTP 409"), "{err}");
+    }
 }
 
 /// The simulator at half its default step times (10 ms + 0.5 ms per sequence), no prefill

@@ -3,8 +3,8 @@
 //! here; what is stored and compared is only their hash (see [`super::secret`]).
 
 use super::secret;
+use app::db::Db;
 use app::db::{self, DbError};
-use sqlx::SqlitePool;
 
 /// How long a browser session lasts (not extended by use).
 pub const SESSION_DAYS: i64 = 30;
@@ -46,7 +46,7 @@ fn check_password(password: &str) -> Result<(), AuthError> {
 }
 
 /// Adds a user with a password (stored as argon2id).
-pub async fn add_user(pool: &SqlitePool, name: &str, password: &str) -> Result<(), AuthError> {
+pub async fn add_user(pool: &Db, name: &str, password: &str) -> Result<(), AuthError> {
     check_name(name)?;
     check_password(password)?;
     let hash = secret::hash_password(password).map_err(AuthError::Hash)?;
@@ -57,7 +57,7 @@ pub async fn add_user(pool: &SqlitePool, name: &str, password: &str) -> Result<(
 }
 
 /// Sets a new password for a user and signs them out everywhere.
-pub async fn set_password(pool: &SqlitePool, name: &str, password: &str) -> Result<(), AuthError> {
+pub async fn set_password(pool: &Db, name: &str, password: &str) -> Result<(), AuthError> {
     check_password(password)?;
     let hash = secret::hash_password(password).map_err(AuthError::Hash)?;
     db::set_user_password(pool, name, &hash).await.map_err(|e| match e {
@@ -68,7 +68,7 @@ pub async fn set_password(pool: &SqlitePool, name: &str, password: &str) -> Resu
 
 /// Checks a name and password; on success starts a session and returns the cookie value
 /// (the only copy of it: the database keeps its hash). `None`: wrong name or password.
-pub async fn log_in(pool: &SqlitePool, name: &str, password: &str) -> Result<Option<String>, AuthError> {
+pub async fn log_in(pool: &Db, name: &str, password: &str) -> Result<Option<String>, AuthError> {
     let stored = db::user_credentials(pool, name).await?;
     // An unknown name costs a full argon2 check too, so timing does not tell which names exist.
     let phc = stored.as_ref().map(|c| c.password_hash.clone()).unwrap_or_else(|| DUMMY_HASH.to_owned());
@@ -85,13 +85,13 @@ const DUMMY_HASH: &str =
     "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$CTFhFdXPJO1aFaMaO6Mm5c8y7cJHAph8ArZWb2GRPPc";
 
 /// Ends the session whose cookie value this is.
-pub async fn log_out(pool: &SqlitePool, session_token: &str) -> Result<(), AuthError> {
+pub async fn log_out(pool: &Db, session_token: &str) -> Result<(), AuthError> {
     db::delete_session(pool, &secret::sha256_hex(session_token)).await?;
     Ok(())
 }
 
 /// The user signed in with this cookie value, if the session is live.
-pub async fn session_user(pool: &SqlitePool, session_token: &str) -> Result<Option<String>, AuthError> {
+pub async fn session_user(pool: &Db, session_token: &str) -> Result<Option<String>, AuthError> {
     if !secret::is_session_token(session_token) {
         return Ok(None);
     }
@@ -99,7 +99,7 @@ pub async fn session_user(pool: &SqlitePool, session_token: &str) -> Result<Opti
 }
 
 /// The user an API token acts for, if it is live (records its use).
-pub async fn token_user(pool: &SqlitePool, token: &str) -> Result<Option<String>, AuthError> {
+pub async fn token_user(pool: &Db, token: &str) -> Result<Option<String>, AuthError> {
     if !secret::is_api_token(token) {
         return Ok(None);
     }
@@ -115,7 +115,7 @@ pub struct NewToken {
 }
 
 /// Creates an API token acting for `user`.
-pub async fn create_token(pool: &SqlitePool, user: &str, label: &str) -> Result<NewToken, AuthError> {
+pub async fn create_token(pool: &Db, user: &str, label: &str) -> Result<NewToken, AuthError> {
     let token = secret::new_api_token();
     let public_id = secret::new_public_id();
     db::create_api_token(pool, user, &public_id, label, &secret::sha256_hex(&token)).await.map_err(|e| match e {
@@ -126,7 +126,7 @@ pub async fn create_token(pool: &SqlitePool, user: &str, label: &str) -> Result<
 }
 
 /// Revokes a token by its public id; it stops working with the next request.
-pub async fn revoke_token(pool: &SqlitePool, public_id: &str) -> Result<(), AuthError> {
+pub async fn revoke_token(pool: &Db, public_id: &str) -> Result<(), AuthError> {
     db::revoke_api_token(pool, public_id).await.map_err(|e| match e {
         DbError::NotFound(_) => AuthError::NoSuchToken(public_id.to_owned()),
         other => other.into(),
@@ -137,10 +137,9 @@ pub async fn revoke_token(pool: &SqlitePool, public_id: &str) -> Result<(), Auth
 mod tests {
     use super::*;
 
-    async fn temp_db() -> (tempfile::TempDir, SqlitePool) {
-        let dir = tempfile::tempdir().unwrap();
-        let pool = db::connect(&dir.path().join("a.db")).await.unwrap();
-        (dir, pool)
+    /// A fresh database of each backend (SQLite; PostgreSQL with `PLATEAU_TEST_PG`).
+    async fn temp_dbs() -> Vec<db::testing::TestDb> {
+        db::testing::backends().await
     }
 
     #[test]
@@ -164,31 +163,35 @@ mod tests {
 
     #[tokio::test]
     async fn log_in_and_out() {
-        let (_dir, pool) = temp_db().await;
-        add_user(&pool, "ada", "correct horse").await.unwrap();
-        assert!(matches!(add_user(&pool, "ada", "another one").await, Err(AuthError::NameTaken(_))));
-        assert_eq!(log_in(&pool, "ada", "wrong horse").await.unwrap(), None);
-        assert_eq!(log_in(&pool, "bob", "correct horse").await.unwrap(), None);
-        let cookie = log_in(&pool, "ada", "correct horse").await.unwrap().unwrap();
-        assert_eq!(session_user(&pool, &cookie).await.unwrap().as_deref(), Some("ada"));
-        assert_eq!(session_user(&pool, "garbage").await.unwrap(), None);
-        log_out(&pool, &cookie).await.unwrap();
-        assert_eq!(session_user(&pool, &cookie).await.unwrap(), None);
-        set_password(&pool, "ada", "battery staple").await.unwrap();
-        assert!(log_in(&pool, "ada", "battery staple").await.unwrap().is_some());
-        assert!(matches!(set_password(&pool, "bob", "battery staple").await, Err(AuthError::NoSuchUser(_))));
+        for store in temp_dbs().await {
+            let pool = store.db.clone();
+            add_user(&pool, "ada", "correct horse").await.unwrap();
+            assert!(matches!(add_user(&pool, "ada", "another one").await, Err(AuthError::NameTaken(_))));
+            assert_eq!(log_in(&pool, "ada", "wrong horse").await.unwrap(), None);
+            assert_eq!(log_in(&pool, "bob", "correct horse").await.unwrap(), None);
+            let cookie = log_in(&pool, "ada", "correct horse").await.unwrap().unwrap();
+            assert_eq!(session_user(&pool, &cookie).await.unwrap().as_deref(), Some("ada"));
+            assert_eq!(session_user(&pool, "garbage").await.unwrap(), None);
+            log_out(&pool, &cookie).await.unwrap();
+            assert_eq!(session_user(&pool, &cookie).await.unwrap(), None);
+            set_password(&pool, "ada", "battery staple").await.unwrap();
+            assert!(log_in(&pool, "ada", "battery staple").await.unwrap().is_some());
+            assert!(matches!(set_password(&pool, "bob", "battery staple").await, Err(AuthError::NoSuchUser(_))));
+        }
     }
 
     #[tokio::test]
     async fn tokens_act_for_their_user_until_revoked() {
-        let (_dir, pool) = temp_db().await;
-        add_user(&pool, "ada", "correct horse").await.unwrap();
-        assert!(matches!(create_token(&pool, "bob", "").await, Err(AuthError::NoSuchUser(_))));
-        let t = create_token(&pool, "ada", "ci").await.unwrap();
-        assert_eq!(token_user(&pool, &t.token).await.unwrap().as_deref(), Some("ada"));
-        assert_eq!(token_user(&pool, "plt_nope").await.unwrap(), None);
-        revoke_token(&pool, &t.public_id).await.unwrap();
-        assert_eq!(token_user(&pool, &t.token).await.unwrap(), None);
-        assert!(matches!(revoke_token(&pool, "nope").await, Err(AuthError::NoSuchToken(_))));
+        for store in temp_dbs().await {
+            let pool = store.db.clone();
+            add_user(&pool, "ada", "correct horse").await.unwrap();
+            assert!(matches!(create_token(&pool, "bob", "").await, Err(AuthError::NoSuchUser(_))));
+            let t = create_token(&pool, "ada", "ci").await.unwrap();
+            assert_eq!(token_user(&pool, &t.token).await.unwrap().as_deref(), Some("ada"));
+            assert_eq!(token_user(&pool, "plt_nope").await.unwrap(), None);
+            revoke_token(&pool, &t.public_id).await.unwrap();
+            assert_eq!(token_user(&pool, &t.token).await.unwrap(), None);
+            assert!(matches!(revoke_token(&pool, "nope").await, Err(AuthError::NoSuchToken(_))));
+        }
     }
 }

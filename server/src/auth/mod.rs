@@ -55,7 +55,6 @@ use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Json;
 use serde_json::json;
-use sqlx::SqlitePool;
 use std::sync::Arc;
 
 /// What deciding who a request comes from needs: the accounts, the mode, the sign-in
@@ -64,7 +63,7 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct AuthState {
     /// Users, sessions and API tokens live here.
-    pub pool: SqlitePool,
+    pub pool: app::db::Db,
     /// Who may read and write.
     pub mode: AuthMode,
     /// Failed sign-ins per user name.

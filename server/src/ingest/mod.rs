@@ -13,13 +13,13 @@ pub mod pending;
 #[cfg(test)]
 pub(crate) mod test_fixtures;
 
+use app::db::Db;
 use app::db::{self, DbError};
 use app::domain::metrics::Metric;
 use app::domain::stats::{Summary, RECOMPUTED};
 use app::domain::{NewLevel, NewRun, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat, SourceInfo};
 use json::FieldError;
 use model::{ParseOptions, ParsedFile};
-use sqlx::SqlitePool;
 
 /// Default upload size limit, per file.
 pub const DEFAULT_MAX_BYTES: usize = 64 * 1024 * 1024;
@@ -491,7 +491,7 @@ pub async fn prepare_in_background(req: ImportRequest, max_bytes: usize) -> Resu
 }
 
 /// Stores prepared runs in one transaction.
-pub async fn store(pool: &SqlitePool, prepared: Vec<PreparedRun>) -> Result<Vec<Imported>, ImportError> {
+pub async fn store(pool: &Db, prepared: Vec<PreparedRun>) -> Result<Vec<Imported>, ImportError> {
     // Moved, not cloned: a run can carry 64 MiB of files and a million request records.
     let (runs, warnings): (Vec<NewRun>, Vec<Vec<String>>) = prepared.into_iter().map(|p| (p.run, p.warnings)).unzip();
     let ids = db::insert_runs(pool, &runs).await?;
@@ -515,7 +515,7 @@ pub async fn store(pool: &SqlitePool, prepared: Vec<PreparedRun>) -> Result<Vec<
 }
 
 /// Checks, parses and stores an import. Nothing is written unless every file is valid.
-pub async fn import(pool: &SqlitePool, req: ImportRequest, max_bytes: usize) -> Result<Vec<Imported>, ImportError> {
+pub async fn import(pool: &Db, req: ImportRequest, max_bytes: usize) -> Result<Vec<Imported>, ImportError> {
     let prepared = prepare_in_background(req, max_bytes).await?;
     store(pool, prepared).await
 }

@@ -1,14 +1,14 @@
 //! Where a sweep's run and levels go: [`RunSink`] is written to by the one sweep loop,
-//! whether the run lives in the local SQLite file (a `SqlitePool`) or on a running Plateau
+//! whether the run lives in the local SQLite file (a `Db`) or on a running Plateau
 //! server ([`HttpSink`], the `/api/v1/live-runs` API, level by level).
 
 use super::{LoadgenError, Secret};
 use app::db;
+use app::db::Db;
 use app::domain::annotations::AnnotationInput;
 use app::domain::{NewLevel, NewRun, RunId, RunStatus};
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
-use sqlx::SqlitePool;
 use std::future::Future;
 use std::time::Duration;
 
@@ -37,7 +37,7 @@ pub trait RunSink: Sync {
 /// The author of the annotations a sweep writes about its own run.
 pub const SWEEP_AUTHOR: &str = "plateau sweep";
 
-impl RunSink for SqlitePool {
+impl RunSink for Db {
     async fn create(&self, run: &NewRun) -> Result<RunId, LoadgenError> {
         Ok(db::create_live_run(self, run).await?)
     }

@@ -10,12 +10,12 @@ use super::saturation::{Detector, Finding};
 use super::sink::RunSink;
 use super::stats::{apply_steady_window, level_from_records};
 use super::{definitions_for, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
+use app::db::Db;
 use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
 use app::domain::metrics::Stat;
 use app::domain::{EndpointKind, LoadKind, NewRun, Point, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
 use reqwest::header::HeaderValue;
 use serde_json::{json, Value};
-use sqlx::SqlitePool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
@@ -23,7 +23,7 @@ use tokio::task::JoinSet;
 
 /// Runs `spec` and stores the run in the SQLite `pool`; see [`run_sweep_to`].
 pub async fn run_sweep(
-    pool: &SqlitePool,
+    pool: &Db,
     spec: SweepSpec,
     progress: mpsc::Sender<Progress>,
     cancel: watch::Receiver<bool>,

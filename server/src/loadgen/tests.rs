@@ -2,6 +2,7 @@
 //! server (axum) whose behaviour is chosen by the request's `model`.
 
 use super::*;
+use app::db::Db;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::RunStatus;
 use axum::extract::State;
@@ -10,7 +11,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use sqlx::SqlitePool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -123,7 +123,7 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
     }
 }
 
-async fn temp_db() -> (tempfile::TempDir, SqlitePool) {
+async fn temp_db() -> (tempfile::TempDir, Db) {
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join("plateau.db")).await.unwrap();
     (dir, pool)
@@ -422,12 +422,14 @@ async fn the_api_key_never_reaches_the_database_or_the_logs() {
     ids.push(run_sweep(&pool, failing, collector().0, no_cancel()).await.unwrap());
 
     // every text column of every table
-    let tables: Vec<String> =
-        sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'").fetch_all(&pool).await.unwrap();
+    let tables: Vec<String> = sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .fetch_all(pool.sqlite().unwrap())
+        .await
+        .unwrap();
     let mut scanned = 0;
     for table in &tables {
         let columns: Vec<String> = sqlx::query_scalar(&format!("SELECT name FROM pragma_table_info('{table}')"))
-            .fetch_all(&pool)
+            .fetch_all(pool.sqlite().unwrap())
             .await
             .unwrap();
         for column in columns {
@@ -435,7 +437,7 @@ async fn the_api_key_never_reaches_the_database_or_the_logs() {
                 "SELECT COUNT(*) FROM \"{table}\" WHERE instr(CAST(\"{column}\" AS TEXT), ?1) > 0"
             ))
             .bind("SECRET")
-            .fetch_one(&pool)
+            .fetch_one(pool.sqlite().unwrap())
             .await
             .unwrap();
             assert_eq!(hits, 0, "{table}.{column}");

@@ -109,18 +109,23 @@ async fn log_in(State(state): State<AuthState>, headers: HeaderMap, Form(f): For
     let name = f.name.trim();
     // The slot is taken before the password is checked: parallel guesses cannot all slip
     // through while the first ones are still being verified.
-    let attempt = match state.throttle.try_begin(name, std::time::Instant::now()) {
-        Ok(a) => a,
-        Err(wait) => {
+    let attempt = match state.throttle.try_begin(name, chrono::Utc::now()).await {
+        Ok(Ok(a)) => a,
+        Ok(Err(wait)) => {
             tracing::warn!("sign-in refused: too many failures for one name");
             let minutes = wait.as_secs().div_ceil(60).max(1);
             let message = format!("Too many failed sign-ins for this name; try again in {minutes} min.");
             return render(&Principal::anonymous(), next, Some(&message), StatusCode::TOO_MANY_REQUESTS);
         }
+        Err(e) => {
+            tracing::error!(error = %e, "sign-in failed: the throttle could not be read");
+            let message = "Signing in failed; try again.";
+            return render(&Principal::anonymous(), next, Some(message), StatusCode::INTERNAL_SERVER_ERROR);
+        }
     };
     match accounts::log_in(&state.pool, name, &f.password).await {
         Ok(Some(token)) => {
-            attempt.succeeded();
+            attempt.succeeded().await;
             tracing::info!(user = %name, "signed in");
             let secure =
                 headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).is_some_and(|o| o.starts_with("https://"));
@@ -137,7 +142,7 @@ async fn log_in(State(state): State<AuthState>, headers: HeaderMap, Form(f): For
             render(&Principal::anonymous(), next, Some("Wrong name or password."), StatusCode::UNAUTHORIZED)
         }
         Err(e) => {
-            attempt.void();
+            attempt.void().await;
             tracing::error!(error = %e, "sign-in failed");
             render(
                 &Principal::anonymous(),

@@ -18,6 +18,7 @@ mod upload;
 
 use crate::ingest::pending::PendingImports;
 use app::api::ImportPreviews;
+use app::db::Db;
 use app::{shell, App};
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, FromRef, State};
@@ -27,13 +28,12 @@ use axum::routing::{get, post};
 use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, handle_server_fns_with_context, AxumRouteListing, LeptosRoutes};
-use sqlx::SqlitePool;
 use std::sync::{Arc, OnceLock};
 
 /// Everything a handler may need, cloned cheaply per request.
 #[derive(Clone, FromRef)]
 pub struct AppState {
-    pub pool: SqlitePool,
+    pub pool: Db,
     pub leptos_options: LeptosOptions,
     /// Largest accepted upload, in bytes (per file).
     pub max_upload_bytes: usize,
@@ -43,7 +43,7 @@ pub struct AppState {
     pub sweeps: Arc<crate::sweeps::Sweeps>,
     /// Who may read and write.
     pub auth: crate::auth::AuthMode,
-    /// Failed sign-ins per user name (password guessing is slowed down).
+    /// Failed sign-ins per user name (password guessing is slowed down), in the database.
     pub login_throttle: Arc<crate::auth::throttle::LoginThrottle>,
     /// The names this server answers to (`Host`); others get 421.
     pub hosts: Arc<crate::auth::hosts::AllowedHosts>,
@@ -51,24 +51,24 @@ pub struct AppState {
 
 impl AppState {
     /// State with sweeps allowed against loopback only.
-    pub fn new(pool: SqlitePool, leptos_options: LeptosOptions, max_upload_bytes: usize) -> Self {
+    pub fn new(pool: Db, leptos_options: LeptosOptions, max_upload_bytes: usize) -> Self {
         Self::with_allow_list(pool, leptos_options, max_upload_bytes, crate::sweeps::AllowList::loopback())
     }
 
     pub fn with_allow_list(
-        pool: SqlitePool,
+        pool: Db,
         leptos_options: LeptosOptions,
         max_upload_bytes: usize,
         allow: crate::sweeps::AllowList,
     ) -> Self {
         Self {
             sweeps: Arc::new(crate::sweeps::Sweeps::new(pool.clone(), allow)),
+            login_throttle: Arc::new(crate::auth::throttle::LoginThrottle::new(pool.clone())),
             pool,
             leptos_options,
             max_upload_bytes,
             pending: Arc::new(PendingImports::new(max_upload_bytes)),
             auth: crate::auth::AuthMode::Off,
-            login_throttle: Arc::default(),
             hosts: Arc::new(crate::auth::hosts::AllowedHosts::loopback()),
         }
     }

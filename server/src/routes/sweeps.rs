@@ -204,11 +204,22 @@ fn not_running(id: &str) -> ApiError {
 async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let Some(rx) = state.sweeps.subscribe(&id) else {
         // Finished between the page load and this request: say so, as the last event
-        // would have, so the page reloads instead of seeing an error.
-        let status = match app::domain::RunId::parse(&id) {
-            Some(run) => app::db::get_run(&state.pool, &run).await.ok().map(|r| r.status),
+        // would have, so the page reloads instead of seeing an error. Running on another
+        // replica: follow what it stores.
+        let run = app::domain::RunId::parse(&id);
+        let status = match &run {
+            Some(run) => app::db::get_run(&state.pool, run).await.ok().map(|r| r.status),
             None => None,
         };
+        if let (Some(run), Some(app::domain::RunStatus::Running)) = (run, status) {
+            use futures_util::StreamExt;
+            let stream = crate::sweeps::follow_stored(state.pool.clone(), run).map(|ev| {
+                Ok::<_, std::convert::Infallible>(
+                    Event::default().json_data(&ev).unwrap_or_else(|_| Event::default().data("{}")),
+                )
+            });
+            return Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response());
+        }
         let status = status.ok_or_else(|| not_running(&id))?;
         let ev = crate::sweeps::SweepEvent::Finished { status: status.as_str().to_owned() };
         let event = Event::default().json_data(&ev).unwrap_or_else(|_| Event::default().data("{}"));
@@ -241,7 +252,7 @@ fn closed<T: Clone>(_: tokio::sync::broadcast::Receiver<T>) -> tokio::sync::broa
 }
 
 async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    if !state.sweeps.cancel(&id) {
+    if !state.sweeps.cancel_anywhere(&id).await? {
         return Err(not_running(&id));
     }
     Ok((StatusCode::ACCEPTED, Json(json!({ "cancelling": id }))).into_response())

@@ -1,9 +1,17 @@
 //! Set-up shared by the integration tests: where the fixture files are, and [`TestApp`], the
-//! real router on a random loopback port over a fresh SQLite file.
+//! real router on a random loopback port over a fresh database.
+//!
+//! Every HTTP test runs on every backend: `for app in TestApp::each().await { … }` (or
+//! `TestApp::builder()…each()`) starts one app over a fresh SQLite file and one over a fresh
+//! PostgreSQL schema (`app::db::testing`: `PLATEAU_TEST_PG`, which `.ci/pg start` exports;
+//! with `CI` set and no `PLATEAU_TEST_PG` the test fails instead of skipping PostgreSQL).
+//! Checks and set-ups that go around the app use `Db`'s functions or the backend-neutral
+//! helpers of `app::db::testing` (`count`, `row_counts`, `execute`), never a backend's pool.
 //!
 //! Each test binary compiles this module on its own and uses a part of it.
 #![allow(dead_code, reason = "each test binary uses a part of the shared set-up")]
 
+use app::db::testing::{self, TestDb};
 use server::auth::hosts::AllowedHosts;
 use server::auth::AuthMode;
 use server::routes::{router, AppState};
@@ -24,15 +32,18 @@ pub struct TestApp {
     pub base: String,
     pub addr: std::net::SocketAddr,
     pub dir: tempfile::TempDir,
-    pub db: PathBuf,
-    pub pool: sqlx::SqlitePool,
+    pub pool: app::db::Db,
+    /// `sqlite` or `postgres`: which backend this app stores in.
+    pub backend: &'static str,
+    pub store: TestDb,
     pub client: reqwest::Client,
 }
 
 impl TestApp {
-    /// An app with the defaults: auth off, 1 MiB uploads, answering to loopback names.
-    pub async fn spawn() -> TestApp {
-        Self::builder().spawn().await
+    /// An app with the defaults (auth off, 1 MiB uploads, answering to loopback names) on
+    /// each backend, one after the other: `for app in TestApp::each().await { … }`.
+    pub async fn each() -> Vec<TestApp> {
+        Self::builder().each().await
     }
 
     pub fn builder() -> AppBuilder {
@@ -42,9 +53,15 @@ impl TestApp {
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
+
+    /// The number of rows of `table`.
+    pub async fn count(&self, table: &str) -> i64 {
+        testing::count(&self.pool, table).await
+    }
 }
 
 /// What differs between the tests' apps.
+#[derive(Clone)]
 pub struct AppBuilder {
     max_upload_bytes: usize,
     auth: AuthMode,
@@ -75,11 +92,21 @@ impl AppBuilder {
         self
     }
 
-    /// Starts the app on the calling test's runtime.
-    pub async fn spawn(self) -> TestApp {
+    /// One app per backend (a fresh SQLite file, a fresh PostgreSQL schema), each on the
+    /// calling test's runtime; the test runs its body on each in turn.
+    pub async fn each(self) -> Vec<TestApp> {
+        let mut apps = Vec::new();
+        for store in testing::backends().await {
+            apps.push(self.clone().spawn_on(store).await);
+        }
+        apps
+    }
+
+    /// Starts the app over `store` on the calling test's runtime.
+    pub async fn spawn_on(self, store: TestDb) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("plateau.db");
-        let pool = app::db::connect(&db).await.unwrap();
+        let pool = store.db.clone();
+        let backend = store.name;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let mut state =
@@ -90,6 +117,8 @@ impl AppBuilder {
         }
         tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-        TestApp { base: format!("http://{addr}"), addr, dir, db, pool, client }
+        // Shown with a failing test's output: which backend it failed on.
+        eprintln!("[{backend}] app at http://{addr}");
+        TestApp { base: format!("http://{addr}"), addr, dir, pool, backend, store, client }
     }
 }

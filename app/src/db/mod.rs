@@ -1,0 +1,69 @@
+//! Every SQL statement of Plateau, and the migrations (server only), behind one handle:
+//! [`Db`], an embedded SQLite file (the default) or a PostgreSQL server.
+//!
+//! Queries are checked at run time (`Q` + `DbRow::try_get`), not by `query!`, so a clean
+//! checkout builds with no database and no committed query cache; every function here is
+//! exercised by the tests beside it against both backends (a real SQLite file, and a
+//! fresh PostgreSQL schema when `PLATEAU_TEST_PG` names a server: see `testing.rs`).
+//! Writes that belong together run in one transaction: an import is all or nothing.
+//!
+//! By topic:
+//! - `backend`: the handle, opening and migrating, the query layer (the only file that
+//!   names SQLite or PostgreSQL types)
+//! - `runs`: storing a run with its levels, reading a run, its levels' raw fields,
+//!   requests and source files
+//! - `runs_list`: the runs list (search, filters, sort, pages, facets)
+//! - `live`: live runs (create, append a level, status, notes) and sweep leases
+//! - `annotations`: annotations with their history, dismissed proposals
+//! - `reports`: saved reports and snapshots
+//! - `auth`: users, sessions, API tokens (hashes only)
+//! - `throttle`: the sign-in throttle's attempts (shared by every replica)
+//! - `copy`: `plateau db copy`, every table into another database, verified, all or nothing
+
+mod annotations;
+mod auth;
+mod backend;
+mod copy;
+mod live;
+mod reports;
+mod runs;
+mod runs_list;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+mod throttle;
+
+pub use annotations::*;
+pub use auth::*;
+pub use backend::{connect, connect_postgres, open, Backend, Db, DbTarget, BUSY_TIMEOUT};
+pub use copy::{copy_database, CopiedTable};
+pub use live::*;
+pub use reports::*;
+pub use runs::*;
+pub use runs_list::*;
+pub use throttle::*;
+
+/// What can go wrong in the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("{0} was not found")]
+    NotFound(String),
+    #[error("database error: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("stored value is invalid: {0}")]
+    Corrupt(String),
+    /// `plateau db copy` refused or undid a copy (target not empty, a table differed).
+    #[error("copy refused: {0}")]
+    Copy(String),
+    #[error("cannot create the database directory {path}: {source}")]
+    Directory { path: String, source: std::io::Error },
+}
+
+fn now_rfc3339() -> String {
+    backend::format_stamp(chrono::Utc::now())
+}
+
+fn corrupt(what: &str, value: &str) -> DbError {
+    DbError::Corrupt(format!("{what} = {value:?}"))
+}
