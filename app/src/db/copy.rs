@@ -57,6 +57,8 @@ const TABLES: &[Table] = &[
             ("definitions_json", Text),
             ("heartbeat_at", Stamp),
             ("cancel_requested_at", Stamp),
+            ("level_count", Int),
+            ("peak_tok_s", Real),
         ],
     },
     Table { name: "run_tags", order: "run_id, tag", identity: false, columns: &[("run_id", Int), ("tag", Text)] },

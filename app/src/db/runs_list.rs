@@ -36,20 +36,21 @@ fn nocase(db: &Db, col: &str) -> String {
 }
 
 /// The `ORDER BY` of a sort key. A closed set of static strings: nothing user-typed
-/// reaches the SQL text.
+/// reaches the SQL text. Unknown values sort last whatever the direction; every order
+/// ends in the row id, and each has an index (migration 0008).
 fn order_by(db: &Db, key: SortKey, desc: bool) -> String {
-    let col = match key {
-        SortKey::Created => "r.created_at".to_owned(),
-        SortKey::Name => nocase(db, "r.name"),
-        SortKey::Model => nocase(db, "r.model"),
-        SortKey::Gpu => nocase(db, "r.gpu_type"),
-        SortKey::Endpoint => "r.endpoint_kind".to_owned(),
-        SortKey::Levels => "level_count".to_owned(),
-        SortKey::Peak => "peak_tok_s".to_owned(),
+    let (col, nullable) = match key {
+        SortKey::Created => ("r.created_at".to_owned(), false),
+        SortKey::Name => (nocase(db, "r.name"), false),
+        SortKey::Model => (nocase(db, "r.model"), true),
+        SortKey::Gpu => (nocase(db, "r.gpu_type"), true),
+        SortKey::Endpoint => ("r.endpoint_kind".to_owned(), true),
+        SortKey::Levels => ("r.level_count".to_owned(), false),
+        SortKey::Peak => ("r.peak_tok_s".to_owned(), true),
     };
     let dir = if desc { "DESC" } else { "ASC" };
-    // Unknown values sort last whatever the direction.
-    format!("{col} IS NULL, {col} {dir}, r.id {dir}")
+    let nulls = if nullable { " NULLS LAST" } else { "" };
+    format!("{col} {dir}{nulls}, r.id {dir}")
 }
 
 /// The search and filters; `LIKE` ignores ASCII case on SQLite, `ILIKE` does on PostgreSQL.
@@ -81,47 +82,17 @@ fn bind_filter(q: Q, query: &RunQuery) -> Q {
         .bind(query.source.map(SourceFormat::as_str))
 }
 
-/// True for a level of `points p` that no annotation with one of `effects` covers: the
-/// SQL twin of `Anchor::covers` (same relative tolerance as `LevelKey::same_as`), so the
-/// list's level counts and peaks honour annotations like the pages do.
-fn level_not_covered(db: &Db, effects: &str) -> String {
-    // SQLite's scalar max(a, b, c) is PostgreSQL's GREATEST.
-    let greatest = db.pick("max", "GREATEST");
-    format!(
-        "NOT EXISTS (SELECT 1 FROM annotations a WHERE a.run_id = p.run_id AND a.effect IN ({effects}) AND (
-            a.anchor = 'run'
-            OR (a.anchor = 'point' AND a.load_kind = p.load_kind
-                AND abs(a.load_from - p.load_value) <= {eps} * {greatest}(1.0, abs(a.load_from), abs(p.load_value)))
-            OR (a.anchor = 'range' AND a.load_kind = p.load_kind
-                AND p.load_value >= a.load_from - {eps} * {greatest}(1.0, abs(a.load_from))
-                AND p.load_value <= a.load_to + {eps} * {greatest}(1.0, abs(a.load_to)))))",
-        eps = crate::domain::compare::LOAD_REL_EPS
-    )
-}
-
 async fn find_runs_page(db: &Db, query: &RunQuery, per_page: i64) -> Result<Vec<RunSummary>, DbError> {
-    let select = format!(
+    // The level count and peak are each run's stored summary (db/summary.rs).
+    let sql = format!(
         "SELECT r.id, r.public_id, r.name, r.created_at, r.status, r.heartbeat_at, r.model, r.gpu_type, r.gpu_count,
-                r.endpoint_kind,
-                (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id AND {shown}) AS level_count,
-                (SELECT MAX(p.output_tok_s) FROM points p WHERE p.run_id = r.id AND {used}) AS peak_tok_s
-         {filter}",
+                r.endpoint_kind, r.level_count, r.peak_tok_s
+         {filter}
+         ORDER BY {order}
+         LIMIT $8 OFFSET $9",
         filter = run_filter(db),
-        shown = level_not_covered(db, "'hide'"),
-        used = level_not_covered(db, "'hide', 'exclude'"),
+        order = order_by(db, query.sort, query.desc),
     );
-    let order = order_by(db, query.sort, query.desc);
-    // PostgreSQL takes an output column's name in ORDER BY only bare, not inside an
-    // expression (`level_count IS NULL`): sorting by one, the sort is outside a derived
-    // table, fenced with `OFFSET 0` so each run's count and peak are computed once, not
-    // once per mention (3× slower at 5,000 runs unfenced). Other sorts stay plain, so the
-    // count and peak are computed only for the page's runs.
-    let sql = match (db.backend(), query.sort) {
-        (Backend::Postgres, SortKey::Levels | SortKey::Peak) => {
-            format!("SELECT * FROM ({select} OFFSET 0) r ORDER BY {order} LIMIT $8 OFFSET $9")
-        }
-        _ => format!("{select}\n         ORDER BY {order}\n         LIMIT $8 OFFSET $9"),
-    };
     let rows = bind_filter(Q::new(sql), query)
         .bind(per_page)
         .bind((query.page.clamp(1, MAX_PAGE) - 1).saturating_mul(per_page))
@@ -155,36 +126,41 @@ pub async fn find_runs(db: &Db, query: &RunQuery) -> Result<RunPage, DbError> {
     let runs = find_runs_page(db, query, PAGE_SIZE).await?;
     let count_sql = format!("SELECT COUNT(*) {}", run_filter(db));
     let total: i64 = bind_filter(Q::new(count_sql), query).scalar(db).await?;
-    let distinct = |col: &'static str| async move {
-        // PostgreSQL wants a DISTINCT query's ORDER BY among its columns: sort outside it.
-        Q::new(db.pick(
-            format!("SELECT DISTINCT {col} FROM runs WHERE {col} IS NOT NULL ORDER BY {col} COLLATE NOCASE"),
-            format!(
-                "SELECT v FROM (SELECT DISTINCT {col} AS v FROM runs WHERE {col} IS NOT NULL) d ORDER BY {}, v COLLATE \"C\"",
-                nocase(db, "v")
-            ),
-        ))
-        .scalars::<String>(db)
-        .await
-    };
-    let sources: Vec<String> = distinct("source_format").await?;
+    let sources: Vec<String> = distinct(db, "runs", "source_format").await?;
     Ok(RunPage {
         runs,
         total,
         query: query.clone(),
         facets: Facets {
-            models: distinct("model").await?,
-            engines: distinct("engine").await?,
-            gpus: distinct("gpu_type").await?,
-            tags: Q::new(db.pick(
-                "SELECT DISTINCT tag FROM run_tags ORDER BY tag",
-                "SELECT DISTINCT tag COLLATE \"C\" AS tag FROM run_tags ORDER BY 1",
-            ))
-            .scalars(db)
-            .await?,
+            models: distinct(db, "runs", "model").await?,
+            engines: distinct(db, "runs", "engine").await?,
+            gpus: distinct(db, "runs", "gpu_type").await?,
+            tags: distinct(db, "run_tags", "tag").await?,
             sources: sources.iter().filter_map(|s| SourceFormat::parse(s)).collect(),
         },
     })
+}
+
+/// The distinct values of `table.col` (a closed set of names, never user-typed), read by
+/// skipping through its index from one value to the next (one index seek per value, not
+/// a scan of every row), ordered for the menus: tags as stored (byte order), the others
+/// without regard to case.
+async fn distinct(db: &Db, table: &'static str, col: &'static str) -> Result<Vec<String>, DbError> {
+    let order = match (table, db.backend()) {
+        ("run_tags", Backend::Sqlite) => "v".to_owned(),
+        ("run_tags", Backend::Postgres) => "v COLLATE \"C\"".to_owned(),
+        (_, Backend::Sqlite) => "v COLLATE NOCASE".to_owned(),
+        (_, Backend::Postgres) => format!("{}, v COLLATE \"C\"", nocase(db, "v")),
+    };
+    Q::new(format!(
+        "WITH RECURSIVE d(v) AS (
+             SELECT MIN({col}) FROM {table}
+             UNION ALL
+             SELECT (SELECT MIN({col}) FROM {table} WHERE {col} > d.v) FROM d WHERE d.v IS NOT NULL)
+         SELECT v FROM d WHERE v IS NOT NULL ORDER BY {order}"
+    ))
+    .scalars(db)
+    .await
 }
 
 #[cfg(test)]
