@@ -1,7 +1,7 @@
 //! The runs list: search, filters, sort, pages and the filter menus' values. Level counts
 //! and peaks honour the annotations' effects, like the pages do.
 
-use super::backend::{Backend, Db, Q};
+use super::backend::{Arg, Backend, Db, Q};
 use super::runs::{endpoint, run_id, status};
 use super::DbError;
 use crate::domain::query::{Facets, RunPage, RunQuery, SortKey, MAX_PAGE, PAGE_SIZE};
@@ -13,7 +13,7 @@ pub async fn list_runs(db: &Db) -> Result<Vec<RunSummary>, DbError> {
     q.page = 1;
     let mut all = Vec::new();
     loop {
-        let page = find_runs_page(db, &q, 1000).await?;
+        let page = find_runs_page(db, &q, 1000, Plan::Ordered).await?;
         let n = page.len();
         all.extend(page);
         if n < 1000 {
@@ -53,49 +53,144 @@ fn order_by(db: &Db, key: SortKey, desc: bool) -> String {
     format!("{col} {dir}{nulls}, r.id {dir}")
 }
 
-/// The search and filters; `LIKE` ignores ASCII case on SQLite, `ILIKE` does on PostgreSQL.
-fn run_filter(db: &Db) -> String {
-    let like = db.pick("LIKE", "ILIKE");
-    format!(
-        "
-         FROM runs r
-         WHERE ($1 IS NULL OR r.name {like} $1 ESCAPE '\\' OR r.model {like} $1 ESCAPE '\\'
-                OR r.engine {like} $1 ESCAPE '\\' OR r.gpu_type {like} $1 ESCAPE '\\'
-                OR r.notes {like} $1 ESCAPE '\\'
-                OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag {like} $1 ESCAPE '\\'))
-           AND ($2 IS NULL OR r.model = $2)
-           AND ($3 IS NULL OR r.engine = $3)
-           AND ($4 IS NULL OR r.gpu_type = $4)
-           AND ($5 IS NULL OR r.endpoint_kind = $5)
-           AND ($6 IS NULL OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag = $6))
-           AND ($7 IS NULL OR r.source_format = $7)"
-    )
+/// The `FROM … WHERE …` of the runs matching a query's search and filters, with only the
+/// conditions the query sets (so each backend's planner sees which index serves them),
+/// and its arguments, `$1` on.
+struct Filter {
+    sql: String,
+    args: Vec<Arg>,
 }
 
-fn bind_filter(q: Q, query: &RunQuery) -> Q {
-    q.bind(query.q.as_deref().map(like_pattern))
-        .bind(query.model.as_deref())
-        .bind(query.engine.as_deref())
-        .bind(query.gpu.as_deref())
-        .bind(query.endpoint.map(EndpointKind::as_str))
-        .bind(query.tag.as_deref())
-        .bind(query.source.map(SourceFormat::as_str))
+impl Filter {
+    fn arg(&mut self, a: impl Into<Arg>) -> String {
+        self.args.push(a.into());
+        format!("${}", self.args.len())
+    }
+
+    /// The statement `head {FROM … WHERE …} tail`, where `tail` may take further
+    /// arguments from [`Filter::arg`] after the filter's own.
+    fn bind(self, head: &str, tail: &str) -> Q {
+        self.args.into_iter().fold(Q::new(format!("{head}\n{}\n{tail}", self.sql)), Q::bind)
+    }
 }
 
-async fn find_runs_page(db: &Db, query: &RunQuery, per_page: i64) -> Result<Vec<RunSummary>, DbError> {
+/// The search and filters. The text search matches name, model, engine, GPU, notes or a
+/// tag containing the text (`%`, `_` and `\` literal), ignoring ASCII case on SQLite
+/// (`LIKE`) and case as PostgreSQL's `ILIKE` does. Indexed (migration 0009): on SQLite a
+/// text of 3 characters or more first narrows to the runs the trigram index `runs_search`
+/// finds, then the `LIKE` decides, so the results are `LIKE`'s; on PostgreSQL each field
+/// is searched on its own (a `UNION` of `ILIKE`s, each served by a pg_trgm index where
+/// the extension is installed, else scanned).
+fn run_filter(db: &Db, query: &RunQuery, plan: Plan) -> Filter {
+    let mut f = Filter { sql: String::new(), args: Vec::new() };
+    // SQLite has no statistics to choose between an index for the filters and the sort's
+    // index: `Plan` says which. Ordered: the filters are checked row by row (`+col` and
+    // `EXISTS` keep their indexes out) while the sort's index is walked.
+    let ordered = plan == Plan::Ordered && db.backend() == Backend::Sqlite;
+    let unindexed = if ordered { "+" } else { "" };
+    let mut conds: Vec<String> = Vec::new();
+    if let Some(text) = &query.q {
+        let p = f.arg(like_pattern(text));
+        match db.backend() {
+            Backend::Sqlite => {
+                if text.chars().count() >= 3 && !ordered {
+                    let phrase = f.arg(format!("\"{}\"", text.replace('"', "\"\"")));
+                    conds.push(format!("r.id IN (SELECT rowid FROM runs_search WHERE runs_search MATCH {phrase})"));
+                }
+                conds.push(format!(
+                    "(r.name LIKE {p} ESCAPE '\\' OR r.model LIKE {p} ESCAPE '\\'
+                      OR r.engine LIKE {p} ESCAPE '\\' OR r.gpu_type LIKE {p} ESCAPE '\\'
+                      OR r.notes LIKE {p} ESCAPE '\\'
+                      OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag LIKE {p} ESCAPE '\\'))"
+                ));
+            }
+            Backend::Postgres => conds.push(format!(
+                "r.id IN (SELECT id FROM runs WHERE name ILIKE {p} ESCAPE '\\'
+                          UNION ALL SELECT id FROM runs WHERE model ILIKE {p} ESCAPE '\\'
+                          UNION ALL SELECT id FROM runs WHERE engine ILIKE {p} ESCAPE '\\'
+                          UNION ALL SELECT id FROM runs WHERE gpu_type ILIKE {p} ESCAPE '\\'
+                          UNION ALL SELECT id FROM runs WHERE notes ILIKE {p} ESCAPE '\\'
+                          UNION ALL SELECT run_id FROM run_tags WHERE tag ILIKE {p} ESCAPE '\\')"
+            )),
+        }
+    }
+    let equal: [(&str, Option<&str>); 5] = [
+        ("r.model", query.model.as_deref()),
+        ("r.engine", query.engine.as_deref()),
+        ("r.gpu_type", query.gpu.as_deref()),
+        ("r.endpoint_kind", query.endpoint.map(EndpointKind::as_str)),
+        ("r.source_format", query.source.map(SourceFormat::as_str)),
+    ];
+    for (col, value) in equal {
+        if let Some(v) = value {
+            let p = f.arg(v);
+            conds.push(format!("{unindexed}{col} = {p}"));
+        }
+    }
+    if let Some(tag) = &query.tag {
+        let p = f.arg(tag.as_str());
+        conds.push(if ordered {
+            format!("EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag = {p})")
+        } else {
+            format!("r.id IN (SELECT t.run_id FROM run_tags t WHERE t.tag = {p})")
+        });
+    }
+    f.sql = if conds.is_empty() {
+        "FROM runs r".to_owned()
+    } else {
+        format!("FROM runs r WHERE {}", conds.join("\n AND "))
+    };
+    f
+}
+
+/// How a page of a filtered list is found on SQLite (PostgreSQL's planner chooses itself,
+/// from its statistics).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Plan {
+    /// From the filters' indexes (trigram search, tag, equal values), then sorted: best
+    /// when few runs match.
+    Driven,
+    /// Down the sort's index, each run checked until the page is full: best when many
+    /// runs match (a page then needs a few hundred rows, not every match sorted).
+    Ordered,
+}
+
+/// The sorts an index serves in both directions (migration 0008).
+fn sort_is_indexed(key: SortKey) -> bool {
+    matches!(key, SortKey::Created | SortKey::Name | SortKey::Levels | SortKey::Peak)
+}
+
+/// The plan for a page of `query` now that its `total` matches are known: down the sort's
+/// index when the page is expected within the first [`ORDERED_SCAN_ROWS`] rows of it.
+async fn choose_plan(db: &Db, query: &RunQuery, total: i64, per_page: i64) -> Result<Plan, DbError> {
+    if db.backend() != Backend::Sqlite || !sort_is_indexed(query.sort) || total == 0 {
+        return Ok(Plan::Driven);
+    }
+    let runs: i64 = Q::new("SELECT COUNT(*) FROM runs").scalar(db).await?;
+    let needed = (query.page.clamp(1, MAX_PAGE) - 1).saturating_mul(per_page).saturating_add(per_page);
+    let expected_scan = needed.saturating_mul(runs) / total;
+    Ok(if expected_scan <= ORDERED_SCAN_ROWS { Plan::Ordered } else { Plan::Driven })
+}
+
+/// How many rows of the sort's index a page may expect to walk before the filters' own
+/// indexes are the better way in.
+const ORDERED_SCAN_ROWS: i64 = 5_000;
+
+async fn find_runs_page(db: &Db, query: &RunQuery, per_page: i64, plan: Plan) -> Result<Vec<RunSummary>, DbError> {
     // The level count and peak are each run's stored summary (db/summary.rs).
-    let sql = format!(
-        "SELECT r.id, r.public_id, r.name, r.created_at, r.status, r.heartbeat_at, r.model, r.gpu_type, r.gpu_count,
-                r.endpoint_kind, r.level_count, r.peak_tok_s
-         {filter}
-         ORDER BY {order}
-         LIMIT $8 OFFSET $9",
-        filter = run_filter(db),
+    let mut f = run_filter(db, query, plan);
+    let tail = format!(
+        "ORDER BY {order} LIMIT {limit} OFFSET {offset}",
         order = order_by(db, query.sort, query.desc),
+        limit = f.arg(per_page),
+        offset = f.arg((query.page.clamp(1, MAX_PAGE) - 1).saturating_mul(per_page)),
     );
-    let rows = bind_filter(Q::new(sql), query)
-        .bind(per_page)
-        .bind((query.page.clamp(1, MAX_PAGE) - 1).saturating_mul(per_page))
+    let rows = f
+        .bind(
+            "SELECT r.id, r.public_id, r.name, r.created_at, r.status, r.heartbeat_at, r.model, r.gpu_type,
+                    r.gpu_count, r.endpoint_kind, r.level_count, r.peak_tok_s",
+            &tail,
+        )
         .fetch_all(db)
         .await?;
     rows.iter()
@@ -123,9 +218,10 @@ async fn find_runs_page(db: &Db, query: &RunQuery, per_page: i64) -> Result<Vec<
 /// One page of runs matching `query`, the total count, and the filter menus' values.
 pub async fn find_runs(db: &Db, query: &RunQuery) -> Result<RunPage, DbError> {
     let query = &query.clamped();
-    let runs = find_runs_page(db, query, PAGE_SIZE).await?;
-    let count_sql = format!("SELECT COUNT(*) {}", run_filter(db));
-    let total: i64 = bind_filter(Q::new(count_sql), query).scalar(db).await?;
+    // The count first: how many runs match decides how the page is found (SQLite).
+    let total: i64 = run_filter(db, query, Plan::Driven).bind("SELECT COUNT(*)", "").scalar(db).await?;
+    let plan = choose_plan(db, query, total, PAGE_SIZE).await?;
+    let runs = find_runs_page(db, query, PAGE_SIZE, plan).await?;
     let sources: Vec<String> = distinct(db, "runs", "source_format").await?;
     Ok(RunPage {
         runs,
@@ -165,6 +261,7 @@ async fn distinct(db: &Db, table: &'static str, col: &'static str) -> Result<Vec
 
 #[cfg(test)]
 mod tests {
+    use super::super::backend::Q;
     use super::super::testing::{backends, sample};
     use super::super::*;
     use crate::domain::metrics::{Metric, Stat};
@@ -210,6 +307,15 @@ mod tests {
             let q = RunQuery { q: Some("KIMI".into()), ..RunQuery::new() };
             assert_eq!(find_runs(pool, &q).await.unwrap().total, 60, "matches the model, case-insensitively");
 
+            // Shorter than a trigram: still found (the search scans for it).
+            let q = RunQuery { q: Some("%_".into()), ..RunQuery::new() };
+            assert_eq!(find_runs(pool, &q).await.unwrap().total, 1, "two literal characters");
+            let q = RunQuery { q: Some("Y 0".into()), ..RunQuery::new() };
+            assert_eq!(find_runs(pool, &q).await.unwrap().total, 0, "no name has it");
+            let q = RunQuery { q: Some("N 0".into()), ..RunQuery::new() };
+            assert_eq!(find_runs(pool, &q).await.unwrap().total, 9, "run 00 … run 09 but 07, any case");
+            let q = RunQuery { q: Some("NIGHT".into()), endpoint: Some(EndpointKind::Completions), ..RunQuery::new() };
+            assert_eq!(find_runs(pool, &q).await.unwrap().total, 20, "a tag, with a filter");
             let by_peak = RunQuery::new().sorted_by(SortKey::Peak);
             let top = find_runs(pool, &by_peak).await.unwrap();
             assert_eq!(top.runs[0].peak_output_tok_s, Some(1059.0));
@@ -217,10 +323,66 @@ mod tests {
             assert_eq!(find_runs(pool, &q).await.unwrap().runs[0].name, "run 00");
             assert_eq!(list_runs(pool).await.unwrap().len(), 60);
 
+            // Both ways to a page (SQLite: the filters' indexes, or down the sort's) agree.
+            for q in [
+                RunQuery { q: Some("run 1".into()), ..RunQuery::new() },
+                RunQuery { q: Some("un".into()), ..RunQuery::new().sorted_by(SortKey::Peak) },
+                RunQuery { tag: Some("nightly".into()), endpoint: Some(EndpointKind::Completions), ..RunQuery::new() },
+                RunQuery {
+                    model: Some("Kimi-K2.5 NVFP4".into()),
+                    ..RunQuery::new().sorted_by(SortKey::Name).on_page(2)
+                },
+                RunQuery { q: Some("NIGHT".into()), ..RunQuery::new().sorted_by(SortKey::Levels) },
+            ] {
+                let driven = super::find_runs_page(pool, &q, 7, super::Plan::Driven).await.unwrap();
+                let ordered = super::find_runs_page(pool, &q, 7, super::Plan::Ordered).await.unwrap();
+                assert!(!driven.is_empty(), "{q:?}");
+                assert_eq!(driven, ordered, "{q:?} on {}", t.name);
+            }
+
             let facets = find_runs(pool, &RunQuery::new()).await.unwrap().facets;
             assert_eq!(facets.models, vec!["Kimi-K2.5 NVFP4"]);
             assert_eq!(facets.tags, vec!["chat", "nightly", "story"]);
             assert_eq!(facets.sources, vec![SourceFormat::BenchmarkPy]);
+        }
+    }
+
+    /// The indexed search returns what the scan did: the fields it reads, written by every
+    /// path that writes them (a note appended to a live run, tags), quotes and the FTS
+    /// syntax taken literally, and (SQLite) only ASCII case ignored, as `LIKE` does.
+    #[tokio::test]
+    async fn the_indexed_search_matches_like_the_scan() {
+        for t in backends().await {
+            let db = &t.db;
+            let mut r = sample();
+            r.name = "Émile's \"quoted\" run".into();
+            r.facts.engine = Some("vLLM".into());
+            r.facts.notes = "first AND second".into();
+            r.facts.set_tags("long-context, ab");
+            let id = insert_run(db, &r).await.unwrap();
+            insert_run(db, &sample()).await.unwrap();
+            let total = |text: &str| {
+                let q = RunQuery { q: Some(text.into()), ..RunQuery::new() };
+                async move { find_runs(db, &q).await.unwrap().total }
+            };
+            assert_eq!(total("\"quoted\"").await, 1, "quotes are literal");
+            assert_eq!(total("'s \"").await, 1);
+            assert_eq!(total("st AND se").await, 1, "notes; AND is text, not an operator");
+            assert_eq!(total("vllm").await, 1, "engine, any ASCII case");
+            assert_eq!(total("g-con").await, 1, "a tag");
+            assert_eq!(total("ab").await, 1, "a two-letter tag");
+            assert_eq!(total("context, ab").await, 0, "tags are matched one by one");
+            assert_eq!(total("RTX PRO").await, 2, "the GPU");
+            // SQLite's LIKE folds ASCII only (the trigram index folds more: the LIKE decides);
+            // PostgreSQL's ILIKE folds as the database's locale does.
+            let folds: bool = match db.backend() {
+                Backend::Sqlite => false,
+                Backend::Postgres => Q::new("SELECT 'Émile' ILIKE 'émile'").scalar(db).await.unwrap(),
+            };
+            assert_eq!(total("émile").await, i64::from(folds), "case beyond ASCII as LIKE / ILIKE fold it");
+            assert_eq!(total("Émile").await, 1);
+            append_run_note(db, &id, "plateau at C=64").await.unwrap();
+            assert_eq!(total("plateau at").await, 1, "an appended note is searchable");
         }
     }
 }
