@@ -74,44 +74,51 @@ impl Filter {
     }
 }
 
+/// The runs whose name, model, engine, GPU, notes or a tag match `LIKE`/`ILIKE` pattern
+/// `p`, one field at a time (PostgreSQL: each served by its pg_trgm index where the
+/// extension is installed, else scanned).
+fn pg_search_ids(p: &str) -> String {
+    format!(
+        "SELECT id FROM runs WHERE name ILIKE {p} ESCAPE '\\'
+         UNION SELECT id FROM runs WHERE model ILIKE {p} ESCAPE '\\'
+         UNION SELECT id FROM runs WHERE engine ILIKE {p} ESCAPE '\\'
+         UNION SELECT id FROM runs WHERE gpu_type ILIKE {p} ESCAPE '\\'
+         UNION SELECT id FROM runs WHERE notes ILIKE {p} ESCAPE '\\'
+         UNION SELECT run_id FROM run_tags WHERE tag ILIKE {p} ESCAPE '\\'"
+    )
+}
+
 /// The search and filters. The text search matches name, model, engine, GPU, notes or a
 /// tag containing the text (`%`, `_` and `\` literal), ignoring ASCII case on SQLite
-/// (`LIKE`) and case as PostgreSQL's `ILIKE` does. Indexed (migration 0009): on SQLite a
-/// text of 3 characters or more first narrows to the runs the trigram index `runs_search`
-/// finds, then the `LIKE` decides, so the results are `LIKE`'s; on PostgreSQL each field
-/// is searched on its own (a `UNION` of `ILIKE`s, each served by a pg_trgm index where
-/// the extension is installed, else scanned).
+/// (`LIKE`) and case as PostgreSQL's `ILIKE` does.
+///
+/// [`Plan::Driven`] reads the filters' indexes (migrations 0008, 0009): on SQLite a text of
+/// 3 characters or more first narrows to the runs the trigram index `runs_search` finds,
+/// then the `LIKE` decides, so the results are `LIKE`'s; on PostgreSQL each field is
+/// searched on its own ([`pg_search_ids`]). [`Plan::Ordered`] checks each run's fields
+/// as the sort's index is walked (SQLite: `+col` and `EXISTS` keep the filters' indexes
+/// out of the planner's way). Both give the same runs.
 fn run_filter(db: &Db, query: &RunQuery, plan: Plan) -> Filter {
     let mut f = Filter { sql: String::new(), args: Vec::new() };
-    // SQLite has no statistics to choose between an index for the filters and the sort's
-    // index: `Plan` says which. Ordered: the filters are checked row by row (`+col` and
-    // `EXISTS` keep their indexes out) while the sort's index is walked.
-    let ordered = plan == Plan::Ordered && db.backend() == Backend::Sqlite;
-    let unindexed = if ordered { "+" } else { "" };
+    let ordered = plan == Plan::Ordered;
+    let unindexed = if ordered && db.backend() == Backend::Sqlite { "+" } else { "" };
+    let like = db.pick("LIKE", "ILIKE");
     let mut conds: Vec<String> = Vec::new();
     if let Some(text) = &query.q {
         let p = f.arg(like_pattern(text));
-        match db.backend() {
-            Backend::Sqlite => {
-                if text.chars().count() >= 3 && !ordered {
-                    let phrase = f.arg(format!("\"{}\"", text.replace('"', "\"\"")));
-                    conds.push(format!("r.id IN (SELECT rowid FROM runs_search WHERE runs_search MATCH {phrase})"));
-                }
-                conds.push(format!(
-                    "(r.name LIKE {p} ESCAPE '\\' OR r.model LIKE {p} ESCAPE '\\'
-                      OR r.engine LIKE {p} ESCAPE '\\' OR r.gpu_type LIKE {p} ESCAPE '\\'
-                      OR r.notes LIKE {p} ESCAPE '\\'
-                      OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag LIKE {p} ESCAPE '\\'))"
-                ));
+        if db.backend() == Backend::Postgres && !ordered {
+            conds.push(format!("r.id IN ({})", pg_search_ids(&p)));
+        } else {
+            if db.backend() == Backend::Sqlite && text.chars().count() >= 3 && !ordered {
+                let phrase = f.arg(format!("\"{}\"", text.replace('"', "\"\"")));
+                conds.push(format!("r.id IN (SELECT rowid FROM runs_search WHERE runs_search MATCH {phrase})"));
             }
-            Backend::Postgres => conds.push(format!(
-                "r.id IN (SELECT id FROM runs WHERE name ILIKE {p} ESCAPE '\\'
-                          UNION ALL SELECT id FROM runs WHERE model ILIKE {p} ESCAPE '\\'
-                          UNION ALL SELECT id FROM runs WHERE engine ILIKE {p} ESCAPE '\\'
-                          UNION ALL SELECT id FROM runs WHERE gpu_type ILIKE {p} ESCAPE '\\'
-                          UNION ALL SELECT id FROM runs WHERE notes ILIKE {p} ESCAPE '\\'
-                          UNION ALL SELECT run_id FROM run_tags WHERE tag ILIKE {p} ESCAPE '\\')"
-            )),
+            conds.push(format!(
+                "(r.name {like} {p} ESCAPE '\\' OR r.model {like} {p} ESCAPE '\\'
+                  OR r.engine {like} {p} ESCAPE '\\' OR r.gpu_type {like} {p} ESCAPE '\\'
+                  OR r.notes {like} {p} ESCAPE '\\'
+                  OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag {like} {p} ESCAPE '\\'))"
+            ));
         }
     }
     let equal: [(&str, Option<&str>); 5] = [
@@ -143,8 +150,9 @@ fn run_filter(db: &Db, query: &RunQuery, plan: Plan) -> Filter {
     f
 }
 
-/// How a page of a filtered list is found on SQLite (PostgreSQL's planner chooses itself,
-/// from its statistics).
+/// How a page of a filtered list is found: chosen from the count, because SQLite has no
+/// statistics to choose between the filters' indexes and the sort's, and PostgreSQL cannot
+/// estimate how many runs a text search matches.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Plan {
     /// From the filters' indexes (trigram search, tag, equal values), then sorted: best
@@ -163,10 +171,20 @@ fn sort_is_indexed(key: SortKey) -> bool {
 /// The plan for a page of `query` now that its `total` matches are known: down the sort's
 /// index when the page is expected within the first [`ORDERED_SCAN_ROWS`] rows of it.
 async fn choose_plan(db: &Db, query: &RunQuery, total: i64, per_page: i64) -> Result<Plan, DbError> {
-    if db.backend() != Backend::Sqlite || !sort_is_indexed(query.sort) || total == 0 {
+    if !sort_is_indexed(query.sort) || total == 0 {
         return Ok(Plan::Driven);
     }
-    let runs: i64 = Q::new("SELECT COUNT(*) FROM runs").scalar(db).await?;
+    let runs: i64 = match db.backend() {
+        Backend::Sqlite => Q::new("SELECT COUNT(*) FROM runs").scalar(db).await?,
+        // The planner's estimate (kept by autovacuum) spares a count; exact while unknown.
+        Backend::Postgres => match Q::new("SELECT reltuples::BIGINT FROM pg_class WHERE oid = to_regclass('runs')")
+            .optional_scalar::<i64>(db)
+            .await?
+        {
+            Some(n) if n > 0 => n,
+            _ => Q::new("SELECT COUNT(*) FROM runs").scalar(db).await?,
+        },
+    };
     let needed = (query.page.clamp(1, MAX_PAGE) - 1).saturating_mul(per_page).saturating_add(per_page);
     let expected_scan = needed.saturating_mul(runs) / total;
     Ok(if expected_scan <= ORDERED_SCAN_ROWS { Plan::Ordered } else { Plan::Driven })
@@ -219,7 +237,22 @@ async fn find_runs_page(db: &Db, query: &RunQuery, per_page: i64, plan: Plan) ->
 pub async fn find_runs(db: &Db, query: &RunQuery) -> Result<RunPage, DbError> {
     let query = &query.clamped();
     // The count first: how many runs match decides how the page is found (SQLite).
-    let total: i64 = run_filter(db, query, Plan::Driven).bind("SELECT COUNT(*)", "").scalar(db).await?;
+    let search_only = query.model.is_none()
+        && query.engine.is_none()
+        && query.gpu.is_none()
+        && query.endpoint.is_none()
+        && query.tag.is_none()
+        && query.source.is_none();
+    let total: i64 = match (&query.q, db.backend()) {
+        // A search alone on PostgreSQL: the matching ids counted, not joined back to runs.
+        (Some(text), Backend::Postgres) if search_only => {
+            Q::new(format!("SELECT COUNT(*) FROM ({}) u", pg_search_ids("$1")))
+                .bind(like_pattern(text))
+                .scalar(db)
+                .await?
+        }
+        _ => run_filter(db, query, Plan::Driven).bind("SELECT COUNT(*)", "").scalar(db).await?,
+    };
     let plan = choose_plan(db, query, total, PAGE_SIZE).await?;
     let runs = find_runs_page(db, query, PAGE_SIZE, plan).await?;
     let sources: Vec<String> = distinct(db, "runs", "source_format").await?;
