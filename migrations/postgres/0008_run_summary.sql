@@ -32,6 +32,11 @@ CREATE INDEX runs_list_name ON runs ((lower(name) COLLATE "C"), id);
 CREATE INDEX runs_list_levels ON runs (level_count, id);
 CREATE INDEX runs_list_peak ON runs (peak_tok_s, id);
 CREATE INDEX runs_list_peak_desc ON runs (peak_tok_s DESC NULLS LAST, id DESC);
+CREATE INDEX runs_list_model_sort ON runs ((lower(model) COLLATE "C"), id);
+CREATE INDEX runs_list_model_sort_desc ON runs ((lower(model) COLLATE "C") DESC NULLS LAST, id DESC);
+CREATE INDEX runs_list_gpu_sort ON runs ((lower(gpu_type) COLLATE "C"), id);
+CREATE INDEX runs_list_gpu_sort_desc ON runs ((lower(gpu_type) COLLATE "C") DESC NULLS LAST, id DESC);
+CREATE INDEX runs_list_endpoint_desc ON runs (endpoint_kind DESC NULLS LAST, id DESC);
 -- The filters (ending in the id: two filters' matches meet in a merge join, index only),
 -- and the menus' distinct values (read by skipping through these).
 CREATE INDEX runs_list_model ON runs (model, id);

@@ -33,7 +33,10 @@ CREATE INDEX runs_list_created ON runs (created_at, id);
 CREATE INDEX runs_list_name ON runs (name COLLATE NOCASE);
 CREATE INDEX runs_list_levels ON runs (level_count);
 CREATE INDEX runs_list_peak ON runs (peak_tok_s);
--- The filters, and the menus' distinct values (read by skipping through these).
+CREATE INDEX runs_list_model_sort ON runs (model COLLATE NOCASE);
+CREATE INDEX runs_list_gpu_sort ON runs (gpu_type COLLATE NOCASE);
+-- The filters (the endpoint's also serves its sort), and the menus' distinct values (read
+-- by skipping through these).
 CREATE INDEX runs_list_model ON runs (model);
 CREATE INDEX runs_list_engine ON runs (engine);
 CREATE INDEX runs_list_gpu ON runs (gpu_type);

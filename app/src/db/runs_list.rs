@@ -163,15 +163,11 @@ enum Plan {
     Ordered,
 }
 
-/// The sorts an index serves in both directions (migration 0008).
-fn sort_is_indexed(key: SortKey) -> bool {
-    matches!(key, SortKey::Created | SortKey::Name | SortKey::Levels | SortKey::Peak)
-}
-
 /// The plan for a page of `query` now that its `total` matches are known: down the sort's
 /// index when the page is expected within the first [`ORDERED_SCAN_ROWS`] rows of it.
 async fn choose_plan(db: &Db, query: &RunQuery, total: i64, per_page: i64) -> Result<Plan, DbError> {
-    if !sort_is_indexed(query.sort) || total == 0 {
+    // Every sort has its index (migration 0008).
+    if total == 0 {
         return Ok(Plan::Driven);
     }
     let runs: i64 = match db.backend() {
@@ -416,6 +412,39 @@ mod tests {
             assert_eq!(total("Émile").await, 1);
             append_run_note(db, &id, "plateau at C=64").await.unwrap();
             assert_eq!(total("plateau at").await, 1, "an appended note is searchable");
+        }
+    }
+
+    /// Every sort, both directions, read down its index: unknown values last, ties by age.
+    #[tokio::test]
+    async fn sorts_put_unknown_values_last_both_ways() {
+        for t in backends().await {
+            let db = &t.db;
+            for (i, model) in [Some("b"), None, Some("A"), Some("c"), None].into_iter().enumerate() {
+                let mut r = sample();
+                r.name = format!("r{i}");
+                r.facts.model = model.map(str::to_owned);
+                r.facts.gpu_type = model.map(str::to_owned);
+                r.facts.endpoint_kind = model.map(|_| EndpointKind::Chat);
+                if model.is_none() {
+                    r.levels.clear();
+                }
+                insert_run(db, &r).await.unwrap();
+            }
+            let names = |sort: SortKey, desc: bool| async move {
+                let q = RunQuery { sort, desc, ..RunQuery::new() };
+                find_runs(db, &q).await.unwrap().runs.into_iter().map(|r| r.name).collect::<Vec<_>>().join(" ")
+            };
+            assert_eq!(names(SortKey::Model, false).await, "r2 r0 r3 r1 r4", "{}", t.name);
+            assert_eq!(names(SortKey::Model, true).await, "r3 r0 r2 r4 r1", "{}", t.name);
+            assert_eq!(names(SortKey::Gpu, false).await, "r2 r0 r3 r1 r4", "{}", t.name);
+            assert_eq!(names(SortKey::Gpu, true).await, "r3 r0 r2 r4 r1", "{}", t.name);
+            assert_eq!(names(SortKey::Endpoint, false).await, "r0 r2 r3 r1 r4", "{}", t.name);
+            assert_eq!(names(SortKey::Endpoint, true).await, "r3 r2 r0 r4 r1", "{}", t.name);
+            assert_eq!(names(SortKey::Peak, false).await, "r0 r2 r3 r1 r4", "{}", t.name);
+            assert_eq!(names(SortKey::Peak, true).await, "r3 r2 r0 r4 r1", "{}", t.name);
+            assert_eq!(names(SortKey::Levels, false).await, "r1 r4 r0 r2 r3", "{}", t.name);
+            assert_eq!(names(SortKey::Name, true).await, "r4 r3 r2 r1 r0", "{}", t.name);
         }
     }
 }
