@@ -89,7 +89,9 @@ async fn bench(label: &str, pool: &app::db::Db, sizes: &[usize]) {
     let queries = [
         ("newest first", RunQuery::new()),
         ("sort by peak", RunQuery::new().sorted_by(SortKey::Peak)),
+        ("sort by model", RunQuery::new().sorted_by(SortKey::Model)),
         ("search 'model-3'", RunQuery { q: Some("model-3".into()), ..RunQuery::new() }),
+        ("search 'sweep 4242'", RunQuery { q: Some("sweep 4242".into()), ..RunQuery::new() }),
         (
             "filter chat + tag",
             RunQuery { endpoint: Some(EndpointKind::Chat), tag: Some("nightly".into()), ..RunQuery::new() },
@@ -116,13 +118,13 @@ async fn bench(label: &str, pool: &app::db::Db, sizes: &[usize]) {
         rows.push((target, t));
     }
     println!("runs list, one page of 50 (median of 15), {label}");
-    print!("{:<20}", "query");
+    print!("{:<22}", "query");
     for (n, _) in &rows {
         print!(" {:>12}", format!("{n} runs"));
     }
     println!(" {:>8}", "ratio");
     for (i, (name, _)) in queries.iter().enumerate() {
-        print!("{name:<20}");
+        print!("{name:<22}");
         for (_, t) in &rows {
             print!(" {:>10.2}ms", t[i].as_secs_f64() * 1e3);
         }
