@@ -107,8 +107,10 @@ async fn bench(label: &str, pool: &app::db::Db, sizes: &[usize]) {
         }
         eprintln!("{label}: {target} runs stored ({:.1} s)", started.elapsed().as_secs_f64());
         if let (Ok(_), app::db::Db::Postgres(pg)) = (std::env::var("PLATEAU_BENCH_ANALYZE"), pool) {
-            // What autovacuum does soon after a bulk load: fresh statistics for the planner.
-            sqlx::query("ANALYZE").execute(pg).await.expect("analyze");
+            // What autovacuum does soon after a bulk load (PostgreSQL 13+ vacuums after
+            // inserts too): fresh statistics for the planner, the visibility map set (so
+            // counts can be index-only) and the GIN indexes' pending lists merged.
+            sqlx::query("VACUUM ANALYZE").execute(pg).await.expect("vacuum analyze");
         }
         stored = target;
         let mut t = Vec::new();
