@@ -1,6 +1,7 @@
 //! Annotations with their edit history, and dismissed anomaly proposals (migration 0003).
 
 use super::backend::{begin_write, Db, DbRow, Q};
+use super::summary::refresh_summary;
 use super::{corrupt, now_rfc3339, DbError};
 use crate::domain::annotations::{Anchor, Annotation, AnnotationId, AnnotationInput, AnnotationKind, Effect, Revision};
 use crate::domain::{LoadKind, RunId};
@@ -118,9 +119,10 @@ pub async fn insert_annotation(
     input: &AnnotationInput,
     author: &str,
 ) -> Result<AnnotationId, DbError> {
+    let mut tx = begin_write(db).await?;
     let row_id: i64 = Q::new("SELECT id FROM runs WHERE public_id = $1")
         .bind(run.as_str())
-        .optional_scalar(db)
+        .optional_scalar(&mut tx)
         .await?
         .ok_or_else(|| DbError::NotFound(format!("run {run}")))?;
     let (load_kind, from, to, compare) = anchor_columns(&input.anchor);
@@ -143,8 +145,11 @@ pub async fn insert_annotation(
     .stamp(now)
     .bind(input.superseded_by.as_ref().map(RunId::as_str))
     .bind(input.proposal_key.as_deref())
-    .scalar(db)
+    .scalar(&mut tx)
     .await?;
+    // An effect may hide or exclude levels: the run's summary in the list changes with it.
+    refresh_summary(db, &mut tx, row_id).await?;
+    tx.commit().await?;
     Ok(AnnotationId(id))
 }
 
@@ -182,16 +187,22 @@ pub async fn update_annotation(
     .bind(input.superseded_by.as_ref().map(RunId::as_str))
     .execute(&mut tx)
     .await?;
+    let run_row_id: i64 = Q::new("SELECT run_id FROM annotations WHERE id = $1").bind(id.0).scalar(&mut tx).await?;
+    refresh_summary(db, &mut tx, run_row_id).await?;
     tx.commit().await?;
     Ok(())
 }
 
 /// Deletes an annotation and its history.
 pub async fn delete_annotation(db: &Db, id: AnnotationId) -> Result<(), DbError> {
-    let done = Q::new("DELETE FROM annotations WHERE id = $1").bind(id.0).execute(db).await?;
-    if done == 0 {
-        return Err(DbError::NotFound(format!("annotation {id}")));
-    }
+    let mut tx = begin_write(db).await?;
+    let run_row_id: i64 = Q::new("DELETE FROM annotations WHERE id = $1 RETURNING run_id")
+        .bind(id.0)
+        .optional_scalar(&mut tx)
+        .await?
+        .ok_or_else(|| DbError::NotFound(format!("annotation {id}")))?;
+    refresh_summary(db, &mut tx, run_row_id).await?;
+    tx.commit().await?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 
 use super::backend::{begin_write, Db, Q};
 use super::runs::{insert_level, insert_run};
+use super::summary::refresh_summary;
 use super::{now_rfc3339, DbError};
 use crate::domain::{NewLevel, NewRun, RunId, RunStatus};
 use std::time::Duration;
@@ -34,6 +35,7 @@ pub async fn append_level(db: &Db, id: &RunId, level: &NewLevel) -> Result<(), D
     let seq: i64 =
         Q::new("SELECT COALESCE(MAX(seq) + 1, 0) FROM points WHERE run_id = $1").bind(row_id).scalar(&mut tx).await?;
     insert_level(&mut tx, row_id, seq, level).await?;
+    refresh_summary(db, &mut tx, row_id).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -13,6 +13,7 @@
 //! - `runs`: storing a run with its levels, reading a run, its levels' raw fields,
 //!   requests and source files
 //! - `runs_list`: the runs list (search, filters, sort, pages, facets)
+//! - `summary`: each run's stored level count and peak, kept up to date by every write
 //! - `live`: live runs (create, append a level, status, notes) and sweep leases
 //! - `annotations`: annotations with their history, dismissed proposals
 //! - `reports`: saved reports and snapshots
@@ -28,6 +29,7 @@ mod live;
 mod reports;
 mod runs;
 mod runs_list;
+mod summary;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod throttle;
@@ -40,6 +42,7 @@ pub use live::*;
 pub use reports::*;
 pub use runs::*;
 pub use runs_list::*;
+pub use summary::stale_summaries;
 pub use throttle::*;
 
 /// What can go wrong in the storage layer.

@@ -3,6 +3,7 @@
 //! its levels' raw fields and requests, and its source files.
 
 use super::backend::{begin_write, Db, DbRow, Tx, Q};
+use super::summary::refresh_summary;
 use super::{corrupt, now_rfc3339, DbError};
 use crate::domain::annotations::apply_effects;
 use crate::domain::metrics::{Definitions, Measure, Metric, Stat};
@@ -42,13 +43,13 @@ pub async fn insert_runs(db: &Db, runs: &[NewRun]) -> Result<Vec<RunId>, DbError
     let mut tx = begin_write(db).await?;
     let mut ids = Vec::with_capacity(runs.len());
     for run in runs {
-        ids.push(insert_in(&mut tx, run).await?);
+        ids.push(insert_in(db, &mut tx, run).await?);
     }
     tx.commit().await?;
     Ok(ids)
 }
 
-async fn insert_in(tx: &mut Tx, run: &NewRun) -> Result<RunId, DbError> {
+async fn insert_in(db: &Db, tx: &mut Tx, run: &NewRun) -> Result<RunId, DbError> {
     let id = RunId::generate();
     let f = &run.facts;
     let definitions =
@@ -99,6 +100,7 @@ async fn insert_in(tx: &mut Tx, run: &NewRun) -> Result<RunId, DbError> {
     for (seq, level) in run.levels.iter().enumerate() {
         insert_level(tx, row_id, seq as i64, level).await?;
     }
+    refresh_summary(db, tx, row_id).await?;
     Ok(id)
 }
 

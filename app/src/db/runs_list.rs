@@ -1,7 +1,7 @@
 //! The runs list: search, filters, sort, pages and the filter menus' values. Level counts
 //! and peaks honour the annotations' effects, like the pages do.
 
-use super::backend::{Backend, Db, Q};
+use super::backend::{Arg, Backend, Db, Q};
 use super::runs::{endpoint, run_id, status};
 use super::DbError;
 use crate::domain::query::{Facets, RunPage, RunQuery, SortKey, MAX_PAGE, PAGE_SIZE};
@@ -13,7 +13,7 @@ pub async fn list_runs(db: &Db) -> Result<Vec<RunSummary>, DbError> {
     q.page = 1;
     let mut all = Vec::new();
     loop {
-        let page = find_runs_page(db, &q, 1000).await?;
+        let page = find_runs_page(db, &q, 1000, Plan::Ordered).await?;
         let n = page.len();
         all.extend(page);
         if n < 1000 {
@@ -36,95 +36,175 @@ fn nocase(db: &Db, col: &str) -> String {
 }
 
 /// The `ORDER BY` of a sort key. A closed set of static strings: nothing user-typed
-/// reaches the SQL text.
+/// reaches the SQL text. Unknown values sort last whatever the direction; every order
+/// ends in the row id, and each has an index (migration 0008).
 fn order_by(db: &Db, key: SortKey, desc: bool) -> String {
-    let col = match key {
-        SortKey::Created => "r.created_at".to_owned(),
-        SortKey::Name => nocase(db, "r.name"),
-        SortKey::Model => nocase(db, "r.model"),
-        SortKey::Gpu => nocase(db, "r.gpu_type"),
-        SortKey::Endpoint => "r.endpoint_kind".to_owned(),
-        SortKey::Levels => "level_count".to_owned(),
-        SortKey::Peak => "peak_tok_s".to_owned(),
+    let (col, nullable) = match key {
+        SortKey::Created => ("r.created_at".to_owned(), false),
+        SortKey::Name => (nocase(db, "r.name"), false),
+        SortKey::Model => (nocase(db, "r.model"), true),
+        SortKey::Gpu => (nocase(db, "r.gpu_type"), true),
+        SortKey::Endpoint => ("r.endpoint_kind".to_owned(), true),
+        SortKey::Levels => ("r.level_count".to_owned(), false),
+        SortKey::Peak => ("r.peak_tok_s".to_owned(), true),
     };
     let dir = if desc { "DESC" } else { "ASC" };
-    // Unknown values sort last whatever the direction.
-    format!("{col} IS NULL, {col} {dir}, r.id {dir}")
+    let nulls = if nullable { " NULLS LAST" } else { "" };
+    format!("{col} {dir}{nulls}, r.id {dir}")
 }
 
-/// The search and filters; `LIKE` ignores ASCII case on SQLite, `ILIKE` does on PostgreSQL.
-fn run_filter(db: &Db) -> String {
+/// The `FROM … WHERE …` of the runs matching a query's search and filters, with only the
+/// conditions the query sets (so each backend's planner sees which index serves them),
+/// and its arguments, `$1` on.
+struct Filter {
+    sql: String,
+    args: Vec<Arg>,
+}
+
+impl Filter {
+    fn arg(&mut self, a: impl Into<Arg>) -> String {
+        self.args.push(a.into());
+        format!("${}", self.args.len())
+    }
+
+    /// The statement `head {FROM … WHERE …} tail`, where `tail` may take further
+    /// arguments from [`Filter::arg`] after the filter's own.
+    fn bind(self, head: &str, tail: &str) -> Q {
+        self.args.into_iter().fold(Q::new(format!("{head}\n{}\n{tail}", self.sql)), Q::bind)
+    }
+}
+
+/// The runs whose name, model, engine, GPU, notes or a tag match `LIKE`/`ILIKE` pattern
+/// `p`, one field at a time (PostgreSQL: each served by its pg_trgm index where the
+/// extension is installed, else scanned).
+fn pg_search_ids(p: &str) -> String {
+    format!(
+        "SELECT id FROM runs WHERE name ILIKE {p} ESCAPE '\\'
+         UNION SELECT id FROM runs WHERE model ILIKE {p} ESCAPE '\\'
+         UNION SELECT id FROM runs WHERE engine ILIKE {p} ESCAPE '\\'
+         UNION SELECT id FROM runs WHERE gpu_type ILIKE {p} ESCAPE '\\'
+         UNION SELECT id FROM runs WHERE notes ILIKE {p} ESCAPE '\\'
+         UNION SELECT run_id FROM run_tags WHERE tag ILIKE {p} ESCAPE '\\'"
+    )
+}
+
+/// The search and filters. The text search matches name, model, engine, GPU, notes or a
+/// tag containing the text (`%`, `_` and `\` literal), ignoring ASCII case on SQLite
+/// (`LIKE`) and case as PostgreSQL's `ILIKE` does.
+///
+/// [`Plan::Driven`] reads the filters' indexes (migrations 0008, 0009): on SQLite a text of
+/// 3 characters or more first narrows to the runs the trigram index `runs_search` finds,
+/// then the `LIKE` decides, so the results are `LIKE`'s; on PostgreSQL each field is
+/// searched on its own ([`pg_search_ids`]). [`Plan::Ordered`] checks each run's fields
+/// as the sort's index is walked (SQLite: `+col` and `EXISTS` keep the filters' indexes
+/// out of the planner's way). Both give the same runs.
+fn run_filter(db: &Db, query: &RunQuery, plan: Plan) -> Filter {
+    let mut f = Filter { sql: String::new(), args: Vec::new() };
+    let ordered = plan == Plan::Ordered;
+    let unindexed = if ordered && db.backend() == Backend::Sqlite { "+" } else { "" };
     let like = db.pick("LIKE", "ILIKE");
-    format!(
-        "
-         FROM runs r
-         WHERE ($1 IS NULL OR r.name {like} $1 ESCAPE '\\' OR r.model {like} $1 ESCAPE '\\'
-                OR r.engine {like} $1 ESCAPE '\\' OR r.gpu_type {like} $1 ESCAPE '\\'
-                OR r.notes {like} $1 ESCAPE '\\'
-                OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag {like} $1 ESCAPE '\\'))
-           AND ($2 IS NULL OR r.model = $2)
-           AND ($3 IS NULL OR r.engine = $3)
-           AND ($4 IS NULL OR r.gpu_type = $4)
-           AND ($5 IS NULL OR r.endpoint_kind = $5)
-           AND ($6 IS NULL OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag = $6))
-           AND ($7 IS NULL OR r.source_format = $7)"
-    )
-}
-
-fn bind_filter(q: Q, query: &RunQuery) -> Q {
-    q.bind(query.q.as_deref().map(like_pattern))
-        .bind(query.model.as_deref())
-        .bind(query.engine.as_deref())
-        .bind(query.gpu.as_deref())
-        .bind(query.endpoint.map(EndpointKind::as_str))
-        .bind(query.tag.as_deref())
-        .bind(query.source.map(SourceFormat::as_str))
-}
-
-/// True for a level of `points p` that no annotation with one of `effects` covers: the
-/// SQL twin of `Anchor::covers` (same relative tolerance as `LevelKey::same_as`), so the
-/// list's level counts and peaks honour annotations like the pages do.
-fn level_not_covered(db: &Db, effects: &str) -> String {
-    // SQLite's scalar max(a, b, c) is PostgreSQL's GREATEST.
-    let greatest = db.pick("max", "GREATEST");
-    format!(
-        "NOT EXISTS (SELECT 1 FROM annotations a WHERE a.run_id = p.run_id AND a.effect IN ({effects}) AND (
-            a.anchor = 'run'
-            OR (a.anchor = 'point' AND a.load_kind = p.load_kind
-                AND abs(a.load_from - p.load_value) <= {eps} * {greatest}(1.0, abs(a.load_from), abs(p.load_value)))
-            OR (a.anchor = 'range' AND a.load_kind = p.load_kind
-                AND p.load_value >= a.load_from - {eps} * {greatest}(1.0, abs(a.load_from))
-                AND p.load_value <= a.load_to + {eps} * {greatest}(1.0, abs(a.load_to)))))",
-        eps = crate::domain::compare::LOAD_REL_EPS
-    )
-}
-
-async fn find_runs_page(db: &Db, query: &RunQuery, per_page: i64) -> Result<Vec<RunSummary>, DbError> {
-    let select = format!(
-        "SELECT r.id, r.public_id, r.name, r.created_at, r.status, r.heartbeat_at, r.model, r.gpu_type, r.gpu_count,
-                r.endpoint_kind,
-                (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id AND {shown}) AS level_count,
-                (SELECT MAX(p.output_tok_s) FROM points p WHERE p.run_id = r.id AND {used}) AS peak_tok_s
-         {filter}",
-        filter = run_filter(db),
-        shown = level_not_covered(db, "'hide'"),
-        used = level_not_covered(db, "'hide', 'exclude'"),
-    );
-    let order = order_by(db, query.sort, query.desc);
-    // PostgreSQL takes an output column's name in ORDER BY only bare, not inside an
-    // expression (`level_count IS NULL`): sorting by one, the sort is outside a derived
-    // table, fenced with `OFFSET 0` so each run's count and peak are computed once, not
-    // once per mention (3× slower at 5,000 runs unfenced). Other sorts stay plain, so the
-    // count and peak are computed only for the page's runs.
-    let sql = match (db.backend(), query.sort) {
-        (Backend::Postgres, SortKey::Levels | SortKey::Peak) => {
-            format!("SELECT * FROM ({select} OFFSET 0) r ORDER BY {order} LIMIT $8 OFFSET $9")
+    let mut conds: Vec<String> = Vec::new();
+    if let Some(text) = &query.q {
+        let p = f.arg(like_pattern(text));
+        if db.backend() == Backend::Postgres && !ordered {
+            conds.push(format!("r.id IN ({})", pg_search_ids(&p)));
+        } else {
+            if db.backend() == Backend::Sqlite && text.chars().count() >= 3 && !ordered {
+                let phrase = f.arg(format!("\"{}\"", text.replace('"', "\"\"")));
+                conds.push(format!("r.id IN (SELECT rowid FROM runs_search WHERE runs_search MATCH {phrase})"));
+            }
+            conds.push(format!(
+                "(r.name {like} {p} ESCAPE '\\' OR r.model {like} {p} ESCAPE '\\'
+                  OR r.engine {like} {p} ESCAPE '\\' OR r.gpu_type {like} {p} ESCAPE '\\'
+                  OR r.notes {like} {p} ESCAPE '\\'
+                  OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag {like} {p} ESCAPE '\\'))"
+            ));
         }
-        _ => format!("{select}\n         ORDER BY {order}\n         LIMIT $8 OFFSET $9"),
+    }
+    let equal: [(&str, Option<&str>); 5] = [
+        ("r.model", query.model.as_deref()),
+        ("r.engine", query.engine.as_deref()),
+        ("r.gpu_type", query.gpu.as_deref()),
+        ("r.endpoint_kind", query.endpoint.map(EndpointKind::as_str)),
+        ("r.source_format", query.source.map(SourceFormat::as_str)),
+    ];
+    for (col, value) in equal {
+        if let Some(v) = value {
+            let p = f.arg(v);
+            conds.push(format!("{unindexed}{col} = {p}"));
+        }
+    }
+    if let Some(tag) = &query.tag {
+        let p = f.arg(tag.as_str());
+        conds.push(if ordered {
+            format!("EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag = {p})")
+        } else {
+            format!("r.id IN (SELECT t.run_id FROM run_tags t WHERE t.tag = {p})")
+        });
+    }
+    f.sql = if conds.is_empty() {
+        "FROM runs r".to_owned()
+    } else {
+        format!("FROM runs r WHERE {}", conds.join("\n AND "))
     };
-    let rows = bind_filter(Q::new(sql), query)
-        .bind(per_page)
-        .bind((query.page.clamp(1, MAX_PAGE) - 1).saturating_mul(per_page))
+    f
+}
+
+/// How a page of a filtered list is found: chosen from the count, because SQLite has no
+/// statistics to choose between the filters' indexes and the sort's, and PostgreSQL cannot
+/// estimate how many runs a text search matches.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Plan {
+    /// From the filters' indexes (trigram search, tag, equal values), then sorted: best
+    /// when few runs match.
+    Driven,
+    /// Down the sort's index, each run checked until the page is full: best when many
+    /// runs match (a page then needs a few hundred rows, not every match sorted).
+    Ordered,
+}
+
+/// The plan for a page of `query` now that its `total` matches are known: down the sort's
+/// index when the page is expected within the first [`ORDERED_SCAN_ROWS`] rows of it.
+async fn choose_plan(db: &Db, query: &RunQuery, total: i64, per_page: i64) -> Result<Plan, DbError> {
+    // Every sort has its index (migration 0008).
+    if total == 0 {
+        return Ok(Plan::Driven);
+    }
+    let runs: i64 = match db.backend() {
+        Backend::Sqlite => Q::new("SELECT COUNT(*) FROM runs").scalar(db).await?,
+        // The planner's estimate (kept by autovacuum) spares a count; exact while unknown.
+        Backend::Postgres => match Q::new("SELECT reltuples::BIGINT FROM pg_class WHERE oid = to_regclass('runs')")
+            .optional_scalar::<i64>(db)
+            .await?
+        {
+            Some(n) if n > 0 => n,
+            _ => Q::new("SELECT COUNT(*) FROM runs").scalar(db).await?,
+        },
+    };
+    let needed = (query.page.clamp(1, MAX_PAGE) - 1).saturating_mul(per_page).saturating_add(per_page);
+    let expected_scan = needed.saturating_mul(runs) / total;
+    Ok(if expected_scan <= ORDERED_SCAN_ROWS { Plan::Ordered } else { Plan::Driven })
+}
+
+/// How many rows of the sort's index a page may expect to walk before the filters' own
+/// indexes are the better way in.
+const ORDERED_SCAN_ROWS: i64 = 5_000;
+
+async fn find_runs_page(db: &Db, query: &RunQuery, per_page: i64, plan: Plan) -> Result<Vec<RunSummary>, DbError> {
+    // The level count and peak are each run's stored summary (db/summary.rs).
+    let mut f = run_filter(db, query, plan);
+    let tail = format!(
+        "ORDER BY {order} LIMIT {limit} OFFSET {offset}",
+        order = order_by(db, query.sort, query.desc),
+        limit = f.arg(per_page),
+        offset = f.arg((query.page.clamp(1, MAX_PAGE) - 1).saturating_mul(per_page)),
+    );
+    let rows = f
+        .bind(
+            "SELECT r.id, r.public_id, r.name, r.created_at, r.status, r.heartbeat_at, r.model, r.gpu_type,
+                    r.gpu_count, r.endpoint_kind, r.level_count, r.peak_tok_s",
+            &tail,
+        )
         .fetch_all(db)
         .await?;
     rows.iter()
@@ -152,43 +232,65 @@ async fn find_runs_page(db: &Db, query: &RunQuery, per_page: i64) -> Result<Vec<
 /// One page of runs matching `query`, the total count, and the filter menus' values.
 pub async fn find_runs(db: &Db, query: &RunQuery) -> Result<RunPage, DbError> {
     let query = &query.clamped();
-    let runs = find_runs_page(db, query, PAGE_SIZE).await?;
-    let count_sql = format!("SELECT COUNT(*) {}", run_filter(db));
-    let total: i64 = bind_filter(Q::new(count_sql), query).scalar(db).await?;
-    let distinct = |col: &'static str| async move {
-        // PostgreSQL wants a DISTINCT query's ORDER BY among its columns: sort outside it.
-        Q::new(db.pick(
-            format!("SELECT DISTINCT {col} FROM runs WHERE {col} IS NOT NULL ORDER BY {col} COLLATE NOCASE"),
-            format!(
-                "SELECT v FROM (SELECT DISTINCT {col} AS v FROM runs WHERE {col} IS NOT NULL) d ORDER BY {}, v COLLATE \"C\"",
-                nocase(db, "v")
-            ),
-        ))
-        .scalars::<String>(db)
-        .await
+    // The count first: how many runs match decides how the page is found (SQLite).
+    let search_only = query.model.is_none()
+        && query.engine.is_none()
+        && query.gpu.is_none()
+        && query.endpoint.is_none()
+        && query.tag.is_none()
+        && query.source.is_none();
+    let total: i64 = match (&query.q, db.backend()) {
+        // A search alone on PostgreSQL: the matching ids counted, not joined back to runs.
+        (Some(text), Backend::Postgres) if search_only => {
+            Q::new(format!("SELECT COUNT(*) FROM ({}) u", pg_search_ids("$1")))
+                .bind(like_pattern(text))
+                .scalar(db)
+                .await?
+        }
+        _ => run_filter(db, query, Plan::Driven).bind("SELECT COUNT(*)", "").scalar(db).await?,
     };
-    let sources: Vec<String> = distinct("source_format").await?;
+    let plan = choose_plan(db, query, total, PAGE_SIZE).await?;
+    let runs = find_runs_page(db, query, PAGE_SIZE, plan).await?;
+    let sources: Vec<String> = distinct(db, "runs", "source_format").await?;
     Ok(RunPage {
         runs,
         total,
         query: query.clone(),
         facets: Facets {
-            models: distinct("model").await?,
-            engines: distinct("engine").await?,
-            gpus: distinct("gpu_type").await?,
-            tags: Q::new(db.pick(
-                "SELECT DISTINCT tag FROM run_tags ORDER BY tag",
-                "SELECT DISTINCT tag COLLATE \"C\" AS tag FROM run_tags ORDER BY 1",
-            ))
-            .scalars(db)
-            .await?,
+            models: distinct(db, "runs", "model").await?,
+            engines: distinct(db, "runs", "engine").await?,
+            gpus: distinct(db, "runs", "gpu_type").await?,
+            tags: distinct(db, "run_tags", "tag").await?,
             sources: sources.iter().filter_map(|s| SourceFormat::parse(s)).collect(),
         },
     })
 }
 
+/// The distinct values of `table.col` (a closed set of names, never user-typed), read by
+/// skipping through its index from one value to the next (one index seek per value, not
+/// a scan of every row), ordered for the menus: tags as stored (byte order), the others
+/// without regard to case.
+async fn distinct(db: &Db, table: &'static str, col: &'static str) -> Result<Vec<String>, DbError> {
+    let order = match (table, db.backend()) {
+        ("run_tags", Backend::Sqlite) => "v".to_owned(),
+        ("run_tags", Backend::Postgres) => "v COLLATE \"C\"".to_owned(),
+        (_, Backend::Sqlite) => "v COLLATE NOCASE".to_owned(),
+        (_, Backend::Postgres) => format!("{}, v COLLATE \"C\"", nocase(db, "v")),
+    };
+    Q::new(format!(
+        "WITH RECURSIVE d(v) AS (
+             SELECT MIN({col}) FROM {table}
+             UNION ALL
+             SELECT (SELECT MIN({col}) FROM {table} WHERE {col} > d.v) FROM d WHERE d.v IS NOT NULL)
+         SELECT v FROM d WHERE v IS NOT NULL ORDER BY {order}"
+    ))
+    .scalars(db)
+    .await
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::backend::Q;
     use super::super::testing::{backends, sample};
     use super::super::*;
     use crate::domain::metrics::{Metric, Stat};
@@ -234,6 +336,15 @@ mod tests {
             let q = RunQuery { q: Some("KIMI".into()), ..RunQuery::new() };
             assert_eq!(find_runs(pool, &q).await.unwrap().total, 60, "matches the model, case-insensitively");
 
+            // Shorter than a trigram: still found (the search scans for it).
+            let q = RunQuery { q: Some("%_".into()), ..RunQuery::new() };
+            assert_eq!(find_runs(pool, &q).await.unwrap().total, 1, "two literal characters");
+            let q = RunQuery { q: Some("Y 0".into()), ..RunQuery::new() };
+            assert_eq!(find_runs(pool, &q).await.unwrap().total, 0, "no name has it");
+            let q = RunQuery { q: Some("N 0".into()), ..RunQuery::new() };
+            assert_eq!(find_runs(pool, &q).await.unwrap().total, 9, "run 00 … run 09 but 07, any case");
+            let q = RunQuery { q: Some("NIGHT".into()), endpoint: Some(EndpointKind::Completions), ..RunQuery::new() };
+            assert_eq!(find_runs(pool, &q).await.unwrap().total, 20, "a tag, with a filter");
             let by_peak = RunQuery::new().sorted_by(SortKey::Peak);
             let top = find_runs(pool, &by_peak).await.unwrap();
             assert_eq!(top.runs[0].peak_output_tok_s, Some(1059.0));
@@ -241,10 +352,99 @@ mod tests {
             assert_eq!(find_runs(pool, &q).await.unwrap().runs[0].name, "run 00");
             assert_eq!(list_runs(pool).await.unwrap().len(), 60);
 
+            // Both ways to a page (SQLite: the filters' indexes, or down the sort's) agree.
+            for q in [
+                RunQuery { q: Some("run 1".into()), ..RunQuery::new() },
+                RunQuery { q: Some("un".into()), ..RunQuery::new().sorted_by(SortKey::Peak) },
+                RunQuery { tag: Some("nightly".into()), endpoint: Some(EndpointKind::Completions), ..RunQuery::new() },
+                RunQuery {
+                    model: Some("Kimi-K2.5 NVFP4".into()),
+                    ..RunQuery::new().sorted_by(SortKey::Name).on_page(2)
+                },
+                RunQuery { q: Some("NIGHT".into()), ..RunQuery::new().sorted_by(SortKey::Levels) },
+            ] {
+                let driven = super::find_runs_page(pool, &q, 7, super::Plan::Driven).await.unwrap();
+                let ordered = super::find_runs_page(pool, &q, 7, super::Plan::Ordered).await.unwrap();
+                assert!(!driven.is_empty(), "{q:?}");
+                assert_eq!(driven, ordered, "{q:?} on {}", t.name);
+            }
+
             let facets = find_runs(pool, &RunQuery::new()).await.unwrap().facets;
             assert_eq!(facets.models, vec!["Kimi-K2.5 NVFP4"]);
             assert_eq!(facets.tags, vec!["chat", "nightly", "story"]);
             assert_eq!(facets.sources, vec![SourceFormat::BenchmarkPy]);
+        }
+    }
+
+    /// The indexed search returns what the scan did: the fields it reads, written by every
+    /// path that writes them (a note appended to a live run, tags), quotes and the FTS
+    /// syntax taken literally, and (SQLite) only ASCII case ignored, as `LIKE` does.
+    #[tokio::test]
+    async fn the_indexed_search_matches_like_the_scan() {
+        for t in backends().await {
+            let db = &t.db;
+            let mut r = sample();
+            r.name = "Émile's \"quoted\" run".into();
+            r.facts.engine = Some("vLLM".into());
+            r.facts.notes = "first AND second".into();
+            r.facts.set_tags("long-context, ab");
+            let id = insert_run(db, &r).await.unwrap();
+            insert_run(db, &sample()).await.unwrap();
+            let total = |text: &str| {
+                let q = RunQuery { q: Some(text.into()), ..RunQuery::new() };
+                async move { find_runs(db, &q).await.unwrap().total }
+            };
+            assert_eq!(total("\"quoted\"").await, 1, "quotes are literal");
+            assert_eq!(total("'s \"").await, 1);
+            assert_eq!(total("st AND se").await, 1, "notes; AND is text, not an operator");
+            assert_eq!(total("vllm").await, 1, "engine, any ASCII case");
+            assert_eq!(total("g-con").await, 1, "a tag");
+            assert_eq!(total("ab").await, 1, "a two-letter tag");
+            assert_eq!(total("context, ab").await, 0, "tags are matched one by one");
+            assert_eq!(total("RTX PRO").await, 2, "the GPU");
+            // SQLite's LIKE folds ASCII only (the trigram index folds more: the LIKE decides);
+            // PostgreSQL's ILIKE folds as the database's locale does.
+            let folds: bool = match db.backend() {
+                Backend::Sqlite => false,
+                Backend::Postgres => Q::new("SELECT 'Émile' ILIKE 'émile'").scalar(db).await.unwrap(),
+            };
+            assert_eq!(total("émile").await, i64::from(folds), "case beyond ASCII as LIKE / ILIKE fold it");
+            assert_eq!(total("Émile").await, 1);
+            append_run_note(db, &id, "plateau at C=64").await.unwrap();
+            assert_eq!(total("plateau at").await, 1, "an appended note is searchable");
+        }
+    }
+
+    /// Every sort, both directions, read down its index: unknown values last, ties by age.
+    #[tokio::test]
+    async fn sorts_put_unknown_values_last_both_ways() {
+        for t in backends().await {
+            let db = &t.db;
+            for (i, model) in [Some("b"), None, Some("A"), Some("c"), None].into_iter().enumerate() {
+                let mut r = sample();
+                r.name = format!("r{i}");
+                r.facts.model = model.map(str::to_owned);
+                r.facts.gpu_type = model.map(str::to_owned);
+                r.facts.endpoint_kind = model.map(|_| EndpointKind::Chat);
+                if model.is_none() {
+                    r.levels.clear();
+                }
+                insert_run(db, &r).await.unwrap();
+            }
+            let names = |sort: SortKey, desc: bool| async move {
+                let q = RunQuery { sort, desc, ..RunQuery::new() };
+                find_runs(db, &q).await.unwrap().runs.into_iter().map(|r| r.name).collect::<Vec<_>>().join(" ")
+            };
+            assert_eq!(names(SortKey::Model, false).await, "r2 r0 r3 r1 r4", "{}", t.name);
+            assert_eq!(names(SortKey::Model, true).await, "r3 r0 r2 r4 r1", "{}", t.name);
+            assert_eq!(names(SortKey::Gpu, false).await, "r2 r0 r3 r1 r4", "{}", t.name);
+            assert_eq!(names(SortKey::Gpu, true).await, "r3 r0 r2 r4 r1", "{}", t.name);
+            assert_eq!(names(SortKey::Endpoint, false).await, "r0 r2 r3 r1 r4", "{}", t.name);
+            assert_eq!(names(SortKey::Endpoint, true).await, "r3 r2 r0 r4 r1", "{}", t.name);
+            assert_eq!(names(SortKey::Peak, false).await, "r0 r2 r3 r1 r4", "{}", t.name);
+            assert_eq!(names(SortKey::Peak, true).await, "r3 r2 r0 r4 r1", "{}", t.name);
+            assert_eq!(names(SortKey::Levels, false).await, "r1 r4 r0 r2 r3", "{}", t.name);
+            assert_eq!(names(SortKey::Name, true).await, "r4 r3 r2 r1 r0", "{}", t.name);
         }
     }
 }
