@@ -2,7 +2,10 @@
 //! count, facets) with 100 runs and with 5,000 runs (`PLATEAU_BENCH_SIZES=100,5000,100000`
 //! for more) in a real SQLite file and, when `PLATEAU_BENCH_PG` names a PostgreSQL server
 //! (`.ci/pg url`), in a fresh schema there, as ratios against the first size.
-//! Run with `cargo bench -p server --bench runs_list`; it prints a table per backend.
+//! Then, on the same database, the two pages that grow with a run's size: a run page at 10
+//! and 1,000 levels (`PLATEAU_BENCH_LEVELS`) and a compare page of 2 and 10 runs, each the
+//! whole page served by the real router over loopback (database, analysis, server render).
+//! Run with `cargo bench -p server --bench runs_list`; it prints tables per backend.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -80,9 +83,82 @@ async fn main() {
     if let Ok(url) = std::env::var("PLATEAU_BENCH_PG") {
         dbs.push(("PostgreSQL (fresh schema)", postgres(&url).await));
     }
+    let levels: Vec<usize> = std::env::var("PLATEAU_BENCH_LEVELS")
+        .unwrap_or_else(|_| "10,1000".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("PLATEAU_BENCH_LEVELS: numbers separated by commas"))
+        .collect();
     for (label, pool) in &dbs {
         bench(label, pool, &sizes).await;
+        pages(label, pool, dir.path(), &levels).await;
     }
+}
+
+/// A run of `n` concurrency levels (C = 1 … n) whose throughput flattens, as a sweep's does.
+fn long_run(name: &str, n: usize) -> NewRun {
+    let mut r = run(0);
+    r.name = name.to_owned();
+    r.levels = (1..=n)
+        .map(|c| {
+            let c = c as f64;
+            let mut p = Point::at(LoadKind::Concurrency, c);
+            p.set(Metric::OutputThroughput, Stat::Mean, 600.0 * c / (c + 16.0));
+            p.set(Metric::E2e, Stat::Mean, 2000.0 + c * 10.0);
+            p.set(Metric::E2e, Stat::P99, 2500.0 + c * 12.0);
+            p.set(Metric::Ttft, Stat::P99, 100.0 + c);
+            NewLevel::new(p)
+        })
+        .collect();
+    r
+}
+
+/// Median time to fetch the whole page at `url` (status checked, body read).
+async fn median_fetch(client: &reqwest::Client, url: &str) -> Duration {
+    let mut times = Vec::new();
+    for _ in 0..9 {
+        let t = Instant::now();
+        let resp = client.get(url).send().await.expect("request");
+        assert!(resp.status().is_success(), "GET {url}: {}", resp.status());
+        std::hint::black_box(resp.bytes().await.expect("body"));
+        times.push(t.elapsed());
+    }
+    times.sort();
+    times[times.len() / 2]
+}
+
+async fn pages(label: &str, pool: &app::db::Db, dir: &std::path::Path, levels: &[usize]) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let state = server::routes::AppState::new(pool.clone(), server::startup::leptos_options(dir, addr), 1 << 20);
+    tokio::spawn(async move { axum::serve(listener, server::routes::router(state)).await });
+    let client = reqwest::Client::new();
+    let mut rows: Vec<(String, Duration)> = Vec::new();
+    for &n in levels {
+        let id = app::db::insert_run(pool, &long_run(&format!("{n} levels"), n)).await.expect("insert");
+        rows.push((format!("run page, {n} levels"), median_fetch(&client, &format!("http://{addr}/runs/{id}")).await));
+    }
+    let mut ids = Vec::new();
+    for i in 0..10 {
+        ids.push(app::db::insert_run(pool, &long_run(&format!("compare {i}"), 100)).await.expect("insert").to_string());
+    }
+    for n in [2, 10] {
+        let url = format!("http://{addr}/compare?runs={}", ids[..n].join(","));
+        rows.push((format!("compare page, {n} runs of 100 levels"), median_fetch(&client, &url).await));
+    }
+    println!("pages, the whole page over loopback (median of 9), {label}");
+    for (name, t) in &rows {
+        println!("{name:<36} {:>10.2}ms", t.as_secs_f64() * 1e3);
+    }
+    let ratio = |a: usize, b: usize| rows[b].1.as_secs_f64() / rows[a].1.as_secs_f64();
+    if levels.len() >= 2 {
+        println!(
+            "run page ratio, {} vs {} levels: {:.1}×",
+            levels[levels.len() - 1],
+            levels[0],
+            ratio(0, levels.len() - 1)
+        );
+    }
+    println!("compare page ratio, 10 vs 2 runs: {:.1}×", ratio(levels.len(), levels.len() + 1));
 }
 
 async fn bench(label: &str, pool: &app::db::Db, sizes: &[usize]) {
