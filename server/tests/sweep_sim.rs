@@ -670,13 +670,7 @@ async fn the_adaptive_search_stops_at_the_simulators_saturation() {
     assert_eq!(run.status, RunStatus::Complete);
     // Measurement order (doubling, then refinement) from the progress events; the stored
     // run lists its levels in load order, whatever order they were measured in.
-    let loads: Vec<f64> = events
-        .iter()
-        .filter_map(|e| match e {
-            Progress::LevelDone { point, .. } => Some(point.load_value),
-            _ => None,
-        })
-        .collect();
+    let loads = measured_loads(&events);
     let stored: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
     let mut sorted = loads.clone();
     sorted.sort_by(f64::total_cmp);
@@ -897,13 +891,7 @@ async fn the_adaptive_search_names_the_models_plateau_within_one_bisection_step(
     s.target.max_tokens = 48;
     let (run, events) = sweep(&pool, s).await;
     assert_eq!(run.status, RunStatus::Complete);
-    let loads: Vec<f64> = events
-        .iter()
-        .filter_map(|e| match e {
-            Progress::LevelDone { point, .. } => Some(point.load_value),
-            _ => None,
-        })
-        .collect();
+    let loads = measured_loads(&events);
     let verdict = events
         .iter()
         .find_map(|e| match e {
@@ -951,4 +939,15 @@ async fn an_over_capacity_rate_is_detected_flagged_and_ends_the_rate_sweep() {
     assert_eq!(marks.len(), 1, "{marks:?}");
     assert!(marks[0].1.starts_with("Over capacity"), "{marks:?}");
     assert!(run.facts.notes.contains("over capacity at 25 req/s"), "{}", run.facts.notes);
+}
+
+/// The loads of the finished levels in the order they were measured (the progress events).
+fn measured_loads(events: &[Progress]) -> Vec<f64> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Progress::LevelDone { point, .. } => Some(point.load_value),
+            _ => None,
+        })
+        .collect()
 }

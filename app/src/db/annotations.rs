@@ -2,6 +2,7 @@
 
 use super::backend::{begin_write, Db, DbRow, Q};
 use super::summary::refresh_summary;
+use super::touched;
 use super::{corrupt, now_rfc3339, DbError};
 use crate::domain::annotations::{Anchor, Annotation, AnnotationId, AnnotationInput, AnnotationKind, Effect, Revision};
 use crate::domain::{LoadKind, RunId};
@@ -171,9 +172,7 @@ pub async fn update_annotation(
     .stamp(now.clone())
     .execute(&mut tx)
     .await?;
-    if copied == 0 {
-        return Err(DbError::NotFound(format!("annotation {id}")));
-    }
+    touched(copied, || format!("annotation {id}"))?;
     Q::new(
         "UPDATE annotations SET body = $2, kind = $3, effect = $4, author = $5, updated_at = $6, superseded_by = $7
          WHERE id = $1",

@@ -3,6 +3,7 @@
 //! token (SHA-256) before it gets here, so no secret ever reaches SQL or a log line.
 
 use super::backend::{begin_write, format_stamp, Db, Q};
+use super::touched;
 use super::{now_rfc3339, DbError};
 
 /// A user as logging in needs it.
@@ -53,9 +54,7 @@ pub async fn set_user_password(db: &Db, name: &str, password_hash: &str) -> Resu
         .bind(name)
         .execute(&mut tx)
         .await?;
-    if done == 0 {
-        return Err(DbError::NotFound(format!("user {name:?}")));
-    }
+    touched(done, || format!("user {name:?}"))?;
     Q::new("DELETE FROM sessions WHERE user_id = (SELECT id FROM users WHERE name = $1)")
         .bind(name)
         .execute(&mut tx)
@@ -104,9 +103,7 @@ pub async fn create_session(
     .bind(user)
     .execute(&mut tx)
     .await?;
-    if done == 0 {
-        return Err(DbError::NotFound(format!("user {user:?}")));
-    }
+    touched(done, || format!("user {user:?}"))?;
     tx.commit().await?;
     Ok(expires_at)
 }
@@ -148,9 +145,7 @@ pub async fn create_api_token(
     .bind(user)
     .execute(db)
     .await?;
-    if done == 0 {
-        return Err(DbError::NotFound(format!("user {user:?}")));
-    }
+    touched(done, || format!("user {user:?}"))?;
     Ok(())
 }
 
@@ -200,9 +195,7 @@ pub async fn revoke_api_token(db: &Db, public_id: &str) -> Result<(), DbError> {
         .bind(public_id)
         .execute(db)
         .await?;
-    if done == 0 {
-        return Err(DbError::NotFound(format!("token {public_id:?}")));
-    }
+    touched(done, || format!("token {public_id:?}"))?;
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 use super::backend::{begin_write, Db, Q};
 use super::runs::{insert_level, insert_run};
 use super::summary::refresh_summary;
+use super::touched;
 use super::{now_rfc3339, DbError};
 use crate::domain::{NewLevel, NewRun, RunId, RunStatus};
 use std::time::Duration;
@@ -47,9 +48,7 @@ pub async fn set_run_status(db: &Db, id: &RunId, status: RunStatus) -> Result<()
         .bind(id.as_str())
         .execute(db)
         .await?;
-    if done == 0 {
-        return Err(DbError::NotFound(format!("run {id}")));
-    }
+    touched(done, || format!("run {id}"))?;
     Ok(())
 }
 
@@ -66,9 +65,7 @@ pub async fn append_run_note(db: &Db, id: &RunId, line: &str) -> Result<(), DbEr
     .bind(id.as_str())
     .execute(db)
     .await?;
-    if done == 0 {
-        return Err(DbError::NotFound(format!("run {id}")));
-    }
+    touched(done, || format!("run {id}"))?;
     Ok(())
 }
 

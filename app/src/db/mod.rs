@@ -63,6 +63,14 @@ pub enum DbError {
     Directory { path: String, source: std::io::Error },
 }
 
+/// `NotFound(what)` when a write touched no row: what it names does not exist.
+fn touched(rows: u64, what: impl FnOnce() -> String) -> Result<(), DbError> {
+    if rows == 0 {
+        return Err(DbError::NotFound(what()));
+    }
+    Ok(())
+}
+
 fn now_rfc3339() -> String {
     backend::format_stamp(chrono::Utc::now())
 }
