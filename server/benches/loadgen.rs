@@ -144,6 +144,7 @@ fn spec(url: &str, loads: Loads, mode: LoadMode, max_tokens: u32, timeout_s: u64
             temperature: None,
             ignore_eos: true,
             extra_body: serde_json::Map::new(),
+            connections: Default::default(),
             pin: None,
         },
         prompt: PromptSpec::fixed(16, 1),

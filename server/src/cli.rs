@@ -207,6 +207,10 @@ pub struct SweepArgs {
     /// Warm-up requests before each level, not counted.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
+    /// Open a new connection for every request (default: connections are kept alive and
+    /// opened before each level's clock starts, so TTFT holds no TCP set-up).
+    #[arg(long)]
+    pub new_connection_per_request: bool,
     /// Longest a single request may take, in seconds.
     #[arg(long, default_value_t = 600)]
     pub timeout_s: u64,
@@ -469,6 +473,7 @@ async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> 
         temperature: a.temperature,
         extra_body: serde_json::Map::new(),
         warmup: a.warmup,
+        new_connection_per_request: a.new_connection_per_request,
         timeout_s: Some(a.timeout_s),
         name: a.name,
     };

@@ -7,8 +7,8 @@
 //! request the running replica polls): no in-process channel crosses replicas.
 
 use crate::loadgen::{
-    self, bounds, AdaptiveSpec, Arrival, LoadMode, Loads, Pin, Progress, PromptFile, PromptSpec, Secret, SpecError,
-    SweepSpec, Target,
+    self, bounds, AdaptiveSpec, Arrival, Connections, LoadMode, Loads, Pin, Progress, PromptFile, PromptSpec, Secret,
+    SpecError, SweepSpec, Target,
 };
 use app::db::Db;
 use app::domain::{EndpointKind, RunId};
@@ -234,6 +234,10 @@ pub struct SweepRequest {
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
     pub warmup: usize,
+    /// A new connection for every request, instead of kept-alive connections opened
+    /// before each level (to measure connection set-up on purpose).
+    #[serde(default)]
+    pub new_connection_per_request: bool,
     /// Longest a single request may take, in seconds (default 600).
     #[serde(default)]
     pub timeout_s: Option<u64>,
@@ -271,6 +275,11 @@ impl SweepRequest {
                 temperature: self.temperature,
                 ignore_eos: self.ignore_eos,
                 extra_body: self.extra_body,
+                connections: if self.new_connection_per_request {
+                    Connections::NewPerRequest
+                } else {
+                    Connections::KeepAlive
+                },
                 pin: None,
             },
             prompt: PromptSpec {

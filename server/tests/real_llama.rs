@@ -79,6 +79,7 @@ async fn a_short_real_sweep_against_llama_cpp() {
             temperature: Some(0.0),
             ignore_eos: true,
             extra_body: serde_json::Map::new(),
+            connections: Default::default(),
             pin: None,
         },
         prompt: PromptSpec::fixed(32, 7),

@@ -1,5 +1,6 @@
 //! What annotations and the view state add to a chart: a pin per annotated level, a shaded
-//! band per annotated range, grey hollow markers for levels excluded from analysis, and
+//! band per annotated range, grey hollow markers for levels excluded from analysis, a red
+//! labelled triangle on each level found over capacity (whatever its annotations say), and
 //! (from the URL) the load-axis scale and the hidden series.
 //!
 //! Annotation text reaches the chart only as series names, HTML-escaped
@@ -9,7 +10,7 @@ use super::compare::series_name;
 use crate::domain::annotations::{plain_text, Anchor, Effect};
 use crate::domain::view::ViewState;
 use crate::domain::{Point, Run};
-use charming::element::{ItemStyle, MarkArea, MarkAreaData, Symbol};
+use charming::element::{ItemStyle, Label, LabelPosition, MarkArea, MarkAreaData, Symbol};
 use charming::series::Scatter;
 use charming::Chart;
 
@@ -17,6 +18,8 @@ use charming::Chart;
 pub const MARKER_PREFIX: &str = "✎ ";
 /// Name of the series of excluded levels.
 pub const EXCLUDED: &str = "excluded from analysis";
+/// Name of the series of levels found over capacity while they ran ([`Point::over_capacity`]).
+pub const OVER_CAPACITY: &str = "over capacity";
 
 fn clip(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
@@ -92,6 +95,23 @@ pub fn annotation_series(run: &Run, y: impl Fn(&Point) -> Option<f64>, label_pre
                 .data(excluded),
         );
     }
+    let over: Vec<Vec<f64>> = run
+        .points
+        .iter()
+        .filter(|p| p.over_capacity)
+        .filter_map(|p| y(p).filter(|v| v.is_finite()).map(|v| vec![p.load_value, v]))
+        .collect();
+    if !over.is_empty() {
+        out.push(
+            Scatter::new()
+                .name(series_name(&format!("{label_prefix}{OVER_CAPACITY}")))
+                .symbol(Symbol::Triangle)
+                .symbol_size(16.0)
+                .item_style(ItemStyle::new().color("#d62728"))
+                .label(Label::new().show(true).position(LabelPosition::Top).formatter(OVER_CAPACITY))
+                .data(over),
+        );
+    }
     out
 }
 
@@ -154,6 +174,28 @@ mod tests {
             name.starts_with(MARKER_PREFIX) && name.contains("&lt;script&gt;") && !name.contains("<script"),
             "{name}"
         );
+    }
+
+    #[test]
+    fn an_over_capacity_level_is_marked_on_every_chart_without_an_annotation() {
+        let mut run = chat_run();
+        assert!(annotation_series(&run, Point::output_tok_s, "").is_empty());
+        run.points[3].over_capacity = true;
+        let load = run.points[3].load_value;
+        for chart in crate::charts::pages::run_charts(&run, &ViewState::default()) {
+            let v = serde_json::to_value(&chart.chart).unwrap();
+            let series = v["series"].as_array().unwrap();
+            let Some(mark) = series.iter().find(|s| s["name"] == OVER_CAPACITY) else {
+                // a chart with no value at that level has nothing to mark
+                continue;
+            };
+            assert_eq!(mark["data"][0][0], load, "{}", chart.caption);
+            assert_eq!(mark["label"]["formatter"], OVER_CAPACITY);
+        }
+        let s = annotation_series(&run, Point::output_tok_s, "run B · ");
+        let v = serde_json::to_value(&s[0]).unwrap();
+        assert_eq!(v["name"], "run B · over capacity");
+        assert_eq!(v["data"], serde_json::json!([[load, run.points[3].output_tok_s().unwrap()]]));
     }
 
     #[test]

@@ -90,6 +90,7 @@ const TABLES: &[Table] = &[
             ("output_tokens_per_request", Real),
             ("truncated", Bool),
             ("raw_json", Text),
+            ("over_capacity", Bool),
         ],
     },
     Table {

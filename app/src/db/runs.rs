@@ -114,9 +114,9 @@ pub(super) async fn insert_level(tx: &mut Tx, run_row_id: i64, seq: i64, level: 
                              wall_s, truncated, raw_json, output_tok_s, latency_avg_ms,
                              latency_p50_ms, latency_p90_ms, latency_p99_ms, ttft_avg_ms,
                              ttft_p50_ms, ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
-                             output_tokens_per_request)
+                             output_tokens_per_request, over_capacity)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                 $18, $19, $20, $21)
+                 $18, $19, $20, $21, $22)
          RETURNING id",
     )
     .bind(run_row_id)
@@ -131,6 +131,7 @@ pub(super) async fn insert_level(tx: &mut Tx, run_row_id: i64, seq: i64, level: 
     for (_, metric, stat) in HEADLINE {
         q = q.bind(p.get(metric, stat));
     }
+    q = q.bind(p.over_capacity);
     let point_id: i64 = q.scalar(&mut *tx).await?;
     for m in p.measures.iter().filter(|m| !is_headline(m)) {
         Q::new("INSERT INTO point_measures (point_id, metric, stat, value) VALUES ($1, $2, $3, $4)")
@@ -220,7 +221,7 @@ pub async fn get_run_raw(db: &Db, id: &RunId) -> Result<Run, DbError> {
         "SELECT id, load_kind, load_value, requests_ok, requests_failed, wall_s, truncated,
                 output_tok_s, latency_avg_ms, latency_p50_ms, latency_p90_ms, latency_p99_ms,
                 ttft_avg_ms, ttft_p50_ms, ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
-                output_tokens_per_request
+                output_tokens_per_request, over_capacity
          FROM points WHERE run_id = $1 ORDER BY load_kind, load_value, seq",
     )
     .bind(row_id)
@@ -289,6 +290,7 @@ fn point(row: &DbRow) -> Result<Point, DbError> {
         wall_s: row.try_get("wall_s")?,
         measures: Vec::new(),
         truncated: row.try_get("truncated")?,
+        over_capacity: row.try_get("over_capacity")?,
     };
     for (column, metric, stat) in HEADLINE {
         p.set_opt(metric, stat, row.try_get(column)?);

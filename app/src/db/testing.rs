@@ -189,6 +189,7 @@ pub fn sample() -> NewRun {
     let mut p2 = Point::at(LoadKind::Concurrency, 96.0);
     p2.set(Metric::OutputThroughput, Stat::Mean, 1017.0);
     p2.truncated = true;
+    p2.over_capacity = true;
     let mut facts = RunFacts {
         model: Some("Kimi-K2.5 NVFP4".into()),
         endpoint_kind: Some(EndpointKind::Chat),

@@ -362,6 +362,11 @@ pub struct Point {
     pub measures: Vec<Measure>,
     /// The source cut this level off: unknown values may be missing, not just unmeasured.
     pub truncated: bool,
+    /// An open-loop level found over capacity while it ran (requests in flight and TTFT
+    /// kept rising, `loadgen/saturation.rs`): its averages describe a growing queue, not a
+    /// steady state. Charts mark it "over capacity".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_capacity: bool,
 }
 
 impl Point {
@@ -375,6 +380,7 @@ impl Point {
             wall_s: None,
             measures: Vec::new(),
             truncated: false,
+            over_capacity: false,
         }
     }
 

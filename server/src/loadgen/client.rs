@@ -138,6 +138,10 @@ impl RequestSample {
 pub struct Endpoint {
     pub client: reqwest::Client,
     pub url: String,
+    /// `GET /v1/models`, requested to open connections before a level ([`warm`]).
+    pub models_url: String,
+    /// Connections are pooled ([`super::Connections::KeepAlive`]).
+    pub keep_alive: bool,
     /// `Bearer …`, marked sensitive.
     pub auth: Option<HeaderValue>,
     /// Only used to scrub error messages.
@@ -156,6 +160,21 @@ fn ms(d: Duration) -> f64 {
 /// `due` is the scheduled send of an open-loop request: its times are measured from there
 /// (the request goes out now even if that is late); `None` measures from the actual send.
 pub async fn send(endpoint: &Endpoint, body: &Value, level_start: Instant, due: Option<Instant>) -> RequestSample {
+    send_watched(endpoint, body, level_start, due, None).await
+}
+
+/// Called once, the moment a request's first token arrives, with its TTFT (ms): the
+/// open loop's over-saturation detector reads TTFT then, not when the request ends.
+pub type OnFirstToken = Box<dyn FnOnce(f64) + Send>;
+
+/// [`send`], telling `on_first_token` when the first token arrives.
+pub async fn send_watched(
+    endpoint: &Endpoint,
+    body: &Value,
+    level_start: Instant,
+    due: Option<Instant>,
+    mut on_first_token: Option<OnFirstToken>,
+) -> RequestSample {
     let sent = Instant::now();
     let start = due.map_or(sent, |d| d.min(sent));
     let mut sample = RequestSample {
@@ -163,7 +182,8 @@ pub async fn send(endpoint: &Endpoint, body: &Value, level_start: Instant, due: 
         sent_at_ms: ms(sent.saturating_duration_since(level_start)),
         ..RequestSample::default()
     };
-    let result = tokio::time::timeout(endpoint.timeout, exchange(endpoint, body, start, &mut sample)).await;
+    let result =
+        tokio::time::timeout(endpoint.timeout, exchange(endpoint, body, start, &mut sample, &mut on_first_token)).await;
     let error = match result {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(e),
@@ -215,6 +235,42 @@ fn classify(e: &reqwest::Error, during_body: bool) -> RequestError {
     err(kind, chain(e))
 }
 
+/// The error of a request written to a connection the server had already closed: no
+/// response byte came back, the connection was reset or ended.
+fn closed_under_us(e: &reqwest::Error) -> bool {
+    if e.is_timeout() || e.is_connect() || e.is_status() {
+        return false;
+    }
+    let text = chain(e).to_ascii_lowercase();
+    ["connection closed before message completed", "connection reset", "broken pipe", "unexpected eof"]
+        .iter()
+        .any(|s| text.contains(s))
+}
+
+/// Opens up to `n` connections to the target (by `GET /v1/models`, all at once) and leaves
+/// them in the pool, so the level that follows starts on open connections. What the
+/// server answers does not matter; a failure here is the level's to find.
+pub async fn warm(endpoint: &Endpoint, n: usize) {
+    if !endpoint.keep_alive || n == 0 {
+        return;
+    }
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..n {
+        let mut r = endpoint.client.get(&endpoint.models_url);
+        if let Some(auth) = &endpoint.auth {
+            r = r.header(AUTHORIZATION, auth.clone());
+        }
+        let timeout = endpoint.timeout.min(Duration::from_secs(10));
+        set.spawn(async move {
+            if let Ok(Ok(resp)) = tokio::time::timeout(timeout, r.send()).await {
+                // read to the end, so the connection goes back to the pool
+                let _ = tokio::time::timeout(timeout, resp.bytes()).await;
+            }
+        });
+    }
+    while set.join_next().await.is_some() {}
+}
+
 fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", text.get(..i).unwrap_or(text)),
@@ -227,12 +283,26 @@ async fn exchange(
     body: &Value,
     start: Instant,
     s: &mut RequestSample,
+    on_first_token: &mut Option<OnFirstToken>,
 ) -> Result<(), RequestError> {
-    let mut request = endpoint.client.post(&endpoint.url).json(body);
-    if let Some(auth) = &endpoint.auth {
-        request = request.header(AUTHORIZATION, auth.clone());
-    }
-    let response = request.send().await.map_err(|e| classify(&e, false))?;
+    let request = || {
+        let r = endpoint.client.post(&endpoint.url).json(body);
+        match &endpoint.auth {
+            Some(auth) => r.header(AUTHORIZATION, auth.clone()),
+            None => r,
+        }
+    };
+    let response = match request().send().await {
+        Ok(r) => r,
+        // A pooled connection the server closed as it was picked (hyper resends by itself
+        // only when it notices before writing): once more, on another connection. The
+        // request's times still run from its first send.
+        Err(e) if endpoint.keep_alive && closed_under_us(&e) => {
+            tracing::debug!(error = %chain(&e), "pooled connection closed by the server; sent again");
+            request().send().await.map_err(|e| classify(&e, false))?
+        }
+        Err(e) => return Err(classify(&e, false)),
+    };
     let status = response.status();
     if !status.is_success() {
         let text = response.text().await.unwrap_or_default();
@@ -263,6 +333,11 @@ async fn exchange(
                 continue;
             }
             on_event(data, now, start, &mut last_token, s)?;
+            if let (Some(ttft), true) = (s.ttft_ms, on_first_token.is_some()) {
+                if let Some(tell) = on_first_token.take() {
+                    tell(ttft);
+                }
+            }
         }
         buf.drain(..consumed.min(buf.len()));
         if done {

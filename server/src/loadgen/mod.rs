@@ -92,10 +92,35 @@ pub struct Target {
     pub ignore_eos: bool,
     /// Extra fields merged into every request body (they cannot turn streaming off).
     pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// Kept-alive, pre-opened connections (the default) or a new one per request.
+    pub connections: Connections,
     /// Where the host was resolved when the target was checked (server-started sweeps):
     /// requests connect there and nowhere else. `None`: the client resolves the name
     /// itself (CLI sweeps, which may target anything).
     pub pin: Option<Pin>,
+}
+
+/// How requests reach the target.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Connections {
+    /// Connections are kept alive and reused, and opened before each level's clock starts
+    /// (as many as the level will have in flight): a request's TTFT holds no TCP set-up,
+    /// and a burst of C connects cannot overflow the server's listen queue (at C ≥ 256 it
+    /// did, and SYN retries added a second to hundreds of TTFTs the server never saw).
+    #[default]
+    KeepAlive,
+    /// A new connection for every request (`--new-connection-per-request`): to measure
+    /// connection set-up on purpose.
+    NewPerRequest,
+}
+
+impl Connections {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::KeepAlive => "connections kept alive, opened before each level",
+            Self::NewPerRequest => "a new connection per request",
+        }
+    }
 }
 
 /// The addresses a target's host resolved to when the allow-list checked them. The
@@ -114,6 +139,14 @@ impl Target {
         let base = self.base_url.trim_end_matches('/');
         let base = base.strip_suffix("/v1").unwrap_or(base);
         format!("{base}{}", self.endpoint.path())
+    }
+
+    /// `GET /v1/models` of the same server: what opens connections before a level (every
+    /// OpenAI-compatible server answers it without running the model).
+    pub fn models_url(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        let base = base.strip_suffix("/v1").unwrap_or(base);
+        format!("{base}/v1/models")
     }
 }
 

@@ -9,8 +9,9 @@
 //! fitted by least squares over the recent half of the observations, and "rise" means the
 //! fitted line climbs over that half by at least [`Detector::min_rise`] of its mean (and
 //! the in-flight line by at least [`Detector::min_in_flight_rise`] requests), so a steady
-//! queue with noise never trips it. TTFT is read when a request ends (the first token of a
-//! still running request is not seen here), timed from its scheduled send.
+//! queue with noise never trips it. TTFT is read the moment each first token arrives
+//! (`client::send_watched`), not when the request ends, timed from its scheduled send: a
+//! long output cannot hide a growing queue until it finishes.
 
 /// The detector's settings.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -9,7 +9,7 @@ use super::prompt::{Prompt, PromptGen};
 use super::saturation::{Detector, Finding};
 use super::sink::RunSink;
 use super::stats::{apply_steady_window, level_from_records};
-use super::{definitions_for, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
+use super::{definitions_for, Connections, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
 use app::db::Db;
 use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
 use app::domain::metrics::Stat;
@@ -144,21 +144,26 @@ fn notes(spec: &SweepSpec) -> String {
         None => format!("synthetic prompts of {} words (seed {})", spec.prompt.tokens, spec.prompt.seed),
     };
     format!(
-        "Plateau sweep, {loads}; {} warm-up request(s) per level; {prompts}; ignore_eos {}",
-        spec.warmup, spec.target.ignore_eos
+        "Plateau sweep, {loads}; {} warm-up request(s) per level; {}; {prompts}; ignore_eos {}",
+        spec.warmup,
+        spec.target.connections.describe(),
+        spec.target.ignore_eos
     )
 }
 
 /// The HTTP client, URL and auth header shared by every request to `target`.
 pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoint, LoadgenError> {
-    let mut builder = reqwest::Client::builder()
-        .tcp_nodelay(true)
-        .connect_timeout(timeout.min(Duration::from_secs(10)))
-        // No connection reuse: servers close keep-alive connections on their own terms
-        // (llama.cpp's HTTP server after a few requests), and a request sent on a pooled
-        // connection the server just closed fails for no fault of the server. A fresh
-        // connection costs well under a millisecond on the networks sweeps run on.
-        .pool_max_idle_per_host(0)
+    let mut builder =
+        reqwest::Client::builder().tcp_nodelay(true).connect_timeout(timeout.min(Duration::from_secs(10)));
+    builder = match target.connections {
+        // Reused connections: servers close them on their own terms (llama.cpp's HTTP
+        // server after 5 requests, with `Connection: close`, which the pool honours; or
+        // when idle), and a request that meets a connection closed under it is sent once
+        // more on another (`client::exchange`).
+        Connections::KeepAlive => builder.pool_idle_timeout(Duration::from_secs(60)),
+        Connections::NewPerRequest => builder.pool_max_idle_per_host(0),
+    };
+    let mut builder = builder
         // Never follow a redirect: it would lead to a host nobody checked. A 3xx is the
         // request's error (`HttpStatus(3xx)`), like any other non-success status.
         .redirect(reqwest::redirect::Policy::none());
@@ -176,7 +181,16 @@ pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoin
             Some(value)
         }
     };
-    Ok(Endpoint { client, url: target.url(), auth, key: target.api_key.clone(), timeout })
+    let keep_alive = target.connections == Connections::KeepAlive;
+    Ok(Endpoint {
+        client,
+        url: target.url(),
+        models_url: target.models_url(),
+        keep_alive,
+        auth,
+        key: target.api_key.clone(),
+        timeout,
+    })
 }
 
 /// The JSON body of one streamed request.
@@ -339,7 +353,7 @@ impl<S: RunSink> Runner<'_, S> {
         self.check_cancel()?;
         let level = self.level;
         let in_flight = usize::try_from(c).unwrap_or(usize::MAX);
-        self.begin_level(LoadKind::Concurrency, f64::from(c), total, in_flight).await?;
+        self.begin_level(LoadKind::Concurrency, f64::from(c), total, in_flight, in_flight).await?;
         let progress = self.progress;
         let samples = self
             .batch()
@@ -356,16 +370,19 @@ impl<S: RunSink> Runner<'_, S> {
         self.store(LoadKind::Concurrency, f64::from(c), &samples, raw, Some(in_flight)).await
     }
 
-    /// Announces the level, then sends the warm-up requests (`in_flight` at a time), which
-    /// are not counted.
+    /// Announces the level, opens `connections` connections (kept alive: the level's
+    /// requests find them open), then sends the warm-up requests (`in_flight` at a time),
+    /// which are not counted.
     async fn begin_level(
         &mut self,
         load_kind: LoadKind,
         load: f64,
         total: usize,
         in_flight: usize,
+        connections: usize,
     ) -> Result<(), LoadgenError> {
         let _ = self.progress.try_send(Progress::LevelStarted { level: self.level, load_kind, load, requests: total });
+        client::warm(self.endpoint, connections).await;
         let warmup = self.spec.warmup;
         if warmup > 0 {
             self.batch().run(warmup, in_flight, |_| {}).await.ok_or_else(|| self.cancelled_err())?;
@@ -379,7 +396,9 @@ impl<S: RunSink> Runner<'_, S> {
         self.check_cancel()?;
         let level = self.level;
         let total = due_ms.len();
-        self.begin_level(LoadKind::RequestRate, rate_rps, total, self.spec.warmup).await?;
+        // Connections for two seconds of arrivals; more open as the level needs them.
+        let connections = ((rate_rps * 2.0).ceil() as usize).clamp(1, 1024).min(total);
+        self.begin_level(LoadKind::RequestRate, rate_rps, total, self.spec.warmup, connections).await?;
         let progress = self.progress;
         let out = self
             .batch()
@@ -454,7 +473,10 @@ impl<S: RunSink> Runner<'_, S> {
         // First send (or due time) → last response.
         let window_s = samples.iter().map(|s| s.origin_ms() + s.elapsed_ms).fold(0.0_f64, f64::max) / 1000.0;
         let mut new_level = level_from_records(kind, load, samples, window_s);
-        new_level.point.truncated = std::mem::take(&mut self.truncate_next);
+        let over_capacity = std::mem::take(&mut self.truncate_next);
+        // Cut short (truncated) and marked as over capacity on the charts.
+        new_level.point.truncated = over_capacity;
+        new_level.point.over_capacity = over_capacity;
         // A closed loop's throughput: only while C requests were in flight.
         if let Some(c) = in_flight {
             apply_steady_window(&mut new_level, samples, c);
@@ -517,7 +539,7 @@ impl Batch<'_> {
         let mut done = 0;
         while launched < total.min(in_flight.max(1)) {
             let body = request_body(self.target, self.prompts.next_input());
-            spawn(&mut set, self.endpoint, body, launched, start, None);
+            spawn(&mut set, self.endpoint, body, launched, start, None, None);
             launched += 1;
         }
         loop {
@@ -538,7 +560,7 @@ impl Batch<'_> {
                     on_done(done);
                     if launched < total {
                         let body = request_body(self.target, self.prompts.next_input());
-                        spawn(&mut set, self.endpoint, body, launched, start, None);
+                        spawn(&mut set, self.endpoint, body, launched, start, None, None);
                         launched += 1;
                     }
                 }
@@ -567,6 +589,9 @@ impl Batch<'_> {
         let mut unsent = 0;
         let mut in_flight_at = 0;
         let age_ms = || start.elapsed().as_secs_f64() * 1000.0;
+        // (due ms, TTFT ms) of each request, told the moment its first token arrives: a
+        // growing queue shows in TTFT long before the requests end.
+        let (first_tx, mut first_rx) = tokio::sync::mpsc::unbounded_channel::<(f64, f64)>();
         loop {
             // Once over capacity, nothing more is sent.
             let next_due = due_ms.get(next).filter(|_| over.is_none()).map(|ms| due_at(*ms));
@@ -585,7 +610,11 @@ impl Batch<'_> {
                     let now = Instant::now();
                     while let Some(ms) = due_ms.get(next).copied().filter(|ms| due_at(*ms) <= now) {
                         let body = bodies.get_mut(next).and_then(Option::take).unwrap_or(Value::Null);
-                        spawn(&mut set, self.endpoint, body, next, start, Some(due_at(ms)));
+                        let first = first_tx.clone();
+                        let tell: client::OnFirstToken = Box::new(move |ttft| {
+                            let _ = first.send((ms, ttft));
+                        });
+                        spawn(&mut set, self.endpoint, body, next, start, Some(due_at(ms)), Some(tell));
                         next += 1;
                     }
                     in_flight_seen.push((age_ms(), set.len() as f64));
@@ -593,9 +622,6 @@ impl Batch<'_> {
                 joined = set.join_next(), if !set.is_empty() => {
                     let Some(joined) = joined else { continue };
                     let (i, sample) = joined.unwrap_or_else(|e| (usize::MAX, failed_task(&e)));
-                    if let (Some(due), Some(ttft)) = (sample.scheduled_at_ms, sample.ttft_ms) {
-                        ttft_seen.push((due, ttft));
-                    }
                     match slots.get_mut(i) {
                         Some(slot) => *slot = Some(sample),
                         None => slots.push(Some(sample)),
@@ -603,8 +629,12 @@ impl Batch<'_> {
                     done += 1;
                     on_done(done);
                     in_flight_seen.push((age_ms(), set.len() as f64));
-                    // TTFTs arrive in completion order; the fit wants them by due time.
-                    ttft_seen.sort_by(|a, b| a.0.total_cmp(&b.0));
+                }
+                Some((due, ttft)) = first_rx.recv() => {
+                    // First tokens arrive out of schedule order; the fit wants them by due time.
+                    let at = ttft_seen.partition_point(|(d, _)| *d <= due);
+                    ttft_seen.insert(at, (due, ttft));
+                    in_flight_seen.push((age_ms(), set.len() as f64));
                     if over.is_none() {
                         if let Some(f) = detector.check(age_ms(), &in_flight_seen, &ttft_seen) {
                             // Over capacity: what would follow only measures a longer queue.
@@ -639,9 +669,10 @@ fn spawn(
     index: usize,
     start: Instant,
     due: Option<Instant>,
+    on_first_token: Option<client::OnFirstToken>,
 ) {
     let endpoint = Arc::clone(endpoint);
-    set.spawn(async move { (index, client::send(&endpoint, &body, start, due).await) });
+    set.spawn(async move { (index, client::send_watched(&endpoint, &body, start, due, on_first_token).await) });
 }
 
 fn failed_task(e: &tokio::task::JoinError) -> RequestSample {

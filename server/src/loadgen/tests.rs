@@ -113,6 +113,7 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
             temperature: Some(0.0),
             ignore_eos: true,
             extra_body: serde_json::Map::new(),
+            connections: Default::default(),
             pin: None,
         },
         prompt: PromptSpec::fixed(12, 42),

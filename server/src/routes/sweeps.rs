@@ -142,6 +142,7 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
         prompt_tokens: num("prompt_tokens", &f.prompt_tokens, 128u32)?,
         ignore_eos: f.ignore_eos == "true" || f.ignore_eos == "on",
         warmup: num("warmup", &f.warmup, 0usize)?,
+        new_connection_per_request: false,
         timeout_s: None,
         name: Some(f.name.trim().to_owned()).filter(|n| !n.is_empty()),
     })

@@ -46,6 +46,7 @@ pub fn LevelsTable(
             )
             .then_some("≈");
             let truncated = p.truncated;
+            let over_capacity = p.over_capacity;
             let gain = pct(gain_at(p.load_value));
             let notes: Vec<(String, String)> = annotations
                 .iter()
@@ -62,6 +63,7 @@ pub fn LevelsTable(
                         {load(p.load_value)}
                         {notes.into_iter().map(|(href, title)| view! { <a class="note-marker" href=href title=title>"✎"</a> }).collect_view()}
                         {truncated.then(|| view! { <span class="badge" title="cut off in the source: missing values are unknown">"cut off"</span> })}
+                        {over_capacity.then(|| view! { <span class="badge over-capacity" title="requests in flight and TTFT kept rising while this rate ran: its averages describe a growing queue, not a steady state">"over capacity"</span> })}
                     </td>
                     <td>{int(p.requests_ok)}" / "{int(p.requests_failed)}</td>
                     <td>{num(p.wall_s, 1)}</td>

@@ -172,6 +172,7 @@ pub fn read(text: &str) -> Result<(ParsedFile, Restored), FieldError> {
         point.requests_failed = l.point.requests_failed;
         point.wall_s = l.point.wall_s;
         point.truncated = l.point.truncated;
+        point.over_capacity = l.point.over_capacity;
         // Re-insert through `set` so the measures are sorted and unique whatever the file says.
         for m in l.point.measures {
             point.set(m.metric, m.stat, m.value);
@@ -257,6 +258,7 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
                 "requests_failed" => point.requests_failed = Some(num()? as i64),
                 "wall_s" => point.wall_s = Some(num()?),
                 "truncated" => point.truncated = cell == "true" || cell == "1",
+                "over_capacity" => point.over_capacity = cell == "true" || cell == "1",
                 other => {
                     let (metric, stat) = other
                         .split_once('.')
@@ -352,6 +354,11 @@ pub fn to_csv(run: &ExportedRun) -> String {
     let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
     let mut header: Vec<String> =
         ["load_kind", "load_value", "requests_ok", "requests_failed", "wall_s", "truncated"].map(String::from).to_vec();
+    // Only when a level has it, so the files of every other run stay as they were.
+    let over_capacity = run.levels.iter().any(|l| l.point.over_capacity);
+    if over_capacity {
+        header.push("over_capacity".into());
+    }
     header.extend(keys.iter().map(|(m, s)| format!("{}.{}", m.as_str(), s.name())));
     let _ = w.write_record(&header);
     let opt = |v: Option<String>| v.unwrap_or_default();
@@ -365,6 +372,9 @@ pub fn to_csv(run: &ExportedRun) -> String {
             opt(p.wall_s.map(|n| n.to_string())),
             p.truncated.to_string(),
         ];
+        if over_capacity {
+            row.push(p.over_capacity.to_string());
+        }
         row.extend(keys.iter().map(|(m, s)| opt(p.get(*m, *s).map(|v| v.to_string()))));
         let _ = w.write_record(&row);
     }
@@ -505,6 +515,21 @@ mod tests {
         let want: Vec<Point> = run.levels.iter().map(|l| l.point.clone()).collect();
         assert_eq!(points, want, "unknown cells stay unknown");
         assert_eq!(to_csv(&back(parsed, restored, run.created_at.clone())).lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn an_over_capacity_level_keeps_its_mark_in_json_and_csv() {
+        let mut run = sample();
+        assert!(!to_csv(&run).contains("over_capacity"), "no column when no level has it");
+        assert!(!to_json(&run).contains("over_capacity"));
+        run.levels[1].point.over_capacity = true;
+        let (parsed, _) = read(&to_json(&run)).unwrap();
+        assert_eq!(parsed.levels.iter().map(|l| l.point.over_capacity).collect::<Vec<_>>(), [false, true]);
+        let text = to_csv(&run);
+        assert!(text.contains(",truncated,over_capacity,"), "{text}");
+        let (parsed, _) = read(&text).unwrap();
+        let points: Vec<Point> = parsed.levels.iter().map(|l| l.point.clone()).collect();
+        assert_eq!(points, run.levels.iter().map(|l| l.point.clone()).collect::<Vec<_>>());
     }
 
     #[test]
