@@ -7,12 +7,14 @@ use super::arrival::schedule_ms;
 use super::client::{self, Endpoint, ErrorKind, RequestError, RequestSample};
 use super::prompt::{Prompt, PromptGen};
 use super::saturation::{Detector, Finding};
+use super::scrape::Scraper;
 use super::sink::RunSink;
 use super::stats::{apply_steady_window, level_from_records};
 use super::{definitions_for, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
 use app::db::Db;
 use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
 use app::domain::metrics::Stat;
+use app::domain::telemetry::LevelTelemetry;
 use app::domain::{EndpointKind, LoadKind, NewRun, Point, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
 use reqwest::header::HeaderValue;
 use serde_json::{json, Value};
@@ -46,18 +48,27 @@ pub async fn run_sweep_to<S: RunSink>(
 ) -> Result<RunId, LoadgenError> {
     spec.validate()?;
     let endpoint = Arc::new(endpoint_for(&spec.target, spec.request_timeout)?);
+    let (scraper, engine) = start_scraper(&spec).await?;
+    let mut notes = notes(&spec);
+    if let Some(s) = &scraper {
+        notes.push_str(&format!(
+            "; server metrics scraped from {} every {} ms",
+            s.urls.join(", "),
+            spec.metrics.interval.as_millis()
+        ));
+    }
     let run = NewRun {
         name: spec.name.clone(),
         status: RunStatus::Running,
         source: SourceInfo { format: SourceFormat::Plateau, file_name: None },
         facts: RunFacts {
             model: Some(spec.target.model.clone()),
-            engine: None,
+            engine: engine.map(str::to_owned),
             endpoint_kind: Some(spec.target.endpoint),
             max_tokens: Some(i64::from(spec.target.max_tokens)),
             // A prompt file's lengths are whatever its lines are: unknown here.
             prompt_tokens: spec.prompt.file.is_none().then_some(i64::from(spec.prompt.tokens)),
-            notes: notes(&spec),
+            notes,
             ..RunFacts::default()
         },
         definitions: definitions_for(&spec),
@@ -78,6 +89,8 @@ pub async fn run_sweep_to<S: RunSink>(
         cancel: &mut cancel,
         level: 0,
         truncate_next: false,
+        scraper: scraper.as_ref(),
+        telemetry: None,
     };
     // The run's lease is renewed while the levels run (in the same task, polled side by
     // side), so a server starting meanwhile knows this sweep is alive.
@@ -110,6 +123,28 @@ pub async fn run_sweep_to<S: RunSink>(
             Err(e)
         }
     }
+}
+
+/// The sweep's metrics scraper, running, and the engine its first scrape names. A target
+/// whose own `/metrics` cannot be read is not scraped (nothing asked for it); an endpoint
+/// given explicitly is scraped all the same (each failure counted per level).
+async fn start_scraper(spec: &SweepSpec) -> Result<(Option<Scraper>, Option<&'static str>), LoadgenError> {
+    let Some(mut scraper) = Scraper::new(&spec.metrics, &spec.target.base_url, spec.target.pin.as_ref())? else {
+        return Ok((None, None));
+    };
+    let engine = match scraper.probe().await {
+        Ok(engine) => engine,
+        Err(e) if spec.metrics.urls.is_empty() => {
+            tracing::info!(url = %scraper.urls.join(", "), error = %e, "no server metrics at the target: not scraping");
+            return Ok((None, None));
+        }
+        Err(e) => {
+            tracing::warn!(url = %scraper.urls.join(", "), error = %e, "metrics endpoint not answering; scraping anyway");
+            None
+        }
+    };
+    scraper.run();
+    Ok((Some(scraper), engine))
 }
 
 fn notes(spec: &SweepSpec) -> String {
@@ -242,6 +277,10 @@ struct Runner<'a, S> {
     level: usize,
     /// The next level stored was cut off (over capacity).
     truncate_next: bool,
+    /// The server's metrics, when scraped.
+    scraper: Option<&'a Scraper>,
+    /// The telemetry of the level just measured, stored with it.
+    telemetry: Option<LevelTelemetry>,
 }
 
 impl<S: RunSink> Runner<'_, S> {
@@ -314,6 +353,21 @@ impl<S: RunSink> Runner<'_, S> {
         }
     }
 
+    /// The measured part of a level starts: so does its telemetry (after the warm-up).
+    async fn begin_telemetry(&mut self) {
+        self.telemetry = None;
+        if let Some(s) = self.scraper {
+            s.begin_level().await;
+        }
+    }
+
+    /// The measured part of a level ended: its telemetry, stored with the level.
+    async fn end_telemetry(&mut self) {
+        if let Some(s) = self.scraper {
+            self.telemetry = s.end_level().await;
+        }
+    }
+
     fn check_cancel(&self) -> Result<(), LoadgenError> {
         if *self.cancel.borrow() {
             return Err(LoadgenError::Cancelled { run: self.id.clone() });
@@ -341,6 +395,7 @@ impl<S: RunSink> Runner<'_, S> {
         let in_flight = usize::try_from(c).unwrap_or(usize::MAX);
         self.begin_level(LoadKind::Concurrency, f64::from(c), total, in_flight).await?;
         let progress = self.progress;
+        self.begin_telemetry().await;
         let samples = self
             .batch()
             .run(total, in_flight, |done| {
@@ -348,6 +403,7 @@ impl<S: RunSink> Runner<'_, S> {
             })
             .await
             .ok_or_else(|| self.cancelled_err())?;
+        self.end_telemetry().await;
         let mode = match self.spec.mode {
             LoadMode::Wave => "wave",
             LoadMode::Steady { .. } => "steady",
@@ -381,6 +437,7 @@ impl<S: RunSink> Runner<'_, S> {
         let total = due_ms.len();
         self.begin_level(LoadKind::RequestRate, rate_rps, total, self.spec.warmup).await?;
         let progress = self.progress;
+        self.begin_telemetry().await;
         let out = self
             .batch()
             .open(due_ms, |done| {
@@ -388,6 +445,7 @@ impl<S: RunSink> Runner<'_, S> {
             })
             .await
             .ok_or_else(|| self.cancelled_err())?;
+        self.end_telemetry().await;
         let raw = match &out.over_capacity {
             None => merge(raw, json!({ "over_saturation": { "detected": false } })),
             Some(f) => merge(
@@ -455,6 +513,7 @@ impl<S: RunSink> Runner<'_, S> {
         let window_s = samples.iter().map(|s| s.origin_ms() + s.elapsed_ms).fold(0.0_f64, f64::max) / 1000.0;
         let mut new_level = level_from_records(kind, load, samples, window_s);
         new_level.point.truncated = std::mem::take(&mut self.truncate_next);
+        new_level.telemetry = self.telemetry.take();
         // A closed loop's throughput: only while C requests were in flight.
         if let Some(c) = in_flight {
             apply_steady_window(&mut new_level, samples, c);
