@@ -1038,6 +1038,17 @@ async fn a_sweep_stores_the_simulators_metrics_per_level() {
         // Plateau's own export carries the telemetry, digit for digit.
         let export = server::export::json(&pool, &run.id).await.unwrap();
         assert!(export.contains("vllm:num_requests_running"), "the export keeps the telemetry");
+        let req = server::ingest::ImportRequest {
+            files: vec![server::ingest::InputFile {
+                file_name: Some("export.json".into()),
+                content: export.into_bytes(),
+            }],
+            ..server::ingest::ImportRequest::default()
+        };
+        let back = server::ingest::prepare(&req, 64 << 20).unwrap();
+        let read: Vec<_> = back[0].run.levels.iter().map(|l| l.telemetry.clone()).collect();
+        let stored: Vec<_> = levels.iter().map(|l| Some(l.telemetry.clone())).collect();
+        assert_eq!(read, stored, "read back from the export, every number as stored");
     }
 }
 

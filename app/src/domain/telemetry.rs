@@ -273,6 +273,35 @@ pub fn normalise(source_name: &str) -> Option<&'static Known> {
     })
 }
 
+/// Gives each series Plateau's name for its `source_name` ([`normalise`]); where several
+/// engine names map to one Plateau name, the first of [`KNOWN`] present wins and the
+/// others keep their own names (so nothing is counted twice). Unknown metrics keep theirs.
+pub fn assign_names(series: &mut [Series]) {
+    let mut winner: Vec<(&'static str, usize)> = Vec::new();
+    for s in series.iter() {
+        if let Some(k) = normalise(&s.source_name) {
+            let pos = KNOWN.iter().position(|x| x.source_name == k.source_name).unwrap_or(usize::MAX);
+            match winner.iter_mut().find(|(n, _)| *n == k.name) {
+                Some(w) if pos < w.1 => w.1 = pos,
+                Some(_) => {}
+                None => winner.push((k.name, pos)),
+            }
+        }
+    }
+    for s in series.iter_mut() {
+        s.name = match normalise(&s.source_name) {
+            Some(k)
+                if winner.iter().any(|(n, pos)| {
+                    *n == k.name && KNOWN.get(*pos).is_some_and(|w| w.source_name == k.source_name)
+                }) =>
+            {
+                k.name.to_owned()
+            }
+            _ => s.source_name.clone(),
+        };
+    }
+}
+
 /// Which engine exported these metric names: the one with the most names Plateau knows
 /// (ties: the order of [`KNOWN`], vLLM first); `plateau sim` when its info gauge is there.
 pub fn detect_engine<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<&'static str> {

@@ -18,7 +18,8 @@
 
 use super::{LoadgenError, Pin};
 use app::domain::telemetry::{
-    detect_engine, normalise, LevelTelemetry, Series, SeriesData, TelemetrySource, MAX_BUCKETS, MAX_POINTS, MAX_SERIES,
+    assign_names, detect_engine, normalise, LevelTelemetry, Series, SeriesData, TelemetrySource, MAX_BUCKETS,
+    MAX_POINTS, MAX_SERIES,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -409,30 +410,11 @@ impl Recorder {
     /// The level's telemetry: series under their normalised names (where several engine
     /// names map to one, the first of `KNOWN` present wins; the others keep their own).
     pub fn finish(self) -> LevelTelemetry {
-        let names: Vec<&str> = self.series.iter().map(|s| s.source_name.as_str()).collect();
-        let engine = detect_engine(names.iter().copied()).map(str::to_owned);
-        // For each normalised name, the winning engine name.
-        let mut winner: HashMap<&'static str, (usize, &str)> = HashMap::new();
-        for n in &names {
-            if let Some(k) = normalise(n) {
-                let pos = app::domain::telemetry::KNOWN
-                    .iter()
-                    .position(|x| x.source_name == k.source_name)
-                    .unwrap_or(usize::MAX);
-                let e = winner.entry(k.name).or_insert((pos, n));
-                if pos < e.0 {
-                    *e = (pos, n);
-                }
-            }
-        }
-        let series = self
+        let engine = detect_engine(self.series.iter().map(|s| s.source_name.as_str())).map(str::to_owned);
+        let mut series = self
             .series
             .iter()
             .map(|s| {
-                let name = match normalise(&s.source_name) {
-                    Some(k) if winner.get(k.name).is_some_and(|w| w.1 == s.source_name) => k.name.to_owned(),
-                    _ => s.source_name.clone(),
-                };
                 let data = match &s.acc {
                     Acc::Gauge(points) => SeriesData::Gauge { points: points.iter().map(|p| [p.1, p.2]).collect() },
                     Acc::Counter(g) => SeriesData::Counter { delta: g.done + (g.last - g.base) },
@@ -446,9 +428,10 @@ impl Recorder {
                         }
                     }
                 };
-                Series { name, source_name: s.source_name.clone(), labels: s.labels.clone(), data }
+                Series { name: String::new(), source_name: s.source_name.clone(), labels: s.labels.clone(), data }
             })
-            .collect();
+            .collect::<Vec<_>>();
+        assign_names(&mut series);
         LevelTelemetry {
             engine,
             source: TelemetrySource::Scrape,

@@ -13,6 +13,8 @@
 
 pub mod aiperf;
 pub(crate) mod aiperf_family;
+/// Not a registry format: AIPerf's server metrics, an extra file of an AIPerf import.
+pub mod aiperf_server_metrics;
 pub mod benchmark_py;
 pub(crate) mod common;
 pub mod genai_perf;
@@ -93,14 +95,19 @@ mod tests {
     /// The small synthetic files of `server/tests/data`, likewise.
     const SYNTHETIC: &[(&str, SourceFormat)] = &[
         ("aiperf/records_wrapper_profile_export_aiperf.json", Aiperf),
+        ("aiperf-server-metrics/profile_export_aiperf.json", Aiperf),
         ("genai-perf/profile_export_genai_perf.json", GenaiPerf),
         ("inference-benchmarker/sweep_llama31_8b_h100.json", InferenceBenchmarker),
     ];
 
     /// Files of `server/tests/data` that are not results (no format may claim them): the
     /// captured Prometheus pages the scraper's tests read.
-    const NOT_RESULTS: &[&str] =
-        &["prometheus/llama-cpp-busy.txt", "prometheus/llama-cpp-idle.txt", "prometheus/plateau-sim-busy.txt"];
+    const NOT_RESULTS: &[&str] = &[
+        "aiperf-server-metrics/server_metrics_export.json",
+        "prometheus/llama-cpp-busy.txt",
+        "prometheus/llama-cpp-idle.txt",
+        "prometheus/plateau-sim-busy.txt",
+    ];
 
     fn synthetic_dir() -> String {
         format!("{}/tests/data", env!("CARGO_MANIFEST_DIR"))
