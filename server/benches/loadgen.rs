@@ -9,7 +9,12 @@
 //! 3. TTFT: the client's TTFT minus the simulator's own (`timings.ttft_ms`, admission →
 //!    first token), as an absolute error and as a share of the TTFT.
 //!
-//! `PLATEAU_BENCH_MAX_STREAMS` caps the ramp (default 10000).
+//! Table 1 has a row per scrape setting of the server's metrics (off, every 500 ms — the
+//! default — and every 100 ms): the scraper's cost is the difference in client CPU and in
+//! throughput.
+//!
+//! `PLATEAU_BENCH_MAX_STREAMS` caps the ramp (default 10000); `PLATEAU_BENCH_ONLY=cpu` runs
+//! table 1 alone.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -152,6 +157,7 @@ fn spec(url: &str, loads: Loads, mode: LoadMode, max_tokens: u32, timeout_s: u64
         mode,
         warmup: 0,
         request_timeout: Duration::from_secs(timeout_s),
+        metrics: loadgen::MetricsSpec::off(),
     }
 }
 
@@ -198,32 +204,45 @@ async fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
 
-    // 1. CPU per million streamed tokens, client vs simulator.
-    {
+    // 1. CPU per million streamed tokens, client vs simulator; scraping the server's
+    //    metrics off and on.
+    println!();
+    println!("| C=64 steady, 1,280 requests × 256 tokens | client CPU-s per M tokens | simulator CPU-s per M tokens | client ÷ simulator | streamed tok/s | scrapes |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (label, metrics) in [
+        ("server metrics off", loadgen::MetricsSpec::off()),
+        ("scraped every 500 ms (default)", loadgen::MetricsSpec::default()),
+        (
+            "scraped every 100 ms",
+            loadgen::MetricsSpec { interval: Duration::from_millis(100), ..loadgen::MetricsSpec::default() },
+        ),
+    ] {
         let sim = start_sim(&["--max-batch", "64", "--decode-ms", "2"]);
         let sim_cpu0 = proc_cpu_s(sim.child.id());
         let cpu0 = self_cpu_s();
         let t0 = Instant::now();
-        let levels =
-            sweep(spec(&sim.url, Loads::Concurrency(vec![64]), LoadMode::Steady { requests: 1280 }, 256, 120)).await;
+        let mut s = spec(&sim.url, Loads::Concurrency(vec![64]), LoadMode::Steady { requests: 1280 }, 256, 120);
+        s.metrics = metrics;
+        let levels = sweep(s).await;
         let wall_s = t0.elapsed().as_secs_f64();
         let client_s = self_cpu_s() - cpu0;
         let sim_s = proc_cpu_s(sim.child.id()) - sim_cpu0;
         let toks = levels.iter().map(tokens).sum::<f64>();
         let failed: i64 = levels.iter().filter_map(|l| l.point.requests_failed).sum();
-        println!();
-        println!("| C=64 steady, 1,280 requests × 256 tokens | client (this process) | simulator (reference) | client ÷ simulator |");
-        println!("|---|---:|---:|---:|");
+        if failed > 0 {
+            fail(&format!("{failed} requests failed"));
+        }
+        let scrapes: u64 = levels.iter().filter_map(|l| l.telemetry.as_ref()).map(|t| t.scrapes_ok).sum();
         println!(
-            "| CPU-seconds per million streamed tokens | {:.2} | {:.2} | {:.2}× |",
+            "| {label} | {:.2} | {:.2} | {:.2}× | {:.0} | {scrapes} |",
             client_s / toks * 1e6,
             sim_s / toks * 1e6,
-            client_s / sim_s
-        );
-        println!(
-            "| streamed tokens / wall time | {:.0} tok/s over {wall_s:.1} s ({failed} failed) | | |",
+            client_s / sim_s,
             toks / wall_s
         );
+    }
+    if std::env::var("PLATEAU_BENCH_ONLY").is_ok_and(|v| v == "cpu") {
+        return;
     }
 
     // 2. Concurrent streams: waves of C, each stream open ≈ 40 × 100 ms.

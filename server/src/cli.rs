@@ -214,6 +214,16 @@ pub struct SweepArgs {
     /// Longest a single request may take, in seconds.
     #[arg(long, default_value_t = 600)]
     pub timeout_s: u64,
+    /// The server's Prometheus endpoint to scrape while the levels run (repeat for several);
+    /// default: the target's own `/metrics` (same scheme, host and port as --url).
+    #[arg(long = "metrics-url")]
+    pub metrics_url: Vec<String>,
+    /// Scrape nothing.
+    #[arg(long)]
+    pub no_metrics: bool,
+    /// Milliseconds between two scrapes.
+    #[arg(long, default_value_t = 500)]
+    pub metrics_interval_ms: u64,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Run name (default: model, endpoint and levels).
@@ -476,6 +486,9 @@ async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> 
         new_connection_per_request: a.new_connection_per_request,
         timeout_s: Some(a.timeout_s),
         name: a.name,
+        metrics_urls: a.metrics_url,
+        no_metrics: a.no_metrics,
+        metrics_interval_ms: Some(a.metrics_interval_ms),
     };
     let spec = request.into_spec(file)?;
     let (tx, rx) = tokio::sync::mpsc::channel(1024);

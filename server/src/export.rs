@@ -13,12 +13,14 @@ pub async fn exported_run(pool: &Db, id: &RunId) -> Result<ExportedRun, DbError>
     // Every stored level, whatever annotations say: this is the stored data, in full.
     let run = db::get_run_raw(pool, id).await?;
     let seqs = db::level_seqs(pool, id).await?;
+    let mut telemetry: std::collections::HashMap<i64, app::domain::telemetry::LevelTelemetry> =
+        db::run_telemetry(pool, id).await?.into_iter().map(|t| (t.seq, t.telemetry)).collect();
     let mut levels = Vec::with_capacity(run.points.len());
     for (seq, point) in seqs.into_iter().zip(run.points) {
         let raw = db::level_raw(pool, id, seq).await?;
         // Each request row with every per-request measure stored, also those kept in `raw`.
         let requests = ExportedRequest::rows(db::level_requests(pool, id, seq).await?, &raw);
-        levels.push(ExportedLevel { point, raw, requests });
+        levels.push(ExportedLevel { point, raw, requests, telemetry: telemetry.remove(&seq) });
     }
     let files = db::run_files(pool, id)
         .await?

@@ -7,8 +7,8 @@
 //! request the running replica polls): no in-process channel crosses replicas.
 
 use crate::loadgen::{
-    self, bounds, AdaptiveSpec, Arrival, Connections, LoadMode, Loads, Pin, Progress, PromptFile, PromptSpec, Secret,
-    SpecError, SweepSpec, Target,
+    self, bounds, AdaptiveSpec, Arrival, Connections, LoadMode, Loads, MetricsSpec, MetricsUrl, Pin, Progress,
+    PromptFile, PromptSpec, Secret, SpecError, SweepSpec, Target,
 };
 use app::db::Db;
 use app::domain::{EndpointKind, RunId};
@@ -174,6 +174,9 @@ pub enum SweepError {
     Field(#[from] SpecError),
     #[error("host {0} is not in the sweep allow-list (loopback only unless --sweep-allow names it)")]
     NotAllowed(String),
+    /// A metrics endpoint's host is not allowed (the target's rules).
+    #[error("metrics endpoint host {0} is not in the sweep allow-list (loopback only unless --sweep-allow names it)")]
+    MetricsNotAllowed(String),
     #[error("the sweep did not start: {0}")]
     Start(String),
 }
@@ -184,6 +187,7 @@ impl SweepError {
         match self {
             SweepError::Field(e) => Some(e.field),
             SweepError::Invalid(_) | SweepError::NotAllowed(_) => Some("url"),
+            SweepError::MetricsNotAllowed(_) => Some("metrics_urls"),
             SweepError::Start(_) => None,
         }
     }
@@ -243,6 +247,16 @@ pub struct SweepRequest {
     pub timeout_s: Option<u64>,
     #[serde(default)]
     pub name: Option<String>,
+    /// The server's Prometheus endpoints to scrape while the levels run; none: the
+    /// target's own `/metrics`. Server-started sweeps check each like the target.
+    #[serde(default)]
+    pub metrics_urls: Vec<String>,
+    /// Scrape nothing.
+    #[serde(default)]
+    pub no_metrics: bool,
+    /// Milliseconds between two scrapes (default 500).
+    #[serde(default)]
+    pub metrics_interval_ms: Option<u64>,
 }
 
 /// A request's timeout when none is given.
@@ -292,6 +306,13 @@ impl SweepRequest {
             mode,
             warmup: self.warmup,
             request_timeout: Duration::from_secs(self.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S)),
+            metrics: MetricsSpec {
+                enabled: !self.no_metrics,
+                urls: self.metrics_urls.iter().map(|u| MetricsUrl { url: u.trim().to_owned(), pin: None }).collect(),
+                interval: Duration::from_millis(
+                    self.metrics_interval_ms.unwrap_or(loadgen::scrape::DEFAULT_INTERVAL.as_millis() as u64),
+                ),
+            },
         };
         bounds::check(&spec)?;
         Ok(spec)
@@ -426,6 +447,15 @@ impl Sweeps {
         let url = req.url.clone();
         let mut spec = req.into_spec(None)?;
         spec.target.pin = Some(self.allow.check(&url).await?);
+        // A metrics endpoint is user input like the target: the same check, each pinned.
+        // (None given: the target's own `/metrics`, on the target's checked addresses.)
+        for m in &mut spec.metrics.urls {
+            m.pin = Some(self.allow.check(&m.url).await.map_err(|e| match e {
+                SweepError::Invalid(msg) => SweepError::Field(SpecError::new("metrics_urls", msg)),
+                SweepError::NotAllowed(host) => SweepError::MetricsNotAllowed(host),
+                other => other,
+            })?);
+        }
         let (tx, mut rx) = mpsc::channel::<Progress>(256);
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (events, _) = broadcast::channel(256);
@@ -660,6 +690,12 @@ mod tests {
         };
         assert_eq!(with("prompt_tokens", 1_000_000_000.into()), Err("prompt_tokens"));
         assert_eq!(with("prompt_tokens", 0.into()), Err("prompt_tokens"));
+        assert_eq!(with("metrics_interval_ms", 10.into()), Err("metrics_interval_ms"));
+        assert_eq!(with("metrics_interval_ms", 3_600_000.into()), Err("metrics_interval_ms"));
+        assert_eq!(with("metrics_interval_ms", 250.into()), Ok(()));
+        assert_eq!(with("metrics_urls", serde_json::json!(vec!["http://127.0.0.1:9/metrics"; 9])), Err("metrics_urls"));
+        assert_eq!(with("metrics_urls", serde_json::json!(["ftp://127.0.0.1/metrics"])), Err("metrics_urls"));
+        assert_eq!(with("metrics_urls", serde_json::json!(["http://127.0.0.1:9/metrics"])), Ok(()));
         assert_eq!(with("max_tokens", 0.into()), Err("max_tokens"));
         assert_eq!(with("max_tokens", 4_000_000.into()), Err("max_tokens"));
         assert_eq!(with("concurrency", serde_json::json!([1, 1_000_000])), Err("concurrency"));

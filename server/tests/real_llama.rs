@@ -41,13 +41,13 @@ fn python() -> String {
         .unwrap_or_else(|_| format!("{}/../target/llm-venv/bin/python", env!("CARGO_MANIFEST_DIR")))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_short_real_sweep_against_llama_cpp() {
+/// Starts llama.cpp with `slots` slots on a free port; its base URL once healthy.
+async fn start_llama(slots: u32) -> (Llama, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let launcher = format!("{}/tests/llama/launch.py", env!("CARGO_MANIFEST_DIR"));
     let py = python();
     let child = Command::new(&py)
-        .args([launcher.as_str(), &port.to_string(), "4"])
+        .args([launcher.as_str(), &port.to_string(), &slots.to_string()])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -65,6 +65,12 @@ async fn a_short_real_sweep_against_llama_cpp() {
         assert!(Instant::now() < deadline, "llama.cpp did not become healthy within 60 s");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    (_server, base)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_real_sweep_against_llama_cpp() {
+    let (_server, base) = start_llama(4).await;
 
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join("llama.db")).await.unwrap();
@@ -87,6 +93,7 @@ async fn a_short_real_sweep_against_llama_cpp() {
         mode: LoadMode::Steady { requests: 8 },
         warmup: 1,
         request_timeout: Duration::from_secs(120),
+        metrics: loadgen::MetricsSpec::off(),
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
@@ -115,4 +122,63 @@ async fn a_short_real_sweep_against_llama_cpp() {
     }
     let t: Vec<f64> = run.points.iter().map(|p| p.output_tok_s().unwrap()).collect();
     assert!(t[1] > t[0] * 1.05, "throughput rises from C=1 to C=4 (4 slots, continuous batching): {t:?}");
+}
+
+/// The same server's own metrics, scraped during a sweep C = 1, 2, 4, 8 on 4 slots: it
+/// never runs more than 4 requests (`requests_processing`), and at C = 8 the rest wait
+/// (`requests_deferred`); the run's facts name llama.cpp. About 30 s on one thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_sweep_records_llama_cpps_own_metrics() {
+    let (_server, base) = start_llama(4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("llama-metrics.db")).await.unwrap();
+    let spec = SweepSpec {
+        name: "smollm2 metrics".into(),
+        target: Target {
+            base_url: base,
+            model: "smollm2".into(),
+            api_key: None,
+            endpoint: EndpointKind::Completions,
+            max_tokens: 24,
+            temperature: Some(0.0),
+            ignore_eos: true,
+            extra_body: serde_json::Map::new(),
+            pin: None,
+        },
+        prompt: PromptSpec::fixed(16, 11),
+        loads: Loads::Concurrency(vec![1, 2, 4, 8]),
+        mode: LoadMode::Steady { requests: 8 },
+        warmup: 0,
+        request_timeout: Duration::from_secs(120),
+        metrics: loadgen::MetricsSpec { interval: Duration::from_millis(250), ..loadgen::MetricsSpec::default() },
+    };
+    let (tx, _rx) = tokio::sync::mpsc::channel(1);
+    let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
+    let id = loadgen::run_sweep(&pool, spec, tx, cancel_rx).await.unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(run.facts.engine.as_deref(), Some("llama.cpp"));
+    let levels = app::db::run_telemetry(&pool, &id).await.unwrap();
+    assert_eq!(levels.iter().map(|l| l.load_value).collect::<Vec<_>>(), vec![1.0, 2.0, 4.0, 8.0]);
+    for l in &levels {
+        let t = &l.telemetry;
+        let c = l.load_value;
+        assert!(t.scrapes_ok >= 2 && t.scrapes_failed == 0, "C={c}: {} ok, {} failed", t.scrapes_ok, t.scrapes_failed);
+        let running = t.max("requests_running").unwrap();
+        assert!(running <= 4.0, "C={c}: {running} requests processing on 4 slots");
+        let s = t.series_named("requests_running").next().unwrap();
+        assert_eq!(s.source_name, "llamacpp:requests_processing");
+        // The server's generated tokens for the level's 8 × 24: llama.cpp adds a request's
+        // tokens when it ends, so a request ending just after the last scrape may be missing.
+        let generated = t.delta("generation_tokens").unwrap();
+        assert!((8.0 * 24.0 - 24.0..=8.0 * 24.0).contains(&generated), "C={c}: {generated} tokens");
+    }
+    let at8 = &levels[3].telemetry;
+    assert_eq!(at8.max("requests_running"), Some(4.0), "all 4 slots busy at C=8");
+    assert!(
+        at8.max("requests_waiting").unwrap() > 0.0,
+        "requests deferred at C=8: {:?}",
+        at8.gauge("requests_waiting")
+    );
+    assert_eq!(levels[0].telemetry.max("requests_waiting"), Some(0.0), "nothing deferred at C=1");
 }

@@ -48,6 +48,7 @@ fn spec(url: String, endpoint: EndpointKind, concurrency: Vec<u32>, mode: LoadMo
         mode,
         warmup: 1,
         request_timeout: Duration::from_secs(30),
+        metrics: loadgen::MetricsSpec::off(),
     }
 }
 
@@ -395,6 +396,38 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
             (serde_json::json!({"url": "http://[::1]@0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 400, "url"),
             (serde_json::json!({"url": "http://0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 403, "url"),
             (serde_json::json!({"url": "http://169.254.169.254/", "model": "m", "concurrency": [1]}), 403, "url"),
+            // A metrics endpoint is checked like the target: parsed, no user info, every
+            // address it resolves to allowed.
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "metrics_urls": ["http://127.0.0.1:3205@evil.example/metrics"]}),
+                400,
+                "metrics_urls",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "metrics_urls": ["http://169.254.169.254/metrics"]}),
+                403,
+                "metrics_urls",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "metrics_urls": ["http://10.1.2.3:9/metrics"]}),
+                403,
+                "metrics_urls",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "metrics_urls": ["http://rebind.example:9/metrics"]}),
+                403,
+                "metrics_urls",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "metrics_interval_ms": 1}),
+                400,
+                "metrics_interval_ms",
+            ),
         ] {
             let resp = post(body.clone()).await.unwrap();
             assert_eq!(resp.status().as_u16(), status, "{body}");
@@ -809,7 +842,8 @@ async fn the_live_run_api_creates_appends_and_finishes() {
         let mut p = app::domain::Point::at(LoadKind::RequestRate, 2.5);
         p.requests_ok = Some(3);
         p.set(Metric::OutputThroughput, Stat::Mean, 42.0);
-        let level = app::domain::NewLevel { point: p, raw: serde_json::json!({"k": 1}), requests: Vec::new() };
+        let level =
+            app::domain::NewLevel { point: p, raw: serde_json::json!({"k": 1}), requests: Vec::new(), telemetry: None };
         sink.append(&id, &level).await.unwrap();
         let mut bad = level.clone();
         bad.point.load_value = 0.0;
@@ -1062,4 +1096,113 @@ fn measured_loads(events: &[Progress]) -> Vec<f64> {
             _ => None,
         })
         .collect()
+}
+
+/// A sweep scraping the simulator's vLLM-named metrics: the batch limit shows as
+/// `requests_running` capped at 4 while `requests_waiting` grows at C=8; counters and
+/// histograms are stored per level; the engine is named in the run's facts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_stores_the_simulators_metrics_per_level() {
+    let url = spawn_sim(SimConfig {
+        max_batch: 4,
+        base_decode_ms: 5.0,
+        per_seq_decode_ms: 0.5,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    })
+    .await;
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let pool = store.db.clone();
+        let mut s = spec(url.clone(), EndpointKind::Chat, vec![1, 2, 4, 8], LoadMode::Steady { requests: 24 });
+        s.target.max_tokens = 32;
+        s.metrics = loadgen::MetricsSpec { interval: Duration::from_millis(100), ..loadgen::MetricsSpec::default() };
+        let (run, _) = sweep(&pool, s).await;
+        assert_eq!(run.status, RunStatus::Complete);
+        assert_eq!(run.facts.engine.as_deref(), Some("plateau-sim"));
+        assert!(run.facts.notes.contains("/metrics every 100 ms"), "{}", run.facts.notes);
+        let levels = app::db::run_telemetry(&pool, &run.id).await.unwrap();
+        assert_eq!(levels.iter().map(|l| l.load_value).collect::<Vec<_>>(), vec![1.0, 2.0, 4.0, 8.0]);
+        for l in &levels {
+            let t = &l.telemetry;
+            let c = l.load_value;
+            assert!(t.scrapes_ok >= 2, "C={c}: {} scrapes", t.scrapes_ok);
+            assert_eq!(t.scrapes_failed, 0, "C={c}");
+            assert_eq!(t.engine.as_deref(), Some("plateau-sim"));
+            let running = t.max("requests_running").unwrap();
+            assert!(running <= 4.0, "C={c}: running {running} above the batch limit");
+            assert!(running <= c, "C={c}: running {running}");
+            // The server's own counts: 24 requests of exactly 32 tokens each.
+            assert_eq!(t.delta("generation_tokens"), Some(24.0 * 32.0), "C={c}");
+            assert_eq!(t.delta("requests_finished"), Some(24.0), "C={c}");
+            assert!(t.delta("prompt_tokens").unwrap() > 0.0);
+            assert_eq!(t.delta("preemptions"), Some(0.0), "an ample KV cache: C={c}");
+            let ttft = t.histogram("ttft_seconds").unwrap();
+            assert_eq!(ttft.count, 24.0, "C={c}");
+            assert!(t.quantile("itl_seconds", 0.5).unwrap() > 0.0);
+            let s = t.series_named("requests_running").next().unwrap();
+            assert_eq!(s.source_name, "vllm:num_requests_running");
+        }
+        let at8 = &levels[3].telemetry;
+        assert_eq!(at8.max("requests_running"), Some(4.0), "the batch limit is reached at C=8");
+        assert!(at8.max("requests_waiting").unwrap() > 0.0, "the rest wait at C=8");
+        assert_eq!(levels[0].telemetry.max("requests_waiting"), Some(0.0), "nothing waits at C=1");
+        // Plateau's own export carries the telemetry, digit for digit.
+        let export = server::export::json(&pool, &run.id).await.unwrap();
+        assert!(export.contains("vllm:num_requests_running"), "the export keeps the telemetry");
+        let req = server::ingest::ImportRequest {
+            files: vec![server::ingest::InputFile {
+                file_name: Some("export.json".into()),
+                content: export.into_bytes(),
+            }],
+            ..server::ingest::ImportRequest::default()
+        };
+        let back = server::ingest::prepare(&req, 64 << 20).unwrap();
+        let read: Vec<_> = back[0].run.levels.iter().map(|l| l.telemetry.clone()).collect();
+        let stored: Vec<_> = levels.iter().map(|l| Some(l.telemetry.clone())).collect();
+        assert_eq!(read, stored, "read back from the export, every number as stored");
+    }
+}
+
+/// A KV cache too small for the batch: the simulator preempts and says so, and a scrape
+/// that cannot reach its endpoint is counted per level without failing the sweep.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preemptions_are_counted_and_failed_scrapes_never_fail_the_sweep() {
+    let url = spawn_sim(SimConfig {
+        max_batch: 8,
+        base_decode_ms: 2.0,
+        per_seq_decode_ms: 0.0,
+        prefill_ms_per_token: 0.0,
+        kv_cache_tokens: 300,
+        ..SimConfig::default()
+    })
+    .await;
+    let (_dir, pool) = temp_pool("preempt.db").await;
+    let mut s = spec(url.clone(), EndpointKind::Completions, vec![8], LoadMode::Steady { requests: 16 });
+    s.target.max_tokens = 32;
+    s.metrics = loadgen::MetricsSpec { interval: Duration::from_millis(100), ..loadgen::MetricsSpec::default() };
+    let (run, _) = sweep(&pool, s).await;
+    assert_eq!(run.points[0].requests_ok, Some(16));
+    let t = app::db::level_telemetry(&pool, &run.id, 0).await.unwrap().unwrap();
+    assert!(t.delta("preemptions").unwrap() > 0.0, "8 × (32 prompt + 32 output) tokens do not fit in 300");
+    assert!(t.max("kv_cache_usage").unwrap() > 0.8, "{:?}", t.max("kv_cache_usage"));
+    assert!(t.max("kv_cache_usage").unwrap() <= 1.0);
+
+    // An explicit endpoint that does not answer: every scrape fails, the levels are stored.
+    let sim_url = url.clone();
+    let mut s = spec(url, EndpointKind::Completions, vec![1, 2], LoadMode::Wave);
+    s.metrics = loadgen::MetricsSpec {
+        urls: vec![loadgen::MetricsUrl { url: "http://127.0.0.1:9/metrics".into(), pin: None }],
+        interval: Duration::from_millis(100),
+        ..loadgen::MetricsSpec::default()
+    };
+    let (run, _) = sweep(&pool, s).await;
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(run.points.len(), 2);
+    assert_eq!(run.facts.engine, None);
+    let levels = app::db::run_telemetry(&pool, &run.id).await.unwrap();
+    assert!(levels.iter().all(|l| l.telemetry.scrapes_ok == 0 && l.telemetry.scrapes_failed >= 2), "{levels:?}");
+    // Off (`--no-metrics`): nothing stored.
+    let (run, _) = sweep(&pool, spec(sim_url, EndpointKind::Completions, vec![1], LoadMode::Wave)).await;
+    assert!(app::db::run_telemetry(&pool, &run.id).await.unwrap().is_empty());
 }

@@ -19,6 +19,7 @@
 //! - `reports`: saved reports and snapshots
 //! - `auth`: users, sessions, API tokens (hashes only)
 //! - `throttle`: the sign-in throttle's attempts (shared by every replica)
+//! - `telemetry`: the server's own metrics per level (scraped or imported), read per run
 //! - `copy`: `plateau db copy`, every table into another database, verified, all or nothing
 
 mod annotations;
@@ -30,6 +31,7 @@ mod reports;
 mod runs;
 mod runs_list;
 mod summary;
+mod telemetry;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod throttle;
@@ -43,6 +45,7 @@ pub use reports::*;
 pub use runs::*;
 pub use runs_list::*;
 pub use summary::stale_summaries;
+pub use telemetry::{level_telemetry, run_telemetry, StoredTelemetry};
 pub use throttle::*;
 
 /// What can go wrong in the storage layer.

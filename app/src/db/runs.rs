@@ -160,6 +160,9 @@ pub(super) async fn insert_level(tx: &mut Tx, run_row_id: i64, seq: i64, level: 
         .execute(&mut *tx)
         .await?;
     }
+    if let Some(t) = &level.telemetry {
+        super::telemetry::insert_in(tx, point_id, t).await?;
+    }
     Ok(())
 }
 
@@ -565,7 +568,7 @@ mod float_tests {
                         ..Default::default()
                     };
                     let mut run = super::super::testing::sample();
-                    run.levels = vec![NewLevel { point: p.clone(), raw: serde_json::Value::Null, requests: vec![request.clone()] }];
+                    run.levels = vec![NewLevel { point: p.clone(), raw: serde_json::Value::Null, requests: vec![request.clone()], telemetry: None }];
                     let id = insert_run(&t.db, &run).await.unwrap();
                     let back = get_run_raw(&t.db, &id).await.unwrap();
                     let bits = |v: Option<f64>| v.map(f64::to_bits);

@@ -176,6 +176,47 @@ pub async fn execute(db: &Db, sql: &str, args: &[&str]) -> u64 {
 }
 
 /// A run with two levels: measures beyond the headline columns, requests, a cut-off level.
+/// A level's server metrics as a scrape of vLLM leaves them: gauges over time, a counter's
+/// delta, a histogram's bucket deltas, an unknown metric under its own name.
+pub fn sample_telemetry() -> crate::domain::telemetry::LevelTelemetry {
+    use crate::domain::telemetry::{LevelTelemetry, Series, SeriesData, TelemetrySource};
+    let series = |name: &str, source: &str, data: SeriesData| Series {
+        name: name.into(),
+        source_name: source.into(),
+        labels: vec![("engine".into(), "0".into()), ("model_name".into(), "m".into())],
+        data,
+    };
+    LevelTelemetry {
+        engine: Some("vllm".into()),
+        source: TelemetrySource::Scrape,
+        interval_ms: Some(500.0),
+        window_s: Some(35.123456789012344),
+        scrapes_ok: 71,
+        scrapes_failed: 1,
+        series_dropped: 0,
+        series: vec![
+            series(
+                "requests_running",
+                "vllm:num_requests_running",
+                SeriesData::Gauge { points: vec![[0.0, 1.0], [0.5, 4.0], [1.000_000_000_000_1, 4.0]] },
+            ),
+            series("kv_cache_usage", "vllm:kv_cache_usage_perc", SeriesData::Gauge { points: vec![[0.0, 0.1 + 0.2]] }),
+            series("preemptions", "vllm:num_preemptions_total", SeriesData::Counter { delta: 3.0 }),
+            series(
+                "ttft_seconds",
+                "vllm:time_to_first_token_seconds",
+                SeriesData::Histogram {
+                    bounds: vec![0.001, 0.1, 1.0],
+                    counts: vec![0.0, 30.0, 32.0],
+                    count: 32.0,
+                    sum: Some(2.25),
+                },
+            ),
+            series("vllm:cache_config_info", "vllm:cache_config_info", SeriesData::Gauge { points: vec![[0.0, 1.0]] }),
+        ],
+    }
+}
+
 pub fn sample() -> NewRun {
     let mut p1 = Point::at(LoadKind::Concurrency, 32.0);
     p1.requests_ok = Some(32);
@@ -222,6 +263,7 @@ pub fn sample() -> NewRun {
                     },
                     RequestRecord { ok: false, error: Some("HTTP 500".into()), ..Default::default() },
                 ],
+                telemetry: Some(sample_telemetry()),
             },
             NewLevel::new(p2),
         ],

@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod preview;
 pub mod query;
 pub mod stats;
+pub mod telemetry;
 pub mod view;
 
 use metrics::{Definitions, Measure, Metric, Stat};
@@ -466,11 +467,14 @@ pub struct NewLevel {
     /// The source's fields for this level (JSON; `null` when the source has no structure).
     pub raw: serde_json::Value,
     pub requests: Vec<RequestRecord>,
+    /// The server's own metrics during the level (a live sweep's scrape, an AIPerf export).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<telemetry::LevelTelemetry>,
 }
 
 impl NewLevel {
     pub fn new(point: Point) -> Self {
-        Self { point, raw: serde_json::Value::Null, requests: Vec::new() }
+        Self { point, raw: serde_json::Value::Null, requests: Vec::new(), telemetry: None }
     }
 }
 

@@ -155,6 +155,7 @@ fn plateau_seeds() -> Vec<(String, String)> {
                         point: l.point.clone(),
                         raw: l.raw.clone(),
                         requests: l.requests.iter().cloned().map(ExportedRequest::from).collect(),
+                        telemetry: l.telemetry.clone(),
                     })
                     .collect(),
                 files: r

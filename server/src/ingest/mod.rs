@@ -198,6 +198,8 @@ struct ReadFile {
     input: InputFile,
     format: SourceFormat,
     parsed: ParsedFile,
+    /// Files read along with this one (AIPerf's server metrics), kept with its run.
+    extra: Vec<SourceFile>,
 }
 
 fn read_file(
@@ -228,7 +230,7 @@ fn read_file(
     }
     drop_stats_of_levels_without_completions(&mut parsed);
     recompute_from_requests(&mut parsed);
-    Ok(ReadFile { input, format: format.format, parsed })
+    Ok(ReadFile { input, format: format.format, parsed, extra: Vec::new() })
 }
 
 /// Refuses a run over [`MAX_LEVELS`] levels or [`MAX_REQUESTS`] per-request records.
@@ -352,8 +354,24 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
         return Err(ImportError::TooManyFiles { files: files.len(), limit: MAX_FILES });
     }
     let mut read = Vec::with_capacity(files.len());
+    let mut server_metrics = Vec::new();
     for f in files {
+        if req.format.is_none_or(|f| f == SourceFormat::Aiperf) {
+            let text = text_of(&f, max_bytes)?;
+            if formats::aiperf_server_metrics::sniff(text) {
+                let m = formats::aiperf_server_metrics::parse(text).map_err(|source| ImportError::Parse {
+                    file: f.display_name(),
+                    format: "AIPerf server metrics",
+                    source,
+                })?;
+                server_metrics.push((f, m));
+                continue;
+            }
+        }
         read.push(read_file(f, req.format, req.concurrency, max_bytes)?);
+    }
+    for (f, m) in server_metrics {
+        attach_server_metrics(&mut read, f, m)?;
     }
     // Single-level files of one format and one model are the levels of one sweep (vLLM and
     // InferenceX write one file per concurrency): they become one run.
@@ -379,6 +397,42 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
     }
     let several = groups.len() > 1;
     groups.into_iter().map(|g| build_run(g, &req, several)).collect()
+}
+
+/// Makes AIPerf's server-metrics export `m` the telemetry of the AIPerf level of the same
+/// benchmark (`benchmark_id`; with none, the only AIPerf level of the import) and keeps the
+/// file with that level's run.
+fn attach_server_metrics(
+    read: &mut [ReadFile],
+    f: InputFile,
+    m: formats::aiperf_server_metrics::ServerMetrics,
+) -> Result<(), ImportError> {
+    let same = |l: &NewLevel| {
+        m.benchmark_id.as_deref().is_some_and(|id| l.raw.get("benchmark_id").and_then(|v| v.as_str()) == Some(id))
+    };
+    let aiperf_levels =
+        read.iter().filter(|r| r.format == SourceFormat::Aiperf).map(|r| r.parsed.levels.len()).sum::<usize>();
+    let target = read.iter_mut().filter(|r| r.format == SourceFormat::Aiperf).find_map(|r| {
+        let i = r.parsed.levels.iter().position(|l| same(l) || (aiperf_levels == 1 && l.telemetry.is_none()))?;
+        Some((r, i))
+    });
+    let Some((r, i)) = target else {
+        return Err(ImportError::Field {
+            field: "files",
+            message: format!(
+                "{}: AIPerf server metrics{} need the profile_export_aiperf.json of the same benchmark in the same import",
+                f.display_name(),
+                m.benchmark_id.as_deref().map(|id| format!(" of benchmark {id}")).unwrap_or_default()
+            ),
+        });
+    };
+    if let Some(level) = r.parsed.levels.get_mut(i) {
+        level.telemetry = Some(m.telemetry);
+    }
+    let name = f.display_name();
+    r.parsed.warnings.extend(m.warnings.into_iter().map(|w| format!("{name}: {w}")));
+    r.extra.push(SourceFile { file_name: f.file_name, format: SourceFormat::Aiperf, content: f.content });
+    Ok(())
 }
 
 /// Folds levels whose load is unknown into the one level of known load they belong to
@@ -438,6 +492,7 @@ fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Re
         }
         levels.extend(f.parsed.levels);
         files.push(SourceFile { file_name: f.input.file_name, format: f.format, content: f.input.content });
+        files.extend(f.extra);
     }
     let mut levels = fold_unknown_loads(levels, &names)?;
     check_bounds(&levels, || files_label(&names))?;

@@ -45,6 +45,11 @@ pub const MAX_OUTPUT_TOKENS_PER_LEVEL: u64 = 50_000_000;
 /// Texts: model, run name, the API key; and the extra body as JSON.
 pub const MAX_TEXT_CHARS: usize = 1_024;
 pub const MAX_EXTRA_BODY_BYTES: usize = 64 * 1024;
+/// Metrics scrape interval (ms).
+pub const MIN_METRICS_INTERVAL_MS: u64 = 100;
+pub const MAX_METRICS_INTERVAL_MS: u64 = 60_000;
+/// Metrics endpoints scraped by one sweep.
+pub const MAX_METRICS_URLS: usize = 8;
 /// Open files kept back for the database, the listener and the server's own clients.
 pub const RESERVED_FILES: u64 = 128;
 
@@ -153,6 +158,23 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
                 MAX_TIMEOUT.as_secs()
             ),
         );
+    }
+    let m = &spec.metrics;
+    let ms = m.interval.as_millis();
+    if ms < u128::from(MIN_METRICS_INTERVAL_MS) || ms > u128::from(MAX_METRICS_INTERVAL_MS) {
+        return err(
+            "metrics_interval_ms",
+            format!("{ms} is not between {MIN_METRICS_INTERVAL_MS} and {MAX_METRICS_INTERVAL_MS}"),
+        );
+    }
+    if m.urls.len() > MAX_METRICS_URLS {
+        return err("metrics_urls", format!("{} endpoints; at most {MAX_METRICS_URLS}", m.urls.len()));
+    }
+    for u in &m.urls {
+        text("metrics_urls", &u.url, false)?;
+        if !(u.url.starts_with("http://") || u.url.starts_with("https://")) {
+            return err("metrics_urls", format!("{:?} must start with http:// or https://", u.url));
+        }
     }
     let steady = match spec.mode {
         LoadMode::Wave => None,
@@ -305,6 +327,8 @@ pub fn table() -> String {
         ("max_tokens × requests per level", format!("≤ {MAX_OUTPUT_TOKENS_PER_LEVEL}")),
         ("model, name, api_key", format!("≤ {MAX_TEXT_CHARS} characters")),
         ("extra_body", format!("≤ {MAX_EXTRA_BODY_BYTES} bytes of JSON")),
+        ("metrics_interval_ms", format!("{MIN_METRICS_INTERVAL_MS} – {MAX_METRICS_INTERVAL_MS}")),
+        ("metrics_urls", format!("0 – {MAX_METRICS_URLS}, each ≤ {MAX_TEXT_CHARS} characters")),
     ];
     let mut out = String::from("| field | bound |\n|---|---|\n");
     for (f, b) in rows {

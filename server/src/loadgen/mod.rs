@@ -10,6 +10,8 @@
 //! - [`sink`]: where levels go ([`RunSink`]: a SQLite pool, or [`HttpSink`] to a server).
 //! - [`stats`]: one level's samples → a [`NewLevel`] ([`level_from_records`]).
 //! - [`bounds`]: the range of every sweep field, checked before a sweep starts.
+//! - [`scrape`]: the target's Prometheus metrics, scraped on an interval while levels run;
+//!   each level's readings become its telemetry (stored with the level).
 //!
 //! Definitions (recorded on every run, see [`definitions`]): TTFT is send → first streamed
 //! token, reasoning included (a role-only chunk is not a token); TTFT (content) excludes
@@ -27,6 +29,7 @@ pub mod bounds;
 pub mod client;
 pub mod prompt;
 pub mod saturation;
+pub mod scrape;
 pub mod sink;
 pub mod stats;
 pub mod sweep;
@@ -39,6 +42,7 @@ pub use arrival::Arrival;
 pub use bounds::SpecError;
 pub use client::{ErrorKind, RequestError, RequestSample};
 pub use prompt::{PromptFile, PromptGen};
+pub use scrape::{MetricsSpec, MetricsUrl};
 pub use sink::{HttpSink, RunSink};
 pub use stats::level_from_records;
 pub use sweep::{run_sweep, run_sweep_to};
@@ -228,6 +232,8 @@ pub struct SweepSpec {
     pub warmup: usize,
     /// Longest a single request may take, send to end of stream.
     pub request_timeout: Duration,
+    /// The server's Prometheus metrics, scraped while the levels run ([`scrape`]).
+    pub metrics: MetricsSpec,
 }
 
 impl SweepSpec {

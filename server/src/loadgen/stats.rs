@@ -172,7 +172,7 @@ pub fn level_from_records(kind: LoadKind, load: f64, records: &[RequestSample], 
             error: r.error.as_ref().map(ToString::to_string),
         })
         .collect();
-    NewLevel { point: p, raw, requests }
+    NewLevel { point: p, raw, requests, telemetry: None }
 }
 
 /// The steady-state window of a closed-loop level: the stretch during which the level kept

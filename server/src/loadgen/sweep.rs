@@ -7,12 +7,14 @@ use super::arrival::schedule_ms;
 use super::client::{self, Endpoint, ErrorKind, RequestError, RequestSample};
 use super::prompt::{Prompt, PromptGen};
 use super::saturation::{Detector, Finding};
+use super::scrape::Scraper;
 use super::sink::RunSink;
 use super::stats::{apply_steady_window, level_from_records};
 use super::{definitions_for, Connections, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
 use app::db::Db;
 use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
 use app::domain::metrics::Stat;
+use app::domain::telemetry::LevelTelemetry;
 use app::domain::{EndpointKind, LoadKind, NewRun, Point, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
 use reqwest::header::HeaderValue;
 use serde_json::{json, Value};
@@ -46,18 +48,27 @@ pub async fn run_sweep_to<S: RunSink>(
 ) -> Result<RunId, LoadgenError> {
     spec.validate()?;
     let endpoint = Arc::new(endpoint_for(&spec.target, spec.request_timeout)?);
+    let (scraper, engine) = start_scraper(&spec).await?;
+    let mut notes = notes(&spec);
+    if let Some(s) = &scraper {
+        notes.push_str(&format!(
+            "; server metrics scraped from {} every {} ms",
+            s.urls.join(", "),
+            spec.metrics.interval.as_millis()
+        ));
+    }
     let run = NewRun {
         name: spec.name.clone(),
         status: RunStatus::Running,
         source: SourceInfo { format: SourceFormat::Plateau, file_name: None },
         facts: RunFacts {
             model: Some(spec.target.model.clone()),
-            engine: None,
+            engine: engine.map(str::to_owned),
             endpoint_kind: Some(spec.target.endpoint),
             max_tokens: Some(i64::from(spec.target.max_tokens)),
             // A prompt file's lengths are whatever its lines are: unknown here.
             prompt_tokens: spec.prompt.file.is_none().then_some(i64::from(spec.prompt.tokens)),
-            notes: notes(&spec),
+            notes,
             ..RunFacts::default()
         },
         definitions: definitions_for(&spec),
@@ -78,6 +89,8 @@ pub async fn run_sweep_to<S: RunSink>(
         cancel: &mut cancel,
         level: 0,
         truncate_next: false,
+        scraper: scraper.as_ref(),
+        telemetry: None,
     };
     // The run's lease is renewed while the levels run (in the same task, polled side by
     // side), so a server starting meanwhile knows this sweep is alive.
@@ -110,6 +123,28 @@ pub async fn run_sweep_to<S: RunSink>(
             Err(e)
         }
     }
+}
+
+/// The sweep's metrics scraper, running, and the engine its first scrape names. A target
+/// whose own `/metrics` cannot be read is not scraped (nothing asked for it); an endpoint
+/// given explicitly is scraped all the same (each failure counted per level).
+async fn start_scraper(spec: &SweepSpec) -> Result<(Option<Scraper>, Option<&'static str>), LoadgenError> {
+    let Some(mut scraper) = Scraper::new(&spec.metrics, &spec.target.base_url, spec.target.pin.as_ref())? else {
+        return Ok((None, None));
+    };
+    let engine = match scraper.probe().await {
+        Ok(engine) => engine,
+        Err(e) if spec.metrics.urls.is_empty() => {
+            tracing::info!(url = %scraper.urls.join(", "), error = %e, "no server metrics at the target: not scraping");
+            return Ok((None, None));
+        }
+        Err(e) => {
+            tracing::warn!(url = %scraper.urls.join(", "), error = %e, "metrics endpoint not answering; scraping anyway");
+            None
+        }
+    };
+    scraper.run();
+    Ok((Some(scraper), engine))
 }
 
 fn notes(spec: &SweepSpec) -> String {
@@ -256,6 +291,10 @@ struct Runner<'a, S> {
     level: usize,
     /// The next level stored was cut off (over capacity).
     truncate_next: bool,
+    /// The server's metrics, when scraped.
+    scraper: Option<&'a Scraper>,
+    /// The telemetry of the level just measured, stored with it.
+    telemetry: Option<LevelTelemetry>,
 }
 
 impl<S: RunSink> Runner<'_, S> {
@@ -328,6 +367,21 @@ impl<S: RunSink> Runner<'_, S> {
         }
     }
 
+    /// The measured part of a level starts: so does its telemetry (after the warm-up).
+    async fn begin_telemetry(&mut self) {
+        self.telemetry = None;
+        if let Some(s) = self.scraper {
+            s.begin_level().await;
+        }
+    }
+
+    /// The measured part of a level ended: its telemetry, stored with the level.
+    async fn end_telemetry(&mut self) {
+        if let Some(s) = self.scraper {
+            self.telemetry = s.end_level().await;
+        }
+    }
+
     fn check_cancel(&self) -> Result<(), LoadgenError> {
         if *self.cancel.borrow() {
             return Err(LoadgenError::Cancelled { run: self.id.clone() });
@@ -355,6 +409,7 @@ impl<S: RunSink> Runner<'_, S> {
         let in_flight = usize::try_from(c).unwrap_or(usize::MAX);
         self.begin_level(LoadKind::Concurrency, f64::from(c), total, in_flight, in_flight).await?;
         let progress = self.progress;
+        self.begin_telemetry().await;
         let samples = self
             .batch()
             .run(total, in_flight, |done| {
@@ -362,6 +417,7 @@ impl<S: RunSink> Runner<'_, S> {
             })
             .await
             .ok_or_else(|| self.cancelled_err())?;
+        self.end_telemetry().await;
         let mode = match self.spec.mode {
             LoadMode::Wave => "wave",
             LoadMode::Steady { .. } => "steady",
@@ -400,6 +456,7 @@ impl<S: RunSink> Runner<'_, S> {
         let connections = ((rate_rps * 2.0).ceil() as usize).clamp(1, 1024).min(total);
         self.begin_level(LoadKind::RequestRate, rate_rps, total, self.spec.warmup, connections).await?;
         let progress = self.progress;
+        self.begin_telemetry().await;
         let out = self
             .batch()
             .open(due_ms, |done| {
@@ -407,6 +464,7 @@ impl<S: RunSink> Runner<'_, S> {
             })
             .await
             .ok_or_else(|| self.cancelled_err())?;
+        self.end_telemetry().await;
         let raw = match &out.over_capacity {
             None => merge(raw, json!({ "over_saturation": { "detected": false } })),
             Some(f) => merge(
@@ -477,6 +535,7 @@ impl<S: RunSink> Runner<'_, S> {
         // Cut short (truncated) and marked as over capacity on the charts.
         new_level.point.truncated = over_capacity;
         new_level.point.over_capacity = over_capacity;
+        new_level.telemetry = self.telemetry.take();
         // A closed loop's throughput: only while C requests were in flight.
         if let Some(c) = in_flight {
             apply_steady_window(&mut new_level, samples, c);

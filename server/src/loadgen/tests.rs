@@ -121,6 +121,7 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
         mode: LoadMode::Wave,
         warmup: 1,
         request_timeout: Duration::from_secs(5),
+        metrics: super::MetricsSpec::off(),
     }
 }
 

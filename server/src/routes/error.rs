@@ -152,7 +152,7 @@ impl From<SpecError> for ApiError {
 impl From<SweepError> for ApiError {
     fn from(e: SweepError) -> Self {
         let status = match e {
-            SweepError::NotAllowed(_) => StatusCode::FORBIDDEN,
+            SweepError::NotAllowed(_) | SweepError::MetricsNotAllowed(_) => StatusCode::FORBIDDEN,
             SweepError::Invalid(_) | SweepError::Field(_) | SweepError::Start(_) => StatusCode::BAD_REQUEST,
         };
         ApiError { field: e.field().map(str::to_owned), ..ApiError::new(status, e.to_string()) }

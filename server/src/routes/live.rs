@@ -57,6 +57,9 @@ fn check_level(level: &NewLevel) -> Result<(), ApiError> {
         }
     }
     non_negative(|| "point.wall_s".into(), p.wall_s)?;
+    if let Some(t) = &level.telemetry {
+        t.check().map_err(|e| ApiError::bad_field("telemetry", e))?;
+    }
     for (i, m) in p.measures.iter().enumerate() {
         let what = || format!("point.measures[{i}] ({} {})", m.metric.as_str(), m.stat.name());
         non_negative(what, Some(m.value))?;

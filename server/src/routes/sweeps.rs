@@ -63,6 +63,14 @@ pub struct SweepForm {
     extra_body: String,
     #[serde(default)]
     name: String,
+    /// Metrics endpoints, one per line or comma-separated (empty: the target's `/metrics`).
+    #[serde(default)]
+    metrics_urls: String,
+    /// `on` to scrape nothing.
+    #[serde(default)]
+    no_metrics: String,
+    #[serde(default)]
+    metrics_interval_ms: String,
 }
 
 /// The New sweep form's text as a [`SweepRequest`]; a field that does not read is a
@@ -145,6 +153,17 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
         new_connection_per_request: false,
         timeout_s: None,
         name: Some(f.name.trim().to_owned()).filter(|n| !n.is_empty()),
+        metrics_urls: f
+            .metrics_urls
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        no_metrics: f.no_metrics == "true" || f.no_metrics == "on",
+        metrics_interval_ms: match f.metrics_interval_ms.trim() {
+            "" => None,
+            t => Some(num("metrics_interval_ms", t, 500u64)?),
+        },
     })
 }
 
@@ -284,6 +303,9 @@ mod tests {
             temperature: temperature.into(),
             extra_body: extra.into(),
             name: String::new(),
+            metrics_urls: String::new(),
+            no_metrics: String::new(),
+            metrics_interval_ms: String::new(),
         }
     }
 

@@ -5,7 +5,9 @@
 //! - [`model`]: the pure timing model (step prices, batch + FIFO queue, a
 //!   virtual-clock [`model::simulate`]).
 //! - [`server`]: the axum handlers and the scheduler task that drives the
-//!   model on Tokio's clock.
+//!   model on Tokio's clock; `/metrics` exports vLLM's Prometheus names (running,
+//!   waiting, KV-cache usage, preemptions, prefix-cache hits/queries, token counters,
+//!   TTFT/ITL/e2e histograms) plus `plateau_sim_info`, so sweeps record telemetry.
 //!
 //! Wire format mimics llama.cpp's server (see `shared/docs/LLM-TARGET.md`):
 //! SSE `data: {json}` chunks then `data: [DONE]`; chat streams start with a
@@ -60,7 +62,14 @@ pub struct SimConfig {
     pub seed: u64,
     /// Most requests held at once (running + queued); beyond that, HTTP 503.
     pub max_in_flight: usize,
+    /// KV-cache tokens the running requests may hold together (prompt + output so far);
+    /// past it the newest is preempted back to the queue.
+    pub kv_cache_tokens: u64,
 }
+
+/// The default KV-cache budget: ample for the default batch of 64 (no preemption unless
+/// `--kv-cache-tokens` asks for a smaller cache).
+pub const DEFAULT_KV_CACHE_TOKENS: u64 = 1 << 20;
 
 impl Default for SimConfig {
     fn default() -> Self {
@@ -77,6 +86,7 @@ impl Default for SimConfig {
             drop_rate: 0.0,
             seed: 0,
             max_in_flight: 100_000,
+            kv_cache_tokens: DEFAULT_KV_CACHE_TOKENS,
         }
     }
 }
@@ -136,6 +146,10 @@ pub struct SimArgs {
     /// Most requests held at once (running + queued); beyond, HTTP 503.
     #[arg(long, default_value_t = 100_000)]
     pub max_in_flight: usize,
+    /// KV-cache budget in tokens (prompt + output of every running request); when the
+    /// running requests outgrow it, the newest is preempted back to the queue.
+    #[arg(long, default_value_t = DEFAULT_KV_CACHE_TOKENS)]
+    pub kv_cache_tokens: u64,
 }
 
 impl From<SimArgs> for SimConfig {
@@ -153,6 +167,7 @@ impl From<SimArgs> for SimConfig {
             drop_rate: a.drop_rate,
             seed: a.seed,
             max_in_flight: a.max_in_flight,
+            kv_cache_tokens: a.kv_cache_tokens,
         }
     }
 }

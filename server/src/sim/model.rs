@@ -21,6 +21,13 @@
 //!   prefill). So TTFT grows with the prompt, with queued work ahead of the
 //!   request and with the prompts of requests joining at the same time. The
 //!   joining step also yields the request's first token.
+//! - A KV-cache budget (tokens): a running request holds its prompt and the tokens it has
+//!   generated. A request joins only if it fits; when the running ones' next tokens would
+//!   not fit, the newest is preempted back to the front of the queue (vLLM's recompute
+//!   preemption: on rejoining it prefills its prompt and its output so far again) and
+//!   counted ([`Batcher::preemptions`]).
+//! - A prefix cache ([`PrefixCache`]): prompt blocks seen before are not prefilled again.
+//! - [`Histogram`]: Prometheus-style buckets for the server's TTFT, ITL and e2e.
 
 use std::collections::VecDeque;
 
@@ -99,11 +106,46 @@ pub struct Slot<T> {
     pub output_tokens: u32,
     /// Tokens generated so far.
     pub produced: u32,
+    /// Leading prompt tokens found in the prefix cache: not prefilled.
+    pub cached_tokens: u32,
+    /// Times this request was preempted (it then prefills prompt and output again).
+    pub preempted: u32,
+    /// Admission order (the newest running request is the first preempted).
+    admitted: u64,
 }
 
 impl<T> Slot<T> {
     pub fn new(payload: T, prompt_tokens: u32, output_tokens: u32) -> Self {
-        Self { payload, prompt_tokens, output_tokens: output_tokens.max(1), produced: 0 }
+        Self {
+            payload,
+            prompt_tokens,
+            output_tokens: output_tokens.max(1),
+            produced: 0,
+            cached_tokens: 0,
+            preempted: 0,
+            admitted: 0,
+        }
+    }
+
+    /// With `tokens` of its prompt found in the prefix cache.
+    pub fn with_cached(mut self, tokens: u32) -> Self {
+        self.cached_tokens = tokens.min(self.prompt_tokens);
+        self
+    }
+
+    /// KV-cache tokens the request holds while it runs.
+    pub fn held_tokens(&self) -> u64 {
+        u64::from(self.prompt_tokens) + u64::from(self.produced)
+    }
+
+    /// Tokens prefilled when it joins: the uncached prompt; after a preemption, the whole
+    /// prompt and the output so far (recomputed).
+    pub fn prefill_tokens(&self) -> u64 {
+        if self.preempted > 0 {
+            self.held_tokens()
+        } else {
+            u64::from(self.prompt_tokens - self.cached_tokens.min(self.prompt_tokens))
+        }
     }
 
     pub fn is_done(&self) -> bool {
@@ -131,11 +173,42 @@ pub struct Batcher<T> {
     model: TimingModel,
     queue: VecDeque<Slot<T>>,
     active: Vec<Slot<T>>,
+    /// KV-cache tokens the running requests may hold together.
+    kv_budget: u64,
+    preemptions: u64,
+    admissions: u64,
 }
 
 impl<T> Batcher<T> {
+    /// A batcher without a KV-cache limit.
     pub fn new(model: TimingModel) -> Self {
-        Self { model, queue: VecDeque::new(), active: Vec::new() }
+        Self::with_kv_budget(model, u64::MAX)
+    }
+
+    /// A batcher whose running requests hold at most `kv_budget` tokens together.
+    pub fn with_kv_budget(model: TimingModel, kv_budget: u64) -> Self {
+        Self {
+            model,
+            queue: VecDeque::new(),
+            active: Vec::new(),
+            kv_budget: kv_budget.max(1),
+            preemptions: 0,
+            admissions: 0,
+        }
+    }
+
+    /// KV-cache tokens the running requests hold.
+    pub fn held_tokens(&self) -> u64 {
+        self.active.iter().map(Slot::held_tokens).sum()
+    }
+
+    pub fn kv_budget(&self) -> u64 {
+        self.kv_budget
+    }
+
+    /// Requests preempted so far (each time counts).
+    pub fn preemptions(&self) -> u64 {
+        self.preemptions
     }
 
     pub fn model(&self) -> &TimingModel {
@@ -173,16 +246,39 @@ impl<T> Batcher<T> {
         self.queue.retain(&mut keep);
     }
 
-    /// Fills free places from the queue and prices the step. `None` when idle.
+    /// Makes room in the KV cache for the running requests' next tokens (preempting the
+    /// newest while they do not fit), fills free places from the queue with requests that
+    /// fit, and prices the step. `None` when idle.
     pub fn begin_step(&mut self) -> Option<StepPlan> {
         let cap = self.model.max_batch.max(1);
+        let mut held = self.held_tokens();
+        // Every running request adds one token this step.
+        while self.active.len() > 1 && held + self.active.len() as u64 > self.kv_budget {
+            let newest = (0..self.active.len()).max_by_key(|&i| self.active[i].admitted).unwrap_or(0);
+            let mut slot = self.active.swap_remove(newest);
+            held -= slot.held_tokens();
+            slot.preempted += 1;
+            self.preemptions += 1;
+            self.queue.push_front(slot);
+        }
         let mut joined = 0;
         let mut prefill_tokens = 0u64;
         while self.active.len() < cap {
-            let Some(slot) = self.queue.pop_front() else {
+            let Some(front) = self.queue.front() else {
                 break;
             };
-            prefill_tokens += u64::from(slot.prompt_tokens);
+            let need = front.held_tokens() + 1;
+            // One request always runs, whatever it needs (it could never run otherwise).
+            if !self.active.is_empty() && held + self.active.len() as u64 + need > self.kv_budget {
+                break;
+            }
+            let Some(mut slot) = self.queue.pop_front() else {
+                break;
+            };
+            prefill_tokens += slot.prefill_tokens();
+            held += slot.held_tokens();
+            self.admissions += 1;
+            slot.admitted = self.admissions;
             joined += 1;
             self.active.push(slot);
         }
@@ -212,6 +308,87 @@ impl<T> Batcher<T> {
             }
         }
         finished
+    }
+}
+
+/// A Prometheus histogram: cumulative-style buckets, sum and count (bounds ascending).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Histogram {
+    pub bounds: &'static [f64],
+    /// Observations per bucket (not cumulative): `counts[i]` ≤ `bounds[i]`, above the
+    /// previous bound; the last entry is the `+Inf` bucket.
+    pub counts: Vec<u64>,
+    pub sum: f64,
+    pub count: u64,
+}
+
+/// vLLM's TTFT buckets (seconds).
+pub const TTFT_BUCKETS: &[f64] =
+    &[0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];
+/// vLLM's inter-token latency buckets (seconds).
+pub const ITL_BUCKETS: &[f64] =
+    &[0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];
+/// vLLM's request-latency buckets (seconds).
+pub const E2E_BUCKETS: &[f64] =
+    &[0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0];
+
+impl Histogram {
+    pub fn new(bounds: &'static [f64]) -> Self {
+        Self { bounds, counts: vec![0; bounds.len() + 1], sum: 0.0, count: 0 }
+    }
+
+    pub fn observe(&mut self, v: f64) {
+        let i = self.bounds.partition_point(|b| *b < v);
+        if let Some(c) = self.counts.get_mut(i) {
+            *c += 1;
+        }
+        self.sum += v;
+        self.count += 1;
+    }
+
+    /// Cumulative counts at each finite bound (what `_bucket{le=…}` exports).
+    pub fn cumulative(&self) -> Vec<u64> {
+        self.counts[..self.bounds.len()]
+            .iter()
+            .scan(0u64, |acc, c| {
+                *acc += c;
+                Some(*acc)
+            })
+            .collect()
+    }
+}
+
+/// Prompt blocks seen before, so a prompt sharing a prefix with an earlier one prefills
+/// only what follows the shared blocks (vLLM's automatic prefix caching, by block). A
+/// block is identified by the hash of the whole prompt up to its end, so only a shared
+/// *prefix* hits. Bounded: when full it forgets everything and starts again.
+#[derive(Debug, Default)]
+pub struct PrefixCache {
+    blocks: std::collections::HashSet<u64>,
+}
+
+/// Most blocks a [`PrefixCache`] remembers.
+pub const PREFIX_CACHE_BLOCKS: usize = 65_536;
+
+impl PrefixCache {
+    /// Looks up a prompt given as its blocks (`(hash of the prompt up to the block's end,
+    /// tokens in the block)`, in order) and remembers them; returns the tokens of the
+    /// leading blocks found (the prefix-cache hits).
+    pub fn lookup(&mut self, blocks: &[(u64, u32)]) -> u32 {
+        let mut hits = 0u32;
+        let mut prefix = true;
+        for &(hash, tokens) in blocks {
+            if prefix && self.blocks.contains(&hash) {
+                hits = hits.saturating_add(tokens);
+            } else {
+                prefix = false;
+            }
+        }
+        if self.blocks.len() + blocks.len() > PREFIX_CACHE_BLOCKS {
+            self.blocks.clear();
+        }
+        self.blocks.extend(blocks.iter().map(|b| b.0));
+        hits
     }
 }
 
@@ -346,6 +523,71 @@ mod tests {
         let plan = b.begin_step();
         assert_eq!(plan.map(|p| (p.batch, p.joined)), Some((1, 1)));
         assert_eq!(b.active()[0].payload, 2);
+    }
+
+    #[test]
+    fn the_kv_budget_limits_joiners_and_preempts_the_newest() {
+        let m = TimingModel { max_batch: 8, prefill_ms_per_token: 0.0, ..model() };
+        // Prompts of 10 tokens; 25 tokens of cache: two requests (10 + 1 each) join, a
+        // third (needing 11 more) does not.
+        let mut b = Batcher::with_kv_budget(m, 25);
+        for i in 0..3 {
+            b.enqueue(Slot::new(i, 10, 5));
+        }
+        assert_eq!(b.begin_step().map(|p| p.joined), Some(2));
+        assert_eq!(b.queued(), 1);
+        b.end_step();
+        assert_eq!(b.held_tokens(), 22);
+        // 22 held + 2 new tokens = 24 ≤ 25: both keep running.
+        assert_eq!(b.begin_step().map(|p| (p.batch, p.joined)), Some((2, 0)));
+        b.end_step();
+        // 24 + 2 > 25: the newest (payload 1) goes back to the front of the queue.
+        let plan = b.begin_step();
+        assert_eq!(plan.map(|p| p.batch), Some(1));
+        assert_eq!(b.preemptions(), 1);
+        assert_eq!(b.active()[0].payload, 0);
+        b.end_step();
+        b.end_step();
+        // When payload 0 is done, payload 1 rejoins and prefills prompt and output again.
+        while !b.active().is_empty() {
+            b.begin_step();
+            b.end_step();
+        }
+        let plan = b.begin_step();
+        // With it the third (10 prompt tokens), which now fits too.
+        assert_eq!(plan.map(|p| (p.joined, p.prefill_tokens)), Some((2, 12 + 10)), "10 prompt + 2 produced, again");
+        // Unlimited: no preemption ever.
+        let mut free = Batcher::new(m);
+        for i in 0..3 {
+            free.enqueue(Slot::new(i, 10_000, 5));
+        }
+        assert_eq!(free.begin_step().map(|p| p.joined), Some(3));
+        assert_eq!(free.preemptions(), 0);
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_not_prefilled() {
+        let m = TimingModel { max_batch: 4, ..model() };
+        let mut b = Batcher::new(m);
+        b.enqueue(Slot::new(0, 100, 2).with_cached(64));
+        assert_eq!(b.begin_step().map(|p| p.prefill_tokens), Some(36));
+        let mut cache = PrefixCache::default();
+        assert_eq!(cache.lookup(&[(1, 16), (2, 16), (3, 8)]), 0);
+        // Same first two blocks, then a different one: 32 tokens hit.
+        assert_eq!(cache.lookup(&[(1, 16), (2, 16), (9, 8)]), 32);
+        // A block seen before but not as a prefix does not count.
+        assert_eq!(cache.lookup(&[(7, 16), (2, 16)]), 0);
+    }
+
+    #[test]
+    fn histograms_bucket_like_prometheus() {
+        let mut h = Histogram::new(&[0.1, 1.0]);
+        for v in [0.05, 0.1, 0.5, 3.0] {
+            h.observe(v);
+        }
+        assert_eq!(h.cumulative(), vec![2, 3], "le is inclusive");
+        assert_eq!(h.count, 4);
+        assert!((h.sum - 3.65).abs() < 1e-12);
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! stream crates and bounds the buffered bytes per response.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::{Body, Bytes};
@@ -32,7 +32,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tower_http::services::fs::AsyncReadBody;
 
-use super::model::{Batcher, Slot, TimingModel};
+use super::model::{Batcher, Histogram, PrefixCache, Slot, TimingModel, E2E_BUCKETS, ITL_BUCKETS, TTFT_BUCKETS};
 use super::SimConfig;
 
 /// Requests handed to the scheduler but not yet picked up. Senders wait when
@@ -71,11 +71,72 @@ struct Ticket {
     progress: Progress,
 }
 
-/// Running and queued counts, for `/metrics`.
-#[derive(Default)]
-struct Gauges {
-    processing: AtomicUsize,
-    deferred: AtomicUsize,
+/// What `/metrics` exports, updated by the scheduler once per step (and by the handlers
+/// for the prefix cache).
+struct Stats {
+    running: usize,
+    waiting: usize,
+    kv_held: u64,
+    preemptions: u64,
+    prompt_tokens: u64,
+    generation_tokens: u64,
+    prefix_hits: u64,
+    prefix_queries: u64,
+    finished: u64,
+    ttft: Histogram,
+    itl: Histogram,
+    e2e: Histogram,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Self {
+            running: 0,
+            waiting: 0,
+            kv_held: 0,
+            preemptions: 0,
+            prompt_tokens: 0,
+            generation_tokens: 0,
+            prefix_hits: 0,
+            prefix_queries: 0,
+            finished: 0,
+            ttft: Histogram::new(TTFT_BUCKETS),
+            itl: Histogram::new(ITL_BUCKETS),
+            e2e: Histogram::new(E2E_BUCKETS),
+        }
+    }
+}
+
+type Gauges = Mutex<Stats>;
+
+fn stats(g: &Gauges) -> std::sync::MutexGuard<'_, Stats> {
+    g.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Words per prefix-cache block.
+const BLOCK_WORDS: usize = 16;
+
+/// A prompt's blocks for the [`PrefixCache`]: every [`BLOCK_WORDS`] words (and the rest),
+/// each the FNV-1a hash of the prompt up to its end and its tokens ([`count_tokens`]).
+fn prompt_blocks<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<(u64, u32)> {
+    let mut blocks = Vec::new();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let (mut words, mut tokens) = (0usize, 0u32);
+    for word in texts.flat_map(str::split_whitespace) {
+        for b in word.bytes().chain(std::iter::once(b' ')) {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        words += 1;
+        tokens = tokens.saturating_add(count_tokens(word));
+        if words == BLOCK_WORDS {
+            blocks.push((hash, tokens));
+            (words, tokens) = (0, 0);
+        }
+    }
+    if words > 0 {
+        blocks.push((hash, tokens));
+    }
+    blocks
 }
 
 struct Shared {
@@ -85,6 +146,7 @@ struct Shared {
     next_request: AtomicU64,
     in_flight: AtomicUsize,
     gauges: Arc<Gauges>,
+    prefix: Mutex<PrefixCache>,
     /// Started with the first request, so `router` needs no runtime.
     jobs: OnceLock<mpsc::Sender<Slot<Ticket>>>,
 }
@@ -97,7 +159,8 @@ pub(super) fn router(cfg: SimConfig) -> Router {
         cfg,
         next_request: AtomicU64::new(0),
         in_flight: AtomicUsize::new(0),
-        gauges: Arc::new(Gauges::default()),
+        gauges: Arc::new(Mutex::new(Stats::default())),
+        prefix: Mutex::new(PrefixCache::default()),
         jobs: OnceLock::new(),
     });
     Router::new()
@@ -115,22 +178,24 @@ fn jobs(state: &Shared) -> mpsc::Sender<Slot<Ticket>> {
         .jobs
         .get_or_init(|| {
             let (tx, rx) = mpsc::channel(ADMISSION_CHANNEL);
-            tokio::spawn(run_scheduler(rx, state.timing, Arc::clone(&state.gauges)));
+            let batcher = Batcher::with_kv_budget(state.timing, state.cfg.kv_cache_tokens);
+            tokio::spawn(run_scheduler(rx, batcher, Arc::clone(&state.gauges)));
             tx
         })
         .clone()
 }
 
 /// Drives the batcher on Tokio's clock until every sender is gone.
-async fn run_scheduler(mut rx: mpsc::Receiver<Slot<Ticket>>, timing: TimingModel, gauges: Arc<Gauges>) {
-    let mut batcher: Batcher<Ticket> = Batcher::new(timing);
+async fn run_scheduler(mut rx: mpsc::Receiver<Slot<Ticket>>, mut batcher: Batcher<Ticket>, gauges: Arc<Gauges>) {
     // End of the previous step: the next one starts there, not at "now", so
     // time spent notifying clients does not stretch the steps.
     let mut clock: Option<Instant> = None;
     loop {
         if batcher.is_idle() {
-            gauges.processing.store(0, Ordering::Relaxed);
-            gauges.deferred.store(0, Ordering::Relaxed);
+            {
+                let mut s = stats(&gauges);
+                (s.running, s.waiting, s.kv_held) = (0, 0, 0);
+            }
             match rx.recv().await {
                 Some(slot) => batcher.enqueue(slot),
                 None => return,
@@ -152,8 +217,16 @@ async fn run_scheduler(mut rx: mpsc::Receiver<Slot<Ticket>>, timing: TimingModel
             Some(t) if now.saturating_duration_since(t) <= step => t,
             _ => now,
         };
-        gauges.processing.store(plan.batch, Ordering::Relaxed);
-        gauges.deferred.store(batcher.queued(), Ordering::Relaxed);
+        {
+            let mut s = stats(&gauges);
+            s.running = plan.batch;
+            s.waiting = batcher.queued();
+            s.kv_held = batcher.held_tokens();
+            s.preemptions = batcher.preemptions();
+            let joiners = &batcher.active()[batcher.active().len().saturating_sub(plan.joined)..];
+            s.prompt_tokens +=
+                joiners.iter().filter(|j| j.preempted == 0).map(|j| u64::from(j.prompt_tokens)).sum::<u64>();
+        }
         let active = batcher.active_mut();
         let first_joiner = active.len().saturating_sub(plan.joined);
         for slot in &mut active[first_joiner..] {
@@ -163,6 +236,21 @@ async fn run_scheduler(mut rx: mpsc::Receiver<Slot<Ticket>>, timing: TimingModel
         tokio::time::sleep_until(end).await;
         clock = Some(end);
         let finished = batcher.end_step();
+        {
+            let mut s = stats(&gauges);
+            s.generation_tokens += plan.batch as u64;
+            for slot in batcher.active().iter().chain(&finished) {
+                let p = &slot.payload.progress;
+                match p.last_token {
+                    None => s.ttft.observe(end.duration_since(p.queued_at).as_secs_f64()),
+                    Some(last) => s.itl.observe(end.duration_since(last).as_secs_f64()),
+                }
+            }
+            for slot in &finished {
+                s.e2e.observe(end.duration_since(slot.payload.progress.queued_at).as_secs_f64());
+                s.finished += 1;
+            }
+        }
         for slot in batcher.active_mut() {
             publish(slot, end, false);
         }
@@ -247,6 +335,8 @@ struct Plan {
     include_usage: bool,
     /// Drop the response after this many tokens.
     cut_at: Option<u32>,
+    /// The prompt's prefix-cache blocks.
+    blocks: Vec<(u64, u32)>,
 }
 
 struct ApiError(StatusCode, &'static str, String);
@@ -353,6 +443,7 @@ fn plan(
         stream: common.stream.unwrap_or(false),
         include_usage: common.stream_options.as_ref().and_then(|o| o.include_usage).unwrap_or(false),
         cut_at: cut.then_some((output_tokens / 2).max(1)),
+        blocks: Vec::new(),
     })
 }
 
@@ -381,7 +472,12 @@ async fn completions(State(state): State<AppState>, body: Bytes) -> Response {
         let req: CompletionRequest = parse(&body)?;
         let tokens = prompt_tokens(&req.prompt)?;
         let guard = InFlight::enter(&state)?;
-        let plan = plan(&state, Kind::Completion, &req.common, tokens, 0)?;
+        let mut plan = plan(&state, Kind::Completion, &req.common, tokens, 0)?;
+        plan.blocks = match &req.prompt {
+            Value::String(s) => prompt_blocks(std::iter::once(s.as_str())),
+            Value::Array(items) => prompt_blocks(items.iter().filter_map(Value::as_str)),
+            _ => Vec::new(),
+        };
         run(&state, plan, guard).await
     };
     result.await.unwrap_or_else(IntoResponse::into_response)
@@ -404,7 +500,8 @@ async fn chat_completions(State(state): State<AppState>, body: Bytes) -> Respons
             .unwrap_or(true);
         let budget = if thinking { state.cfg.reasoning_tokens } else { 0 };
         let guard = InFlight::enter(&state)?;
-        let plan = plan(&state, Kind::Chat, &req.common, tokens, budget)?;
+        let mut plan = plan(&state, Kind::Chat, &req.common, tokens, budget)?;
+        plan.blocks = prompt_blocks(req.messages.iter().filter_map(|m| m.content.as_str()));
         run(&state, plan, guard).await
     };
     result.await.unwrap_or_else(IntoResponse::into_response)
@@ -421,7 +518,15 @@ async fn run(state: &Shared, plan: Plan, guard: InFlight) -> Result<Response, Ap
         finished: false,
     };
     let (tx, rx) = watch::channel(initial);
-    let slot = Slot::new(Ticket { tx, progress: initial }, plan.prompt_tokens, plan.output_tokens);
+    let cached = {
+        let hits = state.prefix.lock().unwrap_or_else(std::sync::PoisonError::into_inner).lookup(&plan.blocks);
+        let hits = hits.min(plan.prompt_tokens);
+        let mut s = stats(&state.gauges);
+        s.prefix_hits += u64::from(hits);
+        s.prefix_queries += u64::from(plan.prompt_tokens);
+        hits
+    };
+    let slot = Slot::new(Ticket { tx, progress: initial }, plan.prompt_tokens, plan.output_tokens).with_cached(cached);
     if jobs(state).send(slot).await.is_err() {
         return Err(ApiError(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "scheduler stopped".into()));
     }
@@ -676,15 +781,56 @@ async fn props(State(state): State<AppState>) -> Json<Value> {
     Json(json!({ "total_slots": state.timing.max_batch, "model_alias": state.cfg.model }))
 }
 
-/// llama.cpp-style Prometheus gauges of the batch and the queue.
+/// vLLM's Prometheus names for the model's state (see the module comment of `sim`), plus
+/// `plateau_sim_info`, which tells the simulator apart from a real vLLM.
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    let text = format!(
-        "# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing {}\n\
-         # TYPE llamacpp:requests_deferred gauge\nllamacpp:requests_deferred {}\n",
-        state.gauges.processing.load(Ordering::Relaxed),
-        state.gauges.deferred.load(Ordering::Relaxed),
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], render_metrics(&state))
+}
+
+fn render_metrics(state: &Shared) -> String {
+    use std::fmt::Write;
+    let s = stats(&state.gauges);
+    let model = state.cfg.model.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+    let l = format!("model_name=\"{model}\"");
+    let mut out = String::new();
+    let mut one = |name: &str, kind: &str, help: &str, value: String| {
+        let _ = write!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name}{{{l}}} {value}\n");
+    };
+    one("plateau_sim_info", "gauge", "The Plateau simulator (vLLM-compatible metric names).", "1".into());
+    one("vllm:num_requests_running", "gauge", "Requests in the running batch.", s.running.to_string());
+    one("vllm:num_requests_waiting", "gauge", "Requests waiting in the queue.", s.waiting.to_string());
+    let usage = s.kv_held as f64 / state.cfg.kv_cache_tokens.max(1) as f64;
+    one("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage (1 = full).", format!("{usage:?}"));
+    one("vllm:num_preemptions_total", "counter", "Preemptions (KV cache full).", s.preemptions.to_string());
+    one(
+        "vllm:prefix_cache_queries_total",
+        "counter",
+        "Prompt tokens looked up in the prefix cache.",
+        s.prefix_queries.to_string(),
     );
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text)
+    one(
+        "vllm:prefix_cache_hits_total",
+        "counter",
+        "Prompt tokens found in the prefix cache.",
+        s.prefix_hits.to_string(),
+    );
+    one("vllm:prompt_tokens_total", "counter", "Prompt tokens of admitted requests.", s.prompt_tokens.to_string());
+    one("vllm:generation_tokens_total", "counter", "Tokens generated.", s.generation_tokens.to_string());
+    one("vllm:request_success_total", "counter", "Requests finished.", s.finished.to_string());
+    for (name, help, h) in [
+        ("vllm:time_to_first_token_seconds", "Time to first token (s), from arrival.", &s.ttft),
+        ("vllm:inter_token_latency_seconds", "Time between two tokens of a request (s).", &s.itl),
+        ("vllm:e2e_request_latency_seconds", "Arrival to last token (s).", &s.e2e),
+    ] {
+        let _ = write!(out, "# HELP {name} {help}\n# TYPE {name} histogram\n");
+        for (b, c) in h.bounds.iter().zip(h.cumulative()) {
+            let _ = writeln!(out, "{name}_bucket{{{l},le=\"{b:?}\"}} {c}");
+        }
+        let _ = writeln!(out, "{name}_bucket{{{l},le=\"+Inf\"}} {}", h.count);
+        let _ = writeln!(out, "{name}_sum{{{l}}} {:?}", h.sum);
+        let _ = writeln!(out, "{name}_count{{{l}}} {}", h.count);
+    }
+    out
 }
 
 #[cfg(test)]

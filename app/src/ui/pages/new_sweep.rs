@@ -67,6 +67,9 @@ pub fn NewSweepPage() -> impl IntoView {
                 <label>"Extra body fields (JSON)"<input name="extra_body" placeholder="{\"top_p\": 0.9}" /></label>
                 <label class="check"><input name="ignore_eos" type="checkbox" value="true" checked />" ignore_eos (exactly max_tokens)"</label>
                 <label>"Run name"<input name="name" placeholder="model · endpoint · levels" /></label>
+                <label>"Server metrics URLs (comma-separated)"<input name="metrics_urls" placeholder="the target's own /metrics" /></label>
+                <label>"Metrics scrape interval (ms)"<input name="metrics_interval_ms" type="number" min="100" placeholder="500" /></label>
+                <label class="check"><input name="no_metrics" type="checkbox" value="true" />" no server metrics"</label>
             </fieldset>
             <button type="submit" id="sweep-submit">"Start the sweep"</button>
         </form>

@@ -76,6 +76,10 @@ pub fn sniff(text: &str) -> bool {
     let Ok(Value::Object(top)) = json::parse(t) else { return false };
     // `aiperf_version` exists since schema 1.0; before it, the run-status keys that
     // GenAI-Perf's export (the same metric shape) never writes tell them apart.
+    // AIPerf's server-metrics export is an extra file of an import, not a result.
+    if top.contains_key("metrics_phase") {
+        return false;
+    }
     top.contains_key("aiperf_version")
         || (top.contains_key("input_config")
             && ["was_cancelled", "error_summary", "records"].iter().any(|k| top.contains_key(*k)))

@@ -228,7 +228,7 @@ fn parse_benchmark(path: &str, v: &Value, notes: &mut Notes) -> Result<Benchmark
         }
     }
     let raw = raw_without(b.map, &["requests"]);
-    Ok(Benchmark { level: NewLevel { point, raw, requests }, request_type })
+    Ok(Benchmark { level: NewLevel { point, raw, requests, telemetry: None }, request_type })
 }
 
 /// The level's load, from its strategy.
@@ -531,7 +531,7 @@ fn parse_v01_level(path: &str, v: &Value, notes: &mut Notes) -> Result<NewLevel,
             point.set(Metric::ChunkGap, stat, s.stat(stat));
         }
     }
-    Ok(NewLevel { point, raw: raw_without(o.map, &["results", "errors", "concurrencies"]), requests })
+    Ok(NewLevel { point, raw: raw_without(o.map, &["results", "errors", "concurrencies"]), requests, telemetry: None })
 }
 
 // ---------------------------------------------------------------------------------------------

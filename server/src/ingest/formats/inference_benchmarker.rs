@@ -218,7 +218,7 @@ fn parse_step(
             point.set(Metric::TotalThroughput, Stat::Mean, (g + s) / d);
         }
     }
-    Ok(NewLevel { point, raw: v.clone(), requests: Vec::new() })
+    Ok(NewLevel { point, raw: v.clone(), requests: Vec::new(), telemetry: None })
 }
 
 fn facts(config: Option<&Obj<'_>>, notes: &mut Notes) -> Result<RunFacts, FieldError> {

@@ -253,7 +253,8 @@ fn agg_level(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(NewLevel, 
     if let Some(precision) = o.str("precision")? {
         f.set_tags(&precision);
     }
-    let level = NewLevel { point: p, raw: raw_without(o.map, &PER_REQUEST_KEYS), requests: Vec::new() };
+    let level =
+        NewLevel { point: p, raw: raw_without(o.map, &PER_REQUEST_KEYS), requests: Vec::new(), telemetry: None };
     Ok((level, f))
 }
 
@@ -363,7 +364,7 @@ fn agentic_level(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<(NewLev
     if let Some(precision) = o.str("precision")? {
         f.set_tags(&precision);
     }
-    Ok((NewLevel { point: p, raw: o.map.clone().into(), requests: Vec::new() }, f))
+    Ok((NewLevel { point: p, raw: o.map.clone().into(), requests: Vec::new(), telemetry: None }, f))
 }
 
 /// A true/false field that process_result.py writes as a boolean or as text.
@@ -418,7 +419,7 @@ fn parse_summary(v: &Value) -> Result<ParsedFile, FieldError> {
         set_token_means(&mut p, &o, &["total_input_tokens"], &["total_output_tokens"])?;
         require_results(&p, &o)?;
         gpus.push(o.count("num_gpus")?);
-        levels.push(NewLevel { point: p, raw: Value::Object(o.map.clone()), requests: Vec::new() });
+        levels.push(NewLevel { point: p, raw: Value::Object(o.map.clone()), requests: Vec::new(), telemetry: None });
     }
     let mut facts = summary_facts(&root)?;
     let row_gpus = agree_facts(

@@ -216,7 +216,7 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
         notes: vec![format!("llm-d Benchmark Report v{version}: numbers as converted by llm-d-benchmark from the workload generator's own output")],
         ..Definitions::default()
     };
-    Ok(notes.finish(facts, definitions, vec![NewLevel { point, raw, requests: Vec::new() }]))
+    Ok(notes.finish(facts, definitions, vec![NewLevel { point, raw, requests: Vec::new(), telemetry: None }]))
 }
 
 #[cfg(test)]

@@ -149,7 +149,11 @@ fn parse_summary(root: &Value, opts: &ParseOptions) -> Result<ParsedFile, FieldE
         "LLMPerf overall output throughput is generated tokens ÷ the whole test's duration (no warm-up excluded)"
             .to_owned(),
     );
-    Ok(notes.finish(facts, definitions, vec![NewLevel { point, raw: root.clone(), requests: Vec::new() }]))
+    Ok(notes.finish(
+        facts,
+        definitions,
+        vec![NewLevel { point, raw: root.clone(), requests: Vec::new(), telemetry: None }],
+    ))
 }
 
 /// `mean_<what>_tokens` as a fact when it is one fixed length (`stddev_<what>_tokens` is 0).
@@ -292,6 +296,7 @@ fn parse_individual(items: &[Value], opts: &ParseOptions) -> Result<ParsedFile, 
             None => serde_json::json!({ "requests": items.len() }),
         },
         requests: responses.into_iter().map(|r| r.record).collect(),
+        telemetry: None,
     };
     Ok(notes.finish(RunFacts::default(), definitions, vec![level]))
 }

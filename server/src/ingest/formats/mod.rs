@@ -13,6 +13,8 @@
 
 pub mod aiperf;
 pub(crate) mod aiperf_family;
+/// Not a registry format: AIPerf's server metrics, an extra file of an AIPerf import.
+pub mod aiperf_server_metrics;
 pub mod benchmark_py;
 pub(crate) mod common;
 pub mod genai_perf;
@@ -93,8 +95,18 @@ mod tests {
     /// The small synthetic files of `server/tests/data`, likewise.
     const SYNTHETIC: &[(&str, SourceFormat)] = &[
         ("aiperf/records_wrapper_profile_export_aiperf.json", Aiperf),
+        ("aiperf-server-metrics/profile_export_aiperf.json", Aiperf),
         ("genai-perf/profile_export_genai_perf.json", GenaiPerf),
         ("inference-benchmarker/sweep_llama31_8b_h100.json", InferenceBenchmarker),
+    ];
+
+    /// Files of `server/tests/data` that are not results (no format may claim them): the
+    /// captured Prometheus pages the scraper's tests read.
+    const NOT_RESULTS: &[&str] = &[
+        "aiperf-server-metrics/server_metrics_export.json",
+        "prometheus/llama-cpp-busy.txt",
+        "prometheus/llama-cpp-idle.txt",
+        "prometheus/plateau-sim-busy.txt",
     ];
 
     fn synthetic_dir() -> String {
@@ -103,9 +115,10 @@ mod tests {
 
     /// Checks every file below `root` against `table`, both ways: each file is listed, each
     /// listed file exists, and the registry detects the listed format.
-    fn check(root: &str, table: &[(&str, SourceFormat)]) {
+    fn check(root: &str, table: &[(&str, SourceFormat)], not_results: &[&str]) {
         let files = test_fixtures::walk(root);
-        let listed: Vec<&str> = table.iter().map(|(p, _)| *p).collect();
+        let mut listed: Vec<&str> = table.iter().map(|(p, _)| *p).collect();
+        listed.extend(not_results);
         let unlisted: Vec<&String> = files.iter().filter(|f| !listed.contains(&f.as_str())).collect();
         assert!(unlisted.is_empty(), "files under {root} missing from the detection table: {unlisted:?}");
         let missing: Vec<&&str> = listed.iter().filter(|p| !files.iter().any(|f| f == *p)).collect();
@@ -118,17 +131,23 @@ mod tests {
                 wrong.push(format!("{rel}: expected {expected:?}, detected {found:?}"));
             }
         }
+        for rel in not_results {
+            let text = std::fs::read_to_string(format!("{root}/{rel}")).unwrap();
+            if let Some(found) = detect(&text) {
+                wrong.push(format!("{rel}: not a result file, detected {found:?}"));
+            }
+        }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 
     #[test]
     fn every_fixture_is_detected_as_its_tool() {
-        check(&test_fixtures::dir(), FIXTURES);
+        check(&test_fixtures::dir(), FIXTURES, &[]);
     }
 
     #[test]
     fn every_synthetic_file_is_detected_as_its_tool() {
-        check(&synthetic_dir(), SYNTHETIC);
+        check(&synthetic_dir(), SYNTHETIC, NOT_RESULTS);
     }
 
     /// Look-alikes that no file holds: the registry's order decides.

@@ -40,6 +40,9 @@ pub struct ExportedLevel {
     pub raw: serde_json::Value,
     #[serde(default)]
     pub requests: Vec<ExportedRequest>,
+    /// The server's own metrics during the level (JSON only; the CSV has no room for them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<app::domain::telemetry::LevelTelemetry>,
 }
 
 /// One request row of an export: the stored record, plus the per-request measures a sweep
@@ -177,7 +180,15 @@ pub fn read(text: &str) -> Result<(ParsedFile, Restored), FieldError> {
         for m in l.point.measures {
             point.set(m.metric, m.stat, m.value);
         }
-        levels.push(NewLevel { point, raw: l.raw, requests: l.requests.into_iter().map(|r| r.record).collect() });
+        if let Some(t) = &l.telemetry {
+            t.check().map_err(|e| FieldError::field(&format!("run.levels[{i}].telemetry"), e))?;
+        }
+        levels.push(NewLevel {
+            point,
+            raw: l.raw,
+            requests: l.requests.into_iter().map(|r| r.record).collect(),
+            telemetry: l.telemetry,
+        });
     }
     Ok((ParsedFile { facts: run.facts, definitions: run.definitions, levels, ..ParsedFile::default() }, restored))
 }
@@ -268,7 +279,7 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
                 }
             }
         }
-        levels.push(ExportedLevel { point, raw: serde_json::Value::Null, requests: Vec::new() });
+        levels.push(ExportedLevel { point, raw: serde_json::Value::Null, requests: Vec::new(), telemetry: None });
     }
     let get =
         |k: &str| meta.get(k).cloned().ok_or_else(|| FieldError::field(k, "missing from the `# key: value` lines"));
@@ -422,8 +433,9 @@ mod tests {
                     point: p1,
                     raw: serde_json::json!({"max_concurrency": 1, "mean_ttft_ms": 120.0}),
                     requests: vec![RequestRecord { ok: true, ttft_ms: Some(100.0), ..RequestRecord::default() }.into()],
+                    telemetry: None,
                 },
-                ExportedLevel { point: p2, raw: serde_json::Value::Null, requests: Vec::new() },
+                ExportedLevel { point: p2, raw: serde_json::Value::Null, requests: Vec::new(), telemetry: None },
             ],
             files: vec![ExportedFile {
                 file_name: Some("c1.json".into()),
@@ -473,6 +485,7 @@ mod tests {
                     point: l.point,
                     raw: l.raw,
                     requests: l.requests.into_iter().map(ExportedRequest::from).collect(),
+                    telemetry: l.telemetry,
                 })
                 .collect(),
             files: restored

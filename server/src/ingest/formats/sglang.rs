@@ -170,7 +170,7 @@ fn read_line(v: &Value, place: Place, notes: &mut Notes) -> Result<(NewLevel, Ru
         has_num_prompts: o.get("num_prompts").is_some() || o.get("failed").is_some(),
     };
     let facts = line_facts(&o, backend.as_deref(), seen.dataset.as_deref(), notes)?;
-    Ok((NewLevel { point: p, raw, requests }, facts, seen))
+    Ok((NewLevel { point: p, raw, requests, telemetry: None }, facts, seen))
 }
 
 fn line_facts(

@@ -328,7 +328,7 @@ fn nightly_level(o: &Obj<'_>, name: &str, place: Place, notes: &mut Notes) -> Re
         p.set_opt(Metric::OutputTokens, Stat::Mean, table_num(o, "Total output tokens")?.map(|t| t / n));
     }
     require_results(&p, o)?;
-    Ok(Some(NewLevel { point: p, raw: Value::Object(o.map.clone()), requests: Vec::new() }))
+    Ok(Some(NewLevel { point: p, raw: Value::Object(o.map.clone()), requests: Vec::new(), telemetry: None }))
 }
 
 fn nightly_facts(o: &Obj<'_>) -> Result<RunFacts, FieldError> {

@@ -102,7 +102,7 @@ pub(crate) fn read_level(
     set_token_means(&mut p, o, &["total_input_tokens"], &["total_output_tokens"])?;
     require_results(&p, o)?;
     let requests = read_requests(o)?;
-    Ok(NewLevel { point: p, raw: raw_without(o.map, &PER_REQUEST_KEYS), requests })
+    Ok(NewLevel { point: p, raw: raw_without(o.map, &PER_REQUEST_KEYS), requests, telemetry: None })
 }
 
 enum Rate {

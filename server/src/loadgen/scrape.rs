@@ -1,0 +1,851 @@
+//! The server's Prometheus metrics during a sweep: a [`Scraper`] reads the target's text
+//! endpoint on a steady interval, and each level's readings become a
+//! [`LevelTelemetry`] (`app::domain::telemetry`) stored with the level.
+//!
+//! - [`parse`]: exposition text → [`Reading`]s, through the `prom_text_format_parser` crate
+//!   (why that one: CONTRIBUTING.md, "Server metrics"). Histograms are assembled per label
+//!   set (`le` buckets, `_sum`, `_count`); summaries become their quantile gauges and
+//!   `_sum`/`_count` counters; untyped samples are gauges; `*_created` timestamps are skipped.
+//! - [`Recorder`]: pure; the readings of one level → its telemetry (gauge points over time,
+//!   counter deltas and histogram bucket deltas with resets accounted for, names
+//!   normalised, engine identified). Bounded: at most `MAX_SERIES` series of known metrics
+//!   and as many of others (the rest counted in `series_dropped`), `MAX_POINTS` points per
+//!   gauge (past it every other point is dropped, level-wide), `MAX_BUCKETS` buckets.
+//! - [`Scraper`]: the IO. Its own HTTP client and connection (never the load's), no
+//!   redirects, pinned to the checked addresses on server-started sweeps, each scrape
+//!   bounded in time ([`scrape_timeout`]) and size ([`MAX_BODY_BYTES`]), parsed off the
+//!   runtime's worker threads. A failed scrape is counted, never fatal to the sweep.
+
+use super::{LoadgenError, Pin};
+use app::domain::telemetry::{
+    assign_names, detect_engine, normalise, LevelTelemetry, Series, SeriesData, TelemetrySource, MAX_BUCKETS,
+    MAX_POINTS, MAX_SERIES,
+};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Largest metrics page read; a larger answer is a failed scrape.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// The scrape interval when none is given.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Where and how often a sweep scrapes its target's metrics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricsSpec {
+    /// Off (`--no-metrics`): nothing is scraped.
+    pub enabled: bool,
+    /// Explicit endpoints (`--metrics-url`); none: the target's own `/metrics`.
+    pub urls: Vec<MetricsUrl>,
+    pub interval: Duration,
+}
+
+impl Default for MetricsSpec {
+    fn default() -> Self {
+        Self { enabled: true, urls: Vec::new(), interval: DEFAULT_INTERVAL }
+    }
+}
+
+impl MetricsSpec {
+    /// Nothing scraped.
+    pub fn off() -> Self {
+        Self { enabled: false, ..Self::default() }
+    }
+}
+
+/// One metrics endpoint; `pin` as for the target (server-started sweeps: the addresses the
+/// allow-list checked).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetricsUrl {
+    pub url: String,
+    pub pin: Option<Pin>,
+}
+
+/// The target's own metrics endpoint: its base URL's scheme, host and port, path `/metrics`.
+pub fn discovered_url(base_url: &str) -> Option<String> {
+    let mut url = url::Url::parse(base_url.trim()).ok()?;
+    url.set_path("/metrics");
+    url.set_query(None);
+    url.set_fragment(None);
+    Some(url.to_string())
+}
+
+/// How long one scrape may take: twice the interval, within 1–5 s.
+pub fn scrape_timeout(interval: Duration) -> Duration {
+    (interval * 2).clamp(Duration::from_secs(1), Duration::from_secs(5))
+}
+
+/// One value of one series in one scrape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reading {
+    pub source_name: String,
+    /// Sorted by label name.
+    pub labels: Vec<(String, String)>,
+    pub value: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Gauge(f64),
+    Counter(f64),
+    Histogram { bounds: Vec<f64>, counts: Vec<f64>, count: f64, sum: Option<f64> },
+}
+
+/// Why a scrape failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ScrapeError {
+    #[error("{0}")]
+    Http(String),
+    #[error("HTTP {0}")]
+    Status(u16),
+    #[error("the metrics page is larger than {MAX_BODY_BYTES} bytes")]
+    TooLarge,
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    #[error("not Prometheus text: {0}")]
+    Parse(String),
+}
+
+/// A Prometheus float: Go's spellings of infinity and NaN included.
+fn float(s: &str) -> Option<f64> {
+    match s.trim() {
+        "+Inf" | "Inf" | "+inf" | "inf" => Some(f64::INFINITY),
+        "-Inf" | "-inf" => Some(f64::NEG_INFINITY),
+        "NaN" | "nan" => Some(f64::NAN),
+        t => t.parse().ok(),
+    }
+}
+
+/// Parses exposition text into readings. Text with some malformed metrics keeps the others;
+/// text with none at all is an error.
+pub fn parse(text: &str) -> Result<Vec<Reading>, ScrapeError> {
+    use prom_text_format_parser::{Type, ValueType};
+    if text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+        return Ok(Vec::new());
+    }
+    let (metrics, err) = prom_text_format_parser::parse_scrape(text);
+    if metrics.is_empty() {
+        if let Some(e) = err {
+            return Err(ScrapeError::Parse(format!("{e:?}")));
+        }
+    }
+    let mut out = Vec::new();
+    for m in metrics {
+        if m.name.ends_with("_created") {
+            continue;
+        }
+        match m.kind {
+            Type::Histogram => {
+                // label set (without `le`) → (buckets, sum, count)
+                type Acc = (Vec<(f64, f64)>, Option<f64>, Option<f64>);
+                let mut sets: Vec<(Vec<(String, String)>, Acc)> = Vec::new();
+                for s in &m.samples {
+                    let Some(v) = float(&s.value.value) else { continue };
+                    let mut le = None;
+                    let mut labels: Vec<(String, String)> = Vec::new();
+                    for l in s.labels.iter() {
+                        if l.key == "le" {
+                            le = float(&l.value);
+                        } else {
+                            labels.push((l.key.clone(), l.value.clone()));
+                        }
+                    }
+                    labels.sort();
+                    let i = match sets.iter().position(|(k, _)| *k == labels) {
+                        Some(i) => i,
+                        None => {
+                            sets.push((labels, (Vec::new(), None, None)));
+                            sets.len() - 1
+                        }
+                    };
+                    let acc = &mut sets[i].1;
+                    match s.value.value_type {
+                        ValueType::Sum => acc.1 = Some(v),
+                        ValueType::Count => acc.2 = Some(v),
+                        ValueType::Sample => {
+                            if let Some(le) = le {
+                                acc.0.push((le, v));
+                            }
+                        }
+                    }
+                }
+                for (labels, (mut buckets, sum, count)) in sets {
+                    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    let inf = buckets.iter().find(|b| b.0.is_infinite()).map(|b| b.1);
+                    let Some(count) = count.or(inf) else { continue };
+                    let finite: Vec<(f64, f64)> =
+                        buckets.into_iter().filter(|b| b.0.is_finite()).take(MAX_BUCKETS).collect();
+                    out.push(Reading {
+                        source_name: m.name.clone(),
+                        labels,
+                        value: Value::Histogram {
+                            bounds: finite.iter().map(|b| b.0).collect(),
+                            counts: finite.iter().map(|b| b.1).collect(),
+                            count,
+                            sum,
+                        },
+                    });
+                }
+            }
+            kind => {
+                for s in &m.samples {
+                    let Some(v) = float(&s.value.value) else { continue };
+                    let mut labels: Vec<(String, String)> =
+                        s.labels.iter().map(|l| (l.key.clone(), l.value.clone())).collect();
+                    labels.sort();
+                    let (name, value) = match (kind, s.value.value_type) {
+                        (Type::Counter, _) => (m.name.clone(), Value::Counter(v)),
+                        (Type::Summary, ValueType::Sum) => (format!("{}_sum", m.name), Value::Counter(v)),
+                        (Type::Summary, ValueType::Count) => (format!("{}_count", m.name), Value::Counter(v)),
+                        _ => (m.name.clone(), Value::Gauge(v)),
+                    };
+                    out.push(Reading { source_name: name, labels, value });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A counter or histogram's value at the level's start and since, resets accounted for.
+#[derive(Clone, Debug)]
+struct Growth<T> {
+    base: T,
+    last: T,
+    /// Growth of the segments before the last reset.
+    done: T,
+}
+
+#[derive(Clone, Debug)]
+struct Hist {
+    bounds: Vec<f64>,
+    counts: Vec<f64>,
+    count: f64,
+    sum: f64,
+    has_sum: bool,
+}
+
+impl Hist {
+    fn zero_like(&self) -> Hist {
+        Hist {
+            bounds: self.bounds.clone(),
+            counts: vec![0.0; self.counts.len()],
+            count: 0.0,
+            sum: 0.0,
+            has_sum: self.has_sum,
+        }
+    }
+
+    fn minus(&self, other: &Hist) -> Hist {
+        Hist {
+            bounds: self.bounds.clone(),
+            counts: self.counts.iter().zip(&other.counts).map(|(a, b)| a - b).collect(),
+            count: self.count - other.count,
+            sum: self.sum - other.sum,
+            has_sum: self.has_sum,
+        }
+    }
+
+    fn plus(&self, other: &Hist) -> Hist {
+        Hist {
+            bounds: self.bounds.clone(),
+            counts: self.counts.iter().zip(&other.counts).map(|(a, b)| a + b).collect(),
+            count: self.count + other.count,
+            sum: self.sum + other.sum,
+            has_sum: self.has_sum && other.has_sum,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Acc {
+    /// (scrape index, seconds from the level's start, value)
+    Gauge(Vec<(u64, f64, f64)>),
+    Counter(Growth<f64>),
+    Histogram(Growth<Hist>),
+}
+
+#[derive(Clone, Debug)]
+struct SeriesAcc {
+    source_name: String,
+    labels: Vec<(String, String)>,
+    acc: Acc,
+}
+
+/// The readings of one level, turned into its telemetry by [`Recorder::finish`]. Pure.
+#[derive(Debug)]
+pub struct Recorder {
+    interval_ms: f64,
+    series: Vec<SeriesAcc>,
+    index: HashMap<(String, Vec<(String, String)>), usize>,
+    known_count: usize,
+    unknown_count: usize,
+    dropped: HashSet<(String, Vec<(String, String)>)>,
+    /// Scrapes pushed so far (the index of the next one).
+    scrapes: u64,
+    failed: u64,
+    /// Gauge points are kept for scrapes whose index is a multiple of this.
+    every: u64,
+    first_t: Option<f64>,
+    last_t: Option<f64>,
+}
+
+impl Recorder {
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            interval_ms: interval.as_secs_f64() * 1000.0,
+            series: Vec::new(),
+            index: HashMap::new(),
+            known_count: 0,
+            unknown_count: 0,
+            dropped: HashSet::new(),
+            scrapes: 0,
+            failed: 0,
+            every: 1,
+            first_t: None,
+            last_t: None,
+        }
+    }
+
+    /// A scrape that failed during the level.
+    pub fn failed(&mut self) {
+        self.failed += 1;
+    }
+
+    /// The readings of one scrape taken `t_s` seconds after the level started.
+    pub fn push(&mut self, t_s: f64, readings: Vec<Reading>) {
+        let idx = self.scrapes;
+        let first_scrape = idx == 0;
+        self.scrapes += 1;
+        self.first_t.get_or_insert(t_s);
+        self.last_t = Some(self.last_t.map_or(t_s, |l| l.max(t_s)));
+        let keep_point = idx.is_multiple_of(self.every);
+        let mut decimate = false;
+        for r in readings {
+            // NaN and infinities say nothing a level could keep (and JSON has no spelling).
+            let finite = match &r.value {
+                Value::Gauge(v) | Value::Counter(v) => v.is_finite(),
+                Value::Histogram { counts, count, sum, .. } => {
+                    count.is_finite() && counts.iter().all(|c| c.is_finite()) && sum.is_none_or(f64::is_finite)
+                }
+            };
+            if !finite {
+                continue;
+            }
+            let key = (r.source_name, r.labels);
+            let i = match self.index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    if self.dropped.contains(&key) {
+                        continue;
+                    }
+                    let known = normalise(&key.0).is_some();
+                    let room = if known { &mut self.known_count } else { &mut self.unknown_count };
+                    if *room >= MAX_SERIES {
+                        self.dropped.insert(key);
+                        continue;
+                    }
+                    *room += 1;
+                    // A counter or histogram that first appears after the level's first
+                    // scrape was created during the level (client libraries create a label
+                    // set at its first use): it grew from zero.
+                    let acc = match &r.value {
+                        Value::Gauge(_) => Acc::Gauge(Vec::new()),
+                        Value::Counter(v) => {
+                            let base = if first_scrape { *v } else { 0.0 };
+                            Acc::Counter(Growth { base, last: base, done: 0.0 })
+                        }
+                        Value::Histogram { bounds, counts, count, sum } => {
+                            let h = hist(bounds, counts, *count, *sum);
+                            let base = if first_scrape { h.clone() } else { h.zero_like() };
+                            Acc::Histogram(Growth { base: base.clone(), last: base, done: h.zero_like() })
+                        }
+                    };
+                    self.series.push(SeriesAcc { source_name: key.0.clone(), labels: key.1.clone(), acc });
+                    self.index.insert(key, self.series.len() - 1);
+                    self.series.len() - 1
+                }
+            };
+            match (&mut self.series[i].acc, r.value) {
+                (Acc::Gauge(points), Value::Gauge(v)) if keep_point => {
+                    points.push((idx, t_s, v));
+                    decimate |= points.len() >= MAX_POINTS;
+                }
+                (Acc::Counter(g), Value::Counter(v)) => {
+                    if v < g.last {
+                        // Reset (the server restarted): what grew before it is kept.
+                        g.done += g.last - g.base;
+                        g.base = 0.0;
+                    }
+                    g.last = v;
+                }
+                (Acc::Histogram(g), Value::Histogram { bounds, counts, count, sum }) => {
+                    let h = hist(&bounds, &counts, count, sum);
+                    if h.bounds != g.last.bounds {
+                        // New buckets: start over with them.
+                        *g = Growth { base: h.clone(), last: h.clone(), done: h.zero_like() };
+                    } else {
+                        if h.count < g.last.count {
+                            g.done = g.done.plus(&g.last.minus(&g.base));
+                            g.base = h.zero_like();
+                        }
+                        g.last = h;
+                    }
+                }
+                // The kind changed between scrapes: keep what was recorded first.
+                _ => {}
+            }
+        }
+        if decimate {
+            self.every *= 2;
+            let every = self.every;
+            for s in &mut self.series {
+                if let Acc::Gauge(points) = &mut s.acc {
+                    points.retain(|(i, _, _)| i.is_multiple_of(every));
+                }
+            }
+        }
+    }
+
+    /// The level's telemetry: series under their normalised names (where several engine
+    /// names map to one, the first of `KNOWN` present wins; the others keep their own).
+    pub fn finish(self) -> LevelTelemetry {
+        let engine = detect_engine(self.series.iter().map(|s| s.source_name.as_str())).map(str::to_owned);
+        let mut series = self
+            .series
+            .iter()
+            .map(|s| {
+                let data = match &s.acc {
+                    Acc::Gauge(points) => SeriesData::Gauge { points: points.iter().map(|p| [p.1, p.2]).collect() },
+                    Acc::Counter(g) => SeriesData::Counter { delta: g.done + (g.last - g.base) },
+                    Acc::Histogram(g) => {
+                        let d = g.done.plus(&g.last.minus(&g.base));
+                        SeriesData::Histogram {
+                            bounds: d.bounds,
+                            counts: d.counts,
+                            count: d.count,
+                            sum: d.has_sum.then_some(d.sum),
+                        }
+                    }
+                };
+                Series { name: String::new(), source_name: s.source_name.clone(), labels: s.labels.clone(), data }
+            })
+            .collect::<Vec<_>>();
+        assign_names(&mut series);
+        LevelTelemetry {
+            engine,
+            source: TelemetrySource::Scrape,
+            interval_ms: Some(self.interval_ms),
+            window_s: match (self.first_t, self.last_t) {
+                (Some(a), Some(b)) if self.scrapes > 1 => Some(b - a),
+                _ => None,
+            },
+            scrapes_ok: self.scrapes,
+            scrapes_failed: self.failed,
+            series_dropped: self.dropped.len() as u64,
+            series,
+        }
+    }
+}
+
+fn hist(bounds: &[f64], counts: &[f64], count: f64, sum: Option<f64>) -> Hist {
+    Hist { bounds: bounds.to_vec(), counts: counts.to_vec(), count, sum: sum.unwrap_or(0.0), has_sum: sum.is_some() }
+}
+
+/// One endpoint the scraper reads.
+struct Endpoint {
+    url: String,
+    /// Added as `endpoint="<n>"` when a sweep scrapes several endpoints.
+    tag: Option<String>,
+}
+
+struct State {
+    recorder: Option<Recorder>,
+    origin: Instant,
+}
+
+/// Scrapes a sweep's metrics endpoints in the background; levels take their telemetry
+/// with [`Scraper::begin_level`] and [`Scraper::end_level`]. Dropping it stops the task.
+pub struct Scraper {
+    client: reqwest::Client,
+    endpoints: Arc<Vec<Endpoint>>,
+    interval: Duration,
+    state: Arc<Mutex<State>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    /// The URLs, for the run's notes.
+    pub urls: Vec<String>,
+}
+
+impl Drop for Scraper {
+    fn drop(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Scraper {
+    /// The scraper of `spec`, for a sweep of `base_url` (pinned to `target_pin`); `None` when
+    /// scraping is off. Nothing is sent until [`Scraper::run`].
+    pub fn new(spec: &MetricsSpec, base_url: &str, target_pin: Option<&Pin>) -> Result<Option<Self>, LoadgenError> {
+        if !spec.enabled {
+            return Ok(None);
+        }
+        let urls: Vec<MetricsUrl> = if spec.urls.is_empty() {
+            match discovered_url(base_url) {
+                Some(url) => vec![MetricsUrl { url, pin: target_pin.cloned() }],
+                None => return Ok(None),
+            }
+        } else {
+            spec.urls.clone()
+        };
+        let timeout = scrape_timeout(spec.interval);
+        let mut builder = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .connect_timeout(timeout)
+            .timeout(timeout)
+            // A fresh connection per scrape, as for the load's requests (servers close
+            // idle keep-alive connections on their own terms), never one of the load's.
+            .pool_max_idle_per_host(0)
+            .redirect(reqwest::redirect::Policy::none());
+        let mut pinned = false;
+        for u in &urls {
+            if let Some(pin) = &u.pin {
+                builder = builder.resolve_to_addrs(&pin.host, &pin.addrs);
+                pinned = true;
+            }
+        }
+        if pinned {
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|e| LoadgenError::Client(e.to_string()))?;
+        let many = urls.len() > 1;
+        let endpoints = urls
+            .iter()
+            .enumerate()
+            .map(|(i, u)| Endpoint { url: u.url.clone(), tag: many.then(|| (i + 1).to_string()) })
+            .collect();
+        Ok(Some(Self {
+            client,
+            endpoints: Arc::new(endpoints),
+            interval: spec.interval,
+            state: Arc::new(Mutex::new(State { recorder: None, origin: Instant::now() })),
+            task: None,
+            urls: urls.into_iter().map(|u| u.url).collect(),
+        }))
+    }
+
+    /// One scrape of every endpoint: the readings, or the first failure.
+    async fn scrape_all(
+        client: &reqwest::Client,
+        endpoints: &[Endpoint],
+        timeout: Duration,
+    ) -> Result<Vec<Reading>, ScrapeError> {
+        let mut all = Vec::new();
+        for e in endpoints {
+            let mut readings = match tokio::time::timeout(timeout, fetch(client, &e.url)).await {
+                Ok(r) => r?,
+                Err(_) => return Err(ScrapeError::Timeout(timeout)),
+            };
+            if let Some(tag) = &e.tag {
+                for r in &mut readings {
+                    r.labels.push(("endpoint".into(), tag.clone()));
+                    r.labels.sort();
+                }
+            }
+            all.append(&mut readings);
+        }
+        Ok(all)
+    }
+
+    /// One scrape now, recorded in the level under way if any.
+    async fn scrape_now(&self) -> Result<Vec<Reading>, ScrapeError> {
+        Self::scrape_all(&self.client, &self.endpoints, scrape_timeout(self.interval)).await
+    }
+
+    /// Scrapes once and names the engine the endpoint belongs to (for the run's facts);
+    /// `Err` when the endpoint cannot be read.
+    pub async fn probe(&self) -> Result<Option<&'static str>, ScrapeError> {
+        let readings = self.scrape_now().await?;
+        Ok(detect_engine(readings.iter().map(|r| r.source_name.as_str())))
+    }
+
+    /// Starts scraping every interval in the background.
+    pub fn run(&mut self) {
+        let (client, endpoints, state, interval) =
+            (self.client.clone(), Arc::clone(&self.endpoints), Arc::clone(&self.state), self.interval);
+        self.task = Some(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(interval);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                if lock(&state).recorder.is_none() {
+                    continue;
+                }
+                let result = Self::scrape_all(&client, &endpoints, scrape_timeout(interval)).await;
+                record(&state, result);
+            }
+        }));
+    }
+
+    /// The level's measurement starts: a scrape now is its baseline (t = 0).
+    pub async fn begin_level(&self) {
+        {
+            let mut s = lock(&self.state);
+            s.recorder = Some(Recorder::new(self.interval));
+            s.origin = Instant::now();
+        }
+        let result = self.scrape_now().await;
+        record(&self.state, result);
+    }
+
+    /// The level's measurement ended: a last scrape, then its telemetry.
+    pub async fn end_level(&self) -> Option<LevelTelemetry> {
+        let result = self.scrape_now().await;
+        record(&self.state, result);
+        let recorder = lock(&self.state).recorder.take()?;
+        Some(recorder.finish())
+    }
+}
+
+fn record(state: &Mutex<State>, result: Result<Vec<Reading>, ScrapeError>) {
+    let mut s = lock(state);
+    let t = s.origin.elapsed().as_secs_f64();
+    let Some(rec) = s.recorder.as_mut() else { return };
+    match result {
+        Ok(readings) => rec.push(t, readings),
+        Err(e) => {
+            tracing::debug!(error = %e, "metrics scrape failed");
+            rec.failed();
+        }
+    }
+}
+
+/// GET `url`, at most [`MAX_BODY_BYTES`], parsed off the async workers.
+async fn fetch(client: &reqwest::Client, url: &str) -> Result<Vec<Reading>, ScrapeError> {
+    let mut response = client.get(url).send().await.map_err(|e| ScrapeError::Http(e.without_url().to_string()))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(ScrapeError::Status(status.as_u16()));
+    }
+    if response.content_length().is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(ScrapeError::TooLarge);
+    }
+    let mut body: Vec<u8> = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| ScrapeError::Http(e.without_url().to_string()))? {
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(ScrapeError::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    tokio::task::spawn_blocking(move || {
+        let text = String::from_utf8_lossy(&body);
+        parse(&text)
+    })
+    .await
+    .map_err(|e| ScrapeError::Parse(e.to_string()))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VLLM_TEXT: &str = r#"# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 3.0
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="m"} 5.0
+# TYPE vllm:num_preemptions_total counter
+vllm:num_preemptions_total{engine="0",model_name="m"} 2.0
+# TYPE vllm:num_preemptions_created gauge
+vllm:num_preemptions_created{engine="0",model_name="m"} 1.7592e+09
+# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1",model_name="m"} 1.0
+vllm:time_to_first_token_seconds_bucket{engine="0",le="1.0",model_name="m"} 3.0
+vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="m"} 4.0
+vllm:time_to_first_token_seconds_count{engine="0",model_name="m"} 4.0
+vllm:time_to_first_token_seconds_sum{engine="0",model_name="m"} 2.5
+# TYPE process_cpu_seconds_total counter
+process_cpu_seconds_total 12.5
+"#;
+
+    fn labels() -> Vec<(String, String)> {
+        vec![("engine".into(), "0".into()), ("model_name".into(), "m".into())]
+    }
+
+    #[test]
+    fn parses_gauges_counters_and_histograms_with_colons_in_names() {
+        let r = parse(VLLM_TEXT).unwrap();
+        let find = |n: &str| r.iter().find(|x| x.source_name == n).map(|x| x.value.clone());
+        assert_eq!(find("vllm:num_requests_running"), Some(Value::Gauge(3.0)));
+        assert_eq!(find("vllm:num_preemptions_total"), Some(Value::Counter(2.0)));
+        assert_eq!(find("vllm:num_preemptions_created"), None, "creation timestamps are skipped");
+        assert_eq!(
+            find("vllm:time_to_first_token_seconds"),
+            Some(Value::Histogram { bounds: vec![0.1, 1.0], counts: vec![1.0, 3.0], count: 4.0, sum: Some(2.5) })
+        );
+        assert_eq!(
+            r.iter().find(|x| x.source_name == "vllm:num_requests_running").map(|x| x.labels.clone()),
+            Some(labels())
+        );
+        assert_eq!(find("process_cpu_seconds_total"), Some(Value::Counter(12.5)));
+        assert!(parse("this is not { prometheus").is_err());
+        assert_eq!(parse("").map(|r| r.len()).ok(), Some(0));
+    }
+
+    fn scrape(running: f64, preempt: f64, ttft: [f64; 3]) -> Vec<Reading> {
+        let text = VLLM_TEXT
+            .replace(
+                "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3.0",
+                &format!("vllm:num_requests_running{{engine=\"0\",model_name=\"m\"}} {running}"),
+            )
+            .replace(
+                "vllm:num_preemptions_total{engine=\"0\",model_name=\"m\"} 2.0",
+                &format!("vllm:num_preemptions_total{{engine=\"0\",model_name=\"m\"}} {preempt}"),
+            )
+            .replace("le=\"0.1\",model_name=\"m\"} 1.0", &format!("le=\"0.1\",model_name=\"m\"}} {}", ttft[0]))
+            .replace("le=\"1.0\",model_name=\"m\"} 3.0", &format!("le=\"1.0\",model_name=\"m\"}} {}", ttft[1]))
+            .replace("le=\"+Inf\",model_name=\"m\"} 4.0", &format!("le=\"+Inf\",model_name=\"m\"}} {}", ttft[2]))
+            .replace(
+                "_count{engine=\"0\",model_name=\"m\"} 4.0",
+                &format!("_count{{engine=\"0\",model_name=\"m\"}} {}", ttft[2]),
+            );
+        parse(&text).unwrap()
+    }
+
+    #[test]
+    fn a_level_keeps_gauge_points_counter_deltas_and_bucket_deltas() {
+        let mut rec = Recorder::new(Duration::from_millis(500));
+        rec.push(0.0, scrape(3.0, 2.0, [1.0, 3.0, 4.0]));
+        rec.failed();
+        rec.push(0.5, scrape(4.0, 5.0, [2.0, 6.0, 8.0]));
+        rec.push(1.0, scrape(4.0, 7.0, [3.0, 9.0, 14.0]));
+        let t = rec.finish();
+        assert_eq!(t.engine.as_deref(), Some("vllm"));
+        assert_eq!((t.scrapes_ok, t.scrapes_failed), (3, 1));
+        assert_eq!(t.window_s, Some(1.0));
+        assert_eq!(t.gauge("requests_running"), vec![[0.0, 3.0], [0.5, 4.0], [1.0, 4.0]]);
+        assert_eq!(t.max("requests_waiting"), Some(5.0));
+        assert_eq!(t.delta("preemptions"), Some(5.0));
+        let h = t.histogram("ttft_seconds").unwrap();
+        assert_eq!((h.counts.clone(), h.count), (vec![2.0, 6.0], 10.0));
+        assert_eq!(h.sum, Some(0.0), "the sum did not change in these scrapes");
+        // Unknown metrics keep their own names.
+        assert!(t.has("process_cpu_seconds_total"));
+        let s = t.series_named("requests_running").next().unwrap();
+        assert_eq!((s.source_name.as_str(), s.labels.clone()), ("vllm:num_requests_running", labels()));
+    }
+
+    #[test]
+    fn counter_resets_and_late_series_count_from_zero() {
+        let counter =
+            |name: &str, v: f64| Reading { source_name: name.into(), labels: vec![], value: Value::Counter(v) };
+        let mut rec = Recorder::new(Duration::from_millis(500));
+        rec.push(0.0, vec![counter("vllm:prompt_tokens_total", 100.0)]);
+        rec.push(0.5, vec![counter("vllm:prompt_tokens_total", 150.0), counter("vllm:generation_tokens_total", 7.0)]);
+        // The server restarted: 150 → 20.
+        rec.push(1.0, vec![counter("vllm:prompt_tokens_total", 20.0), counter("vllm:generation_tokens_total", 9.0)]);
+        let t = rec.finish();
+        assert_eq!(t.delta("prompt_tokens"), Some(70.0));
+        assert_eq!(t.delta("generation_tokens"), Some(9.0));
+    }
+
+    #[test]
+    fn renamed_metrics_are_not_counted_twice() {
+        let g = |name: &str| Reading { source_name: name.into(), labels: vec![], value: Value::Gauge(0.5) };
+        let mut rec = Recorder::new(Duration::from_millis(500));
+        rec.push(0.0, vec![g("vllm:gpu_cache_usage_perc"), g("vllm:kv_cache_usage_perc")]);
+        let t = rec.finish();
+        assert_eq!(t.series_named("kv_cache_usage").count(), 1);
+        assert_eq!(
+            t.series_named("kv_cache_usage").next().map(|s| s.source_name.as_str()),
+            Some("vllm:kv_cache_usage_perc")
+        );
+        assert!(t.has("vllm:gpu_cache_usage_perc"));
+    }
+
+    #[test]
+    fn memory_is_bounded_in_series_and_points() {
+        let mut rec = Recorder::new(Duration::from_millis(1));
+        for i in 0..(MAX_POINTS as u64 * 4) {
+            let mut readings: Vec<Reading> = (0..MAX_SERIES + 10)
+                .map(|s| Reading { source_name: format!("other_{s}"), labels: vec![], value: Value::Gauge(i as f64) })
+                .collect();
+            readings.push(Reading {
+                source_name: "vllm:num_requests_running".into(),
+                labels: vec![],
+                value: Value::Gauge(1.0),
+            });
+            rec.push(i as f64 / 1000.0, readings);
+        }
+        let t = rec.finish();
+        assert_eq!(t.series.len(), MAX_SERIES + 1, "known metrics have their own room");
+        assert_eq!(t.series_dropped, 10);
+        for s in &t.series {
+            let SeriesData::Gauge { points } = &s.data else { panic!("gauge") };
+            assert!(points.len() < MAX_POINTS && points.len() >= MAX_POINTS / 2, "{}", points.len());
+            // Still the whole level: first and (nearly) last scrape.
+            assert_eq!(points.first().map(|p| p[0]), Some(0.0));
+            assert!(points.last().is_some_and(|p| p[0] > 1.9), "{:?}", points.last());
+        }
+    }
+
+    /// Real text from llama.cpp's server (tests/data/prometheus/SOURCE.txt): 4 slots busy,
+    /// 2 requests deferred; then idle after six 40-token requests.
+    #[test]
+    fn real_llama_cpp_text_normalises() {
+        let busy = parse(include_str!("../../tests/data/prometheus/llama-cpp-busy.txt")).unwrap();
+        let idle = parse(include_str!("../../tests/data/prometheus/llama-cpp-idle.txt")).unwrap();
+        assert_eq!(busy.len(), 15);
+        let mut rec = Recorder::new(Duration::from_millis(500));
+        rec.push(0.0, busy);
+        rec.push(2.0, idle);
+        let t = rec.finish();
+        assert_eq!(t.engine.as_deref(), Some("llama.cpp"));
+        assert_eq!(t.max("requests_running"), Some(4.0));
+        assert_eq!(t.max("requests_waiting"), Some(2.0));
+        assert_eq!(t.last("requests_waiting"), Some(0.0));
+        assert_eq!(t.delta("generation_tokens"), Some(240.0));
+        assert_eq!(t.delta("prompt_tokens"), Some(4.0));
+        assert_eq!(t.delta("prefix_cache_hits"), Some(12.0));
+        assert_eq!(t.delta("decode_steps"), Some(70.0));
+        assert_eq!(t.max("batch_per_decode"), Some(3.72727));
+        let s = t.series_named("requests_waiting").next().unwrap();
+        assert_eq!(s.source_name, "llamacpp:requests_deferred");
+        // Metrics Plateau has no name for keep llama.cpp's.
+        assert!(t.has("llamacpp:tokens_predicted_seconds_total"));
+    }
+
+    /// Real text from `plateau sim` (tests/data/prometheus/SOURCE.txt): vLLM's names.
+    #[test]
+    fn real_simulator_text_reads_as_vllm_names() {
+        let r = parse(include_str!("../../tests/data/prometheus/plateau-sim-busy.txt")).unwrap();
+        let mut rec = Recorder::new(Duration::from_millis(500));
+        rec.push(0.0, r);
+        let t = rec.finish();
+        assert_eq!(t.engine.as_deref(), Some("plateau-sim"));
+        assert_eq!(t.max("requests_running"), Some(4.0));
+        assert!(t.max("requests_waiting").unwrap() > 0.0);
+        assert!(t.max("kv_cache_usage").unwrap() > 0.0);
+        for h in ["ttft_seconds", "itl_seconds", "e2e_seconds"] {
+            assert!(t.histogram(h).is_some(), "{h}");
+        }
+        for c in ["preemptions", "prefix_cache_hits", "prefix_cache_queries", "prompt_tokens", "generation_tokens"] {
+            assert!(t.delta(c).is_some(), "{c}");
+        }
+    }
+
+    #[test]
+    fn the_metrics_url_is_the_targets_own() {
+        assert_eq!(discovered_url("http://127.0.0.1:8080/v1").as_deref(), Some("http://127.0.0.1:8080/metrics"));
+        assert_eq!(discovered_url("https://h.example/v1/?x=1").as_deref(), Some("https://h.example/metrics"));
+        assert_eq!(discovered_url("not a url"), None);
+        assert_eq!(scrape_timeout(Duration::from_millis(100)), Duration::from_secs(1));
+        assert_eq!(scrape_timeout(Duration::from_secs(60)), Duration::from_secs(5));
+    }
+}
