@@ -17,6 +17,7 @@ pub mod preview;
 pub mod query;
 pub mod stats;
 pub mod view;
+pub mod why;
 
 use metrics::{Definitions, Measure, Metric, Stat};
 
