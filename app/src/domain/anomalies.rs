@@ -18,6 +18,7 @@ use super::compare::{
 };
 use super::knee::steps;
 use super::metrics::{Metric, Stat, TokenCountSource};
+use super::why::{self, RunSignals, WhyKind};
 use super::{LoadKind, Point, Run, RunId};
 use serde::{Deserialize, Serialize};
 
@@ -84,6 +85,9 @@ pub enum AnomalyKind {
     ExceedsMaxTokens,
     /// Implied tokens per request contradict the reported usage counts.
     ContradictsUsage,
+    /// Why the run plateaus, or the server's and the client's token counts disagree
+    /// ([`why`]).
+    Why(WhyKind),
 }
 
 impl AnomalyKind {
@@ -99,6 +103,15 @@ impl AnomalyKind {
             AnomalyKind::InconsistentNumbers => "inconsistent_numbers",
             AnomalyKind::ExceedsMaxTokens => "exceeds_max_tokens",
             AnomalyKind::ContradictsUsage => "contradicts_usage",
+            AnomalyKind::Why(w) => match w {
+                WhyKind::ClientBound => "why_client_bound",
+                WhyKind::NoServerMetrics => "why_no_server_metrics",
+                WhyKind::KvCacheBound => "why_kv_cache_bound",
+                WhyKind::BatchLimit => "why_batch_limit",
+                WhyKind::PrefillBound => "why_prefill_bound",
+                WhyKind::DecodeBound => "why_decode_bound",
+                WhyKind::TokenMismatch => "server_token_mismatch",
+            },
         }
     }
 
@@ -114,6 +127,7 @@ impl AnomalyKind {
             AnomalyKind::InconsistentNumbers => "numbers cannot all be true",
             AnomalyKind::ExceedsMaxTokens => "more tokens than max_tokens",
             AnomalyKind::ContradictsUsage => "contradicts usage counts",
+            AnomalyKind::Why(w) => w.label(),
         }
     }
 
@@ -128,6 +142,8 @@ impl AnomalyKind {
             AnomalyKind::Truncated | AnomalyKind::UnknownValues | AnomalyKind::ContradictsUsage => {
                 SuggestedAnnotationKind::Note
             }
+            AnomalyKind::Why(WhyKind::NoServerMetrics | WhyKind::TokenMismatch) => SuggestedAnnotationKind::Note,
+            AnomalyKind::Why(_) => SuggestedAnnotationKind::Cause,
         }
     }
 }
@@ -614,6 +630,39 @@ pub fn usage_contradictions(run_index: usize, run: &Run) -> Vec<Anomaly> {
         .collect()
 }
 
+/// Why the run plateaus ([`why::explain`]: one finding, the first rule that matches) and
+/// the trust check at every level ([`why::token_mismatches`]), as proposals anchored on the
+/// level where each starts. Apart from [`detect_run`] because it takes the run's signals:
+/// [`RunSignals::from_run`] today (client side only), the scraped server metrics once the
+/// telemetry is mapped in. Warning when the numbers may mislead (the client was the limit,
+/// the token counts disagree), info otherwise.
+pub fn why_findings(run_index: usize, run: &Run, signals: &RunSignals) -> Vec<Anomaly> {
+    why::explain(signals)
+        .into_iter()
+        .chain(why::token_mismatches(signals))
+        .map(|f| {
+            let severity = match f.kind {
+                WhyKind::ClientBound | WhyKind::TokenMismatch => Severity::Warning,
+                _ => Severity::Info,
+            };
+            let evidence: Vec<String> = f.evidence.iter().map(why::Evidence::text).collect();
+            Anomaly {
+                kind: AnomalyKind::Why(f.kind),
+                severity,
+                run: run_index,
+                run_id: run.id.clone(),
+                level: f.anchor(),
+                metric: None,
+                other_run: None,
+                other_run_id: None,
+                evidence: evidence.join("; "),
+                proposed_annotation_text: f.sentence,
+                status: ProposalStatus::Proposed,
+            }
+        })
+        .collect()
+}
+
 fn capitalise(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
@@ -860,6 +909,52 @@ mod tests {
         // 600 vs 560 usage is 7 % off, within 15 %: not flagged.
         run.points[0].set(Metric::OutputTokens, Stat::Mean, 560.0);
         assert!(usage_contradictions(0, &run).is_empty());
+    }
+
+    #[test]
+    fn why_findings_are_proposals_with_stable_keys() {
+        // A run that plateaus from C=32; no server metrics were scraped.
+        let points = [(8.0, 400.0), (16.0, 780.0), (32.0, 1400.0), (48.0, 1420.0), (64.0, 1430.0)]
+            .iter()
+            .map(|(c, t)| level(*c, *t, Some(10.0)))
+            .collect();
+        let run = crate::domain::compare::tests::run("chat1", "plateau", Default::default(), points);
+        let signals = RunSignals::from_run(&run);
+        let found = why_findings(1, &run, &signals);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let a = &found[0];
+        assert_eq!(a.kind, AnomalyKind::Why(WhyKind::NoServerMetrics));
+        assert_eq!((a.run, a.severity, a.annotation_kind()), (1, Severity::Info, SuggestedAnnotationKind::Note));
+        let knee = signals.plateau().first().map(|l| l.key());
+        assert_eq!(a.level.map(|l| l.load_value), knee.map(|k| k.load_value), "anchored where the plateau starts");
+        assert!(a.proposed_annotation_text.starts_with("No server metrics were scraped"));
+        let key = a.key();
+        assert!(key.starts_with("why_no_server_metrics/chat1/concurrency="), "{key}");
+        assert_eq!(why_findings(1, &run, &signals)[0].key(), key, "recomputed, same key");
+        assert!(!detect_run(1, &run).iter().any(|a| matches!(a.kind, AnomalyKind::Why(_))), "not a client detector");
+
+        // A batch limit and a token mismatch, once server signals are known.
+        let mut s = signals.clone();
+        s.has_server_metrics = true;
+        let n = s.levels.len();
+        for (i, l) in s.levels.iter_mut().enumerate() {
+            l.running_max = Some(32.0);
+            l.running_mean = Some(31.5);
+            l.waiting_mean = Some(i as f64 * 10.0);
+        }
+        if let Some(l) = s.levels.last_mut() {
+            l.client_output_tokens = Some(10_000.0);
+            l.server_generation_tokens = Some(10_500.0);
+        }
+        let found = why_findings(0, &run, &s);
+        let kinds: Vec<AnomalyKind> = found.iter().map(|a| a.kind).collect();
+        assert_eq!(kinds, vec![AnomalyKind::Why(WhyKind::BatchLimit), AnomalyKind::Why(WhyKind::TokenMismatch)]);
+        assert_eq!(found[1].severity, Severity::Warning);
+        assert_eq!(found[1].level.map(|l| l.load_value), s.levels.get(n - 1).map(|l| l.load));
+        assert!(found[0].evidence.contains("running requests (max) 32"), "{}", found[0].evidence);
+        assert_ne!(found[0].key(), key, "another cause, another key");
+        let json = serde_json::to_string(&found[0]).unwrap();
+        assert_eq!(serde_json::from_str::<Anomaly>(&json).unwrap(), found[0]);
     }
 
     #[test]

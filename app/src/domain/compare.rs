@@ -680,6 +680,11 @@ pub struct LevelDelta {
     pub changes: Vec<Change>,
     /// Why output throughput moved, when both levels have the numbers for it.
     pub attribution: Option<Attribution>,
+    /// What the server did differently at this level ("“B” ran at most 32 requests at once
+    /// where “A” ran 64"), when both runs have server signals; filled by
+    /// [`super::why::add_server_differences`], `None` from [`compare`].
+    #[serde(default)]
+    pub server_difference: Option<String>,
 }
 
 /// One level across the compared runs.
@@ -721,7 +726,12 @@ pub fn compare(runs: &[Run], baseline: usize) -> Option<Comparison> {
                 Some(bp) => others()
                     .filter_map(|(i, run)| {
                         let p = al.points.get(i).copied().flatten().and_then(|j| run.points.get(j))?;
-                        Some(LevelDelta { run: i, changes: changes(bp, p), attribution: attribute(bp, p) })
+                        Some(LevelDelta {
+                            run: i,
+                            changes: changes(bp, p),
+                            attribution: attribute(bp, p),
+                            server_difference: None,
+                        })
                     })
                     .collect(),
             };

@@ -39,6 +39,87 @@ pub fn load(v: f64) -> String {
     }
 }
 
+/// `v` to `sig` significant digits (at least one, no exponent): `0.212` → `0.21`, `31.4` → `31`.
+pub fn significant(v: f64, sig: usize) -> String {
+    if !v.is_finite() {
+        return UNKNOWN.to_owned();
+    }
+    if v == 0.0 {
+        return "0".to_owned();
+    }
+    let magnitude = v.abs().log10().floor() as i64;
+    let decimals = (sig.max(1) as i64 - 1 - magnitude).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// A duration given in ms, with its unit and two significant digits: `0.21 s`, `3.1 s`,
+/// `12 s` from 100 ms up, `35 ms` and `8.2 ms` below (a sentence's precision, not a table's).
+pub fn duration_ms(ms: f64) -> String {
+    if !ms.is_finite() {
+        UNKNOWN.to_owned()
+    } else if ms.abs() >= 100.0 {
+        format!("{} s", significant(ms / 1000.0, 2))
+    } else {
+        format!("{} ms", significant(ms, 2))
+    }
+}
+
+/// Output tokens per second in a sentence: whole from 100 up (`2600 tok/s`), one decimal below.
+pub fn tok_s(v: f64) -> String {
+    if !v.is_finite() {
+        UNKNOWN.to_owned()
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0} tok/s")
+    } else {
+        format!("{v:.1} tok/s")
+    }
+}
+
+/// A count that may be an average (requests waiting, running): whole numbers and anything
+/// from 10 up without decimals (`64`, `30`), one decimal below (`2.5`).
+pub fn count(v: f64) -> String {
+    if !v.is_finite() {
+        UNKNOWN.to_owned()
+    } else if v.fract() == 0.0 || v.abs() >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// A fraction as a percentage judged against `threshold` (also a fraction), never rounded
+/// onto it: whole percent from 10 % up, one decimal below (`3.5 %`), one decimal more whenever the rounded figure would land on the
+/// threshold or cross to its other side (89.6 % against 90 % reads "89.6 %", not "90 %"),
+/// up to three decimals; beyond that, "below 90 %" or "above 90 %". A value exactly on
+/// the threshold is shown as the threshold.
+pub fn pct_clear_of(v: f64, threshold: f64) -> String {
+    if !v.is_finite() {
+        return UNKNOWN.to_owned();
+    }
+    let (x, t) = (v * 100.0, threshold * 100.0);
+    if (x - t).abs() < 1e-9 {
+        return format!("{} %", plain(t));
+    }
+    let first = if x.abs() >= 9.95 { 0 } else { 1 };
+    for decimals in first..=3_usize {
+        let shown = format!("{x:.decimals$}");
+        let back: f64 = shown.parse().unwrap_or(x);
+        let on_threshold = (back - t).abs() < 1e-9;
+        let crossed = (x < t) != (back < t);
+        if !on_threshold && !crossed {
+            return format!("{shown} %");
+        }
+    }
+    let side = if x < t { "below" } else { "above" };
+    format!("{side} {} %", plain(t))
+}
+
+/// Up to three decimals, trailing zeros dropped: `90`, `1.5`.
+fn plain(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
 /// The date and minute of an RFC 3339 stamp: `2026-11-29 15:43 UTC`.
 pub fn when(rfc3339: &str) -> String {
     match chrono::DateTime::parse_from_rfc3339(rfc3339) {
@@ -80,5 +161,35 @@ mod tests {
         assert_eq!(load(32.0), "32");
         assert_eq!(load(2.5), "2.50");
         assert_eq!(when("2026-11-29T15:43:10Z"), "2026-11-29 15:43 UTC");
+    }
+
+    #[test]
+    fn sentence_figures_carry_units_and_sensible_digits() {
+        assert_eq!(significant(0.2123, 2), "0.21");
+        assert_eq!(significant(31.4, 2), "31");
+        assert_eq!(significant(314.0, 2), "314");
+        assert_eq!(duration_ms(212.3), "0.21 s");
+        assert_eq!(duration_ms(3_140.0), "3.1 s");
+        assert_eq!(duration_ms(35.2), "35 ms");
+        assert_eq!(duration_ms(8.24), "8.2 ms");
+        assert_eq!(duration_ms(f64::NAN), "—");
+        assert_eq!(tok_s(2_612.4), "2612 tok/s");
+        assert_eq!(tok_s(38.04), "38.0 tok/s");
+        assert_eq!(count(64.0), "64");
+        assert_eq!(count(30.4), "30");
+        assert_eq!(count(2.46), "2.5");
+    }
+
+    #[test]
+    fn a_percentage_is_never_rounded_onto_its_threshold() {
+        assert_eq!(pct_clear_of(0.97, 0.9), "97 %");
+        assert_eq!(pct_clear_of(0.896, 0.9), "89.6 %");
+        assert_eq!(pct_clear_of(0.9004, 0.9), "90.04 %");
+        assert_eq!(pct_clear_of(0.9, 0.9), "90 %", "exactly on it is the threshold");
+        assert_eq!(pct_clear_of(0.0104, 0.01), "1.04 %");
+        assert_eq!(pct_clear_of(0.00996, 0.01), "0.996 %");
+        assert_eq!(pct_clear_of(0.0099999999, 0.01), "below 1 %");
+        assert_eq!(pct_clear_of(0.3, 0.01), "30 %");
+        assert_eq!(pct_clear_of(0.035, 0.01), "3.5 %");
     }
 }

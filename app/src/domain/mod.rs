@@ -18,6 +18,7 @@ pub mod query;
 pub mod stats;
 pub mod telemetry;
 pub mod view;
+pub mod why;
 
 use metrics::{Definitions, Measure, Metric, Stat};
 

@@ -136,9 +136,14 @@ pub(crate) fn CompareView(
     let baseline = compare::baseline_index(&runs, view.baseline.as_ref());
     let editable = mode.editable();
     let live_path = compare_href(&runs, baseline, &view);
-    let Some(cmp) = compare::compare(&runs, baseline) else {
+    let Some(mut cmp) = compare::compare(&runs, baseline) else {
         return view! { <ErrorBox error=AppError::BadRequest("no baseline".into()) /> }.into_any();
     };
+    // The server-side differences: none until scraped server metrics are mapped into these
+    // signals (see `domain::why`); the client side alone adds nothing here.
+    let signals: Vec<crate::domain::why::RunSignals> =
+        runs.iter().map(crate::domain::why::RunSignals::from_run).collect();
+    crate::domain::why::add_server_differences(&mut cmp, &signals);
     let n = runs.len();
     let live_query = live_path.split_once('?').map(|(_, q)| q.to_owned()).unwrap_or_default();
     let chips = runs
@@ -187,9 +192,15 @@ pub(crate) fn CompareView(
         .iter()
         .flat_map(|l| {
             l.deltas.iter().filter_map(|d| {
-                let a = d.attribution.as_ref()?;
+                // The attribution, then what the server did differently, when known.
+                let text = match (d.attribution.as_ref(), d.server_difference.as_ref()) {
+                    (Some(a), Some(sd)) => format!("{} {sd}", a.sentence),
+                    (Some(a), None) => a.sentence.clone(),
+                    (None, Some(sd)) => sd.clone(),
+                    (None, None) => return None,
+                };
                 let who = runs.get(d.run).map(|r| r.name.clone()).unwrap_or_default();
-                (n > 2).then(|| format!("{who}: {}", a.sentence)).or_else(|| Some(a.sentence.clone()))
+                (n > 2).then(|| format!("{who}: {text}")).or(Some(text))
             })
         })
         .collect();

@@ -152,7 +152,11 @@ pub(crate) fn RunView(
     let definitions = run.definitions.clone();
     let saturation =
         crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence());
-    let found = crate::domain::anomalies::detect_run(0, &run);
+    // Why it plateaus, and the trust check: client signals only until the scraped server
+    // metrics are mapped into these signals (see `domain::why`).
+    let signals = crate::domain::why::RunSignals::from_run(&run);
+    let mut found = crate::domain::anomalies::detect_run(0, &run);
+    found.extend(crate::domain::anomalies::why_findings(0, &run, &signals));
     let is_report = matches!(mode, PageMode::Report(_));
     view! {
         // A saved report names itself (title, og:title, og:description): one of each.
