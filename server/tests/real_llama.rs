@@ -143,6 +143,7 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
             temperature: Some(0.0),
             ignore_eos: true,
             extra_body: serde_json::Map::new(),
+            connections: Default::default(),
             pin: None,
         },
         prompt: PromptSpec::fixed(16, 11),
