@@ -17,6 +17,8 @@ use app::domain::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, LoadKind, RunStatus};
 use server::loadgen::{self, AdaptiveSpec, Arrival, LoadMode, Loads, Progress, PromptSpec, Secret, SweepSpec, Target};
 use server::sim::{self, SimConfig};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 async fn spawn_sim(cfg: SimConfig) -> String {
@@ -303,29 +305,34 @@ async fn a_cli_sweep_writing_to_the_same_database_survives_a_server_start() {
     }
 }
 
-/// A loopback server answering every request with `307` to `to`, counting the requests.
-async fn spawn_redirect(to: String) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counted = hits.clone();
-    let app = axum::Router::new().fallback(move || {
+/// A loopback server answering every request with `307` to `to`: its address, the requests
+/// it got, and how many of them were POSTs (the sweep's requests; connection warm-ups and
+/// metrics scrapes are GETs, answered alike).
+async fn spawn_redirect(to: String) -> (String, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+    let (all, posts) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (all_seen, posts_seen) = (all.clone(), posts.clone());
+    let app = axum::Router::new().fallback(move |method: axum::http::Method| {
         let to = to.clone();
-        let counted = counted.clone();
+        let (all_seen, posts_seen) = (all_seen.clone(), posts_seen.clone());
         async move {
-            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            all_seen.fetch_add(1, Ordering::SeqCst);
+            if method == axum::http::Method::POST {
+                posts_seen.fetch_add(1, Ordering::SeqCst);
+            }
             (axum::http::StatusCode::TEMPORARY_REDIRECT, [(axum::http::header::LOCATION, to)])
         }
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{addr}"), hits)
+    (format!("http://{addr}"), all, posts)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sweeps_never_follow_redirects_and_connect_only_where_they_were_checked() {
     // A "trap" that a redirect points at: it must never be reached.
-    let (trap, trapped) = spawn_redirect("http://127.0.0.1:9/".into()).await;
-    let (redirecting, redirects) = spawn_redirect(format!("{trap}/v1/chat/completions")).await;
+    let (trap, trapped, _) = spawn_redirect("http://127.0.0.1:9/".into()).await;
+    let (redirecting, _, redirects) = spawn_redirect(format!("{trap}/v1/chat/completions")).await;
     let (_dir, pool) = temp_pool("redirect.db").await;
     let mut s = spec(redirecting, EndpointKind::Chat, vec![2], LoadMode::Wave);
     s.warmup = 0;
@@ -334,8 +341,8 @@ async fn sweeps_never_follow_redirects_and_connect_only_where_they_were_checked(
     assert_eq!((p.requests_ok, p.requests_failed), (Some(0), Some(2)), "a 3xx is the request's error");
     let reqs = app::db::level_requests(&pool, &run.id, 0).await.unwrap();
     assert!(reqs.iter().all(|r| r.error.as_deref().is_some_and(|e| e.contains("HTTP 307"))), "{reqs:?}");
-    assert_eq!(redirects.load(std::sync::atomic::Ordering::SeqCst), 2);
-    assert_eq!(trapped.load(std::sync::atomic::Ordering::SeqCst), 0, "the redirect was not followed");
+    assert_eq!(redirects.load(Ordering::SeqCst), 2);
+    assert_eq!(trapped.load(Ordering::SeqCst), 0, "no redirect was followed, not even a GET's");
 
     // Pinned: the client connects to the checked address and never looks the name up again
     // (`.invalid` names never resolve, so only the pin can reach the simulator).
@@ -915,10 +922,9 @@ async fn steady_state_throughput_matches_the_simulators_model() {
 }
 
 /// The simulator, counting the connections it accepts.
-async fn spawn_counting_sim(cfg: SimConfig) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let accepted = std::sync::Arc::new(AtomicUsize::new(0));
-    let seen = std::sync::Arc::clone(&accepted);
+async fn spawn_counting_sim(cfg: SimConfig) -> (String, Arc<AtomicUsize>) {
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&accepted);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let listener = axum::serve::ListenerExt::tap_io(listener, move |tcp| {
@@ -931,7 +937,6 @@ async fn spawn_counting_sim(cfg: SimConfig) -> (String, std::sync::Arc<std::sync
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_are_kept_alive_and_opened_before_the_level_starts() {
-    use std::sync::atomic::Ordering;
     // Issue #16: a new connection per request put TCP set-up (and, in bursts of C ≥ 256,
     // SYN retries) into TTFT. Now C connections open before the level and are reused.
     let cfg =
