@@ -224,8 +224,11 @@ pub struct SweepArgs {
     /// Milliseconds between two scrapes.
     #[arg(long, default_value_t = 500)]
     pub metrics_interval_ms: u64,
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// Seed of the synthetic prompts (and Poisson arrivals). Default: a fresh one per sweep,
+    /// recorded in the run's definitions (the same prompts twice would let the second sweep
+    /// be served from the first one's prefix cache); give it to repeat a sweep exactly.
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Run name (default: model, endpoint and levels).
     #[arg(long)]
     pub name: Option<String>,

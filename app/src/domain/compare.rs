@@ -565,6 +565,10 @@ pub struct FactsDiff {
     pub verdict: Comparability,
     /// The verdict in words: "not like for like: endpoint differs (chat vs completions)".
     pub explanation: String,
+    /// What the verdict cannot see but a reader must know (in the explanation too): the
+    /// same synthetic prompts as the baseline, which a prefix cache may have served.
+    #[serde(default)]
+    pub caveats: Vec<String>,
 }
 
 fn same_text(a: &str, b: &str) -> bool {
@@ -660,7 +664,17 @@ fn facts_diff_of(base: &RunFacts, base_defs: &Definitions, this: &RunFacts, this
             format!("like for like as far as recorded (not recorded for both: {})", names.join(", "))
         }
     };
-    FactsDiff { differences, unknown, verdict, explanation }
+    let mut caveats = Vec::new();
+    if let (Some(a), Some(b)) = (this_defs.prompt_seed, base_defs.prompt_seed) {
+        if a == b {
+            caveats.push(format!(
+                "the same prompts as the baseline (prompt seed {a}): the later run may have been served from the earlier one's prefix cache"
+            ));
+        }
+    }
+    let explanation =
+        if caveats.is_empty() { explanation } else { format!("{explanation}; but {}", caveats.join("; ")) };
+    FactsDiff { differences, unknown, verdict, explanation, caveats }
 }
 
 /// How one run compares with the baseline as a whole.
@@ -963,6 +977,25 @@ pub(crate) mod tests {
         let d = facts_diff(&base_defs, &defs);
         assert_eq!(d.verdict, Comparability::NotLikeForLike);
         assert_eq!(d.explanation, "not like for like: metric definitions differ (TTFT: FirstContent vs FirstChunk)");
+        assert!(d.caveats.is_empty());
+    }
+
+    #[test]
+    fn the_same_prompt_seed_twice_is_called_out() {
+        // Issue #15: two sweeps with the same prompts; the second hit llama.cpp's prefix
+        // cache (TTFT 1,908 → 57 ms) and compare called them like for like.
+        let (mut a, mut b) = (completions_run(), completions_run());
+        a.definitions.prompt_seed = Some(7);
+        b.definitions.prompt_seed = Some(7);
+        let d = facts_diff(&a, &b);
+        assert_eq!(d.verdict, Comparability::LikeForLike, "the workload is the same; the caveat is separate");
+        assert_eq!(d.caveats.len(), 1);
+        assert!(d.caveats[0].contains("prompt seed 7") && d.caveats[0].contains("prefix cache"), "{:?}", d.caveats);
+        assert!(d.explanation.ends_with(&format!("; but {}", d.caveats[0])), "{}", d.explanation);
+        b.definitions.prompt_seed = Some(8);
+        assert!(facts_diff(&a, &b).caveats.is_empty(), "fresh prompts: nothing to say");
+        b.definitions.prompt_seed = None;
+        assert!(facts_diff(&a, &b).caveats.is_empty(), "an import says nothing about its prompts");
     }
 
     #[test]

@@ -365,6 +365,11 @@ pub struct Definitions {
     pub sample_std: Option<bool>,
     /// Anything else an importer wants a reader to know about this source's numbers.
     pub notes: Vec<String>,
+    /// The seed of the synthetic prompts a live sweep sent (`None`: imported, or prompts
+    /// from a file). Two runs with the same seed sent the same prompts: the second may have
+    /// been served from the first one's prefix cache (compare says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_seed: Option<u64>,
 }
 
 impl Definitions {

@@ -314,6 +314,7 @@ pub enum LoadgenError {
 /// How a Plateau sweep defines its numbers.
 pub fn definitions() -> Definitions {
     Definitions {
+        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstTokenInclReasoning),
         token_count: Some(TokenCountSource::ServerUsage),
         throughput_window: Some(ThroughputWindow::WholeLevel),
@@ -332,6 +333,7 @@ pub fn definitions() -> Definitions {
 /// window ([`stats::SteadyWindow`]).
 pub fn definitions_for(spec: &SweepSpec) -> Definitions {
     let mut d = definitions();
+    d.prompt_seed = spec.prompt.file.is_none().then_some(spec.prompt.seed);
     let steady = matches!(spec.mode, LoadMode::Steady { .. }) && !matches!(spec.loads, Loads::Rates { .. });
     if steady {
         d.throughput_window = Some(ThroughputWindow::MeasuredWindow);

@@ -144,7 +144,7 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
         arrival: Some(f.arrival.trim().to_owned()).filter(|a| !a.is_empty()),
         adaptive,
         prompt_spread,
-        seed: 0,
+        seed: None,
         requests: if requests.is_empty() { None } else { Some(num("requests", requests, 0usize)?) },
         max_tokens: num("max_tokens", &f.max_tokens, 128u32)?,
         prompt_tokens: num("prompt_tokens", &f.prompt_tokens, 128u32)?,

@@ -116,6 +116,7 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
 
     let mut point = Point::at(LoadKind::Concurrency, 1.0);
     let mut definitions = Definitions {
+        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstTokenInclReasoning),
         token_count: Some(TokenCountSource::ClientTokenizer),
         throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),

@@ -115,6 +115,7 @@ pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldEr
 
 fn definitions(population_std: bool) -> Definitions {
     Definitions {
+        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstContent),
         token_count: Some(TokenCountSource::ClientTokenizer),
         throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),

@@ -253,6 +253,7 @@ fn length_fact(c: &Obj<'_>, key: &str, what: &str, notes: &mut Notes) -> Result<
 
 fn definitions(config: Option<&Obj<'_>>) -> Result<Definitions, FieldError> {
     let mut d = Definitions {
+        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstContent),
         token_count: Some(TokenCountSource::ClientTokenizer),
         throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),

@@ -136,6 +136,7 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
 /// The vLLM definitions, as InferenceX's vendored client measures.
 fn definitions() -> Definitions {
     Definitions {
+        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstChunk),
         // The vendored client asks for usage (`stream_options.include_usage`) and re-counts
         // with its tokenizer only when a response has none.

@@ -244,6 +244,7 @@ fn sglang_endpoint(backend: &str) -> Option<EndpointKind> {
 fn definitions(seen: &[(Place, Seen)], notes: &mut Notes) -> Definitions {
     let all_native = seen.iter().all(|(_, s)| s.native);
     let mut d = Definitions {
+        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstContent),
         // The native /generate backend reads the server's completion_tokens; the others use
         // usage only if the server sends it and fall back to the requested length.

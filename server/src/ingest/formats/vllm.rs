@@ -161,6 +161,7 @@ fn parse_objects(items: Vec<(Place, &Value)>, opts: &ParseOptions) -> Result<Par
 /// The definitions every vLLM-client file shares.
 fn vllm_definitions(tokens: TokenCountSource) -> Definitions {
     Definitions {
+        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstChunk),
         token_count: Some(tokens),
         throughput_window: Some(ThroughputWindow::WholeLevel),
