@@ -353,3 +353,91 @@ async fn plateau_export_round_trips_through_import() {
         assert_eq!(resp.status(), StatusCode::CREATED);
     }
 }
+
+/// Issue #17: a page that cannot show what was asked for says so with its status too — 404
+/// for a run, comparison target, report or snapshot that does not exist, 400 for view
+/// settings the page does not know — and its words match ("… was not found").
+#[tokio::test]
+async fn pages_answer_404_for_missing_things_and_400_for_bad_views() {
+    for app in TestApp::each().await {
+        let text = "C= 1 | 1/ 1 ok (0 err) | wall= 2.1s | 61.3 tok/s | lat avg= 2.09 p50= 2.09 p99= 2.09";
+        let form = Form::new().text("text", text).text("name", "pasted");
+        let body: Value =
+            app.client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap().json().await.unwrap();
+        let id = body["runs"][0]["id"].as_str().unwrap().to_owned();
+        let page = |path: String| {
+            let client = app.client.clone();
+            let url = app.url(&path);
+            async move {
+                let resp = client.get(url).send().await.unwrap();
+                (resp.status(), resp.text().await.unwrap())
+            }
+        };
+        let (status, _) = page(format!("/runs/{id}")).await;
+        assert_eq!(status, StatusCode::OK, "[{}] the run's page", app.backend);
+        for (path, want, words) in [
+            ("/runs/nosuchrun000".to_owned(), StatusCode::NOT_FOUND, "was not found"),
+            (format!("/compare?runs={id},nosuchrun000"), StatusCode::NOT_FOUND, "was not found"),
+            ("/r/no-such-report".to_owned(), StatusCode::NOT_FOUND, "was not found"),
+            ("/s/nosuchsnapshot".to_owned(), StatusCode::NOT_FOUND, "was not found"),
+            ("/no/such/page".to_owned(), StatusCode::NOT_FOUND, "Page not found"),
+            (format!("/runs/{id}?scale=cubic"), StatusCode::BAD_REQUEST, "log or linear"),
+            (format!("/compare?runs={id},{id}&stat=p1000"), StatusCode::BAD_REQUEST, "view-problems"),
+            ("/compare".to_owned(), StatusCode::BAD_REQUEST, "That did not work"),
+            ("/?sort=nonsense".to_owned(), StatusCode::OK, "pasted"),
+        ] {
+            let (status, html) = page(path.clone()).await;
+            assert_eq!(status, want, "[{}] {path}", app.backend);
+            assert!(html.contains(words), "[{}] {path}: {words:?} not in the page", app.backend);
+        }
+    }
+}
+
+/// Issue #17: a run a live sweep measured says so — "live sweep against <target>" and when
+/// it ran, never "Plateau export" or "Imported" — its target is shown without credentials,
+/// and the runs list's Source filter finds it.
+#[tokio::test]
+async fn live_sweeps_are_labelled_as_such_and_found_by_the_source_filter() {
+    for app in TestApp::each().await {
+        let run = app::domain::NewRun {
+            name: "live one".into(),
+            status: app::domain::RunStatus::Running,
+            // What `sweep --server` of an older version sent: the export's format.
+            source: app::domain::SourceInfo {
+                format: app::domain::SourceFormat::Plateau,
+                file_name: Some("http://ada:secret@127.0.0.1:8000/v1/chat/completions?key=k".into()),
+            },
+            facts: app::domain::RunFacts::default(),
+            definitions: app::domain::metrics::Definitions::default(),
+            levels: Vec::new(),
+            files: Vec::new(),
+        };
+        let resp = app.client.post(app.url("/api/v1/live-runs")).json(&run).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED, "[{}]", app.backend);
+        let id = resp.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+        let html = app.client.get(app.url(&format!("/runs/{id}"))).send().await.unwrap().text().await.unwrap();
+        assert!(html.contains("live sweep against http://127.0.0.1:8000/v1/chat/completions<"), "[{}]", app.backend);
+        let ran = html.find(">Ran<").expect("when it ran");
+        assert!(html[ran..].contains(&run_created(&app, &id).await[..10]), "[{}] the day it ran", app.backend);
+        assert!(!html.contains("Plateau export") && !html.contains(">Imported<"), "[{}]", app.backend);
+        assert!(!html.contains("secret") && !html.contains("key=k"), "[{}] no credentials", app.backend);
+        // An imported run beside it, which the filter leaves out.
+        let form =
+            Form::new().text("text", "C= 1 | 1/ 1 ok (0 err) | wall= 2.1s | 61.3 tok/s").text("name", "imported one");
+        app.client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap();
+        let list = app.client.get(app.url("/")).send().await.unwrap().text().await.unwrap();
+        assert!(
+            list.contains("value=\"live_sweep\"") && list.contains(">live sweep<"),
+            "[{}] a Source option",
+            app.backend
+        );
+        let found = app.client.get(app.url("/?source=live_sweep")).send().await.unwrap().text().await.unwrap();
+        assert!(found.contains("live one") && !found.contains("imported one"), "[{}]", app.backend);
+    }
+}
+
+/// The day a run was stored (`2026-11-30`), as its page starts the time.
+async fn run_created(app: &TestApp, id: &str) -> String {
+    let run: Value = app.client.get(app.url(&format!("/api/v1/runs/{id}"))).send().await.unwrap().json().await.unwrap();
+    run["created_at"].as_str().unwrap().to_owned()
+}

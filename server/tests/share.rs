@@ -291,7 +291,7 @@ async fn markup_stays_inert_in_pages_reports_and_tooltips() {
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(body.contains("stat"), "{body}");
         let (status, page) = app.text(&format!("/runs/{chat}?scale=cubic&zoom=2")).await;
-        assert_eq!(status, StatusCode::OK);
+        assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(page.contains("view-problems") && page.contains("log or linear") && page.contains("zoom"));
         // The link preview: meta tags and a real PNG.
         assert!(page.contains("og:image") || app.text(&format!("/runs/{chat}")).await.1.contains("og:image"));

@@ -49,7 +49,8 @@ pub async fn run_sweep_to<S: RunSink>(
     let run = NewRun {
         name: spec.name.clone(),
         status: RunStatus::Running,
-        source: SourceInfo { format: SourceFormat::Plateau, file_name: None },
+        // A live sweep, and what it measured: the endpoint's address without credentials.
+        source: SourceInfo { format: SourceFormat::LiveSweep, file_name: Some(target_label(&endpoint.url)) },
         facts: RunFacts {
             model: Some(spec.target.model.clone()),
             engine: None,
@@ -109,6 +110,21 @@ pub async fn run_sweep_to<S: RunSink>(
             tracing::info!(run = %id, reason = %e, "sweep interrupted");
             Err(e)
         }
+    }
+}
+
+/// The target as a run's page shows it: scheme, host, port and path, never a user name,
+/// password, query or fragment (a CLI sweep may be given any URL).
+pub(crate) fn target_label(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string()
+        }
+        Err(_) => "an unreadable address".to_owned(),
     }
 }
 

@@ -159,6 +159,13 @@ async fn wave_sweep_stores_every_level_with_consistent_timings() {
     assert_eq!(run.status, RunStatus::Complete);
     assert_eq!(run.facts.model.as_deref(), Some("think"));
     assert_eq!(run.facts.endpoint_kind, Some(EndpointKind::Chat));
+    // A live sweep, labelled with its target (issue #17), not as a Plateau export.
+    assert_eq!(run.source.format, app::domain::SourceFormat::LiveSweep);
+    assert!(
+        run.source.file_name.as_deref().is_some_and(|t| t.starts_with(url.trim_end_matches('/'))),
+        "{:?}",
+        run.source
+    );
     assert_eq!((run.facts.max_tokens, run.facts.prompt_tokens, run.facts.engine.as_deref()), (Some(8), Some(12), None));
     assert_eq!(run.definitions, definitions());
     let loads: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
@@ -497,4 +504,13 @@ async fn open_loop_levels_send_every_request_and_store_the_rate() {
     assert!(events
         .iter()
         .any(|e| matches!(e, Progress::LevelStarted { level: 1, load_kind: LoadKind::RequestRate, requests: 10, .. })));
+}
+
+#[test]
+fn a_target_is_shown_without_credentials() {
+    assert_eq!(
+        super::sweep::target_label("http://ada:pw@10.0.0.1:8000/v1/chat/completions?api_key=k#f"),
+        "http://10.0.0.1:8000/v1/chat/completions"
+    );
+    assert!(super::sweep::target_label("not a url").contains("unreadable"));
 }

@@ -123,10 +123,14 @@ pub(crate) fn RunView(
         (None, Some(v)) => Some(format!("version {v}")),
         (None, None) => None,
     };
-    let source = match &run.source.file_name {
-        Some(name) => format!("{} ({name})", run.source.format.label()),
-        None => run.source.format.label().to_owned(),
+    let live = run.source.format == crate::domain::SourceFormat::LiveSweep;
+    let source = match (&run.source.file_name, live) {
+        (Some(target), true) => format!("live sweep against {target}"),
+        (Some(name), false) => format!("{} ({name})", run.source.format.label()),
+        (None, _) => run.source.format.label().to_owned(),
     };
+    // A live sweep ran then; anything else was imported then.
+    let created_label = if live { "Ran" } else { "Imported" };
     let desc = summary(&run);
     let tags = f.tags.clone();
     let notes = f.notes.clone();
@@ -192,7 +196,7 @@ pub(crate) fn RunView(
             {fact("max_tokens", f.max_tokens.map(|n| int(Some(n))))}
             {fact("Prompt length", f.prompt_tokens.map(|n| format!("{n} tokens")))}
             {fact("Source", Some(source))}
-            {fact("Imported", Some(when(&run.created_at)))}
+            {fact(created_label, Some(when(&run.created_at)))}
         </dl>
         {(!tags.is_empty()).then(|| view! {
             <ul class="tags">{tags.into_iter().map(|t| view! { <li>{t}</li> }).collect_view()}</ul>
