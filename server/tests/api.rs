@@ -226,9 +226,8 @@ async fn the_upload_form_previews_then_saves_or_shows_the_error() {
 async fn the_demo_loads_both_story_runs_once() {
     for store in app::db::testing::backends().await {
         let pool = store.db;
-        let fixtures = story_file().parent().unwrap().parent().unwrap().to_path_buf();
-        server::demo::load(&pool, &fixtures).await.unwrap();
-        server::demo::load(&pool, &fixtures).await.unwrap(); // idempotent
+        server::demo::load(&pool).await.unwrap();
+        server::demo::load(&pool).await.unwrap(); // idempotent
         let runs = app::db::list_runs(&pool).await.unwrap();
         assert_eq!(runs.len(), 2);
         let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap();
@@ -440,4 +439,45 @@ async fn live_sweeps_are_labelled_as_such_and_found_by_the_source_filter() {
 async fn run_created(app: &TestApp, id: &str) -> String {
     let run: Value = app.client.get(app.url(&format!("/api/v1/runs/{id}"))).send().await.unwrap().json().await.unwrap();
     run["created_at"].as_str().unwrap().to_owned()
+}
+
+/// Issue #17: the demo's data ships inside the binary. `plateau serve --demo`, started in an
+/// empty directory with `PLATEAU_FIXTURES` naming an empty one (no `../shared/fixtures`
+/// anywhere), stores both of the story's runs, the chat run with its four levels.
+#[tokio::test]
+async fn the_demo_needs_nothing_outside_the_binary() {
+    for store in app::db::testing::backends().await {
+        let empty = tempfile::tempdir().unwrap();
+        let fixtures = empty.path().join("fixtures");
+        std::fs::create_dir(&fixtures).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plateau"))
+            .current_dir(empty.path())
+            .env("PLATEAU_FIXTURES", &fixtures)
+            .arg("--db")
+            .arg(store.db_arg())
+            .args(["serve", "--demo", "--addr", &format!("127.0.0.1:{port}"), "--site-root", "site"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // The demo is stored before the server listens: once it answers, both runs are there.
+        let client = reqwest::Client::new();
+        let mut up = false;
+        for _ in 0..600 {
+            if client.get(format!("http://127.0.0.1:{port}/healthz")).send().await.is_ok() {
+                up = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(up, "[{}] the server never answered", store.name);
+        let runs = app::db::list_runs(&store.db).await.unwrap();
+        assert_eq!(runs.len(), 2, "[{}] {runs:?}", store.name);
+        let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).expect("the chat run");
+        assert_eq!(chat.level_count, 4, "[{}]", store.name);
+        assert!(runs.iter().any(|r| r.name == server::demo::COMPLETIONS_RUN), "[{}]", store.name);
+    }
 }
