@@ -133,7 +133,8 @@ function keepHidden(selected) {
       b.title = 'download this chart as a PNG image';
       b.addEventListener('click', function () {
         var a = document.createElement('a');
-        a.href = chart.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: '#ffffff' });
+        // The page's own background: white, or the dark theme's card colour.
+        a.href = chart.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: window.plateauDark ? '#1d2229' : '#ffffff' });
         a.download = 'plateau-' + el.id + '.png';
         document.body.appendChild(a);
         a.click();

@@ -97,6 +97,10 @@ pub fn html_report(
     };
     let echarts = read("echarts.min.js")?;
     let css = read("pkg/plateau.css").unwrap_or_default();
+    // How the page draws its charts (theme, units in tooltips, legends), so the report's
+    // charts read the same; without it they are drawn plain.
+    let charts_js =
+        std::fs::read_to_string(site_root.join("charts.js")).unwrap_or_default().replace("</script", "<\\/script");
     let (title, charts): (String, Vec<PageChart>) = match target {
         ViewTarget::Run(_) => (
             runs.first().map(|r| r.name.clone()).unwrap_or_default(),
@@ -136,6 +140,15 @@ pub fn html_report(
     body.push_str("</section>\n<section class=\"charts\">");
     let mut options = serde_json::Map::new();
     for c in &charts {
+        if let Some(why) = &c.empty {
+            body.push_str(&format!(
+                "<figure><figcaption>{}</figcaption><div class=\"chart-empty\" id=\"{}\" role=\"note\">{}</div></figure>",
+                escape_html(&c.caption),
+                c.id,
+                escape_html(why)
+            ));
+            continue;
+        }
         body.push_str(&format!(
             "<figure><figcaption>{}</figcaption><div class=\"chart\" id=\"{}\" role=\"img\" aria-label=\"{}\" style=\"width:100%;height:360px\"></div></figure>",
             escape_html(&c.caption),
@@ -159,7 +172,7 @@ pub fn html_report(
     let charts_json = script_json(&serde_json::Value::Object(options).to_string());
     let echarts = echarts.replace("</script", "<\\/script");
     let init = format!(
-        "(function(){{var o={charts_json};Object.keys(o).forEach(function(id){{var el=document.getElementById(id);if(el&&window.echarts){{echarts.init(el).setOption(o[id]);}}}});window.addEventListener('resize',function(){{document.querySelectorAll('.chart').forEach(function(el){{var c=echarts.getInstanceByDom(el);if(c)c.resize();}});}});}})();"
+        "document.documentElement.classList.add('js');{charts_js}(function(){{var o={charts_json};Object.keys(o).forEach(function(id){{var el=document.getElementById(id);if(el&&window.echarts){{if(window.plateauChart)plateauChart(el,o[id]);else echarts.init(el).setOption(o[id]);}}}});window.addEventListener('resize',function(){{document.querySelectorAll('.chart').forEach(function(el){{var c=echarts.getInstanceByDom(el);if(c)c.resize();}});}});}})();"
     );
     let document_policy = report_policy(&[&echarts, &init]);
     let html = format!(

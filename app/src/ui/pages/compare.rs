@@ -196,10 +196,11 @@ pub(crate) fn CompareView(
     let found = anomalies::detect(&runs);
     let charts_view = view! {
         <section class="charts">
+            <crate::ui::components::NoJsNote />
             {crate::charts::pages::compare_charts(&runs, &view).into_iter().map(|c| view! {
                 <figure>
                     <figcaption>{c.caption}</figcaption>
-                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart />
+                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart empty=c.empty />
                 </figure>
             }).collect_view()}
         </section>

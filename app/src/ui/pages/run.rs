@@ -203,10 +203,11 @@ pub(crate) fn RunView(
         })}
         {(!notes.is_empty()).then(|| view! { <p class="notes">{notes}</p> })}
         <section class="charts">
+            <crate::ui::components::NoJsNote />
             {page_charts.into_iter().map(|c| view! {
                 <figure>
                     <figcaption>{c.caption}</figcaption>
-                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart />
+                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart empty=c.empty />
                 </figure>
             }).collect_view()}
         </section>
