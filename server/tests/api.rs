@@ -481,3 +481,30 @@ async fn the_demo_needs_nothing_outside_the_binary() {
         assert!(runs.iter().any(|r| r.name == server::demo::COMPLETIONS_RUN), "[{}]", store.name);
     }
 }
+
+/// Issue #17: the compare page's per-level table colours a change by what it means — worse
+/// is red whatever its sign. The story's C=32: the chat run has 42 % less throughput (worse)
+/// and 73 % more latency (worse, where it used to be green).
+#[tokio::test]
+async fn the_delta_table_colours_worse_red_whatever_the_sign() {
+    for app in TestApp::each().await {
+        server::demo::load(&app.pool).await.unwrap();
+        let runs = app::db::list_runs(&app.pool).await.unwrap();
+        let id = |name: &str| runs.iter().find(|r| r.name == name).unwrap().id.to_string();
+        let (chat, completions) = (id(server::demo::CHAT_RUN), id(server::demo::COMPLETIONS_RUN));
+        let html = app
+            .client
+            .get(app.url(&format!("/compare?runs={completions},{chat}&baseline={completions}")))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let table = &html[html.find("id=\"delta-table\"").expect("the delta table")..];
+        let table = &table[..table.find("</table>").unwrap()];
+        assert!(table.contains("delta down worse"), "[{}] throughput −42 % is worse: {table}", app.backend);
+        assert!(table.contains("delta up worse"), "[{}] latency +73 % is worse: {table}", app.backend);
+        assert!(!table.contains("better"), "[{}] nothing got better at C=32: {table}", app.backend);
+    }
+}
