@@ -185,8 +185,10 @@ test('dark colour scheme: the page and the charts follow the system preference',
     const rgb = (s) => (s.match(/\d+(\.\d+)?/g) || []).slice(0, 3).map(Number);
     const lum = ([r, g, b]) => (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
     const chart = window.echarts.getInstanceByDom(document.getElementById('chart-throughput'));
-    const opt = chart.getOption();
-    const axisText = opt.yAxis[0].nameTextStyle?.color || opt.yAxis[0].axisLabel?.color;
+    // The colour the y-axis name is drawn in (a zrender text element of the chart).
+    const name = chart.getOption().yAxis[0].name;
+    const el = chart.getZr().storage.getDisplayList(true).find((d) => d.style && d.style.text === name);
+    const axisText = el && String(el.style.fill);
     return {
       body: lum(rgb(getComputedStyle(document.body).backgroundColor)),
       text: lum(rgb(getComputedStyle(document.body).color)),
@@ -200,4 +202,17 @@ test('dark colour scheme: the page and the charts follow the system preference',
   const [r, g, b] = (seen.axisText.match(/[0-9a-f]{2}/gi) || []).map((h) => parseInt(h, 16));
   const named = seen.axisText.startsWith('#') ? (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255 : null;
   assert.ok(named === null ? /rgba?\((1\d\d|2\d\d)/.test(seen.axisText) : named > 0.5, `the chart's text is light in the dark theme: ${seen.axisText}`);
+});
+
+test('without JavaScript a line says the charts need it, and no blank chart boxes show', async () => {
+  const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, javaScriptEnabled: false });
+  const page = await ctx.newPage();
+  for (const path of [`/runs/${chat}`, `/compare?runs=${completions},${chat}`]) {
+    await page.goto(server.base + path);
+    const note = page.locator('.charts .no-js');
+    assert.ok(await note.isVisible(), `${path}: the no-JavaScript line`);
+    assert.match(await note.innerText(), /need JavaScript.*tables below hold every number/);
+    assert.equal(await page.locator('.chart').first().isVisible(), false, `${path}: blank chart boxes are hidden`);
+  }
+  await ctx.close();
 });

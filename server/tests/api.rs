@@ -508,3 +508,39 @@ async fn the_delta_table_colours_worse_red_whatever_the_sign() {
         assert!(!table.contains("better"), "[{}] nothing got better at C=32: {table}", app.backend);
     }
 }
+
+/// Issue #17: a chart with nothing to draw says why in its place — an interrupted sweep with
+/// no level, a focus metric no run reports — instead of an empty box.
+#[tokio::test]
+async fn empty_charts_say_why() {
+    for app in TestApp::each().await {
+        server::demo::load(&app.pool).await.unwrap();
+        let run = app::domain::NewRun {
+            name: "stopped at once".into(),
+            status: app::domain::RunStatus::Running,
+            source: app::domain::SourceInfo { format: app::domain::SourceFormat::LiveSweep, file_name: None },
+            facts: app::domain::RunFacts::default(),
+            definitions: app::domain::metrics::Definitions::default(),
+            levels: Vec::new(),
+            files: Vec::new(),
+        };
+        let id = app::db::create_live_run(&app.pool, &run).await.unwrap();
+        app::db::set_run_status(&app.pool, &id, app::domain::RunStatus::Interrupted).await.unwrap();
+        let html = app.client.get(app.url(&format!("/runs/{id}"))).send().await.unwrap().text().await.unwrap();
+        assert!(html.contains("class=\"chart-empty\""), "[{}]", app.backend);
+        assert!(html.contains("this run has no levels (it is interrupted)"), "[{}]", app.backend);
+        let runs = app::db::list_runs(&app.pool).await.unwrap();
+        let ids: Vec<String> = runs.iter().filter(|r| r.name.starts_with("Kimi")).map(|r| r.id.to_string()).collect();
+        let html = app
+            .client
+            .get(app.url(&format!("/compare?runs={}&metric=ttft&stat=p99", ids.join(","))))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(html.contains("no run reports TTFT p99"), "[{}] the focus chart says why", app.backend);
+        assert!(html.contains("none of these runs reports time to first token"), "[{}]", app.backend);
+    }
+}
