@@ -216,3 +216,33 @@ test('without JavaScript a line says the charts need it, and no blank chart boxe
   }
   await ctx.close();
 });
+
+test('a live sweep: the form shows what applies; progress says level k of n, requests, elapsed and what remains', async () => {
+  const { startSim } = await import('./support.mjs');
+  const sim = await startSim();
+  const page = await browser.newPage();
+  try {
+    await page.goto(server.base + '/sweeps/new');
+    const shown = async () => page.evaluate(() => [...document.querySelectorAll('#sweep-form [data-load]')]
+      .filter((el) => !el.hidden).map((el) => el.querySelector('input,select').name));
+    assert.deepEqual(await shown(), ['concurrency']);
+    await page.selectOption('select[name=load]', 'rates');
+    assert.deepEqual(await shown(), ['rates', 'arrival']);
+    await page.selectOption('select[name=load]', 'adaptive');
+    assert.deepEqual(await shown(), ['max_concurrency', 'min_gain_pct']);
+    await page.selectOption('select[name=load]', 'concurrency');
+    await page.locator('input[name=url]').fill(sim.url);
+    await page.locator('input[name=concurrency]').fill('1,2,4');
+    await page.locator('input[name=requests]').fill('12');
+    await page.locator('input[name=max_tokens]').fill('48');
+    await page.locator('#sweep-submit').click();
+    await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+    // Level k of n with its requests and the time; after the first level, what remains.
+    await page.waitForFunction(() => /Level [23] of 3 \(C=\d\): \d+ of 12 requests done · \d+:\d\d elapsed · about \d+:\d\d left/
+      .test(document.getElementById('live-text')?.textContent || ''), null, { timeout: 60_000 });
+    await page.waitForFunction(() => !document.getElementById('live'), null, { timeout: 90_000 });
+  } finally {
+    await page.close();
+    await sim.stop();
+  }
+});

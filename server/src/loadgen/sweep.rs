@@ -357,19 +357,32 @@ impl<S: RunSink> Runner<'_, S> {
         let in_flight = usize::try_from(c).unwrap_or(usize::MAX);
         self.begin_level(LoadKind::Concurrency, f64::from(c), total, in_flight).await?;
         let progress = self.progress;
-        let samples = self
+        let measured = self
             .batch()
             .run(total, in_flight, |done| {
                 let _ = progress.try_send(Progress::RequestDone { level, done, total });
             })
-            .await
-            .ok_or_else(|| self.cancelled_err())?;
+            .await;
         let mode = match self.spec.mode {
             LoadMode::Wave => "wave",
             LoadMode::Steady { .. } => "steady",
         };
         let raw = merge(raw, json!({ "mode": mode }));
-        self.store(LoadKind::Concurrency, f64::from(c), &samples, raw, Some(in_flight)).await
+        match measured {
+            Ok(samples) => self.store(LoadKind::Concurrency, f64::from(c), &samples, raw, Some(in_flight)).await,
+            // Cancelled mid-level: the requests that finished are kept, as a level marked
+            // partial (cut off: `truncated`), before the run is marked interrupted.
+            Err(finished) if !finished.is_empty() => {
+                self.truncate_next = true;
+                let raw = merge(
+                    raw,
+                    json!({ "partial": { "cancelled": true, "requests_planned": total, "requests_finished": finished.len() } }),
+                );
+                self.store(LoadKind::Concurrency, f64::from(c), &finished, raw, Some(in_flight)).await?;
+                Err(self.cancelled_err())
+            }
+            Err(_) => Err(self.cancelled_err()),
+        }
     }
 
     /// Announces the level, then sends the warm-up requests (`in_flight` at a time), which
@@ -384,7 +397,7 @@ impl<S: RunSink> Runner<'_, S> {
         let _ = self.progress.try_send(Progress::LevelStarted { level: self.level, load_kind, load, requests: total });
         let warmup = self.spec.warmup;
         if warmup > 0 {
-            self.batch().run(warmup, in_flight, |_| {}).await.ok_or_else(|| self.cancelled_err())?;
+            self.batch().run(warmup, in_flight, |_| {}).await.map_err(|_| self.cancelled_err())?;
         }
         Ok(())
     }
@@ -519,13 +532,14 @@ struct Batch<'a> {
 
 impl Batch<'_> {
     /// `total` requests with at most `in_flight` at a time (a new one starts as soon as one
-    /// ends); samples in send order, or `None` when cancelled (in-flight requests aborted).
+    /// ends); samples in send order. Cancelled: `Err` with the requests that had finished
+    /// (those in flight are aborted).
     async fn run(
         &mut self,
         total: usize,
         in_flight: usize,
         mut on_done: impl FnMut(usize),
-    ) -> Option<Vec<RequestSample>> {
+    ) -> Result<Vec<RequestSample>, Vec<RequestSample>> {
         let start = Instant::now();
         let mut set: JoinSet<(usize, RequestSample)> = JoinSet::new();
         let mut slots: Vec<Option<RequestSample>> = vec![None; total];
@@ -541,7 +555,7 @@ impl Batch<'_> {
                 biased;
                 () = cancelled(self.cancel) => {
                     set.abort_all();
-                    return None;
+                    return Err(slots.into_iter().flatten().collect());
                 }
                 joined = set.join_next() => {
                     let Some(joined) = joined else { break };
@@ -560,7 +574,7 @@ impl Batch<'_> {
                 }
             }
         }
-        Some(slots.into_iter().flatten().collect())
+        Ok(slots.into_iter().flatten().collect())
     }
 
     /// Open loop: request `i` goes out at `due_ms[i]` after the start, however many are in

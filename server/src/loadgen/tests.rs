@@ -342,6 +342,37 @@ async fn cancel_keeps_finished_levels_and_marks_interrupted() {
     assert_eq!(stored.points[0].requests_ok, Some(1));
 }
 
+/// Issue #17: a cancel in the middle of a level keeps the requests that had finished, as a
+/// level marked partial (truncated), instead of leaving the run with nothing of it.
+#[tokio::test]
+async fn cancel_mid_level_keeps_its_finished_requests_as_a_partial_level() {
+    let (url, _fake) = fake_server(10).await;
+    let (_dir, pool) = temp_db().await;
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let (tx, mut rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            // Level 1 (C=2, 6 requests, 2 in flight): cancel once 2 have finished.
+            if matches!(p, Progress::RequestDone { level: 1, done: 2, .. }) {
+                let _ = cancel_tx.send(true);
+            }
+        }
+    });
+    let mut s = spec(&url, "slow", vec![1, 2]);
+    s.warmup = 0;
+    s.mode = LoadMode::Steady { requests: 6 };
+    let err = run_sweep(&pool, s, tx, cancel_rx).await.unwrap_err();
+    let LoadgenError::Cancelled { run } = err else { panic!("{err:?}") };
+    let stored = app::db::get_run(&pool, &run).await.unwrap();
+    assert_eq!(stored.status, RunStatus::Interrupted);
+    assert_eq!(stored.points.len(), 2, "the whole level and the cut one");
+    let cut = &stored.points[1];
+    assert!(cut.truncated, "the cut level is marked partial");
+    let ok = cut.requests_ok.unwrap();
+    assert!((2..6).contains(&ok), "its finished requests are kept: {ok}");
+    assert!(!stored.points[0].truncated);
+}
+
 #[tokio::test]
 async fn a_full_progress_channel_never_stalls_the_sweep() {
     let (url, _fake) = fake_server(3).await;
