@@ -544,3 +544,31 @@ async fn empty_charts_say_why() {
         assert!(html.contains("none of these runs reports time to first token"), "[{}]", app.backend);
     }
 }
+
+/// Issue #17: the offline compare report carries what the page explains — why throughput
+/// differs and the facts verdict — as the Markdown export does.
+#[tokio::test]
+async fn the_compare_report_explains_like_the_page_and_the_markdown() {
+    for app in TestApp::each().await {
+        server::demo::load(&app.pool).await.unwrap();
+        std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={};").unwrap();
+        let runs = app::db::list_runs(&app.pool).await.unwrap();
+        let id = |name: &str| runs.iter().find(|r| r.name == name).unwrap().id.to_string();
+        let q = format!("runs={},{}", id(server::demo::COMPLETIONS_RUN), id(server::demo::CHAT_RUN));
+        let get = |path: String| {
+            let client = app.client.clone();
+            let url = app.url(&path);
+            async move { client.get(url).send().await.unwrap().text().await.unwrap() }
+        };
+        let report = get(format!("/compare/report.html?{q}")).await;
+        let markdown = get(format!("/compare/export.md?{q}")).await;
+        // Markdown escapes its punctuation (`\:`); read it without the escapes.
+        let markdown = markdown.replace('\\', "");
+        for (what, text) in [("report", &report), ("markdown", &markdown)] {
+            assert!(text.contains("Why throughput differs"), "[{}] {what}", app.backend);
+            assert!(text.contains("output throughput fell 42 %"), "[{}] {what}: the C=32 explanation", app.backend);
+            assert!(text.contains("Are these runs comparable?"), "[{}] {what}", app.backend);
+            assert!(text.contains("not like for like: endpoint differs"), "[{}] {what}: the verdict", app.backend);
+        }
+    }
+}
