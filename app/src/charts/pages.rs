@@ -144,7 +144,7 @@ fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
     )];
     let (unit, _) = super::shown_unit(view.metric);
     let focus_caption =
-        format!("Focus: {} {} ({unit}) per run (see View below)", view.metric.label(), view.stat.name());
+        format!("Focus: {} {} ({unit}) per run (see View below)", super::quantity(view.metric), view.stat.name());
     out.push(match cmp::focus(runs, view.metric, view.stat) {
         Some(c) => chart("cmp-focus", focus_caption, "the focus metric of each run", adjust(c)),
         None => empty(

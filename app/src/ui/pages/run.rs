@@ -93,8 +93,9 @@ pub(crate) fn summary(run: &Run) -> String {
         .unwrap_or_default();
     let head = match analysis::peak(&run.points) {
         Some((c, t)) => format!(
-            "{} levels, peak {} output tok/s at {}",
+            "{} level{}, peak {} output tok/s at {}",
             run.points.len(),
+            if run.points.len() == 1 { "" } else { "s" },
             num(Some(t), 1),
             if run.points.first().is_some_and(|p| p.load_kind == crate::domain::LoadKind::RequestRate) {
                 format!("{} req/s", load(c))
@@ -102,7 +103,7 @@ pub(crate) fn summary(run: &Run) -> String {
                 format!("C={}", load(c))
             },
         ),
-        None => format!("{} levels", run.points.len()),
+        None => format!("{} level{}", run.points.len(), if run.points.len() == 1 { "" } else { "s" }),
     };
     format!("{head}{knee}")
 }
