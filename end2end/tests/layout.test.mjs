@@ -137,6 +137,21 @@ test('run page: legend, axis names and plot never collide, without and with anno
 
 test('compare page: two runs, and ten long-named runs, at every width', async () => {
   for (const w of WIDTHS) check(`compare ${w}px`, await measurePage(w, `/compare?runs=${completions},${chat}`));
+  // The per-level table: at 1440 px the baseline's columns and the other run's are all in
+  // view (no column clipped behind a scroll).
+  {
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await ctx.newPage();
+    await page.goto(`${server.base}/compare?runs=${completions},${chat}`);
+    const t = await page.evaluate(() => {
+      const wrap = document.getElementById('delta-table').parentElement;
+      const box = wrap.getBoundingClientRect();
+      const heads = [...document.querySelectorAll('#delta-table th')].map((th) => th.getBoundingClientRect().right);
+      return { scroll: wrap.scrollWidth, client: wrap.clientWidth, right: box.right, last: Math.max(...heads) };
+    });
+    await ctx.close();
+    assert.ok(t.scroll <= t.client + 1 && t.last <= t.right + 1, `the per-level table is clipped: ${JSON.stringify(t)}`);
+  }
   const ids = [];
   for (let i = 1; i <= 10; i++) {
     const levels = [1, 2, 4, 8, 16].map((c) => {
