@@ -432,6 +432,15 @@ async fn live_sweeps_are_labelled_as_such_and_found_by_the_source_filter() {
         );
         let found = app.client.get(app.url("/?source=live_sweep")).send().await.unwrap().text().await.unwrap();
         assert!(found.contains("live one") && !found.contains("imported one"), "[{}]", app.backend);
+        // A target that is not an address, or one with markup, is shown as inert text.
+        for target in ["<script>alert(1)</script>", "http://127.0.0.1:9/<img src=x onerror=alert(2)>"] {
+            let mut bad = run.clone();
+            bad.source.file_name = Some(target.into());
+            let resp = app.client.post(app.url("/api/v1/live-runs")).json(&bad).send().await.unwrap();
+            let id = resp.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+            let html = app.client.get(app.url(&format!("/runs/{id}"))).send().await.unwrap().text().await.unwrap();
+            assert!(!html.contains("<script>alert") && !html.contains("<img src=x"), "[{}] {target}", app.backend);
+        }
     }
 }
 

@@ -410,13 +410,25 @@ impl<S: RunSink> Runner<'_, S> {
         let total = due_ms.len();
         self.begin_level(LoadKind::RequestRate, rate_rps, total, self.spec.warmup).await?;
         let progress = self.progress;
-        let out = self
+        let out = match self
             .batch()
             .open(due_ms, |done| {
                 let _ = progress.try_send(Progress::RequestDone { level, done, total });
             })
             .await
-            .ok_or_else(|| self.cancelled_err())?;
+        {
+            Ok(out) => out,
+            // Cancelled mid-level: the requests that finished are kept as a partial level.
+            Err(finished) if !finished.is_empty() => {
+                let raw = merge(
+                    raw,
+                    json!({ "partial": { "cancelled": true, "requests_planned": total, "requests_finished": finished.len() } }),
+                );
+                self.store_open(rate_rps, &finished, raw, true).await?;
+                return Err(self.cancelled_err());
+            }
+            Err(_) => return Err(self.cancelled_err()),
+        };
         let raw = match &out.over_capacity {
             None => merge(raw, json!({ "over_saturation": { "detected": false } })),
             Some(f) => merge(
@@ -579,8 +591,13 @@ impl Batch<'_> {
 
     /// Open loop: request `i` goes out at `due_ms[i]` after the start, however many are in
     /// flight; one that cannot go out on time goes out as soon as it can (never dropped)
-    /// and is timed from its due time. Samples in schedule order, or `None` when cancelled.
-    async fn open(&mut self, due_ms: &[f64], mut on_done: impl FnMut(usize)) -> Option<OpenOutcome> {
+    /// and is timed from its due time. Samples in schedule order. Cancelled: `Err` with the
+    /// requests that had finished.
+    async fn open(
+        &mut self,
+        due_ms: &[f64],
+        mut on_done: impl FnMut(usize),
+    ) -> Result<OpenOutcome, Vec<RequestSample>> {
         // Bodies are built before the clock starts, so building them cannot make sends late.
         let mut bodies: Vec<Option<Value>> =
             due_ms.iter().map(|_| Some(request_body(self.target, self.prompts.next_input()))).collect();
@@ -608,7 +625,7 @@ impl Batch<'_> {
                 biased;
                 () = cancelled(self.cancel) => {
                     set.abort_all();
-                    return None;
+                    return Err(slots.into_iter().flatten().collect());
                 }
                 () = tokio::time::sleep_until(next_due.unwrap_or(start).into()), if next_due.is_some() => {
                     // Everything due by now goes out (a catch-up burst after a stall).
@@ -647,7 +664,7 @@ impl Batch<'_> {
                 }
             }
         }
-        Some(OpenOutcome { samples: slots.into_iter().flatten().collect(), over_capacity: over, unsent, in_flight_at })
+        Ok(OpenOutcome { samples: slots.into_iter().flatten().collect(), over_capacity: over, unsent, in_flight_at })
     }
 }
 

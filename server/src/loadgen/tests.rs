@@ -373,6 +373,31 @@ async fn cancel_mid_level_keeps_its_finished_requests_as_a_partial_level() {
     assert!(!stored.points[0].truncated);
 }
 
+/// The same for a request-rate level: the requests answered before the cancel stay.
+#[tokio::test]
+async fn cancel_mid_rate_keeps_its_finished_requests_as_a_partial_level() {
+    let (url, _fake) = fake_server(10).await;
+    let (_dir, pool) = temp_db().await;
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let (tx, mut rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            if matches!(p, Progress::RequestDone { level: 0, done: 3, .. }) {
+                let _ = cancel_tx.send(true);
+            }
+        }
+    });
+    let mut s = spec(&url, "slow", vec![1]);
+    s.warmup = 0;
+    s.loads = Loads::Rates { rates_rps: vec![10.0], arrival: Arrival::Constant, requests: 20 };
+    let err = run_sweep(&pool, s, tx, cancel_rx).await.unwrap_err();
+    let LoadgenError::Cancelled { run } = err else { panic!("{err:?}") };
+    let stored = app::db::get_run(&pool, &run).await.unwrap();
+    assert_eq!(stored.points.len(), 1, "the cut rate level is kept");
+    assert!(stored.points[0].truncated);
+    assert!((3..20).contains(&stored.points[0].requests_ok.unwrap()));
+}
+
 #[tokio::test]
 async fn a_full_progress_channel_never_stalls_the_sweep() {
     let (url, _fake) = fake_server(3).await;
