@@ -7,6 +7,10 @@
 // dark colour scheme reaches the page and the charts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { startServer, launchBrowser, watchErrors } from './support.mjs';
 
 let server;
@@ -259,5 +263,28 @@ test('a live sweep: the form shows what applies; progress says level k of n, req
   } finally {
     await page.close();
     await sim.stop();
+  }
+});
+
+test('the offline compare report lays its charts out the same way (opened from a file)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plateau-layout-'));
+  try {
+    const html = await (await fetch(`${server.base}/compare/report.html?runs=${completions},${chat}`)).text();
+    const file = join(dir, 'report.html');
+    writeFileSync(file, html);
+    for (const w of [390, 1440]) {
+      const ctx = await browser.newContext({ viewport: { width: w, height: 900 } });
+      const page = await ctx.newPage();
+      await page.goto(pathToFileURL(file).href);
+      await page.waitForFunction(() => {
+        const els = [...document.querySelectorAll('.chart')];
+        return els.length > 0 && window.echarts && els.every((el) => window.echarts.getInstanceByDom(el));
+      }, null, { timeout: 20_000 });
+      check(`report ${w}px`, await page.evaluate(measure));
+      assert.match(await page.locator('#explanations').innerText(), /Why throughput differs/);
+      await ctx.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
