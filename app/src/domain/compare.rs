@@ -798,6 +798,11 @@ pub(crate) fn fmt_ms(ms: f64) -> String {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::*;
+    use crate::domain::metrics::{TokenCountSource, TtftDefinition};
+    use crate::domain::{EndpointKind, RunId, RunStatus, SourceFormat, SourceInfo};
+    use proptest::prelude::*;
+
     /// Which way is better, for the colours of a change (issue #17: latency up is worse).
     #[test]
     fn directions_of_quantities() {
@@ -808,11 +813,6 @@ pub(crate) mod tests {
         assert_eq!(m(Metric::OutputTokens, Stat::Mean).higher_is_better(), None);
         assert_eq!(Quantity::RequestsFailed.higher_is_better(), Some(false));
     }
-
-    use super::*;
-    use crate::domain::metrics::{TokenCountSource, TtftDefinition};
-    use crate::domain::{EndpointKind, RunId, RunStatus, SourceFormat, SourceInfo};
-    use proptest::prelude::*;
 
     /// A closed-loop level with the numbers benchmark.py prints.
     pub(crate) fn level(c: f64, tok_s: f64, avg_s: Option<f64>) -> Point {
