@@ -4,8 +4,8 @@
 //   node .ci/assets.mjs SITE_DIR [--budget-gzip-kb N]
 //
 // In:  SITE/pkg/plateau.js, plateau_bg.wasm, plateau.css (wasm-bindgen's output and the
-//      stylesheet), SITE/echarts.min.js and SITE/plateau.js (from public/).
-// Out: SITE/pkg/<id>.js, <id>_bg.wasm, <id>.css, <id>.echarts.js, <id>.ui.js, where <id> is
+//      stylesheet), SITE/echarts.min.js, SITE/plateau.js and SITE/charts.js (from public/).
+// Out: SITE/pkg/<id>.js, <id>_bg.wasm, <id>.css, <id>.echarts.js, <id>.ui.js, <id>.charts.js, where <id> is
 //      `plateau-` + 12 hex digits of the SHA-256 of all of them; SITE/pkg/build-id holds <id>
 //      (the server reads it at start-up and names the files in every page); a `.gz` and a
 //      `.br` beside every file of SITE/pkg (served when the browser accepts them). Hashed names
@@ -31,6 +31,7 @@ const inputs = [
   [join(pkg, 'plateau.css'), '.css'],
   [join(site, 'echarts.min.js'), '.echarts.js'],
   [join(site, 'plateau.js'), '.ui.js'],
+  [join(site, 'charts.js'), '.charts.js'],
 ];
 const hash = createHash('sha256');
 for (const [file] of inputs) hash.update(readFileSync(file));

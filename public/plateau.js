@@ -52,24 +52,42 @@ document.addEventListener('change', function (e) {
   });
 });
 
-// Run page of a running sweep: follow its progress (server-sent events); reload when a
-// level is stored so the charts and tables fill in; cancel without leaving the page.
+// Run page of a running sweep: follow its progress (server-sent events): level k of n, the
+// requests done of the level, the time elapsed and an estimate of what remains (ticking
+// between events, so a wave that finishes all at once still shows time passing); reload
+// when a level is stored so the charts and tables draw it; cancel without leaving the page.
 (function () {
   var live = document.getElementById('live');
   if (!live || !window.EventSource) return;
   var id = live.getAttribute('data-run');
   var text = document.getElementById('live-text');
   var bar = document.getElementById('live-progress');
+  var line = null, at = 0;
+  function clock(s) {
+    s = Math.max(0, Math.round(s));
+    var m = Math.floor(s / 60), h = Math.floor(m / 60);
+    var mm = h ? String(m % 60).padStart(2, '0') : String(m);
+    return (h ? h + ':' : '') + mm + ':' + String(s % 60).padStart(2, '0');
+  }
+  function show() {
+    if (!line) return;
+    var gone = (Date.now() - at) / 1000;
+    var load = line.load_kind === 'request_rate' ? line.load + ' req/s' : 'C=' + line.load;
+    var left = line.remaining_s == null ? 'estimating what remains…' : 'about ' + clock(line.remaining_s - gone) + ' left';
+    text.textContent = 'Level ' + (line.level + 1) + (line.levels ? ' of ' + line.levels : '') + ' (' + load + '): ' +
+      line.done + ' of ' + line.total + ' requests done · ' + clock(line.elapsed_s + gone) + ' elapsed · ' + left;
+    var spent = line.elapsed_s + gone;
+    if (line.remaining_s != null) { bar.max = 1; bar.value = Math.min(1, spent / (line.elapsed_s + line.remaining_s)); }
+    else if (line.levels) { bar.max = line.levels * line.total; bar.value = line.level * line.total + line.done; }
+    else { bar.max = line.total; bar.value = line.done; }
+  }
+  setInterval(show, 1000);
   var source = new EventSource('/api/v1/sweeps/' + id + '/events');
   source.onmessage = function (m) {
     var ev;
     try { ev = JSON.parse(m.data); } catch (e) { return; }
-    if (ev.event === 'level_started') {
-      var load = ev.load_kind === 'request_rate' ? ev.load + ' req/s' : 'C=' + ev.load;
-      text.textContent = 'Level ' + (ev.level + 1) + ': ' + load + ', ' + ev.requests + ' requests…';
-      bar.max = ev.requests; bar.value = 0;
-    } else if (ev.event === 'request_done') {
-      bar.max = ev.total; bar.value = ev.done;
+    if (ev.event === 'progress') {
+      line = ev; at = Date.now(); show();
     } else if (ev.event === 'plateau') {
       text.textContent = 'Adaptive search: ' + ev.text;
     } else if (ev.event === 'level_done' || ev.event === 'finished') {
@@ -92,9 +110,22 @@ document.addEventListener('change', function (e) {
   var form = document.getElementById('cancel-form');
   if (form) form.addEventListener('submit', function (e) {
     e.preventDefault();
-    text.textContent = 'Cancelling…';
+    text.textContent = 'Cancelling… the requests already finished in this level are kept, as a partial level.';
     fetch(form.action, { method: 'POST' });
   });
+})();
+
+// New sweep form: only the fields of the chosen load kind show (all show without JavaScript).
+(function () {
+  var kind = document.querySelector('#sweep-form select[name=load]');
+  if (!kind) return;
+  function apply() {
+    document.querySelectorAll('#sweep-form [data-load]').forEach(function (el) {
+      el.hidden = el.getAttribute('data-load').split(' ').indexOf(kind.value) < 0;
+    });
+  }
+  kind.addEventListener('change', apply);
+  apply();
 })();
 
 function decodeName(n) {
@@ -133,7 +164,8 @@ function keepHidden(selected) {
       b.title = 'download this chart as a PNG image';
       b.addEventListener('click', function () {
         var a = document.createElement('a');
-        a.href = chart.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: '#ffffff' });
+        // The page's own background: white, or the dark theme's card colour.
+        a.href = chart.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: window.plateauDark ? '#1d2229' : '#ffffff' });
         a.download = 'plateau-' + el.id + '.png';
         document.body.appendChild(a);
         a.click();

@@ -204,10 +204,14 @@ test('comparing the story runs explains the C=32 difference; runs toggle off and
   assert.match(await page.locator('#verdicts').innerText(), /not like for like: endpoint differs \(chat vs completions\)/);
   // The delta table: C=32 is shared, C=1 and C=48.. are each only in one run.
   const row32 = page.locator('#delta-table tbody tr', { has: page.locator('td.load', { hasText: /^32/ }) });
-  const cells = await row32.locator('td').allInnerTexts();
+  // The % change sits under its value (a line of its own): compare the words.
+  const cells = (await row32.locator('td').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
   // Columns follow the selection order (chat, completions); % changes are against the baseline.
   assert.equal(cells[1], '464.4 -41.9 %');
   assert.equal(cells[2], '35.23 +72.9 %', 'the same statistic (mean) on both sides');
+  // Coloured by what the change means: less throughput and more latency are both worse.
+  assert.equal(await row32.locator('td').nth(1).locator('.delta').getAttribute('class'), 'delta down worse');
+  assert.equal(await row32.locator('td').nth(2).locator('.delta').getAttribute('class'), 'delta up worse');
   assert.equal(cells[4], '799.9');
   assert.equal(cells[5], '20.38');
   assert.match(await page.locator('#delta-table tbody tr').first().innerText(), /only in/);

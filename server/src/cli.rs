@@ -245,9 +245,6 @@ pub struct ServeArgs {
     /// Load the story's two runs if they are not stored yet.
     #[arg(long)]
     pub demo: bool,
-    /// Where `--demo` finds the story's benchmark.py output.
-    #[arg(long, env = "PLATEAU_FIXTURES")]
-    pub fixtures: Option<PathBuf>,
     /// Largest accepted upload, in MiB.
     #[arg(long, env = "PLATEAU_MAX_UPLOAD_MIB", default_value_t = 64)]
     pub max_upload_mib: usize,
@@ -357,7 +354,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 db,
                 site_root: a.site_root,
                 demo: a.demo,
-                fixtures: a.fixtures.unwrap_or_else(config::fixtures_dir),
                 max_upload_bytes: a.max_upload_mib.saturating_mul(1024 * 1024),
                 sweep_allow: crate::sweeps::AllowList { hosts: a.sweep_allow },
                 auth: match a.auth {

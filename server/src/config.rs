@@ -16,8 +16,3 @@ pub fn default_db_path() -> PathBuf {
         None => PathBuf::from("plateau.db"),
     }
 }
-
-/// The shared fixtures directory (`PLATEAU_FIXTURES`, default `../shared/fixtures`).
-pub fn fixtures_dir() -> PathBuf {
-    std::env::var_os("PLATEAU_FIXTURES").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("../shared/fixtures"))
-}

@@ -4,7 +4,7 @@
 //!   `AuthState` (handed over by the router), never [`routes`].
 //! - [`cli`]: command-line parsing and the subcommands (`serve`, `import`, `sim`, `sweep`,
 //!   `user`, `token`).
-//! - [`config`]: defaults (database path, fixtures directory) and how to override them.
+//! - [`config`]: defaults (the database path) and how to override them.
 //! - [`startup`]: opens the database and serves the app.
 //! - [`routes`]: the HTTP surface (pages, server functions, upload, REST API), and
 //!   `routes::error`: the one mapping of service errors to HTTP (`ApiError`) and of a

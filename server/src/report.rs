@@ -97,6 +97,10 @@ pub fn html_report(
     };
     let echarts = read("echarts.min.js")?;
     let css = read("pkg/plateau.css").unwrap_or_default();
+    // How the page draws its charts (theme, units in tooltips, legends), so the report's
+    // charts read the same; without it they are drawn plain.
+    let charts_js =
+        std::fs::read_to_string(site_root.join("charts.js")).unwrap_or_default().replace("</script", "<\\/script");
     let (title, charts): (String, Vec<PageChart>) = match target {
         ViewTarget::Run(_) => (
             runs.first().map(|r| r.name.clone()).unwrap_or_default(),
@@ -133,9 +137,36 @@ pub fn html_report(
             escape_html(&sat)
         ));
     }
-    body.push_str("</section>\n<section class=\"charts\">");
+    body.push_str("</section>\n");
+    if matches!(target, ViewTarget::Compare) {
+        // What the compare page explains: the facts verdicts and why throughput differs.
+        let e = explain(runs, app::domain::compare::baseline_index(runs, view.baseline.as_ref()));
+        for (id, title, lines) in [
+            ("verdicts", "Are these runs comparable?", &e.verdicts),
+            ("explanations", "Why throughput differs", &e.reasons),
+        ] {
+            if lines.is_empty() {
+                continue;
+            }
+            body.push_str(&format!("<section class=\"explanations\" id=\"{id}\"><h2>{title}</h2><ul>"));
+            for l in lines {
+                body.push_str(&format!("<li>{}</li>", escape_html(l)));
+            }
+            body.push_str("</ul></section>\n");
+        }
+    }
+    body.push_str("<section class=\"charts\">");
     let mut options = serde_json::Map::new();
     for c in &charts {
+        if let Some(why) = &c.empty {
+            body.push_str(&format!(
+                "<figure><figcaption>{}</figcaption><div class=\"chart-empty\" id=\"{}\" role=\"note\">{}</div></figure>",
+                escape_html(&c.caption),
+                c.id,
+                escape_html(why)
+            ));
+            continue;
+        }
         body.push_str(&format!(
             "<figure><figcaption>{}</figcaption><div class=\"chart\" id=\"{}\" role=\"img\" aria-label=\"{}\" style=\"width:100%;height:360px\"></div></figure>",
             escape_html(&c.caption),
@@ -159,7 +190,7 @@ pub fn html_report(
     let charts_json = script_json(&serde_json::Value::Object(options).to_string());
     let echarts = echarts.replace("</script", "<\\/script");
     let init = format!(
-        "(function(){{var o={charts_json};Object.keys(o).forEach(function(id){{var el=document.getElementById(id);if(el&&window.echarts){{echarts.init(el).setOption(o[id]);}}}});window.addEventListener('resize',function(){{document.querySelectorAll('.chart').forEach(function(el){{var c=echarts.getInstanceByDom(el);if(c)c.resize();}});}});}})();"
+        "document.documentElement.classList.add('js');{charts_js}(function(){{var o={charts_json};Object.keys(o).forEach(function(id){{var el=document.getElementById(id);if(el&&window.echarts){{if(window.plateauChart)plateauChart(el,o[id]);else echarts.init(el).setOption(o[id]);}}}});window.addEventListener('resize',function(){{document.querySelectorAll('.chart').forEach(function(el){{var c=echarts.getInstanceByDom(el);if(c)c.resize();}});}});}})();"
     );
     let document_policy = report_policy(&[&echarts, &init]);
     let html = format!(
@@ -261,23 +292,51 @@ pub fn compare_csv(runs: &[Run], view: &ViewState, baseline: usize) -> String {
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
-/// A comparison as Markdown: each run's table, the explanations, then the annotations.
+/// What a comparison explains, in words, as the compare page says it: each run's facts
+/// verdict against the baseline, and why throughput differs at each shared level.
+struct Explained {
+    verdicts: Vec<String>,
+    reasons: Vec<String>,
+}
+
+fn explain(runs: &[Run], baseline: usize) -> Explained {
+    let Some(cmp) = app::domain::compare::compare(runs, baseline) else {
+        return Explained { verdicts: Vec::new(), reasons: Vec::new() };
+    };
+    let name = |i: usize| runs.get(i).map(|r| r.name.clone()).unwrap_or_default();
+    let verdicts = cmp
+        .runs
+        .iter()
+        .map(|rv| format!("{} vs baseline {}: {}", name(rv.run), name(baseline), rv.facts.explanation))
+        .collect();
+    let several = runs.len() > 2;
+    let reasons = cmp
+        .levels
+        .iter()
+        .flat_map(|l| {
+            l.deltas.iter().filter_map(move |d| {
+                let a = d.attribution.as_ref()?;
+                Some(if several { format!("{}: {}", name(d.run), a.sentence) } else { a.sentence.clone() })
+            })
+        })
+        .collect();
+    Explained { verdicts, reasons }
+}
+
+/// A comparison as Markdown: each run's table, the facts verdicts, why throughput
+/// differs, then the annotations.
 pub fn compare_markdown(runs: &[Run], baseline: usize) -> String {
     let mut out = String::new();
     for r in runs {
         out.push_str(&crate::export::markdown(r));
         out.push('\n');
     }
-    if let Some(cmp) = app::domain::compare::compare(runs, baseline) {
-        let sentences: Vec<String> = cmp
-            .levels
-            .iter()
-            .flat_map(|l| l.deltas.iter().filter_map(|d| d.attribution.as_ref().map(|a| a.sentence.clone())))
-            .collect();
-        if !sentences.is_empty() {
-            out.push_str("**Why throughput differs**\n\n");
-            for s in sentences {
-                out.push_str(&format!("- {}\n", crate::export::markdown_text(&s)));
+    let e = explain(runs, baseline);
+    for (title, lines) in [("Are these runs comparable?", &e.verdicts), ("Why throughput differs", &e.reasons)] {
+        if !lines.is_empty() {
+            out.push_str(&format!("**{title}**\n\n"));
+            for s in lines {
+                out.push_str(&format!("- {}\n", crate::export::markdown_text(s)));
             }
             out.push('\n');
         }

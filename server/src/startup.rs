@@ -15,7 +15,6 @@ pub struct ServeConfig {
     pub db: app::db::DbTarget,
     pub site_root: PathBuf,
     pub demo: bool,
-    pub fixtures: PathBuf,
     pub max_upload_bytes: usize,
     /// Hosts server-started sweeps may target.
     pub sweep_allow: crate::sweeps::AllowList,
@@ -46,7 +45,7 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
         tracing::warn!(runs = stale, "sweeps whose lease lapsed (no heartbeat) are marked interrupted");
     }
     if cfg.demo {
-        demo::load(&pool, &cfg.fixtures).await.context("loading the demo runs")?;
+        demo::load(&pool).await.context("loading the demo runs")?;
     }
     if !cfg.site_root.join("pkg").exists() {
         tracing::warn!(site_root = %cfg.site_root.display(), "no built site here: pages render, but without styles, charts or hydration; run .ci/build");

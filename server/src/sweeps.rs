@@ -400,17 +400,9 @@ fn default_prompt_tokens() -> u32 {
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum SweepEvent {
-    LevelStarted {
-        level: usize,
-        load_kind: &'static str,
-        load: f64,
-        requests: usize,
-    },
-    RequestDone {
-        level: usize,
-        done: usize,
-        total: usize,
-    },
+    /// A level begins, and every measured request that finishes in it: each event says all
+    /// a progress line needs, so a page that connects mid-level shows it at once.
+    Progress(ProgressLine),
     LevelDone {
         level: usize,
         load: f64,
@@ -425,9 +417,94 @@ pub enum SweepEvent {
     },
 }
 
+/// Where a running sweep is: level `level` (0-based) of `levels` (unknown for an adaptive
+/// search), its load, `done` of its `total` measured requests, the time since the sweep
+/// started and an estimate of what remains (`None` until something has been timed).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProgressLine {
+    pub level: usize,
+    pub levels: Option<usize>,
+    pub load_kind: &'static str,
+    pub load: f64,
+    pub done: usize,
+    pub total: usize,
+    pub elapsed_s: f64,
+    pub remaining_s: Option<f64>,
+}
+
+/// What remains of a sweep, in seconds, from what it has timed so far: the finished
+/// levels' durations (`finished_s`), and the current level's index, elapsed time and
+/// requests done of total. The current level ends when its rate of finished requests says
+/// (steady mode) or, before a request has finished (a wave, where all finish together), after
+/// the finished levels' mean duration; each later level takes that mean. `None` while
+/// nothing has been timed, or when the number of levels is unknown (adaptive) and the
+/// current level has no estimate.
+pub fn remaining_s(
+    finished_s: &[f64],
+    levels: Option<usize>,
+    level: usize,
+    in_level_s: f64,
+    done: usize,
+    total: usize,
+) -> Option<f64> {
+    let mean = (!finished_s.is_empty()).then(|| finished_s.iter().sum::<f64>() / finished_s.len() as f64);
+    let current_total = if done > 0 && done < total && in_level_s > 0.0 {
+        Some(in_level_s / done as f64 * total as f64)
+    } else if done >= total && total > 0 {
+        Some(in_level_s)
+    } else {
+        mean
+    };
+    let current_left = current_total.map(|t| (t - in_level_s).max(0.0));
+    let later = levels.map(|n| n.saturating_sub(level + 1));
+    match (current_left, later, mean) {
+        (Some(c), Some(0), _) => Some(c),
+        (Some(c), Some(n), Some(m)) => Some(c + n as f64 * m),
+        _ => None,
+    }
+}
+
+/// The sweep's clock, for the progress lines.
+struct Clock {
+    start: std::time::Instant,
+    levels: Option<usize>,
+    level_start: std::time::Instant,
+    finished_s: Vec<f64>,
+    line: Option<ProgressLine>,
+}
+
+impl Clock {
+    fn new(levels: Option<usize>) -> Self {
+        let now = std::time::Instant::now();
+        Self { start: now, levels, level_start: now, finished_s: Vec::new(), line: None }
+    }
+
+    fn line(&mut self, level: usize, load_kind: &'static str, load: f64, done: usize, total: usize) -> ProgressLine {
+        let in_level = self.level_start.elapsed().as_secs_f64();
+        let line = ProgressLine {
+            level,
+            levels: self.levels,
+            load_kind,
+            load,
+            done,
+            total,
+            elapsed_s: round1(self.start.elapsed().as_secs_f64()),
+            remaining_s: remaining_s(&self.finished_s, self.levels, level, in_level, done, total).map(round1),
+        };
+        self.line = Some(line.clone());
+        line
+    }
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
 struct Running {
     cancel: watch::Sender<bool>,
     events: broadcast::Sender<SweepEvent>,
+    /// The latest progress line, for a page that connects mid-level.
+    last: Arc<Mutex<Option<SweepEvent>>>,
 }
 
 /// The running sweeps of this server.
@@ -470,14 +547,19 @@ impl Sweeps {
         let sweep = tokio::spawn(async move { loadgen::run_sweep(&pool, spec, tx, cancel_rx).await });
         let this = Arc::clone(self);
         let events_tx = events.clone();
+        let last: Arc<Mutex<Option<SweepEvent>>> = Arc::default();
         tokio::spawn(async move {
             let mut started = Some(started_tx);
             let mut key = None;
+            let mut clock = Clock::new(None);
             while let Some(p) = rx.recv().await {
                 let ev = match p {
-                    Progress::Started { run, .. } => {
-                        this.lock()
-                            .insert(run.to_string(), Running { cancel: cancel_tx.clone(), events: events_tx.clone() });
+                    Progress::Started { run, levels } => {
+                        clock = Clock::new(levels);
+                        this.lock().insert(
+                            run.to_string(),
+                            Running { cancel: cancel_tx.clone(), events: events_tx.clone(), last: last.clone() },
+                        );
                         watch_cancel_requests(this.pool.clone(), run.clone(), cancel_tx.clone());
                         key = Some(run.to_string());
                         if let Some(s) = started.take() {
@@ -486,14 +568,22 @@ impl Sweeps {
                         continue;
                     }
                     Progress::LevelStarted { level, load_kind, load, requests } => {
-                        SweepEvent::LevelStarted { level, load_kind: load_kind.as_str(), load, requests }
+                        clock.level_start = std::time::Instant::now();
+                        SweepEvent::Progress(clock.line(level, load_kind.as_str(), load, 0, requests))
                     }
                     Progress::Plateau { verdict } => SweepEvent::Plateau { text: verdict.to_string() },
-                    Progress::RequestDone { level, done, total } => SweepEvent::RequestDone { level, done, total },
+                    Progress::RequestDone { level, done, total } => {
+                        let (kind, load) = clock.line.as_ref().map_or(("concurrency", 0.0), |l| (l.load_kind, l.load));
+                        SweepEvent::Progress(clock.line(level, kind, load, done, total))
+                    }
                     Progress::LevelDone { level, point } => {
+                        clock.finished_s.push(clock.level_start.elapsed().as_secs_f64());
                         SweepEvent::LevelDone { level, load: point.load_value, output_tok_s: point.output_tok_s() }
                     }
                 };
+                if matches!(ev, SweepEvent::Progress(_)) {
+                    *last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(ev.clone());
+                }
                 let _ = events_tx.send(ev);
             }
             let status = match sweep.await {
@@ -519,8 +609,12 @@ impl Sweeps {
     }
 
     /// Progress of a running sweep, or `None` when it is not running here.
-    pub fn subscribe(&self, id: &str) -> Option<broadcast::Receiver<SweepEvent>> {
-        self.lock().get(id).map(|r| r.events.subscribe())
+    /// The sweep's events from now on, after its latest progress line (if any yet).
+    pub fn subscribe(&self, id: &str) -> Option<(Option<SweepEvent>, broadcast::Receiver<SweepEvent>)> {
+        self.lock().get(id).map(|r| {
+            let last = r.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+            (last, r.events.subscribe())
+        })
     }
 
     /// Asks a running sweep to stop; its finished levels stay. False when not running.
@@ -605,6 +699,26 @@ pub fn follow_stored(pool: Db, run: RunId) -> impl futures_util::Stream<Item = S
 
 #[cfg(test)]
 mod tests {
+    use super::remaining_s;
+
+    /// Issue #17: the estimate of what remains, in wave and steady mode.
+    #[test]
+    fn what_remains_is_estimated_from_what_was_timed() {
+        // Nothing timed yet: no estimate rather than a guess.
+        assert_eq!(remaining_s(&[], Some(4), 0, 3.0, 0, 8), None);
+        // Steady, first level: 2 of 8 done in 5 s → 15 s more for this level, later levels unknown.
+        assert_eq!(remaining_s(&[], Some(1), 0, 5.0, 2, 8), Some(15.0));
+        assert_eq!(remaining_s(&[], Some(3), 0, 5.0, 2, 8), None);
+        // Wave (nothing done until the end): two levels took 10 s and 14 s; level 3 of 4 has
+        // run 4 s: 12 − 4 = 8 s left of it, then one more level of 12 s.
+        assert_eq!(remaining_s(&[10.0, 14.0], Some(4), 2, 4.0, 0, 32), Some(20.0));
+        // A level running longer than the mean has nothing left of it, not a negative time.
+        assert_eq!(remaining_s(&[10.0], Some(2), 1, 30.0, 0, 8), Some(0.0));
+        // Adaptive (levels unknown): only once the current level can be estimated… and then
+        // not at all, since later levels are unknown.
+        assert_eq!(remaining_s(&[10.0], None, 1, 4.0, 0, 8), None);
+    }
+
     use super::*;
 
     fn addr(s: &str) -> SocketAddr {

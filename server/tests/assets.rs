@@ -77,6 +77,7 @@ async fn pages_are_not_stored_and_name_the_hashed_assets() {
             format!("/pkg/{ID}.css"),
             format!("/pkg/{ID}.echarts.js"),
             format!("/pkg/{ID}.ui.js"),
+            format!("/pkg/{ID}.charts.js"),
             format!("pkg/{ID}_bg.wasm"),
         ] {
             assert!(html.contains(&asset), "{asset} is not named in the page");

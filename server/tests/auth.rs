@@ -517,10 +517,13 @@ async fn read_login_refuses_anonymous_readers() {
 #[tokio::test]
 async fn read_public_lets_anyone_read() {
     for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
-        for path in ["/", "/upload", "/compare", "/api/v1/runs", "/login"] {
+        for path in ["/", "/upload", "/api/v1/runs", "/login"] {
             let resp = app.client.get(app.url(path)).send().await.unwrap();
             assert_eq!(resp.status(), StatusCode::OK, "{path}");
         }
+        // Read, not refused: a comparison of no runs is the reader's mistake (400, issue #17).
+        let resp = app.client.get(app.url("/compare")).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "/compare");
     }
 }
 

@@ -80,7 +80,7 @@ async fn the_demo_and_two_thousand_runs_go_to_postgres_and_back_with_identical_e
     let started = Instant::now();
     let original: TestDb = testing::fresh_sqlite().await;
     let db = &original.db;
-    server::demo::load(db, &common::fixtures()).await.unwrap();
+    server::demo::load(db).await.unwrap();
     let generated: Vec<NewRun> = (0..GENERATED).map(generated).collect();
     app::db::insert_runs(db, &generated).await.unwrap();
     let list = app::db::list_runs(db).await.unwrap();

@@ -11,7 +11,6 @@
 )]
 
 mod common;
-use common::fixtures;
 use common::TestApp;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -35,7 +34,7 @@ impl TestApp {
 
 /// The story's two runs: (chat, completions) ids.
 async fn story(app: &TestApp) -> (String, String) {
-    server::demo::load(&app.pool, &fixtures()).await.unwrap();
+    server::demo::load(&app.pool).await.unwrap();
     let runs = app::db::list_runs(&app.pool).await.unwrap();
     let id = |name: &str| runs.iter().find(|r| r.name == name).unwrap().id.to_string();
     (id(server::demo::CHAT_RUN), id(server::demo::COMPLETIONS_RUN))

@@ -142,6 +142,18 @@ async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
         let run = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
         assert_eq!(run.status, RunStatus::Complete);
         assert_eq!(run.points.len(), 2);
+        // Issue #17: progress says level k of n, the requests done of the level, the time
+        // elapsed and (once a level has been timed) what remains.
+        let lines: Vec<serde_json::Value> = events
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .filter(|v: &serde_json::Value| v["event"] == "progress")
+            .collect();
+        assert!(!lines.is_empty(), "{events}");
+        assert!(lines.iter().all(|l| l["levels"] == 2 && l["total"].as_u64().is_some() && l["elapsed_s"].is_number()));
+        let second = lines.iter().find(|l| l["level"] == 1).expect("the second level's progress");
+        assert!(second["remaining_s"].is_number(), "an estimate once a level was timed: {second}");
         let export = server::export::json(&pool, &run.id).await.unwrap();
         assert!(!export.contains("sk-http-secret-42"));
         let bytes = store.stored_bytes().await;

@@ -4,17 +4,18 @@
 //! Run names become series names, and ECharts renders series names in tooltips as HTML:
 //! they are escaped here ([`series_name`]) so a name with markup stays inert text.
 
-use super::{base, pairs};
+use super::{axis_name, base, base_with, pairs, round_for_display, shown_unit, throughput_axis};
 use crate::domain::metrics::{Metric, Stat};
 use crate::domain::{analysis, LoadKind, Point, Run};
-use charming::component::{Axis, Grid, Legend};
+use charming::component::Axis;
 use charming::element::{AreaStyle, AxisType, ItemStyle, LineStyle, LineStyleType, NameLocation, Tooltip, Trigger};
 use charming::series::{Bar, Line, Scatter};
 use charming::Chart;
 
-/// Run colours, in order (colour-blind-safe Okabe–Ito, then ECharts' defaults).
+/// Run colours, in order (colour-blind-safe Okabe–Ito with grey for its black, which the
+/// dark theme would hide; then ECharts' defaults).
 pub const PALETTE: [&str; 10] =
-    ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#91cc75", "#fc8452"];
+    ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#8c8c8c", "#91cc75", "#fc8452"];
 
 /// The colour of run `i`.
 pub fn colour(i: usize) -> &'static str {
@@ -53,12 +54,14 @@ fn line(i: usize, name: String, data: Vec<Vec<f64>>) -> Line {
 /// Output tok/s against load, each run with its own dashed ideal-linear reference.
 pub fn throughput(runs: &[Run]) -> Chart {
     let k = kind(runs);
-    let mut chart = base(k, "output tok/s");
+    let measured = runs.iter().flat_map(|r| on_axis(r, k)).filter_map(|p| p.output_tok_s()).collect::<Vec<_>>();
+    let mut chart = base_with(k, throughput_axis(measured));
     for (i, run) in runs.iter().enumerate() {
         let pts = on_axis(run, k);
         let name = series_name(&run.name);
         chart = chart.series(super::saturation_marks(line(i, name.clone(), pairs(&pts, Point::output_tok_s)), &pts));
-        let ideal: Vec<Vec<f64>> = analysis::ideal_linear(&pts).into_iter().map(|(c, t)| vec![c, t]).collect();
+        let ideal: Vec<Vec<f64>> =
+            analysis::ideal_linear(&pts).into_iter().map(|(c, t)| vec![c, round_for_display(t)]).collect();
         if !ideal.is_empty() {
             chart = chart.series(
                 Line::new()
@@ -77,24 +80,26 @@ pub fn throughput(runs: &[Run]) -> Chart {
 /// run; `None` when no run has it.
 pub fn focus(runs: &[Run], metric: Metric, stat: Stat) -> Option<Chart> {
     let k = kind(runs);
-    let unit = metric.unit().label();
-    let mut chart = base(k, &format!("{} {} ({unit})", metric.label(), stat.name()));
+    let (unit, factor) = shown_unit(metric);
+    let mut chart = base(k, &axis_name(&format!("{} {}", super::quantity(metric), stat.name()), unit));
     let mut any = false;
     for (i, run) in runs.iter().enumerate() {
-        let data = pairs(&on_axis(run, k), |p| p.get(metric, stat));
+        let data = pairs(&on_axis(run, k), |p| p.get(metric, stat).map(|v| round_for_display(v * factor)));
         any |= !data.is_empty();
         chart = chart.series(line(i, series_name(&run.name), data));
     }
     any.then_some(chart)
 }
 
-/// A latency metric against load: each run's p50 line (mean when no p50) and a p90–p99
-/// band, drawn as an invisible p90 series with the (p99 − p90) gap stacked on it.
-pub fn latency(runs: &[Run], metric: Metric) -> Option<Chart> {
+/// A latency metric against load: each run's p50 line (mean when some run has no p50) and
+/// a p90–p99 band, drawn as an invisible p90 series with the (p99 − p90) gap stacked on it.
+/// Returns the chart and the statistic its lines draw (for the caption); `None` when no
+/// run has the metric.
+pub fn latency(runs: &[Run], metric: Metric) -> Option<(Chart, Stat)> {
     let k = kind(runs);
-    let scale = |v: f64| if metric == Metric::E2e { v / 1000.0 } else { v };
-    let unit = if metric == Metric::E2e { "s" } else { metric.unit().label() };
-    let mut chart = base(k, &format!("{} ({unit})", metric.label()));
+    let (unit, factor) = shown_unit(metric);
+    let scale = |v: f64| round_for_display(v * factor);
+    let mut chart = base(k, &axis_name(super::quantity(metric), unit));
     let mut any = false;
     // One statistic for every run, so lines compare like with like: p50 when every run
     // that has the metric reports it, the mean otherwise.
@@ -109,14 +114,14 @@ pub fn latency(runs: &[Run], metric: Metric) -> Option<Chart> {
             continue;
         }
         any = true;
-        let label = if mid_stat == Stat::P50 { "p50" } else { "avg" };
+        let label = if mid_stat == Stat::P50 { "p50" } else { "mean" };
         chart = chart.series(line(i, format!("{name} · {label}"), mid));
         let band: Vec<(f64, f64, f64)> = pts
             .iter()
             .filter_map(|p| {
                 let lo = p.get(metric, Stat::P90).map(scale)?;
                 let hi = p.get(metric, Stat::P99).map(scale)?;
-                (hi >= lo).then_some((p.load_value, lo, hi - lo))
+                (hi >= lo).then_some((p.load_value, lo, round_for_display(hi - lo)))
             })
             .collect();
         if !band.is_empty() {
@@ -141,31 +146,31 @@ pub fn latency(runs: &[Run], metric: Metric) -> Option<Chart> {
                 );
         }
     }
-    any.then_some(chart)
+    any.then_some((chart, mid_stat))
 }
 
 fn scatter_base(x: &str, y: &str) -> Chart {
     Chart::new()
         .animation(false)
         .tooltip(Tooltip::new().trigger(Trigger::Item))
-        .legend(Legend::new().top("0"))
-        .grid(Grid::new().left("64").right("24").top("48").bottom("56"))
+        .legend(super::legend())
+        .grid(super::grid())
         .x_axis(
             Axis::new().type_(AxisType::Value).name(x).name_location(NameLocation::Middle).name_gap(28.0).scale(true),
         )
-        .y_axis(Axis::new().type_(AxisType::Value).name(y).scale(true))
+        .y_axis(super::value_axis(y).scale(true))
 }
 
 /// Output tok/s against p50 (or mean) request latency, each run's points joined in load order.
 pub fn throughput_vs_latency(runs: &[Run]) -> Chart {
-    let mut chart = scatter_base("output tok/s", "request latency (s)");
+    let mut chart = scatter_base(&axis_name("Output throughput", "tok/s"), &axis_name("Request latency", "s"));
     for (i, run) in runs.iter().enumerate() {
         let data: Vec<Vec<f64>> = run
             .points
             .iter()
             .filter_map(|p| {
                 let lat = p.latency_ms(Stat::P50).or_else(|| p.latency_ms(Stat::Mean))?;
-                Some(vec![p.output_tok_s()?, lat / 1000.0, p.load_value])
+                Some(vec![p.output_tok_s()?, round_for_display(lat / 1000.0), p.load_value])
             })
             .collect();
         chart = chart.series(line(i, series_name(&run.name), data));
@@ -176,7 +181,7 @@ pub fn throughput_vs_latency(runs: &[Run]) -> Chart {
 /// The interactivity/efficiency trade-off: tok/s each user sees (x) against output tok/s
 /// per GPU (y), every level of every run, and the Pareto frontier over all of them.
 pub fn pareto(runs: &[Run]) -> Chart {
-    let mut chart = scatter_base("tok/s per user", "output tok/s per GPU");
+    let mut chart = scatter_base(&axis_name("Speed per user", "tok/s"), &axis_name("Output per GPU", "tok/s"));
     let mut all: Vec<(f64, f64)> = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let gpus = run.facts.gpu_count.filter(|n| *n > 0).map_or(1.0, |n| n as f64);
@@ -194,7 +199,7 @@ pub fn pareto(runs: &[Run]) -> Chart {
                             .flatten()
                     })?;
                 let per_gpu = p.output_tok_s()? / gpus;
-                Some(vec![per_user, per_gpu, p.load_value])
+                Some(vec![round_for_display(per_user), round_for_display(per_gpu), p.load_value])
             })
             .collect();
         all.extend(data.iter().filter_map(|v| Some((*v.first()?, *v.get(1)?))));
@@ -246,17 +251,17 @@ pub fn outcomes(runs: &[Run]) -> Chart {
     let mut chart = Chart::new()
         .animation(false)
         .tooltip(Tooltip::new().trigger(Trigger::Axis))
-        .legend(Legend::new().top("0"))
-        .grid(Grid::new().left("56").right("24").top("48").bottom("40"))
+        .legend(super::legend())
+        .grid(super::grid())
         .x_axis(
             Axis::new()
                 .type_(AxisType::Category)
                 .data(labels)
-                .name("load")
+                .name(kind(runs).label())
                 .name_location(NameLocation::Middle)
-                .name_gap(26.0),
+                .name_gap(28.0),
         )
-        .y_axis(Axis::new().type_(AxisType::Value).name("requests"));
+        .y_axis(super::value_axis(&axis_name("Requests", "requests")));
     for (i, run) in runs.iter().enumerate() {
         // The first point of each load, found by binary search in the sorted list.
         let mut by_load: Vec<&Point> = run.points.iter().collect();
@@ -337,6 +342,8 @@ mod tests {
             "names escaped for the HTML tooltip"
         );
         assert_eq!(v["series"][1]["data"][1], json!([32.0, 1920.0]));
+        // Scaled to the measured 800 tok/s; the ideal line's 1,920 is clipped.
+        assert_eq!(v["yAxis"]["max"], 1000.0);
         assert_eq!(v["series"][0]["itemStyle"]["color"], colour(0));
         assert_eq!(v["series"][2]["itemStyle"]["color"], colour(1));
     }
@@ -344,11 +351,24 @@ mod tests {
     #[test]
     fn latency_band_is_stacked_on_p90() {
         let runs = [run("a", None, &[(1.0, 60.0, 2.0)])];
-        let v = js(&latency(&runs, Metric::E2e).unwrap());
+        let (chart, stat) = latency(&runs, Metric::E2e).unwrap();
+        assert_eq!(stat, Stat::P50);
+        let v = js(&chart);
+        assert_eq!(v["series"][0]["name"], "a · p50");
         assert_eq!(v["series"][0]["data"], json!([[1.0, 2.0]]));
         assert_eq!(v["series"][1]["data"], json!([[1.0, 2.2]]));
-        let gap = v["series"][2]["data"][0][1].as_f64().unwrap();
-        assert!((gap - 0.4).abs() < 1e-9);
+        assert_eq!(v["series"][2]["data"][0][1], json!(0.4), "no float noise in what the tooltip reads");
+        assert_eq!(v["yAxis"]["name"], "Request latency (s)");
+        // A run without p50: every line draws the mean, and says so.
+        let mut no_p50 = run("b", None, &[(1.0, 60.0, 2.0)]);
+        no_p50.points[0].measures.retain(|m| m.stat != Stat::P50);
+        no_p50.points[0].set(Metric::E2e, Stat::Mean, 2100.0);
+        let mut a = runs[0].clone();
+        a.points[0].set(Metric::E2e, Stat::Mean, 2050.0);
+        let both = [a, no_p50];
+        let (chart, stat) = latency(&both, Metric::E2e).unwrap();
+        assert_eq!(stat, Stat::Mean);
+        assert_eq!(js(&chart)["series"][0]["name"], "a · mean");
         assert_eq!(v["series"][1]["stack"], v["series"][2]["stack"]);
         assert!(latency(&runs, Metric::Ttft).is_none(), "no TTFT, no panel");
     }

@@ -143,7 +143,7 @@ pub fn apply_view(chart: Chart, hidden: &[String]) -> Chart {
     if selected.is_empty() {
         return chart;
     }
-    chart.legend(charming::component::Legend::new().top("0").selected(selected))
+    chart.legend(super::legend().selected(selected))
 }
 
 #[cfg(test)]

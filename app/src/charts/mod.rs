@@ -6,10 +6,10 @@
 use crate::domain::metrics::{Metric, Stat};
 use crate::domain::view::Scale;
 use crate::domain::{analysis, knee, LoadKind, Point, Run};
-use charming::component::{Axis, DataZoom, Grid, Legend};
+use charming::component::{Axis, DataZoom, Grid, Legend, LegendType};
 use charming::element::{
     AxisPointer, AxisPointerType, AxisType, ItemStyle, LineStyle, LineStyleType, MarkArea, MarkAreaData, MarkPoint,
-    MarkPointData, NameLocation, Tooltip, Trigger,
+    MarkPointData, NameLocation, TextStyle, Tooltip, Trigger,
 };
 use charming::series::Line;
 use charming::Chart;
@@ -43,6 +43,61 @@ pub fn with_scale<T>(scale: Scale, build: impl FnOnce() -> T) -> T {
     out
 }
 
+/// The unit a metric is drawn in, and the factor from its stored unit: request latency in
+/// seconds on every chart of every page (its neighbours on the page are in seconds too),
+/// every other quantity in its metric's own unit.
+pub fn shown_unit(metric: Metric) -> (&'static str, f64) {
+    if metric == Metric::E2e {
+        ("s", 0.001)
+    } else {
+        (metric.unit().label(), 1.0)
+    }
+}
+
+/// What a metric is called on an axis: "Request latency" for end-to-end latency (its own
+/// label, "latency", reads badly alone), the metric's label otherwise.
+pub fn quantity(metric: Metric) -> &'static str {
+    if metric == Metric::E2e {
+        "Request latency"
+    } else {
+        metric.label()
+    }
+}
+
+/// An axis name: the quantity, then its unit in parentheses — the browser's tooltip
+/// formatter (public/charts.js) reads the unit from there, so every number it shows
+/// carries its unit.
+pub fn axis_name(quantity: &str, unit: &str) -> String {
+    format!("{quantity} ({unit})")
+}
+
+/// A round upper bound for a y axis whose highest measured value is `v`: some head room,
+/// then the next of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10ⁿ. Reference lines above it (the ideal-linear line) are clipped.
+pub fn nice_max(v: f64) -> Option<f64> {
+    if !v.is_finite() || v <= 0.0 {
+        return None;
+    }
+    let target = v * 1.08;
+    let mag = 10f64.powf(target.log10().floor());
+    [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
+        .into_iter()
+        .map(|m| round_for_display(m * mag))
+        .find(|c| *c >= target)
+}
+
+/// The legend every chart uses: one scrolling row below the plot, so it never meets the
+/// axis names or the plot whatever the width, the number of runs or the annotations; long
+/// names are shortened in the browser (the tooltip keeps the full name).
+pub(crate) fn legend() -> Legend {
+    Legend::new().type_(LegendType::Scroll).bottom("0").left("center")
+}
+
+/// The plot area: axis labels inside it (`containLabel`), room above for the y-axis name
+/// and below for the x-axis name and the legend.
+pub(crate) fn grid() -> Grid {
+    Grid::new().left("12").right("28").top("40").bottom("58").contain_label(true)
+}
+
 pub(crate) fn load_axis(kind: LoadKind) -> Axis {
     let axis = match SCALE.with(std::cell::Cell::get) {
         // log₂: a concurrency sweep doubles its load, so equal steps should look equal.
@@ -52,19 +107,39 @@ pub(crate) fn load_axis(kind: LoadKind) -> Axis {
     axis.name(kind.label()).name_location(NameLocation::Middle).name_gap(28.0)
 }
 
+/// A y axis named `name`, its name starting at the axis line and running right, so a long
+/// name is never cut off at the chart's left edge.
 pub(crate) fn value_axis(name: &str) -> Axis {
-    Axis::new().type_(AxisType::Value).name(name).name_gap(12.0)
+    Axis::new().type_(AxisType::Value).name(name).name_gap(14.0).name_text_style(TextStyle::new().align("left"))
 }
 
 pub(crate) fn base(kind: LoadKind, y_name: &str) -> Chart {
+    base_with(kind, value_axis(y_name))
+}
+
+pub(crate) fn base_with(kind: LoadKind, y_axis: Axis) -> Chart {
     Chart::new()
         .animation(false)
-        .tooltip(Tooltip::new().trigger(Trigger::Axis).axis_pointer(AxisPointer::new().type_(AxisPointerType::Cross)))
-        .legend(Legend::new().top("0"))
-        .grid(Grid::new().left("56").right("24").top("48").bottom("56"))
+        // A vertical guide, no axis labels of its own: the tooltip shows the level and every
+        // value with its unit (formatted in the browser, public/charts.js).
+        .tooltip(Tooltip::new().trigger(Trigger::Axis).axis_pointer(AxisPointer::new().type_(AxisPointerType::Line)))
+        .legend(legend())
+        .grid(grid())
         .x_axis(load_axis(kind))
-        .y_axis(value_axis(y_name))
+        .y_axis(y_axis)
         .data_zoom(DataZoom::new().type_(charming::component::DataZoomType::Inside))
+}
+
+/// The throughput y axis: up to a round value above the highest *measured* point, so the
+/// ideal-linear reference (which may run far higher) is clipped instead of squashing the
+/// measured curve.
+pub(crate) fn throughput_axis(measured: impl IntoIterator<Item = f64>) -> Axis {
+    let top = measured.into_iter().filter(|v| v.is_finite()).fold(0.0, f64::max);
+    let axis = value_axis(&axis_name("Output throughput", "tok/s")).min(0.0);
+    match nice_max(top) {
+        Some(max) => axis.max(max),
+        None => axis,
+    }
 }
 
 /// `(load, value)` pairs of the points where `f` is known.
@@ -107,8 +182,10 @@ pub(crate) fn saturation_marks(series: Line, points: &[Point]) -> Line {
 /// knee and max-throughput markers, and the saturated region.
 pub fn throughput(run: &Run) -> Chart {
     let measured = pairs(&run.points, Point::output_tok_s);
-    let ideal: Vec<Vec<f64>> = analysis::ideal_linear(&run.points).into_iter().map(|(c, t)| vec![c, t]).collect();
-    base(load_kind(run), "output tok/s")
+    let ideal: Vec<Vec<f64>> =
+        analysis::ideal_linear(&run.points).into_iter().map(|(c, t)| vec![c, round_for_display(t)]).collect();
+    let top = measured.iter().filter_map(|v| v.get(1).copied());
+    base_with(load_kind(run), throughput_axis(top))
         .series(saturation_marks(Line::new().name("output tok/s").symbol_size(8.0).data(measured), &run.points))
         .series(
             Line::new()
@@ -119,11 +196,22 @@ pub fn throughput(run: &Run) -> Chart {
         )
 }
 
-/// Request latency (avg, p50, p99) in seconds against load.
+/// A computed value (the ideal line, a scaled latency) without float noise: 1393.2, not
+/// 1393.1999999999998. Six significant digits, more than any chart or tooltip shows.
+pub fn round_for_display(v: f64) -> f64 {
+    if !v.is_finite() || v == 0.0 {
+        return v;
+    }
+    let digits = 5 - v.abs().log10().floor() as i32;
+    let f = 10f64.powi(digits.clamp(-12, 12));
+    (v * f).round() / f
+}
+
+/// Request latency (mean, p50, p99) in seconds against load.
 pub fn latency(run: &Run) -> Chart {
-    let s = |ms: Option<f64>| ms.map(|v| v / 1000.0);
-    base(load_kind(run), "latency (s)")
-        .series(Line::new().name("avg").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_ms(Stat::Mean)))))
+    let s = |ms: Option<f64>| ms.map(|v| round_for_display(v / 1000.0));
+    base(load_kind(run), &axis_name("Request latency", "s"))
+        .series(Line::new().name("mean").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_ms(Stat::Mean)))))
         .series(Line::new().name("p50").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_ms(Stat::P50)))))
         .series(Line::new().name("p99").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_ms(Stat::P99)))))
 }
@@ -137,11 +225,12 @@ pub fn metric(run: &Run, metric: Metric) -> Option<Chart> {
     if present.is_empty() {
         return None;
     }
-    let y = format!("{} ({})", metric.label(), metric.unit().label());
-    let mut chart = base(load_kind(run), &y);
+    let (unit, factor) = shown_unit(metric);
+    let mut chart = base(load_kind(run), &axis_name(quantity(metric), unit));
     for s in present {
-        let name = if s == Stat::Mean { "avg".to_owned() } else { s.name() };
-        chart = chart.series(Line::new().name(name).symbol_size(7.0).data(pairs(&run.points, |p| p.get(metric, s))));
+        let name = if s == Stat::Mean { "mean".to_owned() } else { s.name() };
+        let data = pairs(&run.points, |p| p.get(metric, s).map(|v| round_for_display(v * factor)));
+        chart = chart.series(Line::new().name(name).symbol_size(7.0).data(data));
     }
     Some(chart)
 }
@@ -189,17 +278,39 @@ mod tests {
         assert_eq!(v["tooltip"]["trigger"], "axis");
         assert_eq!(v["series"][0]["name"], "output tok/s");
         assert_eq!(v["series"][0]["data"], serde_json::json!([[32.0, 464.4], [96.0, 1017.0]]));
-        // ideal: 464.4 × 96/32 = 1393.2
+        // ideal: 464.4 × 96/32 = 1393.2, without float noise (not 1393.1999999999998)
         let ideal = &v["series"][1]["data"];
         assert_eq!(ideal[0], serde_json::json!([32.0, 464.4]));
-        assert!((ideal[1][1].as_f64().unwrap() - 1393.2).abs() < 1e-9);
+        assert_eq!(ideal[1], serde_json::json!([96.0, 1393.2]));
         assert_eq!(v["series"][1]["lineStyle"]["type"], "dashed");
+        // The y axis fits the measured data (1017 tok/s), not the ideal line: it is clipped.
+        assert_eq!(v["yAxis"]["max"], 1200.0);
+        assert_eq!(v["yAxis"]["name"], "Output throughput (tok/s)");
+        // The legend sits below the plot and scrolls; the plot keeps room for it.
+        assert_eq!((v["legend"]["type"].as_str(), v["legend"]["bottom"].as_str()), (Some("scroll"), Some("0")));
+        assert_eq!(v["grid"][0]["containLabel"], true);
+    }
+
+    #[test]
+    fn axis_tops_are_round_and_above_the_data() {
+        // The case: a 613 tok/s peak gets an 800 axis, not 6,000.
+        assert_eq!(nice_max(613.0), Some(800.0));
+        assert_eq!(nice_max(1017.0), Some(1200.0));
+        assert_eq!(nice_max(45.0), Some(50.0));
+        assert_eq!(nice_max(0.0), None);
+        for v in [0.37, 3.7, 61.3, 464.4, 799.9, 1017.0, 6000.0, 123_456.0] {
+            let m = nice_max(v).unwrap();
+            assert!(m >= v * 1.08 && m <= v * 1.36, "{v} → {m}");
+        }
+        assert_eq!(round_for_display(1393.1999999999998), 1393.2);
+        assert_eq!(round_for_display(35.230000000000004), 35.23);
+        assert_eq!(round_for_display(0.1 + 0.2), 0.3);
     }
 
     #[test]
     fn latency_leaves_unknown_percentiles_out() {
         let v = json(&latency(&run()));
-        assert_eq!(v["series"][0]["name"], "avg");
+        assert_eq!(v["series"][0]["name"], "mean");
         assert_eq!(v["series"][0]["data"].as_array().unwrap().len(), 2);
         assert_eq!(v["series"][0]["data"][1], serde_json::json!([96.0, 48.23]));
         // p50 and p99 of the truncated level are unknown: one point each, not a zero.

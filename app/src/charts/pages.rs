@@ -16,10 +16,23 @@ pub struct PageChart {
     /// What the chart shows, for screen readers.
     pub label: &'static str,
     pub chart: Chart,
+    /// Why there is nothing to draw (no level finished, a metric no run reports): shown in
+    /// the chart's place instead of an empty plot.
+    pub empty: Option<String>,
 }
 
 fn chart(id: &'static str, caption: impl Into<String>, label: &'static str, chart: Chart) -> PageChart {
-    PageChart { id, caption: caption.into(), label, chart }
+    PageChart { id, caption: caption.into(), label, chart, empty: None }
+}
+
+/// A chart that has nothing to draw, and says why in its place.
+fn empty(id: &'static str, caption: impl Into<String>, label: &'static str, why: String) -> PageChart {
+    PageChart { id, caption: caption.into(), label, chart: Chart::new(), empty: Some(why) }
+}
+
+/// Whether any point of `points` has a value `f` can draw.
+fn any_value(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> bool {
+    points.iter().any(|p| f(p).is_some_and(f64::is_finite))
 }
 
 /// A run page's charts: throughput and latency with annotation pins, TTFT, per-token latency.
@@ -35,24 +48,57 @@ fn run_charts_scaled(run: &Run, view: &ViewState) -> Vec<PageChart> {
         }
         adjust(c)
     };
+    let no_levels = || {
+        if run.status == crate::domain::RunStatus::Running {
+            "No level has finished yet: each appears here as it lands.".to_owned()
+        } else if run.points.is_empty() {
+            format!("Nothing to draw: this run has no levels (it is {}).", run.status.as_str())
+        } else {
+            String::new()
+        }
+    };
+    let throughput_caption = "Output throughput (tok/s) vs load, dashed: ideal-linear scaling from the lowest level";
+    let latency_caption = "Request latency (s) vs load: mean, p50, p99";
     let mut out = vec![
-        chart(
-            super::THROUGHPUT_ID,
-            "Output throughput vs load, with ideal-linear scaling from the lowest level",
-            "output tok/s by load level",
-            with_marks(super::throughput(run), &Point::output_tok_s),
-        ),
-        chart(
-            super::LATENCY_ID,
-            "Request latency vs load: avg, p50, p99",
-            "request latency by load level",
-            with_marks(super::latency(run), &|p: &Point| p.latency_ms(Stat::P50).map(|v| v / 1000.0)),
-        ),
+        if any_value(&run.points, Point::output_tok_s) {
+            chart(
+                super::THROUGHPUT_ID,
+                throughput_caption,
+                "output tok/s by load level",
+                with_marks(super::throughput(run), &Point::output_tok_s),
+            )
+        } else {
+            let why = Some(no_levels()).filter(|w| !w.is_empty());
+            empty(
+                super::THROUGHPUT_ID,
+                throughput_caption,
+                "output tok/s by load level",
+                why.unwrap_or_else(|| "Nothing to draw: no level of this run reports output tok/s.".to_owned()),
+            )
+        },
+        if any_value(&run.points, |p| p.latency_ms(Stat::Mean).or(p.latency_ms(Stat::P50))) {
+            chart(
+                super::LATENCY_ID,
+                latency_caption,
+                "request latency by load level",
+                with_marks(super::latency(run), &|p: &Point| {
+                    p.latency_ms(Stat::P50).map(|v| super::round_for_display(v / 1000.0))
+                }),
+            )
+        } else {
+            let why = Some(no_levels()).filter(|w| !w.is_empty());
+            empty(
+                super::LATENCY_ID,
+                latency_caption,
+                "request latency by load level",
+                why.unwrap_or_else(|| "Nothing to draw: no level of this run reports request latency.".to_owned()),
+            )
+        },
     ];
     if let Some(c) = super::metric(run, Metric::Ttft) {
         out.push(chart(
             super::TTFT_ID,
-            "Time to first token vs load",
+            "Time to first token (ms) vs load",
             "TTFT by load level",
             with_marks(c, &|p: &Point| p.get(Metric::Ttft, Stat::P50)),
         ));
@@ -64,7 +110,7 @@ fn run_charts_scaled(run: &Run, view: &ViewState) -> Vec<PageChart> {
     {
         out.push(chart(
             super::TPOT_ID,
-            format!("{} vs load — {}", m.label(), m.definition()),
+            format!("{} ({}) vs load — {}", m.label(), super::shown_unit(m).0, m.definition()),
             "per-token latency by load level",
             adjust(c),
         ));
@@ -92,41 +138,54 @@ fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
     }
     let mut out = vec![chart(
         "cmp-throughput",
-        "Output tok/s vs load, dashed: each run's ideal-linear scaling",
+        "Output throughput (tok/s) vs load, dashed: each run's ideal-linear scaling",
         "output throughput of each run",
         adjust(throughput),
     )];
-    if let Some(c) = cmp::focus(runs, view.metric, view.stat) {
-        out.push(chart(
+    let (unit, _) = super::shown_unit(view.metric);
+    let focus_caption =
+        format!("Focus: {} {} ({unit}) per run (see View below)", super::quantity(view.metric), view.stat.name());
+    out.push(match cmp::focus(runs, view.metric, view.stat) {
+        Some(c) => chart("cmp-focus", focus_caption, "the focus metric of each run", adjust(c)),
+        None => empty(
             "cmp-focus",
-            format!("Focus: {} {} per run (see View below)", view.metric.label(), view.stat.name()),
+            focus_caption,
             "the focus metric of each run",
-            adjust(c),
-        ));
-    }
-    if let Some(c) = cmp::latency(runs, Metric::E2e) {
-        out.push(chart("cmp-latency", "Request latency: p50 line, p90–p99 band", "latency of each run", adjust(c)));
-    }
-    if let Some(c) = cmp::latency(runs, Metric::Ttft) {
-        out.push(chart("cmp-ttft", "TTFT: p50 line, p90–p99 band", "TTFT of each run", adjust(c)));
-    }
-    if let Some(c) = cmp::latency(runs, Metric::Tpot).or_else(|| cmp::latency(runs, Metric::ChunkGap)) {
-        out.push(chart(
-            "cmp-tpot",
-            "Per-token latency: p50 line, p90–p99 band",
-            "per-token latency of each run",
-            adjust(c),
-        ));
-    }
+            format!(
+                "Nothing to draw: no run reports {} {}. Pick another metric or statistic under View below.",
+                view.metric.label(),
+                view.stat.name()
+            ),
+        ),
+    });
+    // A latency panel per metric; its caption names the statistic its lines draw.
+    let mut latency_panel = |id: &'static str, what: &str, label: &'static str, metrics: &[Metric]| {
+        let unit = metrics.first().map_or("ms", |m| super::shown_unit(*m).0);
+        match metrics.iter().find_map(|m| cmp::latency(runs, *m)) {
+            Some((c, stat)) => {
+                let line = if stat == Stat::P50 { "p50" } else { "mean (not every run reports p50)" };
+                out.push(chart(id, format!("{what} ({unit}): {line} line, p90–p99 band"), label, adjust(c)));
+            }
+            None => out.push(empty(
+                id,
+                format!("{what} ({unit})"),
+                label,
+                format!("Nothing to draw: none of these runs reports {}.", what.to_lowercase()),
+            )),
+        }
+    };
+    latency_panel("cmp-latency", "Request latency", "latency of each run", &[Metric::E2e]);
+    latency_panel("cmp-ttft", "Time to first token", "TTFT of each run", &[Metric::Ttft]);
+    latency_panel("cmp-tpot", "Per-token latency", "per-token latency of each run", &[Metric::Tpot, Metric::ChunkGap]);
     out.push(chart(
         "cmp-tput-latency",
-        "Throughput vs latency, in load order",
+        "Output throughput (tok/s) vs request latency (s), in load order",
         "throughput against latency",
         plain(cmp::throughput_vs_latency(runs)),
     ));
     out.push(chart(
         "cmp-pareto",
-        "tok/s per user vs tok/s per GPU, with the Pareto frontier",
+        "Speed per user vs output per GPU (tok/s), with the Pareto frontier",
         "interactivity against efficiency",
         plain(cmp::pareto(runs)),
     ));

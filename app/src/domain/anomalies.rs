@@ -258,10 +258,6 @@ fn new_anomaly(
     }
 }
 
-fn label(p: &Point) -> String {
-    LevelKey::of(p).label()
-}
-
 fn positive(x: Option<f64>) -> Option<f64> {
     x.filter(|v| v.is_finite() && *v > 0.0)
 }
@@ -302,8 +298,8 @@ pub fn failed_requests(run_index: usize, run: &Run) -> Vec<Anomaly> {
                 None => (format!("{failed} requests failed (total unknown)"), Severity::Warning),
             };
             let text = format!(
-                "{}: {evidence}; its throughput and latency may not compare with levels without failures.",
-                label(p)
+                "{}; its throughput and latency may not compare with levels without failures.",
+                capitalise(&evidence)
             );
             Some(new_anomaly(AnomalyKind::FailedRequests, severity, run_index, run, Some(p), evidence, text))
         })
@@ -331,9 +327,8 @@ pub fn tail_blow_ups(run_index: usize, run: &Run) -> Vec<Anomaly> {
                 fmt_number(TAIL_RATIO)
             );
             let text = format!(
-                "{}: tail blow-up in {} — p99 is {ratio:.1}× p50; a few requests waited far longer \
+                "Tail blow-up in {} — p99 is {ratio:.1}× p50; a few requests waited far longer \
                  than the typical one (queueing, preemption or stalls).",
-                label(p),
                 metric.label()
             );
             let mut a =
@@ -367,19 +362,19 @@ pub fn missing_values(run_index: usize, run: &Run) -> Vec<Anomaly> {
             let list = names.join(", ");
             if p.truncated {
                 let evidence = if names.is_empty() {
-                    format!("{} was cut off in the source", label(p))
+                    "cut off in the source".to_owned()
                 } else {
-                    format!("{} was cut off in the source: {list} unknown (other levels have them)", label(p))
+                    format!("cut off in the source: {list} unknown (other levels have them)")
                 };
                 let text = if names.is_empty() {
-                    format!("{}: the source output was cut off here; values may be missing.", label(p))
+                    "The source output was cut off here; values may be missing.".to_owned()
                 } else {
-                    format!("{}: the source output was cut off here; {list} unknown, not zero.", label(p))
+                    format!("The source output was cut off here; {list} unknown, not zero.")
                 };
                 Some(new_anomaly(AnomalyKind::Truncated, Severity::Warning, run_index, run, Some(p), evidence, text))
             } else if !names.is_empty() {
-                let evidence = format!("{}: {list} unknown (other levels have them)", label(p));
-                let text = format!("{}: the source did not report {list} at this level.", label(p));
+                let evidence = format!("{list} unknown (other levels have them)");
+                let text = format!("The source did not report {list} at this level.");
                 Some(new_anomaly(AnomalyKind::UnknownValues, Severity::Info, run_index, run, Some(p), evidence, text))
             } else {
                 None
@@ -405,19 +400,14 @@ pub fn throughput_falls(run_index: usize, run: &Run) -> Vec<Anomaly> {
             let p = point_at(s.to_load)?;
             let kind = p.load_kind;
             let evidence = format!(
-                "{} → {}: {:.1} → {:.1} tok/s ({}) while load rose {} %",
-                load_label(kind, s.from_load),
-                label(p),
+                "{:.1} tok/s at {} → {:.1} tok/s here ({}) while load rose {} %",
                 s.from_tok_s,
+                load_label(kind, s.from_load),
                 s.to_tok_s,
                 fmt_pct_signed(s.to_tok_s / s.from_tok_s - 1.0),
                 fmt_pct_abs(s.to_load / s.from_load - 1.0)
             );
-            let text = format!(
-                "{}: throughput fell as load rose — past saturation, extra load only adds \
-                 contention.",
-                label(p)
-            );
+            let text = "Throughput fell as load rose — past saturation, extra load only adds contention.".to_owned();
             Some(new_anomaly(AnomalyKind::ThroughputFalls, Severity::Warning, run_index, run, Some(p), evidence, text))
         })
         .collect()
@@ -490,16 +480,19 @@ pub fn inconsistent_numbers(run_index: usize, run: &Run) -> Vec<Anomaly> {
                     if in_flight > c * (1.0 + CONCURRENCY_SLACK) {
                         reasons.push(format!(
                             "{ok} requests × {} ÷ {} s = {in_flight:.1} requests in flight on \
-                             average, more than {}",
+                             average, more than the concurrency {}",
                             fmt_ms(lat_ms),
                             fmt_number(wall),
-                            label(p)
+                            fmt_number(c)
                         ));
                     }
                 }
                 if let Some(achieved) = positive(p.get(Metric::AchievedConcurrency, Stat::Mean)) {
                     if achieved > c * (1.0 + CONCURRENCY_SLACK) {
-                        reasons.push(format!("achieved concurrency {achieved:.1} is above {}", label(p)));
+                        reasons.push(format!(
+                            "achieved concurrency {achieved:.1} is above the concurrency {}",
+                            fmt_number(c)
+                        ));
                     }
                 }
             }
@@ -508,9 +501,8 @@ pub fn inconsistent_numbers(run_index: usize, run: &Run) -> Vec<Anomaly> {
             }
             let evidence = reasons.join("; ");
             let text = format!(
-                "{}: these numbers cannot all be true ({evidence}); check the source or the import \
-                 before using this level.",
-                label(p)
+                "These numbers cannot all be true ({evidence}); check the source or the import before using this \
+                 level."
             );
             Some(new_anomaly(
                 AnomalyKind::InconsistentNumbers,
@@ -569,9 +561,9 @@ pub fn max_tokens_contradictions(run_index: usize, run: &Run) -> Vec<Anomaly> {
             }
             let evidence = format!("{} but max_tokens is {max}", reasons.join(" and "));
             let text = format!(
-                "{}: {evidence} — a request cannot generate more than max_tokens, so tok/s counts \
-                 more than output tokens (reasoning? input?) or max_tokens was not {max}.",
-                label(p)
+                "{} — a request cannot generate more than max_tokens, so tok/s counts more than output \
+                 tokens (reasoning? input?) or max_tokens was not {max}.",
+                capitalise(&evidence)
             );
             Some(new_anomaly(
                 AnomalyKind::ExceedsMaxTokens,
@@ -619,9 +611,8 @@ pub fn usage_contradictions(run_index: usize, run: &Run) -> Vec<Anomaly> {
                 fmt_pct_signed(rel)
             );
             let text = format!(
-                "{}: throughput implies ≈{} tokens per request but usage counts say {}; tok/s and \
+                "Throughput implies ≈{} tokens per request but usage counts say {}; tok/s and \
                  token counts do not count the same tokens.",
-                label(p),
                 approx(e.value),
                 approx(usage)
             );
@@ -712,8 +703,7 @@ pub fn throughput_gaps(runs: &[Run]) -> Vec<Anomaly> {
                     fmt_pct_signed(change)
                 );
                 let mut text = format!(
-                    "{}: {} % {} throughput than “{}” ({tb:.1} vs {ta:.1} tok/s)",
-                    al.key.label(),
+                    "{} % {} throughput than “{}” ({tb:.1} vs {ta:.1} tok/s)",
                     fmt_pct_abs(change),
                     if change < 0.0 { "less" } else { "more" },
                     base.name
@@ -757,13 +747,10 @@ mod tests {
         assert_eq!(a.severity, Severity::Warning);
         assert_eq!(a.run, 1);
         assert_eq!(a.level.map(|l| l.load_value), Some(96.0));
-        assert_eq!(
-            a.evidence,
-            "C=96 was cut off in the source: latency p50, latency p99 unknown (other levels have them)"
-        );
+        assert_eq!(a.evidence, "cut off in the source: latency p50, latency p99 unknown (other levels have them)");
         assert_eq!(
             a.proposed_annotation_text,
-            "C=96: the source output was cut off here; latency p50, latency p99 unknown, not zero."
+            "The source output was cut off here; latency p50, latency p99 unknown, not zero."
         );
         assert_eq!(a.key(), "truncated/chat1/concurrency=96/-/-");
         assert_eq!(a.annotation_kind(), SuggestedAnnotationKind::Note);
@@ -810,7 +797,7 @@ mod tests {
         );
         assert_eq!(
             g.proposed_annotation_text,
-            "C=32: 42 % less throughput than “kimi completions” (464.4 vs 799.9 tok/s): tokens per \
+            "42 % less throughput than “kimi completions” (464.4 vs 799.9 tok/s): tokens per \
              request unchanged at ≈510; requests took 73 % longer (20.38 s → 35.23 s). Not like for \
              like: endpoint differs (chat vs completions)."
         );
@@ -856,7 +843,7 @@ mod tests {
         // 800 → 760 is −5 % (beyond 3 %); 600 → 800 rises.
         let falls = throughput_falls(0, &run);
         assert_eq!(falls.len(), 1);
-        assert_eq!(falls[0].evidence, "C=32 → C=64: 800.0 → 760.0 tok/s (−5.0 %) while load rose 100 %");
+        assert_eq!(falls[0].evidence, "800.0 tok/s at C=32 → 760.0 tok/s here (−5.0 %) while load rose 100 %");
         assert_eq!(falls[0].annotation_kind(), SuggestedAnnotationKind::Outlier);
 
         // Missing: C=16 lacks the counts and TTFT the others have.
@@ -866,8 +853,30 @@ mod tests {
         assert_eq!(missing[0].severity, Severity::Info);
         assert_eq!(
             missing[0].evidence,
-            "C=16: TTFT p50, TTFT p99, requests ok, requests failed unknown (other levels have them)"
+            "TTFT p50, TTFT p99, requests ok, requests failed unknown (other levels have them)"
         );
+        // The page prints the level before the evidence, and an accepted proposal is anchored
+        // at it: neither text names its own level again (no "C=96: C=96 was cut off…").
+        let mut cut = run.clone();
+        cut.points[2].truncated = true;
+        let mut all = detect(&[cut, chat_run(), completions_run()]);
+        all.extend(max_tokens_contradictions(0, &{
+            let mut r = completions_run();
+            r.facts.max_tokens = Some(128);
+            r
+        }));
+        assert!(all.len() >= 6, "{all:#?}");
+        for a in &all {
+            let Some(level) = a.level else { continue };
+            let own = level.label();
+            for text in [&a.evidence, &a.proposed_annotation_text] {
+                assert!(
+                    !text.contains(&format!("{own}:")) && !text.contains(&format!("{own} ")),
+                    "{own} repeated in {text}"
+                );
+                assert!(!text.ends_with(&own), "{own} repeated in {text}");
+            }
+        }
     }
 
     /// 32 requests × 40.0 s ÷ 35.3 s = 36.3 in flight > 32 × 1.1 = 35.2, and 40 s > 35.3 s
@@ -883,7 +892,7 @@ mod tests {
         assert_eq!(
             found[0].evidence,
             "mean latency 40.00 s is longer than the level's wall time 35.3 s; 32 requests × 40.00 s \
-             ÷ 35.3 s = 36.3 requests in flight on average, more than C=32"
+             ÷ 35.3 s = 36.3 requests in flight on average, more than the concurrency 32"
         );
         assert_eq!(found[1].evidence, "latency p50 37.37 s > p99 37.00 s");
         assert!(inconsistent_numbers(0, &chat_run()).is_empty());

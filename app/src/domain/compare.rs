@@ -204,6 +204,16 @@ impl Quantity {
         }
     }
 
+    /// Which way is better: `Some(true)` when more is better (throughput), `Some(false)`
+    /// when less is (latency, failures), `None` when neither (token counts, wall time).
+    pub fn higher_is_better(&self) -> Option<bool> {
+        match *self {
+            Quantity::Measure { metric, .. } => metric.higher_is_better(),
+            Quantity::RequestsFailed => Some(false),
+            Quantity::WallS | Quantity::RequestsOk => None,
+        }
+    }
+
     /// `latency p99`, `output tok/s`, `wall time`: what a person reads.
     pub fn label(&self) -> String {
         match *self {
@@ -816,6 +826,17 @@ pub(crate) mod tests {
     use crate::domain::metrics::{TokenCountSource, TtftDefinition};
     use crate::domain::{EndpointKind, RunId, RunStatus, SourceFormat, SourceInfo};
     use proptest::prelude::*;
+
+    /// Which way is better, for the colours of a change (issue #17: latency up is worse).
+    #[test]
+    fn directions_of_quantities() {
+        let m = |metric, stat| Quantity::Measure { metric, stat };
+        assert_eq!(m(Metric::OutputThroughput, Stat::Mean).higher_is_better(), Some(true));
+        assert_eq!(m(Metric::E2e, Stat::P99).higher_is_better(), Some(false));
+        assert_eq!(m(Metric::Ttft, Stat::P50).higher_is_better(), Some(false));
+        assert_eq!(m(Metric::OutputTokens, Stat::Mean).higher_is_better(), None);
+        assert_eq!(Quantity::RequestsFailed.higher_is_better(), Some(false));
+    }
 
     /// A closed-loop level with the numbers benchmark.py prints.
     pub(crate) fn level(c: f64, tok_s: f64, avg_s: Option<f64>) -> Point {

@@ -132,6 +132,16 @@ impl Metric {
         Metric::ClientQueue,
     ];
 
+    /// Which way is better for a serving system: more throughput, less latency; token
+    /// counts and the achieved concurrency are neither (`None`).
+    pub fn higher_is_better(self) -> Option<bool> {
+        match self.unit() {
+            Unit::Ms => Some(false),
+            Unit::TokPerS | Unit::ReqPerS => Some(true),
+            Unit::Tokens | Unit::Requests => None,
+        }
+    }
+
     pub fn unit(self) -> Unit {
         match self {
             Metric::Ttft

@@ -174,10 +174,13 @@ pub enum SourceFormat {
     LlmdReport,
     /// Plateau's own export format (JSON or CSV).
     Plateau,
+    /// Measured by Plateau itself: a live sweep (`plateau sweep`, the New sweep page, or
+    /// `sweep --server` through the live-runs API). The source's file name holds the target.
+    LiveSweep,
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 12] = [
+    pub const ALL: [SourceFormat; 13] = [
         SourceFormat::BenchmarkPy,
         SourceFormat::Manual,
         SourceFormat::Vllm,
@@ -190,6 +193,7 @@ impl SourceFormat {
         SourceFormat::InferenceBenchmarker,
         SourceFormat::LlmdReport,
         SourceFormat::Plateau,
+        SourceFormat::LiveSweep,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -206,6 +210,7 @@ impl SourceFormat {
             SourceFormat::InferenceBenchmarker => "inference_benchmarker",
             SourceFormat::LlmdReport => "llmd_report",
             SourceFormat::Plateau => "plateau",
+            SourceFormat::LiveSweep => "live_sweep",
         }
     }
 
@@ -220,6 +225,7 @@ impl SourceFormat {
             "inferencemax" => Some(SourceFormat::Inferencex),
             "hf_inference_benchmarker" => Some(SourceFormat::InferenceBenchmarker),
             "llm_d" | "llmd" | "benchmark_report" => Some(SourceFormat::LlmdReport),
+            "live" | "sweep" => Some(SourceFormat::LiveSweep),
             _ => Self::ALL.into_iter().find(|f| f.as_str() == norm),
         }
     }
@@ -238,7 +244,14 @@ impl SourceFormat {
             SourceFormat::InferenceBenchmarker => "inference-benchmarker",
             SourceFormat::LlmdReport => "llm-d Benchmark Report",
             SourceFormat::Plateau => "Plateau export",
+            SourceFormat::LiveSweep => "live sweep",
         }
+    }
+
+    /// Whether a file can be imported as this format (a user may name it on the import form):
+    /// figures typed in and live sweeps have no file to read.
+    pub fn is_importable(self) -> bool {
+        !matches!(self, SourceFormat::Manual | SourceFormat::LiveSweep)
     }
 }
 

@@ -9,8 +9,8 @@ use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes, A};
 use leptos_router::{path, SsrMode};
 
-/// The HTML document around the app. ECharts loads with a blocking script in `<head>` so
-/// `window.echarts` exists before hydration: charming's wasm bindings call it as a global.
+/// The HTML document around the app. ECharts (and public/charts.js, which draws with it)
+/// loads with a blocking script in `<head>` so `window.echarts` exists before hydration: charming's wasm bindings call it as a global.
 /// Assets are named after the build (`options.output_name`, `plateau-<hash>`: see
 /// `.ci/assets.mjs`), so browsers may keep them for a year.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -24,6 +24,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="icon" href="/favicon.ico" />
                 <link rel="stylesheet" href=format!("/pkg/{name}.css") />
                 <script src=format!("/pkg/{name}.echarts.js")></script>
+                // Before the body: marks <html class="js"> (no "needs JavaScript" flash) and
+                // defines how charts are drawn (theme, units in tooltips, legend names).
+                <script src=format!("/pkg/{name}.charts.js")></script>
                 <script src=format!("/pkg/{name}.ui.js") defer></script>
                 <HydrationScripts options />
                 <MetaTags />

@@ -44,13 +44,13 @@ impl Validate for ImportFields {
         match opt(&self.format) {
             None => Ok(None),
             Some(s) if s == "auto" => Ok(None),
-            Some(s) => SourceFormat::parse(&s).map(Some).ok_or(ImportError::Field {
+            Some(s) => SourceFormat::parse(&s).filter(|f| f.is_importable()).map(Some).ok_or(ImportError::Field {
                 field: "format",
                 message: format!(
                     "`{s}` is not a known format; use `auto` or one of: {}",
                     SourceFormat::ALL
                         .iter()
-                        .filter(|f| **f != SourceFormat::Manual)
+                        .filter(|f| f.is_importable())
                         .map(|f| f.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")

@@ -60,7 +60,8 @@ pub async fn run_sweep_to<S: RunSink>(
     let run = NewRun {
         name: spec.name.clone(),
         status: RunStatus::Running,
-        source: SourceInfo { format: SourceFormat::Plateau, file_name: None },
+        // A live sweep, and what it measured: the endpoint's address without credentials.
+        source: SourceInfo { format: SourceFormat::LiveSweep, file_name: Some(target_label(&endpoint.url)) },
         facts: RunFacts {
             model: Some(spec.target.model.clone()),
             engine: engine.map(str::to_owned),
@@ -89,6 +90,7 @@ pub async fn run_sweep_to<S: RunSink>(
         cancel: &mut cancel,
         level: 0,
         truncate_next: false,
+        over_capacity_next: false,
         scraper: scraper.as_ref(),
         telemetry: None,
     };
@@ -145,6 +147,21 @@ async fn start_scraper(spec: &SweepSpec) -> Result<(Option<Scraper>, Option<&'st
     };
     scraper.run();
     Ok((Some(scraper), engine))
+}
+
+/// The target as a run's page shows it: scheme, host, port and path, never a user name,
+/// password, query or fragment (a CLI sweep may be given any URL).
+pub(crate) fn target_label(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string()
+        }
+        Err(_) => "an unreadable address".to_owned(),
+    }
 }
 
 fn notes(spec: &SweepSpec) -> String {
@@ -289,8 +306,10 @@ struct Runner<'a, S> {
     cancel: &'a mut watch::Receiver<bool>,
     /// The next level's index (0-based), in measurement order.
     level: usize,
-    /// The next level stored was cut off (over capacity).
+    /// The next level stored was cut off (over capacity, or cancelled mid-level).
     truncate_next: bool,
+    /// The next level stored was found over capacity while it ran.
+    over_capacity_next: bool,
     /// The server's metrics, when scraped.
     scraper: Option<&'a Scraper>,
     /// The telemetry of the level just measured, stored with it.
@@ -410,20 +429,33 @@ impl<S: RunSink> Runner<'_, S> {
         self.begin_level(LoadKind::Concurrency, f64::from(c), total, in_flight, in_flight).await?;
         let progress = self.progress;
         self.begin_telemetry().await;
-        let samples = self
+        let measured = self
             .batch()
             .run(total, in_flight, |done| {
                 let _ = progress.try_send(Progress::RequestDone { level, done, total });
             })
-            .await
-            .ok_or_else(|| self.cancelled_err())?;
+            .await;
         self.end_telemetry().await;
         let mode = match self.spec.mode {
             LoadMode::Wave => "wave",
             LoadMode::Steady { .. } => "steady",
         };
         let raw = merge(raw, json!({ "mode": mode }));
-        self.store(LoadKind::Concurrency, f64::from(c), &samples, raw, Some(in_flight)).await
+        match measured {
+            Ok(samples) => self.store(LoadKind::Concurrency, f64::from(c), &samples, raw, Some(in_flight)).await,
+            // Cancelled mid-level: the requests that finished are kept, as a level marked
+            // partial (cut off: `truncated`), before the run is marked interrupted.
+            Err(finished) if !finished.is_empty() => {
+                self.truncate_next = true;
+                let raw = merge(
+                    raw,
+                    json!({ "partial": { "cancelled": true, "requests_planned": total, "requests_finished": finished.len() } }),
+                );
+                self.store(LoadKind::Concurrency, f64::from(c), &finished, raw, Some(in_flight)).await?;
+                Err(self.cancelled_err())
+            }
+            Err(_) => Err(self.cancelled_err()),
+        }
     }
 
     /// Announces the level, opens `connections` connections (kept alive: the level's
@@ -441,7 +473,7 @@ impl<S: RunSink> Runner<'_, S> {
         client::warm(self.endpoint, connections).await;
         let warmup = self.spec.warmup;
         if warmup > 0 {
-            self.batch().run(warmup, in_flight, |_| {}).await.ok_or_else(|| self.cancelled_err())?;
+            self.batch().run(warmup, in_flight, |_| {}).await.map_err(|_| self.cancelled_err())?;
         }
         Ok(())
     }
@@ -457,13 +489,26 @@ impl<S: RunSink> Runner<'_, S> {
         self.begin_level(LoadKind::RequestRate, rate_rps, total, self.spec.warmup, connections).await?;
         let progress = self.progress;
         self.begin_telemetry().await;
-        let out = self
+        let out = match self
             .batch()
             .open(due_ms, |done| {
                 let _ = progress.try_send(Progress::RequestDone { level, done, total });
             })
             .await
-            .ok_or_else(|| self.cancelled_err())?;
+        {
+            Ok(out) => out,
+            // Cancelled mid-level: the requests that finished are kept as a partial level.
+            Err(finished) if !finished.is_empty() => {
+                self.end_telemetry().await;
+                let raw = merge(
+                    raw,
+                    json!({ "partial": { "cancelled": true, "requests_planned": total, "requests_finished": finished.len() } }),
+                );
+                self.store_open(rate_rps, &finished, raw, true, false).await?;
+                return Err(self.cancelled_err());
+            }
+            Err(_) => return Err(self.cancelled_err()),
+        };
         self.end_telemetry().await;
         let raw = match &out.over_capacity {
             None => merge(raw, json!({ "over_saturation": { "detected": false } })),
@@ -484,8 +529,8 @@ impl<S: RunSink> Runner<'_, S> {
         };
         // A level whose schedule was cut short is truncated.
         let cut = out.unsent > 0;
-        let point = self.store_open(rate_rps, &out.samples, raw, cut).await?;
         let over = out.over_capacity.is_some();
+        let point = self.store_open(rate_rps, &out.samples, raw, cut, over).await?;
         if let Some(f) = out.over_capacity {
             let note = AnnotationInput {
                 anchor: Anchor::Point { load_kind: LoadKind::RequestRate, load: rate_rps },
@@ -508,15 +553,18 @@ impl<S: RunSink> Runner<'_, S> {
         Ok((point, over))
     }
 
-    /// Stores an open-loop level; one cut off for over-saturation is `truncated`.
+    /// Stores an open-loop level; one whose schedule was cut short is `truncated`, one found
+    /// over capacity `over_capacity`.
     async fn store_open(
         &mut self,
         rate_rps: f64,
         samples: &[RequestSample],
         raw: Value,
-        over: bool,
+        cut: bool,
+        over_capacity: bool,
     ) -> Result<Point, LoadgenError> {
-        self.truncate_next = over;
+        self.truncate_next = cut;
+        self.over_capacity_next = over_capacity;
         self.store(LoadKind::RequestRate, rate_rps, samples, raw, None).await
     }
 
@@ -531,10 +579,9 @@ impl<S: RunSink> Runner<'_, S> {
         // First send (or due time) → last response.
         let window_s = samples.iter().map(|s| s.origin_ms() + s.elapsed_ms).fold(0.0_f64, f64::max) / 1000.0;
         let mut new_level = level_from_records(kind, load, samples, window_s);
-        let over_capacity = std::mem::take(&mut self.truncate_next);
-        // Cut short (truncated) and marked as over capacity on the charts.
-        new_level.point.truncated = over_capacity;
-        new_level.point.over_capacity = over_capacity;
+        new_level.point.truncated = std::mem::take(&mut self.truncate_next);
+        // Marked "over capacity" on the charts.
+        new_level.point.over_capacity = std::mem::take(&mut self.over_capacity_next);
         new_level.telemetry = self.telemetry.take();
         // A closed loop's throughput: only while C requests were in flight.
         if let Some(c) = in_flight {
@@ -584,13 +631,14 @@ struct Batch<'a> {
 
 impl Batch<'_> {
     /// `total` requests with at most `in_flight` at a time (a new one starts as soon as one
-    /// ends); samples in send order, or `None` when cancelled (in-flight requests aborted).
+    /// ends); samples in send order. Cancelled: `Err` with the requests that had finished
+    /// (those in flight are aborted).
     async fn run(
         &mut self,
         total: usize,
         in_flight: usize,
         mut on_done: impl FnMut(usize),
-    ) -> Option<Vec<RequestSample>> {
+    ) -> Result<Vec<RequestSample>, Vec<RequestSample>> {
         let start = Instant::now();
         let mut set: JoinSet<(usize, RequestSample)> = JoinSet::new();
         let mut slots: Vec<Option<RequestSample>> = vec![None; total];
@@ -606,7 +654,7 @@ impl Batch<'_> {
                 biased;
                 () = cancelled(self.cancel) => {
                     set.abort_all();
-                    return None;
+                    return Err(slots.into_iter().flatten().collect());
                 }
                 joined = set.join_next() => {
                     let Some(joined) = joined else { break };
@@ -625,13 +673,18 @@ impl Batch<'_> {
                 }
             }
         }
-        Some(slots.into_iter().flatten().collect())
+        Ok(slots.into_iter().flatten().collect())
     }
 
     /// Open loop: request `i` goes out at `due_ms[i]` after the start, however many are in
     /// flight; one that cannot go out on time goes out as soon as it can (never dropped)
-    /// and is timed from its due time. Samples in schedule order, or `None` when cancelled.
-    async fn open(&mut self, due_ms: &[f64], mut on_done: impl FnMut(usize)) -> Option<OpenOutcome> {
+    /// and is timed from its due time. Samples in schedule order. Cancelled: `Err` with the
+    /// requests that had finished.
+    async fn open(
+        &mut self,
+        due_ms: &[f64],
+        mut on_done: impl FnMut(usize),
+    ) -> Result<OpenOutcome, Vec<RequestSample>> {
         // Bodies are built before the clock starts, so building them cannot make sends late.
         let mut bodies: Vec<Option<Value>> =
             due_ms.iter().map(|_| Some(request_body(self.target, self.prompts.next_input()))).collect();
@@ -662,7 +715,7 @@ impl Batch<'_> {
                 biased;
                 () = cancelled(self.cancel) => {
                     set.abort_all();
-                    return None;
+                    return Err(slots.into_iter().flatten().collect());
                 }
                 () = tokio::time::sleep_until(next_due.unwrap_or(start).into()), if next_due.is_some() => {
                     // Everything due by now goes out (a catch-up burst after a stall).
@@ -706,7 +759,7 @@ impl Batch<'_> {
                 }
             }
         }
-        Some(OpenOutcome { samples: slots.into_iter().flatten().collect(), over_capacity: over, unsent, in_flight_at })
+        Ok(OpenOutcome { samples: slots.into_iter().flatten().collect(), over_capacity: over, unsent, in_flight_at })
     }
 }
 

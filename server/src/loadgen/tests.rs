@@ -161,6 +161,13 @@ async fn wave_sweep_stores_every_level_with_consistent_timings() {
     assert_eq!(run.status, RunStatus::Complete);
     assert_eq!(run.facts.model.as_deref(), Some("think"));
     assert_eq!(run.facts.endpoint_kind, Some(EndpointKind::Chat));
+    // A live sweep, labelled with its target (issue #17), not as a Plateau export.
+    assert_eq!(run.source.format, app::domain::SourceFormat::LiveSweep);
+    assert!(
+        run.source.file_name.as_deref().is_some_and(|t| t.starts_with(url.trim_end_matches('/'))),
+        "{:?}",
+        run.source
+    );
     assert_eq!((run.facts.max_tokens, run.facts.prompt_tokens, run.facts.engine.as_deref()), (Some(8), Some(12), None));
     assert_eq!(run.definitions, definitions());
     let loads: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
@@ -337,6 +344,62 @@ async fn cancel_keeps_finished_levels_and_marks_interrupted() {
     assert_eq!(stored.points[0].requests_ok, Some(1));
 }
 
+/// Issue #17: a cancel in the middle of a level keeps the requests that had finished, as a
+/// level marked partial (truncated), instead of leaving the run with nothing of it.
+#[tokio::test]
+async fn cancel_mid_level_keeps_its_finished_requests_as_a_partial_level() {
+    let (url, _fake) = fake_server(10).await;
+    let (_dir, pool) = temp_db().await;
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let (tx, mut rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            // Level 1 (C=2, 6 requests, 2 in flight): cancel once 2 have finished.
+            if matches!(p, Progress::RequestDone { level: 1, done: 2, .. }) {
+                let _ = cancel_tx.send(true);
+            }
+        }
+    });
+    let mut s = spec(&url, "slow", vec![1, 2]);
+    s.warmup = 0;
+    s.mode = LoadMode::Steady { requests: 6 };
+    let err = run_sweep(&pool, s, tx, cancel_rx).await.unwrap_err();
+    let LoadgenError::Cancelled { run } = err else { panic!("{err:?}") };
+    let stored = app::db::get_run(&pool, &run).await.unwrap();
+    assert_eq!(stored.status, RunStatus::Interrupted);
+    assert_eq!(stored.points.len(), 2, "the whole level and the cut one");
+    let cut = &stored.points[1];
+    assert!(cut.truncated, "the cut level is marked partial");
+    let ok = cut.requests_ok.unwrap();
+    assert!((2..6).contains(&ok), "its finished requests are kept: {ok}");
+    assert!(!stored.points[0].truncated);
+}
+
+/// The same for a request-rate level: the requests answered before the cancel stay.
+#[tokio::test]
+async fn cancel_mid_rate_keeps_its_finished_requests_as_a_partial_level() {
+    let (url, _fake) = fake_server(10).await;
+    let (_dir, pool) = temp_db().await;
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let (tx, mut rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            if matches!(p, Progress::RequestDone { level: 0, done: 3, .. }) {
+                let _ = cancel_tx.send(true);
+            }
+        }
+    });
+    let mut s = spec(&url, "slow", vec![1]);
+    s.warmup = 0;
+    s.loads = Loads::Rates { rates_rps: vec![10.0], arrival: Arrival::Constant, requests: 20 };
+    let err = run_sweep(&pool, s, tx, cancel_rx).await.unwrap_err();
+    let LoadgenError::Cancelled { run } = err else { panic!("{err:?}") };
+    let stored = app::db::get_run(&pool, &run).await.unwrap();
+    assert_eq!(stored.points.len(), 1, "the cut rate level is kept");
+    assert!(stored.points[0].truncated);
+    assert!((3..20).contains(&stored.points[0].requests_ok.unwrap()));
+}
+
 #[tokio::test]
 async fn a_full_progress_channel_never_stalls_the_sweep() {
     let (url, _fake) = fake_server(3).await;
@@ -499,4 +562,13 @@ async fn open_loop_levels_send_every_request_and_store_the_rate() {
     assert!(events
         .iter()
         .any(|e| matches!(e, Progress::LevelStarted { level: 1, load_kind: LoadKind::RequestRate, requests: 10, .. })));
+}
+
+#[test]
+fn a_target_is_shown_without_credentials() {
+    assert_eq!(
+        super::sweep::target_label("http://ada:pw@10.0.0.1:8000/v1/chat/completions?api_key=k#f"),
+        "http://10.0.0.1:8000/v1/chat/completions"
+    );
+    assert!(super::sweep::target_label("not a url").contains("unreadable"));
 }

@@ -17,7 +17,7 @@
 use super::error::{run_id, ApiError};
 use super::AppState;
 use app::db;
-use app::domain::{NewLevel, NewRun, RunId, RunStatus};
+use app::domain::{NewLevel, NewRun, RunId, RunStatus, SourceFormat, SourceInfo};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -99,7 +99,13 @@ async fn create(State(state): State<AppState>, Json(run): Json<NewRun>) -> Resul
         crate::ingest::ImportError::Field { field, message } => ApiError::bad_field(format!("facts.{field}"), message),
         other => ApiError::bad_request(other.to_string()),
     })?;
-    let run = NewRun { status: RunStatus::Running, levels: Vec::new(), files: Vec::new(), ..run };
+    // A run created here is measured live, whatever the client called it; the target it
+    // names is shown without credentials.
+    let source = SourceInfo {
+        format: SourceFormat::LiveSweep,
+        file_name: run.source.file_name.as_deref().map(crate::loadgen::sweep::target_label),
+    };
+    let run = NewRun { status: RunStatus::Running, levels: Vec::new(), files: Vec::new(), source, ..run };
     let id = db::create_live_run(&state.pool, &run).await?;
     tracing::info!(run = %id, "live run created over the API");
     Ok((StatusCode::CREATED, Json(json!({ "id": id, "url": format!("/runs/{id}") }))).into_response())

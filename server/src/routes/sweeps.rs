@@ -222,7 +222,7 @@ fn not_running(id: &str) -> ApiError {
 }
 
 async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let Some(rx) = state.sweeps.subscribe(&id) else {
+    let Some((last, rx)) = state.sweeps.subscribe(&id) else {
         // Finished between the page load and this request: say so, as the last event
         // would have, so the page reloads instead of seeing an error. Running on another
         // replica: follow what it stores.
@@ -246,6 +246,12 @@ async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Result
         let once = futures_util::stream::once(async move { Ok::<_, std::convert::Infallible>(event) });
         return Ok(Sse::new(once).into_response());
     };
+    // The latest progress line first: a page that (re)connects mid-level shows it at once.
+    let first = last.map(|ev| {
+        Ok::<_, std::convert::Infallible>(
+            Event::default().json_data(&ev).unwrap_or_else(|_| Event::default().data("{}")),
+        )
+    });
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
         loop {
             match rx.recv().await {
@@ -261,6 +267,8 @@ async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Result
             }
         }
     });
+    use futures_util::StreamExt;
+    let stream = futures_util::stream::iter(first).chain(stream);
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
 }
 

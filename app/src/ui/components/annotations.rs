@@ -320,6 +320,8 @@ pub fn ModeBanner(mode: crate::domain::view::PageMode, live_href: String) -> imp
 /// The problems of a view URL, with what each parameter takes.
 #[component]
 pub fn ViewProblems(problems: Vec<crate::domain::view::ViewProblem>, fallback: String) -> impl IntoView {
+    // The address asked for a view that does not exist: a client error.
+    crate::ui::components::set_page_status(400);
     view! {
         <div class="error-box view-problems" role="alert" id="view-problems">
             <h1>"This link's view settings are not valid"</h1>

@@ -1,7 +1,10 @@
 //! A container that ECharts draws into once the page is hydrated.
 //!
-//! On the server (and with JavaScript off) it renders an empty, labelled box; the levels
-//! table beside it carries the same numbers.
+//! On the server it renders a labelled box; with JavaScript off the boxes are hidden and
+//! [`NoJsNote`] says the charts need JavaScript (the tables carry the same numbers). A chart with nothing
+//! to draw says why in its place. The browser side draws through `window.plateauChart`
+//! (public/charts.js: theme, tooltip and legend formatting), the same function the offline
+//! report uses.
 
 use charming::Chart;
 use leptos::prelude::*;
@@ -14,12 +17,17 @@ pub fn ChartView(
     /// What the chart shows, for screen readers.
     label: String,
     chart: Chart,
+    /// Why there is nothing to draw; shown instead of the chart.
+    empty: Option<String>,
 ) -> impl IntoView {
+    if let Some(why) = empty {
+        return view! { <div id=id class="chart-empty" role="note">{why}</div> }.into_any();
+    }
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| draw(id, chart.clone(), 60));
     #[cfg(not(feature = "hydrate"))]
     let _ = chart;
-    view! { <div id=id class="chart" role="img" aria-label=label></div> }
+    view! { <div id=id class="chart" role="img" aria-label=label></div> }.into_any()
 }
 
 /// Renders once the container is in the document. After a client-side navigation the
@@ -45,6 +53,7 @@ fn draw(id: &'static str, chart: Chart, frames_left: u8) {
 export function echarts_draw(id, json) {
   const el = document.getElementById(id);
   if (!el || !window.echarts) return false;
+  if (window.plateauChart) { window.plateauChart(el, JSON.parse(json)); return true; }
   const chart = window.echarts.getInstanceByDom(el) || window.echarts.init(el);
   chart.setOption(JSON.parse(json), true);
   return true;
@@ -52,4 +61,16 @@ export function echarts_draw(id, json) {
 extern "C" {
     /// Draws (or redraws) the ECharts option `json` into the element `id`; size from CSS.
     fn echarts_draw(id: &str, json: &str) -> bool;
+}
+
+/// The line a charts section starts with: shown only with JavaScript off (public/plateau.js
+/// marks `<html class="js">`; style/main.css hides it then, and hides the empty chart
+/// boxes otherwise).
+#[component]
+pub fn NoJsNote() -> impl IntoView {
+    view! {
+        <p class="no-js" role="note">
+            "The charts need JavaScript. The tables below hold every number they would draw."
+        </p>
+    }
 }

@@ -70,10 +70,17 @@ fn pct(v: Option<f64>) -> String {
     }
 }
 
-fn delta_class(v: Option<f64>) -> &'static str {
-    match v {
-        Some(x) if x >= 5.0 => "delta up",
-        Some(x) if x <= -5.0 => "delta down",
+/// The class of a % change: `better` (green) or `worse` (red) by the quantity's direction —
+/// latency up is worse, throughput up is better — and plain for small changes or for
+/// quantities with no better direction (token counts). `up`/`down` say which way it went.
+fn delta_class(v: Option<f64>, higher_is_better: Option<bool>) -> &'static str {
+    match (v, higher_is_better) {
+        (Some(x), Some(true)) if x >= 5.0 => "delta up better",
+        (Some(x), Some(false)) if x >= 5.0 => "delta up worse",
+        (Some(x), Some(true)) if x <= -5.0 => "delta down worse",
+        (Some(x), Some(false)) if x <= -5.0 => "delta down better",
+        (Some(x), None) if x >= 5.0 => "delta up",
+        (Some(x), None) if x <= -5.0 => "delta down",
         _ => "delta",
     }
 }
@@ -207,10 +214,11 @@ pub(crate) fn CompareView(
     let found = anomalies::detect(&runs);
     let charts_view = view! {
         <section class="charts">
+            <crate::ui::components::NoJsNote />
             {crate::charts::pages::compare_charts(&runs, &view).into_iter().map(|c| view! {
                 <figure>
                     <figcaption>{c.caption}</figcaption>
-                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart />
+                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart empty=c.empty />
                 </figure>
             }).collect_view()}
         </section>
@@ -336,13 +344,16 @@ fn DeltaTable(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
                     };
                     let tput_delta = change(&Point::output_tok_s);
                     let lat_delta = change(&lat);
-                    let show = |d: Option<f64>| (i != baseline && d.is_some()).then(|| view! { <span class=delta_class(d)>" "{pct(d)}</span> });
+                    let show = |d: Option<f64>, higher_is_better: bool| {
+                        (i != baseline && d.is_some())
+                            .then(|| view! { <span class=delta_class(d, Some(higher_is_better))>" "{pct(d)}</span> })
+                    };
                     if p.is_none() {
                         return view! { <td colspan="3" class="absent">"not measured"</td> }.into_any();
                     }
                     view! {
-                        <td>{cell_value(p, Point::output_tok_s, 1)}{show(tput_delta)}</td>
-                        <td>{ms_as_s(p.and_then(lat))}{show(lat_delta)}</td>
+                        <td>{cell_value(p, Point::output_tok_s, 1)}{show(tput_delta, true)}</td>
+                        <td>{ms_as_s(p.and_then(lat))}{show(lat_delta, false)}</td>
                         <td>{cell_value(p, ttft, 1)}</td>
                     }
                     .into_any()
@@ -384,7 +395,7 @@ fn AllChanges(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
                 .changes
                 .into_iter()
                 .map(|c| {
-                    let class = delta_class(c.change_pct);
+                    let class = delta_class(c.change_pct, c.quantity.higher_is_better());
                     view! {
                         <tr>
                             <th>{c.quantity.label()}</th>

@@ -143,7 +143,7 @@ pub fn FactsFields(f: ImportFields) -> impl IntoView {
             <label>"Format"
                 <select name="format" id="format-select">
                     <option value="auto" selected=format == "auto" || format.is_empty()>"detect from content"</option>
-                    {SourceFormat::ALL.iter().filter(|s| **s != SourceFormat::Manual).map(|s| {
+                    {SourceFormat::ALL.iter().filter(|s| s.is_importable()).map(|s| {
                         let selected = SourceFormat::parse(&format) == Some(*s);
                         view! { <option value=s.as_str() selected=selected>{s.label()}</option> }
                     }).collect_view()}

@@ -48,17 +48,19 @@ pub fn NewSweepPage() -> impl IntoView {
                         <option value="adaptive">"Adaptive: find the plateau"</option>
                     </select>
                 </label>
-                <label>"Concurrency levels"<input name="concurrency" value="1,2,4,8" /></label>
-                <label>"Request rates (req/s)"<input name="rates" placeholder="1,2,4,8" /></label>
-                <label>"Arrivals (rates)"
+                // `data-load`: the load kinds a field applies to; public/plateau.js shows only
+                // those of the chosen kind (without JavaScript every field shows).
+                <label data-load="concurrency">"Concurrency levels"<input name="concurrency" value="1,2,4,8" /></label>
+                <label data-load="rates">"Request rates (req/s)"<input name="rates" placeholder="1,2,4,8" /></label>
+                <label data-load="rates">"Arrivals (rates)"
                     <select name="arrival">
                         <option value="poisson">"Poisson"</option>
                         <option value="constant">"constant"</option>
                     </select>
                 </label>
-                <label>"Adaptive: max concurrency"<input name="max_concurrency" type="number" min="1" placeholder="256" /></label>
-                <label>"Adaptive: min gain per doubling (%)"<input name="min_gain_pct" type="number" min="0" step="any" placeholder="5" /></label>
-                <label>"Requests per level (steady mode; rates: per rate)"<input name="requests" type="number" min="1" placeholder="one wave of C; 50 per rate" /></label>
+                <label data-load="adaptive">"Adaptive: max concurrency"<input name="max_concurrency" type="number" min="1" placeholder="256" /></label>
+                <label data-load="adaptive">"Adaptive: min gain per doubling (%)"<input name="min_gain_pct" type="number" min="0" step="any" placeholder="5" /></label>
+                <label>"Requests per level (concurrency: empty sends one wave of C at once, a number keeps C in flight until that many; rates: per rate, 50 if empty)"<input name="requests" type="number" min="1" placeholder="one wave of C; 50 per rate" /></label>
                 <label>"Warm-up requests per level"<input name="warmup" type="number" min="0" value="1" /></label>
                 <label>"max_tokens"<input name="max_tokens" type="number" min="1" value="64" /></label>
                 <label>"Prompt length (tokens)"<input name="prompt_tokens" type="number" min="1" value="128" /></label>

@@ -1,21 +1,14 @@
 //! The page for an unknown address.
 
+use crate::ui::components::set_page_status;
 use leptos::prelude::*;
 
 /// 404 page.
 #[component]
 pub fn NotFound() -> impl IntoView {
-    #[cfg(feature = "ssr")]
-    if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
-        resp.set_status(axum_status_not_found());
-    }
+    set_page_status(404);
     view! {
         <h1>"Page not found"</h1>
         <p><a href="/">"Back to the runs"</a></p>
     }
-}
-
-#[cfg(feature = "ssr")]
-fn axum_status_not_found() -> http::StatusCode {
-    http::StatusCode::NOT_FOUND
 }

@@ -93,8 +93,9 @@ pub(crate) fn summary(run: &Run) -> String {
         .unwrap_or_default();
     let head = match analysis::peak(&run.points) {
         Some((c, t)) => format!(
-            "{} levels, peak {} output tok/s at {}",
+            "{} level{}, peak {} output tok/s at {}",
             run.points.len(),
+            if run.points.len() == 1 { "" } else { "s" },
             num(Some(t), 1),
             if run.points.first().is_some_and(|p| p.load_kind == crate::domain::LoadKind::RequestRate) {
                 format!("{} req/s", load(c))
@@ -102,7 +103,7 @@ pub(crate) fn summary(run: &Run) -> String {
                 format!("C={}", load(c))
             },
         ),
-        None => format!("{} levels", run.points.len()),
+        None => format!("{} level{}", run.points.len(), if run.points.len() == 1 { "" } else { "s" }),
     };
     format!("{head}{knee}")
 }
@@ -123,10 +124,14 @@ pub(crate) fn RunView(
         (None, Some(v)) => Some(format!("version {v}")),
         (None, None) => None,
     };
-    let source = match &run.source.file_name {
-        Some(name) => format!("{} ({name})", run.source.format.label()),
-        None => run.source.format.label().to_owned(),
+    let live = run.source.format == crate::domain::SourceFormat::LiveSweep;
+    let source = match (&run.source.file_name, live) {
+        (Some(target), true) => format!("live sweep against {target}"),
+        (Some(name), false) => format!("{} ({name})", run.source.format.label()),
+        (None, _) => run.source.format.label().to_owned(),
     };
+    // A live sweep ran then; anything else was imported then.
+    let created_label = if live { "Ran" } else { "Imported" };
     let desc = summary(&run);
     let tags = f.tags.clone();
     let notes = f.notes.clone();
@@ -196,17 +201,18 @@ pub(crate) fn RunView(
             {fact("max_tokens", f.max_tokens.map(|n| int(Some(n))))}
             {fact("Prompt length", f.prompt_tokens.map(|n| format!("{n} tokens")))}
             {fact("Source", Some(source))}
-            {fact("Imported", Some(when(&run.created_at)))}
+            {fact(created_label, Some(when(&run.created_at)))}
         </dl>
         {(!tags.is_empty()).then(|| view! {
             <ul class="tags">{tags.into_iter().map(|t| view! { <li>{t}</li> }).collect_view()}</ul>
         })}
         {(!notes.is_empty()).then(|| view! { <p class="notes">{notes}</p> })}
         <section class="charts">
+            <crate::ui::components::NoJsNote />
             {page_charts.into_iter().map(|c| view! {
                 <figure>
                     <figcaption>{c.caption}</figcaption>
-                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart />
+                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart empty=c.empty />
                 </figure>
             }).collect_view()}
         </section>

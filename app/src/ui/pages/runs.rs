@@ -100,16 +100,16 @@ fn RunsView(p: RunPage) -> impl IntoView {
             let id = r.id.to_string();
             view! {
                 <tr>
-                    <td><input type="checkbox" name="runs" value=id form="compare-form" aria-label="select for comparison" /></td>
-                    <td><a href=link>{r.name}</a>
+                    <td class="pick"><input type="checkbox" name="runs" value=id form="compare-form" aria-label="select for comparison" /></td>
+                    <td class="name"><a href=link>{r.name}</a>
                         {(r.status != RunStatus::Complete).then(|| view! { <span class="badge">{r.status.as_str()}</span> })}
                     </td>
-                    <td>{r.model.unwrap_or_else(dash)}</td>
-                    <td>{r.gpu.unwrap_or_else(dash)}</td>
-                    <td>{r.endpoint_kind.map_or_else(dash, |e| e.path().to_owned())}</td>
-                    <td class="num">{r.level_count}</td>
-                    <td class="num">{num(r.peak_output_tok_s, 1)}</td>
-                    <td>{when(&r.created_at)}</td>
+                    <td class="wrap" data-label="Model">{r.model.unwrap_or_else(dash)}</td>
+                    <td class="wrap" data-label="GPU">{r.gpu.unwrap_or_else(dash)}</td>
+                    <td data-label="Endpoint">{r.endpoint_kind.map_or_else(dash, |e| e.path().to_owned())}</td>
+                    <td class="num" data-label="Levels">{r.level_count}</td>
+                    <td class="num" data-label="Peak tok/s">{num(r.peak_output_tok_s, 1)}</td>
+                    <td class="when" data-label="When">{when(&r.created_at)}</td>
                 </tr>
             }
         })

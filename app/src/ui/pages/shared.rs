@@ -49,7 +49,7 @@ pub fn ReportPage() -> impl IntoView {
                         let body = if is_run {
                             match runs.pop() {
                                 Some(run) => view! { <RunView run view=state mode dismissed error=None /> }.into_any(),
-                                None => view! { <p>"The report's run is gone."</p> }.into_any(),
+                                None => { crate::ui::components::set_page_status(404); view! { <p>"The report's run is gone."</p> }.into_any() }
                             }
                         } else {
                             view! { <CompareView runs view=state mode dismissed error=None /> }.into_any()

@@ -1,0 +1,51 @@
+// Takes the README's screenshots (docs/screenshots/*.png): the run, compare and live-sweep
+// pages, in the light and the dark colour scheme, against the demo data and `plateau sim`.
+//   node end2end/screenshots.mjs        (after .ci/build; PLATEAU_BIN as for the tests)
+import { join } from 'node:path';
+import { startServer, startSim, launchBrowser, ROOT } from './tests/support.mjs';
+
+const out = (name) => join(ROOT, 'docs', 'screenshots', `${name}.png`);
+const server = await startServer();
+const sim = await startSim();
+const browser = await launchBrowser();
+try {
+  const runs = await (await fetch(`${server.base}/api/v1/runs`)).json();
+  const chat = runs.find((r) => r.name.includes('chat/completions')).id;
+  const completions = runs.find((r) => r.name.includes('surviving')).id;
+  const drawn = (page) => page.waitForFunction(() => {
+    const els = [...document.querySelectorAll('.chart')];
+    return els.length > 0 && window.echarts && els.every((el) => window.echarts.getInstanceByDom(el));
+  });
+  for (const scheme of ['light', 'dark']) {
+    const ctx = await browser.newContext({ viewport: { width: 1100, height: 820 }, colorScheme: scheme });
+    const page = await ctx.newPage();
+    await page.goto(`${server.base}/runs/${chat}`);
+    await drawn(page);
+    await page.locator('.charts').scrollIntoViewIfNeeded();
+    await page.evaluate(() => window.scrollBy(0, -230));
+    await page.screenshot({ path: out(`run-${scheme}`) });
+    await page.goto(`${server.base}/compare?runs=${completions},${chat}`);
+    await drawn(page);
+    await page.locator('#explanations').scrollIntoViewIfNeeded();
+    await page.evaluate(() => window.scrollBy(0, -120));
+    await page.screenshot({ path: out(`compare-${scheme}`) });
+    // A live sweep, caught after its first level.
+    await page.goto(`${server.base}/sweeps/new`);
+    await page.locator('input[name=url]').fill(sim.url);
+    await page.locator('input[name=concurrency]').fill('1,2,4,8');
+    await page.locator('input[name=requests]').fill('16');
+    await page.locator('input[name=max_tokens]').fill('96');
+    await page.locator('input[name=name]').fill(`live sweep against plateau sim (${scheme})`);
+    await page.locator('#sweep-submit').click();
+    await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+    await page.waitForFunction(() => /Level [2-4] of 4 .*left/.test(document.getElementById('live-text')?.textContent || ''), null, { timeout: 60_000 });
+    await page.waitForTimeout(1500);
+    await page.screenshot({ path: out(`live-sweep-${scheme}`) });
+    await page.locator('#cancel-sweep').click();
+    await ctx.close();
+  }
+} finally {
+  await browser.close();
+  await sim.stop();
+  await server.stop();
+}
