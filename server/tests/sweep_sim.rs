@@ -1244,3 +1244,29 @@ async fn the_stored_sweep_explains_its_plateau_by_the_simulators_batch_limit() {
     assert_eq!(found.len(), 1);
     assert!(found[0].proposed_annotation_text.contains("at most 4 requests"));
 }
+
+/// Regenerates the demo's simulated sweep with server metrics (`server/src/demo/`): a
+/// sweep against the simulator with a batch limit of 4 (C = 1 … 16, 32 requests per level:
+/// enough that C=8 and C=16 both sit at the limit), exported as Plateau's JSON.
+/// `cargo test -p server --test sweep_sim -- --ignored regenerate_the_demo_sim_sweep`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes server/src/demo/sim-max-batch-4.json"]
+async fn regenerate_the_demo_sim_sweep() {
+    let url = spawn_sim(SimConfig {
+        max_batch: 4,
+        base_decode_ms: 5.0,
+        per_seq_decode_ms: 0.5,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    })
+    .await;
+    let (_dir, pool) = temp_pool("demo.db").await;
+    let mut s = spec(url, EndpointKind::Chat, vec![1, 2, 4, 8, 16], LoadMode::Steady { requests: 32 });
+    s.name = server::demo::SIM_RUN.into();
+    s.target.max_tokens = 32;
+    s.metrics = loadgen::MetricsSpec { interval: Duration::from_millis(100), ..loadgen::MetricsSpec::default() };
+    let (run, _) = sweep(&pool, s).await;
+    let export = server::export::json(&pool, &run.id).await.unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/demo/sim-max-batch-4.json");
+    std::fs::write(&path, export).unwrap();
+}
