@@ -8,7 +8,7 @@
 //! Pure functions, no IO, compiles to wasm. Input is this module's own [`RunSignals`]
 //! (one [`LevelSignals`] per load level): [`RunSignals::from_run`] fills the client side
 //! from any stored [`Run`]; the server side (scraped Prometheus metrics) is `None` until
-//! whoever maps the telemetry fills it. Unknown is `None`, never 0.
+//! [`super::why_signals`] fills it from the stored telemetry. Unknown is `None`, never 0.
 //!
 //! The plateau's region comes from [`super::knee::saturation`]: rules look at the levels
 //! from the knee up. [`super::anomalies`] turns findings into proposed annotations; this

@@ -407,6 +407,24 @@ mod tests {
     }
 
     #[test]
+    fn the_trust_check_is_proposed_on_the_run_page_beside_the_finding() {
+        use crate::domain::anomalies::{why_findings, AnomalyKind, Severity};
+        let mut levels = batch_telemetry(VLLM);
+        for s in &mut levels[3].1.series {
+            if s.name == "generation_tokens" {
+                s.data = SeriesData::Counter { delta: 2400.0 };
+            }
+        }
+        let r = client_run();
+        let found = why_findings(0, &r, &run_signals(&r, Some(&stored(&levels))));
+        let kinds: Vec<AnomalyKind> = found.iter().map(|a| a.kind).collect();
+        assert_eq!(kinds, vec![AnomalyKind::Why(WhyKind::BatchLimit), AnomalyKind::Why(WhyKind::TokenMismatch)]);
+        assert_eq!(found[1].severity, Severity::Warning);
+        assert_eq!(found[1].level, Some(key(8.0)));
+        assert!(found[1].proposed_annotation_text.contains("20 % more"), "{}", found[1].proposed_annotation_text);
+    }
+
+    #[test]
     fn no_telemetry_leaves_the_no_server_metrics_finding() {
         let s = run_signals(&client_run(), Some(&from_telemetry(std::iter::empty())));
         assert!(!s.has_server_metrics);
