@@ -5,6 +5,7 @@
 
 use crate::domain::preview::ImportPreview;
 use crate::domain::query::{RunPage, RunQuery};
+use crate::domain::why_signals::StoredSignals;
 use crate::domain::Run;
 use crate::error::AppError;
 use leptos::prelude::*;
@@ -42,6 +43,21 @@ pub async fn get_runs(ids: Vec<String>) -> Result<Vec<Run>, AppError> {
         runs.push(crate::db::get_run(&pool, &run_id).await?);
     }
     Ok(runs)
+}
+
+/// What is stored beside each run (its levels' server metrics, and an open-loop run's late
+/// sends) as signals for the "why it plateaus" rules and the telemetry panels, in the
+/// order given; as many runs as a comparison holds.
+#[server(prefix = "/_fn")]
+pub async fn get_stored_signals(ids: Vec<String>) -> Result<Vec<StoredSignals>, AppError> {
+    crate::domain::compare::check_run_count(ids.len().max(2)).map_err(|e| AppError::BadRequest(e.to_string()))?;
+    let pool = pool()?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let run_id = crate::domain::RunId::parse(id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
+        out.push(crate::db::stored_signals(&pool, &run_id).await?);
+    }
+    Ok(out)
 }
 
 /// What [`ImportPreviews::preview`] returns: the server parses off the request runtime.

@@ -13,6 +13,8 @@ use app::domain::format::{int, load, ms_as_s, num, when};
 use app::domain::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
 use app::domain::metrics::{Metric, Stat};
 use app::domain::view::ViewState;
+use app::domain::why::{add_server_differences, RunSignals};
+use app::domain::why_signals::{run_signals, why_paragraph, StoredSignals};
 use app::domain::Run;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
@@ -57,6 +59,18 @@ fn levels_table(run: &Run) -> String {
     )
 }
 
+/// The "why it plateaus" paragraph of a run, escaped, with its evidence numbers.
+fn why_html(signals: &RunSignals) -> String {
+    let Some(w) = why_paragraph(signals) else { return String::new() };
+    let evidence: String = w.evidence.iter().map(|e| format!("<li>{}</li>", escape_html(e))).collect();
+    format!(
+        "<div class=\"why\" data-kind=\"{}\"><p><strong>Why it plateaus: </strong>{}</p>{}</div>",
+        w.kind.map_or("none", |k| k.as_str()),
+        escape_html(&w.sentence),
+        if evidence.is_empty() { String::new() } else { format!("<ul class=\"why-evidence\">{evidence}</ul>") }
+    )
+}
+
 fn annotations_list(runs: &[Run]) -> String {
     let items: Vec<String> = runs
         .iter()
@@ -88,7 +102,9 @@ pub fn html_report(
     view: &ViewState,
     view_path: &str,
     runs: &[Run],
+    stored: &[StoredSignals],
 ) -> Result<HtmlReport, ShareError> {
+    let signals: Vec<RunSignals> = runs.iter().enumerate().map(|(i, r)| run_signals(r, stored.get(i))).collect();
     let read = |rel: &str| {
         std::fs::read_to_string(site_root.join(rel)).map_err(|e| {
             tracing::error!(file = %site_root.join(rel).display(), error = %e, "report asset missing; run .ci/build");
@@ -104,7 +120,7 @@ pub fn html_report(
     let (title, charts): (String, Vec<PageChart>) = match target {
         ViewTarget::Run(_) => (
             runs.first().map(|r| r.name.clone()).unwrap_or_default(),
-            runs.first().map(|r| run_charts(r, view)).unwrap_or_default(),
+            runs.first().zip(signals.first()).map(|(r, s)| run_charts(r, view, s)).unwrap_or_default(),
         ),
         ViewTarget::Compare => (
             format!(
@@ -123,7 +139,7 @@ pub fn html_report(
         escape_html(view_path),
     ));
     body.push_str("<section class=\"runs\">");
-    for r in runs {
+    for (r, signals) in runs.iter().zip(&signals) {
         let sat = saturation(&r.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence()).unwrap_or_default();
         let facts = [r.facts.model.clone(), r.facts.gpu_label(), r.facts.endpoint_kind.map(|e| e.path().to_owned())]
             .into_iter()
@@ -136,11 +152,12 @@ pub fn html_report(
             escape_html(&facts),
             escape_html(&sat)
         ));
+        body.push_str(&why_html(signals));
     }
     body.push_str("</section>\n");
     if matches!(target, ViewTarget::Compare) {
         // What the compare page explains: the facts verdicts and why throughput differs.
-        let e = explain(runs, app::domain::compare::baseline_index(runs, view.baseline.as_ref()));
+        let e = explain(runs, app::domain::compare::baseline_index(runs, view.baseline.as_ref()), &signals);
         for (id, title, lines) in [
             ("verdicts", "Are these runs comparable?", &e.verdicts),
             ("explanations", "Why throughput differs", &e.reasons),
@@ -293,16 +310,20 @@ pub fn compare_csv(runs: &[Run], view: &ViewState, baseline: usize) -> String {
 }
 
 /// What a comparison explains, in words, as the compare page says it: each run's facts
-/// verdict against the baseline, and why throughput differs at each shared level.
+/// verdict against the baseline, and why throughput differs at each shared level (with
+/// what the servers did differently, where `signals` hold both runs' server metrics).
 struct Explained {
     verdicts: Vec<String>,
     reasons: Vec<String>,
 }
 
-fn explain(runs: &[Run], baseline: usize) -> Explained {
-    let Some(cmp) = app::domain::compare::compare(runs, baseline) else {
+fn explain(runs: &[Run], baseline: usize, signals: &[RunSignals]) -> Explained {
+    let Some(mut cmp) = app::domain::compare::compare(runs, baseline) else {
         return Explained { verdicts: Vec::new(), reasons: Vec::new() };
     };
+    if signals.len() == runs.len() {
+        add_server_differences(&mut cmp, signals);
+    }
     let name = |i: usize| runs.get(i).map(|r| r.name.clone()).unwrap_or_default();
     let verdicts = cmp
         .runs
@@ -315,8 +336,12 @@ fn explain(runs: &[Run], baseline: usize) -> Explained {
         .iter()
         .flat_map(|l| {
             l.deltas.iter().filter_map(move |d| {
-                let a = d.attribution.as_ref()?;
-                Some(if several { format!("{}: {}", name(d.run), a.sentence) } else { a.sentence.clone() })
+                let parts: Vec<&str> = [d.attribution.as_ref().map(|a| a.sentence.as_str()), d.server_difference.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                let text = (!parts.is_empty()).then(|| parts.join(" "))?;
+                Some(if several { format!("{}: {text}", name(d.run)) } else { text })
             })
         })
         .collect();
@@ -324,14 +349,17 @@ fn explain(runs: &[Run], baseline: usize) -> Explained {
 }
 
 /// A comparison as Markdown: each run's table, the facts verdicts, why throughput
-/// differs, then the annotations.
-pub fn compare_markdown(runs: &[Run], baseline: usize) -> String {
+/// differs, then the annotations. `stored` (what is stored beside each run, indexed like
+/// `runs`; shorter or empty adds no server-side difference) adds what the servers did
+/// differently where both runs have server metrics.
+pub fn compare_markdown(runs: &[Run], baseline: usize, stored: &[StoredSignals]) -> String {
     let mut out = String::new();
     for r in runs {
         out.push_str(&crate::export::markdown(r));
         out.push('\n');
     }
-    let e = explain(runs, baseline);
+    let signals: Vec<RunSignals> = runs.iter().enumerate().map(|(i, r)| run_signals(r, stored.get(i))).collect();
+    let e = explain(runs, baseline, &signals);
     for (title, lines) in [("Are these runs comparable?", &e.verdicts), ("Why throughput differs", &e.reasons)] {
         if !lines.is_empty() {
             out.push_str(&format!("**{title}**\n\n"));

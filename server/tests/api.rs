@@ -223,13 +223,23 @@ async fn the_upload_form_previews_then_saves_or_shows_the_error() {
 }
 
 #[tokio::test]
-async fn the_demo_loads_both_story_runs_once() {
+async fn the_demo_loads_the_story_runs_and_the_simulated_sweep_once() {
     for store in app::db::testing::backends().await {
         let pool = store.db;
         server::demo::load(&pool).await.unwrap();
         server::demo::load(&pool).await.unwrap(); // idempotent
         let runs = app::db::list_runs(&pool).await.unwrap();
-        assert_eq!(runs.len(), 2);
+        assert_eq!(runs.len(), 3);
+        // The simulated sweep carries the server's metrics, and they say why it plateaus.
+        let sim = runs.iter().find(|r| r.name == server::demo::SIM_RUN).unwrap();
+        let sim_run = app::db::get_run(&pool, &sim.id).await.unwrap();
+        let stored = app::db::stored_signals(&pool, &sim.id).await.unwrap();
+        assert!(stored.has_server_metrics);
+        let why =
+            app::domain::why_signals::why_paragraph(&app::domain::why_signals::run_signals(&sim_run, Some(&stored)));
+        let why = why.unwrap();
+        assert_eq!(why.kind, Some(app::domain::why::WhyKind::BatchLimit), "{}", why.sentence);
+        assert!(why.sentence.contains("at most 4 requests at once"), "{}", why.sentence);
         let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap();
         assert_eq!(chat.level_count, 4);
         let completions =

@@ -69,7 +69,7 @@ async fn comparison(db: &Db, chat: &RunId, completions: &RunId) -> (String, Stri
     let runs = share::runs_of_view(db, &ViewTarget::Compare, &view).await.unwrap();
     let b = compare::baseline_index(&runs, view.baseline.as_ref());
     assert_eq!(runs.len(), 2);
-    (server::report::compare_csv(&runs, &view, b), server::report::compare_markdown(&runs, b))
+    (server::report::compare_csv(&runs, &view, b), server::report::compare_markdown(&runs, b, &[]))
 }
 
 #[tokio::test]
@@ -84,7 +84,7 @@ async fn the_demo_and_two_thousand_runs_go_to_postgres_and_back_with_identical_e
     let generated: Vec<NewRun> = (0..GENERATED).map(generated).collect();
     app::db::insert_runs(db, &generated).await.unwrap();
     let list = app::db::list_runs(db).await.unwrap();
-    assert_eq!(list.len(), GENERATED + 2);
+    assert_eq!(list.len(), GENERATED + 3);
     let id_of = |name: &str| list.iter().find(|r| r.name == name).unwrap().id.clone();
     let (chat, completions) = (id_of(server::demo::CHAT_RUN), id_of(server::demo::COMPLETIONS_RUN));
     // An annotation with its history, so the exports carry annotations too.
@@ -107,7 +107,7 @@ async fn the_demo_and_two_thousand_runs_go_to_postgres_and_back_with_identical_e
     let back = testing::fresh_sqlite().await;
     let again = app::db::copy_database(&postgres.db, &back.db).await.unwrap();
     assert_eq!(there, again, "the same rows and checksums both ways");
-    assert_eq!(there.iter().find(|t| t.table == "runs").unwrap().rows, (GENERATED + 2) as u64);
+    assert_eq!(there.iter().find(|t| t.table == "runs").unwrap().rows, (GENERATED + 3) as u64);
     eprintln!("copied there and back in {:?}", started.elapsed());
 
     let before = exports(db, &ids).await;

@@ -182,4 +182,31 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
         at8.gauge("requests_waiting")
     );
     assert_eq!(levels[0].telemetry.max("requests_waiting"), Some(0.0), "nothing deferred at C=1");
+    // Why it plateaus, from what was stored: llama.cpp's 4 slots.
+    let stored = app::db::stored_signals(&pool, &id).await.unwrap();
+    let signals = app::domain::why_signals::run_signals(&run, Some(&stored));
+    let levels_seen: Vec<String> = signals
+        .levels
+        .iter()
+        .map(|l| {
+            format!(
+                "C={} tok/s {:?} running max {:?} mean {:?} waiting mean {:?} ttft {:?}",
+                l.load,
+                l.output_tok_s,
+                l.running_max,
+                l.running_mean,
+                l.waiting_mean,
+                l.ttft_ms()
+            )
+        })
+        .collect();
+    let finding = app::domain::why::explain(&signals);
+    let finding = finding.unwrap_or_else(|| panic!("no finding: {levels_seen:#?} {:?}", signals.saturation));
+    assert_eq!(finding.kind, app::domain::why::WhyKind::BatchLimit, "{}\n{levels_seen:#?}", finding.sentence);
+    assert!(finding.sentence.contains("at most 4 requests at once"), "{}", finding.sentence);
+    assert!(
+        app::domain::why::token_mismatches(&signals).is_empty(),
+        "{:?}",
+        app::domain::why::token_mismatches(&signals)
+    );
 }

@@ -1223,3 +1223,67 @@ async fn preemptions_are_counted_and_failed_scrapes_never_fail_the_sweep() {
     let (run, _) = sweep(&pool, spec(sim_url, EndpointKind::Completions, vec![1], LoadMode::Wave)).await;
     assert!(app::db::run_telemetry(&pool, &run.id).await.unwrap().is_empty());
 }
+
+/// The glue of #14 end to end: a sweep against a simulator with a batch limit of 4
+/// (C = 1, 2, 4, 8), its stored telemetry read back and turned into signals, says why it
+/// plateaus — the 4-request limit — with evidence, and the trust check finds nothing (the
+/// simulator counts exactly the tokens it sends).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stored_sweep_explains_its_plateau_by_the_simulators_batch_limit() {
+    use app::domain::why::{self, WhyKind};
+    use app::domain::why_signals;
+    let url = spawn_sim(SimConfig {
+        max_batch: 4,
+        base_decode_ms: 5.0,
+        per_seq_decode_ms: 0.5,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    })
+    .await;
+    let (_dir, pool) = temp_pool("why.db").await;
+    let mut s = spec(url, EndpointKind::Chat, vec![1, 2, 4, 8], LoadMode::Steady { requests: 24 });
+    s.target.max_tokens = 32;
+    s.metrics = loadgen::MetricsSpec { interval: Duration::from_millis(100), ..loadgen::MetricsSpec::default() };
+    let (run, _) = sweep(&pool, s).await;
+    let run = app::db::get_run(&pool, &run.id).await.unwrap();
+    let stored = app::db::stored_signals(&pool, &run.id).await.unwrap();
+    assert!(stored.has_server_metrics);
+    let signals = why_signals::run_signals(&run, Some(&stored));
+    let finding = why::explain(&signals).unwrap();
+    assert_eq!(finding.kind, WhyKind::BatchLimit, "{}", finding.sentence);
+    assert!(finding.sentence.contains("at most 4 requests at once"), "{}", finding.sentence);
+    assert!(finding.sentence.contains("waiting at C=8"), "{}", finding.sentence);
+    let p = why_signals::why_paragraph(&signals).unwrap();
+    assert!(p.evidence.iter().any(|e| e == "running requests (max) 4 at C=8"), "{:?}", p.evidence);
+    assert!(why::token_mismatches(&signals).is_empty(), "{:?}", why::token_mismatches(&signals));
+    // The run page's proposals: the finding, once.
+    let found = app::domain::anomalies::why_findings(0, &run, &signals);
+    assert_eq!(found.len(), 1);
+    assert!(found[0].proposed_annotation_text.contains("at most 4 requests"));
+}
+
+/// Regenerates the demo's simulated sweep with server metrics (`server/src/demo/`): a
+/// sweep against the simulator with a batch limit of 4 (C = 1 … 16, 32 requests per level:
+/// enough that C=8 and C=16 both sit at the limit), exported as Plateau's JSON.
+/// `cargo test -p server --test sweep_sim -- --ignored regenerate_the_demo_sim_sweep`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes server/src/demo/sim-max-batch-4.json"]
+async fn regenerate_the_demo_sim_sweep() {
+    let url = spawn_sim(SimConfig {
+        max_batch: 4,
+        base_decode_ms: 5.0,
+        per_seq_decode_ms: 0.5,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    })
+    .await;
+    let (_dir, pool) = temp_pool("demo.db").await;
+    let mut s = spec(url, EndpointKind::Chat, vec![1, 2, 4, 8, 16], LoadMode::Steady { requests: 32 });
+    s.name = server::demo::SIM_RUN.into();
+    s.target.max_tokens = 32;
+    s.metrics = loadgen::MetricsSpec { interval: Duration::from_millis(100), ..loadgen::MetricsSpec::default() };
+    let (run, _) = sweep(&pool, s).await;
+    let export = server::export::json(&pool, &run.id).await.unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/demo/sim-max-batch-4.json");
+    std::fs::write(&path, export).unwrap();
+}

@@ -182,7 +182,11 @@ mod tests {
         assert!(annotation_series(&run, Point::output_tok_s, "").is_empty());
         run.points[3].over_capacity = true;
         let load = run.points[3].load_value;
-        for chart in crate::charts::pages::run_charts(&run, &ViewState::default()) {
+        for chart in crate::charts::pages::run_charts(
+            &run,
+            &ViewState::default(),
+            &crate::domain::why::RunSignals::from_run(&run),
+        ) {
             let v = serde_json::to_value(&chart.chart).unwrap();
             let series = v["series"].as_array().unwrap();
             let Some(mark) = series.iter().find(|s| s["name"] == OVER_CAPACITY) else {

@@ -19,6 +19,7 @@ pub mod marks;
 pub mod pages;
 #[cfg(test)]
 mod snapshots;
+pub mod telemetry;
 
 /// DOM id of the throughput chart on a run page.
 pub const THROUGHPUT_ID: &str = "chart-throughput";

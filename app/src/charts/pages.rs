@@ -3,8 +3,10 @@
 
 use super::compare as cmp;
 use super::marks::{annotation_series, apply_view};
+use super::telemetry as tm;
 use crate::domain::metrics::{Metric, Stat};
 use crate::domain::view::ViewState;
+use crate::domain::why::RunSignals;
 use crate::domain::{Point, Run};
 use charming::Chart;
 
@@ -35,12 +37,17 @@ fn any_value(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> bool {
     points.iter().any(|p| f(p).is_some_and(f64::is_finite))
 }
 
-/// A run page's charts: throughput and latency with annotation pins, TTFT, per-token latency.
-pub fn run_charts(run: &Run, view: &ViewState) -> Vec<PageChart> {
-    super::with_scale(view.scale, || run_charts_scaled(run, view))
+/// A telemetry panel: a run's signals → its chart, when the run has its numbers.
+type Panel = fn(&RunSignals) -> Option<Chart>;
+
+/// A run page's charts: throughput and latency with annotation pins, TTFT, per-token
+/// latency; then, when the run has server metrics (`signals`, see
+/// `domain::why_signals::run_signals`), the telemetry panels on the same load axis.
+pub fn run_charts(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<PageChart> {
+    super::with_scale(view.scale, || run_charts_scaled(run, view, signals))
 }
 
-fn run_charts_scaled(run: &Run, view: &ViewState) -> Vec<PageChart> {
+fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<PageChart> {
     let adjust = |c: Chart| apply_view(c, &view.hide);
     let with_marks = |mut c: Chart, y: &dyn Fn(&Point) -> Option<f64>| {
         for s in annotation_series(run, y, "") {
@@ -114,6 +121,35 @@ fn run_charts_scaled(run: &Run, view: &ViewState) -> Vec<PageChart> {
             "per-token latency by load level",
             adjust(c),
         ));
+    }
+    if signals.has_server_metrics {
+        let panels: [(&'static str, &str, &'static str, Panel); 5] = [
+            (
+                tm::REQUESTS_ID,
+                "Server: requests running vs waiting per level (max solid, mean dashed)",
+                "the server's running and waiting requests by load level",
+                tm::requests,
+            ),
+            (tm::KV_CACHE_ID, "Server: KV-cache use per level", "KV-cache use by load level", tm::kv_cache),
+            (tm::PREEMPTIONS_ID, "Server: preemptions per level", "preemptions by load level", tm::preemptions),
+            (
+                tm::PREFIX_CACHE_ID,
+                "Server: prefix-cache hit rate per level",
+                "prefix-cache hit rate by load level",
+                tm::prefix_cache,
+            ),
+            (
+                tm::SERVER_TOK_S_ID,
+                "Output tok/s: the server's generated-token counter vs the client's measurement",
+                "server- and client-side output tok/s by load level",
+                tm::server_tok_s,
+            ),
+        ];
+        for (id, caption, label, f) in panels {
+            if let Some(c) = f(signals) {
+                out.push(chart(id, caption, label, adjust(c)));
+            }
+        }
     }
     out
 }

@@ -86,3 +86,45 @@ fn compare_charts() {
     insta::assert_json_snapshot!("compare_pareto", json(&compare::pareto(&runs)));
     insta::assert_json_snapshot!("compare_outcomes", json(&compare::outcomes(&runs)));
 }
+
+/// The chat run's signals with a server capped at 64 running requests.
+fn chat_with_server() -> crate::domain::why::RunSignals {
+    let [_, chat] = story();
+    let mut s = crate::domain::why::RunSignals::from_run(&chat);
+    s.has_server_metrics = true;
+    for l in &mut s.levels {
+        let c = l.load;
+        l.running_max = Some(c.min(64.0));
+        l.running_mean = Some(c.min(64.0) * 0.95);
+        l.waiting_max = Some((c - 64.0).max(0.0));
+        l.waiting_mean = Some((c - 64.0).max(0.0) * 0.8);
+        l.kv_cache_usage_max = Some(c / 128.0);
+        l.kv_cache_usage_mean = Some(c / 160.0);
+        l.preemptions = Some(if c > 64.0 { 3.0 } else { 0.0 });
+        l.prefix_cache_hit_rate = Some(0.25);
+        l.server_output_tok_s = l.output_tok_s.map(|t| t * 0.99);
+    }
+    s
+}
+
+#[test]
+fn telemetry_charts() {
+    use super::telemetry as tm;
+    let s = chat_with_server();
+    insta::assert_json_snapshot!("telemetry_requests", json(&tm::requests(&s).unwrap()));
+    insta::assert_json_snapshot!("telemetry_kv_cache", json(&tm::kv_cache(&s).unwrap()));
+    insta::assert_json_snapshot!("telemetry_preemptions", json(&tm::preemptions(&s).unwrap()));
+    insta::assert_json_snapshot!("telemetry_prefix_cache", json(&tm::prefix_cache(&s).unwrap()));
+    insta::assert_json_snapshot!("telemetry_server_tok_s", json(&tm::server_tok_s(&s).unwrap()));
+    // Without server metrics none is drawn, and the page lists only the client's charts.
+    let [_, chat] = story();
+    let client = crate::domain::why::RunSignals::from_run(&chat);
+    assert!(tm::requests(&client).is_none() && tm::kv_cache(&client).is_none() && tm::server_tok_s(&client).is_none());
+    let view = crate::domain::view::ViewState::default();
+    let ids = |s| super::pages::run_charts(&chat, &view, s).iter().map(|c| c.id).collect::<Vec<_>>();
+    assert!(!ids(&client).iter().any(|id| id.starts_with("chart-server") || *id == tm::KV_CACHE_ID));
+    assert_eq!(
+        ids(&s)[ids(&client).len()..],
+        [tm::REQUESTS_ID, tm::KV_CACHE_ID, tm::PREEMPTIONS_ID, tm::PREFIX_CACHE_ID, tm::SERVER_TOK_S_ID]
+    );
+}

@@ -45,7 +45,7 @@ pub use reports::*;
 pub use runs::*;
 pub use runs_list::*;
 pub use summary::stale_summaries;
-pub use telemetry::{level_telemetry, run_telemetry, StoredTelemetry};
+pub use telemetry::{level_telemetry, run_telemetry, stored_signals, StoredTelemetry};
 pub use throttle::*;
 
 /// What can go wrong in the storage layer.

@@ -6,7 +6,9 @@
 
 use super::backend::{Db, Tx, Q};
 use super::{corrupt, DbError};
+use crate::domain::compare::LevelKey;
 use crate::domain::telemetry::{LevelTelemetry, Series, SeriesData, TelemetrySource};
+use crate::domain::why_signals::{self, StoredSignals};
 use crate::domain::{LoadKind, RunId};
 
 /// One level's telemetry as stored, with the level it belongs to.
@@ -72,6 +74,30 @@ pub(super) async fn insert_in(tx: &mut Tx, point_id: i64, t: &LevelTelemetry) ->
 
 fn non_negative(what: &str, v: i64) -> Result<u64, DbError> {
     u64::try_from(v).map_err(|_| corrupt(what, &v.to_string()))
+}
+
+/// What is stored beside run `id` as signals (`domain::why_signals`): every level's
+/// telemetry, and the late sends an open-loop (request-rate) level's raw fields record.
+pub async fn stored_signals(db: &Db, id: &RunId) -> Result<StoredSignals, DbError> {
+    let telemetry = run_telemetry(db, id).await?;
+    let mut out = why_signals::from_telemetry(
+        telemetry.iter().map(|t| (LevelKey { load_kind: t.load_kind, load_value: t.load_value }, &t.telemetry)),
+    );
+    let rows = Q::new(
+        "SELECT p.load_value, p.raw_json FROM points p JOIN runs r ON r.id = p.run_id
+         WHERE r.public_id = $1 AND p.load_kind = 'request_rate' AND p.raw_json IS NOT NULL
+         ORDER BY p.load_value, p.seq",
+    )
+    .bind(id.as_str())
+    .fetch_all(db)
+    .await?;
+    for row in rows {
+        let text: String = row.try_get("raw_json")?;
+        let raw: serde_json::Value = serde_json::from_str(&text).map_err(|_| corrupt("raw_json", &text))?;
+        let key = LevelKey { load_kind: LoadKind::RequestRate, load_value: row.try_get("load_value")? };
+        out.add_open_loop(&key, &raw);
+    }
+    Ok(out)
 }
 
 /// The telemetry of every level of run `id` that has some, in load order (as the run page

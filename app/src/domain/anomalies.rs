@@ -624,8 +624,8 @@ pub fn usage_contradictions(run_index: usize, run: &Run) -> Vec<Anomaly> {
 /// Why the run plateaus ([`why::explain`]: one finding, the first rule that matches) and
 /// the trust check at every level ([`why::token_mismatches`]), as proposals anchored on the
 /// level where each starts. Apart from [`detect_run`] because it takes the run's signals:
-/// [`RunSignals::from_run`] today (client side only), the scraped server metrics once the
-/// telemetry is mapped in. Warning when the numbers may mislead (the client was the limit,
+/// the client side ([`RunSignals::from_run`]) with the stored server metrics merged in
+/// (`why_signals::run_signals`). Warning when the numbers may mislead (the client was the limit,
 /// the token counts disagree), info otherwise.
 pub fn why_findings(run_index: usize, run: &Run, signals: &RunSignals) -> Vec<Anomaly> {
     why::explain(signals)

@@ -19,6 +19,7 @@ pub mod stats;
 pub mod telemetry;
 pub mod view;
 pub mod why;
+pub mod why_signals;
 
 use metrics::{Definitions, Measure, Metric, Stat};
 

@@ -8,7 +8,7 @@
 //! Pure functions, no IO, compiles to wasm. Input is this module's own [`RunSignals`]
 //! (one [`LevelSignals`] per load level): [`RunSignals::from_run`] fills the client side
 //! from any stored [`Run`]; the server side (scraped Prometheus metrics) is `None` until
-//! whoever maps the telemetry fills it. Unknown is `None`, never 0.
+//! [`super::why_signals`] fills it from the stored telemetry. Unknown is `None`, never 0.
 //!
 //! The plateau's region comes from [`super::knee::saturation`]: rules look at the levels
 //! from the knee up. [`super::anomalies`] turns findings into proposed annotations; this
@@ -134,6 +134,11 @@ pub struct LevelSignals {
     pub server_prompt_tokens: Option<f64>,
     /// Generated tokens per second by the server's counter.
     pub server_output_tok_s: Option<f64>,
+    /// The server adds a request's generated tokens to its counter only when the request
+    /// ends (llama.cpp), so a level's count may be short by one request's tokens; the
+    /// trust check allows that much.
+    #[serde(default)]
+    pub server_counts_tokens_at_request_end: bool,
 }
 
 impl LevelSignals {
@@ -813,13 +818,19 @@ pub fn decode_bound(s: &RunSignals) -> Option<Finding> {
 }
 
 /// The trust check at one level: the server's generated-token count against the
-/// client's usage counts, differing by more than [`TOKEN_MISMATCH_FRACTION`].
+/// client's usage counts, differing by more than [`TOKEN_MISMATCH_FRACTION`] (or, for a
+/// server that counts a request's tokens when it ends, by more than one request's).
 pub fn token_mismatch(l: &LevelSignals) -> Option<Finding> {
     let server = l.server_generation_tokens.filter(|v| v.is_finite() && *v >= 0.0)?;
     let client = l.client_output_tokens.filter(|v| v.is_finite() && *v > 0.0)?;
     let rel = server / client - 1.0;
+    // One request's tokens (the level's mean) when the server counts at a request's end.
+    let one_request = match l.requests {
+        Some(n) if l.server_counts_tokens_at_request_end && n > 0 => client / n as f64,
+        _ => 0.0,
+    };
     // Compared as a difference of counts, so exactly 1 % apart is not flagged by rounding.
-    if (server - client).abs() <= TOKEN_MISMATCH_FRACTION * client {
+    if (server - client).abs() <= (TOKEN_MISMATCH_FRACTION * client).max(one_request) {
         return None;
     }
     let (more, why) = if rel > 0.0 {

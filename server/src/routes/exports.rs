@@ -9,6 +9,7 @@ use crate::report;
 use crate::share::{self, ViewTarget};
 use app::domain::compare;
 use app::domain::view::{query_pairs, ViewState};
+use app::domain::why_signals::StoredSignals;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -53,6 +54,15 @@ fn report_download(file_name: String, r: report::HtmlReport) -> Response {
     res
 }
 
+/// What is stored beside each run (server metrics), indexed like `runs`.
+async fn stored_of(state: &AppState, runs: &[app::domain::Run]) -> Result<Vec<StoredSignals>, ApiError> {
+    let mut out = Vec::with_capacity(runs.len());
+    for r in runs {
+        out.push(app::db::stored_signals(&state.pool, &r.id).await.map_err(|e| text(ApiError::from(e)))?);
+    }
+    Ok(out)
+}
+
 async fn run_report(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -64,7 +74,8 @@ async fn run_report(
     let runs = share::runs_of_view(&state.pool, &target, &view).await.map_err(text)?;
     let path = view.href(&format!("/runs/{run}"));
     let site = std::path::Path::new(state.leptos_options.site_root.as_ref());
-    let r = report::html_report(site, &target, &view, &path, &runs).map_err(text)?;
+    let stored = stored_of(&state, &runs).await?;
+    let r = report::html_report(site, &target, &view, &path, &runs, &stored).map_err(text)?;
     Ok(report_download(format!("plateau-{id}.html"), r))
 }
 
@@ -86,7 +97,8 @@ async fn compare_report(State(state): State<AppState>, RawQuery(q): RawQuery) ->
     let (view, runs, _) = compare_runs(&state, q.as_deref()).await?;
     let path = view.href("/compare");
     let site = std::path::Path::new(state.leptos_options.site_root.as_ref());
-    let r = report::html_report(site, &ViewTarget::Compare, &view, &path, &runs).map_err(text)?;
+    let stored = stored_of(&state, &runs).await?;
+    let r = report::html_report(site, &ViewTarget::Compare, &view, &path, &runs, &stored).map_err(text)?;
     Ok(report_download("plateau-compare.html".into(), r))
 }
 
@@ -107,7 +119,9 @@ async fn compare_json(State(state): State<AppState>, RawQuery(q): RawQuery) -> R
 
 async fn compare_md(State(state): State<AppState>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
     let (_, runs, b) = compare_runs(&state, q.as_deref()).await?;
-    Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], report::compare_markdown(&runs, b)).into_response())
+    let stored = stored_of(&state, &runs).await?;
+    Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], report::compare_markdown(&runs, b, &stored))
+        .into_response())
 }
 
 async fn og_image(State(state): State<AppState>, Path(file): Path<String>) -> Result<Response, ApiError> {

@@ -3,7 +3,7 @@
 //! change, the facts diff with a comparability verdict, and the anomalies found, proposed
 //! as annotations. Tables carry every number, so the page reads without JavaScript.
 
-use crate::api::{dismissed_proposals, get_runs};
+use crate::api::{dismissed_proposals, get_runs, get_stored_signals};
 use crate::charts::compare as charts;
 use crate::domain::anomalies;
 use crate::domain::compare::{self, Comparability, Comparison, Fact};
@@ -26,9 +26,12 @@ pub fn ComparePage() -> impl IntoView {
     let ids = move || {
         view_state.get().map(|v| v.runs.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap_or_default()
     };
-    // One resource per page: the runs and the dismissed proposals load together.
-    let runs =
-        Resource::new(ids, |ids| async move { (get_runs(ids).await, dismissed_proposals().await.unwrap_or_default()) });
+    // One resource per page: the runs, what is stored beside them (server metrics) and the
+    // dismissed proposals load together.
+    let runs = Resource::new(ids, |ids| async move {
+        let stored = get_stored_signals(ids.clone()).await.unwrap_or_default();
+        (get_runs(ids).await, stored, dismissed_proposals().await.unwrap_or_default())
+    });
     let error = crate::ui::pages::run::form_error();
     view! {
         <Title text="Compare runs" />
@@ -40,9 +43,9 @@ pub fn ComparePage() -> impl IntoView {
                     Ok(v) => v,
                     Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),
                 };
-                let (runs, dismissed) = runs.await;
+                let (runs, stored, dismissed) = runs.await;
                 match runs {
-                    Ok(runs) => view! { <CompareView runs view=state mode=PageMode::Live dismissed error /> }.into_any(),
+                    Ok(runs) => view! { <CompareView runs view=state mode=PageMode::Live dismissed stored error /> }.into_any(),
                     Err(e) => view! {
                         <h1>"Compare runs"</h1>
                         <ErrorBox error=e />
@@ -138,6 +141,10 @@ pub(crate) fn CompareView(
     view: ViewState,
     mode: PageMode,
     #[prop(optional)] dismissed: Vec<String>,
+    /// What is stored beside each run (server metrics), indexed like `runs`; empty for a
+    /// snapshot.
+    #[prop(optional)]
+    stored: Vec<crate::domain::why_signals::StoredSignals>,
     error: Option<String>,
 ) -> impl IntoView {
     let baseline = compare::baseline_index(&runs, view.baseline.as_ref());
@@ -146,10 +153,9 @@ pub(crate) fn CompareView(
     let Some(mut cmp) = compare::compare(&runs, baseline) else {
         return view! { <ErrorBox error=AppError::BadRequest("no baseline".into()) /> }.into_any();
     };
-    // The server-side differences: none until scraped server metrics are mapped into these
-    // signals (see `domain::why`); the client side alone adds nothing here.
+    // The server-side differences where both runs have server metrics.
     let signals: Vec<crate::domain::why::RunSignals> =
-        runs.iter().map(crate::domain::why::RunSignals::from_run).collect();
+        runs.iter().enumerate().map(|(i, r)| crate::domain::why_signals::run_signals(r, stored.get(i))).collect();
     crate::domain::why::add_server_differences(&mut cmp, &signals);
     let n = runs.len();
     let live_query = live_path.split_once('?').map(|(_, q)| q.to_owned()).unwrap_or_default();

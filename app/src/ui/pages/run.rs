@@ -4,12 +4,13 @@
 //! The URL carries the view (`?scale=linear&hide=p99`, see [`ViewState`]); the same view
 //! renders under a saved report (`/r/<slug>`) and from a snapshot (`/s/<id>`, frozen data).
 
-use crate::api::{dismissed_proposals, get_run};
+use crate::api::{dismissed_proposals, get_run, get_stored_signals};
 use crate::charts;
 use crate::domain::annotations::Effect;
 use crate::domain::format::{int, load, num, when, UNKNOWN};
 use crate::domain::metrics::Stat;
 use crate::domain::view::{PageMode, ViewState};
+use crate::domain::why_signals::{self, StoredSignals};
 use crate::domain::{analysis, Run};
 use crate::ui::components::{
     AnnotationsSection, ChartView, DefinitionsView, ErrorBox, LevelsTable, MeasuresTable, ModeBanner, ProposalsList,
@@ -39,10 +40,15 @@ pub(crate) fn form_error() -> Option<String> {
 pub fn RunPage() -> impl IntoView {
     let params = use_params_map();
     let view_state = current_view();
-    // One resource per page: the run and the dismissed proposals load together.
+    // One resource per page: the run, what is stored beside it (server metrics) and the
+    // dismissed proposals load together. Without the stored signals the page still shows
+    // the run (the why-paragraph then says no server metrics were found).
     let run = Resource::new(
         move || params.read().get("id").unwrap_or_default(),
-        |id| async move { (get_run(id).await, dismissed_proposals().await.unwrap_or_default()) },
+        |id| async move {
+            let stored = get_stored_signals(vec![id.clone()]).await.ok().and_then(|mut v| v.pop());
+            (get_run(id).await, stored, dismissed_proposals().await.unwrap_or_default())
+        },
     );
     let error = form_error();
     view! {
@@ -57,9 +63,9 @@ pub fn RunPage() -> impl IntoView {
                         return view! { <Title text="Invalid view" /><ViewProblems problems fallback=format!("/runs/{id}") /> }.into_any();
                     }
                 };
-                let (run, dismissed) = run.await;
+                let (run, stored, dismissed) = run.await;
                 match run {
-                    Ok(run) => view! { <RunView run view=state mode=PageMode::Live dismissed error /> }.into_any(),
+                    Ok(run) => view! { <RunView run view=state mode=PageMode::Live dismissed stored error /> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
                 }
             })}}
@@ -115,6 +121,9 @@ pub(crate) fn RunView(
     view: ViewState,
     mode: PageMode,
     #[prop(optional)] dismissed: Vec<String>,
+    /// What is stored beside the run (server metrics); `None` for a snapshot.
+    #[prop(optional_no_strip)]
+    stored: Option<StoredSignals>,
     error: Option<String>,
 ) -> impl IntoView {
     let f = run.facts.clone();
@@ -142,7 +151,11 @@ pub(crate) fn RunView(
         crate::domain::RunStatus::Running => "a live sweep is still measuring this run",
         crate::domain::RunStatus::Interrupted => "the sweep stopped early; the finished levels are whole",
     };
-    let page_charts = charts::pages::run_charts(&run, &view);
+    // Why it plateaus, the trust check and the telemetry panels: the client side of the run
+    // with the server's metrics stored beside it (`domain::why_signals`).
+    let signals = why_signals::run_signals(&run, stored.as_ref());
+    let why = why_signals::why_paragraph(&signals);
+    let page_charts = charts::pages::run_charts(&run, &view, &signals);
     let editable = mode.editable();
     let live_path = view.href(&format!("/runs/{}", run.id));
     let back = live_path.clone();
@@ -157,9 +170,6 @@ pub(crate) fn RunView(
     let definitions = run.definitions.clone();
     let saturation =
         crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence());
-    // Why it plateaus, and the trust check: client signals only until the scraped server
-    // metrics are mapped into these signals (see `domain::why`).
-    let signals = crate::domain::why::RunSignals::from_run(&run);
     let mut found = crate::domain::anomalies::detect_run(0, &run);
     found.extend(crate::domain::anomalies::why_findings(0, &run, &signals));
     let is_report = matches!(mode, PageMode::Report(_));
@@ -193,6 +203,19 @@ pub(crate) fn RunView(
             }
         })}
         {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
+        {why.map(|w| {
+            let kind = w.kind.map_or("none", |k| k.as_str());
+            view! {
+                <div class="why" id="why" data-kind=kind>
+                    <p><strong>"Why it plateaus: "</strong><span id="why-sentence">{w.sentence}</span></p>
+                    {(!w.evidence.is_empty()).then(|| view! {
+                        <ul class="why-evidence" id="why-evidence">
+                            {w.evidence.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
+                        </ul>
+                    })}
+                </div>
+            }
+        })}
         <dl class="facts">
             {fact("Model", f.model.clone())}
             {fact("Engine", engine)}

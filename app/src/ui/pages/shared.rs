@@ -4,7 +4,7 @@
 
 use super::compare::CompareView;
 use super::run::RunView;
-use crate::api::{dismissed_proposals, get_report, get_run, get_runs, get_snapshot};
+use crate::api::{dismissed_proposals, get_report, get_run, get_runs, get_snapshot, get_stored_signals};
 use crate::domain::view::{query_pairs, PageMode, ViewProblem, ViewState};
 use crate::error::AppError;
 use crate::ui::components::{ErrorBox, ViewProblems};
@@ -34,25 +34,30 @@ pub fn ReportPage() -> impl IntoView {
                 Some(id) => vec![get_run(id.clone()).await?],
                 None => get_runs(state.runs.iter().map(ToString::to_string).collect()).await?,
             };
+            let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+            let stored = get_stored_signals(ids).await.unwrap_or_default();
             let dismissed = dismissed_proposals().await.unwrap_or_default();
-            Ok::<_, AppError>((report, run.is_some(), state, runs, dismissed))
+            Ok::<_, AppError>((report, run.is_some(), state, runs, stored, dismissed))
         },
     );
     view! {
         <Suspense fallback=|| view! { <p>"Loading report…"</p> }>
             {move || Suspend::new(async move {
                 match data.await {
-                    Ok((report, is_run, state, mut runs, dismissed)) => {
+                    Ok((report, is_run, state, mut runs, mut stored, dismissed)) => {
                         let title = report.title.clone();
                         let desc = if report.description.is_empty() { format!("Plateau report: {}", report.title) } else { report.description.clone() };
                         let mode = PageMode::Report(report);
                         let body = if is_run {
                             match runs.pop() {
-                                Some(run) => view! { <RunView run view=state mode dismissed error=None /> }.into_any(),
+                                Some(run) => {
+                                    let stored = stored.pop();
+                                    view! { <RunView run view=state mode dismissed stored error=None /> }.into_any()
+                                }
                                 None => { crate::ui::components::set_page_status(404); view! { <p>"The report's run is gone."</p> }.into_any() }
                             }
                         } else {
-                            view! { <CompareView runs view=state mode dismissed error=None /> }.into_any()
+                            view! { <CompareView runs view=state mode dismissed stored error=None /> }.into_any()
                         };
                         view! {
                             <Title text=title.clone() />

@@ -1,0 +1,63 @@
+// Browser test of issue #14's explanation: the demo's simulated sweep (batch limit 4,
+// scraped server metrics) shows the telemetry panels on its run page and says why it
+// plateaus; a run without server metrics says the cause cannot be seen from the client.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, launchBrowser, watchErrors, seriesLength } from './support.mjs';
+
+const SIM = 'plateau sim · batch limit 4 · C=1–16 (server metrics)';
+const CHAT = 'Kimi-K2.5 NVFP4 · /v1/chat/completions · C=32–96';
+const PANELS = ['chart-server-requests', 'chart-kv-cache', 'chart-preemptions', 'chart-prefix-cache', 'chart-server-tok-s'];
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+test('the simulated sweep shows the telemetry panels and why it plateaus', async () => {
+  const page = await browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(server.base + '/');
+  await page.getByRole('link', { name: SIM }).click();
+  await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+  const why = page.locator('#why-sentence');
+  await why.waitFor();
+  const sentence = await why.innerText();
+  assert.match(sentence, /at most 4 requests at once/, sentence);
+  assert.equal(await page.locator('#why').getAttribute('data-kind'), 'batch_limit');
+  assert.match(await page.locator('#why-evidence').innerText(), /running requests \(max\) 4 at C=16/);
+  // Every panel is an ECharts instance holding the 5 levels, on the load axis.
+  for (const id of PANELS) {
+    await page.locator(`#${id} canvas`).waitFor();
+    assert.equal(await seriesLength(page, id, 0), 5, id);
+  }
+  // running (max) at C=16 is the batch limit.
+  const running = await page.evaluate(() => {
+    const chart = window.echarts.getInstanceByDom(document.getElementById('chart-server-requests'));
+    return chart.getOption().series[0].data;
+  });
+  assert.deepEqual(running.at(-1), [16, 4]);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a run without server metrics draws no panel and says the cause cannot be seen', async () => {
+  const page = await browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(server.base + '/');
+  await page.getByRole('link', { name: CHAT }).click();
+  await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+  await page.locator('#chart-throughput canvas').waitFor();
+  assert.match(await page.locator('#why-sentence').innerText(), /cause of the plateau cannot be seen from the client|cause cannot be seen from the client/);
+  for (const id of PANELS) assert.equal(await page.locator(`#${id}`).count(), 0, id);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
