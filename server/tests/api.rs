@@ -480,7 +480,7 @@ async fn the_demo_needs_nothing_outside_the_binary() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        // The demo is stored before the server listens: once it answers, both runs are there.
+        // The demo is stored before the server listens: once it answers, all three runs are there.
         let client = reqwest::Client::new();
         let mut up = false;
         for _ in 0..600 {
@@ -494,7 +494,8 @@ async fn the_demo_needs_nothing_outside_the_binary() {
         let _ = child.wait();
         assert!(up, "[{}] the server never answered", store.name);
         let runs = app::db::list_runs(&store.db).await.unwrap();
-        assert_eq!(runs.len(), 2, "[{}] {runs:?}", store.name);
+        assert_eq!(runs.len(), 3, "[{}] {runs:?}", store.name);
+        assert!(runs.iter().any(|r| r.name == server::demo::SIM_RUN), "[{}] the simulated sweep", store.name);
         let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).expect("the chat run");
         assert_eq!(chat.level_count, 4, "[{}]", store.name);
         assert!(runs.iter().any(|r| r.name == server::demo::COMPLETIONS_RUN), "[{}]", store.name);
