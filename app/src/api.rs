@@ -60,6 +60,19 @@ pub async fn get_stored_signals(ids: Vec<String>) -> Result<Vec<StoredSignals>, 
     Ok(out)
 }
 
+/// The run checked against the earlier runs of its configuration (the regression gate's
+/// history rule, default thresholds): the run page proposes each regression as an
+/// annotation.
+#[server(prefix = "/_fn")]
+pub async fn get_history_check(id: String) -> Result<crate::domain::regression::CheckReport, AppError> {
+    let pool = pool()?;
+    let run_id = crate::domain::RunId::parse(&id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
+    let run = crate::db::get_run(&pool, &run_id).await?;
+    let t = crate::domain::regression::Thresholds::default();
+    let history = crate::db::history(&pool, &run, t.window).await?;
+    Ok(crate::domain::regression::against_history(&run, &history, &t))
+}
+
 /// What [`ImportPreviews::preview`] returns: the server parses off the request runtime.
 #[cfg(feature = "ssr")]
 pub type PreviewFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<ImportPreview, AppError>> + Send>>;

@@ -51,6 +51,13 @@ pub enum Command {
     ///           plateau sweep --url … --model … --rates 1,2,4 --arrival poisson --requests 100
     ///           plateau sweep --url … --model … --adaptive --requests 32 --server http://plateau:3000
     Sweep(SweepArgs),
+    /// Check a run for regressions against a baseline run or its configuration's history
+    /// (thresholds: percentage, z-score over past runs, t-test where there are trials);
+    /// prints a Markdown summary and exits 1 on a regression, 2 when it cannot check.
+    ///
+    /// Examples: plateau check latest --history
+    ///           plateau check RUN --baseline BASE --server http://plateau:3000
+    Check(CheckArgs),
     /// Database maintenance.
     ///
     /// Example: plateau db copy --from plateau.db --to postgres://plateau@db/plateau
@@ -229,9 +236,44 @@ pub struct SweepArgs {
     /// be served from the first one's prefix cache); give it to repeat a sweep exactly.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Measure each level N times, back to back, and show every statistic as the trials'
+    /// mean with its 95 % confidence interval (and "noisy" where the trials disagree).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
     /// Run name (default: model, endpoint and levels).
     #[arg(long)]
     pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The run to check: its id, or `latest`.
+    pub run: String,
+    /// The baseline run's id (or `previous`: the run before it of the same configuration).
+    #[arg(long, conflicts_with = "history", required_unless_present = "history")]
+    pub baseline: Option<String>,
+    /// Check against the earlier runs of the same configuration (model, engine, GPU,
+    /// endpoint, lengths, load kind; not the engine version).
+    #[arg(long)]
+    pub history: bool,
+    /// A change worse than this percentage may be a regression.
+    #[arg(long, default_value_t = 5.0)]
+    pub max_worse_pct: f64,
+    /// History: and more than this many standard deviations from the window's mean.
+    #[arg(long, default_value_t = 3.0)]
+    pub z: f64,
+    /// History: at most this many earlier runs.
+    #[arg(long, default_value_t = 10)]
+    pub window: usize,
+    /// Ask this Plateau server instead of the local database.
+    #[arg(long)]
+    pub server: Option<String>,
+    /// Bearer token for --server; never stored, logged or shown.
+    #[arg(long, env = "PLATEAU_TOKEN", hide_env_values = true)]
+    pub server_token: Option<String>,
+    /// Also append the summary to this file (e.g. "$GITHUB_STEP_SUMMARY").
+    #[arg(long)]
+    pub summary_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -368,6 +410,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Import(a) => import(db, a).await,
         Command::Sweep(a) => sweep(db, a).await,
+        Command::Check(a) => check(db, a).await,
         Command::Db(DbCommand::Copy { from, to }) => copy(&from, &to).await,
         Command::User(c) => user(db, c).await,
         Command::Token(c) => token(db, c).await,
@@ -377,6 +420,93 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `plateau check`: 0 passed, 1 a regression, 2 could not check.
+async fn check(db: app::db::DbTarget, a: CheckArgs) -> anyhow::Result<ExitCode> {
+    let query = crate::check::CheckQuery {
+        baseline: a.baseline.clone(),
+        history: a.history,
+        max_worse_pct: Some(a.max_worse_pct),
+        z: Some(a.z),
+        window: Some(a.window),
+    };
+    let outcome: anyhow::Result<(bool, String)> = match &a.server {
+        None => {
+            async {
+                let req = query.into_request(&a.run)?;
+                let pool = open(&db).await?;
+                let report = crate::check::check(&pool, &req).await?;
+                Ok((report.passed(), report.markdown()))
+            }
+            .await
+        }
+        Some(server) => check_remote(server, a.server_token.as_deref(), &a.run, &query).await,
+    };
+    match outcome {
+        Ok((passed, markdown)) => {
+            print!("{markdown}");
+            if let Some(path) = &a.summary_file {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .with_context(|| format!("opening {}", path.display()))?;
+                f.write_all(markdown.as_bytes())?;
+            }
+            Ok(if passed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Err(e) => {
+            eprintln!("check failed: {e:#}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// The same check asked of a Plateau server (`GET /api/v1/runs/{run}/check`).
+async fn check_remote(
+    server: &str,
+    token: Option<&str>,
+    run: &str,
+    q: &crate::check::CheckQuery,
+) -> anyhow::Result<(bool, String)> {
+    let base = server.trim_end_matches('/');
+    let mut url = reqwest::Url::parse(&format!("{base}/api/v1/runs/"))?;
+    url.path_segments_mut()
+        .map_err(|()| anyhow::anyhow!("{base} cannot be a base URL"))?
+        .pop_if_empty()
+        .push(run)
+        .push("check");
+    {
+        let mut pairs = url.query_pairs_mut();
+        match (&q.baseline, q.history) {
+            (Some(b), _) => pairs.append_pair("baseline", b),
+            (None, _) => pairs.append_pair("history", "true"),
+        };
+        for (k, v) in [("max_worse_pct", q.max_worse_pct), ("z", q.z)] {
+            if let Some(v) = v {
+                pairs.append_pair(k, &v.to_string());
+            }
+        }
+        if let Some(w) = q.window {
+            pairs.append_pair("window", &w.to_string());
+        }
+    }
+    let mut req = reqwest::Client::new().get(url);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let resp = req.send().await?;
+    let status = resp.status();
+    let body: serde_json::Value = resp.json().await.unwrap_or_default();
+    if !status.is_success() {
+        let msg = body.get("error").and_then(|e| e.as_str()).unwrap_or("no error message");
+        anyhow::bail!("{server} answered {status}: {msg}");
+    }
+    let passed = body.get("passed").and_then(serde_json::Value::as_bool).unwrap_or(false);
+    let markdown = body.get("markdown").and_then(|m| m.as_str()).unwrap_or_default().to_owned();
+    Ok((passed, markdown))
 }
 
 async fn import(db: app::db::DbTarget, args: ImportArgs) -> anyhow::Result<ExitCode> {
@@ -488,6 +618,7 @@ async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> 
         metrics_urls: a.metrics_url,
         no_metrics: a.no_metrics,
         metrics_interval_ms: Some(a.metrics_interval_ms),
+        repeat: Some(a.repeat),
     };
     let spec = request.into_spec(file)?;
     let (tx, rx) = tokio::sync::mpsc::channel(1024);

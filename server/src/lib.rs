@@ -26,6 +26,7 @@
 //! Domain types, analysis, SQL and pages live in the `app` crate.
 
 pub mod auth;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod demo;

@@ -336,12 +336,7 @@ fn explain(runs: &[Run], baseline: usize, signals: &[RunSignals]) -> Explained {
         .iter()
         .flat_map(|l| {
             l.deltas.iter().filter_map(move |d| {
-                let parts: Vec<&str> =
-                    [d.attribution.as_ref().map(|a| a.sentence.as_str()), d.server_difference.as_deref()]
-                        .into_iter()
-                        .flatten()
-                        .collect();
-                let text = (!parts.is_empty()).then(|| parts.join(" "))?;
+                let text = d.explanation()?;
                 Some(if several { format!("{}: {text}", name(d.run)) } else { text })
             })
         })

@@ -262,6 +262,10 @@ pub struct SweepRequest {
     /// Milliseconds between two scrapes (default 500).
     #[serde(default)]
     pub metrics_interval_ms: Option<u64>,
+    /// Trials per level (default 1): each level measured this many times back to back,
+    /// shown with a confidence interval (issue #15).
+    #[serde(default)]
+    pub repeat: Option<u32>,
 }
 
 /// A seed for a sweep that names none: fresh each time (small, to read and retype).
@@ -319,6 +323,7 @@ impl SweepRequest {
                     self.metrics_interval_ms.unwrap_or(loadgen::scrape::DEFAULT_INTERVAL.as_millis() as u64),
                 ),
             },
+            repeat: self.repeat.unwrap_or(1),
         };
         bounds::check(&spec)?;
         Ok(spec)

@@ -94,6 +94,7 @@ async fn a_short_real_sweep_against_llama_cpp() {
         warmup: 1,
         request_timeout: Duration::from_secs(120),
         metrics: loadgen::MetricsSpec::off(),
+        repeat: 1,
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
@@ -152,6 +153,7 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
         warmup: 0,
         request_timeout: Duration::from_secs(120),
         metrics: loadgen::MetricsSpec { interval: Duration::from_millis(250), ..loadgen::MetricsSpec::default() },
+        repeat: 1,
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);

@@ -283,9 +283,23 @@ async fn markdown_exports_render_names_and_notes_as_typed() {
         .unwrap();
         let (_, md) = app.text(&format!("/api/v1/runs/{chat}/export.md")).await;
         let (_, cmp) = app.text(&format!("/compare/export.md?runs={chat},{completions}")).await;
+        // The regression gate's summary (a CI job shows it as Markdown) names the runs too.
+        let (status, check) = app.text(&format!("/api/v1/runs/{chat}/check?baseline={completions}")).await;
+        assert_eq!(status, StatusCode::OK, "{check}");
+        let check: Value = serde_json::from_str(&check).unwrap();
+        let check = check["markdown"].as_str().unwrap().to_owned();
+        // A check that says neither what to check against nor a sane threshold: 400, the field named.
+        for (q, field) in [("", "baseline"), ("?history=true&window=100000", "window"), ("?baseline=x&z=-1", "z")] {
+            let (status, body) = app.text(&format!("/api/v1/runs/{chat}/check{q}")).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{q}: {body}");
+            assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["field"], field, "{q}: {body}");
+        }
+        let (status, _) = app.text("/api/v1/runs/nope0000/check?history=true").await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(check.contains("## Plateau check: \\!\\[x\\]"), "{check}");
         // Markup characters are there only backslash-escaped (shown as typed).
         let unescaped = |doc: &str, pat: &str| doc.match_indices(pat).any(|(i, _)| !doc[..i].ends_with('\\'));
-        for doc in [&md, &cmp] {
+        for doc in [&md, &cmp, &check] {
             for pat in ["![", "](", "<img", "[click]", "<"] {
                 assert!(!unescaped(doc, pat), "{pat:?} in {doc}");
             }

@@ -9,7 +9,7 @@ use crate::domain::{analysis, knee, LoadKind, Point, Run};
 use charming::component::{Axis, DataZoom, Grid, Legend, LegendType};
 use charming::element::{
     AxisPointer, AxisPointerType, AxisType, ItemStyle, LineStyle, LineStyleType, MarkArea, MarkAreaData, MarkPoint,
-    MarkPointData, NameLocation, TextStyle, Tooltip, Trigger,
+    MarkPointData, NameLocation, Symbol, TextStyle, Tooltip, Trigger,
 };
 use charming::series::Line;
 use charming::Chart;
@@ -186,7 +186,7 @@ pub fn throughput(run: &Run) -> Chart {
     let ideal: Vec<Vec<f64>> =
         analysis::ideal_linear(&run.points).into_iter().map(|(c, t)| vec![c, round_for_display(t)]).collect();
     let top = measured.iter().filter_map(|v| v.get(1).copied());
-    base_with(load_kind(run), throughput_axis(top))
+    let chart = base_with(load_kind(run), throughput_axis(top))
         .series(saturation_marks(Line::new().name("output tok/s").symbol_size(8.0).data(measured), &run.points))
         .series(
             Line::new()
@@ -194,7 +194,42 @@ pub fn throughput(run: &Run) -> Chart {
                 .show_symbol(false)
                 .line_style(LineStyle::new().type_(LineStyleType::Dashed).width(1.0))
                 .data(ideal),
-        )
+        );
+    interval_band(chart, &run.points, |p| p.interval(Metric::OutputThroughput, Stat::Mean))
+}
+
+/// Name of the confidence-interval lines (one legend entry turns both off).
+pub const CI_SERIES: &str = "95 % CI";
+
+/// The 95 % confidence interval of levels measured in several trials, as two thin lines
+/// (its lower and upper bounds) under one legend name. Nothing when no level has trials.
+pub(crate) fn interval_band(
+    mut chart: Chart,
+    points: &[Point],
+    interval: impl Fn(&Point) -> Option<crate::domain::noise::Interval>,
+) -> Chart {
+    let bounds: Vec<(f64, f64, f64)> = points
+        .iter()
+        .filter(|p| p.load_value > 0.0)
+        .filter_map(|p| interval(p).map(|i| (p.load_value, round_for_display(i.lo), round_for_display(i.hi))))
+        .collect();
+    if bounds.is_empty() {
+        return chart;
+    }
+    for side in [0, 1] {
+        let data: Vec<Vec<f64>> =
+            bounds.iter().map(|(x, lo, hi)| vec![*x, if side == 0 { *lo } else { *hi }]).collect();
+        chart = chart.series(
+            Line::new()
+                .name(CI_SERIES)
+                .symbol(Symbol::Rect)
+                .symbol_size(4.0)
+                .line_style(LineStyle::new().type_(LineStyleType::Dotted).width(1.0).color("#5470c6"))
+                .item_style(ItemStyle::new().color("#5470c6"))
+                .data(data),
+        );
+    }
+    chart
 }
 
 /// A computed value (the ideal line, a scaled latency) without float noise: 1393.2, not

@@ -100,6 +100,19 @@ const TABLES: &[Table] = &[
         columns: &[("point_id", Int), ("metric", Text), ("stat", Text), ("value", Real)],
     },
     Table {
+        name: "point_trials",
+        order: "point_id, trial",
+        identity: false,
+        columns: &[
+            ("point_id", Int),
+            ("trial", Int),
+            ("requests_ok", Int),
+            ("requests_failed", Int),
+            ("wall_s", Real),
+            ("measures_json", Text),
+        ],
+    },
+    Table {
         name: "run_sources",
         order: "run_id, seq",
         identity: false,

@@ -160,10 +160,55 @@ pub(super) async fn insert_level(tx: &mut Tx, run_row_id: i64, seq: i64, level: 
         .execute(&mut *tx)
         .await?;
     }
+    for (i, t) in p.trials.iter().enumerate() {
+        Q::new(
+            "INSERT INTO point_trials (point_id, trial, requests_ok, requests_failed, wall_s, measures_json)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(point_id)
+        .bind(i as i64)
+        .bind(t.requests_ok)
+        .bind(t.requests_failed)
+        .bind(t.wall_s)
+        .bind(measures_json(&t.measures))
+        .execute(&mut *tx)
+        .await?;
+    }
     if let Some(t) = &level.telemetry {
         super::telemetry::insert_in(tx, point_id, t).await?;
     }
     Ok(())
+}
+
+/// A trial's statistics as stored: `[{"metric", "stat", "value"}]` under the names of
+/// `Metric::as_str` and `Stat::name` (stable, unlike the enums' serde forms).
+fn measures_json(measures: &[Measure]) -> String {
+    let list: Vec<serde_json::Value> = measures
+        .iter()
+        .map(|m| serde_json::json!({ "metric": m.metric.as_str(), "stat": m.stat.name(), "value": m.value }))
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+/// The stored form back; a statistic this version does not know is skipped.
+fn parse_measures(text: &str) -> Result<Vec<Measure>, DbError> {
+    let list: Vec<serde_json::Value> = serde_json::from_str(text).map_err(|_| corrupt("measures_json", text))?;
+    let mut t = crate::domain::Trial { requests_ok: None, requests_failed: None, wall_s: None, measures: Vec::new() };
+    for m in &list {
+        let metric = m.get("metric").and_then(|v| v.as_str()).and_then(Metric::parse);
+        let stat = m.get("stat").and_then(|v| v.as_str()).and_then(Stat::parse);
+        let value = m.get("value").and_then(serde_json::Value::as_f64);
+        match (metric, stat, value) {
+            (Some(metric), Some(stat), Some(value)) => {
+                // kept sorted, as `Point::set` keeps a level's
+                let i = t.measures.partition_point(|x| (x.metric, x.stat) < (metric, stat));
+                t.measures.insert(i, Measure { metric, stat, value });
+            }
+            (None, _, _) | (_, None, _) => {}
+            _ => return Err(corrupt("measures_json", text)),
+        }
+    }
+    Ok(t.measures)
 }
 
 pub(super) fn run_id(row: &DbRow) -> Result<RunId, DbError> {
@@ -250,8 +295,29 @@ pub async fn get_run_raw(db: &Db, id: &RunId) -> Result<Run, DbError> {
                 p.set(metric, stat, m.try_get("value")?);
             }
         }
-        points.push(p);
+        points.push((point_id, p));
     }
+    let trial_rows = Q::new(
+        "SELECT t.point_id, t.requests_ok, t.requests_failed, t.wall_s, t.measures_json
+         FROM point_trials t JOIN points p ON p.id = t.point_id
+         WHERE p.run_id = $1 ORDER BY t.point_id, t.trial",
+    )
+    .bind(row_id)
+    .fetch_all(db)
+    .await?;
+    for r in &trial_rows {
+        let point_id: i64 = r.try_get("point_id")?;
+        let json: String = r.try_get("measures_json")?;
+        if let Some((_, p)) = points.iter_mut().find(|(id, _)| *id == point_id) {
+            p.trials.push(crate::domain::Trial {
+                requests_ok: r.try_get("requests_ok")?,
+                requests_failed: r.try_get("requests_failed")?,
+                wall_s: r.try_get("wall_s")?,
+                measures: parse_measures(&json)?,
+            });
+        }
+    }
+    let points: Vec<Point> = points.into_iter().map(|(_, p)| p).collect();
     let definitions_json: String = row.try_get("definitions_json")?;
     let definitions: Definitions =
         serde_json::from_str(&definitions_json).map_err(|_| corrupt("definitions_json", &definitions_json))?;
@@ -294,6 +360,7 @@ fn point(row: &DbRow) -> Result<Point, DbError> {
         measures: Vec::new(),
         truncated: row.try_get("truncated")?,
         over_capacity: row.try_get("over_capacity")?,
+        trials: Vec::new(),
     };
     for (column, metric, stat) in HEADLINE {
         p.set_opt(metric, stat, row.try_get(column)?);

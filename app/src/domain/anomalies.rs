@@ -88,6 +88,9 @@ pub enum AnomalyKind {
     /// Why the run plateaus, or the server's and the client's token counts disagree
     /// ([`why`]).
     Why(WhyKind),
+    /// Worse than the run's configuration history beyond the regression gate's thresholds
+    /// ([`super::regression`]).
+    Regression,
 }
 
 impl AnomalyKind {
@@ -103,6 +106,7 @@ impl AnomalyKind {
             AnomalyKind::InconsistentNumbers => "inconsistent_numbers",
             AnomalyKind::ExceedsMaxTokens => "exceeds_max_tokens",
             AnomalyKind::ContradictsUsage => "contradicts_usage",
+            AnomalyKind::Regression => "regression",
             AnomalyKind::Why(w) => match w {
                 WhyKind::ClientBound => "why_client_bound",
                 WhyKind::NoServerMetrics => "why_no_server_metrics",
@@ -127,6 +131,7 @@ impl AnomalyKind {
             AnomalyKind::InconsistentNumbers => "numbers cannot all be true",
             AnomalyKind::ExceedsMaxTokens => "more tokens than max_tokens",
             AnomalyKind::ContradictsUsage => "contradicts usage counts",
+            AnomalyKind::Regression => "regression",
             AnomalyKind::Why(w) => w.label(),
         }
     }
@@ -134,7 +139,7 @@ impl AnomalyKind {
     /// The annotation kind an accepted proposal becomes.
     pub fn annotation_kind(self) -> SuggestedAnnotationKind {
         match self {
-            AnomalyKind::ThroughputGap => SuggestedAnnotationKind::Cause,
+            AnomalyKind::ThroughputGap | AnomalyKind::Regression => SuggestedAnnotationKind::Cause,
             AnomalyKind::TailBlowUp | AnomalyKind::ThroughputFalls => SuggestedAnnotationKind::Outlier,
             AnomalyKind::FailedRequests | AnomalyKind::InconsistentNumbers | AnomalyKind::ExceedsMaxTokens => {
                 SuggestedAnnotationKind::Invalid

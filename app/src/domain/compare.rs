@@ -20,6 +20,7 @@
 
 use super::analysis::{implied_tokens_per_request, TokensPerRequestMethod};
 use super::metrics::{Definitions, Metric, Stat};
+use super::noise::Significance;
 use super::{LoadKind, Point, Run, RunFacts, RunId};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
@@ -254,6 +255,20 @@ pub struct Change {
     pub value: f64,
     /// (value − baseline) ÷ baseline × 100; `None` when the baseline is 0 (no ratio exists).
     pub change_pct: Option<f64>,
+    /// Whether the change is beyond noise: from the trials where both levels have ≥ 2
+    /// (Welch), from the per-request records where added ([`add_request_tests`]); `None`
+    /// when neither can tell (a single measurement), or for counts and wall time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub significance: Option<Significance>,
+}
+
+impl Change {
+    /// The change with its verdict: "−42 % (95 % CI −45 % … −39 %): real", "+2 %: single
+    /// measurement: cannot tell"; `None` without a ratio.
+    pub fn noise_phrase(&self) -> Option<String> {
+        let pct = self.change_pct?;
+        Some(self.significance.unwrap_or_else(Significance::single).phrase(pct))
+    }
 }
 
 /// Changes of every number both points know, in the order of [`quantities`] of the baseline.
@@ -263,7 +278,14 @@ pub fn changes(baseline: &Point, other: &Point) -> Vec<Change> {
         .filter_map(|(quantity, base)| {
             let value = quantity.of(other)?;
             let change_pct = (base != 0.0).then(|| (value - base) / base * 100.0);
-            Some(Change { quantity, baseline: base, value, change_pct })
+            let significance = match quantity {
+                Quantity::Measure { metric, stat } => Significance::welch(
+                    &baseline.trial_values(metric, stat).unwrap_or_default(),
+                    &other.trial_values(metric, stat).unwrap_or_default(),
+                ),
+                _ => None,
+            };
+            Some(Change { quantity, baseline: base, value, change_pct, significance })
         })
         .collect()
 }
@@ -709,6 +731,60 @@ pub struct LevelDelta {
     /// [`super::why::add_server_differences`], `None` from [`compare`].
     #[serde(default)]
     pub server_difference: Option<String>,
+    /// Whether the output-throughput change is beyond noise, in words: "Output throughput
+    /// −42 % (95 % CI −45 % … −39 %): real." (see [`noise_sentence`]).
+    #[serde(default)]
+    pub noise: Option<String>,
+}
+
+impl LevelDelta {
+    /// The attribution, what the server did differently, and whether the change is beyond
+    /// noise: the explanation of this level, as every page and export shows it.
+    pub fn explanation(&self) -> Option<String> {
+        let parts: Vec<&str> = [
+            self.attribution.as_ref().map(|a| a.sentence.as_str()),
+            self.server_difference.as_deref(),
+            self.attribution.as_ref().and(self.noise.as_deref()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(" "))
+    }
+}
+
+/// Whether a level's output-throughput change is beyond noise, as a sentence: "Output
+/// throughput −42 % (95 % CI −45 % … −39 %): real.", or, measured once, "Single measurement:
+/// whether −2.0 % is beyond noise cannot be told (measure each level several times:
+/// --repeat)." `None` without a throughput change.
+pub fn noise_sentence(changes: &[Change]) -> Option<String> {
+    let c = changes
+        .iter()
+        .find(|c| c.quantity == Quantity::Measure { metric: Metric::OutputThroughput, stat: Stat::Mean })?;
+    let pct = c.change_pct?;
+    Some(match c.significance {
+        Some(s) => format!("Output throughput {}.", s.phrase(pct)),
+        None => format!(
+            "Single measurement: whether {} is beyond noise cannot be told (measure each level several times: --repeat).",
+            super::noise::pct(pct)
+        ),
+    })
+}
+
+/// Adds the Mann–Whitney test on per-request latencies to the changes of one level of one
+/// run, where the trials could not tell: `records(metric)` gives (baseline's, this run's)
+/// per-request values of a latency metric (TTFT, TPOT, e2e), if both were recorded. Only
+/// the per-request statistics (mean and percentiles) are tested.
+pub fn add_request_tests(delta: &mut LevelDelta, records: impl Fn(Metric) -> Option<(Vec<f64>, Vec<f64>)>) {
+    for c in delta.changes.iter_mut().filter(|c| c.significance.is_none()) {
+        let Quantity::Measure { metric, stat } = c.quantity else { continue };
+        if !matches!(metric, Metric::Ttft | Metric::Tpot | Metric::E2e) || !matches!(stat, Stat::Mean | Stat::P(_)) {
+            continue;
+        }
+        if let Some((a, b)) = records(metric) {
+            c.significance = Significance::mann_whitney(&a, &b);
+        }
+    }
 }
 
 /// One level across the compared runs.
@@ -750,9 +826,11 @@ pub fn compare(runs: &[Run], baseline: usize) -> Option<Comparison> {
                 Some(bp) => others()
                     .filter_map(|(i, run)| {
                         let p = al.points.get(i).copied().flatten().and_then(|j| run.points.get(j))?;
+                        let changes = changes(bp, p);
                         Some(LevelDelta {
                             run: i,
-                            changes: changes(bp, p),
+                            noise: noise_sentence(&changes),
+                            changes,
                             attribution: attribute(bp, p),
                             server_difference: None,
                         })

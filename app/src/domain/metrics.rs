@@ -380,6 +380,52 @@ pub struct Definitions {
     /// been served from the first one's prefix cache (compare says so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_seed: Option<u64>,
+    /// Each level measured several times (`--repeat N`): how many and in which order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
+}
+
+/// How a sweep repeated its levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repeats {
+    /// Trials per level.
+    pub trials: u32,
+    pub order: RepeatOrder,
+}
+
+/// The order of a sweep's trials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepeatOrder {
+    /// Every trial of a level, then the next level (C=1 ×N, C=2 ×N …): each level is
+    /// stored, with all its trials, the moment its last trial ends.
+    BackToBack,
+}
+
+impl RepeatOrder {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RepeatOrder::BackToBack => "back-to-back",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim() {
+            "back-to-back" | "back_to_back" => Some(RepeatOrder::BackToBack),
+            _ => None,
+        }
+    }
+}
+
+impl Repeats {
+    /// "each level measured 5 times (back-to-back); a statistic is the trials' mean …"
+    pub fn describe(self) -> String {
+        format!(
+            "each level measured {} times ({}); a statistic is the trials' mean, shown with its 95 % confidence interval (Student's t across trials)",
+            self.trials,
+            self.order.as_str()
+        )
+    }
 }
 
 impl Definitions {

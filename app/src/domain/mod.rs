@@ -13,8 +13,10 @@ pub mod format;
 mod fuzz;
 pub mod knee;
 pub mod metrics;
+pub mod noise;
 pub mod preview;
 pub mod query;
+pub mod regression;
 pub mod stats;
 pub mod telemetry;
 pub mod view;
@@ -383,6 +385,43 @@ pub struct Point {
     /// steady state. Charts mark it "over capacity".
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub over_capacity: bool,
+    /// The level measured more than once (a sweep's `--repeat N`, or several imported files
+    /// of the same level): every trial, in the order run. Then each statistic of `measures`
+    /// is the mean of the trials' values (where every trial has it), the request counts and
+    /// wall time are their sums, and [`Point::interval`] gives the confidence interval.
+    /// Empty for a level measured once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trials: Vec<Trial>,
+}
+
+/// One measurement of a level that was measured several times.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    pub requests_ok: Option<i64>,
+    pub requests_failed: Option<i64>,
+    pub wall_s: Option<f64>,
+    /// Sorted by metric then statistic, like [`Point::measures`].
+    pub measures: Vec<Measure>,
+}
+
+impl Trial {
+    /// A measured level as a trial (its own trials, if any, are not nested).
+    pub fn of(p: &Point) -> Self {
+        Self {
+            requests_ok: p.requests_ok,
+            requests_failed: p.requests_failed,
+            wall_s: p.wall_s,
+            measures: p.measures.clone(),
+        }
+    }
+
+    pub fn get(&self, metric: Metric, stat: Stat) -> Option<f64> {
+        self.measures
+            .binary_search_by(|m| (m.metric, m.stat).cmp(&(metric, stat)))
+            .ok()
+            .and_then(|i| self.measures.get(i))
+            .map(|m| m.value)
+    }
 }
 
 impl Point {
@@ -397,7 +436,47 @@ impl Point {
             measures: Vec::new(),
             truncated: false,
             over_capacity: false,
+            trials: Vec::new(),
         }
+    }
+
+    /// One level from several measurements of it (`trials`, each measured once, in the
+    /// order run; at least one): each statistic every trial has is their mean; counts and
+    /// wall time are sums (unknown if any trial lacks them); cut off or over capacity if
+    /// any trial was. A single trial is returned as it is.
+    pub fn from_trials(mut trials: Vec<Point>) -> Option<Point> {
+        if trials.len() <= 1 {
+            return trials.pop();
+        }
+        let first = trials.first()?;
+        let mut p = Point::at(first.load_kind, first.load_value);
+        let sum_i = |f: fn(&Point) -> Option<i64>| trials.iter().map(f).sum::<Option<i64>>();
+        p.requests_ok = sum_i(|t| t.requests_ok);
+        p.requests_failed = sum_i(|t| t.requests_failed);
+        p.wall_s = trials.iter().map(|t| t.wall_s).sum::<Option<f64>>();
+        p.truncated = trials.iter().any(|t| t.truncated);
+        p.over_capacity = trials.iter().any(|t| t.over_capacity);
+        for m in &first.measures {
+            let values: Option<Vec<f64>> = trials.iter().map(|t| t.get(m.metric, m.stat)).collect();
+            if let Some(v) = values {
+                p.set(m.metric, m.stat, v.iter().sum::<f64>() / v.len() as f64);
+            }
+        }
+        p.trials = trials.iter().map(Trial::of).collect();
+        Some(p)
+    }
+
+    /// The trials' values of one statistic, when the level has ≥ 2 trials and each has it.
+    pub fn trial_values(&self, metric: Metric, stat: Stat) -> Option<Vec<f64>> {
+        if self.trials.len() < 2 {
+            return None;
+        }
+        self.trials.iter().map(|t| t.get(metric, stat)).collect()
+    }
+
+    /// The 95 % confidence interval of one statistic across the level's trials.
+    pub fn interval(&self, metric: Metric, stat: Stat) -> Option<noise::Interval> {
+        noise::Interval::of(&self.trial_values(metric, stat)?)
     }
 
     /// One statistic of one metric, if the source reported it.

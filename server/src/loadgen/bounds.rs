@@ -24,6 +24,8 @@ pub const MAX_LEVELS: usize = 64;
 pub const MAX_REQUESTS_PER_LEVEL: usize = 10_000;
 /// Warm-up requests before each level.
 pub const MAX_WARMUP: usize = 1_000;
+/// Trials per level (`--repeat N`).
+pub const MAX_REPEAT: u32 = 20;
 /// Open-loop request rates, req/s.
 pub const MIN_RATE_RPS: f64 = 0.01;
 pub const MAX_RATE_RPS: f64 = 10_000.0;
@@ -176,6 +178,9 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
             return err("metrics_urls", format!("{:?} must start with http:// or https://", u.url));
         }
     }
+    if spec.repeat == 0 || spec.repeat > MAX_REPEAT {
+        return err("repeat", format!("{} is not between 1 and {MAX_REPEAT}", spec.repeat));
+    }
     let steady = match spec.mode {
         LoadMode::Wave => None,
         LoadMode::Steady { requests } => Some(requests),
@@ -269,12 +274,14 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
             );
         }
     }
+    // Every trial's requests of a level are held until the level is stored.
+    let per_level = per_level.saturating_mul(spec.repeat as usize);
     let output = u64::from(t.max_tokens).saturating_mul(per_level as u64);
     if output > MAX_OUTPUT_TOKENS_PER_LEVEL {
         return err(
             "max_tokens",
             format!(
-                "{} tokens × {per_level} requests per level is {output} output tokens per level; at most {MAX_OUTPUT_TOKENS_PER_LEVEL}",
+                "{} tokens × {per_level} requests per level (all trials) is {output} output tokens per level; at most {MAX_OUTPUT_TOKENS_PER_LEVEL}",
                 t.max_tokens
             ),
         );

@@ -48,7 +48,7 @@ pub use stats::level_from_records;
 pub use sweep::{run_sweep, run_sweep_to};
 
 use app::db::DbError;
-use app::domain::metrics::{Definitions, ThroughputWindow, TokenCountSource, TtftDefinition};
+use app::domain::metrics::{Definitions, RepeatOrder, Repeats, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{EndpointKind, LoadKind, Point, RunId};
 use std::fmt;
 use std::net::SocketAddr;
@@ -234,6 +234,9 @@ pub struct SweepSpec {
     pub request_timeout: Duration,
     /// The server's Prometheus metrics, scraped while the levels run ([`scrape`]).
     pub metrics: MetricsSpec,
+    /// Trials per level (`--repeat N`, 1 = measured once): each level runs this many
+    /// times back to back and is stored with every trial (`Point::trials`).
+    pub repeat: u32,
 }
 
 impl SweepSpec {
@@ -314,7 +317,6 @@ pub enum LoadgenError {
 /// How a Plateau sweep defines its numbers.
 pub fn definitions() -> Definitions {
     Definitions {
-        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstTokenInclReasoning),
         token_count: Some(TokenCountSource::ServerUsage),
         throughput_window: Some(ThroughputWindow::WholeLevel),
@@ -325,6 +327,7 @@ pub fn definitions() -> Definitions {
             "throughput window = first measured send → last response of the level; warm-up excluded".into(),
             "open-loop (request-rate) levels: TTFT and latency count from each request's scheduled send, so time a late send or a queue adds is included; raw.open_loop keeps the due times, late sends and latency from the actual send".into(),
         ],
+        ..Default::default()
     }
 }
 
@@ -334,6 +337,9 @@ pub fn definitions() -> Definitions {
 pub fn definitions_for(spec: &SweepSpec) -> Definitions {
     let mut d = definitions();
     d.prompt_seed = spec.prompt.file.is_none().then_some(spec.prompt.seed);
+    if spec.repeat > 1 {
+        d.repeats = Some(Repeats { trials: spec.repeat, order: RepeatOrder::BackToBack });
+    }
     let steady = matches!(spec.mode, LoadMode::Steady { .. }) && !matches!(spec.loads, Loads::Rates { .. });
     if steady {
         d.throughput_window = Some(ThroughputWindow::MeasuredWindow);

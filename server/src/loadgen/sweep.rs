@@ -15,7 +15,10 @@ use app::db::Db;
 use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
 use app::domain::metrics::Stat;
 use app::domain::telemetry::LevelTelemetry;
-use app::domain::{EndpointKind, LoadKind, NewRun, Point, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
+use app::domain::{
+    EndpointKind, LoadKind, NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFormat,
+    SourceInfo,
+};
 use reqwest::header::HeaderValue;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -421,41 +424,56 @@ impl<S: RunSink> Runner<'_, S> {
         }
     }
 
-    /// Warm-up, then `total` requests with `c` always in flight; stores the level.
+    /// Warm-up, then `total` requests with `c` always in flight, `spec.repeat` times back
+    /// to back (the trials); stores the level with every trial.
     async fn closed_level(&mut self, c: u32, total: usize, raw: Value) -> Result<Point, LoadgenError> {
         self.check_cancel()?;
         let level = self.level;
         let in_flight = usize::try_from(c).unwrap_or(usize::MAX);
-        self.begin_level(LoadKind::Concurrency, f64::from(c), total, in_flight, in_flight).await?;
+        let trials = self.spec.repeat.max(1) as usize;
+        let all = total.saturating_mul(trials);
+        self.begin_level(LoadKind::Concurrency, f64::from(c), all, in_flight, in_flight).await?;
         let progress = self.progress;
         self.begin_telemetry().await;
-        let measured = self
-            .batch()
-            .run(total, in_flight, |done| {
-                let _ = progress.try_send(Progress::RequestDone { level, done, total });
-            })
-            .await;
-        self.end_telemetry().await;
         let mode = match self.spec.mode {
             LoadMode::Wave => "wave",
             LoadMode::Steady { .. } => "steady",
         };
         let raw = merge(raw, json!({ "mode": mode }));
-        match measured {
-            Ok(samples) => self.store(LoadKind::Concurrency, f64::from(c), &samples, raw, Some(in_flight)).await,
-            // Cancelled mid-level: the requests that finished are kept, as a level marked
-            // partial (cut off: `truncated`), before the run is marked interrupted.
-            Err(finished) if !finished.is_empty() => {
-                self.truncate_next = true;
-                let raw = merge(
-                    raw,
-                    json!({ "partial": { "cancelled": true, "requests_planned": total, "requests_finished": finished.len() } }),
-                );
-                self.store(LoadKind::Concurrency, f64::from(c), &finished, raw, Some(in_flight)).await?;
-                Err(self.cancelled_err())
+        let mut done_trials: Vec<NewLevel> = Vec::with_capacity(trials);
+        for t in 0..trials {
+            let before = t * total;
+            let measured = self
+                .batch()
+                .run(total, in_flight, |done| {
+                    let _ = progress.try_send(Progress::RequestDone { level, done: before + done, total: all });
+                })
+                .await;
+            match measured {
+                Ok(samples) => {
+                    done_trials.push(self.measure(LoadKind::Concurrency, f64::from(c), &samples, Some(in_flight)))
+                }
+                // Cancelled mid-level: the requests that finished are kept, as a level marked
+                // partial (cut off: `truncated`), before the run is marked interrupted.
+                Err(finished) => {
+                    self.end_telemetry().await;
+                    if !finished.is_empty() {
+                        done_trials.push(self.measure(LoadKind::Concurrency, f64::from(c), &finished, Some(in_flight)));
+                    }
+                    if !done_trials.is_empty() {
+                        self.truncate_next = true;
+                        let raw = merge(
+                            raw,
+                            json!({ "partial": { "cancelled": true, "requests_planned": all, "requests_finished": before + finished.len() } }),
+                        );
+                        self.store(done_trials, raw).await?;
+                    }
+                    return Err(self.cancelled_err());
+                }
             }
-            Err(_) => Err(self.cancelled_err()),
         }
+        self.end_telemetry().await;
+        self.store(done_trials, raw).await
     }
 
     /// Announces the level, opens `connections` connections (kept alive: the level's
@@ -479,38 +497,60 @@ impl<S: RunSink> Runner<'_, S> {
     }
 
     /// Warm-up, then one request due at each of `due_ms` (ms after the level starts), sent
-    /// on time however many are in flight; stores the level.
+    /// on time however many are in flight, `spec.repeat` times back to back; stores the
+    /// level. A trial found over capacity ends the level's trials.
     async fn open_level(&mut self, rate_rps: f64, due_ms: &[f64], raw: Value) -> Result<(Point, bool), LoadgenError> {
         self.check_cancel()?;
         let level = self.level;
         let total = due_ms.len();
+        let trials = self.spec.repeat.max(1) as usize;
+        let all = total.saturating_mul(trials);
         // Connections for two seconds of arrivals; more open as the level needs them.
         let connections = ((rate_rps * 2.0).ceil() as usize).clamp(1, 1024).min(total);
-        self.begin_level(LoadKind::RequestRate, rate_rps, total, self.spec.warmup, connections).await?;
+        self.begin_level(LoadKind::RequestRate, rate_rps, all, self.spec.warmup, connections).await?;
         let progress = self.progress;
         self.begin_telemetry().await;
-        let out = match self
-            .batch()
-            .open(due_ms, |done| {
-                let _ = progress.try_send(Progress::RequestDone { level, done, total });
-            })
-            .await
-        {
-            Ok(out) => out,
-            // Cancelled mid-level: the requests that finished are kept as a partial level.
-            Err(finished) if !finished.is_empty() => {
-                self.end_telemetry().await;
-                let raw = merge(
-                    raw,
-                    json!({ "partial": { "cancelled": true, "requests_planned": total, "requests_finished": finished.len() } }),
-                );
-                self.store_open(rate_rps, &finished, raw, true, false).await?;
-                return Err(self.cancelled_err());
+        let mut done_trials: Vec<NewLevel> = Vec::with_capacity(trials);
+        let mut saturation = None;
+        let mut unsent = 0;
+        let mut in_flight_at = 0;
+        for t in 0..trials {
+            let before = t * total;
+            let out = match self
+                .batch()
+                .open(due_ms, |done| {
+                    let _ = progress.try_send(Progress::RequestDone { level, done: before + done, total: all });
+                })
+                .await
+            {
+                Ok(out) => out,
+                // Cancelled mid-level: the requests that finished are kept as a partial level.
+                Err(finished) => {
+                    self.end_telemetry().await;
+                    if !finished.is_empty() {
+                        done_trials.push(self.measure(LoadKind::RequestRate, rate_rps, &finished, None));
+                    }
+                    if !done_trials.is_empty() {
+                        let raw = merge(
+                            raw,
+                            json!({ "partial": { "cancelled": true, "requests_planned": all, "requests_finished": before + finished.len() } }),
+                        );
+                        self.truncate_next = true;
+                        self.store(done_trials, raw).await?;
+                    }
+                    return Err(self.cancelled_err());
+                }
+            };
+            done_trials.push(self.measure(LoadKind::RequestRate, rate_rps, &out.samples, None));
+            unsent = out.unsent;
+            in_flight_at = out.in_flight_at;
+            if out.over_capacity.is_some() || out.unsent > 0 {
+                saturation = out.over_capacity;
+                break;
             }
-            Err(_) => return Err(self.cancelled_err()),
-        };
+        }
         self.end_telemetry().await;
-        let raw = match &out.over_capacity {
+        let raw = match &saturation {
             None => merge(raw, json!({ "over_saturation": { "detected": false } })),
             Some(f) => merge(
                 raw,
@@ -521,17 +561,18 @@ impl<S: RunSink> Runner<'_, S> {
                     "in_flight_rise": f.in_flight_rise,
                     "ttft_ms_per_s": f.ttft_ms_per_s,
                     "ttft_relative_rise": f.ttft_rise,
-                    "unsent": out.unsent,
-                    "in_flight_at_detection": out.in_flight_at,
+                    "unsent": unsent,
+                    "in_flight_at_detection": in_flight_at,
                     "rule": "requests in flight and TTFT both rising over the recent half of the level (least-squares lines climbing by ≥ 25 % of their mean, in flight by ≥ 2), after ≥ 1 s and ≥ 10 TTFTs; from then on nothing more was sent (the requests in flight were answered and kept)",
                 } }),
             ),
         };
         // A level whose schedule was cut short is truncated.
-        let cut = out.unsent > 0;
-        let over = out.over_capacity.is_some();
-        let point = self.store_open(rate_rps, &out.samples, raw, cut, over).await?;
-        if let Some(f) = out.over_capacity {
+        self.truncate_next = unsent > 0;
+        let over = saturation.is_some();
+        self.over_capacity_next = over;
+        let point = self.store(done_trials, raw).await?;
+        if let Some(f) = saturation {
             let note = AnnotationInput {
                 anchor: Anchor::Point { load_kind: LoadKind::RequestRate, load: rate_rps },
                 kind: AnnotationKind::Cause,
@@ -541,7 +582,7 @@ impl<S: RunSink> Runner<'_, S> {
                     f.in_flight_per_s,
                     f.ttft_rise * 100.0,
                     f.at_ms / 1000.0,
-                    out.unsent
+                    unsent
                 ),
                 superseded_by: None,
                 proposal_key: None,
@@ -553,46 +594,35 @@ impl<S: RunSink> Runner<'_, S> {
         Ok((point, over))
     }
 
-    /// Stores an open-loop level; one whose schedule was cut short is `truncated`, one found
-    /// over capacity `over_capacity`.
-    async fn store_open(
-        &mut self,
-        rate_rps: f64,
-        samples: &[RequestSample],
-        raw: Value,
-        cut: bool,
-        over_capacity: bool,
-    ) -> Result<Point, LoadgenError> {
-        self.truncate_next = cut;
-        self.over_capacity_next = over_capacity;
-        self.store(LoadKind::RequestRate, rate_rps, samples, raw, None).await
-    }
-
-    async fn store(
-        &mut self,
-        kind: LoadKind,
-        load: f64,
-        samples: &[RequestSample],
-        raw: Value,
-        in_flight: Option<usize>,
-    ) -> Result<Point, LoadgenError> {
-        // First send (or due time) → last response.
+    /// One trial's samples as a level: throughput over first send (or due time) → last
+    /// response, or, for a closed loop (`in_flight`), only while C requests were in flight.
+    fn measure(&self, kind: LoadKind, load: f64, samples: &[RequestSample], in_flight: Option<usize>) -> NewLevel {
         let window_s = samples.iter().map(|s| s.origin_ms() + s.elapsed_ms).fold(0.0_f64, f64::max) / 1000.0;
         let mut new_level = level_from_records(kind, load, samples, window_s);
-        new_level.point.truncated = std::mem::take(&mut self.truncate_next);
-        // Marked "over capacity" on the charts.
-        new_level.point.over_capacity = std::mem::take(&mut self.over_capacity_next);
-        new_level.telemetry = self.telemetry.take();
-        // A closed loop's throughput: only while C requests were in flight.
         if let Some(c) = in_flight {
             apply_steady_window(&mut new_level, samples, c);
         }
+        new_level
+    }
+
+    /// Stores a level from its trials (one, or `spec.repeat`; at least one): a single trial
+    /// as measured, several as one level whose statistics are the trials' means, with every
+    /// trial kept (`Point::from_trials`), their requests pooled and their raw fields listed.
+    async fn store(&mut self, trials: Vec<NewLevel>, raw: Value) -> Result<Point, LoadgenError> {
+        let mut new_level = combine_trials(trials);
+        new_level.point.truncated |= std::mem::take(&mut self.truncate_next);
+        // Marked "over capacity" on the charts.
+        new_level.point.over_capacity |= std::mem::take(&mut self.over_capacity_next);
+        new_level.telemetry = self.telemetry.take();
         new_level.raw = merge(new_level.raw, merge(raw, json!({ "warmup_requests": self.spec.warmup })));
+        let kind = new_level.point.load_kind;
+        let load = new_level.point.load_value;
         self.sink.append(self.id, &new_level).await?;
         tracing::info!(
             run = %self.id, load_kind = kind.as_str(), load,
             ok = new_level.point.requests_ok, failed = new_level.point.requests_failed,
             output_tok_s = new_level.point.output_tok_s(),
+            trials = new_level.point.trials.len().max(1),
             "level stored"
         );
         let level = self.level;
@@ -600,6 +630,18 @@ impl<S: RunSink> Runner<'_, S> {
         let _ = self.progress.try_send(Progress::LevelDone { level, point: new_level.point.clone() });
         Ok(new_level.point)
     }
+}
+
+/// Several trials of one level as one level (see `Runner::store`); `trials` is not empty.
+fn combine_trials(mut trials: Vec<NewLevel>) -> NewLevel {
+    if trials.len() <= 1 {
+        return trials.pop().unwrap_or_else(|| NewLevel::new(Point::at(LoadKind::Concurrency, 1.0)));
+    }
+    let raws: Vec<Value> = trials.iter_mut().map(|t| std::mem::take(&mut t.raw)).collect();
+    let requests: Vec<RequestRecord> = trials.iter_mut().flat_map(|t| std::mem::take(&mut t.requests)).collect();
+    let points: Vec<Point> = trials.into_iter().map(|t| t.point).collect();
+    let point = Point::from_trials(points).unwrap_or_else(|| Point::at(LoadKind::Concurrency, 1.0));
+    NewLevel { point, raw: json!({ "trials": raws }), requests, telemetry: None }
 }
 
 /// `extra`'s fields added to the object `base`.

@@ -122,6 +122,7 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
         warmup: 1,
         request_timeout: Duration::from_secs(5),
         metrics: super::MetricsSpec::off(),
+        repeat: 1,
     }
 }
 

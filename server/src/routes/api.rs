@@ -5,6 +5,8 @@
 //! - `GET /api/v1/runs/{id}`: one run with its points and per-level analysis
 //! - `GET /api/v1/runs/{id}/export.json` / `export.csv`: Plateau's own format
 //! - `GET /api/v1/runs/{id}/export.md`: a Markdown table for chats and issues
+//! - `GET /api/v1/runs/{id}/check?baseline=ID|history=true`: the regression gate
+//!   (`crate::check`); `{id}` may be `latest`
 
 use super::error::{run_id, ApiError};
 use super::multipart::read_import;
@@ -26,6 +28,25 @@ pub fn router() -> Router<AppState> {
         .route("/runs/{id}/export.json", get(export_json))
         .route("/runs/{id}/export.csv", get(export_csv))
         .route("/runs/{id}/export.md", get(export_md))
+        .route("/runs/{id}/check", get(check))
+}
+
+/// The regression gate: the report as JSON, its Markdown, and whether it passed (the
+/// answer is 200 either way: a regression is a finding, not a failed request).
+async fn check(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<crate::check::CheckQuery>,
+) -> Result<Response, ApiError> {
+    let req = q.into_request(&id)?;
+    let report = crate::check::check(&state.pool, &req).await?;
+    Ok(Json(json!({
+        "passed": report.passed(),
+        "regressions": report.regressions(),
+        "markdown": report.markdown(),
+        "report": report,
+    }))
+    .into_response())
 }
 
 #[derive(serde::Deserialize)]

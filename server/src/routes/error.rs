@@ -143,6 +143,15 @@ impl From<ShareError> for ApiError {
     }
 }
 
+impl From<crate::check::CheckError> for ApiError {
+    fn from(e: crate::check::CheckError) -> Self {
+        match e {
+            crate::check::CheckError::Field { field, message } => ApiError::bad_field(field, message),
+            crate::check::CheckError::Db(e) => e.into(),
+        }
+    }
+}
+
 impl From<SpecError> for ApiError {
     fn from(e: SpecError) -> Self {
         ApiError::bad_request(e.to_string()).with_field(e.field)

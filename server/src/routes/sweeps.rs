@@ -71,6 +71,9 @@ pub struct SweepForm {
     no_metrics: String,
     #[serde(default)]
     metrics_interval_ms: String,
+    /// Trials per level (empty: 1).
+    #[serde(default)]
+    repeat: String,
 }
 
 /// The New sweep form's text as a [`SweepRequest`]; a field that does not read is a
@@ -163,6 +166,10 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
         metrics_interval_ms: match f.metrics_interval_ms.trim() {
             "" => None,
             t => Some(num("metrics_interval_ms", t, 500u64)?),
+        },
+        repeat: match f.repeat.trim() {
+            "" => None,
+            t => Some(num("repeat", t, 1u32)?),
         },
     })
 }
@@ -314,6 +321,7 @@ mod tests {
             metrics_urls: String::new(),
             no_metrics: String::new(),
             metrics_interval_ms: String::new(),
+            repeat: String::new(),
         }
     }
 

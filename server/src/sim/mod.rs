@@ -65,6 +65,9 @@ pub struct SimConfig {
     /// KV-cache tokens the running requests may hold together (prompt + output so far);
     /// past it the newest is preempted back to the queue.
     pub kv_cache_tokens: u64,
+    /// Noise: every 25 steps, step costs are scaled by a factor drawn uniformly from
+    /// `[1 − step_jitter, 1 + step_jitter]` (seeded by `seed`; 0 = exactly the model).
+    pub step_jitter: f64,
 }
 
 /// The default KV-cache budget: ample for the default batch of 64 (no preemption unless
@@ -87,6 +90,7 @@ impl Default for SimConfig {
             seed: 0,
             max_in_flight: 100_000,
             kv_cache_tokens: DEFAULT_KV_CACHE_TOKENS,
+            step_jitter: 0.0,
         }
     }
 }
@@ -150,6 +154,10 @@ pub struct SimArgs {
     /// running requests outgrow it, the newest is preempted back to the queue.
     #[arg(long, default_value_t = DEFAULT_KV_CACHE_TOKENS)]
     pub kv_cache_tokens: u64,
+    /// Noise: every 25 decode steps, step costs are scaled by a factor drawn uniformly
+    /// within ±this fraction (seeded by --seed), so repeated trials differ (0 = none, ≤ 0.9).
+    #[arg(long, default_value_t = 0.0)]
+    pub step_jitter: f64,
 }
 
 impl From<SimArgs> for SimConfig {
@@ -168,6 +176,7 @@ impl From<SimArgs> for SimConfig {
             seed: a.seed,
             max_in_flight: a.max_in_flight,
             kv_cache_tokens: a.kv_cache_tokens,
+            step_jitter: a.step_jitter,
         }
     }
 }

@@ -179,14 +179,56 @@ fn jobs(state: &Shared) -> mpsc::Sender<Slot<Ticket>> {
         .get_or_init(|| {
             let (tx, rx) = mpsc::channel(ADMISSION_CHANNEL);
             let batcher = Batcher::with_kv_budget(state.timing, state.cfg.kv_cache_tokens);
-            tokio::spawn(run_scheduler(rx, batcher, Arc::clone(&state.gauges)));
+            let drift = Drift::new(state.cfg.step_jitter, state.cfg.seed);
+            tokio::spawn(run_scheduler(rx, batcher, Arc::clone(&state.gauges), drift));
             tx
         })
         .clone()
 }
 
+/// The simulator's noise (`--step-jitter F`): every step's cost times a factor drawn
+/// uniformly from `[1 − F, 1 + F]` once every [`DRIFT_STEPS`] steps, seeded. A slow drift,
+/// like a GPU's clocks or a noisy neighbour, rather than per-step jitter (which would
+/// average out within a level): two trials of the same level measure different numbers,
+/// as on real hardware. Counted in steps, not seconds, so one seed gives one sequence of
+/// step costs whatever the machine's timing.
+struct Drift {
+    jitter: f64,
+    rng: StdRng,
+    factor: f64,
+    steps_left: u32,
+}
+
+/// Steps between two draws of the drift factor.
+const DRIFT_STEPS: u32 = 25;
+
+impl Drift {
+    fn new(jitter: f64, seed: u64) -> Self {
+        let jitter = if jitter.is_finite() { jitter.clamp(0.0, 0.9) } else { 0.0 };
+        Self { jitter, rng: StdRng::seed_from_u64(seed ^ 0xD1F7), factor: 1.0, steps_left: 0 }
+    }
+
+    /// The factor of the next step.
+    fn next(&mut self) -> f64 {
+        if self.jitter == 0.0 {
+            return 1.0;
+        }
+        if self.steps_left == 0 {
+            self.factor = 1.0 + self.rng.gen_range(-self.jitter..=self.jitter);
+            self.steps_left = DRIFT_STEPS;
+        }
+        self.steps_left -= 1;
+        self.factor
+    }
+}
+
 /// Drives the batcher on Tokio's clock until every sender is gone.
-async fn run_scheduler(mut rx: mpsc::Receiver<Slot<Ticket>>, mut batcher: Batcher<Ticket>, gauges: Arc<Gauges>) {
+async fn run_scheduler(
+    mut rx: mpsc::Receiver<Slot<Ticket>>,
+    mut batcher: Batcher<Ticket>,
+    gauges: Arc<Gauges>,
+    mut drift: Drift,
+) {
     // End of the previous step: the next one starts there, not at "now", so
     // time spent notifying clients does not stretch the steps.
     let mut clock: Option<Instant> = None;
@@ -209,7 +251,7 @@ async fn run_scheduler(mut rx: mpsc::Receiver<Slot<Ticket>>, mut batcher: Batche
         let Some(plan) = batcher.begin_step() else {
             continue;
         };
-        let step = Duration::from_secs_f64(plan.duration_ms.max(0.0) / 1000.0);
+        let step = Duration::from_secs_f64(plan.duration_ms.max(0.0) * drift.next() / 1000.0);
         let now = Instant::now();
         // Keep the carried-over clock unless we fell more than a step behind
         // (e.g. the runtime was starved); then resync instead of bursting.

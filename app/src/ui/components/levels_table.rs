@@ -3,9 +3,28 @@
 
 use crate::domain::analysis::{self, TokensPerRequestMethod};
 use crate::domain::format::{int, load, ms_as_s, num, pct};
-use crate::domain::metrics::Stat;
+use crate::domain::metrics::{Metric, Stat};
+use crate::domain::noise::Interval;
 use crate::domain::{LoadKind, Point};
 use leptos::prelude::*;
+
+/// " ± 4.1" after a value measured in several trials (`scale` divides: ms shown in s).
+fn plus_minus(ci: Option<Interval>, digits: usize, scale: f64) -> Option<impl IntoView> {
+    ci.map(|i| view! { <span class="ci">" ± "{num(Some(i.half_width() / scale), digits)}</span> })
+}
+
+/// The interval in words, for a cell's tooltip.
+fn ci_title(ci: Option<Interval>, digits: usize, scale: f64) -> String {
+    ci.map_or_else(String::new, |i| {
+        format!(
+            "95 % CI {} … {} over {} trials; CV {}",
+            num(Some(i.lo / scale), digits),
+            num(Some(i.hi / scale), digits),
+            i.n,
+            i.cv().map_or_else(|| "—".to_owned(), |cv| format!("{:.1} %", cv * 100.0))
+        )
+    })
+}
 
 /// Every level of a run, in load order.
 #[component]
@@ -47,6 +66,17 @@ pub fn LevelsTable(
             .then_some("≈");
             let truncated = p.truncated;
             let over_capacity = p.over_capacity;
+            let trials = p.trials.len();
+            let tok_ci = p.interval(Metric::OutputThroughput, Stat::Mean);
+            let noisy = [
+                tok_ci,
+                p.interval(Metric::E2e, Stat::Mean),
+                p.interval(Metric::E2e, Stat::P50),
+                p.interval(Metric::E2e, Stat::P99),
+            ]
+            .iter()
+            .flatten()
+            .any(Interval::noisy);
             let gain = pct(gain_at(p.load_value));
             let notes: Vec<(String, String)> = annotations
                 .iter()
@@ -64,17 +94,20 @@ pub fn LevelsTable(
                         {notes.into_iter().map(|(href, title)| view! { <a class="note-marker" href=href title=title>"✎"</a> }).collect_view()}
                         {truncated.then(|| view! { <span class="badge" title="cut off in the source: missing values are unknown">"cut off"</span> })}
                         {over_capacity.then(|| view! { <span class="badge over-capacity" title="requests in flight and TTFT kept rising while this rate ran: its averages describe a growing queue, not a steady state">"over capacity"</span> })}
+                        {(trials > 1).then(|| view! { <span class="badge trials" title="measured this many times; each value is the trials' mean ± its 95 % confidence interval">{format!("×{trials}")}</span> })}
+                        {noisy.then(|| view! { <span class="badge noisy" title="the trials disagree: a coefficient of variation above 5 % in throughput or latency">"noisy"</span> })}
                     </td>
                     <td>{int(p.requests_ok)}" / "{int(p.requests_failed)}</td>
                     <td>{num(p.wall_s, 1)}</td>
-                    <td class="tok">{num(p.output_tok_s(), 1)}</td>
+                    <td class="tok" title=ci_title(tok_ci, 1, 1.0)>{num(p.output_tok_s(), 1)}{plus_minus(tok_ci, 1, 1.0)}</td>
                     <td>{num(d.ideal_tok_s, 1)}</td>
                     <td>{pct(d.scaling_efficiency)}</td>
                     <td>{gain}</td>
                     <td>{num(d.per_user_tok_s, 1)}</td>
-                    <td>{ms_as_s(p.latency_ms(Stat::Mean))}</td>
-                    <td>{ms_as_s(p.latency_ms(Stat::P50))}</td>
-                    <td>{ms_as_s(p.latency_ms(Stat::P99))}</td>
+                    {[Stat::Mean, Stat::P50, Stat::P99].map(|stat| {
+                        let ci = p.interval(Metric::E2e, stat);
+                        view! { <td title=ci_title(ci, 2, 1000.0)>{ms_as_s(p.latency_ms(stat))}{plus_minus(ci, 2, 1000.0)}</td> }
+                    })}
                     <td title=tpr_title>{tpr_mark}{tpr}</td>
                 </tr>
             }

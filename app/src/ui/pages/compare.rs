@@ -205,13 +205,8 @@ pub(crate) fn CompareView(
         .iter()
         .flat_map(|l| {
             l.deltas.iter().filter_map(|d| {
-                // The attribution, then what the server did differently, when known.
-                let text = match (d.attribution.as_ref(), d.server_difference.as_ref()) {
-                    (Some(a), Some(sd)) => format!("{} {sd}", a.sentence),
-                    (Some(a), None) => a.sentence.clone(),
-                    (None, Some(sd)) => sd.clone(),
-                    (None, None) => return None,
-                };
+                // The attribution, what the server did differently, and whether it is beyond noise.
+                let text = d.explanation()?;
                 let who = runs.get(d.run).map(|r| r.name.clone()).unwrap_or_default();
                 (n > 2).then(|| format!("{who}: {text}")).or(Some(text))
             })
@@ -402,12 +397,22 @@ fn AllChanges(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
                 .into_iter()
                 .map(|c| {
                     let class = delta_class(c.change_pct, c.quantity.higher_is_better());
+                    // Counts and wall time are not statistics a test applies to.
+                    let noise = match (c.quantity, c.significance) {
+                        (_, Some(s)) => s.verdict.label(),
+                        (crate::domain::compare::Quantity::Measure { .. }, None) => {
+                            crate::domain::noise::Verdict::CannotTell.label()
+                        }
+                        _ => "",
+                    };
+                    let title = c.noise_phrase().unwrap_or_default();
                     view! {
                         <tr>
                             <th>{c.quantity.label()}</th>
                             <td>{num(Some(c.baseline), 2)}</td>
                             <td>{num(Some(c.value), 2)}</td>
                             <td class=class>{pct(c.change_pct)}</td>
+                            <td class="noise" title=title>{noise}</td>
                         </tr>
                     }
                 })
@@ -415,7 +420,7 @@ fn AllChanges(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
             view! {
                 <table class="levels changes">
                     <caption>{key.label()}": "{who.clone()}" vs "{base_name.clone()}</caption>
-                    <thead><tr><th>"metric"</th><th>"baseline"</th><th>"this run"</th><th>"change"</th></tr></thead>
+                    <thead><tr><th>"metric"</th><th>"baseline"</th><th>"this run"</th><th>"change"</th><th>"beyond noise?"</th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
             }

@@ -4,7 +4,7 @@
 //! The URL carries the view (`?scale=linear&hide=p99`, see [`ViewState`]); the same view
 //! renders under a saved report (`/r/<slug>`) and from a snapshot (`/s/<id>`, frozen data).
 
-use crate::api::{dismissed_proposals, get_run, get_stored_signals};
+use crate::api::{dismissed_proposals, get_history_check, get_run, get_stored_signals};
 use crate::charts;
 use crate::domain::annotations::Effect;
 use crate::domain::format::{int, load, num, when, UNKNOWN};
@@ -47,7 +47,9 @@ pub fn RunPage() -> impl IntoView {
         move || params.read().get("id").unwrap_or_default(),
         |id| async move {
             let stored = get_stored_signals(vec![id.clone()]).await.ok().and_then(|mut v| v.pop());
-            (get_run(id).await, stored, dismissed_proposals().await.unwrap_or_default())
+            // Without its history the page still shows the run (no regression proposals).
+            let history = get_history_check(id.clone()).await.ok();
+            (get_run(id).await, stored, dismissed_proposals().await.unwrap_or_default(), history)
         },
     );
     let error = form_error();
@@ -63,9 +65,9 @@ pub fn RunPage() -> impl IntoView {
                         return view! { <Title text="Invalid view" /><ViewProblems problems fallback=format!("/runs/{id}") /> }.into_any();
                     }
                 };
-                let (run, stored, dismissed) = run.await;
+                let (run, stored, dismissed, history) = run.await;
                 match run {
-                    Ok(run) => view! { <RunView run view=state mode=PageMode::Live dismissed stored error /> }.into_any(),
+                    Ok(run) => view! { <RunView run view=state mode=PageMode::Live dismissed stored history error /> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
                 }
             })}}
@@ -124,6 +126,10 @@ pub(crate) fn RunView(
     /// What is stored beside the run (server metrics); `None` for a snapshot.
     #[prop(optional_no_strip)]
     stored: Option<StoredSignals>,
+    /// The run against its configuration's history (the regression gate); `None` on
+    /// shared pages and snapshots.
+    #[prop(optional_no_strip)]
+    history: Option<crate::domain::regression::CheckReport>,
     error: Option<String>,
 ) -> impl IntoView {
     let f = run.facts.clone();
@@ -172,6 +178,18 @@ pub(crate) fn RunView(
         crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence());
     let mut found = crate::domain::anomalies::detect_run(0, &run);
     found.extend(crate::domain::anomalies::why_findings(0, &run, &signals));
+    if let Some(h) = &history {
+        found.extend(crate::domain::regression::proposals(h, 0, &run.id));
+    }
+    // One line on the regression gate: what the run was checked against, and the verdict.
+    let history_line = history.filter(|h| !h.findings.is_empty()).map(|h| {
+        let n = h.regressions();
+        let verdict = if n == 0 { "no regression".to_owned() } else { format!("{n} regression(s), proposed below") };
+        format!(
+            "Against the {}: {verdict} (worse by more than {} % and {} standard deviations).",
+            h.against, h.thresholds.max_worse_pct, h.thresholds.z
+        )
+    });
     let is_report = matches!(mode, PageMode::Report(_));
     view! {
         // A saved report names itself (title, og:title, og:description): one of each.
@@ -271,6 +289,7 @@ pub(crate) fn RunView(
         })}
         <AnnotationsSection run=run.clone() back=back.clone() editable />
         <h2>"Anomalies"</h2>
+        {history_line.map(|l| view! { <p class="history-check" id="history-check">{l}</p> })}
         <ProposalsList runs=vec![run.clone()] found dismissed back=back.clone() editable />
         <h2>"How these numbers are defined"</h2>
         <DefinitionsView definitions=definitions points=run.points.clone() />

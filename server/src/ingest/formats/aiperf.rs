@@ -116,7 +116,6 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
 
     let mut point = Point::at(LoadKind::Concurrency, 1.0);
     let mut definitions = Definitions {
-        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstTokenInclReasoning),
         token_count: Some(TokenCountSource::ClientTokenizer),
         throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),
@@ -128,6 +127,7 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
                 .to_owned(),
             "output tokens are AIPerf's OSL: content and reasoning tokens".to_owned(),
         ],
+        ..Default::default()
     };
     let mut notes = Notes::default();
 

@@ -115,7 +115,6 @@ pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldEr
 
 fn definitions(population_std: bool) -> Definitions {
     Definitions {
-        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstContent),
         token_count: Some(TokenCountSource::ClientTokenizer),
         throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),
@@ -127,6 +126,7 @@ fn definitions(population_std: bool) -> Definitions {
              windows, which may be fewer requests than were sent"
                 .to_owned(),
         ],
+        ..Default::default()
     }
 }
 

@@ -253,7 +253,6 @@ fn length_fact(c: &Obj<'_>, key: &str, what: &str, notes: &mut Notes) -> Result<
 
 fn definitions(config: Option<&Obj<'_>>) -> Result<Definitions, FieldError> {
     let mut d = Definitions {
-        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstContent),
         token_count: Some(TokenCountSource::ClientTokenizer),
         throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),
@@ -263,6 +262,7 @@ fn definitions(config: Option<&Obj<'_>>) -> Result<Definitions, FieldError> {
             "inference-benchmarker ITL is decode time ÷ (tokens − 1) per request: stored as TPOT".to_owned(),
             "inference-benchmarker percentiles are over successful requests, linearly interpolated; it reports p50–p99 and the mean only".to_owned(),
         ],
+        ..Default::default()
     };
     if let Some(tokenizer) = config.map(|c| c.str("tokenizer")).transpose()?.flatten() {
         d.notes.push(format!(

@@ -136,7 +136,6 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
 /// The vLLM definitions, as InferenceX's vendored client measures.
 fn definitions() -> Definitions {
     Definitions {
-        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstChunk),
         // The vendored client asks for usage (`stream_options.include_usage`) and re-counts
         // with its tokenizer only when a response has none.
@@ -147,6 +146,7 @@ fn definitions() -> Definitions {
              first streamed chunk, ITL is every chunk gap pooled over requests (stored as chunk \
              gaps), TPOT is per request; output tokens are the server's usage."
             .to_owned()],
+        ..Default::default()
     }
 }
 

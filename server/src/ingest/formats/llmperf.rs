@@ -164,7 +164,6 @@ fn length_fact(top: &Obj<'_>, what: &str, notes: &mut Notes) -> Result<Option<i6
 
 fn definitions() -> Definitions {
     Definitions {
-        prompt_seed: None,
         // LLMPerf's clients time the first non-empty `delta.content`.
         ttft: Some(TtftDefinition::FirstContent),
         // hf-internal-testing/llama-tokenizer over the returned text, whatever the model.
@@ -175,6 +174,7 @@ fn definitions() -> Definitions {
             "LLMPerf counts tokens with the Llama tokenizer for every model, content only".to_owned(),
             "LLMPerf's inter_token_latency includes the TTFT (e2e ÷ tokens): stored as TPOT incl. TTFT".to_owned(),
         ],
+        ..Default::default()
     }
 }
 

@@ -22,6 +22,9 @@ pub const FORMAT: Format = Format { format: SourceFormat::Plateau, sniff, parse:
 /// The JSON format's version. Readers accept this version and older.
 pub const VERSION: u32 = 1;
 const CSV_MAGIC: &str = "# plateau-csv";
+/// Trials a level of an imported export may carry (a sweep repeats at most 20 times; a
+/// merge of several exports may hold more).
+const MAX_TRIALS: usize = 1_000;
 
 /// A source file inside an export (as text: imports only accept text).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -179,6 +182,31 @@ pub fn read(text: &str) -> Result<(ParsedFile, Restored), FieldError> {
         // Re-insert through `set` so the measures are sorted and unique whatever the file says.
         for m in l.point.measures {
             point.set(m.metric, m.stat, m.value);
+        }
+        // Trials, checked like the level's own measures and bounded like repeats.
+        if l.point.trials.len() > MAX_TRIALS {
+            return Err(FieldError::field(
+                &format!("run.levels[{i}].trials"),
+                format!("{} trials; at most {MAX_TRIALS}", l.point.trials.len()),
+            ));
+        }
+        for (t, trial) in l.point.trials.into_iter().enumerate() {
+            let mut p = Point::at(point.load_kind, point.load_value);
+            for m in trial.measures {
+                if !m.value.is_finite() || m.value < 0.0 {
+                    return Err(FieldError::field(
+                        &format!("run.levels[{i}].trials[{t}].measures"),
+                        format!("{}.{} = {} makes no sense", m.metric.as_str(), m.stat.name(), m.value),
+                    ));
+                }
+                p.set(m.metric, m.stat, m.value);
+            }
+            point.trials.push(app::domain::Trial {
+                requests_ok: trial.requests_ok,
+                requests_failed: trial.requests_failed,
+                wall_s: trial.wall_s,
+                measures: p.measures,
+            });
         }
         if let Some(t) = &l.telemetry {
             t.check().map_err(|e| FieldError::field(&format!("run.levels[{i}].telemetry"), e))?;
@@ -528,6 +556,21 @@ mod tests {
         let want: Vec<Point> = run.levels.iter().map(|l| l.point.clone()).collect();
         assert_eq!(points, want, "unknown cells stay unknown");
         assert_eq!(to_csv(&back(parsed, restored, run.created_at.clone())).lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn trials_survive_the_json_export_and_bad_ones_are_named() {
+        let mut run = sample();
+        let mut a = run.levels[0].point.clone();
+        let mut b = a.clone();
+        a.set(Metric::OutputThroughput, Stat::Mean, 100.5);
+        b.set(Metric::OutputThroughput, Stat::Mean, 101.25);
+        run.levels[0].point = Point::from_trials(vec![a, b]).unwrap();
+        let (parsed, _) = read(&to_json(&run)).unwrap();
+        assert_eq!(parsed.levels[0].point, run.levels[0].point, "every trial, digit for digit");
+        let bad = to_json(&run).replacen("101.25", "-1", 1);
+        let e = read(&bad).unwrap_err().to_string();
+        assert!(e.contains("run.levels[0].trials[1].measures"), "{e}");
     }
 
     #[test]

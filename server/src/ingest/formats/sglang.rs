@@ -244,7 +244,6 @@ fn sglang_endpoint(backend: &str) -> Option<EndpointKind> {
 fn definitions(seen: &[(Place, Seen)], notes: &mut Notes) -> Definitions {
     let all_native = seen.iter().all(|(_, s)| s.native);
     let mut d = Definitions {
-        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstContent),
         // The native /generate backend reads the server's completion_tokens; the others use
         // usage only if the server sends it and fall back to the requested length.
@@ -261,6 +260,7 @@ fn definitions(seen: &[(Place, Seen)], notes: &mut Notes) -> Definitions {
              `concurrency` (Σ e2e ÷ duration) is the achieved mean concurrency."
                 .to_owned(),
         ],
+        ..Default::default()
     };
     if !all_native {
         d.notes.push(

@@ -161,7 +161,6 @@ fn parse_objects(items: Vec<(Place, &Value)>, opts: &ParseOptions) -> Result<Par
 /// The definitions every vLLM-client file shares.
 fn vllm_definitions(tokens: TokenCountSource) -> Definitions {
     Definitions {
-        prompt_seed: None,
         ttft: Some(TtftDefinition::FirstChunk),
         token_count: Some(tokens),
         throughput_window: Some(ThroughputWindow::WholeLevel),
@@ -174,6 +173,7 @@ fn vllm_definitions(tokens: TokenCountSource) -> Definitions {
              stored as chunk gaps; its TPOT is per request, (e2e − TTFT) ÷ (tokens − 1)."
                 .to_owned(),
         ],
+        ..Default::default()
     }
 }
 

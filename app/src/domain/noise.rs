@@ -1,0 +1,344 @@
+//! Is a number real? The statistics of repeated measurements, pure and unit-tested:
+//!
+//! - the trials of one level (a sweep's `--repeat N`, or several imported files of the
+//!   same level) → each statistic's mean with its 95 % confidence interval (Student's t
+//!   across trials), its coefficient of variation, and a "noisy" mark ([`Interval`]);
+//! - one number of two runs at the same level → whether the change is beyond noise
+//!   ([`Significance`]): Welch's t-test across the trials where both sides have at least
+//!   two; otherwise the Mann–Whitney U test over the per-request records (latencies), which
+//!   needs no normality and no equal spreads; otherwise "single measurement: cannot tell".
+//!
+//! `statrs` gives the t and normal distributions; the tests here are textbook formulas
+//! checked against values computed by hand (and by SciPy for the reference numbers quoted).
+
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+/// The confidence level of every interval shown.
+pub const CONFIDENCE: f64 = 0.95;
+/// A change is "real" when its two-sided p-value is below this (the interval excludes 0).
+pub const ALPHA: f64 = 1.0 - CONFIDENCE;
+/// A level's statistic is "noisy" when its trials' coefficient of variation is above this.
+pub const NOISY_CV: f64 = 0.05;
+/// The Mann–Whitney test wants this many records on each side (its normal approximation
+/// is poor below).
+pub const MIN_RECORDS: usize = 8;
+
+/// The two-sided critical value of Student's t with `df` degrees of freedom.
+fn t_critical(df: f64) -> Option<f64> {
+    let t = StudentsT::new(0.0, 1.0, df).ok()?;
+    Some(t.inverse_cdf(1.0 - ALPHA / 2.0))
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// Sample variance (n − 1).
+fn variance(xs: &[f64], m: f64) -> f64 {
+    xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() as f64 - 1.0)
+}
+
+/// A statistic measured `n` ≥ 2 times: the mean and its 95 % confidence interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation across the trials.
+    pub sd: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Interval {
+    /// The t-interval of `values`; `None` below two values or with a non-finite one.
+    pub fn of(values: &[f64]) -> Option<Self> {
+        if values.len() < 2 || values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let m = mean(values);
+        let sd = variance(values, m).sqrt();
+        let half = t_critical(values.len() as f64 - 1.0)? * sd / (values.len() as f64).sqrt();
+        Some(Self { n: values.len(), mean: m, sd, lo: m - half, hi: m + half })
+    }
+
+    /// Half the interval's width: the mean is `mean ± half_width`.
+    pub fn half_width(&self) -> f64 {
+        (self.hi - self.lo) / 2.0
+    }
+
+    /// Standard deviation ÷ |mean|; `None` for a mean of 0.
+    pub fn cv(&self) -> Option<f64> {
+        (self.mean != 0.0).then(|| self.sd / self.mean.abs())
+    }
+
+    /// The trials disagree by more than [`NOISY_CV`].
+    pub fn noisy(&self) -> bool {
+        self.cv().is_some_and(|cv| cv > NOISY_CV)
+    }
+}
+
+/// Where a [`Significance`] comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Welch's t-test on the trials' values (both sides have ≥ 2 trials).
+    Trials,
+    /// Mann–Whitney U on the per-request values (both sides have ≥ [`MIN_RECORDS`]).
+    Requests,
+    /// One measurement on at least one side and no per-request records to test.
+    Single,
+}
+
+/// What a test concluded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Beyond noise: p < [`ALPHA`].
+    Real,
+    WithinNoise,
+    CannotTell,
+}
+
+impl Verdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Real => "real",
+            Verdict::WithinNoise => "within noise",
+            Verdict::CannotTell => "single measurement: cannot tell",
+        }
+    }
+}
+
+/// Whether one number's change between two runs is beyond noise.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Significance {
+    pub method: Method,
+    pub verdict: Verdict,
+    /// The 95 % interval of the change, in % of the baseline's mean (Welch only).
+    pub lo_pct: Option<f64>,
+    pub hi_pct: Option<f64>,
+    /// Two-sided p-value (`None` for a single measurement).
+    pub p_value: Option<f64>,
+    /// Trials or records on each side.
+    pub n_baseline: usize,
+    pub n_other: usize,
+}
+
+impl Significance {
+    /// Nothing to test with.
+    pub fn single() -> Self {
+        Self {
+            method: Method::Single,
+            verdict: Verdict::CannotTell,
+            lo_pct: None,
+            hi_pct: None,
+            p_value: None,
+            n_baseline: 1,
+            n_other: 1,
+        }
+    }
+
+    /// Welch's t-test of `other` against `baseline` (trials' values of one statistic).
+    /// `None` below two values a side, a non-finite value, or a baseline mean of 0.
+    pub fn welch(baseline: &[f64], other: &[f64]) -> Option<Self> {
+        let (na, nb) = (baseline.len(), other.len());
+        if na < 2 || nb < 2 || baseline.iter().chain(other).any(|v| !v.is_finite()) {
+            return None;
+        }
+        let (ma, mb) = (mean(baseline), mean(other));
+        if ma == 0.0 {
+            return None;
+        }
+        let (va, vb) = (variance(baseline, ma) / na as f64, variance(other, mb) / nb as f64);
+        let se = (va + vb).sqrt();
+        let diff = mb - ma;
+        let base = |lo: f64, hi: f64, p: f64| Self {
+            method: Method::Trials,
+            verdict: if p < ALPHA { Verdict::Real } else { Verdict::WithinNoise },
+            lo_pct: Some(lo / ma.abs() * 100.0),
+            hi_pct: Some(hi / ma.abs() * 100.0),
+            p_value: Some(p),
+            n_baseline: na,
+            n_other: nb,
+        };
+        if se == 0.0 {
+            // Every trial identical on both sides: any difference is exact.
+            return Some(base(diff, diff, if diff == 0.0 { 1.0 } else { 0.0 }));
+        }
+        // Welch–Satterthwaite degrees of freedom.
+        let df = (va + vb).powi(2) / (va * va / (na as f64 - 1.0) + vb * vb / (nb as f64 - 1.0));
+        let t = StudentsT::new(0.0, 1.0, df).ok()?;
+        let p = (2.0 * (1.0 - t.cdf((diff / se).abs()))).clamp(0.0, 1.0);
+        let half = t_critical(df)? * se;
+        Some(base(diff - half, diff + half, p))
+    }
+
+    /// The Mann–Whitney U test (normal approximation with the tie correction) of
+    /// `other`'s per-request values against `baseline`'s. `None` below [`MIN_RECORDS`] a
+    /// side.
+    pub fn mann_whitney(baseline: &[f64], other: &[f64]) -> Option<Self> {
+        let a: Vec<f64> = baseline.iter().copied().filter(|v| v.is_finite()).collect();
+        let b: Vec<f64> = other.iter().copied().filter(|v| v.is_finite()).collect();
+        let (na, nb) = (a.len(), b.len());
+        if na < MIN_RECORDS || nb < MIN_RECORDS {
+            return None;
+        }
+        // Ranks over both samples, ties sharing their mean rank.
+        let mut all: Vec<(f64, bool)> = a.iter().map(|v| (*v, true)).chain(b.iter().map(|v| (*v, false))).collect();
+        all.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let n = all.len();
+        let (mut rank_sum_a, mut tie_term, mut i) = (0.0, 0.0, 0);
+        while i < n {
+            let mut j = i;
+            while j + 1 < n && all.get(j + 1).map(|x| x.0) == all.get(i).map(|x| x.0) {
+                j += 1;
+            }
+            let rank = (i + j) as f64 / 2.0 + 1.0;
+            let ties = (j - i + 1) as f64;
+            tie_term += ties * ties * ties - ties;
+            rank_sum_a += rank * all.get(i..=j).map_or(0, |s| s.iter().filter(|x| x.1).count()) as f64;
+            i = j + 1;
+        }
+        let (fa, fb, fnn) = (na as f64, nb as f64, n as f64);
+        let u = rank_sum_a - fa * (fa + 1.0) / 2.0;
+        let mu = fa * fb / 2.0;
+        let sigma = (fa * fb / 12.0 * ((fnn + 1.0) - tie_term / (fnn * (fnn - 1.0)))).sqrt();
+        let p = if sigma == 0.0 {
+            1.0
+        } else {
+            // Continuity correction of ½ towards the mean.
+            let z = ((u - mu).abs() - 0.5).max(0.0) / sigma;
+            let normal = Normal::new(0.0, 1.0).ok()?;
+            (2.0 * (1.0 - normal.cdf(z))).clamp(0.0, 1.0)
+        };
+        Some(Self {
+            method: Method::Requests,
+            verdict: if p < ALPHA { Verdict::Real } else { Verdict::WithinNoise },
+            lo_pct: None,
+            hi_pct: None,
+            p_value: Some(p),
+            n_baseline: na,
+            n_other: nb,
+        })
+    }
+
+    /// The change and its verdict in words: "−42 % (95 % CI −45 % … −39 %): real",
+    /// "+2 % (95 % CI −3 % … +7 %): within noise", "+12 % (Mann–Whitney p = 0.003, 200 vs
+    /// 180 requests): real", "+2 %: single measurement: cannot tell".
+    pub fn phrase(&self, change_pct: f64) -> String {
+        let change = pct(change_pct);
+        match (self.method, self.lo_pct, self.hi_pct, self.p_value) {
+            (Method::Trials, Some(lo), Some(hi), _) => {
+                format!("{change} (95 % CI {} … {}): {}", pct(lo), pct(hi), self.verdict.label())
+            }
+            (Method::Requests, _, _, Some(p)) => format!(
+                "{change} (Mann–Whitney p {}, {} vs {} requests): {}",
+                p_text(p),
+                self.n_baseline,
+                self.n_other,
+                self.verdict.label()
+            ),
+            _ => format!("{change}: {}", self.verdict.label()),
+        }
+    }
+}
+
+/// A signed percentage with a true minus sign, one decimal below 10 %.
+pub fn pct(v: f64) -> String {
+    let sign = if v < 0.0 { "−" } else { "+" };
+    let a = v.abs();
+    if a >= 9.95 {
+        format!("{sign}{a:.0} %")
+    } else {
+        format!("{sign}{a:.1} %")
+    }
+}
+
+/// "= 0.003", "< 0.001".
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".to_owned()
+    } else {
+        format!("= {p:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn t_interval_of_known_values() {
+        // mean 10, sd 1 (values 9, 10, 11), t(0.975, 2) = 4.302653: half width 4.302653 / √3.
+        let i = Interval::of(&[9.0, 10.0, 11.0]).unwrap();
+        assert_eq!((i.n, i.mean, i.sd), (3, 10.0, 1.0));
+        assert!(close(i.half_width(), 4.302_653 / 3f64.sqrt(), 1e-5), "{i:?}");
+        assert!(close(i.cv().unwrap(), 0.1, 1e-12));
+        assert!(i.noisy());
+        // five trials within 1 %: not noisy, a tight interval
+        let i = Interval::of(&[612.0, 615.0, 610.0, 614.0, 613.0]).unwrap();
+        assert!(!i.noisy() && i.lo < 612.8 && i.hi > 612.8 && i.half_width() < 3.0, "{i:?}");
+        assert_eq!(Interval::of(&[1.0]), None);
+        assert_eq!(Interval::of(&[1.0, f64::NAN]), None);
+        assert_eq!(Interval::of(&[0.0, 0.0]).map(|i| i.cv()), Some(None));
+    }
+
+    #[test]
+    fn welch_tells_a_real_drop_from_noise() {
+        // SciPy: ttest_ind([100, 102, 98, 101, 99], [58, 60, 57, 59, 56], equal_var=False)
+        // → t = −42.0, df = 8, p ≈ 1e-10.
+        let a = [100.0, 102.0, 98.0, 101.0, 99.0];
+        let s = Significance::welch(&a, &[58.0, 60.0, 57.0, 59.0, 56.0]).unwrap();
+        assert_eq!((s.method, s.verdict), (Method::Trials, Verdict::Real));
+        assert!(s.p_value.unwrap() < 1e-6);
+        let (lo, hi) = (s.lo_pct.unwrap(), s.hi_pct.unwrap());
+        assert!(lo < -42.0 && hi > -42.0 && hi < -39.0 && lo > -45.0, "{lo} … {hi}");
+        assert_eq!(s.phrase(-42.0), format!("−42 % (95 % CI {} … {}): real", pct(lo), pct(hi)));
+
+        // SciPy: ttest_ind([100, 102, 98, 101, 99], [101, 99, 103, 100, 102], equal_var=False)
+        // → t = −1.0, p = 0.3466.
+        let s = Significance::welch(&a, &[101.0, 99.0, 103.0, 100.0, 102.0]).unwrap();
+        assert_eq!(s.verdict, Verdict::WithinNoise);
+        assert!(close(s.p_value.unwrap(), 0.3466, 1e-3), "{s:?}");
+        assert!(s.lo_pct.unwrap() < 0.0 && s.hi_pct.unwrap() > 0.0);
+        assert!(s.phrase(1.0).ends_with("): within noise"), "{}", s.phrase(1.0));
+
+        assert_eq!(Significance::welch(&[1.0], &[1.0, 2.0]), None);
+        assert_eq!(Significance::welch(&[0.0, 0.0], &[1.0, 2.0]), None);
+        // identical trials: exact
+        assert_eq!(Significance::welch(&[5.0, 5.0], &[5.0, 5.0]).unwrap().verdict, Verdict::WithinNoise);
+        assert_eq!(Significance::welch(&[5.0, 5.0], &[6.0, 6.0]).unwrap().verdict, Verdict::Real);
+    }
+
+    #[test]
+    fn mann_whitney_on_latencies() {
+        // SciPy: mannwhitneyu(a, b, alternative="two-sided", method="asymptotic") with the
+        // continuity correction: U = 0 for fully separated samples of 10 → p = 0.000183.
+        let a: Vec<f64> = (0..10).map(|i| 100.0 + f64::from(i)).collect();
+        let b: Vec<f64> = (0..10).map(|i| 200.0 + f64::from(i)).collect();
+        let s = Significance::mann_whitney(&a, &b).unwrap();
+        assert_eq!((s.method, s.verdict, s.n_baseline, s.n_other), (Method::Requests, Verdict::Real, 10, 10));
+        assert!(close(s.p_value.unwrap(), 0.000_183, 2e-5), "{s:?}");
+        // interleaved samples: U = 45 of 100 → p = 0.7337 (SciPy, asymptotic, corrected)
+        let b: Vec<f64> = (0..10).map(|i| 100.5 + f64::from(i)).collect();
+        let s = Significance::mann_whitney(&a, &b).unwrap();
+        assert_eq!(s.verdict, Verdict::WithinNoise);
+        assert!(close(s.p_value.unwrap(), 0.7337, 2e-3), "{s:?}");
+        // ties everywhere: no spread, no evidence
+        assert_eq!(Significance::mann_whitney(&[1.0; 9], &[1.0; 9]).unwrap().verdict, Verdict::WithinNoise);
+        assert_eq!(Significance::mann_whitney(&a[..5], &b), None);
+        assert!(s.phrase(0.4).contains("10 vs 10 requests): within noise"), "{}", s.phrase(0.4));
+    }
+
+    #[test]
+    fn single_measurements_cannot_tell() {
+        assert_eq!(Significance::single().phrase(2.0), "+2.0 %: single measurement: cannot tell");
+        assert_eq!(pct(-42.4), "−42 %");
+        assert_eq!(pct(4.54), "+4.5 %");
+    }
+}

@@ -1,0 +1,554 @@
+//! The regression gate: a run checked against a baseline run, or against its
+//! configuration's history, with thresholds as Bencher has them — a percentage, a z-score
+//! over a window of past runs, a t-test where there are trials — per metric and direction
+//! (throughput lower is worse, latency higher is worse). Pure: the caller brings the runs
+//! (`server/src/check.rs` reads them; `plateau check` and `GET /api/v1/runs/{id}/check`
+//! print [`CheckReport::markdown`]).
+//!
+//! A run's configuration ([`ConfigKey`]) is what must match for two runs to be the same
+//! test: model, engine, GPU type and count, endpoint, prompt and output lengths, load kind.
+//! The engine *version* is left out on purpose: the history of one key is how a team sees
+//! an engine upgrade move the numbers, and the gate exists to catch exactly that.
+
+use super::compare::{load_label, LevelKey};
+use super::metrics::{Metric, Stat};
+use super::noise::{Significance, Verdict};
+use super::{EndpointKind, LoadKind, Point, Run};
+use serde::{Deserialize, Serialize};
+
+/// What makes two runs the same test (see the module's note on the engine version).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigKey {
+    pub model: Option<String>,
+    pub engine: Option<String>,
+    pub gpu_type: Option<String>,
+    pub gpu_count: Option<i64>,
+    pub endpoint_kind: Option<EndpointKind>,
+    pub prompt_tokens: Option<i64>,
+    pub max_tokens: Option<i64>,
+    /// Concurrency or request rate (the first level's; `None` without levels).
+    pub load_kind: Option<LoadKind>,
+}
+
+impl ConfigKey {
+    pub fn of(run: &Run) -> Self {
+        Self::of_facts(&run.facts, run.points.first().map(|p| p.load_kind))
+    }
+
+    /// The key of runs with these facts and load kind.
+    pub fn of_facts(f: &super::RunFacts, load_kind: Option<LoadKind>) -> Self {
+        let norm = |s: &Option<String>| s.as_ref().map(|v| v.trim().to_lowercase()).filter(|v| !v.is_empty());
+        Self {
+            model: norm(&f.model),
+            engine: norm(&f.engine),
+            gpu_type: norm(&f.gpu_type),
+            gpu_count: f.gpu_count,
+            endpoint_kind: f.endpoint_kind,
+            prompt_tokens: f.prompt_tokens,
+            max_tokens: f.max_tokens,
+            load_kind,
+        }
+    }
+
+    /// "llama-3 · vllm · 8× h100 · chat · 128 → 256 tokens · concurrency"; unknown parts left out.
+    pub fn label(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        parts.extend(self.model.clone());
+        parts.extend(self.engine.clone());
+        match (self.gpu_count, &self.gpu_type) {
+            (Some(n), Some(g)) => parts.push(format!("{n}× {g}")),
+            (None, Some(g)) => parts.push(g.clone()),
+            _ => {}
+        }
+        parts.extend(self.endpoint_kind.map(|e| e.as_str().to_owned()));
+        let len = |v: Option<i64>| v.map_or("?".to_owned(), |n| n.to_string());
+        if self.prompt_tokens.is_some() || self.max_tokens.is_some() {
+            parts.push(format!("{} → {} tokens", len(self.prompt_tokens), len(self.max_tokens)));
+        }
+        parts.extend(self.load_kind.map(|k| k.as_str().replace('_', " ")));
+        if parts.is_empty() {
+            "unknown configuration".to_owned()
+        } else {
+            parts.join(" · ")
+        }
+    }
+}
+
+/// The numbers the gate checks at every level, with the direction that is worse.
+pub const CHECKED: [(Metric, Stat); 5] = [
+    (Metric::OutputThroughput, Stat::Mean),
+    (Metric::E2e, Stat::P50),
+    (Metric::E2e, Stat::P99),
+    (Metric::Ttft, Stat::P50),
+    (Metric::Ttft, Stat::P99),
+];
+
+fn label(metric: Metric, stat: Stat) -> String {
+    if metric == Metric::OutputThroughput {
+        metric.label().to_owned()
+    } else {
+        format!("{} {}", metric.label(), stat.name())
+    }
+}
+
+/// When a change is a regression.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Thresholds {
+    /// A change in the worse direction by more than this percentage…
+    pub max_worse_pct: f64,
+    /// …and, against a history, more than this many standard deviations of the window…
+    pub z: f64,
+    /// …of at most this many past runs of the same configuration (newest first).
+    pub window: usize,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self { max_worse_pct: 5.0, z: 3.0, window: 10 }
+    }
+}
+
+/// How a finding was judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Test {
+    /// Both sides have trials: the percentage threshold and Welch's t-test must both say so.
+    TTest,
+    /// Against a history of ≥ 2 runs: the percentage threshold and the z-score.
+    ZScore,
+    /// A single measurement on a side: the percentage threshold alone (noise unknown).
+    Percentage,
+}
+
+impl Test {
+    pub fn label(self) -> &'static str {
+        match self {
+            Test::TTest => "t-test",
+            Test::ZScore => "z-score",
+            Test::Percentage => "percentage only (single measurement: noise unknown)",
+        }
+    }
+}
+
+/// One number at one level, checked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub level: LevelKey,
+    pub metric: Metric,
+    pub stat: Stat,
+    /// The baseline's value, or the history's mean.
+    pub reference: f64,
+    pub value: f64,
+    /// (value − reference) ÷ reference × 100.
+    pub change_pct: f64,
+    pub test: Test,
+    /// The z-score against the history, or the t-test's verdict, where they apply.
+    pub z: Option<f64>,
+    pub significance: Option<Significance>,
+    /// Worse by more than the thresholds allow.
+    pub regression: bool,
+    /// Evidence in words.
+    pub detail: String,
+}
+
+/// A run checked against a baseline or a history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckReport {
+    pub run_id: String,
+    pub run_name: String,
+    /// "baseline run “A”", "history of 7 runs of llama-3 · vllm …".
+    pub against: String,
+    pub thresholds: Thresholds,
+    pub findings: Vec<Finding>,
+    /// Why nothing could be checked, when nothing was (no shared level, no history).
+    pub note: Option<String>,
+}
+
+impl CheckReport {
+    pub fn regressions(&self) -> usize {
+        self.findings.iter().filter(|f| f.regression).count()
+    }
+
+    /// Passed: nothing worse beyond the thresholds (and something was checked).
+    pub fn passed(&self) -> bool {
+        self.regressions() == 0
+    }
+
+    /// A summary fit for a CI job's summary (GitHub's `$GITHUB_STEP_SUMMARY`): the verdict,
+    /// then one table row per finding, regressions first. Text from runs (names) is
+    /// escaped for Markdown tables.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let n = self.regressions();
+        let head = if n > 0 {
+            format!("❌ **{n} regression{}**", if n == 1 { "" } else { "s" })
+        } else if self.findings.is_empty() {
+            "⚠️ **nothing to check**".to_owned()
+        } else {
+            "✅ **no regression**".to_owned()
+        };
+        out.push_str(&format!(
+            "## Plateau check: {}\n\n{head} in run “{}” ({}) against the {}.\n\n",
+            md(&self.run_name),
+            md(&self.run_name),
+            md(&self.run_id),
+            md(&self.against)
+        ));
+        out.push_str(&format!(
+            "Thresholds: worse by more than {} %{}; throughput lower is worse, latency higher is worse.\n\n",
+            self.thresholds.max_worse_pct,
+            if self.findings.iter().any(|f| f.test == Test::ZScore) {
+                format!(
+                    " and beyond {} standard deviations of the last {} runs",
+                    self.thresholds.z, self.thresholds.window
+                )
+            } else {
+                " and, where both sides have trials, beyond noise (Welch's t-test, 95 %)".to_owned()
+            }
+        ));
+        if let Some(note) = &self.note {
+            out.push_str(&format!("{}\n\n", md(note)));
+        }
+        if self.findings.is_empty() {
+            return out;
+        }
+        out.push_str("| | level | metric | reference | this run | change | test | evidence |\n");
+        out.push_str("|---|---|---|---:|---:|---:|---|---|\n");
+        let mut rows: Vec<&Finding> = self.findings.iter().collect();
+        rows.sort_by_key(|f| !f.regression);
+        for f in rows {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                if f.regression { "❌" } else { "✅" },
+                f.level.label(),
+                label(f.metric, f.stat),
+                super::format::num(Some(f.reference), 2),
+                super::format::num(Some(f.value), 2),
+                super::noise::pct(f.change_pct),
+                f.test.label(),
+                md(&f.detail)
+            ));
+        }
+        out
+    }
+}
+
+/// Text safe inside a Markdown table cell and free of Markdown/HTML syntax.
+fn md(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '!' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Worse means lower for throughput, higher for latency.
+fn worse_fraction(metric: Metric, change_pct: f64) -> f64 {
+    if metric.higher_is_better() == Some(true) {
+        -change_pct
+    } else {
+        change_pct
+    }
+}
+
+fn level_of<'a>(run: &'a Run, key: &LevelKey) -> Option<&'a Point> {
+    run.points.iter().find(|p| key.matches(p))
+}
+
+/// `run` against `baseline`, level by level.
+pub fn against_baseline(run: &Run, baseline: &Run, t: &Thresholds) -> CheckReport {
+    let mut findings = Vec::new();
+    for p in &run.points {
+        let key = LevelKey::of(p);
+        let Some(b) = level_of(baseline, &key) else { continue };
+        for (metric, stat) in CHECKED {
+            let (Some(reference), Some(value)) = (b.get(metric, stat), p.get(metric, stat)) else { continue };
+            if reference == 0.0 {
+                continue;
+            }
+            let change_pct = (value - reference) / reference * 100.0;
+            let worse = worse_fraction(metric, change_pct);
+            let sig = Significance::welch(
+                &b.trial_values(metric, stat).unwrap_or_default(),
+                &p.trial_values(metric, stat).unwrap_or_default(),
+            );
+            let (test, regression, detail) = match sig {
+                Some(s) => (
+                    Test::TTest,
+                    worse > t.max_worse_pct && s.verdict == Verdict::Real,
+                    format!("{} trials vs {}: {}", s.n_other, s.n_baseline, s.phrase(change_pct)),
+                ),
+                None => (
+                    Test::Percentage,
+                    worse > t.max_worse_pct,
+                    format!("{} → {}", super::format::num(Some(reference), 2), super::format::num(Some(value), 2)),
+                ),
+            };
+            findings.push(Finding {
+                level: key,
+                metric,
+                stat,
+                reference,
+                value,
+                change_pct,
+                test,
+                z: None,
+                significance: sig,
+                regression,
+                detail,
+            });
+        }
+    }
+    let note = findings.is_empty().then(|| "The runs share no level with the checked metrics.".to_owned());
+    CheckReport {
+        run_id: run.id.to_string(),
+        run_name: run.name.clone(),
+        against: format!("baseline run “{}” ({})", baseline.name, baseline.id),
+        thresholds: *t,
+        findings,
+        note,
+    }
+}
+
+/// `run` against the runs before it of the same configuration (`history`: newest first,
+/// `run` not among them; at most `t.window` are used). With fewer than two, it is checked
+/// against the one there is as a baseline.
+pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckReport {
+    let window: Vec<&Run> = history.iter().filter(|h| h.id != run.id).take(t.window.max(1)).collect();
+    let key = ConfigKey::of(run);
+    if window.len() < 2 {
+        return match window.first() {
+            Some(only) => {
+                let mut r = against_baseline(run, only, t);
+                r.against =
+                    format!("history of {} (one earlier run: “{}”, used as the baseline)", key.label(), only.name);
+                r
+            }
+            None => CheckReport {
+                run_id: run.id.to_string(),
+                run_name: run.name.clone(),
+                against: format!("history of {}", key.label()),
+                thresholds: *t,
+                findings: Vec::new(),
+                note: Some("No earlier run of this configuration: nothing to check against.".to_owned()),
+            },
+        };
+    }
+    let mut findings = Vec::new();
+    for p in &run.points {
+        let level = LevelKey::of(p);
+        for (metric, stat) in CHECKED {
+            let Some(value) = p.get(metric, stat) else { continue };
+            let past: Vec<f64> =
+                window.iter().filter_map(|h| level_of(h, &level).and_then(|q| q.get(metric, stat))).collect();
+            if past.len() < 2 {
+                continue;
+            }
+            let mean = past.iter().sum::<f64>() / past.len() as f64;
+            if mean == 0.0 {
+                continue;
+            }
+            let sd = (past.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (past.len() as f64 - 1.0)).sqrt();
+            let change_pct = (value - mean) / mean * 100.0;
+            let worse = worse_fraction(metric, change_pct);
+            // z in the worse direction; a window without spread makes any worse change infinite.
+            let z_worse = if sd > 0.0 {
+                worse / 100.0 * mean.abs() / sd
+            } else if worse > 0.0 {
+                f64::INFINITY
+            } else {
+                0.0
+            };
+            let regression = worse > t.max_worse_pct && z_worse > t.z;
+            let z_shown = if z_worse.is_finite() { format!("{z_worse:.1}") } else { "∞".to_owned() };
+            findings.push(Finding {
+                level,
+                metric,
+                stat,
+                reference: mean,
+                value,
+                change_pct,
+                test: Test::ZScore,
+                z: z_worse.is_finite().then_some(z_worse),
+                significance: None,
+                regression,
+                detail: format!(
+                    "mean of {} runs {} (sd {}); z = {z_shown} in the worse direction",
+                    past.len(),
+                    super::format::num(Some(mean), 2),
+                    super::format::num(Some(sd), 2)
+                ),
+            });
+        }
+    }
+    let note = findings.is_empty().then(|| "No level of this run was measured by two earlier runs.".to_owned());
+    CheckReport {
+        run_id: run.id.to_string(),
+        run_name: run.name.clone(),
+        against: format!("history of {} ({} runs)", key.label(), window.len()),
+        thresholds: *t,
+        findings,
+        note,
+    }
+}
+
+/// The regressions of a check as proposed annotations (the run page lists them with the
+/// anomalies, Accept and Dismiss): `run` is the run's index among the page's runs.
+pub fn proposals(report: &CheckReport, run: usize, run_id: &super::RunId) -> Vec<super::anomalies::Anomaly> {
+    use super::anomalies::{Anomaly, AnomalyKind, ProposalStatus, Severity};
+    report
+        .findings
+        .iter()
+        .filter(|f| f.regression)
+        .map(|f| Anomaly {
+            kind: AnomalyKind::Regression,
+            severity: Severity::Warning,
+            run,
+            run_id: run_id.clone(),
+            level: Some(f.level),
+            metric: Some(f.metric),
+            other_run: None,
+            other_run_id: None,
+            evidence: format!("{} against the {}", proposal_text(f), report.against),
+            proposed_annotation_text: proposal_text(f),
+            status: ProposalStatus::Proposed,
+        })
+        .collect()
+}
+
+/// "Regression at C=16: output throughput −17 % against 601.25 (mean of 4 runs …)."
+pub fn proposal_text(f: &Finding) -> String {
+    format!(
+        "Regression at {}: {} {} against {} ({}).",
+        load_label(f.level.load_kind, f.level.load_value),
+        label(f.metric, f.stat),
+        super::noise::pct(f.change_pct),
+        super::format::num(Some(f.reference), 2),
+        f.detail
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::compare::tests::{level, run};
+    use crate::domain::RunFacts;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A run of closed-loop levels `(C, tok/s, mean latency s)`, each with its own id.
+    fn run_with(name: &str, levels: &[(f64, f64, f64)]) -> Run {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let id = format!("run{:04}", NEXT.fetch_add(1, Ordering::Relaxed));
+        run(&id, name, RunFacts::default(), levels.iter().map(|(c, t, s)| level(*c, *t, Some(*s))).collect())
+    }
+
+    fn tput(run: &Run, c: f64) -> f64 {
+        run.points.iter().find(|p| p.load_value == c).and_then(Point::output_tok_s).unwrap_or(0.0)
+    }
+
+    #[test]
+    fn a_drop_beyond_the_threshold_fails_against_a_baseline() {
+        let base = run_with("a", &[(8.0, 400.0, 2.0), (16.0, 600.0, 3.0)]);
+        let slow = run_with("b", &[(8.0, 400.0, 2.0), (16.0, 420.0, 4.0)]);
+        let r = against_baseline(&slow, &base, &Thresholds::default());
+        assert_eq!(r.regressions(), 1, "{r:#?}");
+        let f = r.findings.iter().find(|f| f.regression).unwrap();
+        assert_eq!((f.level.load_value, f.metric, f.test), (16.0, Metric::OutputThroughput, Test::Percentage));
+        assert!((f.change_pct - -30.0).abs() < 1e-9);
+        let md = r.markdown();
+        assert!(md.contains("❌ **1 regression**"), "{md}");
+        assert!(md.contains("| ❌ | C=16 | output throughput | 600 | 420 | −30 % |"), "{md}");
+        // the same run against itself passes
+        assert!(against_baseline(&base, &base, &Thresholds::default()).passed());
+        // a gain is never a regression
+        assert!(against_baseline(&base, &slow, &Thresholds::default()).passed());
+        assert_eq!(tput(&slow, 16.0), 420.0);
+    }
+
+    #[test]
+    fn trials_within_noise_do_not_fail() {
+        let mut base = run_with("a", &[(8.0, 400.0, 2.0)]);
+        let mut other = run_with("b", &[(8.0, 376.0, 2.0)]);
+        let trials = |vals: &[f64]| {
+            Point::from_trials(
+                vals.iter()
+                    .map(|v| {
+                        let mut p = Point::at(LoadKind::Concurrency, 8.0);
+                        p.set(Metric::OutputThroughput, Stat::Mean, *v);
+                        p
+                    })
+                    .collect(),
+            )
+            .unwrap()
+        };
+        // −6 % on average, but the trials scatter ±15 %: not beyond noise
+        base.points = vec![trials(&[340.0, 460.0, 400.0, 350.0, 450.0])];
+        other.points = vec![trials(&[320.0, 430.0, 376.0, 330.0, 424.0])];
+        let r = against_baseline(&other, &base, &Thresholds::default());
+        assert_eq!(r.findings.first().map(|f| f.test), Some(Test::TTest));
+        assert!(r.passed(), "{}", r.markdown());
+        // tight trials, the same −6 %: real
+        base.points = vec![trials(&[399.0, 401.0, 400.0, 398.0, 402.0])];
+        other.points = vec![trials(&[375.0, 377.0, 376.0, 374.0, 378.0])];
+        assert_eq!(against_baseline(&other, &base, &Thresholds::default()).regressions(), 1);
+    }
+
+    #[test]
+    fn history_uses_the_z_score_of_the_window() {
+        let hist: Vec<Run> = [600.0, 610.0, 590.0, 605.0].iter().map(|v| run_with("h", &[(16.0, *v, 3.0)])).collect();
+        let ok = run_with("ok", &[(16.0, 596.0, 3.0)]);
+        let r = against_history(&ok, &hist, &Thresholds::default());
+        assert!(r.passed(), "{}", r.markdown());
+        assert!(r.against.contains("(4 runs)"), "{}", r.against);
+        let bad = run_with("bad", &[(16.0, 500.0, 3.0)]);
+        let r = against_history(&bad, &hist, &Thresholds::default());
+        let f = r.findings.iter().find(|f| f.metric == Metric::OutputThroughput).unwrap();
+        assert!(f.regression && f.test == Test::ZScore && f.z.unwrap() > 10.0, "{f:?}");
+        assert!(
+            proposal_text(f).starts_with("Regression at C=16: output throughput −17 % against 601.25"),
+            "{}",
+            proposal_text(f)
+        );
+        let found = proposals(&r, 0, &bad.id);
+        assert!(!found.is_empty() && found.iter().all(|a| a.kind == crate::domain::anomalies::AnomalyKind::Regression));
+        assert!(found[0].key().starts_with("regression/"), "{}", found[0].key());
+        // one earlier run: it is the baseline
+        let r = against_history(&bad, &hist[..1], &Thresholds::default());
+        assert!(r.against.contains("used as the baseline") && r.regressions() == 1, "{r:?}");
+        // none: nothing to check, said so
+        let r = against_history(&bad, &[], &Thresholds::default());
+        assert!(r.findings.is_empty() && r.note.is_some() && r.passed());
+        assert!(r.markdown().contains("nothing to check"));
+    }
+
+    #[test]
+    fn names_cannot_break_the_markdown() {
+        let base = run_with("a | b", &[(8.0, 400.0, 2.0)]);
+        let mut other = run_with("<img src=x onerror=alert(1)> | *x*", &[(8.0, 300.0, 2.0)]);
+        other.name = "<img src=x onerror=alert(1)> | *x*\n# h".into();
+        let md = against_baseline(&other, &base, &Thresholds::default()).markdown();
+        assert!(!md.contains("<img") && md.contains("\\<img") && md.contains("\\| \\*x\\*"), "{md}");
+        assert!(!md.contains("\n# h"), "{md}");
+    }
+
+    #[test]
+    fn the_key_leaves_the_engine_version_out() {
+        let mut a = run_with("a", &[(8.0, 400.0, 2.0)]);
+        let mut b = a.clone();
+        a.facts.engine = Some("vLLM".into());
+        b.facts.engine = Some("vllm ".into());
+        a.facts.engine_version = Some("0.10".into());
+        b.facts.engine_version = Some("0.11".into());
+        assert_eq!(ConfigKey::of(&a), ConfigKey::of(&b));
+        b.facts.gpu_count = Some(4);
+        assert_ne!(ConfigKey::of(&a), ConfigKey::of(&b));
+    }
+}
