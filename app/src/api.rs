@@ -60,6 +60,54 @@ pub async fn get_stored_signals(ids: Vec<String>) -> Result<Vec<StoredSignals>, 
     Ok(out)
 }
 
+/// The Mann–Whitney tests of per-request latencies between each compared run and the
+/// baseline (`baseline`: its id, else the earliest run), at the levels both share and
+/// both recorded requests for (at most [`MAX_REQUEST_TESTED_LEVELS`] a run). Computed here,
+/// where the records are: the page receives a few numbers, not the records.
+#[server(prefix = "/_fn")]
+pub async fn get_request_tests(
+    ids: Vec<String>,
+    baseline: Option<String>,
+) -> Result<Vec<crate::domain::compare::RequestTest>, AppError> {
+    use crate::domain::compare::{baseline_index, check_run_count, request_tests, LevelKey};
+    check_run_count(ids.len()).map_err(|e| AppError::BadRequest(e.to_string()))?;
+    let pool = pool()?;
+    let mut runs = Vec::with_capacity(ids.len());
+    let mut seqs = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let run_id = crate::domain::RunId::parse(id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
+        runs.push(crate::db::get_run_raw(&pool, &run_id).await?);
+        seqs.push(crate::db::level_seqs(&pool, &run_id).await?);
+    }
+    let chosen = baseline.as_deref().and_then(crate::domain::RunId::parse);
+    let b = baseline_index(&runs, chosen.as_ref());
+    let (Some(base), Some(base_seqs)) = (runs.get(b), seqs.get(b)) else { return Ok(Vec::new()) };
+    let mut base_records: std::collections::HashMap<i64, Vec<crate::domain::RequestRecord>> = Default::default();
+    let mut out = Vec::new();
+    for (i, (run, run_seqs)) in runs.iter().zip(&seqs).enumerate() {
+        if i == b {
+            continue;
+        }
+        for (p, seq) in run.points.iter().zip(run_seqs).take(MAX_REQUEST_TESTED_LEVELS) {
+            let key = LevelKey::of(p);
+            let Some(base_seq) = base.points.iter().zip(base_seqs).find(|(q, _)| key.matches(q)).map(|(_, s)| *s)
+            else {
+                continue;
+            };
+            if !base_records.contains_key(&base_seq) {
+                base_records.insert(base_seq, crate::db::level_requests(&pool, &base.id, base_seq).await?);
+            }
+            let Some(a) = base_records.get(&base_seq).filter(|a| !a.is_empty()) else { continue };
+            let records = crate::db::level_requests(&pool, &run.id, *seq).await?;
+            out.extend(request_tests(i, key, a, &records));
+        }
+    }
+    Ok(out)
+}
+
+/// Levels of a run whose per-request records a comparison tests.
+pub const MAX_REQUEST_TESTED_LEVELS: usize = 64;
+
 /// The run checked against the earlier runs of its configuration (the regression gate's
 /// history rule, default thresholds): the run page proposes each regression as an
 /// annotation.

@@ -1363,7 +1363,7 @@ async fn repeats_give_intervals_twins_are_within_noise_and_a_smaller_batch_fails
     let (code, md, err) = check(small.id.as_str(), &["--baseline", a.id.as_str()]);
     assert_eq!(code, Some(1), "{md}{err}");
     assert!(md.contains("❌ **"), "{md}");
-    assert!(md.contains("| ❌ | C=16 | output throughput |"), "{md}");
+    assert!(md.contains("| ❌ | C=16 | output tok/s |"), "{md}");
     assert!(md.contains("t-test") && md.contains(": real"), "trials on both sides: {md}");
     let (code, md, err) = check(b.id.as_str(), &["--baseline", a.id.as_str()]);
     assert_eq!(code, Some(0), "{md}{err}");

@@ -256,7 +256,7 @@ pub struct Change {
     /// (value − baseline) ÷ baseline × 100; `None` when the baseline is 0 (no ratio exists).
     pub change_pct: Option<f64>,
     /// Whether the change is beyond noise: from the trials where both levels have ≥ 2
-    /// (Welch), from the per-request records where added ([`add_request_tests`]); `None`
+    /// (Welch), from the per-request records where added ([`apply_request_tests`]); `None`
     /// when neither can tell (a single measurement), or for counts and wall time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub significance: Option<Significance>,
@@ -771,18 +771,67 @@ pub fn noise_sentence(changes: &[Change]) -> Option<String> {
     })
 }
 
-/// Adds the Mann–Whitney test on per-request latencies to the changes of one level of one
-/// run, where the trials could not tell: `records(metric)` gives (baseline's, this run's)
-/// per-request values of a latency metric (TTFT, TPOT, e2e), if both were recorded. Only
-/// the per-request statistics (mean and percentiles) are tested.
-pub fn add_request_tests(delta: &mut LevelDelta, records: impl Fn(Metric) -> Option<(Vec<f64>, Vec<f64>)>) {
-    for c in delta.changes.iter_mut().filter(|c| c.significance.is_none()) {
-        let Quantity::Measure { metric, stat } = c.quantity else { continue };
-        if !matches!(metric, Metric::Ttft | Metric::Tpot | Metric::E2e) || !matches!(stat, Stat::Mean | Stat::P(_)) {
-            continue;
-        }
-        if let Some((a, b)) = records(metric) {
-            c.significance = Significance::mann_whitney(&a, &b);
+/// A per-request test of one latency metric at one level of one run against the baseline
+/// (computed where the records are: `request_tests` on the server; small enough to send).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestTest {
+    /// Index of the run in the compared slice.
+    pub run: usize,
+    pub level: LevelKey,
+    pub metric: Metric,
+    pub significance: Significance,
+}
+
+/// The latency metrics a request record holds.
+pub const RECORD_METRICS: [Metric; 3] = [Metric::Ttft, Metric::Tpot, Metric::E2e];
+
+/// One record's value of a [`RECORD_METRICS`] metric (completed requests only).
+pub fn record_value(r: &super::RequestRecord, metric: Metric) -> Option<f64> {
+    if !r.ok {
+        return None;
+    }
+    match metric {
+        Metric::Ttft => r.ttft_ms,
+        Metric::Tpot => r.tpot_ms,
+        Metric::E2e => r.e2e_ms,
+        _ => None,
+    }
+}
+
+/// The Mann–Whitney test of every latency metric both levels' records hold.
+pub fn request_tests(
+    run: usize,
+    level: LevelKey,
+    baseline: &[super::RequestRecord],
+    other: &[super::RequestRecord],
+) -> Vec<RequestTest> {
+    RECORD_METRICS
+        .iter()
+        .filter_map(|&metric| {
+            let a: Vec<f64> = baseline.iter().filter_map(|r| record_value(r, metric)).collect();
+            let b: Vec<f64> = other.iter().filter_map(|r| record_value(r, metric)).collect();
+            let significance = Significance::mann_whitney(&a, &b)?;
+            Some(RequestTest { run, level, metric, significance })
+        })
+        .collect()
+}
+
+/// Fills the per-request tests into the changes the trials could not judge: every
+/// per-request statistic (mean, percentiles) of a tested metric at that level and run.
+pub fn apply_request_tests(cmp: &mut Comparison, tests: &[RequestTest]) {
+    for level in &mut cmp.levels {
+        for delta in &mut level.deltas {
+            for c in delta.changes.iter_mut().filter(|c| c.significance.is_none()) {
+                let Quantity::Measure { metric, stat } = c.quantity else { continue };
+                if !matches!(stat, Stat::Mean | Stat::P(_)) {
+                    continue;
+                }
+                if let Some(t) =
+                    tests.iter().find(|t| t.run == delta.run && t.metric == metric && t.level.same_as(&level.key))
+                {
+                    c.significance = Some(t.significance);
+                }
+            }
         }
     }
 }
@@ -904,6 +953,65 @@ pub(crate) mod tests {
     use crate::domain::metrics::{TokenCountSource, TtftDefinition};
     use crate::domain::{EndpointKind, RunId, RunStatus, SourceFormat, SourceInfo};
     use proptest::prelude::*;
+
+    /// Issue #15: trials decide with Welch; without trials, per-request records decide
+    /// latency metrics with Mann–Whitney; otherwise "cannot tell".
+    #[test]
+    fn changes_say_whether_they_are_beyond_noise() {
+        let trials =
+            |c: f64, v: &[f64]| Point::from_trials(v.iter().map(|t| level(c, *t, Some(1.0))).collect()).unwrap();
+        let a = run(
+            "aaaa1",
+            "a",
+            RunFacts::default(),
+            vec![trials(8.0, &[400.0, 402.0, 398.0]), level(16.0, 600.0, Some(1.0))],
+        );
+        let b = run(
+            "bbbb1",
+            "b",
+            RunFacts::default(),
+            vec![trials(8.0, &[300.0, 301.0, 299.0]), level(16.0, 590.0, Some(2.0))],
+        );
+        let mut cmp = compare(&[a, b], 0).unwrap();
+        let c8 = &cmp.levels[0].deltas[0];
+        let tput = |d: &LevelDelta| {
+            *d.changes
+                .iter()
+                .find(|c| c.quantity == Quantity::Measure { metric: Metric::OutputThroughput, stat: Stat::Mean })
+                .unwrap()
+        };
+        assert_eq!(tput(c8).significance.map(|s| s.verdict), Some(crate::domain::noise::Verdict::Real));
+        assert!(c8.noise.as_deref().unwrap().starts_with("Output throughput −25 % (95 % CI "), "{:?}", c8.noise);
+        let c16 = &cmp.levels[1].deltas[0];
+        assert_eq!(tput(c16).significance, None);
+        assert!(
+            c16.noise
+                .as_deref()
+                .unwrap()
+                .starts_with("Single measurement: whether −1.7 % is beyond noise cannot be told"),
+            "{:?}",
+            c16.noise
+        );
+        assert!(c16.explanation().unwrap().ends_with("(measure each level several times: --repeat)."));
+        // per-request e2e latencies: twice as long in b
+        let rec = |ms: f64| crate::domain::RequestRecord { ok: true, e2e_ms: Some(ms), ..Default::default() };
+        let ra: Vec<_> = (0..20).map(|i| rec(1000.0 + f64::from(i))).collect();
+        let rb: Vec<_> = (0..20).map(|i| rec(2000.0 + f64::from(i))).collect();
+        let key = cmp.levels[1].key;
+        let tests = request_tests(1, key, &ra, &rb);
+        assert_eq!(tests.len(), 1, "only e2e is recorded");
+        apply_request_tests(&mut cmp, &tests);
+        let e2e = cmp.levels[1].deltas[0]
+            .changes
+            .iter()
+            .find(|c| c.quantity == Quantity::Measure { metric: Metric::E2e, stat: Stat::Mean })
+            .unwrap();
+        assert_eq!(
+            e2e.significance.map(|s| (s.method, s.verdict)),
+            Some((crate::domain::noise::Method::Requests, crate::domain::noise::Verdict::Real))
+        );
+        assert!(e2e.noise_phrase().unwrap().contains("20 vs 20 requests): real"), "{:?}", e2e.noise_phrase());
+    }
 
     /// Which way is better, for the colours of a change (issue #17: latency up is worse).
     #[test]

@@ -222,8 +222,8 @@ impl CheckReport {
                 if f.regression { "❌" } else { "✅" },
                 f.level.label(),
                 label(f.metric, f.stat),
-                super::format::num(Some(f.reference), 2),
-                super::format::num(Some(f.value), 2),
+                fig(f.reference),
+                fig(f.value),
                 super::noise::pct(f.change_pct),
                 f.test.label(),
                 md(&f.detail)
@@ -231,6 +231,18 @@ impl CheckReport {
         }
         out
     }
+}
+
+/// A number with the precision its size deserves: 601.3, 42.75, 0.123.
+fn fig(v: f64) -> String {
+    let digits = if v.abs() >= 100.0 {
+        1
+    } else if v.abs() >= 1.0 {
+        2
+    } else {
+        3
+    };
+    super::format::num(Some(v), digits)
 }
 
 /// Text safe inside a Markdown table cell and free of Markdown/HTML syntax.
@@ -286,11 +298,7 @@ pub fn against_baseline(run: &Run, baseline: &Run, t: &Thresholds) -> CheckRepor
                     worse > t.max_worse_pct && s.verdict == Verdict::Real,
                     format!("{} trials vs {}: {}", s.n_other, s.n_baseline, s.phrase(change_pct)),
                 ),
-                None => (
-                    Test::Percentage,
-                    worse > t.max_worse_pct,
-                    format!("{} → {}", super::format::num(Some(reference), 2), super::format::num(Some(value), 2)),
-                ),
+                None => (Test::Percentage, worse > t.max_worse_pct, "one measurement on a side".to_owned()),
             };
             findings.push(Finding {
                 level: key,
@@ -383,8 +391,8 @@ pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckRepor
                 detail: format!(
                     "mean of {} runs {} (sd {}); z = {z_shown} in the worse direction",
                     past.len(),
-                    super::format::num(Some(mean), 2),
-                    super::format::num(Some(sd), 2)
+                    fig(mean),
+                    fig(sd)
                 ),
             });
         }
@@ -431,7 +439,7 @@ pub fn proposal_text(f: &Finding) -> String {
         load_label(f.level.load_kind, f.level.load_value),
         label(f.metric, f.stat),
         super::noise::pct(f.change_pct),
-        super::format::num(Some(f.reference), 2),
+        fig(f.reference),
         f.detail
     )
 }
@@ -465,7 +473,7 @@ mod tests {
         assert!((f.change_pct - -30.0).abs() < 1e-9);
         let md = r.markdown();
         assert!(md.contains("❌ **1 regression**"), "{md}");
-        assert!(md.contains("| ❌ | C=16 | output throughput | 600 | 420 | −30 % |"), "{md}");
+        assert!(md.contains("| ❌ | C=16 | output tok/s | 600.0 | 420.0 | −30 % |"), "{md}");
         // the same run against itself passes
         assert!(against_baseline(&base, &base, &Thresholds::default()).passed());
         // a gain is never a regression
@@ -513,7 +521,7 @@ mod tests {
         let f = r.findings.iter().find(|f| f.metric == Metric::OutputThroughput).unwrap();
         assert!(f.regression && f.test == Test::ZScore && f.z.unwrap() > 10.0, "{f:?}");
         assert!(
-            proposal_text(f).starts_with("Regression at C=16: output throughput −17 % against 601.25"),
+            proposal_text(f).starts_with("Regression at C=16: output tok/s −17 % against 601.2 (mean of 4 runs"),
             "{}",
             proposal_text(f)
         );
@@ -535,7 +543,18 @@ mod tests {
         let mut other = run_with("<img src=x onerror=alert(1)> | *x*", &[(8.0, 300.0, 2.0)]);
         other.name = "<img src=x onerror=alert(1)> | *x*\n# h".into();
         let md = against_baseline(&other, &base, &Thresholds::default()).markdown();
-        assert!(!md.contains("<img") && md.contains("\\<img") && md.contains("\\| \\*x\\*"), "{md}");
+        // every markup character is backslash-escaped: shown as typed, never as markup
+        for (i, c) in md.char_indices().filter(|(_, c)| matches!(c, '<' | '>' | '*' | '#' | '[')) {
+            let escaped = md[..i].ends_with('\\');
+            // Plateau's own markup: headings at a line's start, bold `**`
+            let own = i == 0
+                || md[..i].ends_with('\n')
+                || md[..i].ends_with('#')
+                || md[i..].starts_with("**")
+                || (c == '*' && md[..i].ends_with('*') && !md[..i].ends_with("\\*"));
+            assert!(escaped || own, "{c:?} at {i} in {md}");
+        }
+        assert!(md.contains("\\<img") && md.contains("\\| \\*x\\*"), "{md}");
         assert!(!md.contains("\n# h"), "{md}");
     }
 

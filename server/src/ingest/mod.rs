@@ -17,7 +17,9 @@ use app::db::Db;
 use app::db::{self, DbError};
 use app::domain::metrics::Metric;
 use app::domain::stats::{Summary, RECOMPUTED};
-use app::domain::{NewLevel, NewRun, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat, SourceInfo};
+use app::domain::{
+    NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat, SourceInfo,
+};
 use json::FieldError;
 use model::{ParseOptions, ParsedFile};
 
@@ -456,6 +458,59 @@ fn fold_unknown_loads(levels: Vec<NewLevel>, files: &[String]) -> Result<Vec<New
     Ok(known)
 }
 
+/// Levels at the same load (sorted by load) are repeats of one level — several files of the
+/// same concurrency, an export's multi-run profile — and become the trials of one level
+/// (`Point::from_trials`: each statistic the trials' mean, every trial kept), their requests
+/// pooled and their raw fields listed; each merge is named in a warning. Not duplicates.
+fn merge_repeats(levels: Vec<NewLevel>) -> (Vec<NewLevel>, Vec<String>) {
+    let mut out: Vec<NewLevel> = Vec::with_capacity(levels.len());
+    let mut notes = Vec::new();
+    let mut group: Vec<NewLevel> = Vec::new();
+    let same =
+        |a: &NewLevel, b: &NewLevel| a.point.load_kind == b.point.load_kind && a.point.load_value == b.point.load_value;
+    let mut flush = |group: &mut Vec<NewLevel>, out: &mut Vec<NewLevel>, notes: &mut Vec<String>| {
+        if group.len() <= 1 {
+            out.append(group);
+            return;
+        }
+        let label = app::domain::compare::load_label(group[0].point.load_kind, group[0].point.load_value);
+        // A level that is itself several trials brings each of them.
+        let mut points = Vec::new();
+        for l in group.iter() {
+            if l.point.trials.is_empty() {
+                points.push(Point { trials: Vec::new(), ..l.point.clone() });
+            } else {
+                for t in &l.point.trials {
+                    let mut p = Point::at(l.point.load_kind, l.point.load_value);
+                    (p.requests_ok, p.requests_failed, p.wall_s) = (t.requests_ok, t.requests_failed, t.wall_s);
+                    p.measures = t.measures.clone();
+                    points.push(p);
+                }
+            }
+        }
+        notes.push(format!(
+            "{label} was measured {} times: kept as {} trials of one level (statistics are their means)",
+            group.len(),
+            points.len()
+        ));
+        let telemetry = group.iter().find_map(|l| l.telemetry.clone());
+        let raws: Vec<serde_json::Value> = group.iter_mut().map(|l| std::mem::take(&mut l.raw)).collect();
+        let requests: Vec<_> = group.iter_mut().flat_map(|l| std::mem::take(&mut l.requests)).collect();
+        if let Some(point) = Point::from_trials(points) {
+            out.push(NewLevel { point, raw: serde_json::json!({ "trials": raws }), requests, telemetry });
+        }
+        group.clear();
+    };
+    for l in levels {
+        if group.last().is_some_and(|g| !same(g, &l)) {
+            flush(&mut group, &mut out, &mut notes);
+        }
+        group.push(l);
+    }
+    flush(&mut group, &mut out, &mut notes);
+    (out, notes)
+}
+
 fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result<PreparedRun, ImportError> {
     let format = group.first().map_or(SourceFormat::Manual, |f| f.format);
     // The file that states the most facts speaks for the run.
@@ -497,14 +552,14 @@ fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Re
     let mut levels = fold_unknown_loads(levels, &names)?;
     check_bounds(&levels, || files_label(&names))?;
     // Load order, whatever order the files or their lines came in.
+    levels.sort_by(|a, b| {
+        (a.point.load_kind.as_str(), a.point.load_value)
+            .partial_cmp(&(b.point.load_kind.as_str(), b.point.load_value))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let (mut levels, merged) = merge_repeats(levels);
+    warnings.extend(merged);
     levels.sort_by(|a, b| a.point.load_value.total_cmp(&b.point.load_value));
-    for w in levels.windows(2) {
-        if let [a, b] = w {
-            if a.point.load_value == b.point.load_value && a.point.load_kind == b.point.load_kind {
-                warnings.push(format!("two levels at load {} in this run", a.point.load_value));
-            }
-        }
-    }
     let truncated = levels.iter().any(|l| l.point.truncated);
     let file_label = if names.len() == 1 { names.first().cloned() } else { Some(names.join(", ")) };
     let default_name = if names.len() == 1 {
@@ -606,6 +661,37 @@ mod tests {
 
         let apart = prepare(&ImportRequest { group: false, ..req }, 1 << 20).unwrap();
         assert_eq!(apart.len(), 3);
+    }
+
+    /// Issue #15: several files of the same level are repeats — trials of one level.
+    #[test]
+    fn files_of_the_same_level_become_trials_not_duplicates() {
+        let files = vec![
+            level_file("c8-a.txt", 8, 300.0),
+            level_file("c4.txt", 4, 190.0),
+            level_file("c8-b.txt", 8, 306.0),
+            level_file("c8-c.txt", 8, 294.5),
+        ];
+        let runs = prepare(&ImportRequest { files, ..ImportRequest::default() }, 1 << 20).unwrap();
+        let r = &runs[0].run;
+        let loads: Vec<f64> = r.levels.iter().map(|l| l.point.load_value).collect();
+        assert_eq!(loads, [4.0, 8.0]);
+        let c8 = &r.levels[1].point;
+        assert_eq!(c8.trials.len(), 3);
+        let tok: Vec<f64> = c8.trials.iter().map(|t| t.get(Metric::OutputThroughput, Stat::Mean).unwrap()).collect();
+        assert_eq!(tok, [300.0, 306.0, 294.5], "each trial digit for digit, in file order");
+        assert!((c8.output_tok_s().unwrap() - 900.5 / 3.0).abs() < 1e-9);
+        assert_eq!(c8.requests_ok, Some(24));
+        assert!(c8.interval(Metric::OutputThroughput, Stat::Mean).is_some());
+        assert!(r.levels[0].point.trials.is_empty());
+        assert!(
+            runs[0]
+                .warnings
+                .iter()
+                .any(|w| w == "C=8 was measured 3 times: kept as 3 trials of one level (statistics are their means)"),
+            "{:?}",
+            runs[0].warnings
+        );
     }
 
     #[test]

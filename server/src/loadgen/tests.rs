@@ -170,7 +170,8 @@ async fn wave_sweep_stores_every_level_with_consistent_timings() {
         run.source
     );
     assert_eq!((run.facts.max_tokens, run.facts.prompt_tokens, run.facts.engine.as_deref()), (Some(8), Some(12), None));
-    assert_eq!(run.definitions, definitions());
+    // the definitions of every sweep, with the seed of its prompts (issue #15)
+    assert_eq!(run.definitions, Definitions { prompt_seed: Some(42), ..definitions() });
     let loads: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
     assert_eq!(loads, vec![1.0, 2.0, 4.0]);
     // 3 warm-ups + 7 measured requests reached the server

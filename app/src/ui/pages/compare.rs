@@ -3,7 +3,7 @@
 //! change, the facts diff with a comparability verdict, and the anomalies found, proposed
 //! as annotations. Tables carry every number, so the page reads without JavaScript.
 
-use crate::api::{dismissed_proposals, get_runs, get_stored_signals};
+use crate::api::{dismissed_proposals, get_request_tests, get_runs, get_stored_signals};
 use crate::charts::compare as charts;
 use crate::domain::anomalies;
 use crate::domain::compare::{self, Comparability, Comparison, Fact};
@@ -28,10 +28,16 @@ pub fn ComparePage() -> impl IntoView {
     };
     // One resource per page: the runs, what is stored beside them (server metrics) and the
     // dismissed proposals load together.
-    let runs = Resource::new(ids, |ids| async move {
-        let stored = get_stored_signals(ids.clone()).await.unwrap_or_default();
-        (get_runs(ids).await, stored, dismissed_proposals().await.unwrap_or_default())
-    });
+    let baseline = move || view_state.get().ok().and_then(|v| v.baseline.map(|b| b.to_string()));
+    let runs = Resource::new(
+        move || (ids(), baseline()),
+        |(ids, baseline)| async move {
+            let stored = get_stored_signals(ids.clone()).await.unwrap_or_default();
+            // Without the per-request tests the page still compares (trials, or "cannot tell").
+            let tests = get_request_tests(ids.clone(), baseline).await.unwrap_or_default();
+            (get_runs(ids).await, stored, dismissed_proposals().await.unwrap_or_default(), tests)
+        },
+    );
     let error = crate::ui::pages::run::form_error();
     view! {
         <Title text="Compare runs" />
@@ -43,9 +49,9 @@ pub fn ComparePage() -> impl IntoView {
                     Ok(v) => v,
                     Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),
                 };
-                let (runs, stored, dismissed) = runs.await;
+                let (runs, stored, dismissed, request_tests) = runs.await;
                 match runs {
-                    Ok(runs) => view! { <CompareView runs view=state mode=PageMode::Live dismissed stored error /> }.into_any(),
+                    Ok(runs) => view! { <CompareView runs view=state mode=PageMode::Live dismissed stored request_tests error /> }.into_any(),
                     Err(e) => view! {
                         <h1>"Compare runs"</h1>
                         <ErrorBox error=e />
@@ -145,6 +151,9 @@ pub(crate) fn CompareView(
     /// snapshot.
     #[prop(optional)]
     stored: Vec<crate::domain::why_signals::StoredSignals>,
+    /// Per-request tests against the baseline (`get_request_tests`); empty: none.
+    #[prop(optional)]
+    request_tests: Vec<compare::RequestTest>,
     error: Option<String>,
 ) -> impl IntoView {
     let baseline = compare::baseline_index(&runs, view.baseline.as_ref());
@@ -157,6 +166,7 @@ pub(crate) fn CompareView(
     let signals: Vec<crate::domain::why::RunSignals> =
         runs.iter().enumerate().map(|(i, r)| crate::domain::why_signals::run_signals(r, stored.get(i))).collect();
     crate::domain::why::add_server_differences(&mut cmp, &signals);
+    compare::apply_request_tests(&mut cmp, &request_tests);
     let n = runs.len();
     let live_query = live_path.split_once('?').map(|(_, q)| q.to_owned()).unwrap_or_default();
     let chips = runs
