@@ -117,6 +117,8 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
     let mut point = Point::at(LoadKind::Concurrency, 1.0);
     let mut definitions = Definitions {
         prompt_seed: None,
+        prompt_length_source: None,
+        shared_prefix_tokens: None,
         ttft: Some(TtftDefinition::FirstTokenInclReasoning),
         token_count: Some(TokenCountSource::ClientTokenizer),
         throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),

@@ -116,6 +116,8 @@ pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldEr
 fn definitions(population_std: bool) -> Definitions {
     Definitions {
         prompt_seed: None,
+        prompt_length_source: None,
+        shared_prefix_tokens: None,
         ttft: Some(TtftDefinition::FirstContent),
         token_count: Some(TokenCountSource::ClientTokenizer),
         throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),

@@ -254,6 +254,8 @@ fn length_fact(c: &Obj<'_>, key: &str, what: &str, notes: &mut Notes) -> Result<
 fn definitions(config: Option<&Obj<'_>>) -> Result<Definitions, FieldError> {
     let mut d = Definitions {
         prompt_seed: None,
+        prompt_length_source: None,
+        shared_prefix_tokens: None,
         ttft: Some(TtftDefinition::FirstContent),
         token_count: Some(TokenCountSource::ClientTokenizer),
         throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),

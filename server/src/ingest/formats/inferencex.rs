@@ -137,6 +137,8 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
 fn definitions() -> Definitions {
     Definitions {
         prompt_seed: None,
+        prompt_length_source: None,
+        shared_prefix_tokens: None,
         ttft: Some(TtftDefinition::FirstChunk),
         // The vendored client asks for usage (`stream_options.include_usage`) and re-counts
         // with its tokenizer only when a response has none.

@@ -165,6 +165,8 @@ fn length_fact(top: &Obj<'_>, what: &str, notes: &mut Notes) -> Result<Option<i6
 fn definitions() -> Definitions {
     Definitions {
         prompt_seed: None,
+        prompt_length_source: None,
+        shared_prefix_tokens: None,
         // LLMPerf's clients time the first non-empty `delta.content`.
         ttft: Some(TtftDefinition::FirstContent),
         // hf-internal-testing/llama-tokenizer over the returned text, whatever the model.

@@ -245,6 +245,8 @@ fn definitions(seen: &[(Place, Seen)], notes: &mut Notes) -> Definitions {
     let all_native = seen.iter().all(|(_, s)| s.native);
     let mut d = Definitions {
         prompt_seed: None,
+        prompt_length_source: None,
+        shared_prefix_tokens: None,
         ttft: Some(TtftDefinition::FirstContent),
         // The native /generate backend reads the server's completion_tokens; the others use
         // usage only if the server sends it and fall back to the requested length.

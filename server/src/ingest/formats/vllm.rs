@@ -162,6 +162,8 @@ fn parse_objects(items: Vec<(Place, &Value)>, opts: &ParseOptions) -> Result<Par
 fn vllm_definitions(tokens: TokenCountSource) -> Definitions {
     Definitions {
         prompt_seed: None,
+        prompt_length_source: None,
+        shared_prefix_tokens: None,
         ttft: Some(TtftDefinition::FirstChunk),
         token_count: Some(tokens),
         throughput_window: Some(ThroughputWindow::WholeLevel),
