@@ -63,8 +63,9 @@ pub fn NewSweepPage() -> impl IntoView {
                 <label>"Requests per level (concurrency: empty sends one wave of C at once, a number keeps C in flight until that many; rates: per rate, 50 if empty)"<input name="requests" type="number" min="1" placeholder="one wave of C; 50 per rate" /></label>
                 <label>"Warm-up requests per level"<input name="warmup" type="number" min="0" value="1" /></label>
                 <label>"max_tokens"<input name="max_tokens" type="number" min="1" value="64" /></label>
-                <label>"Prompt length (tokens)"<input name="prompt_tokens" type="number" min="1" value="128" /></label>
+                <label>"Prompt length (tokens as the server counts them: calibrated from its usage before the sweep)"<input name="prompt_tokens" type="number" min="1" value="128" /></label>
                 <label>"Prompt length spread (%)"<input name="prompt_spread" type="number" min="0" max="99" step="any" placeholder="0: all the same length" /></label>
+                <label>"Shared prompt prefix (tokens)"<input name="shared_prefix_tokens" type="number" min="0" placeholder="0: every prompt its own from the first word" /></label>
                 <label>"Temperature"<input name="temperature" type="number" min="0" step="any" placeholder="server default" /></label>
                 <label>"Extra body fields (JSON)"<input name="extra_body" placeholder="{\"top_p\": 0.9}" /></label>
                 <label class="check"><input name="ignore_eos" type="checkbox" value="true" checked />" ignore_eos (exactly max_tokens)"</label>
