@@ -1052,8 +1052,13 @@ pub(crate) mod tests {
         b.definitions.shared_prefix_tokens = Some(64);
         let d = facts_diff(&a, &b);
         assert_eq!(d.caveats.len(), 2, "{:?}", d.caveats);
-        assert!(d.caveats[0].contains("calibrated from server usage vs words (uncalibrated)"), "{:?}", d.caveats);
-        assert!(d.caveats[1].contains("0 vs 64 tokens"), "{:?}", d.caveats);
+        // `facts_diff(baseline, run)`: the run's side first.
+        assert!(
+            d.caveats[0].contains("words (uncalibrated) vs calibrated from server usage in the baseline"),
+            "{:?}",
+            d.caveats
+        );
+        assert!(d.caveats[1].contains("64 vs 0 tokens in the baseline"), "{:?}", d.caveats);
         b.definitions.prompt_length_source = None;
         b.definitions.shared_prefix_tokens = None;
         assert!(facts_diff(&a, &b).caveats.is_empty(), "an import says nothing about its prompts");
