@@ -1287,3 +1287,39 @@ async fn regenerate_the_demo_sim_sweep() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/demo/sim-max-batch-4.json");
     std::fs::write(&path, export).unwrap();
 }
+
+/// Issue #15: a prompt length is the server's count. The simulator counts a word as
+/// ⌈letters ÷ 4⌉ tokens (half of Plateau's words are two) and a chat template as 8 more;
+/// the calibration before the sweep finds both, and the requests' usage averages the
+/// requested 128 (each within ±20 %: random words of one or two tokens vary the sum).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_lengths_are_calibrated_to_the_simulators_own_count() {
+    use app::domain::metrics::PromptLengthSource;
+    let url = spawn_sim(SimConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("calibrated.db")).await.unwrap();
+    for (endpoint, template) in [(EndpointKind::Chat, 8.0), (EndpointKind::Completions, 0.0)] {
+        let mut s = spec(url.clone(), endpoint, vec![4], LoadMode::Steady { requests: 24 });
+        s.prompt = PromptSpec::fixed(128, 3);
+        let (tx, _rx) = tokio::sync::mpsc::channel(1);
+        let (_cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+        let id = loadgen::run_sweep(&pool, s, tx, cancel_rx).await.unwrap();
+        let run = app::db::get_run(&pool, &id).await.unwrap();
+        match run.definitions.prompt_length_source {
+            Some(PromptLengthSource::Calibrated { tokens_per_word, overhead_tokens }) => {
+                assert!((1.3..1.7).contains(&tokens_per_word), "{endpoint:?}: {tokens_per_word}");
+                assert_eq!(overhead_tokens, template, "{endpoint:?}");
+            }
+            other => panic!("{endpoint:?}: not calibrated: {other:?}"),
+        }
+        let usage: Vec<f64> = app::db::level_requests(&pool, &id, 0)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.input_tokens.unwrap())
+            .collect();
+        let mean = usage.iter().sum::<f64>() / usage.len() as f64;
+        assert!((mean - 128.0).abs() < 128.0 * 0.05, "{endpoint:?}: mean {mean} for 128: {usage:?}");
+        assert!(usage.iter().all(|u| (u - 128.0).abs() < 128.0 * 0.2), "{endpoint:?}: {usage:?}");
+    }
+}

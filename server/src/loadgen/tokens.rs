@@ -63,7 +63,8 @@ impl Lengths {
     }
 }
 
-/// The server's count of Plateau's synthetic text: `overhead + tokens_per_word × words`.
+/// The server's count of Plateau's synthetic text: `overhead + tokens_per_word × words`
+/// (the overhead is the count of the one-word prompt "the", less its one token).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Calibration {
     /// Tokens per word of [`WORDS`], on average over the vocabulary.
@@ -91,7 +92,9 @@ impl Calibration {
                 "the server counted {one} tokens for 1 word and {many} for {words}: {per_word:.2} tokens per word is outside {lo}–{hi}"
             ));
         }
-        Ok(Self { tokens_per_word: per_word, overhead_tokens: (one as f64 - per_word).max(0.0) })
+        // "the" is one token in every tokenizer at hand (GPT-2's and Llama's BPEs,
+        // SentencePiece, the simulator's stand-in); the rest of its count is the overhead.
+        Ok(Self { tokens_per_word: per_word, overhead_tokens: (one as f64 - 1.0).max(0.0) })
     }
 
     /// Words of text for a prompt the server should count as `tokens` (at least one word;
@@ -378,10 +381,10 @@ pub(crate) mod tests {
 
     #[test]
     fn a_calibration_fits_overhead_and_tokens_per_word() {
-        // The simulator's count over WORDS: 76 tokens for 64 words, 7 for the template.
+        // "the" is 1 token and the template 7; the other 63 words 75 tokens.
         let c = Calibration::fit(8, 83, 64).unwrap();
         assert!((c.tokens_per_word - 75.0 / 63.0).abs() < 1e-9, "{c:?}");
-        assert!((c.overhead_tokens - (8.0 - 75.0 / 63.0)).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.overhead_tokens, 7.0);
         // 128 tokens as the server counts them: (128 − 6.8) ÷ 1.19 words
         assert_eq!(c.words_for(128), 102);
         assert_eq!(c.words_for(3), 1, "shorter than the template: one word");
