@@ -10,7 +10,7 @@
 //! Issue #15's workload checks: two default sweeps in a row do not hit llama.cpp's prefix
 //! cache (its own `prompt_tokens_cached` counter, scraped), while a sweep repeating a seed
 //! does; and calibrated prompts are the requested length as llama.cpp counts them, on
-//! completions and on chat (whose template adds about 30 tokens).
+//! completions and on chat (whose template adds more than 10 tokens to each prompt).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
