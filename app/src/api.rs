@@ -94,10 +94,15 @@ pub async fn get_request_tests(
             else {
                 continue;
             };
-            if !base_records.contains_key(&base_seq) {
-                base_records.insert(base_seq, crate::db::level_requests(&pool, &base.id, base_seq).await?);
+            let a = match base_records.entry(base_seq) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(crate::db::level_requests(&pool, &base.id, base_seq).await?)
+                }
+            };
+            if a.is_empty() {
+                continue;
             }
-            let Some(a) = base_records.get(&base_seq).filter(|a| !a.is_empty()) else { continue };
             let records = crate::db::level_requests(&pool, &run.id, *seq).await?;
             out.extend(request_tests(i, key, a, &records));
         }

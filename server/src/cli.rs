@@ -197,6 +197,17 @@ pub struct SweepArgs {
     /// or a JSON string.
     #[arg(long)]
     pub prompts: Option<PathBuf>,
+    /// The model's tokenizer.json (Hugging Face format, read offline): each synthetic
+    /// prompt's text is exactly --prompt-tokens of its tokens (the server's chat template
+    /// comes on top). Without it, lengths are calibrated from the server's
+    /// usage.prompt_tokens on two requests before the sweep.
+    #[arg(long, conflicts_with = "prompts")]
+    pub tokenizer: Option<PathBuf>,
+    /// Every synthetic prompt starts with the same N tokens (derived from the seed), then
+    /// its own words; the total is still --prompt-tokens. To test a prefix cache on
+    /// purpose; default 0: every prompt differs from its first word.
+    #[arg(long, default_value_t = 0)]
+    pub shared_prefix_tokens: u32,
     /// Send the run to this Plateau server (level by level) instead of the local database.
     #[arg(long)]
     pub server: Option<String>,
@@ -588,6 +599,10 @@ async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> 
             Some(std::sync::Arc::new(PromptFile::parse(&name, &text).map_err(anyhow::Error::msg)?))
         }
     };
+    let tokenizer = match &a.tokenizer {
+        None => None,
+        Some(path) => Some(std::sync::Arc::new(loadgen::PromptTokenizer::load(path).map_err(anyhow::Error::msg)?)),
+    };
     // The same request → spec conversion (and bounds) as the JSON API and the form.
     let request = crate::sweeps::SweepRequest {
         url: a.url,
@@ -606,6 +621,9 @@ async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> 
         requests: a.requests,
         prompt_spread: a.prompt_spread,
         seed: a.seed,
+        shared_prefix_tokens: a.shared_prefix_tokens,
+        tokenizer,
+        tokenizer_path: None,
         max_tokens: a.max_tokens,
         prompt_tokens: a.prompt_tokens,
         ignore_eos: a.ignore_eos,

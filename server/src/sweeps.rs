@@ -8,7 +8,7 @@
 
 use crate::loadgen::{
     self, bounds, AdaptiveSpec, Arrival, Connections, LoadMode, Loads, MetricsSpec, MetricsUrl, Pin, Progress,
-    PromptFile, PromptSpec, Secret, SpecError, SweepSpec, Target,
+    PromptFile, PromptSpec, PromptTokenizer, Secret, SpecError, SweepSpec, Target,
 };
 use app::db::Db;
 use app::domain::{EndpointKind, RunId};
@@ -230,6 +230,19 @@ pub struct SweepRequest {
     /// a sweep's prompts exactly.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Tokens every synthetic prompt starts with, the same text for all (to test a prefix
+    /// cache on purpose); 0 (the default): each prompt its own from the first word.
+    #[serde(default)]
+    pub shared_prefix_tokens: u32,
+    /// The model's tokenizer, read by `plateau sweep --tokenizer PATH`: prompt lengths exact
+    /// in its tokens. Never taken from a request: a server-started sweep opens no file a
+    /// client names (it would let any client probe the server's disk); its prompt lengths
+    /// are calibrated from the target's usage instead.
+    #[serde(skip)]
+    pub tokenizer: Option<Arc<PromptTokenizer>>,
+    /// A `tokenizer` field in a JSON request: refused by name rather than ignored.
+    #[serde(default, rename = "tokenizer")]
+    pub tokenizer_path: Option<serde_json::Value>,
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
     #[serde(default = "default_prompt_tokens")]
@@ -284,6 +297,12 @@ impl SweepRequest {
     pub fn into_spec(mut self, prompts: Option<std::sync::Arc<PromptFile>>) -> Result<SweepSpec, SpecError> {
         let endpoint = EndpointKind::parse(&self.endpoint)
             .ok_or_else(|| SpecError::new("endpoint", format!("{:?}: use chat or completions", self.endpoint)))?;
+        if self.tokenizer_path.is_some() {
+            return Err(SpecError::new(
+                "tokenizer",
+                "a server-started sweep reads no tokenizer file; its prompt lengths are calibrated from the server's usage (plateau sweep --tokenizer PATH counts them with the model's tokenizer)",
+            ));
+        }
         let seed = *self.seed.get_or_insert_with(fresh_seed);
         let (loads, mode) = self.loads(seed)?;
         let url = self.url.trim().to_owned();
@@ -311,7 +330,14 @@ impl SweepRequest {
                 },
                 pin: None,
             },
-            prompt: PromptSpec { tokens: self.prompt_tokens, spread: self.prompt_spread, seed, file: prompts },
+            prompt: PromptSpec {
+                tokens: self.prompt_tokens,
+                spread: self.prompt_spread,
+                seed,
+                file: prompts,
+                tokenizer: self.tokenizer,
+                shared_prefix_tokens: self.shared_prefix_tokens,
+            },
             loads,
             mode,
             warmup: self.warmup,
@@ -814,7 +840,8 @@ mod tests {
         given["seed"] = serde_json::json!(42);
         let spec = request(given).into_spec(None).unwrap();
         assert_eq!(spec.prompt.seed, 42);
-        assert_eq!(crate::loadgen::definitions_for(&spec).prompt_seed, Some(42), "recorded with the run");
+        let lengths = crate::loadgen::Lengths::Words { reason: "test".into() };
+        assert_eq!(crate::loadgen::definitions_for(&spec, &lengths).prompt_seed, Some(42), "recorded with the run");
         let mut poisson = base;
         poisson["rates"] = serde_json::json!([1.0]);
         poisson["seed"] = serde_json::json!(5);
@@ -858,6 +885,15 @@ mod tests {
         j["requests"] = 10_000.into();
         assert_eq!(request(j).into_spec(None).unwrap_err().field, "rates", "a 28 h schedule");
         assert_eq!(with("prompt_spread", 0.95.into()), Err("prompt_spread"));
+        assert_eq!(with("shared_prefix_tokens", 129.into()), Err("shared_prefix_tokens"));
+        assert_eq!(with("shared_prefix_tokens", 128.into()), Ok(()), "every prompt the same, on purpose");
+        let mut j = base.clone();
+        j["shared_prefix_tokens"] = 100.into();
+        j["prompt_spread"] = 0.25.into();
+        let e = request(j).into_spec(None).unwrap_err();
+        assert_eq!(e.field, "shared_prefix_tokens");
+        assert!(e.message.contains("shortest prompt (96 tokens"), "{e}");
+        assert_eq!(with("tokenizer", "/etc/passwd".into()), Err("tokenizer"), "no file named by a client is opened");
         assert_eq!(with("warmup", 1_000_000.into()), Err("warmup"));
         assert_eq!(with("timeout_s", 0.into()), Err("timeout_s"));
         assert_eq!(with("timeout_s", 86_400.into()), Err("timeout_s"));

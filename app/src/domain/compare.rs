@@ -704,6 +704,24 @@ fn facts_diff_of(base: &RunFacts, base_defs: &Definitions, this: &RunFacts, this
             ));
         }
     }
+    // The same "prompt length" counted two ways is not the same workload (issue #15:
+    // 128 words were 158 of the server's tokens).
+    if let (Some(a), Some(b)) = (&this_defs.prompt_length_source, &base_defs.prompt_length_source) {
+        if a.kind() != b.kind() {
+            caveats.push(format!(
+                "prompt lengths counted differently ({} vs {} in the baseline): the same prompt length may be a different number of the server's tokens",
+                a.kind(),
+                b.kind()
+            ));
+        }
+    }
+    if let (Some(a), Some(b)) = (this_defs.shared_prefix_tokens, base_defs.shared_prefix_tokens) {
+        if a != b {
+            caveats.push(format!(
+                "a different shared prompt prefix ({a} vs {b} tokens in the baseline): a prefix cache serves the longer one more"
+            ));
+        }
+    }
     let explanation =
         if caveats.is_empty() { explanation } else { format!("{explanation}; but {}", caveats.join("; ")) };
     FactsDiff { differences, unknown, verdict, explanation, caveats }
@@ -1202,6 +1220,33 @@ pub(crate) mod tests {
         b.definitions.prompt_seed = Some(8);
         assert!(facts_diff(&a, &b).caveats.is_empty(), "fresh prompts: nothing to say");
         b.definitions.prompt_seed = None;
+        assert!(facts_diff(&a, &b).caveats.is_empty(), "an import says nothing about its prompts");
+    }
+
+    #[test]
+    fn prompt_lengths_counted_differently_or_shared_prefixes_are_called_out() {
+        use crate::domain::metrics::PromptLengthSource;
+        let (mut a, mut b) = (completions_run(), completions_run());
+        a.definitions.prompt_length_source =
+            Some(PromptLengthSource::Calibrated { tokens_per_word: 1.2, overhead_tokens: 30.0 });
+        b.definitions.prompt_length_source =
+            Some(PromptLengthSource::Calibrated { tokens_per_word: 1.25, overhead_tokens: 31.0 });
+        a.definitions.shared_prefix_tokens = Some(0);
+        b.definitions.shared_prefix_tokens = Some(0);
+        assert!(facts_diff(&a, &b).caveats.is_empty(), "both calibrated, no shared prefix: {:?}", facts_diff(&a, &b));
+        b.definitions.prompt_length_source = Some(PromptLengthSource::Words { reason: "no usage".into() });
+        b.definitions.shared_prefix_tokens = Some(64);
+        let d = facts_diff(&a, &b);
+        assert_eq!(d.caveats.len(), 2, "{:?}", d.caveats);
+        // `facts_diff(baseline, run)`: the run's side first.
+        assert!(
+            d.caveats[0].contains("words (uncalibrated) vs calibrated from server usage in the baseline"),
+            "{:?}",
+            d.caveats
+        );
+        assert!(d.caveats[1].contains("64 vs 0 tokens in the baseline"), "{:?}", d.caveats);
+        b.definitions.prompt_length_source = None;
+        b.definitions.shared_prefix_tokens = None;
         assert!(facts_diff(&a, &b).caveats.is_empty(), "an import says nothing about its prompts");
     }
 

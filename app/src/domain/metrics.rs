@@ -383,6 +383,14 @@ pub struct Definitions {
     /// Each level measured several times (`--repeat N`): how many and in which order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,
+    /// How a live sweep made its synthetic prompts the requested number of tokens (`None`:
+    /// imported, prompts from a file, or a sweep from before lengths were counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_length_source: Option<PromptLengthSource>,
+    /// Tokens every synthetic prompt of a live sweep starts with, the same for all
+    /// (`Some(0)`: each prompt its own from the first word; `None`: not recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_prefix_tokens: Option<u32>,
 }
 
 /// How a sweep repeated its levels.
@@ -425,6 +433,67 @@ impl Repeats {
             self.trials,
             self.order.as_str()
         )
+    }
+}
+
+/// How a live sweep's synthetic prompts were made the requested length: counted with the
+/// model's tokenizer, calibrated against the server's own count, or one word per token.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "snake_case")]
+pub enum PromptLengthSource {
+    /// The model's `tokenizer.json` (`plateau sweep --tokenizer`): each prompt's *text* is
+    /// exactly the requested number of tokens; the server's chat template and special
+    /// tokens come on top.
+    Tokenizer {
+        /// The file's name (not its path).
+        file: String,
+    },
+    /// Calibrated from the server's `usage.prompt_tokens` on two requests sent before the
+    /// sweep: the server counts about the requested number per prompt, its chat template
+    /// included (words = (tokens − overhead) ÷ tokens per word).
+    Calibrated {
+        /// Tokens the server counts per word of Plateau's synthetic text.
+        tokens_per_word: f64,
+        /// Tokens the server adds to every prompt (chat template, special tokens).
+        overhead_tokens: f64,
+    },
+    /// Not counted: one word per requested token (the server reported no usage, or the
+    /// calibration was out of range); `reason` says why.
+    Words { reason: String },
+}
+
+impl PromptLengthSource {
+    /// One line for the run page: what "N tokens" means for this run.
+    pub fn describe(&self) -> String {
+        match self {
+            PromptLengthSource::Tokenizer { file } => {
+                format!("counted with the model's tokenizer ({file}): each prompt's text is exactly that many tokens; the server's chat template and special tokens come on top")
+            }
+            PromptLengthSource::Calibrated { tokens_per_word, overhead_tokens } => format!(
+                "calibrated from the server's usage.prompt_tokens: {tokens_per_word:.3} tokens per word, {overhead_tokens:.0} tokens added per prompt (chat template included); the server counts about that many per prompt"
+            ),
+            PromptLengthSource::Words { reason } => {
+                format!("not counted: one word per requested token, uncalibrated ({reason})")
+            }
+        }
+    }
+
+    /// A requested prompt length with its unit, as this source makes it true.
+    pub fn label(&self, tokens: i64) -> String {
+        match self {
+            PromptLengthSource::Tokenizer { file } => format!("{tokens} tokens (tokenizer: {file})"),
+            PromptLengthSource::Calibrated { .. } => format!("{tokens} tokens (calibrated from server usage)"),
+            PromptLengthSource::Words { .. } => format!("{tokens} words (≈ tokens, uncalibrated)"),
+        }
+    }
+
+    /// The kind, without its numbers (two runs' sources compare by this).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PromptLengthSource::Tokenizer { .. } => "the model's tokenizer",
+            PromptLengthSource::Calibrated { .. } => "calibrated from server usage",
+            PromptLengthSource::Words { .. } => "words (uncalibrated)",
+        }
     }
 }
 

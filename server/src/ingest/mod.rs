@@ -468,7 +468,7 @@ fn merge_repeats(levels: Vec<NewLevel>) -> (Vec<NewLevel>, Vec<String>) {
     let mut group: Vec<NewLevel> = Vec::new();
     let same =
         |a: &NewLevel, b: &NewLevel| a.point.load_kind == b.point.load_kind && a.point.load_value == b.point.load_value;
-    let mut flush = |group: &mut Vec<NewLevel>, out: &mut Vec<NewLevel>, notes: &mut Vec<String>| {
+    let flush = |group: &mut Vec<NewLevel>, out: &mut Vec<NewLevel>, notes: &mut Vec<String>| {
         if group.len() <= 1 {
             out.append(group);
             return;

@@ -11,7 +11,8 @@
 use super::{LoadMode, Loads, SweepSpec};
 use std::time::Duration;
 
-/// Synthetic prompt length, in words (≈ tokens).
+/// Synthetic prompt length, in tokens (a calibration may make it up to twice as many
+/// words: `tokens::TOKENS_PER_WORD_RANGE`).
 pub const MAX_PROMPT_TOKENS: u32 = 32_768;
 /// `max_tokens` asked of the server per request.
 pub const MAX_OUTPUT_TOKENS: u32 = 32_768;
@@ -146,6 +147,21 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
     }
     if !(p.spread.is_finite() && (0.0..=MAX_PROMPT_SPREAD).contains(&p.spread)) {
         return err("prompt_spread", format!("{} is not between 0 and {MAX_PROMPT_SPREAD}", p.spread));
+    }
+    if p.shared_prefix_tokens > 0 {
+        if p.file.is_some() {
+            return err("shared_prefix_tokens", "applies to synthetic prompts, not to a prompt file");
+        }
+        // The shortest prompt the spread draws (as `PromptGen::next_prompt` rounds it).
+        let shortest = (f64::from(p.tokens) * (1.0 - p.spread)).round().max(0.0) as u32;
+        if p.shared_prefix_tokens > shortest {
+            let what = if p.spread > 0.0 {
+                format!("the shortest prompt ({shortest} tokens: prompt_tokens {} less the spread)", p.tokens)
+            } else {
+                format!("the prompt length ({} tokens)", p.tokens)
+            };
+            return err("shared_prefix_tokens", format!("{} is longer than {what}", p.shared_prefix_tokens));
+        }
     }
     if spec.warmup > MAX_WARMUP {
         return err("warmup", format!("{} is above the maximum of {MAX_WARMUP}", spec.warmup));
@@ -327,6 +343,10 @@ pub fn table() -> String {
         ("warmup", format!("0 – {MAX_WARMUP}")),
         ("timeout_s", format!("{} – {}", MIN_TIMEOUT.as_secs(), MAX_TIMEOUT.as_secs())),
         ("prompt_spread", format!("0 – {MAX_PROMPT_SPREAD}")),
+        (
+            "shared_prefix_tokens",
+            "0 – the shortest prompt (prompt_tokens × (1 − prompt_spread)); synthetic prompts only".to_owned(),
+        ),
         ("temperature", format!("0 – {MAX_TEMPERATURE}")),
         ("adaptive.min_gain_pct, adaptive.max_error_pct", "0 – 100".to_owned()),
         ("adaptive.p99_limit_ms", format!("> 0 – {MAX_P99_LIMIT_MS}")),

@@ -3,7 +3,10 @@
 //! each level stored the moment it finishes (in SQLite, or on a Plateau server).
 //!
 //! - [`client`]: one streamed request, timed chunk by chunk, into a [`RequestSample`].
-//! - [`prompt`]: synthetic prompts of a chosen length distribution, or a JSONL file.
+//! - [`prompt`]: synthetic prompts of a chosen length distribution (and shared prefix), or
+//!   a JSONL file.
+//! - [`tokens`]: prompt lengths in tokens: the model's tokenizer (`--tokenizer`), else a
+//!   calibration from the server's `usage.prompt_tokens` before the sweep, else words.
 //! - [`arrival`]: open-loop send schedules (constant or Poisson, seeded).
 //! - [`adaptive`]: the pure decision of the adaptive mode (next level, stop, refine, verdict).
 //! - [`sweep`]: warm-up, the levels in order, storing, progress, cancel.
@@ -33,6 +36,7 @@ pub mod scrape;
 pub mod sink;
 pub mod stats;
 pub mod sweep;
+pub mod tokens;
 
 #[cfg(test)]
 mod tests;
@@ -46,6 +50,7 @@ pub use scrape::{MetricsSpec, MetricsUrl};
 pub use sink::{HttpSink, RunSink};
 pub use stats::level_from_records;
 pub use sweep::{run_sweep, run_sweep_to};
+pub use tokens::{Calibration, Lengths, PromptTokenizer};
 
 use app::db::DbError;
 use app::domain::metrics::{Definitions, RepeatOrder, Repeats, ThroughputWindow, TokenCountSource, TtftDefinition};
@@ -154,9 +159,10 @@ impl Target {
     }
 }
 
-/// Where prompts come from: synthetic prompts of `tokens` words (≈ tokens) drawn from a
-/// seeded generator, each length uniform in `tokens × (1 ± spread)`; or, with `file`, the
-/// prompts of a JSONL file in order, round and round.
+/// Where prompts come from: synthetic prompts of `tokens` tokens drawn from a seeded
+/// generator, each length uniform in `tokens × (1 ± spread)` (counted with `tokenizer`, else
+/// calibrated from the server when the sweep starts: [`tokens::lengths_for`]); or, with
+/// `file`, the prompts of a JSONL file in order, round and round.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PromptSpec {
     pub tokens: u32,
@@ -164,12 +170,17 @@ pub struct PromptSpec {
     pub spread: f64,
     pub seed: u64,
     pub file: Option<std::sync::Arc<PromptFile>>,
+    /// The model's tokenizer (`plateau sweep --tokenizer`): lengths exact in its tokens.
+    pub tokenizer: Option<std::sync::Arc<PromptTokenizer>>,
+    /// Tokens every synthetic prompt starts with, the same text for all (derived from the
+    /// seed), before its own words; 0: each prompt its own from the first word.
+    pub shared_prefix_tokens: u32,
 }
 
 impl PromptSpec {
-    /// Synthetic prompts of exactly `tokens` words.
+    /// Synthetic prompts of `tokens` tokens, no spread, no shared prefix.
     pub fn fixed(tokens: u32, seed: u64) -> Self {
-        Self { tokens, spread: 0.0, seed, file: None }
+        Self { tokens, spread: 0.0, seed, file: None, tokenizer: None, shared_prefix_tokens: 0 }
     }
 }
 
@@ -331,12 +342,16 @@ pub fn definitions() -> Definitions {
     }
 }
 
-/// The definitions of a sweep's run: [`definitions`], with closed-loop steady levels
-/// (`--requests N`, and the adaptive search) measuring throughput in their steady-state
-/// window ([`stats::SteadyWindow`]).
-pub fn definitions_for(spec: &SweepSpec) -> Definitions {
+/// The definitions of a sweep's run: [`definitions`], with its synthetic prompts' seed,
+/// how their lengths were made (`lengths`) and their shared prefix, and closed-loop steady
+/// levels (`--requests N`, and the adaptive search) measuring throughput in their
+/// steady-state window ([`stats::SteadyWindow`]).
+pub fn definitions_for(spec: &SweepSpec, lengths: &Lengths) -> Definitions {
     let mut d = definitions();
-    d.prompt_seed = spec.prompt.file.is_none().then_some(spec.prompt.seed);
+    let synthetic = spec.prompt.file.is_none();
+    d.prompt_seed = synthetic.then_some(spec.prompt.seed);
+    d.prompt_length_source = synthetic.then(|| lengths.source());
+    d.shared_prefix_tokens = synthetic.then_some(spec.prompt.shared_prefix_tokens);
     if spec.repeat > 1 {
         d.repeats = Some(Repeats { trials: spec.repeat, order: RepeatOrder::BackToBack });
     }

@@ -1,7 +1,11 @@
 //! Prompts: a seeded stream of synthetic prompts of common words, different from the first
 //! word on for every request (so a server's prefix cache cannot serve one prompt from
-//! another), with lengths uniform in `tokens × (1 ± spread)`; or the prompts of a JSONL file.
+//! another) unless the sweep asks for a shared prefix (the same first N tokens for all, then
+//! each its own), with lengths uniform in `tokens × (1 ± spread)` made true in tokens by the
+//! sweep's [`Lengths`] (the model's tokenizer, a calibration, or one word per token); or
+//! the prompts of a JSONL file.
 
+use super::tokens::Lengths;
 use super::PromptSpec;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -9,7 +13,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 /// Common English words, most of them one token in the usual tokenizers.
-const WORDS: [&str; 64] = [
+pub(crate) const WORDS: [&str; 64] = [
     "the", "time", "people", "way", "water", "day", "part", "sound", "work", "place", "year", "back", "thing", "name",
     "sentence", "man", "line", "boy", "farm", "end", "men", "land", "home", "hand", "picture", "air", "animal",
     "house", "page", "letter", "point", "mother", "answer", "america", "world", "study", "night", "school", "story",
@@ -67,30 +71,73 @@ impl PromptFile {
     }
 }
 
-/// Generates prompts; repeatable for a given spec.
+/// Generates prompts; repeatable for a given spec (and calibration).
 #[derive(Clone, Debug)]
 pub struct PromptGen {
     rng: StdRng,
-    words: usize,
+    /// The requested length, in tokens.
+    tokens: usize,
     spread: f64,
     file: Option<Arc<PromptFile>>,
     next_line: usize,
+    lengths: Lengths,
+    /// The text every synthetic prompt starts with (empty: none) and its length: tokens
+    /// under a tokenizer, else words.
+    prefix: String,
+    prefix_len: usize,
 }
+
+/// Seeds the shared prefix apart from the prompts' own words.
+const PREFIX_SALT: u64 = 0x5ba4_ed00_0000_0001;
 
 impl PromptGen {
     /// Synthetic prompts of exactly `words` words.
     pub fn new(words: u32, seed: u64) -> Self {
+        Self::with_lengths(&PromptSpec::fixed(words, seed), Lengths::Words { reason: "not calibrated".into() })
+    }
+
+    /// The spec's prompts: counted with its tokenizer when it has one, else one word per
+    /// token (a sweep calibrates first: [`PromptGen::with_lengths`]).
+    pub fn from_spec(spec: &PromptSpec) -> Self {
+        let lengths = match &spec.tokenizer {
+            Some(t) => Lengths::Tokenizer(Arc::clone(t)),
+            None => Lengths::Words { reason: "not calibrated".into() },
+        };
+        Self::with_lengths(spec, lengths)
+    }
+
+    /// The spec's prompts, their lengths made with `lengths`.
+    pub fn with_lengths(spec: &PromptSpec, lengths: Lengths) -> Self {
+        let shared = usize::try_from(spec.shared_prefix_tokens).unwrap_or(0);
+        let mut prefix_rng = StdRng::seed_from_u64(spec.seed ^ PREFIX_SALT);
+        let (prefix, prefix_len) = match &lengths {
+            _ if shared == 0 => (String::new(), 0),
+            Lengths::Tokenizer(t) => {
+                let text = t.fill(&mut prefix_rng, "", 0, shared);
+                let n = t.count(&text).unwrap_or(shared);
+                (text, n)
+            }
+            Lengths::Calibrated(c) => {
+                let n = c.text_words(shared);
+                (random_words(&mut prefix_rng, n), n)
+            }
+            Lengths::Words { .. } => (random_words(&mut prefix_rng, shared), shared),
+        };
         Self {
-            rng: StdRng::seed_from_u64(seed),
-            words: usize::try_from(words).unwrap_or(0),
-            spread: 0.0,
-            file: None,
+            rng: StdRng::seed_from_u64(spec.seed),
+            tokens: usize::try_from(spec.tokens).unwrap_or(0),
+            spread: spec.spread,
+            file: spec.file.clone(),
             next_line: 0,
+            lengths,
+            prefix,
+            prefix_len,
         }
     }
 
-    pub fn from_spec(spec: &PromptSpec) -> Self {
-        Self { spread: spec.spread, file: spec.file.clone(), ..Self::new(spec.tokens, spec.seed) }
+    /// The shared prefix's text (empty when prompts share none).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     /// The next request's input.
@@ -105,26 +152,41 @@ impl PromptGen {
         Prompt::Text(self.next_prompt())
     }
 
-    /// The next synthetic prompt: words separated by spaces, `words × (1 ± spread)` of them.
+    /// The next synthetic prompt: the shared prefix, if any, then words separated by
+    /// spaces, `tokens × (1 ± spread)` tokens long as the sweep's [`Lengths`] count them.
     pub fn next_prompt(&mut self) -> String {
-        let words = if self.spread > 0.0 {
-            let w = self.words as f64;
-            let lo = (w * (1.0 - self.spread)).round().max(0.0) as usize;
-            let hi = (w * (1.0 + self.spread)).round() as usize;
+        let tokens = if self.spread > 0.0 {
+            let t = self.tokens as f64;
+            let lo = (t * (1.0 - self.spread)).round().max(0.0) as usize;
+            let hi = (t * (1.0 + self.spread)).round() as usize;
             self.rng.gen_range(lo..=hi.max(lo))
         } else {
-            self.words
+            self.tokens
         };
-        let mut out = String::with_capacity(words * 7);
-        for i in 0..words {
-            if i > 0 {
-                out.push(' ');
-            }
-            let w = WORDS.get(self.rng.gen_range(0..WORDS.len())).copied().unwrap_or("the");
-            out.push_str(w);
+        let words = match &self.lengths {
+            Lengths::Tokenizer(t) => return t.fill(&mut self.rng, &self.prefix, self.prefix_len, tokens),
+            Lengths::Calibrated(c) => c.words_for(tokens),
+            Lengths::Words { .. } => tokens,
+        };
+        let own = random_words(&mut self.rng, words.saturating_sub(self.prefix_len));
+        match (self.prefix.is_empty(), own.is_empty()) {
+            (true, _) => own,
+            (false, true) => self.prefix.clone(),
+            (false, false) => format!("{} {own}", self.prefix),
         }
-        out
     }
+}
+
+/// `n` words of [`WORDS`] drawn from `rng`, separated by spaces.
+fn random_words(rng: &mut StdRng, n: usize) -> String {
+    let mut out = String::with_capacity(n * 7);
+    for i in 0..n {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(WORDS.get(rng.gen_range(0..WORDS.len())).copied().unwrap_or("the"));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -146,7 +208,7 @@ mod tests {
 
     #[test]
     fn spread_lengths_are_uniform_within_bounds_and_seeded() {
-        let spec = PromptSpec { tokens: 100, spread: 0.25, seed: 9, file: None };
+        let spec = PromptSpec { spread: 0.25, ..PromptSpec::fixed(100, 9) };
         let lengths = |spec: &PromptSpec| {
             let mut g = PromptGen::from_spec(spec);
             (0..4000).map(|_| g.next_prompt().split(' ').count()).collect::<Vec<_>>()
@@ -160,6 +222,99 @@ mod tests {
         let low = a.iter().filter(|n| **n < 88).count() as f64 / a.len() as f64;
         assert!((low - 13.0 / 51.0).abs() < 0.03, "{low}");
         assert!(a.contains(&75) && a.contains(&125));
+    }
+
+    fn tokenizer() -> (tempfile::TempDir, Arc<crate::loadgen::PromptTokenizer>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = crate::loadgen::tokens::tests::word_level_file(dir.path());
+        (dir, Arc::new(crate::loadgen::PromptTokenizer::load(&path).unwrap()))
+    }
+
+    #[test]
+    fn a_tokenizer_makes_every_prompt_exactly_the_requested_length() {
+        let (_dir, t) = tokenizer();
+        let spec = PromptSpec { tokenizer: Some(Arc::clone(&t)), ..PromptSpec::fixed(100, 4) };
+        let mut g = PromptGen::from_spec(&spec);
+        for _ in 0..50 {
+            assert_eq!(t.count(&g.next_prompt()).unwrap(), 100);
+        }
+        let spread = PromptSpec { spread: 0.5, ..spec };
+        let mut g = PromptGen::from_spec(&spread);
+        let n: Vec<usize> = (0..2000).map(|_| t.count(&g.next_prompt()).unwrap()).collect();
+        assert!(n.iter().all(|n| (50..=150).contains(n)) && n.contains(&50) && n.contains(&150), "{n:?}");
+    }
+
+    /// Every pair of `prompts` shares its first `n` tokens (as `split` cuts them) and
+    /// almost every pair differs at the next one.
+    fn share_exactly(prompts: &[String], n: usize, split: impl Fn(&str) -> Vec<String>) {
+        let tokens: Vec<Vec<String>> = prompts.iter().map(|p| split(p)).collect();
+        let first = tokens.first().unwrap();
+        let mut differ_next = 0;
+        let mut pairs = 0;
+        for (i, a) in tokens.iter().enumerate() {
+            assert_eq!(a.get(..n), first.get(..n), "prompt {i} starts with the shared prefix");
+            for b in tokens.iter().skip(i + 1) {
+                pairs += 1;
+                if a.get(n) != b.get(n) {
+                    differ_next += 1;
+                }
+            }
+        }
+        // Two prompts draw the same next word one time in 64.
+        assert!(differ_next as f64 > pairs as f64 * 0.9, "{differ_next} of {pairs} pairs differ after the prefix");
+        let unique: std::collections::HashSet<&String> = prompts.iter().collect();
+        assert_eq!(unique.len(), prompts.len(), "no two prompts the same");
+    }
+
+    #[test]
+    fn a_shared_prefix_is_the_same_first_tokens_for_every_prompt_then_each_its_own() {
+        // With the model's tokenizer: exactly the first 40 tokens, and 100 in all.
+        let (_dir, t) = tokenizer();
+        let spec =
+            PromptSpec { tokenizer: Some(Arc::clone(&t)), shared_prefix_tokens: 40, ..PromptSpec::fixed(100, 8) };
+        let mut g = PromptGen::from_spec(&spec);
+        assert_eq!(t.count(g.prefix()).unwrap(), 40);
+        let prompts: Vec<String> = (0..60).map(|_| g.next_prompt()).collect();
+        assert!(prompts.iter().all(|p| t.count(p).unwrap() == 100));
+        let words = |p: &str| p.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        share_exactly(&prompts, 40, words);
+        // The prefix comes from the seed: the same sweep again, the same prefix; another
+        // seed, another prefix.
+        assert_eq!(PromptGen::from_spec(&spec).prefix(), g.prefix());
+        assert_ne!(PromptGen::from_spec(&PromptSpec { seed: 9, ..spec.clone() }).prefix(), g.prefix());
+
+        // Uncounted: words; calibrated: the prefix's words scaled like the rest.
+        let words_spec = PromptSpec { shared_prefix_tokens: 16, ..PromptSpec::fixed(48, 2) };
+        let mut g = PromptGen::from_spec(&words_spec);
+        let prompts: Vec<String> = (0..60).map(|_| g.next_prompt()).collect();
+        assert!(prompts.iter().all(|p| p.split(' ').count() == 48));
+        share_exactly(&prompts, 16, words);
+        let c = crate::loadgen::Calibration { tokens_per_word: 1.25, overhead_tokens: 8.0 };
+        let mut g = PromptGen::with_lengths(&words_spec, Lengths::Calibrated(c));
+        let prompts: Vec<String> = (0..60).map(|_| g.next_prompt()).collect();
+        // 48 tokens as the server counts them: (48 − 8) ÷ 1.25 = 32 words; 16 tokens of
+        // text: 13 words.
+        assert!(prompts.iter().all(|p| p.split(' ').count() == 32), "{prompts:?}");
+        share_exactly(&prompts, 13, words);
+
+        // Without a shared prefix prompts differ from the first word (one pair in 64 may
+        // draw the same first word).
+        let mut g = PromptGen::from_spec(&PromptSpec { tokenizer: Some(t), ..PromptSpec::fixed(100, 8) });
+        assert_eq!(g.prefix(), "");
+        let prompts: Vec<String> = (0..60).map(|_| g.next_prompt()).collect();
+        share_exactly(&prompts, 0, words);
+    }
+
+    #[test]
+    fn calibrated_lengths_scale_words_to_the_servers_count() {
+        let c = crate::loadgen::Calibration { tokens_per_word: 1.5, overhead_tokens: 28.0 };
+        let spec = PromptSpec { spread: 0.25, ..PromptSpec::fixed(128, 1) };
+        let mut g = PromptGen::with_lengths(&spec, Lengths::Calibrated(c));
+        for _ in 0..200 {
+            let words = g.next_prompt().split(' ').count() as f64;
+            let server = 28.0 + 1.5 * words;
+            assert!((96.0 - 1.0..=160.0 + 1.0).contains(&server), "{server}");
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::saturation::{Detector, Finding};
 use super::scrape::Scraper;
 use super::sink::RunSink;
 use super::stats::{apply_steady_window, level_from_records};
+use super::tokens::Lengths;
 use super::{definitions_for, Connections, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
 use app::db::Db;
 use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
@@ -52,7 +53,9 @@ pub async fn run_sweep_to<S: RunSink>(
     spec.validate()?;
     let endpoint = Arc::new(endpoint_for(&spec.target, spec.request_timeout)?);
     let (scraper, engine) = start_scraper(&spec).await?;
-    let mut notes = notes(&spec);
+    // Before the run exists: its definitions say how prompt lengths were made.
+    let lengths = super::tokens::lengths_for(&spec, &endpoint).await;
+    let mut notes = notes(&spec, &lengths);
     if let Some(s) = &scraper {
         notes.push_str(&format!(
             "; server metrics scraped from {} every {} ms",
@@ -75,7 +78,7 @@ pub async fn run_sweep_to<S: RunSink>(
             notes,
             ..RunFacts::default()
         },
-        definitions: definitions_for(&spec),
+        definitions: definitions_for(&spec, &lengths),
         levels: Vec::new(),
         files: Vec::new(),
     };
@@ -86,7 +89,7 @@ pub async fn run_sweep_to<S: RunSink>(
     let mut runner = Runner {
         sink,
         id: &id,
-        prompts: PromptGen::from_spec(&spec.prompt),
+        prompts: PromptGen::with_lengths(&spec.prompt, lengths),
         spec: &spec,
         endpoint: &endpoint,
         progress: &progress,
@@ -167,7 +170,7 @@ pub(crate) fn target_label(url: &str) -> String {
     }
 }
 
-fn notes(spec: &SweepSpec) -> String {
+fn notes(spec: &SweepSpec, lengths: &Lengths) -> String {
     let closed = match spec.mode {
         LoadMode::Wave => "wave (C requests at once per level)".to_owned(),
         LoadMode::Steady { requests } => format!("steady (C in flight until {requests} requests per level)"),
@@ -188,15 +191,25 @@ fn notes(spec: &SweepSpec) -> String {
             a.refine_steps
         ),
     };
-    let prompts = match &spec.prompt.file {
+    let p = &spec.prompt;
+    let unit = match lengths {
+        Lengths::Words { .. } => "words",
+        Lengths::Calibrated(_) | Lengths::Tokenizer(_) => "tokens",
+    };
+    let prefix = match p.shared_prefix_tokens {
+        0 => String::new(),
+        n => format!(", the first {n} tokens the same for all"),
+    };
+    let prompts = match &p.file {
         Some(f) => format!("prompts from {} ({} lines, in order)", f.name, f.prompts.len()),
-        None if spec.prompt.spread > 0.0 => format!(
-            "synthetic prompts of {} words ± {:.0} % (uniform, seed {})",
-            spec.prompt.tokens,
-            spec.prompt.spread * 100.0,
-            spec.prompt.seed
+        None if p.spread > 0.0 => format!(
+            "synthetic prompts of {} {unit} ± {:.0} % (uniform, seed {}; {}{prefix})",
+            p.tokens,
+            p.spread * 100.0,
+            p.seed,
+            lengths.short()
         ),
-        None => format!("synthetic prompts of {} words (seed {})", spec.prompt.tokens, spec.prompt.seed),
+        None => format!("synthetic prompts of {} {unit} (seed {}; {}{prefix})", p.tokens, p.seed, lengths.short()),
     };
     format!(
         "Plateau sweep, {loads}; {} warm-up request(s) per level; {}; {prompts}; ignore_eos {}",

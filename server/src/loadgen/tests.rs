@@ -26,7 +26,7 @@ struct Fake {
 }
 
 /// Models: `ok`, `think` (3 reasoning chunks first), `fail500`, `cut` (connection dropped
-/// after 2 tokens), `nousage`, `slow` (10 ms per chunk).
+/// after 2 tokens), `nousage`, `slow` (10 ms per chunk), `template` (9 prompt tokens more).
 async fn handler(State(f): State<Fake>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
     if let Some(a) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
         f.auth_seen.lock().unwrap().push(a.to_owned());
@@ -38,7 +38,8 @@ async fn handler(State(f): State<Fake>, headers: HeaderMap, Json(body): Json<Val
     }
     let chat = body.get("messages").is_some();
     let prompt = if chat { body["messages"][0]["content"].as_str() } else { body["prompt"].as_str() };
-    let prompt_tokens = prompt.unwrap_or("").split_whitespace().count();
+    // One token per word; `template` adds 9 more, as a chat template would.
+    let prompt_tokens = prompt.unwrap_or("").split_whitespace().count() + if model == "template" { 9 } else { 0 };
     let n = f.tokens.min(body["max_tokens"].as_u64().unwrap_or(16) as usize);
     let reasoning = if model == "think" { 3 } else { 0 };
     let usage_wanted = body["stream_options"]["include_usage"] == json!(true) && model != "nousage";
@@ -170,12 +171,21 @@ async fn wave_sweep_stores_every_level_with_consistent_timings() {
         run.source
     );
     assert_eq!((run.facts.max_tokens, run.facts.prompt_tokens, run.facts.engine.as_deref()), (Some(8), Some(12), None));
-    // the definitions of every sweep, with the seed of its prompts (issue #15)
-    assert_eq!(run.definitions, Definitions { prompt_seed: Some(42), ..definitions() });
+    // The fake counts one token per word and adds none: calibrated to exactly that.
+    let expected = Definitions {
+        prompt_seed: Some(42),
+        prompt_length_source: Some(app::domain::metrics::PromptLengthSource::Calibrated {
+            tokens_per_word: 1.0,
+            overhead_tokens: 0.0,
+        }),
+        shared_prefix_tokens: Some(0),
+        ..definitions()
+    };
+    assert_eq!(run.definitions, expected);
     let loads: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
     assert_eq!(loads, vec![1.0, 2.0, 4.0]);
-    // 3 warm-ups + 7 measured requests reached the server
-    assert_eq!(fake.bodies.lock().unwrap().len(), 10);
+    // 2 calibration requests, 3 warm-ups + 7 measured requests reached the server
+    assert_eq!(fake.bodies.lock().unwrap().len(), 12);
     for (seq, p) in run.points.iter().enumerate() {
         let c = p.load_value as i64;
         assert_eq!((p.requests_ok, p.requests_failed), (Some(c), Some(0)));
@@ -206,14 +216,14 @@ async fn wave_sweep_stores_every_level_with_consistent_timings() {
     }
     // the key went out as a bearer token, and only there
     let auth = fake.auth_seen.lock().unwrap().clone();
-    assert!(auth.iter().all(|a| a == &format!("Bearer {KEY}")) && auth.len() == 10);
-    let body = fake.bodies.lock().unwrap()[0].clone();
+    assert!(auth.iter().all(|a| a == &format!("Bearer {KEY}")) && auth.len() == 12);
+    let body = fake.bodies.lock().unwrap().last().unwrap().clone();
     assert_eq!(body["stream_options"]["include_usage"], true);
     assert_eq!(body["ignore_eos"], true);
     // prompts differ per request
     let prompts: std::collections::HashSet<String> =
         fake.bodies.lock().unwrap().iter().map(|b| b["messages"][0]["content"].to_string()).collect();
-    assert_eq!(prompts.len(), 10);
+    assert_eq!(prompts.len(), 12);
 
     tokio::time::sleep(Duration::from_millis(20)).await;
     let events = seen.lock().unwrap().clone();
@@ -250,7 +260,7 @@ async fn steady_mode_keeps_c_in_flight_for_n_requests_on_completions() {
         assert_eq!(p.get(Metric::Ttft, Stat::P50), p.get(Metric::TtftContent, Stat::P50));
     }
     let bodies = fake.bodies.lock().unwrap();
-    assert_eq!(bodies.len(), 2 * (2 + 7));
+    assert_eq!(bodies.len(), 2 + 2 * (2 + 7), "calibration, then warm-ups and measured requests");
     assert!(bodies[0]["prompt"].is_string() && bodies[0]["cache_prompt"] == false);
 }
 
@@ -554,7 +564,7 @@ async fn open_loop_levels_send_every_request_and_store_the_rate() {
     let run = app::db::get_run(&pool, &id).await.unwrap();
     let loads: Vec<(LoadKind, f64)> = run.points.iter().map(|p| (p.load_kind, p.load_value)).collect();
     assert_eq!(loads, vec![(LoadKind::RequestRate, 50.0), (LoadKind::RequestRate, 100.0)]);
-    assert_eq!(fake.bodies.lock().unwrap().len(), 2 * (1 + 10));
+    assert_eq!(fake.bodies.lock().unwrap().len(), 2 + 2 * (1 + 10));
     for p in &run.points {
         assert_eq!((p.requests_ok, p.requests_failed), (Some(10), Some(0)));
     }
@@ -573,4 +583,67 @@ fn a_target_is_shown_without_credentials() {
         "http://10.0.0.1:8000/v1/chat/completions"
     );
     assert!(super::sweep::target_label("not a url").contains("unreadable"));
+}
+
+#[tokio::test]
+async fn prompt_lengths_are_calibrated_from_usage_or_counted_with_the_tokenizer() {
+    use app::domain::metrics::PromptLengthSource;
+    let (url, fake) = fake_server(2).await;
+    let (_dir, pool) = temp_db().await;
+    let prompts_sent = |from: usize| -> Vec<String> {
+        fake.bodies
+            .lock()
+            .unwrap()
+            .iter()
+            .skip(from)
+            .map(|b| b["messages"][0]["content"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    // A server whose template adds 9 tokens: calibrated, it counts 32 per prompt.
+    let mut s = spec(&url, "template", vec![4]);
+    s.prompt = PromptSpec::fixed(32, 5);
+    let id = run_sweep(&pool, s, collector().0, no_cancel()).await.unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    assert_eq!(
+        run.definitions.prompt_length_source,
+        Some(PromptLengthSource::Calibrated { tokens_per_word: 1.0, overhead_tokens: 9.0 })
+    );
+    assert_eq!(run.points[0].get(Metric::InputTokens, Stat::Mean), Some(32.0), "the server's count, not words");
+    assert!(run.facts.notes.contains("synthetic prompts of 32 tokens (seed 5; calibrated"), "{}", run.facts.notes);
+    let sent = prompts_sent(2);
+    assert!(sent.iter().all(|p| p.split(' ').count() == 23), "{sent:?}");
+
+    // No usage: one word per token, and the run says so.
+    let s = spec(&url, "nousage", vec![1]);
+    let id = run_sweep(&pool, s, collector().0, no_cancel()).await.unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    match run.definitions.prompt_length_source {
+        Some(PromptLengthSource::Words { reason }) => assert!(reason.contains("no usage"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(run.facts.notes.contains("synthetic prompts of 12 words"), "{}", run.facts.notes);
+
+    // The model's tokenizer: nothing to calibrate, every prompt exactly its length, and a
+    // shared prefix of 5 tokens.
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = Arc::new(PromptTokenizer::load(&tokens::tests::word_level_file(dir.path())).unwrap());
+    let before = fake.bodies.lock().unwrap().len();
+    let mut s = spec(&url, "template", vec![3]);
+    s.prompt =
+        PromptSpec { tokenizer: Some(Arc::clone(&tokenizer)), shared_prefix_tokens: 5, ..PromptSpec::fixed(20, 6) };
+    let id = run_sweep(&pool, s, collector().0, no_cancel()).await.unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    assert_eq!(
+        run.definitions.prompt_length_source,
+        Some(PromptLengthSource::Tokenizer { file: "tokenizer.json".into() })
+    );
+    assert_eq!(run.definitions.shared_prefix_tokens, Some(5));
+    let sent = prompts_sent(before);
+    assert_eq!(sent.len(), 1 + 3, "one warm-up and three measured requests; no calibration");
+    assert!(sent.iter().all(|p| tokenizer.count(p).unwrap() == 20), "{sent:?}");
+    let prefix: Vec<&str> = sent[0].split(' ').take(5).collect();
+    assert!(sent.iter().all(|p| p.split(' ').take(5).collect::<Vec<_>>() == prefix), "{sent:?}");
+    assert_eq!(sent.iter().collect::<std::collections::HashSet<_>>().len(), 4, "each its own after the prefix");
+    assert_eq!(run.points[0].get(Metric::InputTokens, Stat::Mean), Some(29.0), "the template comes on top");
 }

@@ -55,6 +55,9 @@ pub struct SweepForm {
     max_tokens: String,
     #[serde(default)]
     prompt_tokens: String,
+    /// Tokens every prompt starts with, the same for all (empty: none).
+    #[serde(default)]
+    shared_prefix_tokens: String,
     #[serde(default)]
     ignore_eos: String,
     #[serde(default)]
@@ -148,6 +151,9 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
         adaptive,
         prompt_spread,
         seed: None,
+        shared_prefix_tokens: num("shared_prefix_tokens", &f.shared_prefix_tokens, 0u32)?,
+        tokenizer: None,
+        tokenizer_path: None,
         requests: if requests.is_empty() { None } else { Some(num("requests", requests, 0usize)?) },
         max_tokens: num("max_tokens", &f.max_tokens, 128u32)?,
         prompt_tokens: num("prompt_tokens", &f.prompt_tokens, 128u32)?,
@@ -314,6 +320,7 @@ mod tests {
             warmup: "2".into(),
             max_tokens: "64".into(),
             prompt_tokens: String::new(),
+            shared_prefix_tokens: String::new(),
             ignore_eos: "true".into(),
             temperature: temperature.into(),
             extra_body: extra.into(),
@@ -341,6 +348,11 @@ mod tests {
             .contains("`extra_body`: must be a JSON object"));
         assert!(form_to_request(form("", "{", "1")).unwrap_err().to_string().contains("not valid JSON"));
         assert!(form_to_request(form("", "", "1,x")).unwrap_err().to_string().contains("`concurrency`"));
+        assert_eq!(r.shared_prefix_tokens, 0, "empty: no shared prefix");
+        let f = SweepForm { shared_prefix_tokens: " 32 ".into(), ..form("", "", "1") };
+        assert_eq!(form_to_request(f).unwrap().shared_prefix_tokens, 32);
+        let f = SweepForm { shared_prefix_tokens: "lots".into(), ..form("", "", "1") };
+        assert!(form_to_request(f).unwrap_err().to_string().contains("`shared_prefix_tokens`"));
     }
 
     #[test]

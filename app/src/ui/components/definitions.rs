@@ -19,12 +19,23 @@ pub fn DefinitionsView(definitions: Definitions, points: Vec<Point>) -> impl Int
     let std = d.sample_std.map(|s| if s { "sample (n − 1)" } else { "population (n)" });
     let metrics = metrics_present(&points);
     let notes = d.notes.clone();
+    // A live sweep's prompts: which seed, how their lengths were counted, what they share.
+    let seed = d.prompt_seed.map(|s| s.to_string());
+    let lengths = d.prompt_length_source.as_ref().map(|s| s.describe());
+    let prefix = d.shared_prefix_tokens.map(|n| match n {
+        0 => "none: every prompt differs from its first word".to_owned(),
+        n => format!("{n} tokens: every prompt starts with the same text, then its own"),
+    });
+    let text = |label: &'static str, text: Option<String>| text.map(|t| view! { <dt>{label}</dt><dd>{t}</dd> });
     view! {
         <dl class="definitions">
             {choice("TTFT counts", d.ttft.map(|t| t.describe()))}
             {choice("Token counts", d.token_count.map(|t| t.describe()))}
             {choice("Throughput over", d.throughput_window.map(|t| t.describe()))}
             {choice("Standard deviation", std)}
+            {text("Prompt seed", seed)}
+            {text("Prompt lengths", lengths)}
+            {text("Shared prompt prefix", prefix)}
             {metrics.into_iter().map(|m| view! {
                 <dt>{m.label()}" ("{m.unit().label()}")"</dt>
                 <dd>{m.definition()}</dd>

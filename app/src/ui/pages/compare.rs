@@ -109,7 +109,10 @@ fn fact_value(run: &Run, fact: Fact) -> String {
         Fact::Model => d(f.model.clone()),
         Fact::Endpoint => d(f.endpoint_kind.map(|e| e.path().to_owned())),
         Fact::MaxTokens => d(f.max_tokens.map(|n| n.to_string())),
-        Fact::PromptTokens => d(f.prompt_tokens.map(|n| n.to_string())),
+        Fact::PromptTokens => d(f.prompt_tokens.map(|n| match &run.definitions.prompt_length_source {
+            Some(source) => source.label(n),
+            None => n.to_string(),
+        })),
         Fact::Definitions => {
             let x = &run.definitions;
             let parts: Vec<&str> = [

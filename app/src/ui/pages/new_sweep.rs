@@ -64,8 +64,9 @@ pub fn NewSweepPage() -> impl IntoView {
                 <label>"Trials per level (each level measured N times: mean ± 95 % CI)"<input name="repeat" type="number" min="1" max="20" placeholder="1" /></label>
                 <label>"Warm-up requests per level"<input name="warmup" type="number" min="0" value="1" /></label>
                 <label>"max_tokens"<input name="max_tokens" type="number" min="1" value="64" /></label>
-                <label>"Prompt length (tokens)"<input name="prompt_tokens" type="number" min="1" value="128" /></label>
+                <label>"Prompt length (tokens as the server counts them: calibrated from its usage before the sweep)"<input name="prompt_tokens" type="number" min="1" value="128" /></label>
                 <label>"Prompt length spread (%)"<input name="prompt_spread" type="number" min="0" max="99" step="any" placeholder="0: all the same length" /></label>
+                <label>"Shared prompt prefix (tokens)"<input name="shared_prefix_tokens" type="number" min="0" placeholder="0: every prompt its own from the first word" /></label>
                 <label>"Temperature"<input name="temperature" type="number" min="0" step="any" placeholder="server default" /></label>
                 <label>"Extra body fields (JSON)"<input name="extra_body" placeholder="{\"top_p\": 0.9}" /></label>
                 <label class="check"><input name="ignore_eos" type="checkbox" value="true" checked />" ignore_eos (exactly max_tokens)"</label>

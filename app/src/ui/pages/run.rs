@@ -240,7 +240,10 @@ pub(crate) fn RunView(
             {fact("GPU", f.gpu_label())}
             {fact("Endpoint", f.endpoint_kind.map(|e| e.path().to_owned()))}
             {fact("max_tokens", f.max_tokens.map(|n| int(Some(n))))}
-            {fact("Prompt length", f.prompt_tokens.map(|n| format!("{n} tokens")))}
+            {fact("Prompt length", f.prompt_tokens.map(|n| match &run.definitions.prompt_length_source {
+                Some(source) => source.label(n),
+                None => format!("{n} tokens"),
+            }))}
             {fact("Source", Some(source))}
             {fact(created_label, Some(when(&run.created_at)))}
         </dl>
