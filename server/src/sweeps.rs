@@ -894,6 +894,9 @@ mod tests {
         assert_eq!(e.field, "shared_prefix_tokens");
         assert!(e.message.contains("shortest prompt (96 tokens"), "{e}");
         assert_eq!(with("tokenizer", "/etc/passwd".into()), Err("tokenizer"), "no file named by a client is opened");
+        assert_eq!(with("repeat", 0.into()), Err("repeat"));
+        assert_eq!(with("repeat", 21.into()), Err("repeat"));
+        assert_eq!(with("repeat", 5.into()), Ok(()));
         assert_eq!(with("warmup", 1_000_000.into()), Err("warmup"));
         assert_eq!(with("timeout_s", 0.into()), Err("timeout_s"));
         assert_eq!(with("timeout_s", 86_400.into()), Err("timeout_s"));
