@@ -458,25 +458,34 @@ fn fold_unknown_loads(levels: Vec<NewLevel>, files: &[String]) -> Result<Vec<New
     Ok(known)
 }
 
-/// Levels at the same load (sorted by load) are repeats of one level — several files of the
-/// same concurrency, an export's multi-run profile — and become the trials of one level
-/// (`Point::from_trials`: each statistic the trials' mean, every trial kept), their requests
-/// pooled and their raw fields listed; each merge is named in a warning. Not duplicates.
-fn merge_repeats(levels: Vec<NewLevel>) -> (Vec<NewLevel>, Vec<String>) {
+/// Levels at the same load from *different files* (sorted by load; each tagged with its
+/// file) are repeats of one level — several result files of the same concurrency, one per
+/// run of a tool — and become the trials of one level (`Point::from_trials`: each statistic
+/// the trials' mean, every trial kept), their requests pooled and their raw fields listed;
+/// each merge is named in a warning. Levels at the same load within one file are different
+/// tests (a nightly file's models, say): they stay apart, with a warning.
+fn merge_repeats(levels: Vec<(usize, NewLevel)>) -> (Vec<NewLevel>, Vec<String>) {
     let mut out: Vec<NewLevel> = Vec::with_capacity(levels.len());
     let mut notes = Vec::new();
-    let mut group: Vec<NewLevel> = Vec::new();
+    let mut group: Vec<(usize, NewLevel)> = Vec::new();
     let same =
         |a: &NewLevel, b: &NewLevel| a.point.load_kind == b.point.load_kind && a.point.load_value == b.point.load_value;
-    let flush = |group: &mut Vec<NewLevel>, out: &mut Vec<NewLevel>, notes: &mut Vec<String>| {
-        if group.len() <= 1 {
-            out.append(group);
+    let flush = |group: &mut Vec<(usize, NewLevel)>, out: &mut Vec<NewLevel>, notes: &mut Vec<String>| {
+        let Some((_, first)) = group.first() else { return };
+        let label = app::domain::compare::load_label(first.point.load_kind, first.point.load_value);
+        let mut files: Vec<usize> = group.iter().map(|(f, _)| *f).collect();
+        files.sort_unstable();
+        files.dedup();
+        if group.len() <= 1 || files.len() < group.len() {
+            if group.len() > 1 {
+                notes.push(format!("{} levels at {label} in one file: kept apart", group.len()));
+            }
+            out.extend(group.drain(..).map(|(_, l)| l));
             return;
         }
-        let label = app::domain::compare::load_label(group[0].point.load_kind, group[0].point.load_value);
         // A level that is itself several trials brings each of them.
         let mut points = Vec::new();
-        for l in group.iter() {
+        for (_, l) in group.iter() {
             if l.point.trials.is_empty() {
                 points.push(Point { trials: Vec::new(), ..l.point.clone() });
             } else {
@@ -493,16 +502,16 @@ fn merge_repeats(levels: Vec<NewLevel>) -> (Vec<NewLevel>, Vec<String>) {
             group.len(),
             points.len()
         ));
-        let telemetry = group.iter().find_map(|l| l.telemetry.clone());
-        let raws: Vec<serde_json::Value> = group.iter_mut().map(|l| std::mem::take(&mut l.raw)).collect();
-        let requests: Vec<_> = group.iter_mut().flat_map(|l| std::mem::take(&mut l.requests)).collect();
+        let telemetry = group.iter().find_map(|(_, l)| l.telemetry.clone());
+        let raws: Vec<serde_json::Value> = group.iter_mut().map(|(_, l)| std::mem::take(&mut l.raw)).collect();
+        let requests: Vec<_> = group.iter_mut().flat_map(|(_, l)| std::mem::take(&mut l.requests)).collect();
         if let Some(point) = Point::from_trials(points) {
             out.push(NewLevel { point, raw: serde_json::json!({ "trials": raws }), requests, telemetry });
         }
         group.clear();
     };
     for l in levels {
-        if group.last().is_some_and(|g| !same(g, &l)) {
+        if group.last().is_some_and(|(_, g)| !same(g, &l.1)) {
             flush(&mut group, &mut out, &mut notes);
         }
         group.push(l);
@@ -530,8 +539,9 @@ fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Re
     };
     let mut warnings = Vec::new();
     let mut levels = Vec::new();
+    let mut origins: Vec<usize> = Vec::new();
     let mut files = Vec::new();
-    for f in group {
+    for (file_index, f) in group.into_iter().enumerate() {
         let name = f.input.display_name();
         warnings.extend(f.parsed.warnings.iter().map(|w| {
             if several || names.len() > 1 {
@@ -545,19 +555,24 @@ fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Re
                 definitions.notes.push(note);
             }
         }
+        origins.extend(std::iter::repeat_n(file_index, f.parsed.levels.len()));
         levels.extend(f.parsed.levels);
         files.push(SourceFile { file_name: f.input.file_name, format: f.format, content: f.input.content });
         files.extend(f.extra);
     }
-    let mut levels = fold_unknown_loads(levels, &names)?;
+    // Which file each level came from (levels of unknown load fold into a known one).
+    let origins: Vec<usize> =
+        levels.iter().zip(origins).filter(|(l, _)| l.point.load_value > 0.0).map(|(_, o)| o).collect();
+    let levels = fold_unknown_loads(levels, &names)?;
     check_bounds(&levels, || files_label(&names))?;
     // Load order, whatever order the files or their lines came in.
-    levels.sort_by(|a, b| {
+    let mut tagged: Vec<(usize, NewLevel)> = origins.into_iter().zip(levels).collect();
+    tagged.sort_by(|(_, a), (_, b)| {
         (a.point.load_kind.as_str(), a.point.load_value)
             .partial_cmp(&(b.point.load_kind.as_str(), b.point.load_value))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
-    let (mut levels, merged) = merge_repeats(levels);
+    let (mut levels, merged) = merge_repeats(tagged);
     warnings.extend(merged);
     levels.sort_by(|a, b| a.point.load_value.total_cmp(&b.point.load_value));
     let truncated = levels.iter().any(|l| l.point.truncated);
