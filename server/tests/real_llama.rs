@@ -140,7 +140,7 @@ async fn a_short_real_sweep_against_llama_cpp() {
     assert!(t[1] > t[0] * 1.05, "throughput rises from C=1 to C=4 (4 slots, continuous batching): {t:?}");
 }
 
-/// The same server's own metrics, scraped during a sweep C = 1, 2, 4, 8 on 4 slots: it
+/// The same server's own metrics, scraped during a sweep C = 1 … 16 on 4 slots: it
 /// never runs more than 4 requests (`requests_processing`), and at C = 8 the rest wait
 /// (`requests_deferred`); the run's facts name llama.cpp. About a minute on one thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -163,9 +163,11 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
             pin: None,
         },
         prompt: PromptSpec::fixed(16, 11),
-        loads: Loads::Concurrency(vec![1, 2, 4, 8]),
-        // 24 requests a level: with 8, one round at C=8 made the 4 → 8 step's throughput
-        // noise (+5.6 % once on 2 cores) look like a gain, and no plateau was found.
+        // Up to C=16: at C=8 a queue keeps the 4 slots full where at C=4 each slot idles
+        // while its client sends the next request, so 4 → 8 still gains 6–7 % (a closed
+        // loop's refill gap, seen twice on 2 cores); 8 → 16 gains nothing, and the plateau
+        // starts at C=8.
+        loads: Loads::Concurrency(vec![1, 2, 4, 8, 16]),
         mode: LoadMode::Steady { requests: 24 },
         warmup: 0,
         request_timeout: Duration::from_secs(120),
@@ -179,11 +181,18 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
     assert_eq!(run.status, RunStatus::Complete);
     assert_eq!(run.facts.engine.as_deref(), Some("llama.cpp"));
     let levels = app::db::run_telemetry(&pool, &id).await.unwrap();
-    assert_eq!(levels.iter().map(|l| l.load_value).collect::<Vec<_>>(), vec![1.0, 2.0, 4.0, 8.0]);
+    assert_eq!(levels.iter().map(|l| l.load_value).collect::<Vec<_>>(), vec![1.0, 2.0, 4.0, 8.0, 16.0]);
     for l in &levels {
         let t = &l.telemetry;
         let c = l.load_value;
-        assert!(t.scrapes_ok >= 2 && t.scrapes_failed == 0, "C={c}: {} ok, {} failed", t.scrapes_ok, t.scrapes_failed);
+        // At C=16 the streams hold most of llama.cpp's HTTP threads, and a scrape may time
+        // out (counted, never fatal); below, every scrape is answered.
+        assert!(
+            t.scrapes_ok >= 2 && (c > 8.0 || t.scrapes_failed == 0),
+            "C={c}: {} ok, {} failed",
+            t.scrapes_ok,
+            t.scrapes_failed
+        );
         let running = t.max("requests_running").unwrap();
         assert!(running <= 4.0, "C={c}: {running} requests processing on 4 slots");
         let s = t.series_named("requests_running").next().unwrap();
