@@ -394,6 +394,15 @@ pub struct Point {
     pub trials: Vec<Trial>,
 }
 
+/// One statistic in measures sorted by metric then statistic (a level's, a trial's).
+fn lookup(measures: &[Measure], metric: Metric, stat: Stat) -> Option<f64> {
+    measures
+        .binary_search_by(|m| (m.metric, m.stat).cmp(&(metric, stat)))
+        .ok()
+        .and_then(|i| measures.get(i))
+        .map(|m| m.value)
+}
+
 /// One measurement of a level that was measured several times.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Trial {
@@ -416,11 +425,7 @@ impl Trial {
     }
 
     pub fn get(&self, metric: Metric, stat: Stat) -> Option<f64> {
-        self.measures
-            .binary_search_by(|m| (m.metric, m.stat).cmp(&(metric, stat)))
-            .ok()
-            .and_then(|i| self.measures.get(i))
-            .map(|m| m.value)
+        lookup(&self.measures, metric, stat)
     }
 }
 
@@ -481,11 +486,7 @@ impl Point {
 
     /// One statistic of one metric, if the source reported it.
     pub fn get(&self, metric: Metric, stat: Stat) -> Option<f64> {
-        self.measures
-            .binary_search_by(|m| (m.metric, m.stat).cmp(&(metric, stat)))
-            .ok()
-            .and_then(|i| self.measures.get(i))
-            .map(|m| m.value)
+        lookup(&self.measures, metric, stat)
     }
 
     /// Sets (or replaces) a statistic. Non-finite values are not stored: unknown stays unknown.
