@@ -149,19 +149,30 @@ pub fn scaling(points: &[Point]) -> Vec<LevelScaling> {
         .collect()
 }
 
-/// The knee: the lowest level from which *every* later step gains less than `threshold`
-/// per doubling. `None` when the last step still gains at least `threshold` (the run
-/// ended before the plateau) or there is no step at all.
+/// The knee: the lowest level from which *no later level* gains `threshold` or more per
+/// doubling over it — the gain per doubling measured from the knee itself to each later
+/// level, not only step by step. `None` when the last level still gains at least
+/// `threshold` over every earlier one (the run ended before the plateau) or there is no
+/// step at all.
 ///
-/// "Every later step", not "the first step below": a single noisy dip mid-curve followed
-/// by renewed growth is not a plateau, and requiring the rest of the curve to stay flat is
-/// what keeps the knee in place under small noise.
+/// "No later level", not "the first step below": a single noisy dip mid-curve followed by
+/// renewed growth past the earlier level is not a plateau, and requiring the rest of the
+/// curve to stay below the knee's line is what keeps the knee in place under small noise.
+/// Measuring from the knee rather than step by step also keeps a dip that merely recovers
+/// (58 → 46 → 54 tok/s, seen on a real 2-core llama.cpp sweep) from hiding the plateau:
+/// the recovery is a gain over the dip, not over the level the curve had already reached.
+/// On a curve that never dips the two readings agree (a gain from the knee to any later
+/// level is a doubling-weighted mean of the steps' gains between them).
 pub fn knee(points: &[Point], threshold: f64) -> Option<Level> {
-    let steps = steps(points);
-    let flat_tail = steps.iter().rev().take_while(|s| s.gain_per_doubling < threshold).count();
-    let first_flat = steps.len().checked_sub(flat_tail)?;
-    let s = steps.get(first_flat)?;
-    Some(Level { load: s.from_load, tok_s: s.from_tok_s })
+    let levels: Vec<(f64, f64)> =
+        known_levels(points).iter().filter_map(|p| Some((p.load_value, known_throughput(p)?))).collect();
+    // Lowest first: the first level every later level stays below the line of.
+    levels.iter().enumerate().find_map(|(i, &(load, tok_s))| {
+        let later: Vec<&(f64, f64)> = levels.get(i + 1..)?.iter().filter(|(l, _)| *l > load).collect();
+        let flat = !later.is_empty()
+            && later.iter().all(|&&(l, t)| gain_per_doubling(load, tok_s, l, t).is_some_and(|g| g < threshold));
+        flat.then_some(Level { load, tok_s })
+    })
 }
 
 /// The level of highest throughput (the lowest such level on a tie-free curve).
@@ -224,7 +235,7 @@ impl Saturation {
         let at = |load: f64| load_label(self.load_kind, load);
         match (self.knee, self.saturation_tok_s, self.last_gain_per_doubling) {
             (Some(k), Some(plateau), _) => format!(
-                "Plateau from {}: every later step gains less than {} % per doubling; \
+                "Plateau from {}: no later level gains {} % per doubling or more over it; \
                  throughput at saturation {:.1} tok/s, peak {:.1} tok/s at {}.",
                 at(k.load),
                 fmt_pct_abs(self.threshold),
@@ -311,7 +322,7 @@ mod tests {
         assert_eq!(sat.saturation_tok_s, Some(610.0));
         assert_eq!(
             sat.sentence(),
-            "Plateau from C=16: every later step gains less than 5.0 % per doubling; \
+            "Plateau from C=16: no later level gains 5.0 % per doubling or more over it; \
              throughput at saturation 610.0 tok/s, peak 610.0 tok/s at C=32."
         );
     }
@@ -338,6 +349,23 @@ mod tests {
         assert!(saturation(&[Point::at(LoadKind::Concurrency, 1.0)], 0.05).is_none());
         let one = saturation(&curve(&[(1.0, 61.3)]), 0.05).unwrap();
         assert_eq!(one.sentence(), "One level only (61.3 tok/s at C=1): no scaling to judge.");
+    }
+
+    /// A dip that recovers only partway is still a plateau (a real 2-core llama.cpp sweep
+    /// on 4 slots): 48.6, 50.3, 58.2, 46.5, 54.0 tok/s at C=1…16. Step by step the last
+    /// step gains 16 % per doubling; from C=4, C=8 loses 20 % and C=16 loses 3.7 % per
+    /// doubling ((54.0/58.2)^½ − 1), so the knee is C=4. From C=2, C=4 gains 15.7 %.
+    #[test]
+    fn a_dip_that_recovers_below_the_knee_is_still_a_plateau() {
+        let pts = curve(&[(1.0, 48.6), (2.0, 50.3), (4.0, 58.2), (8.0, 46.5), (16.0, 54.0)]);
+        assert!(steps(&pts).last().unwrap().gain_per_doubling > 0.16);
+        assert_eq!(knee(&pts, DEFAULT_KNEE_THRESHOLD), Some(Level { load: 4.0, tok_s: 58.2 }));
+        let sat = saturation(&pts, DEFAULT_KNEE_THRESHOLD).unwrap();
+        assert_eq!(sat.region, Some(LoadRange { from: 4.0, to: 16.0 }));
+        assert_eq!(sat.saturation_tok_s, Some(58.2));
+        // Recovering past the knee's line is growth again: no plateau.
+        let grows = curve(&[(1.0, 48.6), (2.0, 50.3), (4.0, 58.2), (8.0, 46.5), (16.0, 66.0)]);
+        assert_eq!(knee(&grows, DEFAULT_KNEE_THRESHOLD), None);
     }
 
     #[test]
