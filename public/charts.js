@@ -55,5 +55,16 @@ window.plateauChart = function (el, o) {
   o.backgroundColor = 'transparent';
   var chart = window.echarts.getInstanceByDom(el) || window.echarts.init(el, window.plateauDark ? 'dark' : null);
   chart.setOption(o, true);
+  // A chart whose categories are runs (the history page) opens a run on a click: only
+  // same-site paths, whatever the option says.
+  var links = o.plateauLinks;
+  chart.off('click');
+  if (Array.isArray(links)) {
+    chart.on('click', function (p) {
+      var i = Array.isArray(p.value) ? p.value[0] : p.dataIndex;
+      var h = links[i];
+      if (typeof h === 'string' && /^\/runs\/[A-Za-z0-9]+$/.test(h)) window.location.assign(h);
+    });
+  }
   return chart;
 };

@@ -126,6 +126,31 @@ pub async fn get_history_check(id: String) -> Result<crate::domain::regression::
     Ok(crate::domain::regression::against_history(&run, &history, &t))
 }
 
+/// Runs read for a history page: the newest of the run's configuration (the run itself
+/// always among them). Bounded so the page stays one cheap request.
+pub const HISTORY_RUNS: usize = 100;
+
+/// The history page of a run: its configuration's runs (at most [`HISTORY_RUNS`]), one
+/// measure over time (`metric`, `level`: see `domain::trend::Measure::parse`; a bad value
+/// is a 400 naming the field), with the gate's limits; the chart is built here.
+#[server(prefix = "/_fn")]
+pub async fn get_history(
+    id: String,
+    metric: Option<String>,
+    level: Option<String>,
+) -> Result<crate::domain::trend::HistoryPage, AppError> {
+    use crate::domain::trend::{trend, HistoryPage, Measure};
+    let pool = pool()?;
+    let run_id = crate::domain::RunId::parse(&id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
+    let run = crate::db::get_run(&pool, &run_id).await?;
+    let measure = Measure::parse(metric.as_deref(), level.as_deref(), &run)
+        .map_err(|p| AppError::BadRequest(format!("history query: {p}")))?;
+    let runs = crate::db::series(&pool, &run, HISTORY_RUNS).await?;
+    let t = trend(&runs, &run.id, measure, &crate::domain::regression::Thresholds::default());
+    let json = crate::charts::history::option_json(&t);
+    Ok(HistoryPage::new(&t, &run, json))
+}
+
 /// What [`ImportPreviews::preview`] returns: the server parses off the request runtime.
 #[cfg(feature = "ssr")]
 pub type PreviewFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<ImportPreview, AppError>> + Send>>;

@@ -372,3 +372,61 @@ async fn back_and_next_stay_on_this_site() {
         assert!(page.contains("href=\"/runs/x\""), "same-site links still work");
     }
 }
+
+/// The history page (issue #15) shows run names, engine versions and annotation text as
+/// text, in the table and in the chart's option (HTML-escaped series names: the chart's
+/// tooltip renders HTML); a bad choice in its address is a 400 naming the field, an
+/// unknown run a 404; its chart's run links stay on this site.
+#[tokio::test]
+async fn the_history_page_keeps_names_versions_and_notes_as_text() {
+    const VERSION: &str = "<script>window.__pwned=1</script>";
+    const NOTE: &str = "<img src=x onerror=alert(1)> slow";
+    for app in TestApp::each().await {
+        let mut ids = Vec::new();
+        for i in 0..3 {
+            let mut r = app::db::testing::sample();
+            r.name = format!("{TITLE_XSS} {i}");
+            r.facts.engine_version = Some(VERSION.into());
+            ids.push(app::db::insert_run(&app.pool, &r).await.unwrap().to_string());
+        }
+        let resp = app
+            .client
+            .post(app.url(&format!("/api/v1/runs/{}/annotations", ids[2])))
+            .json(&json!({ "anchor": { "type": "run" }, "kind": "cause", "body": NOTE }))
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_success(), "{}", resp.text().await.unwrap());
+        for q in ["", "?metric=e2e.p50&level=32", "?level=knee"] {
+            let (status, page) = app.text(&format!("/runs/{}/history{q}", ids[2])).await;
+            assert_eq!(status, StatusCode::OK, "{q}: {page}");
+            for raw in ["<script>window", "<img src=x", "</title><img"] {
+                assert!(!page.contains(raw), "{q}: {raw} unescaped");
+            }
+            assert!(page.contains("&lt;img src=x onerror=alert(1)&gt; slow"), "{q}: the note as text");
+            assert!(page.contains("id=\"history-table\""), "{q}");
+            assert_eq!(page.matches("<title>").count(), 1, "{q}");
+        }
+        // Run names, engine versions and notes reach the chart escaped, and its links are
+        // this site's run pages.
+        let (_, page) = app.text(&format!("/runs/{}/history?metric=output_throughput&level=32", ids[2])).await;
+        assert!(
+            page.contains("engine version &lt;script&gt;window"),
+            "the version is an HTML-escaped series name in the serialised option"
+        );
+        assert!(page.contains(&format!("/runs/{}", ids[0])));
+        for (q, field) in [
+            ("?metric=%3Cscript%3E", "metric"),
+            ("?level=%3Cscript%3E", "level"),
+            ("?level=-4", "level"),
+            (&format!("?level={}", "9".repeat(100)), "level"),
+        ] {
+            let (status, page) = app.text(&format!("/runs/{}/history{q}", ids[0])).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{q}");
+            assert!(page.contains(&format!("history query: {field}")), "{q}: {page}");
+            assert!(!page.contains("<script>"), "{q}");
+        }
+        let (status, _) = app.text("/runs/nope00000000/history").await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+}

@@ -15,6 +15,7 @@ use charming::series::Line;
 use charming::Chart;
 
 pub mod compare;
+pub mod history;
 pub mod marks;
 pub mod pages;
 #[cfg(test)]

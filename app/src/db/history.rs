@@ -1,6 +1,6 @@
 //! A run's history: the runs before it with the same configuration
 //! (`domain::regression::ConfigKey`), newest first, for the regression gate and the
-//! history page; and `latest_run`, what `plateau check latest` names.
+//! history page (`series`: the key's runs around it); and `latest_run`, what `plateau check latest` names.
 
 use super::backend::{Db, Q};
 use super::runs::get_run;
@@ -27,9 +27,8 @@ pub async fn latest_run(db: &Db) -> Result<RunId, DbError> {
 /// stored earlier), newest first, complete or partial only (a running or interrupted run
 /// is not a reference). Annotations' effects are applied, as on the pages.
 pub async fn history(db: &Db, run: &Run, limit: usize) -> Result<Vec<Run>, DbError> {
-    let key = ConfigKey::of(run);
     let own: i64 = Q::new("SELECT id FROM runs WHERE public_id = $1").bind(run.id.as_str()).scalar(db).await?;
-    let rows = Q::new(
+    let q = Q::new(
         "SELECT public_id, model, engine, gpu_type, gpu_count, endpoint_kind, max_tokens, prompt_tokens
          FROM runs
          WHERE (created_at < $1 OR (created_at = $1 AND id < $2)) AND status IN ('complete', 'partial')
@@ -37,12 +36,39 @@ pub async fn history(db: &Db, run: &Run, limit: usize) -> Result<Vec<Run>, DbErr
     )
     .stamp(run.created_at.as_str())
     .bind(own)
-    .bind(SCAN)
-    .fetch_all(db)
-    .await?;
+    .bind(SCAN);
+    same_key(db, run, q, limit).await
+}
+
+/// The newest `limit` runs of `run`'s configuration, `run` among them wherever it falls
+/// (before or after the others), newest first, complete or partial only — and `run`
+/// itself whatever its status: the history page of a run shows that run.
+pub async fn series(db: &Db, run: &Run, limit: usize) -> Result<Vec<Run>, DbError> {
+    let q = Q::new(
+        "SELECT public_id, model, engine, gpu_type, gpu_count, endpoint_kind, max_tokens, prompt_tokens
+         FROM runs
+         WHERE status IN ('complete', 'partial') OR public_id = $1
+         ORDER BY created_at DESC, id DESC LIMIT $2",
+    )
+    .bind(run.id.as_str())
+    .bind(SCAN);
+    let mut out = same_key(db, run, q, limit).await?;
+    if !out.iter().any(|r| r.id == run.id) {
+        // Older than the newest `limit` of its key: it still belongs on its own page.
+        out.pop();
+        out.push(run.clone());
+    }
+    Ok(out)
+}
+
+/// The runs of `q` (rows of the eight key columns, newest first) whose configuration is
+/// `run`'s, read whole, at most `limit`.
+async fn same_key(db: &Db, run: &Run, q: Q, limit: usize) -> Result<Vec<Run>, DbError> {
+    let key = ConfigKey::of(run);
+    let rows = q.fetch_all(db).await?;
     let mut out = Vec::new();
     // Runs read whole at most (only the load kind needs the levels): a page that shows a
-    // run's history check stays cheap however many runs share its facts.
+    // run's history stays cheap however many runs share its facts.
     let mut budget = limit.saturating_mul(3).max(3);
     for r in rows {
         if out.len() >= limit || budget == 0 {
@@ -64,7 +90,7 @@ pub async fn history(db: &Db, run: &Run, limit: usize) -> Result<Vec<Run>, DbErr
         let public_id: String = r.try_get("public_id")?;
         let Some(id) = RunId::parse(&public_id) else { continue };
         budget -= 1;
-        let candidate = get_run(db, &id).await?;
+        let candidate = if id == run.id { run.clone() } else { get_run(db, &id).await? };
         if ConfigKey::of(&candidate) == key {
             out.push(candidate);
         }
@@ -100,6 +126,14 @@ mod tests {
             assert_eq!(history(db, &last, 1).await.unwrap().len(), 1);
             let first = get_run(db, &ids[0]).await.unwrap();
             assert!(history(db, &first, 10).await.unwrap().is_empty());
+            // The series holds the run and the others of its key, before and after it.
+            let first = get_run(db, &ids[0]).await.unwrap();
+            let s = series(db, &first, 10).await.unwrap();
+            let names: Vec<&str> = s.iter().map(|r| r.name.as_str()).collect();
+            assert_eq!(names, ["same 2", "same 1", "same 0"], "{}", t.name);
+            let s = series(db, &first, 2).await.unwrap();
+            let names: Vec<&str> = s.iter().map(|r| r.name.as_str()).collect();
+            assert_eq!(names, ["same 2", "same 0"], "the run itself stays in a short series ({})", t.name);
             let other_id = latest_run(db).await.unwrap();
             assert_eq!(get_run(db, &other_id).await.unwrap().name, "other GPU", "{}", t.name);
         }

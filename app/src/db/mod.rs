@@ -41,7 +41,7 @@ pub use annotations::*;
 pub use auth::*;
 pub use backend::{connect, connect_postgres, open, Backend, Db, DbTarget, BUSY_TIMEOUT};
 pub use copy::{copy_database, CopiedTable};
-pub use history::{history, latest_run};
+pub use history::{history, latest_run, series};
 pub use live::*;
 pub use reports::*;
 pub use runs::*;

@@ -19,6 +19,7 @@ pub mod query;
 pub mod regression;
 pub mod stats;
 pub mod telemetry;
+pub mod trend;
 pub mod view;
 pub mod why;
 pub mod why_signals;

@@ -74,6 +74,7 @@ pub fn App() -> impl IntoView {
                 <Routes fallback=|| view! { <pages::NotFound /> }>
                     <Route path=path!("/") view=pages::RunsPage ssr=SsrMode::Async />
                     <Route path=path!("/runs/:id") view=pages::RunPage ssr=SsrMode::Async />
+                    <Route path=path!("/runs/:id/history") view=pages::HistoryPageView ssr=SsrMode::Async />
                     <Route path=path!("/upload") view=pages::UploadPage ssr=SsrMode::Async />
                     <Route path=path!("/compare") view=pages::ComparePage ssr=SsrMode::Async />
                     <Route path=path!("/r/:slug") view=pages::ReportPage ssr=SsrMode::Async />

@@ -24,25 +24,42 @@ pub fn ChartView(
         return view! { <div id=id class="chart-empty" role="note">{why}</div> }.into_any();
     }
     #[cfg(feature = "hydrate")]
-    Effect::new(move |_| draw(id, chart.clone(), 60));
+    Effect::new(move |_| draw(id, chart.to_string(), 60));
     #[cfg(not(feature = "hydrate"))]
     let _ = chart;
     view! { <div id=id class="chart" role="img" aria-label=label></div> }.into_any()
+}
+
+/// A chart whose ECharts option was built on the server (sent as JSON text): the page
+/// carries none of the code that builds it.
+#[component]
+pub fn ChartJsonView(
+    /// DOM id of the container.
+    id: &'static str,
+    /// What the chart shows, for screen readers.
+    label: String,
+    json: String,
+) -> impl IntoView {
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| draw(id, json.clone(), 60));
+    #[cfg(not(feature = "hydrate"))]
+    let _ = json;
+    view! { <div id=id class="chart" role="img" aria-label=label></div> }
 }
 
 /// Renders once the container is in the document. After a client-side navigation the
 /// effect can run while the new page is still being attached, so wait a frame or a few
 /// rather than fail.
 #[cfg(feature = "hydrate")]
-fn draw(id: &'static str, chart: Chart, frames_left: u8) {
+fn draw(id: &'static str, json: String, frames_left: u8) {
     if document().get_element_by_id(id).is_some() {
         // The option goes over as JSON text, parsed by the browser: charming's own renderer
         // converts maps (a legend's `selected`) into JS `Map`s, which ECharts ignores.
-        if !echarts_draw(id, &chart.to_string()) {
+        if !echarts_draw(id, &json) {
             leptos::logging::error!("chart {id}: ECharts is not loaded");
         }
     } else if frames_left > 0 {
-        request_animation_frame(move || draw(id, chart, frames_left - 1));
+        request_animation_frame(move || draw(id, json, frames_left - 1));
     } else {
         leptos::logging::error!("chart {id}: its container never appeared");
     }

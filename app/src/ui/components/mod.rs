@@ -13,7 +13,7 @@ pub use annotations::{
     textarea_html, visible_annotations, AnnotationText, AnnotationsSection, ModeBanner, ProposalsList, ShareBar,
     ViewProblems,
 };
-pub use chart::{ChartView, NoJsNote};
+pub use chart::{ChartJsonView, ChartView, NoJsNote};
 pub use definitions::{metrics_present, DefinitionsView};
 pub use error_box::{set_page_status, status_of, ErrorBox};
 pub use levels_table::LevelsTable;

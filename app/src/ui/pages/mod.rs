@@ -1,6 +1,7 @@
 //! One module per page.
 
 pub(crate) mod compare;
+mod history;
 mod import_preview;
 mod new_sweep;
 mod not_found;
@@ -10,6 +11,7 @@ mod shared;
 mod upload;
 
 pub use compare::ComparePage;
+pub use history::HistoryPageView;
 pub use import_preview::ImportPreviewPage;
 pub use new_sweep::NewSweepPage;
 pub use not_found::NotFound;

@@ -293,6 +293,9 @@ pub(crate) fn RunView(
         <AnnotationsSection run=run.clone() back=back.clone() editable />
         <h2>"Anomalies"</h2>
         {history_line.map(|l| view! { <p class="history-check" id="history-check">{l}</p> })}
+        {(mode == PageMode::Live).then(|| view! {
+            <p class="history-link"><a id="history-link" href=format!("/runs/{}/history", run.id)>"This configuration’s history"</a>" — every run of it over time, with the regression limits"</p>
+        })}
         <ProposalsList runs=vec![run.clone()] found dismissed back=back.clone() editable />
         <h2>"How these numbers are defined"</h2>
         <DefinitionsView definitions=definitions points=run.points.clone() />

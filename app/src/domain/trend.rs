@@ -1,0 +1,566 @@
+//! A configuration's history as one series: the runs of one [`ConfigKey`], oldest first,
+//! each a point of a chosen measure — a metric at a level, the plateau's throughput, or
+//! the knee — with the regression limit the gate would have applied to it, its engine
+//! version and the annotations that cover it. The history page (`/runs/:id/history`)
+//! draws it; `charts::history` turns it into a chart.
+//!
+//! The limit of each run is the one [`super::regression::against_history`] applies, from
+//! the runs before it: worse than the mean of the last `window` by more than
+//! `max_worse_pct` % *and* by more than `z` standard deviations (a one-run window: the
+//! percentage alone). Both must hold, so the limit is the mean moved by the larger of the
+//! two margins. Unknown values stay `None` (a gap), never 0.
+//!
+//! Pure, no IO; the caller brings the runs (`db::history::series`).
+
+use super::annotations::Anchor;
+use super::compare::{load_label, LevelKey};
+use super::format::when;
+use super::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
+use super::metrics::{Metric, Stat};
+use super::regression::{ConfigKey, Thresholds};
+use super::{LoadKind, Point, Run};
+use serde::{Deserialize, Serialize};
+
+/// What the history follows.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Measure {
+    /// `metric`'s `stat` at one level.
+    At { metric: Metric, stat: Stat, level: LevelKey },
+    /// The plateau's height: the highest throughput from the knee up (`None` without a knee).
+    Plateau,
+    /// The knee's load (`None` without a knee).
+    Knee,
+}
+
+/// The metrics the page offers: those the gate checks, then decode and request rates.
+pub const METRICS: [(Metric, Stat); 8] = [
+    (Metric::OutputThroughput, Stat::Mean),
+    (Metric::E2e, Stat::P50),
+    (Metric::E2e, Stat::P99),
+    (Metric::Ttft, Stat::P50),
+    (Metric::Ttft, Stat::P99),
+    (Metric::Tpot, Stat::P50),
+    (Metric::Tpot, Stat::P99),
+    (Metric::RequestThroughput, Stat::Mean),
+];
+
+/// The query-string value of a metric choice: `output_throughput`, `ttft.p99`.
+pub fn metric_param(metric: Metric, stat: Stat) -> String {
+    if stat == Stat::Mean {
+        metric.as_str().to_owned()
+    } else {
+        format!("{}.{}", metric.as_str(), stat.name())
+    }
+}
+
+/// "output tok/s", "TTFT p99".
+pub fn metric_label(metric: Metric, stat: Stat) -> String {
+    if stat == Stat::Mean && metric.unit() != super::metrics::Unit::Ms {
+        metric.label().to_owned()
+    } else {
+        format!("{} {}", metric.label(), stat.name())
+    }
+}
+
+/// A field of the page's query that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueryProblem {
+    pub field: &'static str,
+    pub problem: String,
+}
+
+impl std::fmt::Display for QueryProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.problem)
+    }
+}
+
+/// Longest query value read: anything longer is refused before parsing.
+const MAX_PARAM: usize = 64;
+
+impl Measure {
+    /// From the page's query: `metric` (see [`metric_param`]; default output tok/s) and
+    /// `level` (a load of `run`'s kind, `plateau` or `knee`; default `plateau`). A level
+    /// is taken as given even when `run` lacks it: other runs of the key may have it.
+    pub fn parse(metric: Option<&str>, level: Option<&str>, run: &Run) -> Result<Self, QueryProblem> {
+        let too_long = |field: &'static str, v: &str| {
+            (v.len() > MAX_PARAM).then(|| QueryProblem { field, problem: format!("longer than {MAX_PARAM} bytes") })
+        };
+        let metric = metric.map(str::trim).filter(|m| !m.is_empty());
+        let level = level.map(str::trim).filter(|l| !l.is_empty()).unwrap_or("plateau");
+        if let Some(p) = metric.and_then(|m| too_long("metric", m)).or_else(|| too_long("level", level)) {
+            return Err(p);
+        }
+        let (m, s) = match metric {
+            None => (Metric::OutputThroughput, Stat::Mean),
+            Some(text) => METRICS.into_iter().find(|(m, s)| metric_param(*m, *s) == text).ok_or_else(|| {
+                let known: Vec<String> = METRICS.iter().map(|(m, s)| metric_param(*m, *s)).collect();
+                QueryProblem { field: "metric", problem: format!("unknown metric; one of {}", known.join(", ")) }
+            })?,
+        };
+        match level {
+            "plateau" => Ok(Measure::Plateau),
+            "knee" => Ok(Measure::Knee),
+            text => {
+                let v: f64 =
+                    text.parse().ok().filter(|v: &f64| v.is_finite() && *v > 0.0).ok_or_else(|| QueryProblem {
+                        field: "level",
+                        problem: "a positive load (concurrency or req/s), `plateau` or `knee`".into(),
+                    })?;
+                let load_kind = run.points.first().map_or(LoadKind::Concurrency, |p| p.load_kind);
+                Ok(Measure::At { metric: m, stat: s, level: LevelKey { load_kind, load_value: v } })
+            }
+        }
+    }
+
+    /// The query string that names this measure (`metric=…&level=…`).
+    pub fn query(&self) -> String {
+        match self {
+            Measure::At { metric, stat, level } => {
+                format!("metric={}&level={}", metric_param(*metric, *stat), super::format::load(level.load_value))
+            }
+            Measure::Plateau => "level=plateau".into(),
+            Measure::Knee => "level=knee".into(),
+        }
+    }
+
+    /// "TTFT p99 at C=64", "plateau throughput", "knee".
+    pub fn label(&self) -> String {
+        match self {
+            Measure::At { metric, stat, level } => format!("{} at {}", metric_label(*metric, *stat), level.label()),
+            Measure::Plateau => "throughput at the plateau".into(),
+            Measure::Knee => "the knee (where the plateau starts)".into(),
+        }
+    }
+
+    /// The unit the values are in.
+    pub fn unit(&self, load_kind: LoadKind) -> &'static str {
+        match self {
+            Measure::At { metric, .. } => metric.unit().label(),
+            Measure::Plateau => "tok/s",
+            Measure::Knee => match load_kind {
+                LoadKind::Concurrency => "concurrent requests",
+                LoadKind::RequestRate => "req/s",
+            },
+        }
+    }
+
+    /// Whether more is better (`None`: neither, and no limit is drawn). A knee further
+    /// out is better: the engine takes more load before it stops gaining.
+    pub fn higher_is_better(&self) -> Option<bool> {
+        match self {
+            Measure::At { metric, .. } => metric.higher_is_better(),
+            Measure::Plateau | Measure::Knee => Some(true),
+        }
+    }
+
+    /// The run's value, `None` when unknown (no such level, no knee).
+    pub fn value(&self, run: &Run) -> Option<f64> {
+        let v = match self {
+            Measure::At { metric, stat, level } => point_at(run, level)?.get(*metric, *stat),
+            Measure::Plateau => saturation(&run.points, DEFAULT_KNEE_THRESHOLD)?.saturation_tok_s,
+            Measure::Knee => saturation(&run.points, DEFAULT_KNEE_THRESHOLD)?.knee.map(|k| k.load),
+        };
+        v.filter(|x| x.is_finite())
+    }
+
+    /// The level whose annotations belong to the point: the chosen level, or the knee.
+    fn level(&self, run: &Run) -> Option<LevelKey> {
+        match self {
+            Measure::At { level, .. } => Some(*level),
+            Measure::Plateau | Measure::Knee => {
+                let k = saturation(&run.points, DEFAULT_KNEE_THRESHOLD)?;
+                Some(LevelKey { load_kind: k.load_kind, load_value: k.knee?.load })
+            }
+        }
+    }
+}
+
+fn point_at<'a>(run: &'a Run, level: &LevelKey) -> Option<&'a Point> {
+    run.points.iter().find(|p| level.matches(p))
+}
+
+/// An annotation shown beside a point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Note {
+    pub id: String,
+    /// The kind's label ("note", "anomaly", …).
+    pub kind: String,
+    pub body: String,
+}
+
+/// One run of the history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrendPoint {
+    pub run_id: String,
+    pub run_name: String,
+    pub created_at: String,
+    pub engine_version: Option<String>,
+    pub value: Option<f64>,
+    /// The mean of the runs before it that the limit is drawn from.
+    pub reference: Option<f64>,
+    /// Worse than this is a regression (see the module note).
+    pub limit: Option<f64>,
+    /// How many earlier runs the reference is the mean of.
+    pub window: usize,
+    pub regression: bool,
+    /// The run the page was opened from.
+    pub current: bool,
+    pub notes: Vec<Note>,
+}
+
+/// A configuration's history of one measure, oldest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trend {
+    pub key: String,
+    pub measure: Measure,
+    pub unit: &'static str,
+    pub thresholds: Thresholds,
+    pub points: Vec<TrendPoint>,
+}
+
+/// The history of `measure` over `runs` (one key's, newest first as `db::series` returns
+/// them; sorted oldest first here by creation time, runs stored in the same second kept
+/// in the reverse of the given order), `current` marked.
+pub fn trend(runs: &[Run], current: &super::RunId, measure: Measure, t: &Thresholds) -> Trend {
+    let mut runs: Vec<&Run> = runs.iter().rev().collect();
+    runs.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+    let key = runs.iter().find(|r| &r.id == current).or(runs.first()).map(|r| ConfigKey::of(r).label());
+    let load_kind = runs.iter().find_map(|r| r.points.first().map(|p| p.load_kind)).unwrap_or(LoadKind::Concurrency);
+    let higher = measure.higher_is_better();
+    let mut known: Vec<f64> = Vec::new();
+    let mut points = Vec::with_capacity(runs.len());
+    for run in runs {
+        let value = measure.value(run);
+        // The window: the last `t.window` known values before this run, newest last.
+        let past = &known[known.len().saturating_sub(t.window.max(1))..];
+        let (reference, limit) = limit(past, higher, t);
+        let regression = match (value, limit, higher) {
+            (Some(v), Some(l), Some(true)) => v < l,
+            (Some(v), Some(l), Some(false)) => v > l,
+            _ => false,
+        };
+        let level = measure.level(run);
+        let notes = run
+            .annotations
+            .iter()
+            .filter(|a| match (&a.anchor, &level) {
+                (Anchor::Run, _) => true,
+                (Anchor::Comparison { .. }, _) | (_, None) => false,
+                (anchor, Some(l)) => anchor.covers(&Point::at(l.load_kind, l.load_value)),
+            })
+            .map(|a| Note { id: a.id.to_string(), kind: a.kind.label().to_owned(), body: a.body.clone() })
+            .collect();
+        points.push(TrendPoint {
+            run_id: run.id.to_string(),
+            run_name: run.name.clone(),
+            created_at: run.created_at.clone(),
+            engine_version: run.facts.engine_version.clone(),
+            value,
+            reference,
+            limit,
+            window: past.len(),
+            regression,
+            current: &run.id == current,
+            notes,
+        });
+        known.extend(value);
+    }
+    Trend {
+        key: key.unwrap_or_else(|| "unknown configuration".into()),
+        measure,
+        unit: measure.unit(load_kind),
+        thresholds: *t,
+        points,
+    }
+}
+
+/// (reference, limit) from the values before a run: none without a past or a direction.
+fn limit(past: &[f64], higher: Option<bool>, t: &Thresholds) -> (Option<f64>, Option<f64>) {
+    if past.is_empty() {
+        return (None, None);
+    }
+    let n = past.len() as f64;
+    let mean = past.iter().sum::<f64>() / n;
+    let pct_margin = t.max_worse_pct / 100.0 * mean.abs();
+    let margin = if past.len() >= 2 {
+        let sd = (past.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        pct_margin.max(t.z * sd)
+    } else {
+        pct_margin
+    };
+    let limit = match higher {
+        Some(true) => Some(mean - margin),
+        Some(false) => Some(mean + margin),
+        None => None,
+    };
+    (Some(mean), limit)
+}
+
+impl Trend {
+    /// How many runs cross their limit.
+    pub fn regressions(&self) -> usize {
+        self.points.iter().filter(|p| p.regression).count()
+    }
+
+    /// The thresholds in words, for the page.
+    pub fn rule(&self) -> String {
+        match self.measure.higher_is_better() {
+            None => "This measure has no better direction, so no limit is drawn.".into(),
+            Some(higher) => format!(
+                "A run is a regression when it is {} than the mean of the {} runs before it by more than {} % and by \
+                 more than {} standard deviations (one earlier run: the percentage alone) — the thresholds of \
+                 `plateau check --history`.",
+                if higher { "lower" } else { "higher" },
+                self.thresholds.window,
+                self.thresholds.max_worse_pct,
+                self.thresholds.z
+            ),
+        }
+    }
+
+    /// Short axis label of a point: its date (never user text).
+    pub fn axis_label(p: &TrendPoint) -> String {
+        let w = when(&p.created_at);
+        // "2026-11-30 14:02 UTC" → "11-30 14:02"
+        w.get(5..16).map_or(w.clone(), str::to_owned)
+    }
+}
+
+/// A level choice for the page: its query value and its label.
+pub fn level_choices(run: &Run) -> Vec<(String, String)> {
+    let mut out = vec![("plateau".to_owned(), "plateau throughput".to_owned()), ("knee".to_owned(), "knee".to_owned())];
+    out.extend(run.points.iter().map(|p| (super::format::load(p.load_value), load_label(p.load_kind, p.load_value))));
+    out
+}
+
+/// What the history page shows, formatted on the server (the browser only lays it out).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryPage {
+    pub run_id: String,
+    pub run_name: String,
+    /// The configuration, in words.
+    pub key: String,
+    /// "TTFT p99 at C=64 (ms)".
+    pub measure: String,
+    pub rule: String,
+    /// The selected `metric` and `level` query values.
+    pub metric: String,
+    pub level: String,
+    /// (query value, label) of each choice.
+    pub metrics: Vec<(String, String)>,
+    pub levels: Vec<(String, String)>,
+    pub rows: Vec<HistoryRow>,
+    pub regressions: usize,
+    /// The chart's ECharts option (see `charts::history::option_json`).
+    pub chart_json: String,
+}
+
+/// One run's row of the history table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryRow {
+    pub href: String,
+    pub name: String,
+    pub when: String,
+    pub engine_version: String,
+    pub value: String,
+    pub reference: String,
+    pub limit: String,
+    /// "regression", "ok" or "" (nothing to check against).
+    pub verdict: String,
+    pub current: bool,
+    /// (link to the annotation on its run's page, "kind: text").
+    pub notes: Vec<(String, String)>,
+}
+
+/// A value with the precision its size deserves, or the unknown mark.
+fn fig(v: Option<f64>) -> String {
+    let digits = |v: f64| {
+        if v.abs() >= 100.0 {
+            1
+        } else if v.abs() >= 1.0 {
+            2
+        } else {
+            3
+        }
+    };
+    match v {
+        Some(v) => super::format::num(Some(v), digits(v)),
+        None => super::format::UNKNOWN.to_owned(),
+    }
+}
+
+impl HistoryPage {
+    /// The page of `trend` for `run`, newest run first in the table.
+    pub fn new(trend: &Trend, run: &Run, chart_json: String) -> Self {
+        let (metric, level) = match trend.measure {
+            Measure::At { metric, stat, level } => (metric_param(metric, stat), super::format::load(level.load_value)),
+            Measure::Plateau => (metric_param(Metric::OutputThroughput, Stat::Mean), "plateau".into()),
+            Measure::Knee => (metric_param(Metric::OutputThroughput, Stat::Mean), "knee".into()),
+        };
+        let rows = trend
+            .points
+            .iter()
+            .rev()
+            .map(|p| HistoryRow {
+                href: format!("/runs/{}", p.run_id),
+                name: p.run_name.clone(),
+                when: when(&p.created_at),
+                engine_version: p.engine_version.clone().unwrap_or_else(|| super::format::UNKNOWN.to_owned()),
+                value: fig(p.value),
+                reference: fig(p.reference),
+                limit: fig(p.limit),
+                verdict: match (p.value, p.limit) {
+                    (Some(_), Some(_)) if p.regression => "regression".into(),
+                    (Some(_), Some(_)) => "ok".into(),
+                    _ => String::new(),
+                },
+                current: p.current,
+                notes: p
+                    .notes
+                    .iter()
+                    .map(|n| {
+                        (
+                            format!("/runs/{}#annotation-{}", p.run_id, n.id),
+                            format!("{}: {}", n.kind, super::annotations::plain_text(&n.body)),
+                        )
+                    })
+                    .collect(),
+            })
+            .collect();
+        Self {
+            run_id: run.id.to_string(),
+            run_name: run.name.clone(),
+            key: trend.key.clone(),
+            measure: format!("{} ({})", trend.measure.label(), trend.unit),
+            rule: trend.rule(),
+            metric,
+            level,
+            metrics: METRICS.iter().map(|(m, s)| (metric_param(*m, *s), metric_label(*m, *s))).collect(),
+            levels: level_choices(run),
+            rows,
+            regressions: trend.regressions(),
+            chart_json,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::annotations::{Annotation, AnnotationKind, Effect};
+    use crate::domain::compare::tests::level;
+    use crate::domain::RunId;
+
+    fn run(i: usize, created: &str, version: &str, tok_s: &[(f64, f64)]) -> Run {
+        let mut r = crate::domain::compare::tests::chat_run();
+        r.id = RunId::parse(&format!("run{i:09}")).unwrap();
+        r.name = format!("run {i}");
+        r.created_at = created.to_owned();
+        r.facts.engine_version = Some(version.to_owned());
+        r.points = tok_s.iter().map(|(c, t)| level(*c, *t, None)).collect();
+        r.annotations.clear();
+        r
+    }
+
+    /// Four runs at C=8: 100, 104, 96 tok/s, then 80. The third's window is 100 and 104
+    /// (mean 102, sd 2.83): margin max(5.1, 3 × 2.83 = 8.49) = 8.49, limit 93.51, so 96
+    /// passes. The fourth's window is all three (mean 100, sd 4): margin max(5, 12) = 12,
+    /// limit 88, so 80 is a regression. The second's window is the first alone: 100 − 5.
+    #[test]
+    fn limits_follow_the_gates_thresholds_run_by_run() {
+        let runs = vec![
+            run(4, "2026-11-04T00:00:00Z", "0.7", &[(1.0, 20.0), (8.0, 80.0)]),
+            run(1, "2026-11-01T00:00:00Z", "0.6", &[(1.0, 20.0), (8.0, 100.0)]),
+            run(2, "2026-11-02T00:00:00Z", "0.6", &[(1.0, 20.0), (8.0, 104.0)]),
+            run(3, "2026-11-03T00:00:00Z", "0.6", &[(1.0, 20.0), (8.0, 96.0)]),
+        ];
+        let at8 = Measure::At {
+            metric: Metric::OutputThroughput,
+            stat: Stat::Mean,
+            level: LevelKey { load_kind: LoadKind::Concurrency, load_value: 8.0 },
+        };
+        let t = trend(&runs, &runs[0].id, at8, &Thresholds::default());
+        let names: Vec<&str> = t.points.iter().map(|p| p.run_name.as_str()).collect();
+        assert_eq!(names, ["run 1", "run 2", "run 3", "run 4"]);
+        assert_eq!((t.points[0].reference, t.points[0].limit), (None, None));
+        assert_eq!(t.points[1].limit, Some(95.0));
+        let l3 = t.points[2].limit.unwrap();
+        assert!((l3 - (102.0 - 3.0 * 8f64.sqrt())).abs() < 1e-9, "{l3}");
+        assert!(!t.points[2].regression);
+        assert_eq!(t.points[3].reference, Some(100.0));
+        assert!((t.points[3].limit.unwrap() - 88.0).abs() < 1e-9);
+        assert!(t.points[3].regression && t.points[3].current);
+        assert_eq!(t.regressions(), 1);
+        assert_eq!(t.points[3].engine_version.as_deref(), Some("0.7"));
+        assert_eq!(t.unit, "tok/s");
+    }
+
+    /// Latency: higher is worse, and a level a run lacks is a gap, not a zero, and does
+    /// not enter the next run's window.
+    #[test]
+    fn latency_limits_sit_above_and_missing_levels_are_gaps() {
+        let mut runs = vec![
+            run(1, "2026-11-01T00:00:00Z", "1", &[(8.0, 100.0)]),
+            run(2, "2026-11-02T00:00:00Z", "1", &[(16.0, 100.0)]),
+            run(3, "2026-11-03T00:00:00Z", "1", &[(8.0, 100.0)]),
+        ];
+        for (r, e2e) in runs.iter_mut().zip([1000.0, 5.0, 1100.0]) {
+            r.points[0].set(Metric::E2e, Stat::P50, e2e);
+        }
+        let m = Measure::parse(Some("e2e.p50"), Some("8"), &runs[0]).unwrap();
+        let t = trend(&runs, &runs[2].id, m, &Thresholds::default());
+        assert_eq!(t.points[1].value, None);
+        assert_eq!(t.points[2].window, 1);
+        assert_eq!(t.points[2].limit, Some(1050.0));
+        assert!(t.points[2].regression, "1100 ms is more than 5 % above 1000 ms");
+        assert_eq!(t.unit, "ms");
+    }
+
+    #[test]
+    fn the_plateau_and_the_knee_are_measures_and_notes_follow_the_knee() {
+        let mut r = run(1, "2026-11-01T00:00:00Z", "1", &[(1.0, 100.0), (2.0, 190.0), (4.0, 199.0), (8.0, 201.0)]);
+        let note = |anchor: Anchor, body: &str| Annotation {
+            id: crate::domain::annotations::AnnotationId(1),
+            run_id: r.id.clone(),
+            anchor,
+            kind: AnnotationKind::Note,
+            effect: Effect::None,
+            body: body.into(),
+            author: String::new(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            superseded_by: None,
+            proposal_key: None,
+            history: vec![],
+        };
+        r.annotations = vec![
+            note(Anchor::Point { load_kind: LoadKind::Concurrency, load: 2.0 }, "at the knee"),
+            note(Anchor::Point { load_kind: LoadKind::Concurrency, load: 1.0 }, "elsewhere"),
+            note(Anchor::Run, "whole run"),
+        ];
+        let plateau = trend(std::slice::from_ref(&r), &r.id, Measure::Plateau, &Thresholds::default());
+        assert_eq!(plateau.points[0].value, Some(201.0));
+        let bodies: Vec<&str> = plateau.points[0].notes.iter().map(|n| n.body.as_str()).collect();
+        assert_eq!(bodies, ["at the knee", "whole run"]);
+        let knee = trend(std::slice::from_ref(&r), &r.id, Measure::Knee, &Thresholds::default());
+        assert_eq!(knee.points[0].value, Some(2.0));
+        assert_eq!(knee.unit, "concurrent requests");
+    }
+
+    #[test]
+    fn the_query_is_read_strictly() {
+        let r = run(1, "2026-11-01T00:00:00Z", "1", &[(8.0, 100.0)]);
+        assert_eq!(Measure::parse(None, None, &r), Ok(Measure::Plateau));
+        assert_eq!(Measure::parse(Some(""), Some("knee"), &r), Ok(Measure::Knee));
+        let m = Measure::parse(Some("ttft.p99"), Some("64"), &r).unwrap();
+        assert_eq!(m.label(), "TTFT p99 at C=64");
+        assert_eq!(m.query(), "metric=ttft.p99&level=64");
+        assert_eq!(Measure::parse(Some("nope"), None, &r).unwrap_err().field, "metric");
+        for bad in ["-1", "0", "NaN", "inf", "1e999", "C=8"] {
+            assert_eq!(Measure::parse(None, Some(bad), &r).unwrap_err().field, "level", "{bad}");
+        }
+        assert!(Measure::parse(Some(&"x".repeat(65)), None, &r).unwrap_err().problem.contains("longer"));
+        assert_eq!(level_choices(&r).last().unwrap(), &("8".to_owned(), "C=8".to_owned()));
+    }
+}

@@ -1,0 +1,127 @@
+//! `/runs/:id/history?metric=…&level=…`: the runs of one run's configuration over time —
+//! one measure (a metric at a level, the plateau's throughput or the knee) as a chart with
+//! each engine version in its colour, the regression gate's limit run by run, annotations
+//! pinned — and the same numbers as a table, each run linked to its page.
+//!
+//! Everything is computed and formatted on the server (`api::get_history`, the chart's
+//! option included), so the page adds little to the browser bundle. The choices are a GET
+//! form: the URL holds the view and the page works without JavaScript.
+
+use crate::api::get_history;
+use crate::domain::trend::HistoryPage;
+use crate::ui::components::{ChartJsonView, ErrorBox, NoJsNote};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+/// DOM id of the history chart.
+pub const HISTORY_CHART_ID: &str = "chart-history";
+
+#[component]
+pub fn HistoryPageView() -> impl IntoView {
+    let params = use_params_map();
+    let query = use_query_map();
+    let page = Resource::new(
+        move || {
+            let q = query.read();
+            (params.read().get("id").unwrap_or_default(), q.get("metric"), q.get("level"))
+        },
+        |(id, metric, level)| get_history(id, metric, level),
+    );
+    view! {
+        <Suspense fallback=|| view! { <p>"Loading history…"</p> }>
+            {move || Suspend::new(async move {
+                match page.await {
+                    Ok(p) => view! { <History p /> }.into_any(),
+                    Err(e) => view! { <Title text="History" /><ErrorBox error=e /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+fn select(name: &'static str, label: &'static str, choices: Vec<(String, String)>, selected: String) -> impl IntoView {
+    view! {
+        <label>{label}" "
+            <select name=name id=format!("history-{name}")>
+                {choices.into_iter().map(|(value, text)| {
+                    let sel = value == selected;
+                    view! { <option value=value selected=sel>{text}</option> }
+                }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+#[component]
+fn History(p: HistoryPage) -> impl IntoView {
+    let HistoryPage {
+        run_id,
+        run_name,
+        key,
+        measure,
+        rule,
+        metric,
+        level,
+        metrics,
+        levels,
+        rows,
+        regressions,
+        chart_json,
+    } = p;
+    let action = format!("/runs/{run_id}/history");
+    let back = format!("/runs/{run_id}");
+    let n = rows.len();
+    let verdict = match regressions {
+        0 => format!("{n} run(s) of this configuration; none crosses its limit."),
+        r => format!("{n} run(s) of this configuration; {r} cross their limit (ringed in red)."),
+    };
+    view! {
+        <Title text=format!("History: {run_name}") />
+        <div class="page-head">
+            <h1>"History of "<a href=back.clone() id="history-run">{run_name}</a>"’s configuration"</h1>
+        </div>
+        <p class="summary" id="history-key">{key}</p>
+        <form method="get" action=action class="history-choice" id="history-form">
+            {select("metric", "Metric", metrics, metric)}
+            {select("level", "At", levels, level)}
+            <button type="submit">"Show"</button>
+            <span class="hint">" (plateau and knee ignore the metric)"</span>
+        </form>
+        <p id="history-verdict">{verdict}</p>
+        <section class="charts">
+            <NoJsNote />
+            <figure>
+                <figcaption>{measure.clone()}</figcaption>
+                <ChartJsonView id=HISTORY_CHART_ID label=format!("{measure} over time") json=chart_json />
+            </figure>
+        </section>
+        <p class="rule" id="history-rule">{rule}</p>
+        <div class="table-wrap">
+            <table class="levels" id="history-table">
+                <thead><tr>
+                    <th>"run"</th><th>"when"</th><th>"engine version"</th><th>{measure}</th>
+                    <th>"mean before"</th><th>"limit"</th><th>"verdict"</th><th>"annotations"</th>
+                </tr></thead>
+                <tbody>
+                    {rows.into_iter().map(|r| {
+                        let regression = r.verdict == "regression";
+                        view! {
+                        <tr class:current=r.current class:regression=regression>
+                            <td><a href=r.href>{r.name}</a></td>
+                            <td>{r.when}</td>
+                            <td>{r.engine_version}</td>
+                            <td class="num">{r.value}</td>
+                            <td class="num">{r.reference}</td>
+                            <td class="num">{r.limit}</td>
+                            <td>{r.verdict}</td>
+                            <td>
+                                {r.notes.into_iter().map(|(href, text)| view! { <a class="note-link" href=href>{text}</a>" " }).collect_view()}
+                            </td>
+                        </tr>
+                    }}).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
