@@ -43,7 +43,7 @@ function series(page, name) {
   return page.evaluate((n) => {
     const chart = window.echarts.getInstanceByDom(document.getElementById('chart-history'));
     const s = chart.getOption().series.find((x) => x.name === n);
-    return s ? s.data : null;
+    return s ? (s.data || []) : null;
   }, name);
 }
 
@@ -84,9 +84,11 @@ test('a configuration’s runs over time, with limits, versions and the regressi
   const rows = page.locator('#history-table tbody tr');
   assert.equal(await rows.count(), 4);
   assert.match(await rows.first().getAttribute('class'), /regression/);
-  assert.match(await rows.first().innerText(), /nightly 3\s+.*0\.7\s+81\.4\s+101\.7\s+96\.6\s+regression/s);
+  assert.match(await rows.first().innerText(), /nightly 3\t.*\t0\.7\t81\.40\t101\.7\t96\.62\tregression/);
   assert.match(await rows.nth(1).innerText(), /\bok\b/);
-  // A point opens its run: click the first 0.6 run's marker.
+  // A point opens its run: click the first 0.6 run's marker (once the chart has its
+  // final size: the table below it may add a scrollbar after the first draw).
+  await page.waitForTimeout(300);
   const at = await page.evaluate(() => {
     const el = document.getElementById('chart-history');
     const chart = window.echarts.getInstanceByDom(el);
@@ -95,6 +97,8 @@ test('a configuration’s runs over time, with limits, versions and the regressi
     const r = el.getBoundingClientRect();
     return { x: r.left + x, y: r.top + y };
   });
+  await page.mouse.move(at.x, at.y);
+  await page.waitForTimeout(100);
   await page.mouse.click(at.x, at.y);
   await page.waitForURL(new RegExp(`/runs/${ids[0]}$`));
   assert.equal(await page.locator('#run-name').innerText(), 'nightly 0');

@@ -1,6 +1,7 @@
 // Browser tests of issue 10, "safe to share": XSS payloads in every stored text field (run
 // name, the default name from an uploaded file's name, tags, notes, facts, annotation
-// text, report title and description, snapshot title) and every page that shows them,
+// text, report title and description, snapshot title) and every page that shows them
+// (the history page too),
 // with a dialog handler and a `window.__pwned` canary. No dialog opens, no canary is set,
 // no Content-Security-Policy violation happens (the payloads are text, and the app's own
 // scripts all run under the policy: hydration and charts still work), and the text shows
@@ -110,6 +111,9 @@ test('every page shows the payloads as inert text, under a CSP, hydrated with ch
     [`/?q=${encodeURIComponent(SCRIPT)}`, 'main'],
     [`/runs/${runA.id}`, '#chart-throughput canvas'],
     [`/runs/${runB.id}`, '#chart-throughput canvas'],
+    // The history page: names, the engine version and annotations in its table and chart.
+    [`/runs/${runA.id}/history`, '#chart-history canvas'],
+    [`/runs/${runA.id}/history?metric=e2e.p99&level=1`, '#chart-history canvas'],
     [`/compare?runs=${runA.id},${runB.id}`, '.chart canvas'],
     [runReport, '#chart-throughput canvas'],
     [compareReport, '.chart canvas'],
