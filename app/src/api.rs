@@ -126,6 +126,28 @@ pub async fn get_history_check(id: String) -> Result<crate::domain::regression::
     Ok(crate::domain::regression::against_history(&run, &history, &t))
 }
 
+/// Levels of a run whose latency percentiles get bootstrap intervals (each reads its
+/// per-request records).
+pub const MAX_PERCENTILE_LEVELS: usize = 64;
+
+/// The bootstrap intervals of each level's latency p50 and p99, from its stored
+/// per-request records (levels without enough records are left out). Computed here: the
+/// records never travel to the page.
+#[server(prefix = "/_fn")]
+pub async fn get_percentile_intervals(id: String) -> Result<Vec<crate::domain::noise::LevelPercentiles>, AppError> {
+    let pool = pool()?;
+    let run_id = crate::domain::RunId::parse(&id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
+    let run = crate::db::get_run_raw(&pool, &run_id).await?;
+    let seqs = crate::db::level_seqs(&pool, &run_id).await?;
+    let mut out = Vec::new();
+    for (p, seq) in run.points.iter().zip(&seqs).take(MAX_PERCENTILE_LEVELS) {
+        let records = crate::db::level_requests(&pool, &run_id, *seq).await?;
+        let e2e: Vec<f64> = records.iter().filter(|r| r.ok).filter_map(|r| r.e2e_ms).collect();
+        out.extend(crate::domain::noise::LevelPercentiles::of(p.load_value, &e2e));
+    }
+    Ok(out)
+}
+
 /// Runs read for a history page: the newest of the run's configuration (the run itself
 /// always among them). Bounded so the page stays one cheap request.
 pub const HISTORY_RUNS: usize = 100;

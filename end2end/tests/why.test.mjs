@@ -45,6 +45,11 @@ test('the simulated sweep shows the telemetry panels and why it plateaus', async
     return chart.getOption().series[0].data;
   });
   assert.deepEqual(running.at(-1), [16, 4]);
+  // Its per-request records give each latency percentile a bootstrap interval (#15).
+  const boot = page.locator('#levels td.boot');
+  assert.equal(await boot.count(), 10, 'p50 and p99 of the 5 levels');
+  assert.match(await boot.last().innerText(), /^\d+\.\d\d \[\d+\.\d\d–\d+\.\d\d\]$/);
+  assert.match(await boot.last().getAttribute('title'), /95 % bootstrap interval .* over 32 requests/);
   assert.deepEqual(errors, []);
   await page.close();
 });

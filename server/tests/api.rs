@@ -592,3 +592,30 @@ async fn the_compare_report_explains_like_the_page_and_the_markdown() {
         }
     }
 }
+
+/// Issue #15: a level's latency percentiles carry their bootstrap interval, computed on
+/// the server from the stored per-request records (the demo's simulated sweep has 32 a
+/// level); a run without records (the story's imports) shows the percentiles alone.
+#[tokio::test]
+async fn the_run_page_shows_bootstrap_intervals_of_latency_percentiles() {
+    for app in TestApp::each().await {
+        server::demo::load(&app.pool).await.unwrap();
+        let runs = app::db::list_runs(&app.pool).await.unwrap();
+        let id = |name: &str| runs.iter().find(|r| r.name == name).unwrap().id.clone();
+        let sim = id(server::demo::SIM_RUN);
+        let page = app.client.get(app.url(&format!("/runs/{sim}"))).send().await.unwrap().text().await.unwrap();
+        let records = app::db::level_requests(&app.pool, &sim, app::db::level_seqs(&app.pool, &sim).await.unwrap()[4])
+            .await
+            .unwrap();
+        let e2e: Vec<f64> = records.iter().filter(|r| r.ok).filter_map(|r| r.e2e_ms).collect();
+        assert!(e2e.len() >= 20, "{} records", e2e.len());
+        let ci = app::domain::noise::QuantileInterval::bootstrap(&e2e, 0.99).unwrap();
+        let s = |ms: f64| app::domain::format::num(Some(ms / 1000.0), 2);
+        let expected = format!("95 % bootstrap interval {} … {} s over {} requests", s(ci.lo), s(ci.hi), ci.n);
+        assert!(page.contains(&expected), "{expected} not in the page");
+        assert_eq!(page.matches("class=\"boot\"").count(), 10, "p50 and p99 of each of the 5 levels");
+        let chat = id(server::demo::CHAT_RUN);
+        let page = app.client.get(app.url(&format!("/runs/{chat}"))).send().await.unwrap().text().await.unwrap();
+        assert!(page.contains("id=\"levels\"") && !page.contains("class=\"boot\""), "no records, no interval");
+    }
+}

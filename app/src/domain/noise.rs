@@ -6,7 +6,10 @@
 //! - one number of two runs at the same level → whether the change is beyond noise
 //!   ([`Significance`]): Welch's t-test across the trials where both sides have at least
 //!   two; otherwise the Mann–Whitney U test over the per-request records (latencies), which
-//!   needs no normality and no equal spreads; otherwise "single measurement: cannot tell".
+//!   needs no normality and no equal spreads; otherwise "single measurement: cannot tell";
+//! - a percentile of one level's per-request records → its 95 % bootstrap interval
+//!   ([`QuantileInterval`]), from the *exact* bootstrap distribution (every resample
+//!   weighted by its probability, no random draws: the same numbers on every page view).
 //!
 //! The distributions are written here ([`dist`]): Student's t through the regularised
 //! incomplete beta function, the normal through `erfc`. The maintained crate (`statrs`)
@@ -112,6 +115,17 @@ pub mod dist {
         } else {
             1.0 - front * beta_cf(b, a, 1.0 - x) / b
         }
+    }
+
+    /// P(X ≥ k) for X ~ Binomial(n, p), 0 ≤ k ≤ n: I_p(k, n − k + 1).
+    pub fn binomial_sf(k: u64, n: u64, p: f64) -> f64 {
+        if k == 0 {
+            return 1.0;
+        }
+        if k > n {
+            return 0.0;
+        }
+        beta_reg(k as f64, (n - k + 1) as f64, p.clamp(0.0, 1.0))
     }
 
     /// P(T ≤ t) for Student's t with `df` > 0 degrees of freedom.
@@ -434,12 +448,149 @@ fn p_text(p: f64) -> String {
     }
 }
 
+/// Percentile intervals want this many per-request records (fewer: the interval of a
+/// p99 is most of the sample's range, and says nothing a reader can use).
+pub const MIN_PERCENTILE_RECORDS: usize = 20;
+
+/// A percentile of one level's per-request values with its 95 % bootstrap interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuantileInterval {
+    /// Records the interval is drawn from.
+    pub n: usize,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl QuantileInterval {
+    /// The percentile bootstrap interval of the `q`-quantile (0 < q < 1) of `values`:
+    /// the 2.5 % and 97.5 % points of the distribution of the resampled quantile, over
+    /// all nⁿ resamples at once. A resample's quantile is its k-th smallest value
+    /// (k = ⌈q·n⌉, the nearest rank), which is ≤ x₍ⱼ₎ exactly when at least k of its n
+    /// draws are ≤ x₍ⱼ₎ — a Binomial(n, j/n) count — so
+    /// P(quantile* ≤ x₍ⱼ₎) = P(Binomial(n, j/n) ≥ k), found by bisection over j.
+    /// Deterministic and O(n log n) (the sort), where a Monte-Carlo bootstrap would cost
+    /// B × n per percentile and differ between page views. `None` below
+    /// [`MIN_PERCENTILE_RECORDS`] finite values or for q outside (0, 1).
+    pub fn bootstrap(values: &[f64], q: f64) -> Option<Self> {
+        let mut x: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        if x.len() < MIN_PERCENTILE_RECORDS || !(q > 0.0 && q < 1.0) {
+            return None;
+        }
+        x.sort_by(f64::total_cmp);
+        let n = x.len() as u64;
+        let k = ((q * n as f64).ceil() as u64).clamp(1, n);
+        let cdf = |j: u64| dist::binomial_sf(k, n, j as f64 / n as f64);
+        // The smallest rank j (1…n) whose CDF reaches `p`.
+        let rank = |p: f64| {
+            let (mut lo, mut hi) = (1u64, n);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if cdf(mid) >= p {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            lo
+        };
+        let tail = (1.0 - CONFIDENCE) / 2.0;
+        let at = |j: u64| x.get(usize::try_from(j - 1).unwrap_or(0)).copied();
+        Some(Self { n: x.len(), lo: at(rank(tail))?, hi: at(rank(1.0 - tail))? })
+    }
+}
+
+/// One level's latency percentiles with their bootstrap intervals (the run page's levels
+/// table shows them beside p50 and p99), computed on the server from the stored
+/// per-request records.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LevelPercentiles {
+    pub load_value: f64,
+    /// Request latency (e2e), ms.
+    pub e2e_p50: Option<QuantileInterval>,
+    pub e2e_p99: Option<QuantileInterval>,
+}
+
+impl LevelPercentiles {
+    /// From the level's successful requests' latencies (ms); `None` when neither
+    /// percentile has enough records.
+    pub fn of(load_value: f64, e2e_ms: &[f64]) -> Option<Self> {
+        let p = Self {
+            load_value,
+            e2e_p50: QuantileInterval::bootstrap(e2e_ms, 0.5),
+            e2e_p99: QuantileInterval::bootstrap(e2e_ms, 0.99),
+        };
+        (p.e2e_p50.is_some() || p.e2e_p99.is_some()).then_some(p)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
+    }
+
+    /// The exact bootstrap against every resample enumerated: for 6 values there are
+    /// 6⁶ = 46,656 equally likely resamples; the distribution of their nearest-rank
+    /// quantile must be the binomial formula's, rank by rank.
+    #[test]
+    fn the_bootstrap_distribution_is_exact() {
+        let n = 6u64;
+        for q in [0.5, 0.9, 0.99] {
+            let k = ((q * n as f64).ceil() as u64).clamp(1, n);
+            let mut counts = vec![0u64; n as usize + 1];
+            for code in 0..n.pow(6) {
+                let mut draws: Vec<u64> = (0..6).map(|i| code / n.pow(i) % n + 1).collect();
+                draws.sort_unstable();
+                counts[draws[k as usize - 1] as usize] += 1;
+            }
+            let mut cum = 0u64;
+            for j in 1..=n {
+                cum += counts[j as usize];
+                let enumerated = cum as f64 / n.pow(6) as f64;
+                let formula = dist::binomial_sf(k, n, j as f64 / n as f64);
+                assert!(close(enumerated, formula, 1e-12), "q {q} j {j}: {enumerated} vs {formula}");
+            }
+        }
+        // scipy.stats.binom.sf(4, 10, 0.3) = P(X ≥ 5) = 0.150268…
+        assert!(close(dist::binomial_sf(5, 10, 0.3), 0.150_268_4, 1e-6));
+        assert!(close(dist::binomial_sf(9_900, 10_000, 0.99), 0.5266, 0.01), "a large n converges");
+    }
+
+    /// Over 400 samples of 200 exponential latencies (seeded), the true median lies in the
+    /// bootstrap interval about 95 % of the time; too few records give no interval.
+    #[test]
+    fn bootstrap_intervals_cover_the_true_percentile() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut uniform = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (mut covered, trials) = (0, 400);
+        let true_median = std::f64::consts::LN_2 * 100.0;
+        for _ in 0..trials {
+            let sample: Vec<f64> = (0..200).map(|_| -100.0 * (1.0 - uniform()).ln()).collect();
+            let ci = QuantileInterval::bootstrap(&sample, 0.5).unwrap();
+            assert!(ci.lo <= ci.hi && ci.n == 200);
+            if ci.lo <= true_median && true_median <= ci.hi {
+                covered += 1;
+            }
+        }
+        let rate = f64::from(covered) / f64::from(trials);
+        assert!((0.90..=0.99).contains(&rate), "coverage {rate}");
+        assert_eq!(QuantileInterval::bootstrap(&[1.0; 19], 0.5), None);
+        assert_eq!(QuantileInterval::bootstrap(&[1.0; 30], 1.0), None);
+        let flat = QuantileInterval::bootstrap(&[7.0; 30], 0.99).unwrap();
+        assert_eq!((flat.lo, flat.hi), (7.0, 7.0));
+        // 1…100: the p99's interval reaches the largest record; the median's is narrow.
+        let ramp: Vec<f64> = (1..=100).map(f64::from).collect();
+        let p99 = QuantileInterval::bootstrap(&ramp, 0.99).unwrap();
+        assert_eq!(p99.hi, 100.0);
+        let p50 = QuantileInterval::bootstrap(&ramp, 0.5).unwrap();
+        assert!(p50.lo >= 38.0 && p50.hi <= 62.0 && p50.lo < 50.0 && p50.hi > 50.0, "{p50:?}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use crate::domain::analysis::{self, TokensPerRequestMethod};
 use crate::domain::format::{int, load, ms_as_s, num, pct};
 use crate::domain::metrics::{Metric, Stat};
-use crate::domain::noise::Interval;
+use crate::domain::noise::{Interval, LevelPercentiles, QuantileInterval};
 use crate::domain::{LoadKind, Point};
 use leptos::prelude::*;
 
@@ -26,6 +26,22 @@ fn ci_title(ci: Option<Interval>, digits: usize, scale: f64) -> String {
     })
 }
 
+/// " [1.10–1.40]" after a percentile with its bootstrap interval (ms shown in s), and the
+/// interval in words for the cell's tooltip.
+fn bootstrap_bounds(ci: Option<QuantileInterval>) -> (Option<impl IntoView>, Option<String>) {
+    let s = |ms: f64| num(Some(ms / 1000.0), 2);
+    let bounds = ci.map(|i| view! { <span class="ci">" ["{s(i.lo)}"–"{s(i.hi)}"]"</span> });
+    let title = ci.map(|i| {
+        format!(
+            "95 % bootstrap interval {} … {} s over {} requests (exact bootstrap of the percentile)",
+            s(i.lo),
+            s(i.hi),
+            i.n
+        )
+    });
+    (bounds, title)
+}
+
 /// Every level of a run, in load order.
 #[component]
 pub fn LevelsTable(
@@ -33,6 +49,10 @@ pub fn LevelsTable(
     /// The run's annotations: a level they concern gets a marker linking to each.
     #[prop(optional)]
     annotations: Vec<crate::domain::annotations::Annotation>,
+    /// Bootstrap intervals of latency p50 / p99 by level (shown in place of the trials'
+    /// t-interval: a percentile's interval comes from the per-request records).
+    #[prop(optional)]
+    percentiles: Vec<LevelPercentiles>,
 ) -> impl IntoView {
     let derived = analysis::analyse(&points);
     // Marginal gain per doubling into each level (from the previous level with a throughput).
@@ -106,7 +126,19 @@ pub fn LevelsTable(
                     <td>{num(d.per_user_tok_s, 1)}</td>
                     {[Stat::Mean, Stat::P50, Stat::P99].map(|stat| {
                         let ci = p.interval(Metric::E2e, stat);
-                        view! { <td title=ci_title(ci, 2, 1000.0)>{ms_as_s(p.latency_ms(stat))}{plus_minus(ci, 2, 1000.0)}</td> }
+                        let boot = percentiles.iter().find(|l| l.load_value == p.load_value).and_then(|l| match stat {
+                            Stat::P50 => l.e2e_p50,
+                            Stat::P99 => l.e2e_p99,
+                            _ => None,
+                        });
+                        match bootstrap_bounds(boot) {
+                            (Some(bounds), title) => view! {
+                                <td class="boot" title=title>{ms_as_s(p.latency_ms(stat))}{bounds}</td>
+                            }.into_any(),
+                            (None, _) => view! {
+                                <td title=ci_title(ci, 2, 1000.0)>{ms_as_s(p.latency_ms(stat))}{plus_minus(ci, 2, 1000.0)}</td>
+                            }.into_any(),
+                        }
                     })}
                     <td title=tpr_title>{tpr_mark}{tpr}</td>
                 </tr>

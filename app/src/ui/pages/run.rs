@@ -4,7 +4,7 @@
 //! The URL carries the view (`?scale=linear&hide=p99`, see [`ViewState`]); the same view
 //! renders under a saved report (`/r/<slug>`) and from a snapshot (`/s/<id>`, frozen data).
 
-use crate::api::{dismissed_proposals, get_history_check, get_run, get_stored_signals};
+use crate::api::{dismissed_proposals, get_history_check, get_percentile_intervals, get_run, get_stored_signals};
 use crate::charts;
 use crate::domain::annotations::Effect;
 use crate::domain::format::{int, load, num, when, UNKNOWN};
@@ -49,7 +49,9 @@ pub fn RunPage() -> impl IntoView {
             let stored = get_stored_signals(vec![id.clone()]).await.ok().and_then(|mut v| v.pop());
             // Without its history the page still shows the run (no regression proposals).
             let history = get_history_check(id.clone()).await.ok();
-            (get_run(id).await, stored, dismissed_proposals().await.unwrap_or_default(), history)
+            // Without them the table shows the percentiles without intervals.
+            let percentiles = get_percentile_intervals(id.clone()).await.unwrap_or_default();
+            (get_run(id).await, stored, dismissed_proposals().await.unwrap_or_default(), history, percentiles)
         },
     );
     let error = form_error();
@@ -65,9 +67,9 @@ pub fn RunPage() -> impl IntoView {
                         return view! { <Title text="Invalid view" /><ViewProblems problems fallback=format!("/runs/{id}") /> }.into_any();
                     }
                 };
-                let (run, stored, dismissed, history) = run.await;
+                let (run, stored, dismissed, history, percentiles) = run.await;
                 match run {
-                    Ok(run) => view! { <RunView run view=state mode=PageMode::Live dismissed stored history error /> }.into_any(),
+                    Ok(run) => view! { <RunView run view=state mode=PageMode::Live dismissed stored history percentiles error /> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
                 }
             })}}
@@ -130,6 +132,10 @@ pub(crate) fn RunView(
     /// shared pages and snapshots.
     #[prop(optional_no_strip)]
     history: Option<crate::domain::regression::CheckReport>,
+    /// Bootstrap intervals of the levels' latency percentiles (from per-request records);
+    /// empty on shared pages and snapshots.
+    #[prop(optional)]
+    percentiles: Vec<crate::domain::noise::LevelPercentiles>,
     error: Option<String>,
 ) -> impl IntoView {
     let f = run.facts.clone();
@@ -268,7 +274,7 @@ pub(crate) fn RunView(
             " · a series switched off in a legend stays off in this page's address"
         </p>
         <h2>"Levels"</h2>
-        <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations /></div>
+        <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations percentiles /></div>
         {(!set_aside.is_empty()).then(|| view! {
             <h3>"Levels set aside by annotations"</h3>
             <table class="levels set-aside" id="set-aside">
