@@ -11,7 +11,8 @@
 //! distance: on a bending curve a level still gaining 16 % per doubling looked like 5 %
 //! against a level 1.4 doublings up (issue #18). The bisection goes on until the bracket is
 //! narrower than [`PLATEAU_RESOLUTION`] of its top, or its ends differ by less than the
-//! measurement [`NOISE`], or [`MAX_PLATEAU_STEPS`] steps. After an error or latency stop,
+//! measurement noise ([`NOISE`], or the levels' own when `--repeat` measured it:
+//! [`noise_between`]), or [`MAX_PLATEAU_STEPS`] steps. After an error or latency stop,
 //! (A, B) is bisected `refine_steps` times for the highest level within the limits.
 //! Gains are per doubling: (t₂ / t₁)^(1 / log₂(C₂ / C₁)) − 1; the verdict reports the gain
 //! from the plateau to its nearest measured level above, never rounded onto the threshold
@@ -76,6 +77,10 @@ pub struct Outcome {
     /// Failed ÷ sent.
     pub error_rate: f64,
     pub p99_e2e_ms: Option<f64>,
+    /// The level's own measurement noise: the half-width of its throughput's 95 %
+    /// confidence interval ÷ its mean, when it was measured in several trials (`--repeat`);
+    /// `None` for one measurement (then [`NOISE`] alone is the floor).
+    pub noise: Option<f64>,
 }
 
 /// Why the doubling stopped.
@@ -307,8 +312,17 @@ pub const PLATEAU_RESOLUTION: f64 = 1.0 / 16.0;
 
 /// Throughput differences below this fraction are taken as measurement noise: a bracket
 /// whose ends differ by less is not bisected further (a gain read over a short distance,
-/// scaled up to a doubling, would be mostly noise).
+/// scaled up to a doubling, would be mostly noise). The floor when levels are measured
+/// once; with trials the levels' own noise raises it ([`noise_between`]).
 pub const NOISE: f64 = 0.01;
+
+/// The throughput difference two levels must exceed to be told apart: [`NOISE`], or, when
+/// their trials measured it, the relative half-width of the 95 % interval of their
+/// difference (√(a² + b²) of their own relative half-widths), whichever is larger.
+pub fn noise_between(a: &Outcome, b: &Outcome) -> f64 {
+    let own = |o: &Outcome| o.noise.filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0);
+    NOISE.max(own(a).hypot(own(b)))
+}
 
 /// At most this many bisection steps towards a throughput plateau (2⁸ = 256 levels apart).
 pub const MAX_PLATEAU_STEPS: usize = 8;
@@ -318,7 +332,7 @@ pub const MAX_PLATEAU_STEPS: usize = 8;
 fn plateau_resolved(lo: &Outcome, hi: &Outcome) -> bool {
     let width = f64::from(hi.concurrency.saturating_sub(lo.concurrency));
     let narrow = width <= (f64::from(hi.concurrency) * PLATEAU_RESOLUTION).max(1.0);
-    let within_noise = lo.output_tok_s > 0.0 && (hi.output_tok_s / lo.output_tok_s - 1.0).abs() < NOISE;
+    let within_noise = lo.output_tok_s > 0.0 && (hi.output_tok_s / lo.output_tok_s - 1.0).abs() < noise_between(lo, hi);
     narrow || within_noise
 }
 
@@ -343,7 +357,7 @@ pub fn local_gain(m: &Outcome, measured: &[Outcome]) -> Option<f64> {
     };
     let hi = nearest_above(measured, m.concurrency)?;
     let (s2, x2) = slope(m, &hi)?;
-    let flat_above = hi.output_tok_s / m.output_tok_s - 1.0 < NOISE;
+    let flat_above = hi.output_tok_s / m.output_tok_s - 1.0 < noise_between(m, &hi);
     let below = nearest_below(measured, m.concurrency).and_then(|lo| slope(&lo, m));
     let s = match below {
         Some((s1, x1)) if !flat_above && x2 > x1 => s1 + (log2(m.concurrency) - x1) / (x2 - x1) * (s2 - s1),
@@ -367,7 +381,7 @@ mod tests {
     use super::*;
 
     fn o(c: u32, t: f64) -> Outcome {
-        Outcome { concurrency: c, output_tok_s: t, error_rate: 0.0, p99_e2e_ms: Some(100.0) }
+        Outcome { concurrency: c, output_tok_s: t, error_rate: 0.0, p99_e2e_ms: Some(100.0), noise: None }
     }
 
     /// Runs the search against a throughput curve; returns the levels asked for and the verdict.
@@ -385,6 +399,26 @@ mod tests {
     /// 10 tok/s per request up to `knee`, flat after.
     fn knee_curve(knee: u32) -> impl Fn(u32) -> Outcome {
         move |c| o(c, 10.0 * f64::from(c.min(knee)))
+    }
+
+    /// Trials set the noise floor: ends 3 % apart are told apart when each level was
+    /// measured once (floor 1 %), not when their trials' intervals are ±4 % and ±3 %
+    /// (√(4² + 3²) = 5 %); an unusable noise figure falls back to the 1 % floor.
+    #[test]
+    fn the_levels_own_noise_raises_the_floor() {
+        let lo = o(32, 1000.0);
+        let hi = o(40, 1030.0);
+        assert!(!plateau_resolved(&lo, &hi));
+        let noisy = |x: Outcome, n: f64| Outcome { noise: Some(n), ..x };
+        assert!((noise_between(&noisy(lo, 0.04), &noisy(hi, 0.03)) - 0.05).abs() < 1e-12);
+        assert!(plateau_resolved(&noisy(lo, 0.04), &noisy(hi, 0.03)));
+        assert_eq!(noise_between(&noisy(lo, f64::NAN), &noisy(hi, -1.0)), NOISE);
+        assert_eq!(noise_between(&noisy(lo, 0.002), &hi), NOISE);
+        // The local gain at a level whose neighbour above is within their noise is the
+        // gain to that neighbour (flat above), not the slope from below.
+        let measured = [o(16, 600.0), noisy(o(32, 1000.0), 0.04), noisy(o(64, 1030.0), 0.03)];
+        let g = local_gain(&measured[1], &measured).unwrap();
+        assert!((g - 0.03).abs() < 1e-9, "{g}");
     }
 
     #[test]

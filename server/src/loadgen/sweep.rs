@@ -673,6 +673,10 @@ fn outcome(c: u32, p: &Point) -> Outcome {
         output_tok_s: p.output_tok_s().unwrap_or(0.0),
         error_rate: if sent > 0 { p.requests_failed.unwrap_or(0) as f64 / sent as f64 } else { 1.0 },
         p99_e2e_ms: p.latency_ms(Stat::P99),
+        noise: p
+            .interval(app::domain::metrics::Metric::OutputThroughput, Stat::Mean)
+            .filter(|i| i.mean > 0.0)
+            .map(|i| i.half_width() / i.mean),
     }
 }
 
@@ -861,5 +865,28 @@ async fn cancelled(rx: &mut watch::Receiver<bool>) {
         if rx.changed().await.is_err() {
             std::future::pending::<()>().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod outcome_tests {
+    use super::*;
+    use app::domain::metrics::Metric;
+
+    /// A level measured in trials hands the adaptive search its own noise: the half-width
+    /// of its throughput's 95 % interval over the mean (trials 90, 100, 110: mean 100, sd 10,
+    /// t₀.₉₇₅,₂ = 4.303, half-width 24.84); a level measured once hands none.
+    #[test]
+    fn trials_give_the_search_their_noise() {
+        let trial = |t: f64| {
+            let mut p = Point::at(LoadKind::Concurrency, 8.0);
+            p.set(Metric::OutputThroughput, Stat::Mean, t);
+            p
+        };
+        let once = outcome(8, &trial(100.0));
+        assert_eq!(once.noise, None);
+        let p = Point::from_trials(vec![trial(90.0), trial(100.0), trial(110.0)]).unwrap();
+        let noise = outcome(8, &p).noise.unwrap();
+        assert!((noise - 4.302_652_7 * 10.0 / 3f64.sqrt() / 100.0).abs() < 1e-6, "{noise}");
     }
 }
