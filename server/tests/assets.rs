@@ -9,7 +9,7 @@
 )]
 
 use reqwest::header::{ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING};
-use server::routes::{router, AppState};
+mod common;
 
 const ID: &str = "plateau-0123456789ab";
 
@@ -26,12 +26,8 @@ async fn spawn_site(store: &app::db::testing::TestDb) -> (String, tempfile::Temp
         std::fs::write(pkg.join(format!("{name}.gz")), b"gz-bytes").unwrap();
         std::fs::write(pkg.join(format!("{name}.br")), b"br-bytes").unwrap();
     }
-    let pool = store.db.clone();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let state = AppState::new(pool, server::startup::leptos_options(dir.path(), addr), 1 << 20);
-    tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
-    (format!("http://{addr}"), dir)
+    let (base, _) = common::serve(|addr| common::state(store.db.clone(), dir.path(), addr)).await;
+    (base, dir)
 }
 
 #[tokio::test]

@@ -13,6 +13,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
+mod common;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, LoadKind, RunStatus};
 use server::loadgen::{self, AdaptiveSpec, Arrival, LoadMode, Loads, Progress, PromptSpec, Secret, SweepSpec, Target};
@@ -110,11 +111,7 @@ async fn steady_mode_on_completions_with_faults_records_errors() {
 }
 
 async fn spawn_plateau(pool: app::db::Db, dir: &std::path::Path) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let state = server::routes::AppState::new(pool, server::startup::leptos_options(dir, addr), 1 << 20);
-    tokio::spawn(async move { axum::serve(listener, server::routes::router(state)).await.unwrap() });
-    format!("http://{addr}")
+    common::serve(|addr| common::state(pool, dir, addr)).await.0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -26,6 +26,22 @@ pub fn fixtures() -> PathBuf {
     )
 }
 
+/// Serves the real router on a fresh loopback port, on the calling test's runtime: the one
+/// place the tests start a Plateau server (`state` gets the address, which the Leptos
+/// options need); its base URL.
+pub async fn serve(state: impl FnOnce(std::net::SocketAddr) -> AppState) -> (String, std::net::SocketAddr) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let state = state(addr);
+    tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
+    (format!("http://{addr}"), addr)
+}
+
+/// The default state of a test server over `pool`: site files in `dir`, 1 MiB uploads.
+pub fn state(pool: app::db::Db, dir: &std::path::Path, addr: std::net::SocketAddr) -> AppState {
+    AppState::new(pool, server::startup::leptos_options(dir, addr), 1 << 20)
+}
+
 /// A running app: its address, its database (the same one the server uses) and a client
 /// that does not follow redirects (tests assert them).
 pub struct TestApp {
@@ -107,18 +123,20 @@ impl AppBuilder {
         let dir = tempfile::tempdir().unwrap();
         let pool = store.db.clone();
         let backend = store.name;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut state =
-            AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), self.max_upload_bytes);
-        state.auth = self.auth;
-        if !self.allowed_hosts.is_empty() || self.public_url.is_some() {
-            state.hosts = Arc::new(AllowedHosts::new(addr, &self.allowed_hosts, self.public_url.as_deref()).unwrap());
-        }
-        tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
+        let (base, addr) = serve(|addr| {
+            let mut state =
+                AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), self.max_upload_bytes);
+            state.auth = self.auth;
+            if !self.allowed_hosts.is_empty() || self.public_url.is_some() {
+                state.hosts =
+                    Arc::new(AllowedHosts::new(addr, &self.allowed_hosts, self.public_url.as_deref()).unwrap());
+            }
+            state
+        })
+        .await;
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         // Shown with a failing test's output: which backend it failed on.
         eprintln!("[{backend}] app at http://{addr}");
-        TestApp { base: format!("http://{addr}"), addr, dir, pool, backend, store, client }
+        TestApp { base, addr, dir, pool, backend, store, client }
     }
 }
