@@ -1,7 +1,9 @@
 //! How fast and faithful the load generator is, against `plateau sim` started as a
 //! separate process (so CPU time is attributed to the right side of the socket).
-//! Run with `cargo bench -p server --bench loadgen`; it prints three tables:
+//! Run with `cargo bench -p server --bench loadgen`; it prints four tables:
 //!
+//! 0. Reading one streamed event: as a `serde_json::Value` tree (the reference) and typed
+//!    (`loadgen::event`), ns per event and the ratio, in the same run.
 //! 1. CPU: client CPU-seconds (getrusage of this process) per million streamed tokens at a
 //!    steady C=64, next to the simulator's own CPU for the same tokens (/proc/PID/stat).
 //! 2. Streams: waves of 1,000 … 10,000 concurrent streams (RLIMIT_NOFILE soft limit raised
@@ -195,6 +197,9 @@ fn max_overlap(level: &NewLevel) -> usize {
     usize::try_from(most).unwrap_or(0)
 }
 
+/// Reads per event in table 0.
+const PARSE_ROUNDS: usize = 200_000;
+
 #[tokio::main]
 async fn main() {
     let (soft, hard) = raise_nofile();
@@ -204,6 +209,40 @@ async fn main() {
         "load generator bench: {} cores, RLIMIT_NOFILE {soft}/{hard}",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+
+    // 0. The per-chunk reading alone: one event's JSON read for what the sweep times, as a
+    //    `serde_json::Value` tree (the reference, how the sweep read it before) and typed
+    //    (`loadgen::event::StreamEvent`, what it reads now), on the chunks servers send.
+    println!();
+    println!("| one streamed event, read {PARSE_ROUNDS} times | tree (serde_json::Value) ns/event | typed ns/event | tree ÷ typed |");
+    println!("|---|---:|---:|---:|");
+    for (label, event) in [
+        (
+            "chat chunk (vLLM)",
+            r#"{"id":"chatcmpl-8f1c2d","object":"chat.completion.chunk","created":1733011200,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[{"index":0,"delta":{"content":" plateau"},"logprobs":null,"finish_reason":null}]}"#,
+        ),
+        (
+            "completions chunk (llama.cpp)",
+            r#"{"choices":[{"text":" plateau","index":0,"logprobs":null,"finish_reason":null}],"created":1733011200,"id":"chatcmpl-x","model":"smollm2","system_fingerprint":"b1-abc","object":"text_completion"}"#,
+        ),
+        (
+            "usage chunk",
+            r#"{"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":158,"completion_tokens":256,"total_tokens":414}}"#,
+        ),
+    ] {
+        let time = |f: &dyn Fn(&str) -> bool| {
+            let t0 = Instant::now();
+            let mut seen = 0usize;
+            for _ in 0..PARSE_ROUNDS {
+                seen += usize::from(f(std::hint::black_box(event)));
+            }
+            assert!(seen == PARSE_ROUNDS || seen == 0);
+            t0.elapsed().as_nanos() as f64 / PARSE_ROUNDS as f64
+        };
+        let tree = time(&|e| loadgen::event::parse_as_tree(e).unwrap().choice.is_some_and(|c| c.content));
+        let typed = time(&|e| loadgen::event::StreamEvent::parse(e).unwrap().choice.is_some_and(|c| c.content));
+        println!("| {label} | {tree:.0} | {typed:.0} | {:.2}× |", tree / typed);
+    }
 
     // 1. CPU per million streamed tokens, client vs simulator; scraping the server's
     //    metrics off and on.

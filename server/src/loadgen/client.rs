@@ -5,6 +5,7 @@
 //! The role-only first chunk of the chat endpoint, the finish chunk with an empty delta and
 //! the `choices: []` usage chunk are not token chunks.
 
+use super::event::StreamEvent;
 use super::{redact, Secret};
 use futures_util::StreamExt;
 use reqwest::header::{HeaderValue, AUTHORIZATION};
@@ -354,10 +355,6 @@ async fn exchange(
     Ok(())
 }
 
-fn non_empty_str(v: Option<&Value>) -> bool {
-    v.and_then(Value::as_str).is_some_and(|t| !t.is_empty())
-}
-
 fn on_event(
     data: &str,
     now: Instant,
@@ -365,37 +362,29 @@ fn on_event(
     last_token: &mut Option<Instant>,
     s: &mut RequestSample,
 ) -> Result<(), RequestError> {
-    let v: Value =
-        serde_json::from_str(data).map_err(|e| err(ErrorKind::BadJson, format!("{e} in event {}", clip(data, 120))))?;
-    if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
-        let message = e.get("message").and_then(Value::as_str).map_or_else(|| e.to_string(), str::to_owned);
+    let v =
+        StreamEvent::parse(data).map_err(|e| err(ErrorKind::BadJson, format!("{e} in event {}", clip(data, 120))))?;
+    if let Some(message) = v.error {
         return Err(err(ErrorKind::BrokenStream, format!("error event: {}", clip(&message, 300))));
     }
-    if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-        s.prompt_tokens = u.get("prompt_tokens").and_then(Value::as_u64).or(s.prompt_tokens);
-        s.completion_tokens = u.get("completion_tokens").and_then(Value::as_u64).or(s.completion_tokens);
-        let reasoning =
-            u.get("completion_tokens_details").and_then(|d| d.get("reasoning_tokens")).and_then(Value::as_u64);
-        s.reasoning_tokens = reasoning.or(s.reasoning_tokens);
+    if let Some(u) = v.usage {
+        s.prompt_tokens = u.prompt_tokens.or(s.prompt_tokens);
+        s.completion_tokens = u.completion_tokens.or(s.completion_tokens);
+        s.reasoning_tokens = u.reasoning_tokens.or(s.reasoning_tokens);
     }
-    if let Some(timings) = v.get("timings") {
-        if let Some(t) = timings.get("predicted_per_token_ms").and_then(Value::as_f64) {
-            s.server_ms_per_token = Some(t);
-        }
-        if let Some(t) = timings.get("ttft_ms").and_then(Value::as_f64) {
-            s.server_ttft_ms = Some(t);
-        }
+    if let Some(t) = v.server_ms_per_token {
+        s.server_ms_per_token = Some(t);
     }
-    let Some(choice) = v.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else {
+    if let Some(t) = v.server_ttft_ms {
+        s.server_ttft_ms = Some(t);
+    }
+    let Some(choice) = v.choice else {
         return Ok(());
     };
-    if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-        s.finish_reason = Some(reason.to_owned());
+    if let Some(reason) = choice.finish_reason {
+        s.finish_reason = Some(reason);
     }
-    let delta = choice.get("delta");
-    let content = non_empty_str(delta.and_then(|d| d.get("content"))) || non_empty_str(choice.get("text"));
-    let reasoning = non_empty_str(delta.and_then(|d| d.get("reasoning_content")))
-        || non_empty_str(delta.and_then(|d| d.get("reasoning")));
+    let (content, reasoning) = (choice.content, choice.reasoning);
     if !(content || reasoning) {
         return Ok(());
     }

@@ -30,6 +30,7 @@ pub mod adaptive;
 pub mod arrival;
 pub mod bounds;
 pub mod client;
+pub mod event;
 pub mod prompt;
 pub mod saturation;
 pub mod scrape;
