@@ -161,6 +161,7 @@ fn spec(url: &str, loads: Loads, mode: LoadMode, max_tokens: u32, timeout_s: u64
         request_timeout: Duration::from_secs(timeout_s),
         metrics: loadgen::MetricsSpec::off(),
         repeat: 1,
+        repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
     }
 }
 

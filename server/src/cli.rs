@@ -251,6 +251,11 @@ pub struct SweepArgs {
     /// mean with its 95 % confidence interval (and "noisy" where the trials disagree).
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
+    /// The order of the trials: `back-to-back` (every trial of a level, then the next) or
+    /// `interleaved` (one pass over the concurrency levels per trial, so a drift over time
+    /// spreads over every level).
+    #[arg(long, default_value = "back-to-back")]
+    pub repeat_order: String,
     /// Run name (default: model, endpoint and levels).
     #[arg(long)]
     pub name: Option<String>,
@@ -637,6 +642,7 @@ async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> 
         no_metrics: a.no_metrics,
         metrics_interval_ms: Some(a.metrics_interval_ms),
         repeat: Some(a.repeat),
+        repeat_order: Some(a.repeat_order),
     };
     let spec = request.into_spec(file)?;
     let (tx, rx) = tokio::sync::mpsc::channel(1024);

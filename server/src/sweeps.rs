@@ -11,6 +11,7 @@ use crate::loadgen::{
     PromptFile, PromptSpec, PromptTokenizer, Secret, SpecError, SweepSpec, Target,
 };
 use app::db::Db;
+use app::domain::metrics::RepeatOrder;
 use app::domain::{EndpointKind, RunId};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -275,10 +276,19 @@ pub struct SweepRequest {
     /// Milliseconds between two scrapes (default 500).
     #[serde(default)]
     pub metrics_interval_ms: Option<u64>,
-    /// Trials per level (default 1): each level measured this many times back to back,
-    /// shown with a confidence interval (issue #15).
+    /// Trials per level (default 1): each level measured this many times, shown with a
+    /// confidence interval (issue #15).
     #[serde(default)]
     pub repeat: Option<u32>,
+    /// `back-to-back` (default: every trial of a level, then the next) or `interleaved`
+    /// (one pass over the levels per trial; concurrency lists only).
+    #[serde(default)]
+    pub repeat_order: Option<String>,
+}
+
+/// A field's text as an error message shows it: at most 40 characters.
+fn clip_field(s: &str) -> String {
+    s.chars().take(40).collect()
 }
 
 /// A seed for a sweep that names none: fresh each time (small, to read and retype).
@@ -350,6 +360,12 @@ impl SweepRequest {
                 ),
             },
             repeat: self.repeat.unwrap_or(1),
+            repeat_order: match self.repeat_order.as_deref().map(str::trim).filter(|o| !o.is_empty()) {
+                None => RepeatOrder::BackToBack,
+                Some(o) => RepeatOrder::parse(o).ok_or_else(|| {
+                    SpecError::new("repeat_order", format!("{:?}: use back-to-back or interleaved", clip_field(o)))
+                })?,
+            },
         };
         bounds::check(&spec)?;
         Ok(spec)
@@ -897,6 +913,16 @@ mod tests {
         assert_eq!(with("repeat", 0.into()), Err("repeat"));
         assert_eq!(with("repeat", 21.into()), Err("repeat"));
         assert_eq!(with("repeat", 5.into()), Ok(()));
+        assert_eq!(with("repeat_order", "interleaved".into()), Ok(()));
+        assert_eq!(with("repeat_order", "sideways".into()), Err("repeat_order"));
+        let mut j = base.clone();
+        j["rates"] = serde_json::json!([1.0]);
+        j["repeat_order"] = "interleaved".into();
+        assert_eq!(
+            request(j).into_spec(None).unwrap_err().field,
+            "repeat_order",
+            "a rate sweep stops at over-capacity"
+        );
         assert_eq!(with("warmup", 1_000_000.into()), Err("warmup"));
         assert_eq!(with("timeout_s", 0.into()), Err("timeout_s"));
         assert_eq!(with("timeout_s", 86_400.into()), Err("timeout_s"));

@@ -110,6 +110,7 @@ async fn a_short_real_sweep_against_llama_cpp() {
         request_timeout: Duration::from_secs(120),
         metrics: loadgen::MetricsSpec::off(),
         repeat: 1,
+        repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
@@ -173,6 +174,7 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
         request_timeout: Duration::from_secs(120),
         metrics: loadgen::MetricsSpec { interval: Duration::from_millis(250), ..loadgen::MetricsSpec::default() },
         repeat: 1,
+        repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);

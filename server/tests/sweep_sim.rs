@@ -53,6 +53,7 @@ fn spec(url: String, endpoint: EndpointKind, concurrency: Vec<u32>, mode: LoadMo
         request_timeout: Duration::from_secs(30),
         metrics: loadgen::MetricsSpec::off(),
         repeat: 1,
+        repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
     }
 }
 
@@ -1285,6 +1286,88 @@ async fn regenerate_the_demo_sim_sweep() {
     let export = server::export::json(&pool, &run.id).await.unwrap();
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/demo/sim-max-batch-4.json");
     std::fs::write(&path, export).unwrap();
+}
+
+/// Issue #15: `--repeat 3 --repeat-order interleaved` passes over C = 2, 4 three times, one
+/// trial of each level per pass: every level is stored with its 3 trials, each trial's raw
+/// fields name its pass, and C=4's first trial ran before C=2's second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interleaved_repeats_pass_over_the_levels_once_per_trial() {
+    let url = spawn_sim(SimConfig { base_decode_ms: 2.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("interleaved.db")).await.unwrap();
+    let mut s = spec(url, EndpointKind::Completions, vec![2, 4], LoadMode::Steady { requests: 8 });
+    s.repeat = 3;
+    s.repeat_order = app::domain::metrics::RepeatOrder::Interleaved;
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+    let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
+    let id = loadgen::run_sweep(&pool, s, tx, cancel_rx).await.unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    let repeats = run.definitions.repeats.unwrap();
+    assert_eq!((repeats.trials, repeats.order), (3, app::domain::metrics::RepeatOrder::Interleaved));
+    assert_eq!(run.points.iter().map(|p| p.trials.len()).collect::<Vec<_>>(), [3, 3]);
+    let raw = |i| {
+        let pool = pool.clone();
+        let id = id.clone();
+        async move { app::db::level_raw(&pool, &id, i).await.unwrap() }
+    };
+    let (c2, c4) = (raw(0).await, raw(1).await);
+    assert_eq!(c2["repeat_order"], "interleaved");
+    let started = |raw: &serde_json::Value, t: usize| raw["trials"][t]["started_ms"].as_f64().unwrap();
+    for (r, name) in [(&c2, "C=2"), (&c4, "C=4")] {
+        let passes: Vec<i64> = (0..3).map(|t| r["trials"][t]["pass"].as_i64().unwrap()).collect();
+        assert_eq!(passes, [0, 1, 2], "{name}: {r}");
+    }
+    assert!(started(&c2, 0) < started(&c4, 0) && started(&c4, 0) < started(&c2, 1), "{c2} {c4}");
+    assert!(started(&c4, 1) < started(&c2, 2));
+    // Progress names each trial's level by its index, and a level is done once.
+    let mut done = Vec::new();
+    while let Ok(p) = rx.try_recv() {
+        if let Progress::LevelDone { level, .. } = p {
+            done.push(level);
+        }
+    }
+    assert_eq!(done, [0, 1]);
+}
+
+/// Cancelled in the second pass, an interleaved sweep keeps what it measured: C=2 with
+/// its two trials, C=4 with its first (and the part of its second that finished), both
+/// marked cut off, the run interrupted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_interleaved_sweep_keeps_every_trial_it_finished() {
+    let url = spawn_sim(SimConfig { base_decode_ms: 2.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("interleaved-cancel.db")).await.unwrap();
+    let mut s = spec(url, EndpointKind::Completions, vec![2, 4], LoadMode::Steady { requests: 8 });
+    s.repeat = 3;
+    s.repeat_order = app::domain::metrics::RepeatOrder::Interleaved;
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+    let (cancel, cancel_rx) = tokio::sync::watch::channel(false);
+    // Cancel once C=4 is into its second trial (requests 9… of its 24).
+    let watcher = tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            if let Progress::RequestDone { level: 1, done, .. } = p {
+                if done > 9 {
+                    let _ = cancel.send(true);
+                }
+            }
+        }
+    });
+    let err = loadgen::run_sweep(&pool, s, tx, cancel_rx).await.unwrap_err();
+    assert!(matches!(err, loadgen::LoadgenError::Cancelled { .. }), "{err}");
+    watcher.abort();
+    let runs = app::db::list_runs(&pool).await.unwrap();
+    let run = app::db::get_run(&pool, &runs[0].id).await.unwrap();
+    assert_eq!(run.status, RunStatus::Interrupted);
+    assert_eq!(run.points.len(), 2);
+    assert_eq!(run.points[0].trials.len(), 2, "C=2: passes 0 and 1");
+    let c4 = run.points[1].trials.len();
+    assert!(c4 == 0 || c4 == 2, "C=4: its first trial and the finished part of the second ({c4})");
+    assert!(run.points[1].requests_total().unwrap() >= 8, "C=4 kept its first trial");
+    assert!(run.points.iter().all(|p| p.truncated), "fewer trials than planned: cut off");
+    let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
+    assert_eq!(raw["partial"]["trials_finished"], 2, "{raw}");
 }
 
 /// Issue #15: `--repeat 5` against a noisy simulator (`--step-jitter`) stores five trials

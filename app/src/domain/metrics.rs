@@ -408,18 +408,24 @@ pub enum RepeatOrder {
     /// Every trial of a level, then the next level (C=1 ×N, C=2 ×N …): each level is
     /// stored, with all its trials, the moment its last trial ends.
     BackToBack,
+    /// One trial of every level per pass, N passes (C=1, C=2 … then again): a drift of the
+    /// server or the machine over time spreads over every level instead of landing on one.
+    /// Each level is stored in the last pass, the moment its last trial ends.
+    Interleaved,
 }
 
 impl RepeatOrder {
     pub fn as_str(self) -> &'static str {
         match self {
             RepeatOrder::BackToBack => "back-to-back",
+            RepeatOrder::Interleaved => "interleaved",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
         match s.trim() {
             "back-to-back" | "back_to_back" => Some(RepeatOrder::BackToBack),
+            "interleaved" => Some(RepeatOrder::Interleaved),
             _ => None,
         }
     }

@@ -197,6 +197,13 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
     if spec.repeat == 0 || spec.repeat > MAX_REPEAT {
         return err("repeat", format!("{} is not between 1 and {MAX_REPEAT}", spec.repeat));
     }
+    if spec.repeat_order == app::domain::metrics::RepeatOrder::Interleaved
+        && !matches!(spec.loads, super::Loads::Concurrency(_))
+    {
+        // A rate sweep stops at the first rate over capacity and the adaptive search picks
+        // each level from the last: neither has a fixed list of levels to pass over again.
+        return err("repeat_order", "interleaved needs a list of concurrency levels".to_owned());
+    }
     let steady = match spec.mode {
         LoadMode::Wave => None,
         LoadMode::Steady { requests } => Some(requests),

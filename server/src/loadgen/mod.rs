@@ -247,8 +247,11 @@ pub struct SweepSpec {
     /// The server's Prometheus metrics, scraped while the levels run ([`scrape`]).
     pub metrics: MetricsSpec,
     /// Trials per level (`--repeat N`, 1 = measured once): each level runs this many
-    /// times back to back and is stored with every trial (`Point::trials`).
+    /// times and is stored with every trial (`Point::trials`).
     pub repeat: u32,
+    /// In which order the trials run: back to back, or interleaved (one pass over the
+    /// levels per trial; concurrency lists only).
+    pub repeat_order: RepeatOrder,
 }
 
 impl SweepSpec {
@@ -354,7 +357,7 @@ pub fn definitions_for(spec: &SweepSpec, lengths: &Lengths) -> Definitions {
     d.prompt_length_source = synthetic.then(|| lengths.source());
     d.shared_prefix_tokens = synthetic.then_some(spec.prompt.shared_prefix_tokens);
     if spec.repeat > 1 {
-        d.repeats = Some(Repeats { trials: spec.repeat, order: RepeatOrder::BackToBack });
+        d.repeats = Some(Repeats { trials: spec.repeat, order: spec.repeat_order });
     }
     let steady = matches!(spec.mode, LoadMode::Steady { .. }) && !matches!(spec.loads, Loads::Rates { .. });
     if steady {

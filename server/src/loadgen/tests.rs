@@ -124,6 +124,7 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
         request_timeout: Duration::from_secs(5),
         metrics: super::MetricsSpec::off(),
         repeat: 1,
+        repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
     }
 }
 

@@ -77,6 +77,9 @@ pub struct SweepForm {
     /// Trials per level (empty: 1).
     #[serde(default)]
     repeat: String,
+    /// `back-to-back` (empty) or `interleaved`.
+    #[serde(default)]
+    repeat_order: String,
 }
 
 /// The New sweep form's text as a [`SweepRequest`]; a field that does not read is a
@@ -177,6 +180,7 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
             "" => None,
             t => Some(num("repeat", t, 1u32)?),
         },
+        repeat_order: Some(f.repeat_order).filter(|o| !o.trim().is_empty()),
     })
 }
 
@@ -329,6 +333,7 @@ mod tests {
             no_metrics: String::new(),
             metrics_interval_ms: String::new(),
             repeat: String::new(),
+            repeat_order: String::new(),
         }
     }
 

@@ -62,6 +62,7 @@ pub fn NewSweepPage() -> impl IntoView {
                 <label data-load="adaptive">"Adaptive: min gain per doubling (%)"<input name="min_gain_pct" type="number" min="0" step="any" placeholder="5" /></label>
                 <label>"Requests per level (concurrency: empty sends one wave of C at once, a number keeps C in flight until that many; rates: per rate, 50 if empty)"<input name="requests" type="number" min="1" placeholder="one wave of C; 50 per rate" /></label>
                 <label>"Trials per level (each level measured N times: mean ± 95 % CI)"<input name="repeat" type="number" min="1" max="20" placeholder="1" /></label>
+                <label>"Order of the trials"<select name="repeat_order"><option value="back-to-back">"back to back (all trials of a level, then the next)"</option><option value="interleaved">"interleaved (one pass over the levels per trial)"</option></select></label>
                 <label>"Warm-up requests per level"<input name="warmup" type="number" min="0" value="1" /></label>
                 <label>"max_tokens"<input name="max_tokens" type="number" min="1" value="64" /></label>
                 <label>"Prompt length (tokens as the server counts them: calibrated from its usage before the sweep)"<input name="prompt_tokens" type="number" min="1" value="128" /></label>
