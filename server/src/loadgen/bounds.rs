@@ -355,6 +355,7 @@ pub fn table() -> String {
             "0 – the shortest prompt (prompt_tokens × (1 − prompt_spread)); synthetic prompts only".to_owned(),
         ),
         ("repeat", format!("1 – {MAX_REPEAT}")),
+        ("repeat_order", "back-to-back or interleaved (concurrency lists only)".to_owned()),
         ("temperature", format!("0 – {MAX_TEMPERATURE}")),
         ("adaptive.min_gain_pct, adaptive.max_error_pct", "0 – 100".to_owned()),
         ("adaptive.p99_limit_ms", format!("> 0 – {MAX_P99_LIMIT_MS}")),
