@@ -491,6 +491,10 @@ async fn read_login_refuses_anonymous_readers() {
         assert_eq!(resp.headers()[LOCATION], "/login?next=%2F");
         let resp = get("/compare?runs=a,b").await.unwrap();
         assert_eq!(resp.headers()[LOCATION], "/login?next=%2Fcompare%3Fruns%3Da%2Cb");
+        // The history page (#15) too, its view kept for after the sign-in.
+        let resp = get("/runs/abcdefghijkl/history?level=knee").await.unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert_eq!(resp.headers()[LOCATION], "/login?next=%2Fruns%2Fabcdefghijkl%2Fhistory%3Flevel%3Dknee");
         for path in ["/api/v1/runs", "/api/v1/runs/abcdefghijkl/export.json"] {
             let resp = get(path).await.unwrap();
             assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{path}");
