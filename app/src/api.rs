@@ -130,6 +130,11 @@ pub async fn get_history_check(id: String) -> Result<crate::domain::regression::
 /// per-request records).
 pub const MAX_PERCENTILE_LEVELS: usize = 64;
 
+/// Per-request records read for one run page's percentile intervals, all levels together:
+/// a level that would pass this is left without an interval (its percentile is still
+/// shown), so a page of a huge run stays one cheap request.
+pub const MAX_PERCENTILE_RECORDS: i64 = 200_000;
+
 /// The bootstrap intervals of each level's latency p50 and p99, from its stored
 /// per-request records (levels without enough records are left out). Computed here: the
 /// records never travel to the page.
@@ -140,7 +145,14 @@ pub async fn get_percentile_intervals(id: String) -> Result<Vec<crate::domain::n
     let run = crate::db::get_run_raw(&pool, &run_id).await?;
     let seqs = crate::db::level_seqs(&pool, &run_id).await?;
     let mut out = Vec::new();
+    let mut budget = MAX_PERCENTILE_RECORDS;
     for (p, seq) in run.points.iter().zip(&seqs).take(MAX_PERCENTILE_LEVELS) {
+        // The level's request count is stored with it: too many, and it is not read at all.
+        let n = p.requests_total().unwrap_or(0);
+        if n > budget {
+            continue;
+        }
+        budget -= n;
         let records = crate::db::level_requests(&pool, &run_id, *seq).await?;
         let e2e: Vec<f64> = records.iter().filter(|r| r.ok).filter_map(|r| r.e2e_ms).collect();
         out.extend(crate::domain::noise::LevelPercentiles::of(p.load_value, &e2e));
