@@ -233,8 +233,21 @@ impl CheckReport {
     }
 }
 
+/// The mean and the sample standard deviation (n − 1; 0 for one value) of a window of
+/// past values: what the z-score threshold reads (also `trend`'s limits).
+pub(crate) fn mean_sd(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let sd = if values.len() >= 2 {
+        (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        0.0
+    };
+    (mean, sd)
+}
+
 /// A number with the precision its size deserves: 601.3, 42.75, 0.123.
-fn fig(v: f64) -> String {
+pub(crate) fn fig(v: f64) -> String {
     let digits = if v.abs() >= 100.0 {
         1
     } else if v.abs() >= 1.0 {
@@ -360,11 +373,10 @@ pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckRepor
             if past.len() < 2 {
                 continue;
             }
-            let mean = past.iter().sum::<f64>() / past.len() as f64;
+            let (mean, sd) = mean_sd(&past);
             if mean == 0.0 {
                 continue;
             }
-            let sd = (past.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (past.len() as f64 - 1.0)).sqrt();
             let change_pct = (value - mean) / mean * 100.0;
             let worse = worse_fraction(metric, change_pct);
             // z in the worse direction; a window without spread makes any worse change infinite.

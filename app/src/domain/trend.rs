@@ -280,15 +280,9 @@ fn limit(past: &[f64], higher: Option<bool>, t: &Thresholds) -> (Option<f64>, Op
     if past.is_empty() {
         return (None, None);
     }
-    let n = past.len() as f64;
-    let mean = past.iter().sum::<f64>() / n;
-    let pct_margin = t.max_worse_pct / 100.0 * mean.abs();
-    let margin = if past.len() >= 2 {
-        let sd = (past.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-        pct_margin.max(t.z * sd)
-    } else {
-        pct_margin
-    };
+    let (mean, sd) = super::regression::mean_sd(past);
+    // One earlier run: no spread to read (sd 0), the percentage alone.
+    let margin = (t.max_worse_pct / 100.0 * mean.abs()).max(t.z * sd);
     let limit = match higher {
         Some(true) => Some(mean - margin),
         Some(false) => Some(mean + margin),
@@ -373,21 +367,10 @@ pub struct HistoryRow {
     pub notes: Vec<(String, String)>,
 }
 
-/// A value with the precision its size deserves, or the unknown mark.
+/// A value with the precision its size deserves ([`super::regression::fig`]), or the
+/// unknown mark.
 fn fig(v: Option<f64>) -> String {
-    let digits = |v: f64| {
-        if v.abs() >= 100.0 {
-            1
-        } else if v.abs() >= 1.0 {
-            2
-        } else {
-            3
-        }
-    };
-    match v {
-        Some(v) => super::format::num(Some(v), digits(v)),
-        None => super::format::UNKNOWN.to_owned(),
-    }
+    v.map_or_else(|| super::format::UNKNOWN.to_owned(), super::regression::fig)
 }
 
 impl HistoryPage {

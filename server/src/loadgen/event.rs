@@ -127,6 +127,80 @@ struct RawDelta {
     reasoning: NonEmpty,
 }
 
+/// A reader that accepts any JSON value: each kind it wants has a hook, every other kind
+/// reads as `Self::default()` (absent), arrays and objects skipped element by element.
+trait Lenient<'de>: Default {
+    fn from_str(_: &str) -> Self {
+        Self::default()
+    }
+    fn from_u64(_: u64) -> Self {
+        Self::default()
+    }
+    fn from_i64(_: i64) -> Self {
+        Self::default()
+    }
+    fn from_f64(_: f64) -> Self {
+        Self::default()
+    }
+    fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Self::default())
+    }
+    fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Self::default())
+    }
+}
+
+/// The one visitor of every [`Lenient`] reader.
+struct AnyValue<T>(PhantomData<T>);
+
+impl<'de, T: Lenient<'de>> Visitor<'de> for AnyValue<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<T, E> {
+        Ok(T::default())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+        Ok(T::from_i64(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+        Ok(T::from_u64(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+        Ok(T::from_f64(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        Ok(T::from_str(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<T, E> {
+        Ok(T::default())
+    }
+    fn visit_none<E: de::Error>(self) -> Result<T, E> {
+        Ok(T::default())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        T::from_seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::from_map(map)
+    }
+}
+
+/// `Deserialize` for [`Lenient`] readers: through [`AnyValue`].
+macro_rules! lenient {
+    ($($t:ident $(<$p:ident>)?),*) => {$(
+        impl<'de $(, $p: Deserialize<'de>)?> Deserialize<'de> for $t $(<$p>)? {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_any(AnyValue(PhantomData))
+            }
+        }
+    )*};
+}
+lenient!(Obj<T>, FirstOf<T>, NonEmpty, Text, Count, Number);
+
 /// `T` when the value is an object; anything else reads as absent.
 struct Obj<T>(Option<T>);
 
@@ -136,41 +210,9 @@ impl<T> Default for Obj<T> {
     }
 }
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = Obj<T>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Obj<T>, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| Obj(Some(t)))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Obj<T>, E> {
-                Ok(Obj(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Obj<T>, E> {
-                Ok(Obj(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Obj<T>, E> {
-                Ok(Obj(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Obj<T>, E> {
-                Ok(Obj(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Obj<T>, E> {
-                Ok(Obj(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Obj<T>, E> {
-                Ok(Obj(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Obj<T>, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Obj(None))
-            }
-        }
-        d.deserialize_any(V(PhantomData))
+impl<'de, T: Deserialize<'de>> Lenient<'de> for Obj<T> {
+    fn from_map<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| Obj(Some(t)))
     }
 }
 
@@ -183,43 +225,11 @@ impl<T> Default for FirstOf<T> {
     }
 }
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for FirstOf<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = FirstOf<T>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FirstOf<T>, A::Error> {
-                let first = seq.next_element::<Obj<T>>()?.and_then(|o| o.0);
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(FirstOf(first))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<FirstOf<T>, E> {
-                Ok(FirstOf(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<FirstOf<T>, E> {
-                Ok(FirstOf(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<FirstOf<T>, E> {
-                Ok(FirstOf(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<FirstOf<T>, E> {
-                Ok(FirstOf(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<FirstOf<T>, E> {
-                Ok(FirstOf(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<FirstOf<T>, E> {
-                Ok(FirstOf(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FirstOf<T>, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(FirstOf(None))
-            }
-        }
-        d.deserialize_any(V(PhantomData))
+impl<'de, T: Deserialize<'de>> Lenient<'de> for FirstOf<T> {
+    fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let first = seq.next_element::<Obj<T>>()?.and_then(|o| o.0);
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(FirstOf(first))
     }
 }
 
@@ -227,42 +237,9 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for FirstOf<T> {
 #[derive(Default)]
 struct NonEmpty(bool);
 
-impl<'de> Deserialize<'de> for NonEmpty {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = NonEmpty;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<NonEmpty, E> {
-                Ok(NonEmpty(!v.is_empty()))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<NonEmpty, E> {
-                Ok(NonEmpty(false))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<NonEmpty, E> {
-                Ok(NonEmpty(false))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<NonEmpty, E> {
-                Ok(NonEmpty(false))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<NonEmpty, E> {
-                Ok(NonEmpty(false))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<NonEmpty, E> {
-                Ok(NonEmpty(false))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NonEmpty, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(NonEmpty(false))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NonEmpty, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(NonEmpty(false))
-            }
-        }
-        d.deserialize_any(V)
+impl Lenient<'_> for NonEmpty {
+    fn from_str(v: &str) -> Self {
+        NonEmpty(!v.is_empty())
     }
 }
 
@@ -270,42 +247,9 @@ impl<'de> Deserialize<'de> for NonEmpty {
 #[derive(Default)]
 struct Text(Option<String>);
 
-impl<'de> Deserialize<'de> for Text {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Text;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
-                Ok(Text(Some(v.to_owned())))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Text, E> {
-                Ok(Text(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Text, E> {
-                Ok(Text(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Text, E> {
-                Ok(Text(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Text, E> {
-                Ok(Text(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Text, E> {
-                Ok(Text(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Text, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Text(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Text, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Text(None))
-            }
-        }
-        d.deserialize_any(V)
+impl Lenient<'_> for Text {
+    fn from_str(v: &str) -> Self {
+        Text(Some(v.to_owned()))
     }
 }
 
@@ -313,42 +257,12 @@ impl<'de> Deserialize<'de> for Text {
 #[derive(Default)]
 struct Count(Option<u64>);
 
-impl<'de> Deserialize<'de> for Count {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Count;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Count, E> {
-                Ok(Count(Some(v)))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Count, E> {
-                Ok(Count(u64::try_from(v).ok()))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Count, E> {
-                Ok(Count(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Count, E> {
-                Ok(Count(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Count, E> {
-                Ok(Count(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Count, E> {
-                Ok(Count(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Count, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Count(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Count, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Count(None))
-            }
-        }
-        d.deserialize_any(V)
+impl Lenient<'_> for Count {
+    fn from_u64(v: u64) -> Self {
+        Count(Some(v))
+    }
+    fn from_i64(v: i64) -> Self {
+        Count(u64::try_from(v).ok())
     }
 }
 
@@ -356,42 +270,15 @@ impl<'de> Deserialize<'de> for Count {
 #[derive(Default)]
 struct Number(Option<f64>);
 
-impl<'de> Deserialize<'de> for Number {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Number;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Number, E> {
-                Ok(Number(Some(v as f64)))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Number, E> {
-                Ok(Number(Some(v as f64)))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Number, E> {
-                Ok(Number(Some(v)))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Number, E> {
-                Ok(Number(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Number, E> {
-                Ok(Number(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Number, E> {
-                Ok(Number(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Number, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Number(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Number, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Number(None))
-            }
-        }
-        d.deserialize_any(V)
+impl Lenient<'_> for Number {
+    fn from_u64(v: u64) -> Self {
+        Number(Some(v as f64))
+    }
+    fn from_i64(v: i64) -> Self {
+        Number(Some(v as f64))
+    }
+    fn from_f64(v: f64) -> Self {
+        Number(Some(v))
     }
 }
 

@@ -451,7 +451,7 @@ impl<S: RunSink> Runner<'_, S> {
         let in_flight = usize::try_from(c).unwrap_or(usize::MAX);
         let trials = self.spec.repeat.max(1) as usize;
         let all = total.saturating_mul(trials);
-        self.begin_level(LoadKind::Concurrency, f64::from(c), all, in_flight, in_flight).await?;
+        self.begin_level(level, LoadKind::Concurrency, f64::from(c), all, in_flight, in_flight).await?;
         let progress = self.progress;
         self.begin_telemetry().await;
         let mode = match self.spec.mode {
@@ -518,20 +518,12 @@ impl<S: RunSink> Runner<'_, S> {
                 let all = total.saturating_mul(passes);
                 let before = pass * total;
                 let started_ms = began.elapsed().as_secs_f64() * 1000.0;
-                let _ = progress.try_send(Progress::LevelStarted {
-                    level: i,
-                    load_kind: LoadKind::Concurrency,
-                    load: f64::from(c),
-                    requests: all,
-                });
                 let measured = if self.check_cancel().is_err() {
                     Err(Vec::new())
                 } else {
-                    client::warm(self.endpoint, in_flight).await;
-                    let warmup = self.spec.warmup;
-                    match self.batch().run(warmup, in_flight, |_| {}).await {
+                    match self.begin_level(i, LoadKind::Concurrency, f64::from(c), all, in_flight, in_flight).await {
                         Err(_) => Err(Vec::new()),
-                        Ok(_) => {
+                        Ok(()) => {
                             self.begin_telemetry().await;
                             let m = self
                                 .batch()
@@ -596,13 +588,14 @@ impl<S: RunSink> Runner<'_, S> {
     /// which are not counted.
     async fn begin_level(
         &mut self,
+        level: usize,
         load_kind: LoadKind,
         load: f64,
         total: usize,
         in_flight: usize,
         connections: usize,
     ) -> Result<(), LoadgenError> {
-        let _ = self.progress.try_send(Progress::LevelStarted { level: self.level, load_kind, load, requests: total });
+        let _ = self.progress.try_send(Progress::LevelStarted { level, load_kind, load, requests: total });
         client::warm(self.endpoint, connections).await;
         let warmup = self.spec.warmup;
         if warmup > 0 {
@@ -622,7 +615,7 @@ impl<S: RunSink> Runner<'_, S> {
         let all = total.saturating_mul(trials);
         // Connections for two seconds of arrivals; more open as the level needs them.
         let connections = ((rate_rps * 2.0).ceil() as usize).clamp(1, 1024).min(total);
-        self.begin_level(LoadKind::RequestRate, rate_rps, all, self.spec.warmup, connections).await?;
+        self.begin_level(level, LoadKind::RequestRate, rate_rps, all, self.spec.warmup, connections).await?;
         let progress = self.progress;
         self.begin_telemetry().await;
         let mut done_trials: Vec<NewLevel> = Vec::with_capacity(trials);
