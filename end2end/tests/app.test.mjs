@@ -1,30 +1,19 @@
 // Browser tests of the foundation: runs list, run page with charts, upload, and the same
 // pages with JavaScript disabled. Run with `node --test end2end/tests/` after .ci/build.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startServer, startSim, launchBrowser, watchErrors, seriesLength, STORY_FILE, ROOT, FIXTURES } from './support.mjs';
+import { withAppAndBrowser, startSim, watchErrors, seriesLength, STORY_FILE, ROOT, FIXTURES } from './support.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const env = withAppAndBrowser();
 
 const CHAT = 'Kimi-K2.5 NVFP4 · /v1/chat/completions · C=32–96';
 const COMPLETIONS = 'Kimi-K2.5 NVFP4 · /v1/completions · C=1–32 (surviving figures)';
 
 test('runs list shows the demo runs, newest first, with their facts', async () => {
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
-  await page.goto(server.base + '/');
+  await page.goto(env.server.base + '/');
   const rows = page.locator('#runs tbody tr');
   await rows.first().waitFor();
   assert.equal(await rows.count(), 3, 'the story runs and the simulated sweep with server metrics');
@@ -47,22 +36,22 @@ test('runs list shows the demo runs, newest first, with their facts', async () =
   await page.locator('#runs-total', { hasText: '1 run' }).waitFor();
   assert.equal(await rows.count(), 1);
   assert.match(await rows.nth(0).locator('td a').innerText(), /completions/);
-  await page.goto(server.base + '/?sort=peak&dir=asc');
+  await page.goto(env.server.base + '/?sort=peak&dir=asc');
   await page.locator('#runs tbody tr').first().waitFor();
   const peaks = [];
   for (let i = 0; i < (await rows.count()); i++) peaks.push(Number((await rows.nth(i).locator('td').allInnerTexts())[6]));
   assert.deepEqual(peaks, [...peaks].sort((a, b) => a - b), 'lowest peak first');
   assert.ok(peaks.includes(799.9));
-  await page.goto(server.base + '/?q=no-such-run-anywhere');
+  await page.goto(env.server.base + '/?q=no-such-run-anywhere');
   await page.locator('p.empty').waitFor();
   assert.deepEqual(errors, []);
   await page.close();
 });
 
 test('the chat run page draws both charts with 4 points and tooltips', async () => {
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
-  await page.goto(server.base + '/');
+  await page.goto(env.server.base + '/');
   await page.getByRole('link', { name: CHAT }).click();
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
   await page.locator('#run-name').waitFor();
@@ -88,9 +77,9 @@ test('the chat run page draws both charts with 4 points and tooltips', async () 
 });
 
 test('uploading a file shows a preview, then saving lands on its new run page', async () => {
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
-  await page.goto(server.base + '/upload');
+  await page.goto(env.server.base + '/upload');
   await page.locator('input[name=file]').setInputFiles(STORY_FILE);
   await page.locator('input[name=model]').fill('Kimi-K2.5 NVFP4');
   await page.locator('input[name=gpu]').fill('8x RTX PRO 6000');
@@ -103,7 +92,7 @@ test('uploading a file shows a preview, then saving lands on its new run page', 
   assert.equal(await page.locator('#levels tbody tr').count(), 4);
   assert.match(await page.locator('.unknown-list').innerText(), /no TTFT/);
   assert.equal(await page.locator('input[name=model]').inputValue(), 'Kimi-K2.5 NVFP4');
-  let runs = await (await fetch(server.base + '/api/v1/runs')).json();
+  let runs = await (await fetch(env.server.base + '/api/v1/runs')).json();
   assert.ok(!runs.some((r) => r.name === 'kimi-k25-nvfp4-chat-c32-c96.txt'), 'not stored before saving');
   await page.locator('#import-save').click();
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
@@ -115,7 +104,7 @@ test('uploading a file shows a preview, then saving lands on its new run page', 
   await page.locator('#chart-throughput canvas').waitFor();
   assert.equal(await seriesLength(page, 'chart-throughput', 0), 4);
   // and it is now first in the list
-  await page.goto(server.base + '/');
+  await page.goto(env.server.base + '/');
   await page.locator('#runs tbody tr').first().waitFor();
   assert.equal(await page.locator('#runs tbody tr td a').first().innerText(), 'kimi-k25-nvfp4-chat-c32-c96.txt');
   assert.deepEqual(errors, []);
@@ -123,9 +112,9 @@ test('uploading a file shows a preview, then saving lands on its new run page', 
 });
 
 test('several files of one sweep preview as one run, or one run each', async () => {
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
-  await page.goto(server.base + '/upload');
+  await page.goto(env.server.base + '/upload');
   const files = ['sweep-c4.txt', 'sweep-c1.txt', 'sweep-c2.txt'].map((f) => join(ROOT, 'end2end', 'data', f));
   await page.locator('input[name=file]').setInputFiles(files);
   await page.locator('input[name=name]').fill('three-file sweep');
@@ -155,9 +144,9 @@ test('several files of one sweep preview as one run, or one run each', async () 
 });
 
 test('vLLM result files of one sweep import as one run with TTFT and definitions', async () => {
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
-  await page.goto(server.base + '/upload');
+  await page.goto(env.server.base + '/upload');
   const files = ['inferencex-app_glm47_conc4.json', 'inferencex-app_glm47_conc1.json'].map((f) => join(FIXTURES, 'vllm', f));
   await page.locator('input[name=file]').setInputFiles(files);
   await page.locator('#import-submit').click();
@@ -176,8 +165,8 @@ test('vLLM result files of one sweep import as one run with TTFT and definitions
 });
 
 test('a malformed upload is previewed with its line and cannot be saved', async () => {
-  const page = await browser.newPage();
-  await page.goto(server.base + '/upload');
+  const page = await env.browser.newPage();
+  await page.goto(env.server.base + '/upload');
   await page.locator('input[name=file]').setInputFiles(join(ROOT, 'end2end', 'data', 'malformed-benchmark.txt'));
   await page.locator('#import-submit').click();
   await page.waitForURL(/\/imports\/[a-z0-9]+$/);
@@ -185,15 +174,15 @@ test('a malformed upload is previewed with its line and cannot be saved', async 
   assert.match(msg, /malformed-benchmark\.txt: line 6, column 26/);
   assert.match(msg, /wall=/);
   assert.ok(await page.locator('#import-save').isDisabled());
-  const runs = await (await fetch(server.base + '/api/v1/runs')).json();
+  const runs = await (await fetch(env.server.base + '/api/v1/runs')).json();
   assert.ok(!runs.some((r) => r.name === 'malformed-benchmark.txt'));
   await page.close();
 });
 
 test('comparing the story runs explains the C=32 difference; runs toggle off and on', async () => {
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
-  await page.goto(server.base + '/?tag=demo');
+  await page.goto(env.server.base + '/?tag=demo');
   await page.locator('#runs tbody tr').first().waitFor();
   // Select the two story runs and compare them.
   for (const name of [CHAT, COMPLETIONS]) {
@@ -239,10 +228,10 @@ test('comparing the story runs explains the C=32 difference; runs toggle off and
 
 test('a sweep started from the browser fills in live against the simulator', async () => {
   const sim = await startSim();
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
   try {
-    await page.goto(server.base + '/sweeps/new');
+    await page.goto(env.server.base + '/sweeps/new');
     await page.locator('input[name=url]').fill(sim.url);
     await page.locator('input[name=concurrency]').fill('1,2,4');
     await page.locator('input[name=max_tokens]').fill('16');
@@ -258,7 +247,7 @@ test('a sweep started from the browser fills in live against the simulator', asy
     assert.equal(await seriesLength(page, 'chart-throughput', 0), 3);
     assert.ok(!(await page.content()).includes('sk-browser-secret'), 'the key is never shown back');
     // A host outside the allow-list is refused with a clear message.
-    await page.goto(server.base + '/sweeps/new');
+    await page.goto(env.server.base + '/sweeps/new');
     await page.locator('input[name=url]').fill('http://192.0.2.10:8000');
     await page.locator('#sweep-submit').click();
     await page.waitForURL(/\/sweeps\/new\?error=/);
@@ -271,9 +260,9 @@ test('a sweep started from the browser fills in live against the simulator', asy
 });
 
 test('without JavaScript the pages still show the runs and the levels table', async () => {
-  const ctx = await browser.newContext({ javaScriptEnabled: false });
+  const ctx = await env.browser.newContext({ javaScriptEnabled: false });
   const page = await ctx.newPage();
-  await page.goto(server.base + '/');
+  await page.goto(env.server.base + '/');
   assert.ok(await page.locator('#runs tbody tr').count() >= 2);
   await page.getByRole('link', { name: CHAT }).click();
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
@@ -288,7 +277,7 @@ test('without JavaScript the pages still show the runs and the levels table', as
   assert.equal(c96[9], '—', 'p50 of the cut-off level is unknown, not zero');
   assert.equal(await page.locator('canvas').count(), 0, 'no charts without JavaScript');
   // The completions run shows its Little's-law estimate of tokens per request.
-  await page.goto(server.base + '/');
+  await page.goto(env.server.base + '/');
   await page.getByRole('link', { name: COMPLETIONS }).click();
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
   const last = await page.locator('#levels tbody tr').nth(1).locator('td').allInnerTexts();

@@ -3,25 +3,14 @@
 // in its colour, the regression gate's limit run by run, the slow run ringed as a
 // regression, the page's run marked, every run a point that opens its page — and the
 // same numbers in a table; the choices are a GET form, so the URL holds the view.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, launchBrowser, watchErrors, ROOT } from './support.mjs';
+import { withAppAndBrowser, watchErrors, ROOT } from './support.mjs';
 
-let server;
-let browser;
+const env = withAppAndBrowser();
 const ids = [];
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
 
 const data = (f) => readFileSync(join(ROOT, 'end2end', 'data', f), 'utf8');
 /** The file with every tok/s figure multiplied by `k` (one decimal, as the tool prints). */
@@ -33,7 +22,7 @@ async function importRun(name, version, k) {
     form.append(key, v);
   }
   for (const f of ['sweep-c1.txt', 'sweep-c2.txt']) form.append('file', new Blob([scaled(data(f), k)]), f);
-  const r = await fetch(`${server.base}/api/v1/runs`, { method: 'POST', body: form });
+  const r = await fetch(`${env.server.base}/api/v1/runs`, { method: 'POST', body: form });
   assert.equal(r.status, 201, await r.clone().text());
   return (await r.json()).runs[0].id;
 }
@@ -52,10 +41,10 @@ test('a configuration’s runs over time, with limits, versions and the regressi
     // Often within one second: runs stored in the same second keep the order they were stored in.
     ids.push(await importRun(`nightly ${i}`, version, k));
   }
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
   // From the run page's link: a client-side navigation.
-  await page.goto(`${server.base}/runs/${ids[3]}`);
+  await page.goto(`${env.server.base}/runs/${ids[3]}`);
   await page.locator('#chart-throughput canvas').waitFor();
   await page.locator('#history-link').click();
   await page.waitForURL(new RegExp(`/runs/${ids[3]}/history$`));
@@ -107,12 +96,12 @@ test('a configuration’s runs over time, with limits, versions and the regressi
 });
 
 test('a bad choice in the address is a 400 that names the field, and the page works without JavaScript', async () => {
-  const bad = await fetch(`${server.base}/runs/${ids[0]}/history?level=fast`);
+  const bad = await fetch(`${env.server.base}/runs/${ids[0]}/history?level=fast`);
   assert.equal(bad.status, 400);
   assert.match(await bad.text(), /level: a positive load/);
-  const ctx = await browser.newContext({ javaScriptEnabled: false });
+  const ctx = await env.browser.newContext({ javaScriptEnabled: false });
   const page = await ctx.newPage();
-  await page.goto(`${server.base}/runs/${ids[1]}/history?metric=e2e.p99&level=1`);
+  await page.goto(`${env.server.base}/runs/${ids[1]}/history?metric=e2e.p99&level=1`);
   assert.equal(await page.locator('#history-table tbody tr').count(), 4);
   assert.equal(await page.locator('#history-metric').inputValue(), 'e2e.p99');
   assert.match(await page.locator('figcaption').innerText(), /latency p99 at C=1 \(ms\)/);

@@ -5,35 +5,25 @@
 // rectangle, the legend view's group, the axis names' text elements), not with pixels.
 // Also: the runs list shows its important columns without scrolling at 1440 px, and the
 // dark colour scheme reaches the page and the charts.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startServer, launchBrowser, watchErrors } from './support.mjs';
+import { withAppAndBrowser, watchErrors } from './support.mjs';
 
-let server;
-let browser;
 let chat;
 let completions;
-const WIDTHS = [390, 1440, 1920];
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
+const env = withAppAndBrowser(async ({ server }) => {
   const runs = await (await fetch(`${server.base}/api/v1/runs`)).json();
   chat = runs.find((r) => r.name.includes('chat/completions')).id;
   completions = runs.find((r) => r.name.includes('surviving')).id;
 });
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const WIDTHS = [390, 1440, 1920];
 
 async function post(path, body) {
-  const r = await fetch(server.base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(env.server.base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   assert.ok(r.ok, `${path}: ${r.status} ${await r.clone().text()}`);
   return r.json();
 }
@@ -42,7 +32,7 @@ async function importText(name, text) {
   const form = new FormData();
   form.append('name', name);
   form.append('text', text);
-  const r = await fetch(`${server.base}/api/v1/runs`, { method: 'POST', body: form });
+  const r = await fetch(`${env.server.base}/api/v1/runs`, { method: 'POST', body: form });
   assert.equal(r.status, 201, await r.clone().text());
   return (await r.json()).runs[0].id;
 }
@@ -117,10 +107,10 @@ function check(where, m) {
 }
 
 async function measurePage(width, path) {
-  const ctx = await browser.newContext({ viewport: { width, height: 900 } });
+  const ctx = await env.browser.newContext({ viewport: { width, height: 900 } });
   const page = await ctx.newPage();
   const errors = watchErrors(page);
-  await page.goto(server.base + path);
+  await page.goto(env.server.base + path);
   await page.waitForFunction(() => {
     const els = [...document.querySelectorAll('.chart')];
     return els.length > 0 && window.echarts && els.every((el) => window.echarts.getInstanceByDom(el));
@@ -144,9 +134,9 @@ test('compare page: two runs, and ten long-named runs, at every width', async ()
   // The per-level table: at 1440 px the baseline's columns and the other run's are all in
   // view (no column clipped behind a scroll).
   {
-    const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 900 } });
     const page = await ctx.newPage();
-    await page.goto(`${server.base}/compare?runs=${completions},${chat}`);
+    await page.goto(`${env.server.base}/compare?runs=${completions},${chat}`);
     const t = await page.evaluate(() => {
       const wrap = document.getElementById('delta-table').parentElement;
       const box = wrap.getBoundingClientRect();
@@ -169,9 +159,9 @@ test('compare page: two runs, and ten long-named runs, at every width', async ()
 
 test('runs list: levels, peak tok/s and when fit at 1440 px; a compact layout at 390 px', async () => {
   for (const w of [1440, 390]) {
-    const ctx = await browser.newContext({ viewport: { width: w, height: 900 } });
+    const ctx = await env.browser.newContext({ viewport: { width: w, height: 900 } });
     const page = await ctx.newPage();
-    await page.goto(`${server.base}/`);
+    await page.goto(`${env.server.base}/`);
     const m = await page.evaluate(() => {
       const wrap = document.querySelector('.table-wrap');
       const head = [...document.querySelectorAll('table thead th')].map((th) => {
@@ -196,9 +186,9 @@ test('runs list: levels, peak tok/s and when fit at 1440 px; a compact layout at
 });
 
 test('dark colour scheme: the page and the charts follow the system preference', async () => {
-  const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'dark' });
+  const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'dark' });
   const page = await ctx.newPage();
-  await page.goto(`${server.base}/runs/${chat}`);
+  await page.goto(`${env.server.base}/runs/${chat}`);
   await page.waitForFunction(() => window.echarts && window.echarts.getInstanceByDom(document.getElementById('chart-throughput')));
   const seen = await page.evaluate(() => {
     const rgb = (s) => (s.match(/\d+(\.\d+)?/g) || []).slice(0, 3).map(Number);
@@ -224,10 +214,10 @@ test('dark colour scheme: the page and the charts follow the system preference',
 });
 
 test('without JavaScript a line says the charts need it, and no blank chart boxes show', async () => {
-  const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, javaScriptEnabled: false });
+  const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 900 }, javaScriptEnabled: false });
   const page = await ctx.newPage();
   for (const path of [`/runs/${chat}`, `/compare?runs=${completions},${chat}`]) {
-    await page.goto(server.base + path);
+    await page.goto(env.server.base + path);
     const note = page.locator('.charts .no-js');
     assert.ok(await note.isVisible(), `${path}: the no-JavaScript line`);
     assert.match(await note.innerText(), /need JavaScript.*tables below hold every number/);
@@ -239,9 +229,9 @@ test('without JavaScript a line says the charts need it, and no blank chart boxe
 test('a live sweep: the form shows what applies; progress says level k of n, requests, elapsed and what remains', async () => {
   const { startSim } = await import('./support.mjs');
   const sim = await startSim();
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   try {
-    await page.goto(server.base + '/sweeps/new');
+    await page.goto(env.server.base + '/sweeps/new');
     const shown = async () => page.evaluate(() => [...document.querySelectorAll('#sweep-form [data-load]')]
       .filter((el) => !el.hidden).map((el) => el.querySelector('input,select').name));
     assert.deepEqual(await shown(), ['concurrency']);
@@ -269,11 +259,11 @@ test('a live sweep: the form shows what applies; progress says level k of n, req
 test('the offline compare report lays its charts out the same way (opened from a file)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'plateau-layout-'));
   try {
-    const html = await (await fetch(`${server.base}/compare/report.html?runs=${completions},${chat}`)).text();
+    const html = await (await fetch(`${env.server.base}/compare/report.html?runs=${completions},${chat}`)).text();
     const file = join(dir, 'report.html');
     writeFileSync(file, html);
     for (const w of [390, 1440]) {
-      const ctx = await browser.newContext({ viewport: { width: w, height: 900 } });
+      const ctx = await env.browser.newContext({ viewport: { width: w, height: 900 } });
       const page = await ctx.newPage();
       await page.goto(pathToFileURL(file).href);
       await page.waitForFunction(() => {

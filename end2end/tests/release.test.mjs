@@ -2,23 +2,14 @@
 // (HTML + wasm + JS + CSS, ECharts counted apart), compressed with brotli, every asset under
 // a content-hashed name kept for a year, the page itself never stored. Prints the table the
 // README quotes. Runs against the binary and site of `.ci/test` (release).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, watchErrors } from './support.mjs';
+import { withAppAndBrowser, watchErrors } from './support.mjs';
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const env = withAppAndBrowser();
 
 test('a first visit to a run page transfers a small, compressed, cacheable bundle', async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const page = await context.newPage();
   const errors = watchErrors(page);
   const cdp = await context.newCDPSession(page);
@@ -28,13 +19,13 @@ test('a first visit to a run page transfers a small, compressed, cacheable bundl
   cdp.on('Network.responseReceived', (e) => byId.set(e.requestId, { url: e.response.url, headers: e.response.headers, type: e.type }));
   cdp.on('Network.loadingFinished', (e) => { const r = byId.get(e.requestId); if (r) r.bytes = e.encodedDataLength; });
 
-  await page.goto(`${server.base}/`);
+  await page.goto(`${env.server.base}/`);
   const href = await page.locator('table a[href^="/runs/"]').first().getAttribute('href');
   byId.clear();
-  await page.goto(`${server.base}${href}`, { waitUntil: 'networkidle' });
+  await page.goto(`${env.server.base}${href}`, { waitUntil: 'networkidle' });
   await page.waitForFunction(() => document.querySelector('[data-chart-ready="true"], canvas'));
 
-  const rows = [...byId.values()].filter((r) => r.bytes !== undefined && new URL(r.url).origin === server.base);
+  const rows = [...byId.values()].filter((r) => r.bytes !== undefined && new URL(r.url).origin === env.server.base);
   const header = (r, name) => Object.entries(r.headers).find(([k]) => k.toLowerCase() === name)?.[1];
   const kind = (r) => {
     const p = new URL(r.url).pathname;

@@ -2,26 +2,18 @@
 // chart, save a report and open it in a fresh browser context, keep a snapshot frozen
 // across an edit, keep markup inert, download PNGs, open the offline HTML report from a
 // file:// URL, and carry the compare view (hidden runs) in the address.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startServer, launchBrowser, watchErrors } from './support.mjs';
+import { withAppAndBrowser, watchErrors } from './support.mjs';
 
-let server;
-let browser;
+const env = withAppAndBrowser();
 const tmp = mkdtempSync(join(tmpdir(), 'plateau-share-'));
 
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
 after(async () => {
-  await browser?.close();
-  await server?.stop();
   rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -39,7 +31,7 @@ function markers(page, id) {
 }
 
 async function runIds() {
-  const runs = await (await fetch(server.base + '/api/v1/runs')).json();
+  const runs = await (await fetch(env.server.base + '/api/v1/runs')).json();
   const chat = runs.find((r) => r.name === CHAT).id;
   const other = runs.find((r) => r.name !== CHAT).id;
   return { chat, other };
@@ -47,9 +39,9 @@ async function runIds() {
 
 test('annotate C=32, see the pin, save a report, open it elsewhere; snapshots stay frozen; markup stays inert', async () => {
   const { chat } = await runIds();
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
-  await page.goto(`${server.base}/runs/${chat}`);
+  await page.goto(`${env.server.base}/runs/${chat}`);
   await page.locator('#chart-throughput canvas').waitFor();
 
   // Annotate the C=32 point.
@@ -94,7 +86,7 @@ test('annotate C=32, see the pin, save a report, open it elsewhere; snapshots st
   const reportUrl = page.url();
 
   // A fresh browser context (no cookies, no cache) sees the same view and annotation.
-  const other = await browser.newContext();
+  const other = await env.browser.newContext();
   const fresh = await other.newPage();
   const freshErrors = watchErrors(fresh);
   await fresh.goto(reportUrl);
@@ -113,14 +105,14 @@ test('annotate C=32, see the pin, save a report, open it elsewhere; snapshots st
   await other.close();
 
   // Snapshot, then edit the annotation: the snapshot keeps the first text.
-  await page.goto(`${server.base}/runs/${chat}`);
+  await page.goto(`${env.server.base}/runs/${chat}`);
   await page.locator('#snapshot-form input[name="title"]').fill('before the edit');
   await page.locator('#snapshot-form button[type="submit"]').click();
   await page.waitForURL(/\/s\/[0-9a-f]{20}$/);
   const snapshotUrl = page.url();
   await page.locator('#snapshot-banner').waitFor();
   assert.equal(await page.locator('#annotate-form').count(), 0, 'snapshots are read-only');
-  await page.goto(`${server.base}/runs/${chat}`);
+  await page.goto(`${env.server.base}/runs/${chat}`);
   await page.locator('li.annotation details.edit-annotation summary').first().click();
   const edit = page.locator('li.annotation form.edit-form').first();
   assert.equal(await edit.locator('textarea').inputValue(), EVIL, 'the edit box holds the exact text');
@@ -141,10 +133,10 @@ test('annotate C=32, see the pin, save a report, open it elsewhere; snapshots st
 
 test('the offline HTML report opens from a file:// URL with its charts and annotations', async () => {
   const { chat } = await runIds();
-  const html = await (await fetch(`${server.base}/runs/${chat}/report.html`)).text();
+  const html = await (await fetch(`${env.server.base}/runs/${chat}/report.html`)).text();
   const file = join(tmp, 'report.html');
   writeFileSync(file, html);
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const page = await context.newPage();
   const errors = watchErrors(page);
   // Offline: any request to a network address fails the test.
@@ -164,8 +156,8 @@ test('the offline HTML report opens from a file:// URL with its charts and annot
 
 test('each chart downloads as a PNG', async () => {
   const { chat } = await runIds();
-  const page = await browser.newPage();
-  await page.goto(`${server.base}/runs/${chat}`);
+  const page = await env.browser.newPage();
+  await page.goto(`${env.server.base}/runs/${chat}`);
   await page.locator('#chart-throughput canvas').waitFor();
   const button = page.locator('#chart-throughput + .png-button');
   await button.waitFor();
@@ -179,15 +171,15 @@ test('each chart downloads as a PNG', async () => {
 
 test('the compare view lives in the address: hidden runs, focus metric, scale; junk gets a helpful page', async () => {
   const { chat, other } = await runIds();
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
-  await page.goto(`${server.base}/compare?runs=${chat},${other}&metric=ttft&stat=p99&scale=linear`);
+  await page.goto(`${env.server.base}/compare?runs=${chat},${other}&metric=ttft&stat=p99&scale=linear`);
   await page.locator('#cmp-throughput canvas').waitFor();
   await page.locator(`input.run-toggle[data-run="${chat}"]`).uncheck();
   await page.waitForFunction((id) => new URL(location.href).searchParams.get('hide') === id, chat);
   const url = page.url();
   // The address alone reproduces it, in another context.
-  const ctx = await browser.newContext();
+  const ctx = await env.browser.newContext();
   const again = await ctx.newPage();
   await again.goto(url);
   await again.locator('#cmp-throughput canvas').waitFor();
@@ -203,7 +195,7 @@ test('the compare view lives in the address: hidden runs, focus metric, scale; j
   assert.equal(await again.locator('#view-settings select[name="stat"]').inputValue(), 'p99');
   await ctx.close();
   // Garbage in the address: a page that says what each parameter takes.
-  await page.goto(`${server.base}/compare?runs=${chat},${other}&scale=cubic&stat=p1000`);
+  await page.goto(`${env.server.base}/compare?runs=${chat},${other}&scale=cubic&stat=p1000`);
   await page.locator('#view-problems').waitFor();
   const text = await page.locator('#view-problems').innerText();
   assert.match(text, /scale=cubic/);
@@ -215,9 +207,9 @@ test('the compare view lives in the address: hidden runs, focus metric, scale; j
 
 test('without JavaScript a range can be annotated and a report saved', async () => {
   const { chat } = await runIds();
-  const context = await browser.newContext({ javaScriptEnabled: false });
+  const context = await env.browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
-  await page.goto(`${server.base}/runs/${chat}`);
+  await page.goto(`${env.server.base}/runs/${chat}`);
   await page.locator('#annotate summary').click();
   const form = page.locator('#annotate-form');
   await form.locator('input[name="anchor"][value="range"]').check();

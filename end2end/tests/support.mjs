@@ -1,5 +1,6 @@
 // Shared set-up for the browser tests: a real `plateau serve --demo` on a free loopback
 // port with its own SQLite file, and Debian's chromium driven by playwright-core.
+import { before, after } from 'node:test';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,6 +57,26 @@ export async function startServer() {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Starts plateau (demo data) and a browser before the calling file's tests, and closes
+ * both after them: `const env = withAppAndBrowser();`, then `env.server.base` and
+ * `env.browser.newPage()` in the tests. `ready(env)`, when given, runs once both are up
+ * (a file's set-up that needs the server).
+ */
+export function withAppAndBrowser(ready) {
+  const env = {};
+  before(async () => {
+    env.server = await startServer();
+    env.browser = await launchBrowser();
+    if (ready) await ready(env);
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.stop();
+  });
+  return env;
 }
 
 /** Starts `plateau sim` (fast: 5 ms per decode step) on a free loopback port. */

@@ -1,31 +1,20 @@
 // Browser test of issue #14's explanation: the demo's simulated sweep (batch limit 4,
 // scraped server metrics) shows the telemetry panels on its run page and says why it
 // plateaus; a run without server metrics says the cause cannot be seen from the client.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, watchErrors, seriesLength } from './support.mjs';
+import { withAppAndBrowser, watchErrors, seriesLength } from './support.mjs';
 
 const SIM = 'plateau sim · batch limit 4 · C=1–16 (server metrics)';
 const CHAT = 'Kimi-K2.5 NVFP4 · /v1/chat/completions · C=32–96';
 const PANELS = ['chart-server-requests', 'chart-kv-cache', 'chart-preemptions', 'chart-prefix-cache', 'chart-server-tok-s'];
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const env = withAppAndBrowser();
 
 test('the simulated sweep shows the telemetry panels and why it plateaus', async () => {
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
-  await page.goto(server.base + '/');
+  await page.goto(env.server.base + '/');
   await page.getByRole('link', { name: SIM }).click();
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
   const why = page.locator('#why-sentence');
@@ -55,9 +44,9 @@ test('the simulated sweep shows the telemetry panels and why it plateaus', async
 });
 
 test('a run without server metrics draws no panel and says the cause cannot be seen', async () => {
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const errors = watchErrors(page);
-  await page.goto(server.base + '/');
+  await page.goto(env.server.base + '/');
   await page.getByRole('link', { name: CHAT }).click();
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
   await page.locator('#chart-throughput canvas').waitFor();

@@ -6,26 +6,18 @@
 // no Content-Security-Policy violation happens (the payloads are text, and the app's own
 // scripts all run under the policy: hydration and charts still work), and the text shows
 // as typed.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startServer, launchBrowser, watchErrors, ROOT } from './support.mjs';
+import { withAppAndBrowser, watchErrors, ROOT } from './support.mjs';
 
-let server;
-let browser;
+const env = withAppAndBrowser();
 const tmp = mkdtempSync(join(tmpdir(), 'plateau-xss-'));
 
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
 after(async () => {
-  await browser?.close();
-  await server?.stop();
   rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -48,20 +40,20 @@ async function importRun(files, fields) {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   for (const [name, bytes] of files) form.append('file', new Blob([bytes]), name);
-  const r = await fetch(`${server.base}/api/v1/runs`, { method: 'POST', body: form });
+  const r = await fetch(`${env.server.base}/api/v1/runs`, { method: 'POST', body: form });
   assert.equal(r.status, 201, await r.clone().text());
   return (await r.json()).runs[0];
 }
 
 async function post(path, body) {
-  const r = await fetch(server.base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(env.server.base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   assert.ok(r.ok, `${path}: ${r.status} ${await r.clone().text()}`);
   return r.json();
 }
 
 /** A page that records dialogs and CSP violations, and fails on neither being empty. */
 async function openPage() {
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const dialogs = [];
   page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
   await page.addInitScript(() => {
@@ -121,7 +113,7 @@ test('every page shows the payloads as inert text, under a CSP, hydrated with ch
   ];
   for (const [path, ready] of pages) {
     const p = await openPage();
-    const resp = await p.page.goto(server.base + path);
+    const resp = await p.page.goto(env.server.base + path);
     await p.page.locator(ready).first().waitFor();
     await assertInert(p, path);
     const csp = resp.headers()['content-security-policy'] || '';
@@ -136,7 +128,7 @@ test('every page shows the payloads as inert text, under a CSP, hydrated with ch
 
 test('the run page shows each payload as typed and its forms keep them as values', async () => {
   const p = await openPage();
-  await p.page.goto(`${server.base}/runs/${runA.id}`);
+  await p.page.goto(`${env.server.base}/runs/${runA.id}`);
   await p.page.locator('#chart-throughput canvas').waitFor();
   assert.equal(await p.page.title(), `${NAME} · Plateau`, 'the document title is the name as text');
   assert.equal(await p.page.locator('#run-name').innerText(), NAME);
@@ -176,11 +168,11 @@ test('the import preview shows file names and fields as text', async () => {
   form.append('name', NAME);
   form.append('notes', TEXTAREA);
   form.append('file', new Blob([data('sweep-c1.txt')]), FILE_NAME);
-  const r = await fetch(`${server.base}/imports`, { method: 'POST', body: form, redirect: 'manual' });
+  const r = await fetch(`${env.server.base}/imports`, { method: 'POST', body: form, redirect: 'manual' });
   const location = r.headers.get('location');
   assert.match(location || '', /^\/imports\/[a-z0-9]+$/);
   const p = await openPage();
-  await p.page.goto(server.base + location);
+  await p.page.goto(env.server.base + location);
   await p.page.locator('#preview-files').waitFor();
   assert.equal(await p.page.locator('input[name=name]').inputValue(), NAME);
   assert.equal(await p.page.locator('textarea[name=notes]').inputValue(), TEXTAREA);
@@ -191,7 +183,7 @@ test('the import preview shows file names and fields as text', async () => {
 
 test('exports stay inert: the offline reports from file://, Markdown and CSV as text', async () => {
   for (const path of [`/runs/${runA.id}/report.html`, `/compare/report.html?runs=${runA.id},${runB.id}`]) {
-    const r = await fetch(server.base + path);
+    const r = await fetch(env.server.base + path);
     assert.equal(r.status, 200, path);
     assert.match(r.headers.get('content-disposition'), /^attachment/, path);
     assert.match(r.headers.get('content-security-policy'), /script-src 'sha256-[^']+' 'sha256-[^']+';/, path);
@@ -208,7 +200,7 @@ test('exports stay inert: the offline reports from file://, Markdown and CSV as 
   }
   for (const path of [`/api/v1/runs/${runA.id}/export.md`, `/compare/export.md?runs=${runA.id},${runB.id}`,
     `/api/v1/runs/${runA.id}/export.csv`, `/compare/export.csv?runs=${runA.id},${runB.id}`]) {
-    const r = await fetch(server.base + path);
+    const r = await fetch(env.server.base + path);
     assert.equal(r.status, 200, path);
     assert.doesNotMatch(r.headers.get('content-type'), /html/, path);
     assert.equal(r.headers.get('x-content-type-options'), 'nosniff', path);
