@@ -83,8 +83,10 @@ pub const CHECKED: [(Metric, Stat); 5] = [
     (Metric::Ttft, Stat::P99),
 ];
 
-fn label(metric: Metric, stat: Stat) -> String {
-    if metric == Metric::OutputThroughput {
+/// "output tok/s", "TTFT p99": a rate's mean by its name alone, anything else with its
+/// statistic (the gate's summary and the history page name metrics alike).
+pub fn metric_label(metric: Metric, stat: Stat) -> String {
+    if stat == Stat::Mean && metric.unit() != super::metrics::Unit::Ms {
         metric.label().to_owned()
     } else {
         format!("{} {}", metric.label(), stat.name())
@@ -221,7 +223,7 @@ impl CheckReport {
                 "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 if f.regression { "❌" } else { "✅" },
                 f.level.label(),
-                label(f.metric, f.stat),
+                metric_label(f.metric, f.stat),
                 fig(f.reference),
                 fig(f.value),
                 super::noise::pct(f.change_pct),
@@ -449,7 +451,7 @@ pub fn proposal_text(f: &Finding) -> String {
     format!(
         "Regression at {}: {} {} against {} ({}).",
         load_label(f.level.load_kind, f.level.load_value),
-        label(f.metric, f.stat),
+        metric_label(f.metric, f.stat),
         super::noise::pct(f.change_pct),
         fig(f.reference),
         f.detail

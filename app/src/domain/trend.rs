@@ -53,14 +53,7 @@ pub fn metric_param(metric: Metric, stat: Stat) -> String {
     }
 }
 
-/// "output tok/s", "TTFT p99".
-pub fn metric_label(metric: Metric, stat: Stat) -> String {
-    if stat == Stat::Mean && metric.unit() != super::metrics::Unit::Ms {
-        metric.label().to_owned()
-    } else {
-        format!("{} {}", metric.label(), stat.name())
-    }
-}
+pub use super::regression::metric_label;
 
 /// A field of the page's query that could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
