@@ -330,6 +330,20 @@ pub fn against_baseline(run: &Run, baseline: &Run, t: &Thresholds) -> CheckRepor
             });
         }
     }
+    // Many t-tests at once: at 95 % each, ten checked numbers of two identical runs would
+    // call one "real" a third of the time. Bonferroni: each test must reach α ÷ the number
+    // of t-tests, so the whole check keeps its 5 % chance of a false regression.
+    let tests = findings.iter().filter(|f| f.test == Test::TTest).count().max(1);
+    let alpha = super::noise::ALPHA / tests as f64;
+    for f in findings.iter_mut().filter(|f| f.test == Test::TTest && f.regression) {
+        let p = f.significance.as_ref().and_then(|s| s.p_value).unwrap_or(1.0);
+        if p >= alpha {
+            f.regression = false;
+            f.detail.push_str(&format!(
+                " — not beyond noise across the {tests} t-tests of this check (p {p:.3} ≥ {alpha:.4})"
+            ));
+        }
+    }
     let note = findings.is_empty().then(|| "The runs share no level with the checked metrics.".to_owned());
     CheckReport {
         run_id: run.id.to_string(),
