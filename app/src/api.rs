@@ -225,6 +225,9 @@ pub async fn get_snapshot(id: String) -> Result<crate::domain::view::SnapshotDat
     #[derive(serde::Deserialize)]
     struct Payload {
         runs: Vec<Run>,
+        /// Frozen beside the runs since server metrics reached snapshots; older ones have none.
+        #[serde(default)]
+        signals: Vec<StoredSignals>,
     }
     let s = crate::db::get_snapshot(&pool()?, &id).await?;
     let payload: Payload = serde_json::from_str(&s.payload).map_err(|e| {
@@ -238,5 +241,6 @@ pub async fn get_snapshot(id: String) -> Result<crate::domain::view::SnapshotDat
         author: s.author,
         created_at: s.created_at,
         runs: payload.runs,
+        signals: payload.signals,
     })
 }

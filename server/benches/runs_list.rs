@@ -2,9 +2,13 @@
 //! count, facets) with 100 runs and with 5,000 runs (`PLATEAU_BENCH_SIZES=100,5000,100000`
 //! for more) in a real SQLite file and, when `PLATEAU_BENCH_PG` names a PostgreSQL server
 //! (`.ci/pg url`), in a fresh schema there, as ratios against the first size.
-//! Then, on the same database, the two pages that grow with a run's size: a run page at 10
-//! and 1,000 levels (`PLATEAU_BENCH_LEVELS`) and a compare page of 2 and 10 runs, each the
-//! whole page served by the real router over loopback (database, analysis, server render).
+//! Then, on the same database, the two pages that grow with a run's size, each the whole
+//! page served by the real router over loopback (database, analysis, server render): a run
+//! page and a compare page of two runs at 10, 1,000 and 10,000 levels
+//! (`PLATEAU_BENCH_LEVELS`), a compare page of 10 runs, and both pages on runs holding
+//! 100,000 per-request records (10 levels of 10,000: the bootstrap intervals of the run
+//! page and the per-request tests of the compare page read them all). The cost per level
+//! (and per record) is printed beside each row, so linear rendering shows as a flat column.
 //! Run with `cargo bench -p server --bench runs_list`; it prints tables per backend.
 #![allow(
     clippy::unwrap_used,
@@ -84,7 +88,7 @@ async fn main() {
         dbs.push(("PostgreSQL (fresh schema)", postgres(&url).await));
     }
     let levels: Vec<usize> = std::env::var("PLATEAU_BENCH_LEVELS")
-        .unwrap_or_else(|_| "10,1000".into())
+        .unwrap_or_else(|_| "10,1000,10000".into())
         .split(',')
         .map(|s| s.trim().parse().expect("PLATEAU_BENCH_LEVELS: numbers separated by commas"))
         .collect();
@@ -126,39 +130,86 @@ async fn median_fetch(client: &reqwest::Client, url: &str) -> Duration {
     times[times.len() / 2]
 }
 
+/// `n` per-request records of a level at concurrency `c`: latencies spread as a sweep's are.
+fn records(c: f64, n: usize) -> Vec<app::domain::RequestRecord> {
+    (0..n)
+        .map(|i| {
+            let jitter = (i * 7919 % 1000) as f64 / 1000.0;
+            app::domain::RequestRecord {
+                ok: true,
+                ttft_ms: Some(80.0 + c * 2.0 + 40.0 * jitter),
+                e2e_ms: Some(2000.0 + c * 10.0 + 500.0 * jitter),
+                tpot_ms: Some(7.5 + jitter),
+                input_tokens: Some(512.0),
+                output_tokens: Some(256.0),
+                error: None,
+            }
+        })
+        .collect()
+}
+
+/// A run of 10 levels holding `per_level` per-request records each.
+fn run_with_records(name: &str, per_level: usize) -> NewRun {
+    let mut r = long_run(name, 10);
+    for l in &mut r.levels {
+        l.requests = records(l.point.load_value, per_level);
+        l.point.requests_ok = Some(per_level as i64);
+    }
+    r
+}
+
 async fn pages(label: &str, pool: &app::db::Db, dir: &std::path::Path, levels: &[usize]) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let state = server::routes::AppState::new(pool.clone(), server::startup::leptos_options(dir, addr), 1 << 20);
     tokio::spawn(async move { axum::serve(listener, server::routes::router(state)).await });
     let client = reqwest::Client::new();
-    let mut rows: Vec<(String, Duration)> = Vec::new();
+    // (row, time, what it scales with, how many of them)
+    let mut rows: Vec<(String, Duration, &str, usize)> = Vec::new();
     for &n in levels {
-        let id = app::db::insert_run(pool, &long_run(&format!("{n} levels"), n)).await.expect("insert");
-        rows.push((format!("run page, {n} levels"), median_fetch(&client, &format!("http://{addr}/runs/{id}")).await));
+        let a = app::db::insert_run(pool, &long_run(&format!("{n} levels"), n)).await.expect("insert");
+        let b = app::db::insert_run(pool, &long_run(&format!("{n} levels, again"), n)).await.expect("insert");
+        let run = median_fetch(&client, &format!("http://{addr}/runs/{a}")).await;
+        rows.push((format!("run page, {n} levels"), run, "level", n));
+        let cmp = median_fetch(&client, &format!("http://{addr}/compare?runs={a},{b}")).await;
+        rows.push((format!("compare page, 2 runs of {n} levels"), cmp, "level", 2 * n));
     }
     let mut ids = Vec::new();
     for i in 0..10 {
         ids.push(app::db::insert_run(pool, &long_run(&format!("compare {i}"), 100)).await.expect("insert").to_string());
     }
-    for n in [2, 10] {
-        let url = format!("http://{addr}/compare?runs={}", ids[..n].join(","));
-        rows.push((format!("compare page, {n} runs of 100 levels"), median_fetch(&client, &url).await));
-    }
+    let url = format!("http://{addr}/compare?runs={}", ids.join(","));
+    rows.push(("compare page, 10 runs of 100 levels".into(), median_fetch(&client, &url).await, "level", 1000));
+    let per_level = 10_000;
+    let a = app::db::insert_run(pool, &run_with_records("100,000 requests", per_level)).await.expect("insert");
+    let b = app::db::insert_run(pool, &run_with_records("100,000 requests, again", per_level)).await.expect("insert");
+    let run = median_fetch(&client, &format!("http://{addr}/runs/{a}")).await;
+    rows.push(("run page, 100,000 request records".into(), run, "record", 10 * per_level));
+    let cmp = median_fetch(&client, &format!("http://{addr}/compare?runs={a},{b}")).await;
+    rows.push(("compare page, 2 × 100,000 records".into(), cmp, "record", 20 * per_level));
     println!("pages, the whole page over loopback (median of 9), {label}");
-    for (name, t) in &rows {
-        println!("{name:<36} {:>10.2}ms", t.as_secs_f64() * 1e3);
+    println!("{:<40} {:>12} {:>16}", "page", "time", "per level/record");
+    for (name, t, unit, n) in &rows {
+        let each_us = t.as_secs_f64() * 1e6 / *n as f64;
+        println!("{name:<40} {:>10.2}ms {each_us:>11.2} µs/{unit}", t.as_secs_f64() * 1e3);
     }
-    let ratio = |a: usize, b: usize| rows[b].1.as_secs_f64() / rows[a].1.as_secs_f64();
+    // Linear means the time per level stays put as the run grows a thousandfold.
     if levels.len() >= 2 {
+        let per = |i: usize| rows[i].1.as_secs_f64() / rows[i].3 as f64;
+        let (first, last) = (0, 2 * (levels.len() - 1));
         println!(
-            "run page ratio, {} vs {} levels: {:.1}×",
+            "run page, time per level at {} vs {} levels: {:.2}× (1× is linear)",
             levels[levels.len() - 1],
             levels[0],
-            ratio(0, levels.len() - 1)
+            per(last) / per(first)
+        );
+        println!(
+            "compare page, time per level at {} vs {} levels: {:.2}× (1× is linear)",
+            levels[levels.len() - 1],
+            levels[0],
+            per(last + 1) / per(first + 1)
         );
     }
-    println!("compare page ratio, 10 vs 2 runs: {:.1}×", ratio(levels.len(), levels.len() + 1));
 }
 
 async fn bench(label: &str, pool: &app::db::Db, sizes: &[usize]) {

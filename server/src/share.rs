@@ -14,6 +14,7 @@ use app::db::{self, DbError, StoredSnapshot};
 use app::domain::annotations::{AnnotationId, AnnotationInput};
 use app::domain::view::SavedReport;
 use app::domain::view::{query_pairs, ViewState};
+use app::domain::why_signals::StoredSignals;
 use app::domain::{Run, RunId};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -162,11 +163,15 @@ pub async fn save_report(
     Err(ShareError::Invalid("could not find a free slug; try again".into()))
 }
 
-/// What a snapshot freezes.
+/// What a snapshot freezes: the runs, and what is stored beside them (the server's metrics
+/// per level, open-loop send lags) as the "why" rules and the telemetry panels read it,
+/// indexed like `runs`. Left out when no run has any, so such a payload is as before.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SnapshotPayload {
     pub view_path: String,
     pub runs: Vec<Run>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<StoredSignals>,
 }
 
 /// The content-derived id of a payload: the first 20 hex digits of its SHA-256.
@@ -180,7 +185,14 @@ pub async fn snapshot(pool: &Db, title: &str, view_path: &str, author: &str) -> 
     let title = clean_title(title, "title", 200)?;
     let (target, state) = parse_view_path(view_path)?;
     let runs = runs_of_view(pool, &target, &state).await?;
-    let payload = SnapshotPayload { view_path: view_path.to_owned(), runs };
+    let mut signals = Vec::with_capacity(runs.len());
+    for run in &runs {
+        signals.push(db::stored_signals(pool, &run.id).await?);
+    }
+    if signals.iter().all(StoredSignals::is_empty) {
+        signals.clear();
+    }
+    let payload = SnapshotPayload { view_path: view_path.to_owned(), runs, signals };
     let json = serde_json::to_string(&payload).map_err(|e| ShareError::Invalid(format!("snapshot: {e}")))?;
     let id = snapshot_id(&json);
     let title = if title.is_empty() {

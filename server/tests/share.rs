@@ -407,3 +407,39 @@ async fn a_comparison_note_shows_where_its_runs_are_compared() {
         assert_eq!(run["points"].as_array().unwrap().len(), 4);
     }
 }
+
+#[tokio::test]
+async fn snapshots_freeze_the_server_metrics_and_the_why_with_the_runs() {
+    // Issue #14: a snapshot of a run with server metrics shows its telemetry panels and its
+    // "why it plateaus" sentence from what was frozen, also after the run is deleted.
+    for app in TestApp::each().await {
+        server::demo::load(&app.pool).await.unwrap();
+        let runs = app::db::list_runs(&app.pool).await.unwrap();
+        let sim = runs.iter().find(|r| r.name == server::demo::SIM_RUN).unwrap().id.to_string();
+        let (_, live) = app.text(&format!("/runs/{sim}")).await;
+        assert!(live.contains(app::charts::telemetry::REQUESTS_ID) && live.contains("why-sentence"));
+        let snap: Value = app
+            .client
+            .post(app.url("/api/v1/snapshots"))
+            .json(&json!({ "view": format!("/runs/{sim}") }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let sid = snap["id"].as_str().unwrap().to_owned();
+        let frozen = app.json(&format!("/api/v1/snapshots/{sid}")).await;
+        let levels = frozen["data"]["signals"][0]["levels"].as_array().expect("signals frozen beside the run");
+        assert!(levels.iter().any(|l| l["running_max"].as_f64() == Some(4.0)), "{levels:?}");
+        let resp = app.client.delete(app.url(&format!("/api/v1/runs/{sim}"))).send().await.unwrap();
+        assert!(resp.status().is_success(), "{}", resp.status());
+        let (status, page) = app.text(&format!("/s/{sid}")).await;
+        assert_eq!(status, StatusCode::OK, "[{}]", app.store.name);
+        for id in [app::charts::telemetry::REQUESTS_ID, app::charts::telemetry::KV_CACHE_ID] {
+            assert!(page.contains(id), "[{}] the snapshot draws {id} from what it froze", app.store.name);
+        }
+        let sentence = page.split("id=\"why-sentence\">").nth(1).expect("the why sentence").split('<').next().unwrap();
+        assert!(sentence.contains("at most 4 requests"), "[{}] {sentence}", app.store.name);
+    }
+}

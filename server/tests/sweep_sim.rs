@@ -961,7 +961,13 @@ async fn connections_are_kept_alive_and_opened_before_the_level_starts() {
     let kept = accepted.load(Ordering::SeqCst);
     assert!(kept <= 8 + 1, "64 requests (+1 warm-up, +2 calibration first) at C=8 on {kept} connections");
     assert!(run.facts.notes.contains("connections kept alive"), "{}", run.facts.notes);
-    // --new-connection-per-request: one each, as before
+    // The phases: no request waited for a connection (they were opened before the level),
+    // so connect is absent (not 0); each request was sent, then answered, then streamed.
+    let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
+    assert_eq!(raw["connections_opened"], 0, "{}", raw["connect_ms"]);
+    assert_eq!(run.points[0].get(Metric::Connect, Stat::Mean), None);
+    phases_in_order(&raw, &app::db::level_requests(&pool, &run.id, 0).await.unwrap(), false);
+    // --new-connection-per-request: one each, as before, and each request's connect timed
     let (url, accepted) = spawn_counting_sim(cfg).await;
     let mut s = SweepSpec { target: Target { base_url: url, ..s.target }, ..s };
     s.target.connections = server::loadgen::Connections::NewPerRequest;
@@ -969,6 +975,29 @@ async fn connections_are_kept_alive_and_opened_before_the_level_starts() {
     assert_eq!(run.points[0].requests_ok, Some(64));
     assert_eq!(accepted.load(Ordering::SeqCst), 2 + 64 + 1, "the calibration's two, the level and its warm-up");
     assert!(run.facts.notes.contains("a new connection per request"), "{}", run.facts.notes);
+    let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
+    assert_eq!(raw["connections_opened"], 64);
+    let connect = run.points[0].get(Metric::Connect, Stat::Mean).expect("connect measured");
+    assert!(connect > 0.0 && connect < 100.0, "loopback connect {connect} ms");
+    phases_in_order(&raw, &app::db::level_requests(&pool, &run.id, 0).await.unwrap(), true);
+}
+
+/// Each request's phases, from `raw`, against its stored TTFT: connect (when opened) ≤
+/// request sent ≤ first byte ≤ TTFT.
+fn phases_in_order(raw: &serde_json::Value, reqs: &[app::domain::RequestRecord], connected: bool) {
+    let col = |k: &str| raw[k].as_array().unwrap().iter().map(serde_json::Value::as_f64).collect::<Vec<_>>();
+    let (connect, sent, first_byte) = (col("connect_ms"), col("request_sent_ms"), col("first_byte_ms"));
+    assert_eq!((connect.len(), sent.len(), first_byte.len()), (reqs.len(), reqs.len(), reqs.len()));
+    for (i, r) in reqs.iter().enumerate() {
+        let (sent, first_byte, ttft) = (sent[i].unwrap(), first_byte[i].unwrap(), r.ttft_ms.unwrap());
+        assert_eq!(connect[i].is_some(), connected, "request {i}: {:?}", connect[i]);
+        // round3 in raw: a microsecond of slack
+        assert!(connect[i].unwrap_or(0.0) <= sent + 0.001, "request {i}: connect {:?} > sent {sent}", connect[i]);
+        assert!(
+            sent <= first_byte + 0.001 && first_byte <= ttft + 0.001,
+            "request {i}: {sent} ≤ {first_byte} ≤ {ttft}"
+        );
+    }
 }
 
 /// The adaptive search against `plateau sim` with `max_batch` decode slots, 10 ms a step

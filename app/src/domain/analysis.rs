@@ -132,6 +132,23 @@ pub fn peak(points: &[Point]) -> Option<(f64, f64)> {
     points.iter().filter_map(|p| Some((p.load_value, positive(p.output_tok_s())?))).max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// Below this a connection's set-up is noise next to any TTFT (loopback takes 0.1 ms).
+pub const CONNECT_NEGLIGIBLE_MS: f64 = 1.0;
+
+/// Whether connection set-up is worth a column: some level's connect p99 is at least
+/// [`CONNECT_NEGLIGIBLE_MS`] and at least 1 % of that level's TTFT p50 (when known). A
+/// sweep on kept-alive connections opens none during its levels and shows nothing; one
+/// that opens a connection per request over a real network, or whose connects waited for
+/// a retried SYN (1 s), shows them.
+pub fn connect_matters(points: &[Point]) -> bool {
+    use super::metrics::Metric;
+    points.iter().any(|p| {
+        p.get(Metric::Connect, Stat::P99).is_some_and(|c| {
+            c >= CONNECT_NEGLIGIBLE_MS && p.get(Metric::Ttft, Stat::P50).is_none_or(|ttft| c >= 0.01 * ttft)
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +200,26 @@ mod tests {
         let a = analyse(&[p]);
         assert_eq!(a[0].per_user_tok_s, None);
         assert_eq!(a[0].scaling_efficiency, None);
+    }
+
+    #[test]
+    fn connect_is_shown_only_when_it_is_not_negligible() {
+        let with = |connect_p99: Option<f64>, ttft_p50: Option<f64>| {
+            let mut p = level(8.0, 8, 1.0, 100.0, 1.0);
+            if let Some(c) = connect_p99 {
+                p.set(Metric::Connect, Stat::P99, c);
+            }
+            if let Some(t) = ttft_p50 {
+                p.set(Metric::Ttft, Stat::P50, t);
+            }
+            p
+        };
+        assert!(!connect_matters(&[with(None, Some(20.0))]), "no connection opened");
+        assert!(!connect_matters(&[with(Some(0.2), Some(20.0))]), "loopback connect: noise");
+        assert!(!connect_matters(&[with(Some(3.0), Some(900.0))]), "3 ms beside a 900 ms TTFT");
+        assert!(connect_matters(&[with(Some(3.0), Some(20.0))]));
+        assert!(connect_matters(&[with(None, Some(20.0)), with(Some(1003.0), Some(1020.0))]), "a retried SYN");
+        assert!(connect_matters(&[with(Some(2.0), None)]), "TTFT unknown: the 1 ms floor decides");
     }
 
     #[test]

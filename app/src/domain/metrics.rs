@@ -46,6 +46,13 @@ pub enum Metric {
     AchievedConcurrency,
     /// Time a request waited in the client before it was sent, ms.
     ClientQueue,
+    /// Opening a new connection (TCP, TLS), for the requests that waited for one; a
+    /// request on a kept-alive connection has none. ms.
+    Connect,
+    /// Send → the request handed to its connection (after any connect), ms.
+    RequestSent,
+    /// Send → the response's status line and headers (time to first byte), ms.
+    FirstByte,
 }
 
 /// `x × 10^shift`, computed by moving the decimal point of `x`'s shortest decimal form,
@@ -113,7 +120,7 @@ impl Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 16] = [
+    pub const ALL: [Metric; 19] = [
         Metric::Ttft,
         Metric::TtftContent,
         Metric::Ttst,
@@ -130,6 +137,9 @@ impl Metric {
         Metric::PerUserTokS,
         Metric::AchievedConcurrency,
         Metric::ClientQueue,
+        Metric::Connect,
+        Metric::RequestSent,
+        Metric::FirstByte,
     ];
 
     /// Which way is better for a serving system: more throughput, less latency; token
@@ -151,7 +161,10 @@ impl Metric {
             | Metric::TpotInclTtft
             | Metric::ChunkGap
             | Metric::E2e
-            | Metric::ClientQueue => Unit::Ms,
+            | Metric::ClientQueue
+            | Metric::Connect
+            | Metric::RequestSent
+            | Metric::FirstByte => Unit::Ms,
             Metric::InputTokens | Metric::OutputTokens => Unit::Tokens,
             Metric::OutputThroughput | Metric::TotalThroughput | Metric::PerUserTokS => Unit::TokPerS,
             Metric::RequestThroughput | Metric::Goodput => Unit::ReqPerS,
@@ -178,6 +191,9 @@ impl Metric {
             Metric::PerUserTokS => "per_user_tok_s",
             Metric::AchievedConcurrency => "achieved_concurrency",
             Metric::ClientQueue => "client_queue",
+            Metric::Connect => "connect",
+            Metric::RequestSent => "request_sent",
+            Metric::FirstByte => "first_byte",
         }
     }
 
@@ -204,6 +220,9 @@ impl Metric {
             Metric::PerUserTokS => "tok/s per user",
             Metric::AchievedConcurrency => "achieved concurrency",
             Metric::ClientQueue => "client queue",
+            Metric::Connect => "connect",
+            Metric::RequestSent => "request sent",
+            Metric::FirstByte => "time to first byte",
         }
     }
 
@@ -226,6 +245,9 @@ impl Metric {
             Metric::PerUserTokS => "one request's output tokens per second",
             Metric::AchievedConcurrency => "mean requests in flight",
             Metric::ClientQueue => "time queued in the client before sending",
+            Metric::Connect => "opening a new connection (TCP, TLS), for the requests that waited for one",
+            Metric::RequestSent => "send → request handed to its connection (after any connect)",
+            Metric::FirstByte => "send → response status and headers",
         }
     }
 }

@@ -216,6 +216,10 @@ pub struct SnapshotData {
     pub author: String,
     pub created_at: String,
     pub runs: Vec<super::Run>,
+    /// What was stored beside each run when it was frozen (server metrics), indexed like
+    /// `runs`; empty when none had any.
+    #[serde(default)]
+    pub signals: Vec<super::why_signals::StoredSignals>,
 }
 
 /// How a run or compare page is being shown.

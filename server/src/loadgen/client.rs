@@ -6,9 +6,10 @@
 //! the `choices: []` usage chunk are not token chunks.
 
 use super::event::StreamEvent;
+use super::phases::{self, SentBody};
 use super::{redact, Secret};
 use futures_util::StreamExt;
-use reqwest::header::{HeaderValue, AUTHORIZATION};
+use reqwest::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -75,6 +76,13 @@ pub struct RequestSample {
     pub scheduled_at_ms: Option<f64>,
     /// When the request was actually sent, ms after the level started.
     pub sent_at_ms: f64,
+    /// Opening the connection this request waited for (TCP, TLS), a duration in ms;
+    /// `None` when it went out on a kept-alive connection ([`phases`]).
+    pub connect_ms: Option<f64>,
+    /// Origin → the request handed to its connection (after any connect).
+    pub request_sent_ms: Option<f64>,
+    /// Origin → the response's status line and headers.
+    pub first_byte_ms: Option<f64>,
     /// First token chunk of any kind, reasoning included.
     pub ttft_ms: Option<f64>,
     /// First content token chunk, reasoning excluded.
@@ -183,8 +191,12 @@ pub async fn send_watched(
         sent_at_ms: ms(sent.saturating_duration_since(level_start)),
         ..RequestSample::default()
     };
-    let result =
-        tokio::time::timeout(endpoint.timeout, exchange(endpoint, body, start, &mut sample, &mut on_first_token)).await;
+    let (result, connect) = phases::scoped(tokio::time::timeout(
+        endpoint.timeout,
+        exchange(endpoint, body, start, &mut sample, &mut on_first_token),
+    ))
+    .await;
+    sample.connect_ms = connect.map(ms);
     let error = match result {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(e),
@@ -286,24 +298,37 @@ async fn exchange(
     s: &mut RequestSample,
     on_first_token: &mut Option<OnFirstToken>,
 ) -> Result<(), RequestError> {
+    // Serialised once; a request sent again reuses the bytes.
+    let json = bytes::Bytes::from(serde_json::to_vec(body).map_err(|e| err(ErrorKind::BadJson, e.to_string()))?);
     let request = || {
-        let r = endpoint.client.post(&endpoint.url).json(body);
-        match &endpoint.auth {
+        let (body, taken) = SentBody::new(json.clone());
+        let r = endpoint
+            .client
+            .post(&endpoint.url)
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .body(reqwest::Body::wrap(body));
+        let r = match &endpoint.auth {
             Some(auth) => r.header(AUTHORIZATION, auth.clone()),
             None => r,
-        }
+        };
+        (r, taken)
     };
-    let response = match request().send().await {
+    let (first, mut taken) = request();
+    let response = match first.send().await {
         Ok(r) => r,
         // A pooled connection the server closed as it was picked (hyper resends by itself
         // only when it notices before writing): once more, on another connection. The
         // request's times still run from its first send.
         Err(e) if endpoint.keep_alive && closed_under_us(&e) => {
             tracing::debug!(error = %chain(&e), "pooled connection closed by the server; sent again");
-            request().send().await.map_err(|e| classify(&e, false))?
+            let (again, again_taken) = request();
+            taken = again_taken;
+            again.send().await.map_err(|e| classify(&e, false))?
         }
         Err(e) => return Err(classify(&e, false)),
     };
+    s.first_byte_ms = Some(ms(start.elapsed()));
+    s.request_sent_ms = taken.get().map(|t| ms(t.saturating_duration_since(start)));
     let status = response.status();
     if !status.is_success() {
         let text = response.text().await.unwrap_or_default();

@@ -3,6 +3,7 @@
 //! each level stored the moment it finishes (in SQLite, or on a Plateau server).
 //!
 //! - [`client`]: one streamed request, timed chunk by chunk, into a [`RequestSample`].
+//! - [`phases`]: the phases before the first token (connect, sent, first byte).
 //! - [`prompt`]: synthetic prompts of a chosen length distribution (and shared prefix), or
 //!   a JSONL file.
 //! - [`tokens`]: prompt lengths in tokens: the model's tokenizer (`--tokenizer`), else a
@@ -31,6 +32,7 @@ pub mod arrival;
 pub mod bounds;
 pub mod client;
 pub mod event;
+pub mod phases;
 pub mod prompt;
 pub mod saturation;
 pub mod scrape;
@@ -341,6 +343,7 @@ pub fn definitions() -> Definitions {
             "token counts from server usage; a request without usage counts its streamed token chunks (per-level count in raw.token_count)".into(),
             "throughput window = first measured send → last response of the level; warm-up excluded".into(),
             "open-loop (request-rate) levels: TTFT and latency count from each request's scheduled send, so time a late send or a queue adds is included; raw.open_loop keeps the due times, late sends and latency from the actual send".into(),
+            "phases before the first token: connect = opening a connection the request waited for (TCP, TLS; none on a kept-alive connection, so it is absent, not 0), request sent = send → request handed to its connection, first byte = send → response headers; per request in raw.connect_ms, raw.request_sent_ms, raw.first_byte_ms; raw.connections_opened counts the level's new connections (warm-up excluded)".into(),
         ],
         ..Default::default()
     }

@@ -95,6 +95,11 @@ pub fn level_from_records(kind: LoadKind, load: f64, records: &[RequestSample], 
     put(&mut p, Metric::Tpot, ok.iter().filter_map(|r| r.tpot_ms()));
     put(&mut p, Metric::ChunkGap, ok.iter().flat_map(|r| r.gaps_ms.iter().copied()));
     put(&mut p, Metric::E2e, ok.iter().filter_map(|r| r.e2e_ms));
+    // The phases before the first token: connect only for the requests that opened a
+    // connection (none on kept-alive ones: not a zero), then sent and first byte.
+    put(&mut p, Metric::Connect, ok.iter().filter_map(|r| r.connect_ms));
+    put(&mut p, Metric::RequestSent, ok.iter().filter_map(|r| r.request_sent_ms));
+    put(&mut p, Metric::FirstByte, ok.iter().filter_map(|r| r.first_byte_ms));
 
     let outputs: Vec<u64> = ok.iter().filter_map(|r| r.output_tokens()).collect();
     let inputs: Vec<u64> = ok.iter().filter_map(|r| r.prompt_tokens).collect();
@@ -145,6 +150,14 @@ pub fn level_from_records(kind: LoadKind, load: f64, records: &[RequestSample], 
         // (null where unknown): TTFT to the first content token, and reasoning tokens.
         "ttft_content_ms": records.iter().map(|r| r.ttft_content_ms.map(round3)).collect::<Vec<_>>(),
         "reasoning_tokens_per_request": records.iter().map(|r| r.reasoning_tokens).collect::<Vec<_>>(),
+        // Per request: the phases before the first token (null: no connection opened, or
+        // the request failed before that phase).
+        "connect_ms": records.iter().map(|r| r.connect_ms.map(round3)).collect::<Vec<_>>(),
+        "request_sent_ms": records.iter().map(|r| r.request_sent_ms.map(round3)).collect::<Vec<_>>(),
+        "first_byte_ms": records.iter().map(|r| r.first_byte_ms.map(round3)).collect::<Vec<_>>(),
+        // Connections opened during the level (warm-up excluded), by the requests that
+        // waited for them.
+        "connections_opened": records.iter().filter(|r| r.connect_ms.is_some()).count(),
     });
     if let serde_json::Value::Object(m) = &mut raw {
         if records.iter().any(|r| r.scheduled_at_ms.is_some()) {
@@ -373,6 +386,38 @@ mod tests {
         assert_eq!(level.raw["finish_reasons"]["length"], 4);
         assert_eq!(level.raw["ttft_content_ms"], json!([11.0, 21.0, 31.0, 41.0, null]));
         assert_eq!(level.raw["reasoning_tokens_per_request"], json!([null, null, null, null, null]));
+    }
+
+    #[test]
+    fn phases_are_stored_per_level_and_per_request_and_unknown_stays_unknown() {
+        // Two requests opened a connection (1 ms, 1,003 ms: a SYN retried), two went out on
+        // kept-alive ones; the failed one opened none.
+        let mut records: Vec<RequestSample> = (0..4).map(|i| req(10.0 + f64::from(i), 100.0, 10)).collect();
+        records[0].connect_ms = Some(1.0);
+        records[1].connect_ms = Some(1003.0);
+        for (i, r) in records.iter_mut().enumerate() {
+            r.request_sent_ms = Some(r.connect_ms.unwrap_or(0.0) + 0.1);
+            r.first_byte_ms = Some(r.connect_ms.unwrap_or(0.0) + 2.0 + i as f64);
+        }
+        records.push(RequestSample {
+            error: Some(RequestError { kind: ErrorKind::Connect, message: "refused".into() }),
+            ..RequestSample::default()
+        });
+        let level = level_from_records(LoadKind::Concurrency, 4.0, &records, 2.0);
+        let p = &level.point;
+        assert_eq!(p.get(Metric::Connect, Stat::Mean), Some(502.0), "over the two that opened one only");
+        assert_eq!(p.get(Metric::Connect, Stat::Max), Some(1003.0));
+        assert_eq!(p.get(Metric::RequestSent, Stat::Min), Some(0.1));
+        assert_eq!(p.get(Metric::FirstByte, Stat::P50), Some(3.5), "2, 3, 1003, 1004 → median 3.5");
+        assert_eq!(level.raw["connections_opened"], 2);
+        assert_eq!(level.raw["connect_ms"], json!([1.0, 1003.0, null, null, null]));
+        assert_eq!(level.raw["first_byte_ms"][4], serde_json::Value::Null, "the failed request has no first byte");
+
+        // No request opened a connection: the metric is absent, not 0.
+        let kept: Vec<RequestSample> = (0..3).map(|_| req(10.0, 100.0, 10)).collect();
+        let level = level_from_records(LoadKind::Concurrency, 3.0, &kept, 1.0);
+        assert_eq!(level.point.get(Metric::Connect, Stat::Mean), None);
+        assert_eq!(level.raw["connections_opened"], 0);
     }
 
     #[test]

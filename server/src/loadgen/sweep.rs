@@ -234,7 +234,9 @@ pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoin
     let mut builder = builder
         // Never follow a redirect: it would lead to a host nobody checked. A 3xx is the
         // request's error (`HttpStatus(3xx)`), like any other non-success status.
-        .redirect(reqwest::redirect::Policy::none());
+        .redirect(reqwest::redirect::Policy::none())
+        // Each request's wait for a new connection, timed apart from its TTFT.
+        .connector_layer(super::phases::TimeConnects);
     if let Some(pin) = &target.pin {
         // Connect to the addresses that were checked, directly: no second look-up, no proxy.
         builder = builder.no_proxy().resolve_to_addrs(&pin.host, &pin.addrs);

@@ -42,6 +42,19 @@ fn bootstrap_bounds(ci: Option<QuantileInterval>) -> (Option<impl IntoView>, Opt
     (bounds, title)
 }
 
+/// The connect cell's tooltip: the distribution over the requests that opened a connection.
+fn connect_title(p: &Point) -> String {
+    match p.get(Metric::Connect, Stat::Mean) {
+        None => "no connection opened during this level (kept-alive connections)".to_owned(),
+        Some(mean) => format!(
+            "connect over the requests that opened a connection: mean {} ms, p50 {} ms, max {} ms",
+            num(Some(mean), 1),
+            num(p.get(Metric::Connect, Stat::P50), 1),
+            num(p.get(Metric::Connect, Stat::Max), 1)
+        ),
+    }
+}
+
 /// Every level of a run, in load order.
 #[component]
 pub fn LevelsTable(
@@ -55,6 +68,8 @@ pub fn LevelsTable(
     percentiles: Vec<LevelPercentiles>,
 ) -> impl IntoView {
     let derived = analysis::analyse(&points);
+    // Connection set-up gets a column only when some level paid for it (issue #16).
+    let show_connect = analysis::connect_matters(&points);
     // Marginal gain per doubling into each level (from the previous level with a throughput).
     let steps = crate::domain::knee::steps(&points);
     let gain_at = |load: f64| crate::domain::knee::step_to(&steps, load).map(|s| s.gain_per_doubling);
@@ -141,6 +156,9 @@ pub fn LevelsTable(
                         }
                     })}
                     <td title=tpr_title>{tpr_mark}{tpr}</td>
+                    {show_connect.then(|| view! {
+                        <td class="connect" title=connect_title(&p)>{num(p.get(Metric::Connect, Stat::P99), 1)}</td>
+                    })}
                 </tr>
             }
         })
@@ -161,6 +179,9 @@ pub fn LevelsTable(
                     <th>"p50 (s)"</th>
                     <th>"p99 (s)"</th>
                     <th title="implied output tokens per request">"tok / req"</th>
+                    {show_connect.then(|| view! {
+                        <th title="p99 of opening a new connection (TCP, TLS), over the requests that waited for one; — where none was opened (kept-alive connections)">"connect p99 (ms)"</th>
+                    })}
                 </tr>
             </thead>
             <tbody>{rows}</tbody>

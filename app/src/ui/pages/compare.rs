@@ -150,8 +150,8 @@ pub(crate) fn CompareView(
     view: ViewState,
     mode: PageMode,
     #[prop(optional)] dismissed: Vec<String>,
-    /// What is stored beside each run (server metrics), indexed like `runs`; empty for a
-    /// snapshot.
+    /// What is stored beside each run (server metrics), indexed like `runs`; a snapshot's
+    /// are those frozen with it (empty when none had any).
     #[prop(optional)]
     stored: Vec<crate::domain::why_signals::StoredSignals>,
     /// Per-request tests against the baseline (`get_request_tests`); empty: none.

@@ -125,7 +125,7 @@ pub(crate) fn RunView(
     view: ViewState,
     mode: PageMode,
     #[prop(optional)] dismissed: Vec<String>,
-    /// What is stored beside the run (server metrics); `None` for a snapshot.
+    /// What is stored beside the run (server metrics); a snapshot's are those frozen with it.
     #[prop(optional_no_strip)]
     stored: Option<StoredSignals>,
     /// The run against its configuration's history (the regression gate); `None` on

@@ -90,13 +90,18 @@ pub fn SnapshotPage() -> impl IntoView {
                         let mode = PageMode::Snapshot { id: snap.id.clone(), title: snap.title.clone(), created_at: snap.created_at.clone() };
                         let title = format!("Snapshot: {}", snap.title);
                         let mut runs = snap.runs;
+                        // The server's metrics as they were frozen with the runs.
+                        let mut stored = snap.signals;
                         let body = if run.is_some() {
                             match runs.pop() {
-                                Some(run) => view! { <RunView run view=state mode error=None /> }.into_any(),
+                                Some(run) => {
+                                    let stored = stored.pop();
+                                    view! { <RunView run view=state mode stored error=None /> }.into_any()
+                                }
                                 None => view! { <p>"The snapshot holds no run."</p> }.into_any(),
                             }
                         } else {
-                            view! { <CompareView runs view=state mode error=None /> }.into_any()
+                            view! { <CompareView runs view=state mode stored error=None /> }.into_any()
                         };
                         view! { <Title text=title /> {body} }.into_any()
                     }

@@ -7,7 +7,10 @@
 //! - **CSV** (levels only): `# plateau-csv 1`, then `# key: <json>` lines for name, status,
 //!   source, facts and definitions, then one row per level with one column per measure
 //!   (`<metric>.<stat>`, units as in `app::domain::metrics`). It round-trips everything but
-//!   the raw fields, the per-request records and the original files.
+//!   the raw fields, the per-request records and the original files. A run with the
+//!   server's metrics adds their per-level summary (`server.<signal>`, [`SERVER_COLUMNS`]);
+//!   read back, those cells are kept in the level's `raw.server_summary` (the series
+//!   themselves travel in the JSON only).
 
 use crate::ingest::json::{self, FieldError};
 use crate::ingest::model::{Format, ParsedFile, Restored};
@@ -43,15 +46,17 @@ pub struct ExportedLevel {
     pub raw: serde_json::Value,
     #[serde(default)]
     pub requests: Vec<ExportedRequest>,
-    /// The server's own metrics during the level (JSON only; the CSV has no room for them).
+    /// The server's own metrics during the level (the series in JSON; the CSV carries their
+    /// per-level summary, [`SERVER_COLUMNS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<app::domain::telemetry::LevelTelemetry>,
 }
 
 /// One request row of an export: the stored record, plus the per-request measures a sweep
 /// keeps in the level's `raw` (read from there, in the order of the rows): TTFT to the first
-/// content token, reasoning tokens, and, for open-loop levels, when the request was due and
-/// when it went out (ms after the level began). Absent where unknown.
+/// content token, reasoning tokens, when the request went out and, for open-loop levels, when
+/// it was due (ms after the level began), and its phases before the first token (connect,
+/// sent, first byte). Absent where unknown.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExportedRequest {
     #[serde(flatten)]
@@ -64,6 +69,14 @@ pub struct ExportedRequest {
     pub scheduled_at_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_at_ms: Option<f64>,
+    /// The phases before the first token (a live sweep's; connect only when the request
+    /// opened a connection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_sent_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_ms: Option<f64>,
 }
 
 impl From<RequestRecord> for ExportedRequest {
@@ -87,6 +100,9 @@ impl ExportedRequest {
         let reasoning = column(raw.get("reasoning_tokens_per_request"));
         let scheduled = column(raw.get("open_loop").and_then(|o| o.get("scheduled_at_ms")));
         let sent = column(raw.get("sent_at_ms"));
+        let connect = column(raw.get("connect_ms"));
+        let request_sent = column(raw.get("request_sent_ms"));
+        let first_byte = column(raw.get("first_byte_ms"));
         let at = |c: &Option<Vec<Option<f64>>>, i: usize| c.as_ref().and_then(|c| c.get(i).copied().flatten());
         records
             .into_iter()
@@ -97,6 +113,9 @@ impl ExportedRequest {
                 reasoning_tokens: at(&reasoning, i),
                 scheduled_at_ms: at(&scheduled, i),
                 sent_at_ms: at(&sent, i),
+                connect_ms: at(&connect, i),
+                request_sent_ms: at(&request_sent, i),
+                first_byte_ms: at(&first_byte, i),
             })
             .collect()
     }
@@ -273,6 +292,7 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
         let line = first_data_line + 1 + i;
         let record = record.map_err(|e| FieldError::line(line, format!("unreadable row: {e}")))?;
         let mut point = Point::at(LoadKind::Concurrency, 0.0);
+        let mut server_summary = serde_json::Map::new();
         for (h, cell) in headers.iter().zip(record.iter()) {
             let cell = cell.trim();
             if cell.is_empty() {
@@ -298,6 +318,13 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
                 "wall_s" => point.wall_s = Some(num()?),
                 "truncated" => point.truncated = cell == "true" || cell == "1",
                 "over_capacity" => point.over_capacity = cell == "true" || cell == "1",
+                // The server's metrics, summarised: kept as written, beside the level.
+                server if server.starts_with("server.") => {
+                    let v = cell.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
+                        FieldError::line(line, format!("column `{server}`: `{cell}` is not a number"))
+                    })?;
+                    server_summary.insert(server.to_owned(), serde_json::json!(v));
+                }
                 other => {
                     let (metric, stat) = other
                         .split_once('.')
@@ -307,7 +334,12 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
                 }
             }
         }
-        levels.push(ExportedLevel { point, raw: serde_json::Value::Null, requests: Vec::new(), telemetry: None });
+        let raw = if server_summary.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::json!({ "server_summary": server_summary })
+        };
+        levels.push(ExportedLevel { point, raw, requests: Vec::new(), telemetry: None });
     }
     let get =
         |k: &str| meta.get(k).cloned().ok_or_else(|| FieldError::field(k, "missing from the `# key: value` lines"));
@@ -372,6 +404,37 @@ pub fn csv_safe_json(v: &serde_json::Value) -> String {
     out
 }
 
+/// One figure of a level's server side.
+pub type ServerSignal = fn(&app::domain::why::LevelSignals) -> Option<f64>;
+
+/// The per-level summary of the server's metrics a CSV carries, by column: what the "why"
+/// rules read (`app::domain::why_signals::server_level`). Gauges as their max and their
+/// mean under load, counters as the level's delta, rates as measured over the level.
+pub const SERVER_COLUMNS: [(&str, ServerSignal); 11] = [
+    ("server.requests_running.max", |s| s.running_max),
+    ("server.requests_running.mean", |s| s.running_mean),
+    ("server.requests_waiting.max", |s| s.waiting_max),
+    ("server.requests_waiting.mean", |s| s.waiting_mean),
+    ("server.kv_cache_usage.max", |s| s.kv_cache_usage_max),
+    ("server.kv_cache_usage.mean", |s| s.kv_cache_usage_mean),
+    ("server.preemptions.delta", |s| s.preemptions),
+    ("server.prefix_cache_hit_rate", |s| s.prefix_cache_hit_rate),
+    ("server.generation_tokens.delta", |s| s.server_generation_tokens),
+    ("server.prompt_tokens.delta", |s| s.server_prompt_tokens),
+    ("server.output_tok_s", |s| s.server_output_tok_s),
+];
+
+/// Each level's server summary ([`SERVER_COLUMNS`]); `None` for a level without telemetry.
+fn server_summaries(run: &ExportedRun) -> Vec<Option<app::domain::why::LevelSignals>> {
+    run.levels
+        .iter()
+        .map(|l| {
+            let key = app::domain::compare::LevelKey { load_kind: l.point.load_kind, load_value: l.point.load_value };
+            l.telemetry.as_ref().map(|t| app::domain::why_signals::server_level(&key, t))
+        })
+        .collect()
+}
+
 /// Writes the CSV export (levels and measures; see the module docs for what it leaves out).
 pub fn to_csv(run: &ExportedRun) -> String {
     let mut out = format!("{CSV_MAGIC} {VERSION}\n");
@@ -399,9 +462,15 @@ pub fn to_csv(run: &ExportedRun) -> String {
         header.push("over_capacity".into());
     }
     header.extend(keys.iter().map(|(m, s)| format!("{}.{}", m.as_str(), s.name())));
+    // The server's metrics, summarised per level: only the columns some level has, so a
+    // run without telemetry writes the file it always did.
+    let servers = server_summaries(run);
+    let server_columns: Vec<_> =
+        SERVER_COLUMNS.iter().filter(|(_, get)| servers.iter().flatten().any(|s| get(s).is_some())).collect();
+    header.extend(server_columns.iter().map(|(name, _)| (*name).to_owned()));
     let _ = w.write_record(&header);
     let opt = |v: Option<String>| v.unwrap_or_default();
-    for l in &run.levels {
+    for (l, server) in run.levels.iter().zip(&servers) {
         let p = &l.point;
         let mut row = vec![
             p.load_kind.as_str().to_owned(),
@@ -415,6 +484,7 @@ pub fn to_csv(run: &ExportedRun) -> String {
             row.push(p.over_capacity.to_string());
         }
         row.extend(keys.iter().map(|(m, s)| opt(p.get(*m, *s).map(|v| v.to_string()))));
+        row.extend(server_columns.iter().map(|(_, get)| opt(server.as_ref().and_then(get).map(|v| v.to_string()))));
         let _ = w.write_record(&row);
     }
     let body = w.into_inner().map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
@@ -482,8 +552,16 @@ mod tests {
             "reasoning_tokens_per_request": [3, null],
             "sent_at_ms": [0.25, 40.5],
             "open_loop": { "scheduled_at_ms": [0.0, 40.0] },
+            "connect_ms": [1.5, null],
+            "request_sent_ms": [1.75, 0.125],
+            "first_byte_ms": [3.0, 2.5],
         });
         let rows = ExportedRequest::rows(records.clone(), &raw);
+        assert_eq!(
+            (rows[0].connect_ms, rows[0].request_sent_ms, rows[0].first_byte_ms),
+            (Some(1.5), Some(1.75), Some(3.0))
+        );
+        assert_eq!(rows[1].connect_ms, None, "a kept-alive connection has no connect time, not 0");
         assert_eq!(rows[0].ttft_content_ms, Some(12.5));
         assert_eq!(rows[0].reasoning_tokens, Some(3.0));
         assert_eq!((rows[1].scheduled_at_ms, rows[1].sent_at_ms), (Some(40.0), Some(40.5)));
@@ -586,6 +664,55 @@ mod tests {
         let (parsed, _) = read(&text).unwrap();
         let points: Vec<Point> = parsed.levels.iter().map(|l| l.point.clone()).collect();
         assert_eq!(points, run.levels.iter().map(|l| l.point.clone()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn csv_carries_the_server_summary_per_level_and_reads_it_back_as_written() {
+        use app::domain::telemetry::{LevelTelemetry, Series, SeriesData};
+        // A run without telemetry writes no server column.
+        assert!(!to_csv(&sample()).contains("server."));
+        let series = |name: &str, data: SeriesData| Series {
+            name: name.into(),
+            source_name: format!("vllm:{name}"),
+            labels: Vec::new(),
+            data,
+        };
+        let mut run = sample();
+        run.levels[0].telemetry = Some(LevelTelemetry {
+            engine: Some("vllm".into()),
+            window_s: Some(10.0),
+            scrapes_ok: 4,
+            series: vec![
+                // running 0 (idle edge), 3, 4, 0: max 4, mean under load 3.5
+                series(
+                    "requests_running",
+                    SeriesData::Gauge { points: vec![[0.0, 0.0], [1.0, 3.0], [2.0, 4.0], [3.0, 0.0]] },
+                ),
+                series("preemptions", SeriesData::Counter { delta: 2.0 }),
+                series("generation_tokens", SeriesData::Counter { delta: 1234.5 }),
+            ],
+            ..LevelTelemetry::default()
+        });
+        let text = to_csv(&run);
+        let header = text.lines().find(|l| l.starts_with("load_kind")).unwrap();
+        assert!(
+            header.ends_with(
+                "server.requests_running.max,server.requests_running.mean,server.preemptions.delta,server.generation_tokens.delta,server.output_tok_s"
+            ),
+            "only the columns some level has: {header}"
+        );
+        let rows: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("load_kind")).skip(1).collect();
+        assert!(rows[0].ends_with(",4,3.5,2,1234.5,123.45"), "{}", rows[0]);
+        assert!(rows[1].ends_with(",,,,,"), "a level without telemetry: unknown, not 0: {}", rows[1]);
+        let (parsed, _) = read(&text).unwrap();
+        assert_eq!(parsed.levels[0].raw["server_summary"]["server.generation_tokens.delta"], 1234.5);
+        assert_eq!(parsed.levels[0].raw["server_summary"]["server.requests_running.mean"], 3.5);
+        assert_eq!(parsed.levels[1].raw, serde_json::Value::Null);
+        let points: Vec<Point> = parsed.levels.iter().map(|l| l.point.clone()).collect();
+        assert_eq!(points, run.levels.iter().map(|l| l.point.clone()).collect::<Vec<_>>());
+        let bad = text.replace(",1234.5,", ",lots,");
+        let e = read(&bad).unwrap_err();
+        assert!(e.to_string().contains("server.generation_tokens.delta"), "{e}");
     }
 
     #[test]
