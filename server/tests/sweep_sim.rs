@@ -961,12 +961,16 @@ async fn connections_are_kept_alive_and_opened_before_the_level_starts() {
     let kept = accepted.load(Ordering::SeqCst);
     assert!(kept <= 8 + 1, "64 requests (+1 warm-up, +2 calibration first) at C=8 on {kept} connections");
     assert!(run.facts.notes.contains("connections kept alive"), "{}", run.facts.notes);
-    // The phases: no request waited for a connection (they were opened before the level),
-    // so connect is absent (not 0); each request was sent, then answered, then streamed.
+    // The phases: the requests went out on the connections opened before the level (the
+    // warm-up holds each of its C connections until all are open; at most one more is
+    // opened, as the count above allows: a first-round request can race a connection's
+    // hand-back to the pool), so connect is absent (not 0) for the rest; each request was
+    // sent, then answered, then streamed.
     let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
-    assert_eq!(raw["connections_opened"], 0, "{}", raw["connect_ms"]);
-    assert_eq!(run.points[0].get(Metric::Connect, Stat::Mean), None);
-    phases_in_order(&raw, &app::db::level_requests(&pool, &run.id, 0).await.unwrap(), false);
+    let opened = raw["connections_opened"].as_u64().unwrap();
+    assert!(opened <= 1, "{}", raw["connect_ms"]);
+    assert_eq!(run.points[0].get(Metric::Connect, Stat::Mean).is_some(), opened > 0);
+    phases_in_order(&raw, &app::db::level_requests(&pool, &run.id, 0).await.unwrap(), opened);
     // --new-connection-per-request: one each, as before, and each request's connect timed
     let (url, accepted) = spawn_counting_sim(cfg).await;
     let mut s = SweepSpec { target: Target { base_url: url, ..s.target }, ..s };
@@ -979,18 +983,17 @@ async fn connections_are_kept_alive_and_opened_before_the_level_starts() {
     assert_eq!(raw["connections_opened"], 64);
     let connect = run.points[0].get(Metric::Connect, Stat::Mean).expect("connect measured");
     assert!(connect > 0.0 && connect < 100.0, "loopback connect {connect} ms");
-    phases_in_order(&raw, &app::db::level_requests(&pool, &run.id, 0).await.unwrap(), true);
+    phases_in_order(&raw, &app::db::level_requests(&pool, &run.id, 0).await.unwrap(), 64);
 }
 
 /// Each request's phases, from `raw`, against its stored TTFT: connect (when opened) ≤
-/// request sent ≤ first byte ≤ TTFT.
-fn phases_in_order(raw: &serde_json::Value, reqs: &[app::domain::RequestRecord], connected: bool) {
+/// request sent ≤ first byte ≤ TTFT; `opened` of them opened a connection.
+fn phases_in_order(raw: &serde_json::Value, reqs: &[app::domain::RequestRecord], opened: u64) {
     let col = |k: &str| raw[k].as_array().unwrap().iter().map(serde_json::Value::as_f64).collect::<Vec<_>>();
     let (connect, sent, first_byte) = (col("connect_ms"), col("request_sent_ms"), col("first_byte_ms"));
     assert_eq!((connect.len(), sent.len(), first_byte.len()), (reqs.len(), reqs.len(), reqs.len()));
     for (i, r) in reqs.iter().enumerate() {
         let (sent, first_byte, ttft) = (sent[i].unwrap(), first_byte[i].unwrap(), r.ttft_ms.unwrap());
-        assert_eq!(connect[i].is_some(), connected, "request {i}: {:?}", connect[i]);
         // round3 in raw: a microsecond of slack
         assert!(connect[i].unwrap_or(0.0) <= sent + 0.001, "request {i}: connect {:?} > sent {sent}", connect[i]);
         assert!(
@@ -998,6 +1001,7 @@ fn phases_in_order(raw: &serde_json::Value, reqs: &[app::domain::RequestRecord],
             "request {i}: {sent} ≤ {first_byte} ≤ {ttft}"
         );
     }
+    assert_eq!(connect.iter().flatten().count() as u64, opened, "{connect:?}");
 }
 
 /// The adaptive search against `plateau sim` with `max_batch` decode slots, 10 ms a step

@@ -261,12 +261,16 @@ fn closed_under_us(e: &reqwest::Error) -> bool {
 }
 
 /// Opens up to `n` connections to the target (by `GET /v1/models`, all at once) and leaves
-/// them in the pool, so the level that follows starts on open connections. What the
-/// server answers does not matter; a failure here is the level's to find.
+/// them in the pool, so the level that follows starts on open connections. Each request
+/// holds its connection (its body unread) until all `n` have an answer: one that finished
+/// early would otherwise hand its connection to a later one, leaving fewer than `n` open
+/// and the level to open the rest on its clock. What the server answers does not matter;
+/// a failure here is the level's to find.
 pub async fn warm(endpoint: &Endpoint, n: usize) {
     if !endpoint.keep_alive || n == 0 {
         return;
     }
+    let all_answered = std::sync::Arc::new(tokio::sync::Barrier::new(n));
     let mut set = tokio::task::JoinSet::new();
     for _ in 0..n {
         let mut r = endpoint.client.get(&endpoint.models_url);
@@ -274,8 +278,13 @@ pub async fn warm(endpoint: &Endpoint, n: usize) {
             r = r.header(AUTHORIZATION, auth.clone());
         }
         let timeout = endpoint.timeout.min(Duration::from_secs(10));
+        let all_answered = std::sync::Arc::clone(&all_answered);
         set.spawn(async move {
-            if let Ok(Ok(resp)) = tokio::time::timeout(timeout, r.send()).await {
+            let answer = tokio::time::timeout(timeout, r.send()).await;
+            // Every request waits here, answered or not, so none waits for a failed one
+            // longer than the timeout.
+            let _ = tokio::time::timeout(timeout, all_answered.wait()).await;
+            if let Ok(Ok(resp)) = answer {
                 // read to the end, so the connection goes back to the pool
                 let _ = tokio::time::timeout(timeout, resp.bytes()).await;
             }

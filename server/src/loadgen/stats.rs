@@ -408,7 +408,7 @@ mod tests {
         assert_eq!(p.get(Metric::Connect, Stat::Mean), Some(502.0), "over the two that opened one only");
         assert_eq!(p.get(Metric::Connect, Stat::Max), Some(1003.0));
         assert_eq!(p.get(Metric::RequestSent, Stat::Min), Some(0.1));
-        assert_eq!(p.get(Metric::FirstByte, Stat::P50), Some(3.5), "2, 3, 1003, 1004 → median 3.5");
+        assert_eq!(p.get(Metric::FirstByte, Stat::P50), Some(4.5), "3, 1006, 4, 5 → median 4.5");
         assert_eq!(level.raw["connections_opened"], 2);
         assert_eq!(level.raw["connect_ms"], json!([1.0, 1003.0, null, null, null]));
         assert_eq!(level.raw["first_byte_ms"][4], serde_json::Value::Null, "the failed request has no first byte");
