@@ -619,3 +619,54 @@ async fn the_run_page_shows_bootstrap_intervals_of_latency_percentiles() {
         assert!(page.contains("id=\"levels\"") && !page.contains("class=\"boot\""), "no records, no interval");
     }
 }
+
+#[tokio::test]
+async fn the_run_page_shows_connect_time_only_when_it_is_not_negligible() {
+    // Issue #16: a level whose requests waited for new connections (a retried SYN: ~1 s)
+    // shows them in the levels table; one on kept-alive connections (no `connect`
+    // measure) or with loopback connects (0.2 ms) shows no column.
+    use app::domain::metrics::{Metric, Stat};
+    use app::domain::{LoadKind, NewLevel, NewRun, Point, RunFacts, RunStatus, SourceFormat, SourceInfo};
+    let run = |name: &str, connect_p99: &[Option<f64>]| NewRun {
+        name: name.into(),
+        status: RunStatus::Complete,
+        source: SourceInfo { format: SourceFormat::LiveSweep, file_name: Some("http://127.0.0.1:8000".into()) },
+        facts: RunFacts::default(),
+        definitions: Default::default(),
+        levels: connect_p99
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut p = Point::at(LoadKind::Concurrency, f64::from(1u32 << i));
+                p.set(Metric::OutputThroughput, Stat::Mean, 100.0 * f64::from(1u32 << i));
+                p.set(Metric::Ttft, Stat::P50, 40.0);
+                if let Some(c) = c {
+                    p.set(Metric::Connect, Stat::P99, *c);
+                    p.set(Metric::Connect, Stat::Mean, c / 4.0);
+                }
+                NewLevel::new(p)
+            })
+            .collect(),
+        files: Vec::new(),
+    };
+    for app in TestApp::each().await {
+        let slow = app::db::insert_run(&app.pool, &run("syn retries", &[None, Some(0.3), Some(1012.5)])).await.unwrap();
+        let page = app.client.get(app.url(&format!("/runs/{slow}"))).send().await.unwrap().text().await.unwrap();
+        assert!(page.contains("connect p99 (ms)"), "[{}] the column is shown", app.store.name);
+        assert!(page.contains(">1012.5<"), "[{}] the retried SYN's connect", app.store.name);
+        assert!(
+            page.contains("no connection opened during this level"),
+            "[{}] a kept-alive level says so",
+            app.store.name
+        );
+        for (name, levels) in [("kept alive", vec![None, None]), ("loopback", vec![Some(0.2), Some(0.4)])] {
+            let id = app::db::insert_run(&app.pool, &run(name, &levels)).await.unwrap();
+            let page = app.client.get(app.url(&format!("/runs/{id}"))).send().await.unwrap().text().await.unwrap();
+            assert!(
+                page.contains("id=\"levels\"") && !page.contains("connect p99"),
+                "[{}] {name}: no column",
+                app.store.name
+            );
+        }
+    }
+}
