@@ -123,10 +123,9 @@ fn fail(msg: &str) -> ! {
     std::process::exit(1)
 }
 
-/// CPU seconds (user + system) of this process.
-fn self_cpu_s() -> f64 {
-    use nix::sys::resource::{getrusage, UsageWho};
-    match getrusage(UsageWho::RUSAGE_SELF) {
+/// CPU seconds (user + system) that getrusage reports for `who`.
+fn rusage_cpu_s(who: nix::sys::resource::UsageWho) -> f64 {
+    match nix::sys::resource::getrusage(who) {
         Ok(u) => {
             let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
             t(u.user_time()) + t(u.system_time())
@@ -135,17 +134,15 @@ fn self_cpu_s() -> f64 {
     }
 }
 
+/// CPU seconds (user + system) of this process.
+fn self_cpu_s() -> f64 {
+    rusage_cpu_s(nix::sys::resource::UsageWho::RUSAGE_SELF)
+}
+
 /// CPU seconds (user + system) of the waited-for children of this process and their
 /// waited-for descendants.
 fn children_cpu_s() -> f64 {
-    use nix::sys::resource::{getrusage, UsageWho};
-    match getrusage(UsageWho::RUSAGE_CHILDREN) {
-        Ok(u) => {
-            let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
-            t(u.user_time()) + t(u.system_time())
-        }
-        Err(_) => f64::NAN,
-    }
+    rusage_cpu_s(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
 }
 
 /// One process, from /proc/PID/stat.

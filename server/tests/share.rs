@@ -34,6 +34,13 @@ async fn story(app: &TestApp) -> (String, String) {
     (id(server::demo::CHAT_RUN), id(server::demo::COMPLETIONS_RUN))
 }
 
+/// Takes a snapshot of `view` through the API; its answer (`id`, `url`).
+async fn snapshot(app: &TestApp, view: &str) -> Value {
+    let resp = app.client.post(app.url("/api/v1/snapshots")).json(&json!({ "view": view })).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED, "snapshot of {view}");
+    resp.json().await.unwrap()
+}
+
 fn loads(run: &Value) -> Vec<f64> {
     run["points"].as_array().unwrap().iter().map(|p| p["load_value"].as_f64().unwrap()).collect()
 }
@@ -211,27 +218,10 @@ async fn reports_keep_the_view_and_snapshots_stay_frozen() {
         .json::<Value>()
         .await
         .unwrap();
-        let snap = app
-            .client
-            .post(app.url("/api/v1/snapshots"))
-            .json(&json!({ "view": format!("/runs/{chat}") }))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(snap.status(), StatusCode::CREATED);
-        let snap: Value = snap.json().await.unwrap();
+        let snap = snapshot(&app, &format!("/runs/{chat}")).await;
         let sid = snap["id"].as_str().unwrap().to_owned();
         // Same content, same id.
-        let again: Value = app
-            .client
-            .post(app.url("/api/v1/snapshots"))
-            .json(&json!({ "view": format!("/runs/{chat}") }))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let again = snapshot(&app, &format!("/runs/{chat}")).await;
         assert_eq!(again["id"], sid.as_str());
         app.client
             .put(app.url(&format!("/api/v1/annotations/{}", note["id"])))
@@ -247,16 +237,7 @@ async fn reports_keep_the_view_and_snapshots_stay_frozen() {
         let (_, live) = app.text(&format!("/runs/{chat}")).await;
         assert!(live.contains("second explanation"));
         // After the edit, a new snapshot gets a new id.
-        let newer: Value = app
-            .client
-            .post(app.url("/api/v1/snapshots"))
-            .json(&json!({ "view": format!("/runs/{chat}") }))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let newer = snapshot(&app, &format!("/runs/{chat}")).await;
         assert_ne!(newer["id"], sid.as_str());
     }
 }
@@ -418,16 +399,7 @@ async fn snapshots_freeze_the_server_metrics_and_the_why_with_the_runs() {
         let sim = runs.iter().find(|r| r.name == server::demo::SIM_RUN).unwrap().id.to_string();
         let (_, live) = app.text(&format!("/runs/{sim}")).await;
         assert!(live.contains(app::charts::telemetry::REQUESTS_ID) && live.contains("why-sentence"));
-        let snap: Value = app
-            .client
-            .post(app.url("/api/v1/snapshots"))
-            .json(&json!({ "view": format!("/runs/{sim}") }))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let snap = snapshot(&app, &format!("/runs/{sim}")).await;
         let sid = snap["id"].as_str().unwrap().to_owned();
         let frozen = app.json(&format!("/api/v1/snapshots/{sid}")).await;
         let levels = frozen["data"]["signals"][0]["levels"].as_array().expect("signals frozen beside the run");
