@@ -55,3 +55,66 @@ test('a run without server metrics draws no panel and says the cause cannot be s
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+/** The sim run's id, from the runs list. */
+async function simRunId() {
+  const runs = await (await fetch(`${env.server.base}/api/v1/runs`)).json();
+  const run = runs.find((r) => r.name === SIM);
+  assert.ok(run, 'the demo has its simulated sweep');
+  return run.id;
+}
+
+test('a snapshot of the simulated sweep keeps its telemetry panels and its why, hydrated', async () => {
+  // Issue #14: a snapshot freezes the server metrics with the run; the page a chat link
+  // opens draws them in the browser like the live run page does.
+  const id = await simRunId();
+  const r = await fetch(`${env.server.base}/api/v1/snapshots`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ title: 'frozen telemetry', view: `/runs/${id}` }),
+  });
+  assert.ok(r.ok, `${r.status} ${await r.clone().text()}`);
+  const snap = await r.json();
+  const page = await env.browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${env.server.base}/s/${snap.id}`);
+  await page.locator('#snapshot-banner').waitFor();
+  assert.match(await page.locator('#why-sentence').innerText(), /at most 4 requests at once/);
+  for (const id of PANELS) {
+    await page.locator(`#${id} canvas`).waitFor();
+    assert.equal(await seriesLength(page, id, 0), 5, id);
+  }
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the levels table shows connect time only when a level waited for connections', async () => {
+  // Issue #16: the simulated sweep kept its connections alive (no connect column); the
+  // same run with a level whose requests paid a retried SYN (~1 s) shows the column, with
+  // "—" where no connection was opened, after hydration as before it.
+  const id = await simRunId();
+  const doc = await (await fetch(`${env.server.base}/api/v1/runs/${id}/export.json`)).json();
+  doc.run.name = 'sim with slow connects';
+  for (const level of doc.run.levels) level.measures = level.measures.filter((m) => m.metric !== 'connect');
+  doc.run.levels[2].measures.push({ metric: 'connect', stat: 'p99', value: 1012.5 }, { metric: 'connect', stat: 'mean', value: 253.1 });
+  const form = new FormData();
+  form.append('file', new Blob([JSON.stringify(doc)]), 'slow-connects.json');
+  const r = await fetch(`${env.server.base}/api/v1/runs`, { method: 'POST', body: form });
+  assert.equal(r.status, 201, await r.clone().text());
+  const slow = (await r.json()).runs[0].id;
+
+  const page = await env.browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${env.server.base}/runs/${id}`);
+  await page.locator('#chart-throughput canvas').waitFor();
+  assert.equal(await page.locator('#levels th', { hasText: 'connect p99 (ms)' }).count(), 0, 'kept alive: no column');
+  await page.goto(`${env.server.base}/runs/${slow}`);
+  await page.locator('#chart-throughput canvas').waitFor();
+  await page.locator('#levels th', { hasText: 'connect p99 (ms)' }).waitFor();
+  const cells = await page.locator('#levels td.connect').allInnerTexts();
+  assert.equal(cells.length, 5, cells.join(' | '));
+  assert.equal(cells[2], '1012.5');
+  assert.equal(cells[0], '—');
+  assert.match(await page.locator('#levels td.connect').first().getAttribute('title'), /no connection opened during this level/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
