@@ -24,6 +24,18 @@ pub enum AppError {
     Transport(String),
 }
 
+impl AppError {
+    /// The HTTP status of this error: a page showing it, or a server function returning
+    /// it, answers with this.
+    pub fn status(&self) -> u16 {
+        match self {
+            AppError::NotFound(_) => 404,
+            AppError::BadRequest(_) => 400,
+            AppError::Internal | AppError::Transport(_) => 500,
+        }
+    }
+}
+
 impl FromServerFnError for AppError {
     type Encoder = JsonEncoding;
 

@@ -430,3 +430,60 @@ async fn the_history_page_keeps_names_versions_and_notes_as_text() {
         assert_eq!(status, StatusCode::NOT_FOUND);
     }
 }
+
+/// The server functions a page loads its data with (issue #16 moved the charts there):
+/// hostile names arrive as JSON strings exactly as stored and escaped inside the chart
+/// options; a bad view, an unknown run or a wrong run count is refused with its status and
+/// the parameter at fault.
+#[tokio::test]
+async fn page_data_functions_keep_names_as_data_and_refuse_bad_views() {
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        app.rename(&chat, TITLE_XSS).await;
+        // The functions' paths carry a hash of their module path: asked of the functions.
+        use app::api::{GetComparePage, GetReportPage, GetRunPage};
+        use leptos::server_fn::ServerFn;
+        let call = |f: &str, form: &[(&str, String)]| {
+            let path = match f {
+                "get_run_page" => GetRunPage::PATH,
+                "get_compare_page" => GetComparePage::PATH,
+                _ => GetReportPage::PATH,
+            };
+            assert!(path.starts_with(&format!("/_fn/{f}")), "{path}");
+            app.client.post(app.url(path)).form(form).send()
+        };
+
+        let resp = call("get_run_page", &[("id", chat.clone()), ("view", "scale=linear".into())]).await.unwrap();
+        let status = resp.status();
+        let body = resp.text().await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["run"]["name"], TITLE_XSS);
+        let charts = v["charts"].as_array().unwrap();
+        assert!(charts.len() >= 2, "{v}");
+        for c in charts {
+            let option = c["option_json"].as_str().unwrap();
+            if c["empty"].is_null() {
+                let o: Value = serde_json::from_str(option).unwrap_or_else(|e| panic!("{}: {e}", c["id"]));
+                assert!(o["series"].is_array(), "{}", c["id"]);
+            }
+        }
+
+        let resp = call("get_compare_page", &[("view", format!("runs={chat},{completions}"))]).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let v: Value = resp.json().await.unwrap();
+        let option = v["charts"][0]["option_json"].as_str().unwrap();
+        assert!(option.contains("&lt;/title&gt;&lt;img") && !option.contains("<img"), "{option}");
+
+        let resp = call("get_run_page", &[("id", chat.clone()), ("view", "scale=sideways".into())]).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let body = resp.text().await.unwrap();
+        assert!(body.contains("scale") && body.contains("sideways"), "{body}");
+        let resp = call("get_run_page", &[("id", "nosuchrun000".into()), ("view", String::new())]).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+        let resp = call("get_compare_page", &[("view", format!("runs={chat}"))]).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let resp = call("get_report_page", &[("slug", "nosuch".into())]).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    }
+}

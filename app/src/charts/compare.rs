@@ -12,15 +12,7 @@ use charming::element::{AreaStyle, AxisType, ItemStyle, LineStyle, LineStyleType
 use charming::series::{Bar, Line, Scatter};
 use charming::Chart;
 
-/// Run colours, in order (colour-blind-safe Okabe–Ito with grey for its black, which the
-/// dark theme would hide; then ECharts' defaults).
-pub const PALETTE: [&str; 10] =
-    ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#8c8c8c", "#91cc75", "#fc8452"];
-
-/// The colour of run `i`.
-pub fn colour(i: usize) -> &'static str {
-    PALETTE.get(i % PALETTE.len()).copied().unwrap_or("#333")
-}
+pub use crate::domain::format::{run_colour as colour, RUN_PALETTE as PALETTE};
 
 /// A run name made safe to show in an ECharts tooltip (which renders HTML).
 pub fn series_name(name: &str) -> String {

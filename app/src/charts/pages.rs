@@ -5,8 +5,10 @@ use super::compare as cmp;
 use super::marks::{annotation_series, apply_view};
 use super::telemetry as tm;
 use crate::domain::metrics::{Metric, Stat};
+use crate::domain::pages::ChartSpec;
 use crate::domain::view::ViewState;
 use crate::domain::why::RunSignals;
+use crate::domain::why_signals::{run_signals, StoredSignals};
 use crate::domain::{Point, Run};
 use charming::Chart;
 
@@ -21,6 +23,31 @@ pub struct PageChart {
     /// Why there is nothing to draw (no level finished, a metric no run reports): shown in
     /// the chart's place instead of an empty plot.
     pub empty: Option<String>,
+}
+
+impl PageChart {
+    /// The chart as a page receives it: its option serialised here, on the server.
+    pub fn spec(&self) -> ChartSpec {
+        ChartSpec {
+            id: self.id.to_owned(),
+            caption: self.caption.clone(),
+            label: self.label.to_owned(),
+            option_json: if self.empty.is_some() { String::new() } else { self.chart.to_string() },
+            empty: self.empty.clone(),
+        }
+    }
+}
+
+/// A run page's charts as the page receives them ([`run_charts`] with the run's signals
+/// from what is stored beside it).
+pub fn run_chart_specs(run: &Run, stored: Option<&StoredSignals>, view: &ViewState) -> Vec<ChartSpec> {
+    let signals = run_signals(run, stored);
+    run_charts(run, view, &signals).iter().map(PageChart::spec).collect()
+}
+
+/// A compare page's charts as the page receives them.
+pub fn compare_chart_specs(runs: &[Run], view: &ViewState) -> Vec<ChartSpec> {
+    compare_charts(runs, view).iter().map(PageChart::spec).collect()
 }
 
 fn chart(id: &'static str, caption: impl Into<String>, label: &'static str, chart: Chart) -> PageChart {

@@ -145,6 +145,17 @@ pub fn escape_html(s: &str) -> String {
     out
 }
 
+/// Run colours, in order (colour-blind-safe Okabe–Ito with grey for its black, which the
+/// dark theme would hide; then ECharts' defaults): the compare charts draw run `i` in it,
+/// and the compare page's swatches show the same.
+pub const RUN_PALETTE: [&str; 10] =
+    ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#8c8c8c", "#91cc75", "#fc8452"];
+
+/// The colour of run `i`.
+pub fn run_colour(i: usize) -> &'static str {
+    RUN_PALETTE.get(i % RUN_PALETTE.len()).copied().unwrap_or("#333")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ mod fuzz;
 pub mod knee;
 pub mod metrics;
 pub mod noise;
+pub mod pages;
 pub mod preview;
 pub mod query;
 pub mod regression;

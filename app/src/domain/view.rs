@@ -220,6 +220,9 @@ pub struct SnapshotData {
     /// `runs`; empty when none had any.
     #[serde(default)]
     pub signals: Vec<super::why_signals::StoredSignals>,
+    /// The page's charts, built on the server from the frozen data (never stored).
+    #[serde(default)]
+    pub charts: Vec<super::pages::ChartSpec>,
 }
 
 /// How a run or compare page is being shown.
@@ -250,6 +253,15 @@ pub fn query_pairs(query: &str) -> Vec<(String, String)> {
             (decode(k), decode(v))
         })
         .collect()
+}
+
+/// Splits a stored view path (a saved report's or a snapshot's) into the run it shows
+/// (`/runs/<id>?…`: `Some(id)`; `/compare?…`: `None`) and its view state.
+pub fn split_view_path(path: &str) -> Result<(Option<String>, ViewState), Vec<ViewProblem>> {
+    let (page, query) = path.split_once('?').unwrap_or((path, ""));
+    let pairs = query_pairs(query);
+    let state = ViewState::parse(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    Ok((page.strip_prefix("/runs/").map(str::to_owned), state))
 }
 
 /// Percent-decoding; malformed escapes are kept literally.

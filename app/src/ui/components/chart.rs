@@ -6,42 +6,36 @@
 //! (public/charts.js: theme, tooltip and legend formatting), the same function the offline
 //! report uses.
 
-use charming::Chart;
+use crate::domain::pages::ChartSpec;
 use leptos::prelude::*;
 
-/// One chart. `chart` is drawn into the element with id `id` after hydration.
+/// One chart of a page, its option built on the server: drawn into its container after
+/// hydration, or (`spec.empty`) a note saying why there is nothing to draw.
 #[component]
-pub fn ChartView(
-    /// DOM id of the container (also used by tests to find the ECharts instance).
-    id: &'static str,
-    /// What the chart shows, for screen readers.
-    label: String,
-    chart: Chart,
-    /// Why there is nothing to draw; shown instead of the chart.
-    empty: Option<String>,
-) -> impl IntoView {
+pub fn ChartView(spec: ChartSpec) -> impl IntoView {
+    let ChartSpec { id, label, option_json, empty, .. } = spec;
     if let Some(why) = empty {
         return view! { <div id=id class="chart-empty" role="note">{why}</div> }.into_any();
     }
-    #[cfg(feature = "hydrate")]
-    Effect::new(move |_| draw(id, chart.to_string(), 60));
-    #[cfg(not(feature = "hydrate"))]
-    let _ = chart;
-    view! { <div id=id class="chart" role="img" aria-label=label></div> }.into_any()
+    view! { <ChartJsonView id label json=option_json /> }.into_any()
 }
 
 /// A chart whose ECharts option was built on the server (sent as JSON text): the page
 /// carries none of the code that builds it.
 #[component]
 pub fn ChartJsonView(
-    /// DOM id of the container.
-    id: &'static str,
+    /// DOM id of the container (also used by tests to find the ECharts instance).
+    #[prop(into)]
+    id: String,
     /// What the chart shows, for screen readers.
     label: String,
     json: String,
 ) -> impl IntoView {
     #[cfg(feature = "hydrate")]
-    Effect::new(move |_| draw(id, json.clone(), 60));
+    {
+        let id = id.clone();
+        Effect::new(move |_| draw(id.clone(), json.clone(), 60));
+    }
     #[cfg(not(feature = "hydrate"))]
     let _ = json;
     view! { <div id=id class="chart" role="img" aria-label=label></div> }
@@ -51,11 +45,11 @@ pub fn ChartJsonView(
 /// effect can run while the new page is still being attached, so wait a frame or a few
 /// rather than fail.
 #[cfg(feature = "hydrate")]
-fn draw(id: &'static str, json: String, frames_left: u8) {
-    if document().get_element_by_id(id).is_some() {
+fn draw(id: String, json: String, frames_left: u8) {
+    if document().get_element_by_id(&id).is_some() {
         // The option goes over as JSON text, parsed by the browser: charming's own renderer
         // converts maps (a legend's `selected`) into JS `Map`s, which ECharts ignores.
-        if !echarts_draw(id, &json) {
+        if !echarts_draw(&id, &json) {
             leptos::logging::error!("chart {id}: ECharts is not loaded");
         }
     } else if frames_left > 0 {

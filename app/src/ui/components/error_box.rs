@@ -16,20 +16,11 @@ pub fn set_page_status(status: u16) {
     let _ = status;
 }
 
-/// The status a page answers with when it shows `error` instead of its content.
-pub fn status_of(error: &AppError) -> u16 {
-    match error {
-        AppError::NotFound(_) => 404,
-        AppError::BadRequest(_) => 400,
-        AppError::Internal | AppError::Transport(_) => 500,
-    }
-}
-
 /// A readable error message; on the server the page answers with the error's status
 /// (404 for a missing run, report or snapshot, 400 for a bad request).
 #[component]
 pub fn ErrorBox(error: AppError) -> impl IntoView {
-    set_page_status(status_of(&error));
+    set_page_status(error.status());
     let title = match error {
         AppError::NotFound(_) => "Not found",
         AppError::BadRequest(_) => "That did not work",

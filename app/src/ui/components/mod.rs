@@ -15,7 +15,7 @@ pub use annotations::{
 };
 pub use chart::{ChartJsonView, ChartView, NoJsNote};
 pub use definitions::{metrics_present, DefinitionsView};
-pub use error_box::{set_page_status, status_of, ErrorBox};
+pub use error_box::{set_page_status, ErrorBox};
 pub use levels_table::LevelsTable;
 pub use measures_table::MeasuresTable;
 

@@ -3,13 +3,13 @@
 //! change, the facts diff with a comparability verdict, and the anomalies found, proposed
 //! as annotations. Tables carry every number, so the page reads without JavaScript.
 
-use crate::api::{dismissed_proposals, get_request_tests, get_runs, get_stored_signals};
-use crate::charts::compare as charts;
+use crate::api::get_compare_page;
 use crate::domain::anomalies;
 use crate::domain::compare::{self, Comparability, Comparison, Fact};
-use crate::domain::format::{load, ms_as_s, num, UNKNOWN};
+use crate::domain::format::{load, ms_as_s, num, run_colour, UNKNOWN};
 use crate::domain::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
 use crate::domain::metrics::{Metric, Stat};
+use crate::domain::pages::{ChartSpec, ComparePageData};
 use crate::domain::view::{PageMode, Scale, ViewState, FOCUS_METRICS, FOCUS_STATS};
 use crate::domain::{Point, Run};
 use crate::error::AppError;
@@ -23,19 +23,16 @@ use leptos_meta::Title;
 #[component]
 pub fn ComparePage() -> impl IntoView {
     let view_state = crate::ui::pages::run::current_view();
-    let ids = move || {
-        view_state.get().map(|v| v.runs.iter().map(ToString::to_string).collect::<Vec<_>>()).unwrap_or_default()
-    };
-    // One resource per page: the runs, what is stored beside them (server metrics) and the
-    // dismissed proposals load together.
-    let baseline = move || view_state.get().ok().and_then(|v| v.baseline.map(|b| b.to_string()));
+    // One request per page (`page_data::compare_page`): the runs, what is stored beside
+    // them, the per-request tests against the baseline and the charts for this view. A view
+    // that does not parse is shown as such below, without asking the server.
     let runs = Resource::new(
-        move || (ids(), baseline()),
-        |(ids, baseline)| async move {
-            let stored = get_stored_signals(ids.clone()).await.unwrap_or_default();
-            // Without the per-request tests the page still compares (trials, or "cannot tell").
-            let tests = get_request_tests(ids.clone(), baseline).await.unwrap_or_default();
-            (get_runs(ids).await, stored, dismissed_proposals().await.unwrap_or_default(), tests)
+        move || view_state.get().ok().map(|v| v.to_query()),
+        |view| async move {
+            match view {
+                Some(view) => get_compare_page(view).await.map(Some),
+                None => Ok(None),
+            }
         },
     );
     let error = crate::ui::pages::run::form_error();
@@ -49,9 +46,11 @@ pub fn ComparePage() -> impl IntoView {
                     Ok(v) => v,
                     Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),
                 };
-                let (runs, stored, dismissed, request_tests) = runs.await;
-                match runs {
-                    Ok(runs) => view! { <CompareView runs view=state mode=PageMode::Live dismissed stored request_tests error /> }.into_any(),
+                match runs.await {
+                    Ok(Some(ComparePageData { runs, stored, dismissed, request_tests, charts })) => view! {
+                        <CompareView runs view=state mode=PageMode::Live dismissed stored request_tests charts error />
+                    }.into_any(),
+                    Ok(None) => view! { <p>"Loading runs…"</p> }.into_any(),
                     Err(e) => view! {
                         <h1>"Compare runs"</h1>
                         <ErrorBox error=e />
@@ -154,9 +153,11 @@ pub(crate) fn CompareView(
     /// are those frozen with it (empty when none had any).
     #[prop(optional)]
     stored: Vec<crate::domain::why_signals::StoredSignals>,
-    /// Per-request tests against the baseline (`get_request_tests`); empty: none.
+    /// Per-request tests against the baseline (`page_data::compare_page`); empty: none.
     #[prop(optional)]
     request_tests: Vec<compare::RequestTest>,
+    /// The page's charts for `view`, built on the server (`charts::pages::compare_chart_specs`).
+    charts: Vec<ChartSpec>,
     error: Option<String>,
 ) -> impl IntoView {
     let baseline = compare::baseline_index(&runs, view.baseline.as_ref());
@@ -186,7 +187,7 @@ pub(crate) fn CompareView(
                 <li class="run-chip">
                     <label class="toggle" title="show or hide this run in the charts">
                         <input type="checkbox" class="run-toggle" checked=shown data-series=series data-run=r.id.to_string() />
-                        <span class="swatch" style=format!("background:{}", charts::colour(i))></span>
+                        <span class="swatch" style=format!("background:{}", run_colour(i))></span>
                     </label>
                     <a href=link>{r.name.clone()}</a>
                     {if is_base {
@@ -229,10 +230,10 @@ pub(crate) fn CompareView(
     let charts_view = view! {
         <section class="charts">
             <crate::ui::components::NoJsNote />
-            {crate::charts::pages::compare_charts(&runs, &view).into_iter().map(|c| view! {
+            {charts.into_iter().map(|c| view! {
                 <figure>
-                    <figcaption>{c.caption}</figcaption>
-                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart empty=c.empty />
+                    <figcaption>{c.caption.clone()}</figcaption>
+                    <ChartView spec=c />
                 </figure>
             }).collect_view()}
         </section>
@@ -249,7 +250,7 @@ pub(crate) fn CompareView(
     let run_heads = runs
         .iter()
         .enumerate()
-        .map(|(i, r)| view! { <th><span class="swatch" style=format!("background:{}", charts::colour(i))></span>{r.name.clone()}</th> })
+        .map(|(i, r)| view! { <th><span class="swatch" style=format!("background:{}", run_colour(i))></span>{r.name.clone()}</th> })
         .collect_view();
     let is_report = matches!(mode, PageMode::Report(_));
     // Link previews: the first explanation, else each run's summary; the baseline's curve.
@@ -329,7 +330,7 @@ fn DeltaTable(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
         .enumerate()
         .map(|(i, r)| {
             let title = if i == baseline { format!("{} (baseline)", r.name) } else { r.name.clone() };
-            view! { <th colspan="3" class="run-head"><span class="swatch" style=format!("background:{}", charts::colour(i))></span>{title}</th> }
+            view! { <th colspan="3" class="run-head"><span class="swatch" style=format!("background:{}", run_colour(i))></span>{title}</th> }
         })
         .collect_view();
     let sub = runs

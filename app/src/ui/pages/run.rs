@@ -4,11 +4,11 @@
 //! The URL carries the view (`?scale=linear&hide=p99`, see [`ViewState`]); the same view
 //! renders under a saved report (`/r/<slug>`) and from a snapshot (`/s/<id>`, frozen data).
 
-use crate::api::{dismissed_proposals, get_history_check, get_percentile_intervals, get_run, get_stored_signals};
-use crate::charts;
+use crate::api::get_run_page;
 use crate::domain::annotations::Effect;
 use crate::domain::format::{int, load, num, when, UNKNOWN};
 use crate::domain::metrics::Stat;
+use crate::domain::pages::{ChartSpec, RunPageData};
 use crate::domain::view::{PageMode, ViewState};
 use crate::domain::why_signals::{self, StoredSignals};
 use crate::domain::{analysis, Run};
@@ -40,18 +40,19 @@ pub(crate) fn form_error() -> Option<String> {
 pub fn RunPage() -> impl IntoView {
     let params = use_params_map();
     let view_state = current_view();
-    // One resource per page: the run, what is stored beside it (server metrics) and the
-    // dismissed proposals load together. Without the stored signals the page still shows
-    // the run (the why-paragraph then says no server metrics were found).
+    // One request per page (`page_data::run_page`): the run, what is stored beside it, its
+    // history check, its percentile intervals and its charts for this view. A view that
+    // does not parse is shown as such below, without asking the server.
     let run = Resource::new(
-        move || params.read().get("id").unwrap_or_default(),
-        |id| async move {
-            let stored = get_stored_signals(vec![id.clone()]).await.ok().and_then(|mut v| v.pop());
-            // Without its history the page still shows the run (no regression proposals).
-            let history = get_history_check(id.clone()).await.ok();
-            // Without them the table shows the percentiles without intervals.
-            let percentiles = get_percentile_intervals(id.clone()).await.unwrap_or_default();
-            (get_run(id).await, stored, dismissed_proposals().await.unwrap_or_default(), history, percentiles)
+        move || {
+            let id = params.read().get("id").unwrap_or_default();
+            (id, view_state.get().ok().map(|v| v.to_query()))
+        },
+        |(id, view)| async move {
+            match view {
+                Some(view) => get_run_page(id, view).await.map(Some),
+                None => Ok(None),
+            }
         },
     );
     let error = form_error();
@@ -67,9 +68,11 @@ pub fn RunPage() -> impl IntoView {
                         return view! { <Title text="Invalid view" /><ViewProblems problems fallback=format!("/runs/{id}") /> }.into_any();
                     }
                 };
-                let (run, stored, dismissed, history, percentiles) = run.await;
-                match run {
-                    Ok(run) => view! { <RunView run view=state mode=PageMode::Live dismissed stored history percentiles error /> }.into_any(),
+                match run.await {
+                    Ok(Some(RunPageData { run, stored, dismissed, history, percentiles, charts })) => view! {
+                        <RunView run view=state mode=PageMode::Live dismissed stored history percentiles charts error />
+                    }.into_any(),
+                    Ok(None) => view! { <p>"Loading run…"</p> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
                 }
             })}}
@@ -136,6 +139,8 @@ pub(crate) fn RunView(
     /// empty on shared pages and snapshots.
     #[prop(optional)]
     percentiles: Vec<crate::domain::noise::LevelPercentiles>,
+    /// The page's charts for `view`, built on the server (`charts::pages::run_chart_specs`).
+    charts: Vec<ChartSpec>,
     error: Option<String>,
 ) -> impl IntoView {
     let f = run.facts.clone();
@@ -167,7 +172,6 @@ pub(crate) fn RunView(
     // with the server's metrics stored beside it (`domain::why_signals`).
     let signals = why_signals::run_signals(&run, stored.as_ref());
     let why = why_signals::why_paragraph(&signals);
-    let page_charts = charts::pages::run_charts(&run, &view, &signals);
     let editable = mode.editable();
     let live_path = view.href(&format!("/runs/{}", run.id));
     let back = live_path.clone();
@@ -259,10 +263,10 @@ pub(crate) fn RunView(
         {(!notes.is_empty()).then(|| view! { <p class="notes">{notes}</p> })}
         <section class="charts">
             <crate::ui::components::NoJsNote />
-            {page_charts.into_iter().map(|c| view! {
+            {charts.into_iter().map(|c| view! {
                 <figure>
-                    <figcaption>{c.caption}</figcaption>
-                    <ChartView id=c.id label=c.label.to_owned() chart=c.chart empty=c.empty />
+                    <figcaption>{c.caption.clone()}</figcaption>
+                    <ChartView spec=c />
                 </figure>
             }).collect_view()}
         </section>

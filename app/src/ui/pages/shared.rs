@@ -4,47 +4,28 @@
 
 use super::compare::CompareView;
 use super::run::RunView;
-use crate::api::{dismissed_proposals, get_report, get_run, get_runs, get_snapshot, get_stored_signals};
-use crate::domain::view::{query_pairs, PageMode, ViewProblem, ViewState};
-use crate::error::AppError;
+use crate::api::{get_report_page, get_snapshot};
+use crate::domain::pages::ReportPageData;
+use crate::domain::view::{split_view_path, PageMode};
 use crate::ui::components::{ErrorBox, ViewProblems};
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 use leptos_router::hooks::use_params_map;
 
-/// Splits a stored view path into the run it shows (if a run page) and its state.
-fn parse_path(path: &str) -> Result<(Option<String>, ViewState), Vec<ViewProblem>> {
-    let (page, query) = path.split_once('?').unwrap_or((path, ""));
-    let pairs = query_pairs(query);
-    let state = ViewState::parse(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
-    Ok((page.strip_prefix("/runs/").map(str::to_owned), state))
-}
-
 /// `/r/:slug`
 #[component]
 pub fn ReportPage() -> impl IntoView {
     let params = use_params_map();
-    let data = Resource::new(
-        move || params.read().get("slug").unwrap_or_default(),
-        |slug| async move {
-            let report = get_report(slug).await?;
-            let (run, state) = parse_path(&report.view_path)
-                .map_err(|p| AppError::BadRequest(p.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")))?;
-            let runs = match &run {
-                Some(id) => vec![get_run(id.clone()).await?],
-                None => get_runs(state.runs.iter().map(ToString::to_string).collect()).await?,
-            };
-            let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
-            let stored = get_stored_signals(ids).await.unwrap_or_default();
-            let dismissed = dismissed_proposals().await.unwrap_or_default();
-            Ok::<_, AppError>((report, run.is_some(), state, runs, stored, dismissed))
-        },
-    );
+    // One request (`page_data::report_page`): the report, its runs, what is stored beside
+    // them and the charts for its view.
+    let data = Resource::new(move || params.read().get("slug").unwrap_or_default(), get_report_page);
     view! {
         <Suspense fallback=|| view! { <p>"Loading report…"</p> }>
             {move || Suspend::new(async move {
                 match data.await {
-                    Ok((report, is_run, state, mut runs, mut stored, dismissed)) => {
+                    Ok(ReportPageData { report, is_run, mut runs, mut stored, dismissed, charts }) => {
+                        // The server read the same path; it parsed there.
+                        let state = split_view_path(&report.view_path).map(|(_, v)| v).unwrap_or_default();
                         let title = report.title.clone();
                         let desc = if report.description.is_empty() { format!("Plateau report: {}", report.title) } else { report.description.clone() };
                         let mode = PageMode::Report(report);
@@ -52,12 +33,12 @@ pub fn ReportPage() -> impl IntoView {
                             match runs.pop() {
                                 Some(run) => {
                                     let stored = stored.pop();
-                                    view! { <RunView run view=state mode dismissed stored error=None /> }.into_any()
+                                    view! { <RunView run view=state mode dismissed stored charts error=None /> }.into_any()
                                 }
                                 None => { crate::ui::components::set_page_status(404); view! { <p>"The report's run is gone."</p> }.into_any() }
                             }
                         } else {
-                            view! { <CompareView runs view=state mode dismissed stored error=None /> }.into_any()
+                            view! { <CompareView runs view=state mode dismissed stored charts error=None /> }.into_any()
                         };
                         view! {
                             <Title text=title.clone() />
@@ -83,25 +64,26 @@ pub fn SnapshotPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match data.await {
                     Ok(snap) => {
-                        let (run, state) = match parse_path(&snap.view_path) {
+                        let (run, state) = match split_view_path(&snap.view_path) {
                             Ok(x) => x,
                             Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),
                         };
                         let mode = PageMode::Snapshot { id: snap.id.clone(), title: snap.title.clone(), created_at: snap.created_at.clone() };
                         let title = format!("Snapshot: {}", snap.title);
                         let mut runs = snap.runs;
+                        let charts = snap.charts;
                         // The server's metrics as they were frozen with the runs.
                         let mut stored = snap.signals;
                         let body = if run.is_some() {
                             match runs.pop() {
                                 Some(run) => {
                                     let stored = stored.pop();
-                                    view! { <RunView run view=state mode stored error=None /> }.into_any()
+                                    view! { <RunView run view=state mode stored charts error=None /> }.into_any()
                                 }
                                 None => view! { <p>"The snapshot holds no run."</p> }.into_any(),
                             }
                         } else {
-                            view! { <CompareView runs view=state mode stored error=None /> }.into_any()
+                            view! { <CompareView runs view=state mode stored charts error=None /> }.into_any()
                         };
                         view! { <Title text=title /> {body} }.into_any()
                     }

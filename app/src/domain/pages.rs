@@ -1,0 +1,74 @@
+//! What each data page (run, compare, saved report, snapshot) receives from the server in
+//! one request: the stored data it shows and what only the server computes from it — the
+//! charts' ECharts options (built by `charts::pages`, which the browser bundle does not
+//! carry), the regression check against the run's history, the latency percentiles'
+//! intervals from the per-request records. Plain serde data.
+
+use super::compare::RequestTest;
+use super::noise::LevelPercentiles;
+use super::regression::CheckReport;
+use super::view::SavedReport;
+use super::why_signals::StoredSignals;
+use super::Run;
+use serde::{Deserialize, Serialize};
+
+/// One chart of a page, its ECharts option already serialised. The page draws `option_json`
+/// into the element `id` after hydration (`ui::components::ChartView`); a chart with nothing
+/// to draw says why (`empty`) in its place.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChartSpec {
+    /// DOM id of the container (tests find the ECharts instance by it).
+    pub id: String,
+    pub caption: String,
+    /// What the chart shows, for screen readers.
+    pub label: String,
+    /// The ECharts option as JSON text (empty when `empty` is set).
+    pub option_json: String,
+    /// Why there is nothing to draw: shown instead of the chart.
+    pub empty: Option<String>,
+}
+
+/// A run page (`/runs/<id>`): the run is read once for all of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunPageData {
+    /// The run with its annotations' effects applied.
+    pub run: Run,
+    /// What is stored beside it (server metrics); `None` when it could not be read (the
+    /// page still shows the run; the why-paragraph then says no server metrics were found).
+    pub stored: Option<StoredSignals>,
+    /// Keys of the dismissed anomaly proposals.
+    pub dismissed: Vec<String>,
+    /// The run against its configuration's history (the regression gate); `None` when the
+    /// history could not be read.
+    pub history: Option<CheckReport>,
+    /// Bootstrap intervals of the levels' latency percentiles; empty when none could be
+    /// computed (the table then shows the percentiles alone).
+    pub percentiles: Vec<LevelPercentiles>,
+    /// The page's charts for its view.
+    pub charts: Vec<ChartSpec>,
+}
+
+/// A compare page (`/compare?runs=…`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ComparePageData {
+    pub runs: Vec<Run>,
+    /// Indexed like `runs`; empty when they could not be read.
+    pub stored: Vec<StoredSignals>,
+    pub dismissed: Vec<String>,
+    /// Per-request tests against the baseline; empty: none (or they could not be read).
+    pub request_tests: Vec<RequestTest>,
+    pub charts: Vec<ChartSpec>,
+}
+
+/// A saved report (`/r/<slug>`): the view it names, over today's data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReportPageData {
+    pub report: SavedReport,
+    /// A run page (one run in `runs`), else a compare page.
+    pub is_run: bool,
+    pub runs: Vec<Run>,
+    /// Indexed like `runs`; empty when they could not be read.
+    pub stored: Vec<StoredSignals>,
+    pub dismissed: Vec<String>,
+    pub charts: Vec<ChartSpec>,
+}

@@ -1,0 +1,335 @@
+//! Builds what each data page receives from the server ([`crate::domain::pages`]): reads
+//! the store once per page and computes what only the server does — the charts' options
+//! ([`crate::charts::pages`]), the regression check against the run's history, the
+//! percentile intervals and the per-request tests from the stored records. The server
+//! functions in [`crate::api`] call one function here each.
+//!
+//! What a page can do without (stored signals, history, intervals, tests, dismissed
+//! proposals) is logged and left empty when it cannot be read: the page still shows its
+//! runs. What it cannot do without (the runs, the report, the snapshot) is its error.
+
+use crate::charts::pages::{compare_chart_specs, run_chart_specs};
+use crate::db::{self, Db};
+use crate::domain::compare::{baseline_index, check_run_count, request_tests as tests_between, LevelKey, RequestTest};
+use crate::domain::noise::LevelPercentiles;
+use crate::domain::pages::{ChartSpec, ComparePageData, ReportPageData, RunPageData};
+use crate::domain::regression::{against_history, CheckReport, Thresholds};
+use crate::domain::view::{split_view_path, SnapshotData, ViewProblem, ViewState};
+use crate::domain::why_signals::StoredSignals;
+use crate::domain::{Run, RunId};
+use crate::error::AppError;
+use std::collections::HashMap;
+
+/// Levels of a run whose latency percentiles get bootstrap intervals (each reads its
+/// per-request records).
+pub const MAX_PERCENTILE_LEVELS: usize = 64;
+
+/// Per-request records read for one run page's percentile intervals, all levels together:
+/// a level that would pass this is left without an interval (its percentile is still
+/// shown), so a page of a huge run stays one cheap request.
+pub const MAX_PERCENTILE_RECORDS: i64 = 200_000;
+
+/// Levels of a run whose per-request records a comparison tests.
+pub const MAX_REQUEST_TESTED_LEVELS: usize = 64;
+
+/// A run id from a URL; anything that could not be one is "not found".
+pub fn run_id(id: &str) -> Result<RunId, AppError> {
+    RunId::parse(id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))
+}
+
+/// A view's query string (`scale=linear&hide=…`) read back: a bad value is a 400 that
+/// names the parameter.
+pub fn view(query: &str) -> Result<ViewState, AppError> {
+    let pairs = crate::domain::view::query_pairs(query);
+    ViewState::parse(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(problems)
+}
+
+fn problems(p: Vec<ViewProblem>) -> AppError {
+    AppError::BadRequest(p.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+}
+
+/// The value, or (logged) the empty one: for what a page can show itself without.
+fn or_empty<T: Default>(what: &str, r: Result<T, impl std::fmt::Display>) -> T {
+    r.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "{what} could not be read; the page shows without it");
+        T::default()
+    })
+}
+
+/// The run page of `id` in `view`: the run read once for the page, its history check, its
+/// percentile intervals and its charts.
+pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPageData, AppError> {
+    let mut run = db::get_run_raw(pool, id).await?;
+    // From the stored levels, before the annotations' effects set any aside (the records
+    // are stored by level).
+    let percentiles = or_empty("percentile intervals", percentile_intervals(pool, &run).await);
+    crate::domain::annotations::apply_effects(&mut run);
+    let stored = db::stored_signals(pool, id)
+        .await
+        .inspect_err(|e| tracing::warn!(error = %e, "stored signals could not be read; the page shows without them"))
+        .ok();
+    let history = history_check(pool, &run)
+        .await
+        .inspect_err(|e| tracing::warn!(error = %e, "run history could not be read; the page shows without it"))
+        .ok();
+    let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
+    let charts = run_chart_specs(&run, stored.as_ref(), view);
+    Ok(RunPageData { run, stored, dismissed, history, percentiles, charts })
+}
+
+/// The compare page of `view` (its `runs` and `baseline`).
+pub async fn compare_page(pool: &Db, view: &ViewState) -> Result<ComparePageData, AppError> {
+    check_run_count(view.runs.len()).map_err(|e| AppError::BadRequest(e.to_string()))?;
+    let runs = runs(pool, &view.runs).await?;
+    let stored = or_empty("stored signals", stored_signals(pool, &view.runs).await);
+    let request_tests = or_empty("per-request tests", request_tests(pool, &view.runs, view.baseline.as_ref()).await);
+    let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
+    let charts = compare_chart_specs(&runs, view);
+    Ok(ComparePageData { runs, stored, dismissed, request_tests, charts })
+}
+
+/// The saved report `slug`: its view over today's data.
+pub async fn report_page(pool: &Db, slug: &str) -> Result<ReportPageData, AppError> {
+    let report = db::get_report(pool, slug).await?;
+    let (run, view) = split_view_path(&report.view_path).map_err(problems)?;
+    let ids = match &run {
+        Some(id) => vec![run_id(id)?],
+        None => {
+            check_run_count(view.runs.len()).map_err(|e| AppError::BadRequest(e.to_string()))?;
+            view.runs.clone()
+        }
+    };
+    let runs = runs(pool, &ids).await?;
+    let stored = or_empty("stored signals", stored_signals(pool, &ids).await);
+    let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
+    let charts = view_charts(run.is_some(), &runs, &stored, &view);
+    Ok(ReportPageData { report, is_run: run.is_some(), runs, stored, dismissed, charts })
+}
+
+/// The snapshot `id`: the runs and signals exactly as they were frozen, charted for its view.
+pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
+    #[derive(serde::Deserialize)]
+    struct Payload {
+        runs: Vec<Run>,
+        /// Frozen beside the runs since server metrics reached snapshots; older ones have none.
+        #[serde(default)]
+        signals: Vec<StoredSignals>,
+    }
+    let s = db::get_snapshot(pool, id).await?;
+    let payload: Payload = serde_json::from_str(&s.payload).map_err(|e| {
+        tracing::error!(snapshot = %s.id, error = %e, "stored snapshot does not parse");
+        AppError::Internal
+    })?;
+    // A snapshot whose view no longer parses still opens; its page says what is wrong.
+    let charts = match split_view_path(&s.view_path) {
+        Ok((run, view)) => view_charts(run.is_some(), &payload.runs, &payload.signals, &view),
+        Err(_) => Vec::new(),
+    };
+    Ok(SnapshotData {
+        id: s.id,
+        title: s.title,
+        view_path: s.view_path,
+        author: s.author,
+        created_at: s.created_at,
+        runs: payload.runs,
+        signals: payload.signals,
+        charts,
+    })
+}
+
+/// The charts of a run page (the first of `runs`) or of a compare page.
+fn view_charts(run_page: bool, runs: &[Run], stored: &[StoredSignals], view: &ViewState) -> Vec<ChartSpec> {
+    if run_page {
+        runs.first().map(|r| run_chart_specs(r, stored.first(), view)).unwrap_or_default()
+    } else {
+        compare_chart_specs(runs, view)
+    }
+}
+
+/// Several runs, in the order given (the callers bound how many).
+async fn runs(pool: &Db, ids: &[RunId]) -> Result<Vec<Run>, AppError> {
+    let mut runs = Vec::with_capacity(ids.len());
+    for id in ids {
+        runs.push(db::get_run(pool, id).await?);
+    }
+    Ok(runs)
+}
+
+/// What is stored beside each run (its levels' server metrics, an open-loop run's late
+/// sends) as signals for the "why it plateaus" rules and the telemetry panels.
+async fn stored_signals(pool: &Db, ids: &[RunId]) -> Result<Vec<StoredSignals>, AppError> {
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        out.push(db::stored_signals(pool, id).await?);
+    }
+    Ok(out)
+}
+
+/// The Mann–Whitney tests of per-request latencies between each compared run and the
+/// baseline (`baseline`, else the earliest run), at the levels both share and both recorded
+/// requests for (at most [`MAX_REQUEST_TESTED_LEVELS`] a run). Computed here, where the
+/// records are: the page receives a few numbers, not the records.
+async fn request_tests(pool: &Db, ids: &[RunId], baseline: Option<&RunId>) -> Result<Vec<RequestTest>, AppError> {
+    let mut runs = Vec::with_capacity(ids.len());
+    let mut seqs = Vec::with_capacity(ids.len());
+    for id in ids {
+        runs.push(db::get_run_raw(pool, id).await?);
+        seqs.push(db::level_seqs(pool, id).await?);
+    }
+    let b = baseline_index(&runs, baseline);
+    let (Some(base), Some(base_seqs)) = (runs.get(b), seqs.get(b)) else { return Ok(Vec::new()) };
+    let mut base_records: HashMap<i64, Vec<crate::domain::RequestRecord>> = HashMap::new();
+    let mut out = Vec::new();
+    for (i, (run, run_seqs)) in runs.iter().zip(&seqs).enumerate() {
+        if i == b {
+            continue;
+        }
+        for (p, seq) in run.points.iter().zip(run_seqs).take(MAX_REQUEST_TESTED_LEVELS) {
+            let key = LevelKey::of(p);
+            let Some(base_seq) = base.points.iter().zip(base_seqs).find(|(q, _)| key.matches(q)).map(|(_, s)| *s)
+            else {
+                continue;
+            };
+            let a = match base_records.entry(base_seq) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(db::level_requests(pool, &base.id, base_seq).await?)
+                }
+            };
+            if a.is_empty() {
+                continue;
+            }
+            let records = db::level_requests(pool, &run.id, *seq).await?;
+            out.extend(tests_between(i, key, a, &records));
+        }
+    }
+    Ok(out)
+}
+
+/// The run checked against the earlier runs of its configuration (the regression gate's
+/// history rule, default thresholds): the run page proposes each regression as an
+/// annotation.
+async fn history_check(pool: &Db, run: &Run) -> Result<CheckReport, AppError> {
+    let t = Thresholds::default();
+    let history = db::history(pool, run, t.window).await?;
+    Ok(against_history(run, &history, &t))
+}
+
+/// The bootstrap intervals of each level's latency p50 and p99, from its stored
+/// per-request records (levels without enough records are left out). `run` is as stored:
+/// level `i` of it is stored level `i`.
+async fn percentile_intervals(pool: &Db, run: &Run) -> Result<Vec<LevelPercentiles>, AppError> {
+    let seqs = db::level_seqs(pool, &run.id).await?;
+    let mut out = Vec::new();
+    let mut budget = MAX_PERCENTILE_RECORDS;
+    for (p, seq) in run.points.iter().zip(&seqs).take(MAX_PERCENTILE_LEVELS) {
+        // The level's request count is stored with it: too many, and it is not read at all.
+        let n = p.requests_total().unwrap_or(0);
+        if n > budget {
+            continue;
+        }
+        budget -= n;
+        let records = db::level_requests(pool, &run.id, *seq).await?;
+        let e2e: Vec<f64> = records.iter().filter(|r| r.ok).filter_map(|r| r.e2e_ms).collect();
+        out.extend(LevelPercentiles::of(p.load_value, &e2e));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::testing::{backends, sample};
+    use crate::db::{insert_run, insert_snapshot, StoredSnapshot};
+
+    fn option(c: &ChartSpec) -> serde_json::Value {
+        serde_json::from_str(&c.option_json).unwrap_or_else(|e| panic!("chart {}: {e}", c.id))
+    }
+
+    #[tokio::test]
+    async fn a_run_page_is_the_run_with_its_charts_for_the_view() {
+        for t in backends().await {
+            let db = &t.db;
+            let id = insert_run(db, &sample()).await.unwrap();
+            let log = run_page(db, &id, &view("").unwrap()).await.unwrap();
+            assert_eq!(log.run, db::get_run(db, &id).await.unwrap(), "{}", t.name);
+            let ids: Vec<&str> = log.charts.iter().map(|c| c.id.as_str()).collect();
+            assert_eq!(ids.first().copied(), Some(crate::charts::THROUGHPUT_ID), "{}: {ids:?}", t.name);
+            assert!(ids.contains(&crate::charts::LATENCY_ID), "{}: {ids:?}", t.name);
+            let throughput = &log.charts[0];
+            assert_eq!(throughput.empty, None);
+            assert_eq!(option(throughput)["xAxis"]["type"], "log", "{}", t.name);
+            // The view's scale reaches the charts, built here.
+            let linear = run_page(db, &id, &view("scale=linear").unwrap()).await.unwrap();
+            assert_eq!(option(&linear.charts[0])["xAxis"]["type"], "value", "{}", t.name);
+            // The history check ran against the run's configuration (none before it).
+            assert!(log.history.is_some_and(|h| h.findings.is_empty() || h.regressions() == 0), "{}", t.name);
+            // Unknown run: not found, not an empty page.
+            let missing = RunId::parse("nosuchrun000").unwrap();
+            assert!(matches!(run_page(db, &missing, &ViewState::default()).await, Err(AppError::NotFound(_))));
+        }
+    }
+
+    #[test]
+    fn a_bad_view_is_a_400_naming_the_parameter() {
+        match view("scale=sideways") {
+            Err(AppError::BadRequest(m)) => assert!(m.contains("scale") && m.contains("sideways"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(run_id("../etc"), Err(AppError::NotFound(_))));
+    }
+
+    #[tokio::test]
+    async fn a_compare_page_holds_its_runs_and_their_charts_and_checks_the_count() {
+        for t in backends().await {
+            let db = &t.db;
+            let a = insert_run(db, &sample()).await.unwrap();
+            let mut other = sample();
+            other.name = "<b>second</b>".into();
+            let b = insert_run(db, &other).await.unwrap();
+            let v = view(&format!("runs={},{}&baseline={}", a.as_str(), b.as_str(), b.as_str())).unwrap();
+            let page = compare_page(db, &v).await.unwrap();
+            let names: Vec<&str> = page.runs.iter().map(|r| r.name.as_str()).collect();
+            assert_eq!(names, [sample().name.as_str(), "<b>second</b>"], "{}", t.name);
+            assert_eq!(page.stored.len(), 2, "{}", t.name);
+            assert_eq!(page.charts.first().map(|c| c.id.as_str()), Some("cmp-throughput"), "{}", t.name);
+            // Run names reach the chart escaped (ECharts renders tooltips as HTML).
+            let json = &page.charts[0].option_json;
+            assert!(json.contains("&lt;b&gt;second") && !json.contains("<b>second"), "{}: {json}", t.name);
+            // One run is not a comparison; an unknown one is not found.
+            let one = view(&format!("runs={}", a.as_str())).unwrap();
+            assert!(matches!(compare_page(db, &one).await, Err(AppError::BadRequest(_))), "{}", t.name);
+            let unknown = view(&format!("runs={},nosuchrun000", a.as_str())).unwrap();
+            assert!(matches!(compare_page(db, &unknown).await, Err(AppError::NotFound(_))), "{}", t.name);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_snapshot_is_charted_from_its_frozen_runs_not_todays() {
+        for t in backends().await {
+            let db = &t.db;
+            let id = insert_run(db, &sample()).await.unwrap();
+            let mut frozen = db::get_run(db, &id).await.unwrap();
+            frozen.points.truncate(1);
+            let payload = serde_json::json!({ "runs": [frozen] }).to_string();
+            let snap = StoredSnapshot {
+                id: "feedf00d".into(),
+                title: "frozen".into(),
+                view_path: format!("/runs/{}?scale=linear", id.as_str()),
+                payload,
+                author: "t".into(),
+                created_at: "2026-12-02T00:00:00Z".into(),
+            };
+            insert_snapshot(db, &snap).await.unwrap();
+            let got = snapshot(db, "feedf00d").await.unwrap();
+            assert_eq!(got.runs, vec![frozen.clone()], "{}", t.name);
+            let throughput = got.charts.first().expect("charts");
+            let v = option(throughput);
+            assert_eq!(v["xAxis"]["type"], "value", "{}: the snapshot's view", t.name);
+            // One level frozen, so one measured point drawn (today's run has more).
+            let measured = v["series"][0]["data"].as_array().map(Vec::len);
+            assert_eq!(measured, Some(1), "{}: {v}", t.name);
+            assert!(db::get_run(db, &id).await.unwrap().points.len() > 1);
+        }
+    }
+}
