@@ -23,11 +23,7 @@ fn pool() -> Result<crate::db::Db, AppError> {
 #[cfg(feature = "ssr")]
 fn answered<T>(result: Result<T, AppError>) -> Result<T, AppError> {
     if let Err(e) = &result {
-        if let (Some(resp), Ok(code)) =
-            (use_context::<leptos_axum::ResponseOptions>(), http::StatusCode::from_u16(e.status()))
-        {
-            resp.set_status(code);
-        }
+        crate::error::set_response_status(e.status());
     }
     result
 }

@@ -36,6 +36,20 @@ impl AppError {
     }
 }
 
+/// Sets the HTTP status of the response being produced on the server: a page rendered in
+/// `SsrMode::Async` (its status is still open when a resource's error arrives) or a server
+/// function's answer. In the browser there is no response to set: it does nothing.
+pub fn set_response_status(status: u16) {
+    #[cfg(feature = "ssr")]
+    if let (Some(resp), Ok(code)) =
+        (leptos::prelude::use_context::<leptos_axum::ResponseOptions>(), http::StatusCode::from_u16(status))
+    {
+        resp.set_status(code);
+    }
+    #[cfg(not(feature = "ssr"))]
+    let _ = status;
+}
+
 impl FromServerFnError for AppError {
     type Encoder = JsonEncoding;
 

@@ -40,20 +40,21 @@ pub fn run_id(id: &str) -> Result<RunId, AppError> {
 /// A view's query string (`scale=linear&hide=…`) read back: a bad value is a 400 that
 /// names the parameter.
 pub fn view(query: &str) -> Result<ViewState, AppError> {
-    let pairs = crate::domain::view::query_pairs(query);
-    ViewState::parse(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(problems)
+    ViewState::from_query(query).map_err(problems)
 }
 
 fn problems(p: Vec<ViewProblem>) -> AppError {
     AppError::BadRequest(p.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
 }
 
-/// The value, or (logged) the empty one: for what a page can show itself without.
+/// The value, or `None` (logged): for what a page can show itself without.
+fn or_none<T>(what: &str, r: Result<T, impl std::fmt::Display>) -> Option<T> {
+    r.inspect_err(|e| tracing::warn!(error = %e, "{what} could not be read; the page shows without it")).ok()
+}
+
+/// The value, or (logged) the empty one.
 fn or_empty<T: Default>(what: &str, r: Result<T, impl std::fmt::Display>) -> T {
-    r.unwrap_or_else(|e| {
-        tracing::warn!(error = %e, "{what} could not be read; the page shows without it");
-        T::default()
-    })
+    or_none(what, r).unwrap_or_default()
 }
 
 /// The run page of `id` in `view`: the run read once for the page, its history check, its
@@ -64,14 +65,8 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
     // are stored by level).
     let percentiles = or_empty("percentile intervals", percentile_intervals(pool, &run).await);
     crate::domain::annotations::apply_effects(&mut run);
-    let stored = db::stored_signals(pool, id)
-        .await
-        .inspect_err(|e| tracing::warn!(error = %e, "stored signals could not be read; the page shows without them"))
-        .ok();
-    let history = history_check(pool, &run)
-        .await
-        .inspect_err(|e| tracing::warn!(error = %e, "run history could not be read; the page shows without it"))
-        .ok();
+    let stored = or_none("stored signals", db::stored_signals(pool, id).await);
+    let history = or_none("run history", history_check(pool, &run).await);
     let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
     let charts = run_chart_specs(&run, stored.as_ref(), view);
     Ok(RunPageData { run, stored, dismissed, history, percentiles, charts })
@@ -103,7 +98,7 @@ pub async fn report_page(pool: &Db, slug: &str) -> Result<ReportPageData, AppErr
     let stored = or_empty("stored signals", stored_signals(pool, &ids).await);
     let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
     let charts = view_charts(run.is_some(), &runs, &stored, &view);
-    Ok(ReportPageData { report, is_run: run.is_some(), runs, stored, dismissed, charts })
+    Ok(ReportPageData { report, view, is_run: run.is_some(), runs, stored, dismissed, charts })
 }
 
 /// The snapshot `id`: the runs and signals exactly as they were frozen, charted for its view.

@@ -7,7 +7,7 @@
 use super::compare::RequestTest;
 use super::noise::LevelPercentiles;
 use super::regression::CheckReport;
-use super::view::SavedReport;
+use super::view::{SavedReport, ViewState};
 use super::why_signals::StoredSignals;
 use super::Run;
 use serde::{Deserialize, Serialize};
@@ -64,6 +64,8 @@ pub struct ComparePageData {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReportPageData {
     pub report: SavedReport,
+    /// The report's view, parsed from its path.
+    pub view: ViewState,
     /// A run page (one run in `runs`), else a compare page.
     pub is_run: bool,
     pub runs: Vec<Run>,

@@ -177,6 +177,12 @@ impl ViewState {
     }
 
     /// `path?query`, or just `path` for the default view.
+    /// [`Self::parse`] of a query string (`scale=linear&hide=…`, with or without `?`).
+    pub fn from_query(query: &str) -> Result<Self, Vec<ViewProblem>> {
+        let pairs = query_pairs(query);
+        Self::parse(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    }
+
     pub fn href(&self, path: &str) -> String {
         let q = self.to_query();
         if q.is_empty() {
@@ -259,9 +265,7 @@ pub fn query_pairs(query: &str) -> Vec<(String, String)> {
 /// (`/runs/<id>?…`: `Some(id)`; `/compare?…`: `None`) and its view state.
 pub fn split_view_path(path: &str) -> Result<(Option<String>, ViewState), Vec<ViewProblem>> {
     let (page, query) = path.split_once('?').unwrap_or((path, ""));
-    let pairs = query_pairs(query);
-    let state = ViewState::parse(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
-    Ok((page.strip_prefix("/runs/").map(str::to_owned), state))
+    Ok((page.strip_prefix("/runs/").map(str::to_owned), ViewState::from_query(query)?))
 }
 
 /// Percent-decoding; malformed escapes are kept literally.

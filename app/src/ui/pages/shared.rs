@@ -23,9 +23,7 @@ pub fn ReportPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading report…"</p> }>
             {move || Suspend::new(async move {
                 match data.await {
-                    Ok(ReportPageData { report, is_run, mut runs, mut stored, dismissed, charts }) => {
-                        // The server read the same path; it parsed there.
-                        let state = split_view_path(&report.view_path).map(|(_, v)| v).unwrap_or_default();
+                    Ok(ReportPageData { report, view: state, is_run, mut runs, mut stored, dismissed, charts }) => {
                         let title = report.title.clone();
                         let desc = if report.description.is_empty() { format!("Plateau report: {}", report.title) } else { report.description.clone() };
                         let mode = PageMode::Report(report);
