@@ -329,6 +329,10 @@ pub struct ServeArgs {
     /// With `--auth on`, who may read: public (anyone) or login (signed-in users and tokens).
     #[arg(long, env = "PLATEAU_READ", value_enum, default_value = "public")]
     pub read: crate::auth::ReadAccess,
+    /// Connections served at once; more wait to be accepted. Never more than the
+    /// open-file limit leaves room for (the server raises its soft limit to the hard one).
+    #[arg(long, env = "PLATEAU_MAX_CONNECTIONS", default_value_t = crate::listener::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
 }
 
 #[derive(Debug, Args)]
@@ -420,6 +424,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 },
                 allowed_hosts: a.allowed_hosts,
                 public_url: a.public_url,
+                max_connections: a.max_connections,
             })
             .await?;
             Ok(ExitCode::SUCCESS)

@@ -9,7 +9,10 @@
 //!   [`offload_reads`] runs `GET` requests and server functions on a separate render
 //!   runtime of [`RENDER_THREADS`] threads and streams their bodies back, so `/healthz`,
 //!   uploads and every other write keep the request runtime to themselves; at most
-//!   [`PARALLEL_RENDERS`] pages render at once.
+//!   [`PARALLEL_RENDERS`] pages render at once. A render slot is taken only once the
+//!   request's body is in (at most [`MAX_READ_BODY_BYTES`]): a client that sends its body
+//!   slowly, or never, holds no slot (the body's own time bound is `crate::listener`'s).
+//!   A client that stops reading the answer loses its slot after [`SLOW_READER_TIMEOUT`].
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -29,6 +32,13 @@ pub const RENDER_THREADS: usize = 2;
 /// requests for a large run holds a few runs in memory, not one per request. The JSON API
 /// under `/api/` is not counted (its event streams last as long as a sweep).
 pub const PARALLEL_RENDERS: usize = 4;
+
+/// Largest request body of a read (a server function's arguments); `413` beyond.
+pub const MAX_READ_BODY_BYTES: usize = 1024 * 1024;
+
+/// How long a rendered chunk may wait for the client to take it before the answer is cut
+/// off and its render slot given back.
+pub const SLOW_READER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 static RENDERS: Semaphore = Semaphore::const_new(PARALLEL_RENDERS);
 
@@ -82,6 +92,14 @@ pub async fn offload_reads(req: Request, next: Next) -> Response {
         return next.run(req).await;
     };
     let bounded = !req.uri().path().starts_with("/api/");
+    // The body first, on the request runtime and holding nothing: only a request that has
+    // arrived whole waits for a render slot.
+    let (parts, body) = req.into_parts();
+    let body = match axum::body::to_bytes(body, MAX_READ_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(e) => return refuse_body(&e),
+    };
+    let req = Request::from_parts(parts, Body::from(body));
     let (head_tx, head_rx) = oneshot::channel();
     let (body_tx, body_rx) = mpsc::channel::<Result<Bytes, axum::Error>>(16);
     runtime.spawn(async move {
@@ -94,8 +112,13 @@ pub async fn offload_reads(req: Request, next: Next) -> Response {
         }
         let mut body = body.into_data_stream();
         while let Some(chunk) = body.next().await {
-            if body_tx.send(chunk).await.is_err() {
-                return; // the client went away
+            match body_tx.send_timeout(chunk, SLOW_READER_TIMEOUT).await {
+                Ok(()) => {}
+                Err(mpsc::error::SendTimeoutError::Closed(_)) => return, // the client went away
+                Err(mpsc::error::SendTimeoutError::Timeout(_)) => {
+                    tracing::warn!("a client stopped reading its answer; cut off");
+                    return;
+                }
             }
         }
     });
@@ -110,6 +133,21 @@ pub async fn offload_reads(req: Request, next: Next) -> Response {
             StatusCode::INTERNAL_SERVER_ERROR.into_response()
         }
     }
+}
+
+/// The answer to a read whose body could not be taken: too large (`413`), or broken off
+/// (a timed-out body's answer is replaced with `408` by `crate::listener::bound_body`).
+fn refuse_body(e: &axum::Error) -> Response {
+    use std::error::Error;
+    let mut source: Option<&(dyn Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if err.is::<http_body_util::LengthLimitError>() {
+            let message = format!("the request body is larger than {MAX_READ_BODY_BYTES} bytes");
+            return (StatusCode::PAYLOAD_TOO_LARGE, message).into_response();
+        }
+        source = err.source();
+    }
+    (StatusCode::BAD_REQUEST, "the request body could not be read").into_response()
 }
 
 #[cfg(test)]

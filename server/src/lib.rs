@@ -6,6 +6,8 @@
 //!   `user`, `token`).
 //! - [`config`]: defaults (the database path) and how to override them.
 //! - [`startup`]: opens the database and serves the app.
+//! - [`listener`]: the accept loop and the connection-level bounds (header and body
+//!   timeouts, the connection cap, stopping cleanly).
 //! - [`routes`]: the HTTP surface (pages, server functions, upload, REST API), and
 //!   `routes::error`: the one mapping of service errors to HTTP (`ApiError`) and of a
 //!   failed form post to a redirect back (`FormError`).
@@ -33,6 +35,7 @@ pub mod demo;
 pub mod export;
 pub mod heavy;
 pub mod ingest;
+pub mod listener;
 pub mod loadgen;
 pub mod preview_image;
 pub mod report;

@@ -2,7 +2,8 @@
 //! these validate, then call `app::db`.
 //!
 //! - An annotation is validated against the run's stored levels (all of them, whatever
-//!   other annotations hide), and its author is the requester.
+//!   other annotations hide), and its author is the requester; with auth on only its
+//!   author may edit or delete it ([`Requester`]).
 //! - A report is a titled view path under a short random slug; the view's parameters are
 //!   checked with the same strict parser the pages use, so a saved link always opens.
 //! - A snapshot freezes the runs of a view (levels and annotations, effects applied) as
@@ -27,6 +28,9 @@ pub enum ShareError {
     Invalid(String),
     #[error("{0} was not found")]
     NotFound(String),
+    /// The requester may not change this (another user's annotation).
+    #[error("{0}")]
+    Forbidden(String),
     #[error(transparent)]
     Db(DbError),
 }
@@ -53,20 +57,48 @@ pub async fn annotate(
 }
 
 /// Edits an annotation's text, kind, effect (the anchor stays), keeping the old version.
-pub async fn edit(pool: &Db, id: AnnotationId, input: &AnnotationInput, author: &str) -> Result<RunId, ShareError> {
+pub async fn edit(
+    pool: &Db,
+    id: AnnotationId,
+    input: &AnnotationInput,
+    who: &Requester<'_>,
+) -> Result<RunId, ShareError> {
     let current = db::get_annotation(pool, id).await?;
+    who.may_change(&current.author)?;
     let stored = db::get_run_raw(pool, &current.run_id).await?;
     let input = AnnotationInput { anchor: current.anchor.clone(), ..input.clone() };
     input.validate(&stored).map_err(ShareError::Invalid)?;
-    db::update_annotation(pool, id, &input, author).await?;
+    db::update_annotation(pool, id, &input, who.name).await?;
     Ok(current.run_id)
 }
 
 /// Deletes an annotation; returns the run it was on.
-pub async fn delete(pool: &Db, id: AnnotationId) -> Result<RunId, ShareError> {
+pub async fn delete(pool: &Db, id: AnnotationId, who: &Requester<'_>) -> Result<RunId, ShareError> {
     let current = db::get_annotation(pool, id).await?;
+    who.may_change(&current.author)?;
     db::delete_annotation(pool, id).await?;
     Ok(current.run_id)
+}
+
+/// Who asks to change an annotation. An annotation is its author's: with auth on, only
+/// its author may edit or delete it (as in Grafana; Plateau has no admin role on the web,
+/// the operator deletes from the command line). With auth off everyone is the one local
+/// user, who may change everything.
+#[derive(Debug, Clone, Copy)]
+pub struct Requester<'a> {
+    pub name: &'a str,
+    /// May change what others wrote: the local user of a server without auth, the CLI.
+    pub any_author: bool,
+}
+
+impl Requester<'_> {
+    fn may_change(&self, author: &str) -> Result<(), ShareError> {
+        if self.any_author || self.name == author {
+            Ok(())
+        } else {
+            Err(ShareError::Forbidden(format!("only its author ({author}) may change this annotation")))
+        }
+    }
 }
 
 /// Which page a view path shows.

@@ -1,4 +1,5 @@
-//! Start-up: open the database, load the demo if asked, bind, and serve until Ctrl-C.
+//! Start-up: open the database, load the demo if asked, bind, and serve until Ctrl-C or
+//! SIGTERM (`crate::listener`).
 
 use crate::demo;
 use crate::routes::{self, AppState};
@@ -24,6 +25,8 @@ pub struct ServeConfig {
     pub allowed_hosts: Vec<String>,
     /// The address users reach the server at (its host is allowed).
     pub public_url: Option<String>,
+    /// Connections served at once (`--max-connections`), before the open-file limit's say.
+    pub max_connections: usize,
 }
 
 /// The Leptos options for a site root; the output name is the build's (`pkg/build-id`,
@@ -61,14 +64,24 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     let hosts = crate::auth::hosts::AllowedHosts::new(cfg.addr, &cfg.allowed_hosts, cfg.public_url.as_deref())
         .map_err(anyhow::Error::msg)?;
     state.hosts = std::sync::Arc::new(hosts);
+    state.cookies = crate::auth::CookieMode::for_public_url(cfg.public_url.as_deref());
+    let open_files = crate::listener::raise_open_file_limit();
+    let limits = crate::listener::ServeLimits {
+        max_connections: crate::listener::connection_limit(cfg.max_connections, open_files),
+    };
+    if limits.max_connections < cfg.max_connections {
+        tracing::warn!(
+            asked = cfg.max_connections,
+            open_files,
+            max_connections = limits.max_connections,
+            "the open-file limit allows fewer connections than --max-connections asks for"
+        );
+    }
     let listener = tokio::net::TcpListener::bind(cfg.addr).await.with_context(|| format!("binding {}", cfg.addr))?;
     let local = listener.local_addr()?;
-    tracing::info!("Plateau is serving http://{local}");
-    axum::serve(listener, routes::router(state))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    tracing::info!(max_connections = limits.max_connections, "Plateau is serving http://{local}");
+    crate::listener::serve(listener, routes::router(state), limits, crate::listener::stop_signal()).await?;
+    tracing::info!("stopped");
     Ok(())
 }
 

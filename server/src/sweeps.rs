@@ -180,6 +180,9 @@ pub enum SweepError {
     MetricsNotAllowed(String),
     #[error("the sweep did not start: {0}")]
     Start(String),
+    /// As many sweeps as the server runs at once are running.
+    #[error("{0} sweeps are running, the most this server runs at once; try again when one ends")]
+    Busy(usize),
 }
 
 impl SweepError {
@@ -189,7 +192,7 @@ impl SweepError {
             SweepError::Field(e) => Some(e.field),
             SweepError::Invalid(_) | SweepError::NotAllowed(_) => Some("url"),
             SweepError::MetricsNotAllowed(_) => Some("metrics_urls"),
-            SweepError::Start(_) => None,
+            SweepError::Start(_) | SweepError::Busy(_) => None,
         }
     }
 }
@@ -559,11 +562,22 @@ pub struct Sweeps {
     pool: Db,
     allow: AllowList,
     running: Mutex<HashMap<String, Running>>,
+    /// One permit per sweep this server may run at once ([`MAX_RUNNING_SWEEPS`]).
+    slots: Arc<tokio::sync::Semaphore>,
 }
+
+/// Sweeps the server runs at once; one more is refused (`429`) until one ends. Each may
+/// hold thousands of connections to its target and its levels' records in memory.
+pub const MAX_RUNNING_SWEEPS: usize = 4;
 
 impl Sweeps {
     pub fn new(pool: Db, allow: AllowList) -> Self {
-        Self { pool, allow, running: Mutex::new(HashMap::new()) }
+        Self {
+            pool,
+            allow,
+            running: Mutex::new(HashMap::new()),
+            slots: Arc::new(tokio::sync::Semaphore::new(MAX_RUNNING_SWEEPS)),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
@@ -591,7 +605,11 @@ impl Sweeps {
         let (events, _) = broadcast::channel(256);
         let (started_tx, started_rx) = oneshot::channel::<Result<RunId, String>>();
         let pool = self.pool.clone();
-        let sweep = tokio::spawn(async move { loadgen::run_sweep(&pool, spec, tx, cancel_rx).await });
+        let slot = self.slots.clone().try_acquire_owned().map_err(|_| SweepError::Busy(MAX_RUNNING_SWEEPS))?;
+        let sweep = tokio::spawn(async move {
+            let _slot = slot; // given back when the sweep ends, however it ends
+            loadgen::run_sweep(&pool, spec, tx, cancel_rx).await
+        });
         let this = Arc::clone(self);
         let events_tx = events.clone();
         let last: Arc<Mutex<Option<SweepEvent>>> = Arc::default();

@@ -280,10 +280,16 @@ async fn wrong_malformed_and_revoked_tokens_write_nothing() {
                 format!("Bearer {}", revoked.token),
                 format!("Bearer {wrong}"),
                 "Bearer nonsense".to_owned(),
-                format!("Basic {}", live.token),
+                "Bearer".to_owned(),
             ] {
                 let resp = app.send(&route, &path, headers(&[(AUTHORIZATION, &auth)])).await;
-                assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{} {path} with {}", route.method, &auth[..12]);
+                assert_eq!(
+                    resp.status(),
+                    StatusCode::UNAUTHORIZED,
+                    "{} {path} with {}",
+                    route.method,
+                    &auth[..auth.len().min(12)]
+                );
                 let body: Value = resp.json().await.unwrap();
                 assert!(body["error"].as_str().unwrap().contains("API token"), "{body}");
             }
@@ -292,6 +298,102 @@ async fn wrong_malformed_and_revoked_tokens_write_nothing() {
         // a bad token is refused for reads too: the client meant to sign in
         let resp = app.client.get(app.url("/api/v1/runs")).headers(bearer(&wrong)).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    }
+}
+
+/// A proxy in front that asks for HTTP Basic credentials passes them on with every
+/// request: they are not Plateau's, so they neither lock anyone out (`/healthz`, reads,
+/// a session's writes) nor sign anyone in.
+#[tokio::test]
+async fn a_proxys_basic_credentials_are_ignored() {
+    for app in TestApp::builder().auth(on(ReadAccess::Login)).each().await {
+        app.user("ada").await;
+        let live = app.token("ada").await;
+        let basic = format!("Basic {}", live.token);
+        let resp = app.client.get(app.url("/healthz")).header(AUTHORIZATION, &basic).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK, "the health check answers behind a Basic-auth proxy");
+        let resp = app.client.get(app.url("/api/v1/runs")).header(AUTHORIZATION, &basic).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "Basic does not sign anyone in");
+        let body: Value = resp.json().await.unwrap();
+        assert!(body["error"].as_str().unwrap().contains("sign in"), "{body}");
+        let cookie = app.log_in("ada").await;
+        let resp = app
+            .client
+            .get(app.url("/api/v1/runs"))
+            .header(AUTHORIZATION, &basic)
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK, "the session still counts beside the proxy's header");
+        let before = app.rows().await;
+        let import = Form::new().text("text", PASTED);
+        let resp = app
+            .client
+            .post(app.url("/api/v1/runs"))
+            .header(AUTHORIZATION, &basic)
+            .multipart(import)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(app.rows().await, before, "nothing was written");
+    }
+}
+
+/// With auth on an annotation is its author's: another signed-in user gets 403 on edit
+/// and delete, through the API and the form alike, and nothing changes.
+#[tokio::test]
+async fn only_its_author_changes_an_annotation() {
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        app.user("ada").await;
+        app.user("bob").await;
+        let ada = app.token("ada").await;
+        let bob = app.token("bob").await;
+        let resp = app
+            .client
+            .post(app.url("/api/v1/runs"))
+            .headers(bearer(&ada.token))
+            .multipart(Form::new().text("text", PASTED))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let body: Value = resp.json().await.unwrap();
+        let run = body["runs"][0]["id"].as_str().unwrap().to_owned();
+        let note = serde_json::json!({ "anchor": { "type": "run" }, "kind": "note", "body": "ada's" });
+        let resp = app
+            .client
+            .post(app.url(&format!("/api/v1/runs/{run}/annotations")))
+            .headers(bearer(&ada.token))
+            .json(&note)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let id = resp.json::<Value>().await.unwrap()["id"].to_string().trim_matches('"').to_owned();
+        let url = app.url(&format!("/api/v1/annotations/{id}"));
+        let edited = serde_json::json!({ "anchor": { "type": "run" }, "kind": "note", "body": "bob's" });
+        let resp = app.client.put(&url).headers(bearer(&bob.token)).json(&edited).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+        assert!(resp.text().await.unwrap().contains("only its author (ada)"));
+        let resp = app.client.delete(&url).headers(bearer(&bob.token)).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+        let resp = app
+            .client
+            .post(app.url(&format!("/annotations/{id}/delete")))
+            .headers(bearer(&bob.token))
+            .form(&[("confirm", "yes"), ("back", "/")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER, "the form goes back with the error");
+        let shown: Value = app.client.get(&url).send().await.unwrap().json().await.unwrap();
+        assert_eq!(shown["body"], "ada's", "nothing changed");
+        let resp = app.client.put(&url).headers(bearer(&ada.token)).json(&edited).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK, "the author may edit");
+        let resp = app.client.delete(&url).headers(bearer(&ada.token)).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::NO_CONTENT, "the author may delete");
     }
 }
 
@@ -856,6 +958,74 @@ async fn requests_for_names_that_are_not_this_servers_are_refused() {
                 app.client.get(app.url("/api/v1/runs")).header(reqwest::header::HOST, host).send().await.unwrap();
             assert_eq!(resp.status(), status, "{host}");
         }
+    }
+}
+
+/// Behind an `https://` public address the session cookie carries the `__Host-` prefix
+/// (`Secure`, `Path=/`, no `Domain`) and only that cookie signs in: a `plateau_session`
+/// planted by a sibling subdomain is ignored.
+#[tokio::test]
+async fn behind_https_the_session_cookie_is_host_only() {
+    for app in TestApp::builder().auth(on(ReadAccess::Login)).public_url(Some("https://plateau.example")).each().await {
+        app.user("ada").await;
+        let resp = app
+            .client
+            .post(app.url("/login"))
+            .header(ORIGIN, "https://plateau.example")
+            .header(reqwest::header::HOST, "plateau.example")
+            .form(&[("name", "ada"), ("password", PASSWORD), ("next", "/")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        let set = resp.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+        assert!(set.starts_with("__Host-plateau_session="), "{set}");
+        assert!(set.contains("; Secure") && set.contains("; Path=/") && !set.contains("Domain"), "{set}");
+        let value = set.split(';').next().unwrap().trim_start_matches("__Host-plateau_session=").to_owned();
+        let read = |cookie: String| app.client.get(app.url("/api/v1/runs")).header("cookie", cookie).send();
+        assert_eq!(read(format!("__Host-plateau_session={value}")).await.unwrap().status(), StatusCode::OK);
+        assert_eq!(
+            read(format!("plateau_session={value}")).await.unwrap().status(),
+            StatusCode::UNAUTHORIZED,
+            "the unprefixed name is not read behind https"
+        );
+    }
+}
+
+/// Wrong passwords for many different names at once: a few are checked at a time (each
+/// argon2 check holds ~19 MiB), a bounded number wait, the rest get 429 with
+/// `Retry-After` at once; the server keeps answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_sign_ins_for_many_names_is_queued_then_refused() {
+    use server::auth::throttle::{MAX_WAITING_SIGN_INS, PARALLEL_PASSWORD_CHECKS};
+    for app in TestApp::builder().auth(on(ReadAccess::Public)).each().await {
+        let attempts = (0..120).map(|i| {
+            let client = app.client.clone();
+            let url = app.url("/login");
+            async move {
+                let resp = client
+                    .post(url)
+                    .form(&[("name", format!("name-{i}")), ("password", "wrong-guess".to_owned())])
+                    .send()
+                    .await
+                    .unwrap();
+                let retry = resp.headers().get(reqwest::header::RETRY_AFTER).map(|v| v.to_str().unwrap().to_owned());
+                (resp.status(), retry)
+            }
+        });
+        let all = futures_util::future::join_all(attempts).await;
+        let refused: Vec<_> = all.iter().filter(|(s, _)| *s == StatusCode::TOO_MANY_REQUESTS).collect();
+        let checked = all.iter().filter(|(s, _)| *s == StatusCode::UNAUTHORIZED).count();
+        assert_eq!(checked + refused.len(), all.len(), "{all:?}");
+        assert!(!refused.is_empty(), "120 parallel checks were all let through");
+        assert!(refused.iter().all(|(_, r)| r.as_deref().is_some_and(|r| r.parse::<u64>().is_ok_and(|s| s >= 1))));
+        // Checked: those that found a turn at once or within the wait; at least the ones
+        // that could run or queue when the flood arrived.
+        assert!(checked >= PARALLEL_PASSWORD_CHECKS, "{checked} checked");
+        assert!(checked <= all.len() - 1, "{checked} checked");
+        eprintln!("checked {checked}, refused {} (queue {MAX_WAITING_SIGN_INS})", refused.len());
+        let resp = app.client.get(app.url("/healthz")).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
     }
 }
 

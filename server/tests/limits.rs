@@ -1,5 +1,4 @@
-//! The server's bounds (issue #10, "safe to share"): no request may stall or kill the
-//! server. Over-size uploads get 413 naming the file, a run has at most 10,000 levels,
+//! The server's bounds: no request may stall or kill the server. Over-size uploads get 413 naming the file, a run has at most 10,000 levels,
 //! numeric query parameters are clamped, heavy reads and imports leave `/healthz` quick,
 //! and `plateau import` refuses what it cannot hold before reading it.
 #![allow(
@@ -206,6 +205,51 @@ async fn healthz_stays_quick_while_heavy_requests_run() {
                 tokio::time::timeout(Duration::from_secs(300), h).await.expect("a heavy request never ended").unwrap();
             eprintln!("heavy request: {took:?}");
         }
+    }
+}
+
+/// Connections that send a read's headers and then hold its body (a server function
+/// posted with `Content-Length: 100000` and one byte sent) take no render slot: with more
+/// of them open than there are slots (`server::heavy::PARALLEL_RENDERS`), pages, the sign-in
+/// page and `/healthz` still answer at once.
+#[tokio::test]
+async fn stalled_request_bodies_hold_no_page_renderer() {
+    use tokio::io::AsyncWriteExt;
+    for app in TestApp::each().await {
+        let mut stalled = Vec::new();
+        for _ in 0..server::heavy::PARALLEL_RENDERS + 2 {
+            let mut s = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+            let head = format!(
+                "POST /_fn/get_run_page HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+                 Content-Length: 100000\r\n\r\nx",
+                app.addr
+            );
+            s.write_all(head.as_bytes()).await.unwrap();
+            stalled.push(s);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
+        for path in ["/", "/login", "/healthz", "/upload"] {
+            let t = Instant::now();
+            let resp = client.get(app.url(path)).send().await.unwrap_or_else(|e| panic!("{path}: {e}"));
+            assert!(resp.status().is_success() || resp.status().is_redirection(), "{path}: {}", resp.status());
+            resp.bytes().await.unwrap();
+            assert!(t.elapsed() < Duration::from_secs(2), "{path} took {:?} behind stalled bodies", t.elapsed());
+        }
+        drop(stalled);
+    }
+}
+
+/// A read's body is bounded: a server function posted a body over
+/// `server::heavy::MAX_READ_BODY_BYTES` gets 413 naming the bound.
+#[tokio::test]
+async fn an_over_size_read_body_gets_413() {
+    for app in TestApp::each().await {
+        let body = vec![b'a'; server::heavy::MAX_READ_BODY_BYTES + 1];
+        let resp = reqwest::Client::new().post(app.url("/_fn/get_run_page")).body(body).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let text = resp.text().await.unwrap();
+        assert!(text.contains(&server::heavy::MAX_READ_BODY_BYTES.to_string()), "{text}");
     }
 }
 

@@ -206,6 +206,51 @@ async fn cancelling_over_http_keeps_finished_levels() {
     }
 }
 
+/// The server runs at most `MAX_RUNNING_SWEEPS` sweeps at once: one more is refused with
+/// 429 and starts nothing; once one is cancelled and has ended, a new one starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sweeps_beyond_the_running_limit_are_refused_until_one_ends() {
+    use server::sweeps::MAX_RUNNING_SWEEPS;
+    // Slow enough that no sweep ends by itself while the test runs.
+    let sim_url = spawn_sim(SimConfig { base_decode_ms: 200.0, ..SimConfig::default() }).await;
+    let store = app::db::testing::backends().await.into_iter().next().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let base = spawn_plateau(store.db.clone(), dir.path()).await;
+    let client = reqwest::Client::new();
+    let body = serde_json::json!({
+        "url": sim_url, "model": "plateau-sim", "concurrency": [1, 1, 1, 1], "max_tokens": 400, "ignore_eos": true
+    });
+    let start = || client.post(format!("{base}/api/v1/sweeps")).json(&body).send();
+    let mut ids = Vec::new();
+    for _ in 0..MAX_RUNNING_SWEEPS {
+        let resp = start().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::CREATED);
+        ids.push(resp.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned());
+    }
+    let runs = app::db::testing::count(&store.db, "runs").await;
+    let resp = start().await.unwrap();
+    assert_eq!(resp.status(), reqwest::StatusCode::TOO_MANY_REQUESTS);
+    let message = resp.text().await.unwrap();
+    assert!(message.contains(&format!("{MAX_RUNNING_SWEEPS} sweeps are running")), "{message}");
+    assert_eq!(app::db::testing::count(&store.db, "runs").await, runs, "the refused sweep stored nothing");
+    let first = ids[0].clone();
+    let resp = client.post(format!("{base}/api/v1/sweeps/{first}/cancel")).send().await.unwrap();
+    assert_eq!(resp.status(), reqwest::StatusCode::ACCEPTED);
+    let mut started = None;
+    for _ in 0..100 {
+        let resp = start().await.unwrap();
+        if resp.status() == reqwest::StatusCode::CREATED {
+            started = Some(resp.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    ids.push(started.expect("a slot is given back when a sweep ends"));
+    for id in &ids[1..] {
+        client.post(format!("{base}/api/v1/sweeps/{id}/cancel")).send().await.unwrap();
+    }
+}
+
 /// Two pools on one database, as two replicas have: a fresh SQLite file, and a fresh schema
 /// on the PostgreSQL server `PLATEAU_TEST_PG` names (`app::db::testing`).
 async fn replica_pairs() -> Vec<(app::db::testing::TestDb, app::db::Db)> {

@@ -18,6 +18,8 @@ pub enum AuthError {
     NameTaken(String),
     #[error("passwords need at least {} characters", secret::MIN_PASSWORD_CHARS)]
     WeakPassword,
+    #[error("passwords are at most {} bytes", secret::MAX_PASSWORD_BYTES)]
+    LongPassword,
     #[error("there is no user named {0:?}")]
     NoSuchUser(String),
     #[error("there is no token with id {0:?}")]
@@ -41,6 +43,9 @@ fn check_name(name: &str) -> Result<(), AuthError> {
 fn check_password(password: &str) -> Result<(), AuthError> {
     if password.chars().count() < secret::MIN_PASSWORD_CHARS {
         return Err(AuthError::WeakPassword);
+    }
+    if password.len() > secret::MAX_PASSWORD_BYTES {
+        return Err(AuthError::LongPassword);
     }
     Ok(())
 }

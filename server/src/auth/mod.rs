@@ -9,7 +9,8 @@
 //!   page on another site cannot post a form here. A request with neither header (curl,
 //!   scripts) is allowed.
 //! - **Auth on**: a request is signed in by an API token (`Authorization: Bearer plt_…`)
-//!   or by a session cookie (`plateau_session`, set by `POST /login`); otherwise it is
+//!   or by a session cookie (`plateau_session`, or `__Host-plateau_session` when the public
+//!   address is `https://`: [`CookieMode`]; set by `POST /login`); otherwise it is
 //!   anonymous and may only read, and only when reads are [`ReadAccess::Public`].
 //!
 //! ## What a write is
@@ -25,7 +26,8 @@
 //! - An anonymous read while reads need a login: `401` JSON under `/api/` and `/_fn/`; a
 //!   page is sent (`303`) to `/login?next=<that page>`. The login page, `/healthz` and the
 //!   static files under `/pkg/` stay open.
-//! - A wrong, malformed or revoked token: `401` JSON, whatever the route.
+//! - A wrong, malformed or revoked token: `401` JSON, whatever the route. An
+//!   `Authorization` header of another scheme (`Basic` from a proxy in front) is ignored.
 //! - Cross-site request forgery: a write signed in by the *cookie* must carry an `Origin`
 //!   (else a `Referer`) naming this server (see [`origin`]), or it gets `403`; the cookie
 //!   is `SameSite=Strict` as well. Token requests are exempt: a browser never adds an
@@ -70,10 +72,44 @@ pub struct AuthState {
     pub throttle: Arc<throttle::LoginThrottle>,
     /// The names this server answers to (`Host`); others get 421.
     pub hosts: Arc<hosts::AllowedHosts>,
+    /// Which session cookie is set and read.
+    pub cookies: CookieMode,
 }
 
-/// The cookie holding a browser session.
+/// The cookie holding a browser session, served over plain HTTP.
 pub const SESSION_COOKIE: &str = "plateau_session";
+/// The cookie holding a browser session when the server's public address is `https://`:
+/// the `__Host-` prefix makes the browser refuse it unless it is `Secure`, for this exact
+/// host and `Path=/`, so a sibling subdomain cannot plant a session of its own.
+pub const HOST_SESSION_COOKIE: &str = "__Host-plateau_session";
+
+/// Which session cookie this server sets and reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CookieMode {
+    /// `plateau_session` (`Secure` too when the login form came from an `https://` page).
+    #[default]
+    Plain,
+    /// `__Host-plateau_session`, always `Secure`: the public address is `https://`.
+    HostOnly,
+}
+
+impl CookieMode {
+    /// `HostOnly` when `--public-url` is an `https://` address (parsed, not pattern-matched).
+    pub fn for_public_url(public_url: Option<&str>) -> Self {
+        match public_url.and_then(|u| url::Url::parse(u).ok()) {
+            Some(u) if u.scheme() == "https" => CookieMode::HostOnly,
+            _ => CookieMode::Plain,
+        }
+    }
+
+    /// The cookie's name; only this one is read.
+    pub fn name(self) -> &'static str {
+        match self {
+            CookieMode::Plain => SESSION_COOKIE,
+            CookieMode::HostOnly => HOST_SESSION_COOKIE,
+        }
+    }
+}
 
 /// Whether reading needs a login when auth is on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -102,22 +138,25 @@ pub struct Principal {
     pub name: String,
     /// False for anonymous visitors when auth is on: they may only read.
     pub may_write: bool,
+    /// May change what other users wrote (annotations): only the one local user of a
+    /// server without auth.
+    pub any_author: bool,
 }
 
 impl Principal {
     /// The single user of a server running without auth.
     pub fn local() -> Self {
-        Self { name: "local".into(), may_write: true }
+        Self { name: "local".into(), may_write: true, any_author: true }
     }
 
     /// A signed-in user (by session or API token).
     pub fn user(name: String) -> Self {
-        Self { name, may_write: true }
+        Self { name, may_write: true, any_author: false }
     }
 
     /// A visitor who is not signed in, with auth on.
     pub fn anonymous() -> Self {
-        Self { name: "anonymous".into(), may_write: false }
+        Self { name: "anonymous".into(), may_write: false, any_author: false }
     }
 }
 
@@ -263,15 +302,14 @@ async fn signed_in(state: &AuthState, headers: &HeaderMap) -> Result<SignedIn, R
         tracing::error!(error = %e, "checking credentials failed");
         Refusal::Internal
     };
-    if let Some(auth) = headers.get(header::AUTHORIZATION) {
-        let token = auth.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
+    if let Some(token) = bearer_token(headers) {
         let Some(token) = token else { return Err(Refusal::BadToken) };
         return match accounts::token_user(&state.pool, token).await.map_err(internal)? {
             Some(user) => Ok(SignedIn::Token(user)),
             None => Err(Refusal::BadToken),
         };
     }
-    if let Some(cookie) = origin::cookie(headers, SESSION_COOKIE) {
+    if let Some(cookie) = origin::cookie(headers, state.cookies.name()) {
         if let Some(user) = accounts::session_user(&state.pool, cookie).await.map_err(internal)? {
             return Ok(SignedIn::Session(user));
         }
@@ -279,17 +317,30 @@ async fn signed_in(state: &AuthState, headers: &HeaderMap) -> Result<SignedIn, R
     Ok(SignedIn::Nobody)
 }
 
+/// The bearer token of the request: `None` when it has no `Authorization` header of the
+/// `Bearer` scheme, `Some(None)` when that header cannot be read. Other schemes (`Basic`,
+/// `Negotiate` …) are not Plateau's: a proxy in front may use them for itself, so they are
+/// ignored rather than refused.
+fn bearer_token(headers: &HeaderMap) -> Option<Option<&str>> {
+    let value = headers.get(header::AUTHORIZATION)?;
+    let Ok(text) = value.to_str() else { return Some(None) };
+    let (scheme, rest) = text.trim_start().split_once(' ').unwrap_or((text.trim(), ""));
+    scheme.eq_ignore_ascii_case("bearer").then(|| Some(rest.trim()).filter(|t| !t.is_empty()))
+}
+
 /// The `Set-Cookie` value that signs a browser in. `Secure` when the login form came
-/// from an `https://` page (the server itself may sit behind a TLS proxy).
-pub fn session_cookie(token: &str, secure: bool) -> String {
+/// from an `https://` page (the server itself may sit behind a TLS proxy), and always with
+/// [`CookieMode::HostOnly`].
+pub fn session_cookie(token: &str, secure: bool, mode: CookieMode) -> String {
     let max_age = accounts::SESSION_DAYS * 24 * 3600;
-    let secure = if secure { "; Secure" } else { "" };
-    format!("{SESSION_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}{secure}")
+    let secure = if secure || mode == CookieMode::HostOnly { "; Secure" } else { "" };
+    format!("{}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}{secure}", mode.name())
 }
 
 /// The `Set-Cookie` value that removes the session cookie.
-pub fn clear_session_cookie() -> String {
-    format!("{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0")
+pub fn clear_session_cookie(mode: CookieMode) -> String {
+    let secure = if mode == CookieMode::HostOnly { "; Secure" } else { "" };
+    format!("{}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{secure}", mode.name())
 }
 
 #[cfg(test)]
@@ -314,14 +365,46 @@ mod tests {
 
     #[test]
     fn the_session_cookie_is_strict_and_http_only() {
-        let c = session_cookie("abc", false);
+        let c = session_cookie("abc", false, CookieMode::Plain);
         assert!(c.starts_with("plateau_session=abc; "));
         for part in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=2592000"] {
             assert!(c.split("; ").any(|p| p == part), "{part} missing in {c}");
         }
         assert!(!c.contains("Secure"));
-        assert!(session_cookie("abc", true).ends_with("; Secure"));
-        assert!(clear_session_cookie().contains("Max-Age=0"));
+        assert!(session_cookie("abc", true, CookieMode::Plain).ends_with("; Secure"));
+        assert!(clear_session_cookie(CookieMode::Plain).contains("Max-Age=0"));
+        // Behind https: the __Host- prefix, which the browser accepts only Secure, Path=/, no Domain.
+        let c = session_cookie("abc", false, CookieMode::HostOnly);
+        assert!(c.starts_with("__Host-plateau_session=abc; ") && c.ends_with("; Secure"), "{c}");
+        assert!(!c.contains("Domain"));
+        assert!(clear_session_cookie(CookieMode::HostOnly).starts_with("__Host-plateau_session=;"));
+    }
+
+    #[test]
+    fn the_host_only_cookie_follows_an_https_public_address() {
+        assert_eq!(CookieMode::for_public_url(Some("https://plateau.example/")), CookieMode::HostOnly);
+        assert_eq!(CookieMode::for_public_url(Some("HTTPS://plateau.example")), CookieMode::HostOnly);
+        assert_eq!(CookieMode::for_public_url(Some("http://plateau.example")), CookieMode::Plain);
+        assert_eq!(CookieMode::for_public_url(Some("https-ish")), CookieMode::Plain);
+        assert_eq!(CookieMode::for_public_url(None), CookieMode::Plain);
+    }
+
+    #[test]
+    fn only_the_bearer_scheme_is_read_as_a_token() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::AUTHORIZATION, header::HeaderValue::from_str(v).unwrap());
+            h
+        };
+        assert_eq!(bearer_token(&HeaderMap::new()), None);
+        assert_eq!(bearer_token(&with("Bearer plt_abc")), Some(Some("plt_abc")));
+        assert_eq!(bearer_token(&with("bearer  plt_abc ")), Some(Some("plt_abc")));
+        assert_eq!(bearer_token(&with("Bearer")), Some(None), "a bearer header without a token is refused");
+        assert_eq!(bearer_token(&with("Basic dXNlcjpwYXNz")), None, "a proxy's Basic credentials are not ours");
+        assert_eq!(bearer_token(&with("Negotiate abc")), None);
+        let mut bad = HeaderMap::new();
+        bad.insert(header::AUTHORIZATION, header::HeaderValue::from_bytes(b"Bearer \xff").unwrap());
+        assert_eq!(bearer_token(&bad), Some(None));
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub const TOKEN_PREFIX: &str = "plt_";
 const SECRET_BYTES: usize = 32;
 /// Shortest password `plateau user add` accepts.
 pub const MIN_PASSWORD_CHARS: usize = 8;
+/// Longest password (and sign-in name) accepted, in bytes: hashing is linear in its length.
+pub const MAX_PASSWORD_BYTES: usize = 1024;
 
 fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];

@@ -126,12 +126,19 @@ async fn form_edit(
 ) -> Result<Redirect, FormError> {
     let back = Back::from_form(&form, "/");
     let input = input_from_form(&form, false).or_back(&back)?;
-    share::edit(&state.pool, annotation_id(&id).or_back(&back)?, &input, &who.name).await.or_back(&back)?;
+    share::edit(&state.pool, annotation_id(&id).or_back(&back)?, &input, &requester(&who)).await.or_back(&back)?;
     Ok(back.at(&format!("annotation-{id}")))
+}
+
+/// The principal as the one asking to change an annotation (its author, or anyone on a
+/// server without auth).
+fn requester(who: &Principal) -> share::Requester<'_> {
+    share::Requester { name: &who.name, any_author: who.any_author }
 }
 
 async fn form_delete(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(id): Path<String>,
     Form(form): Form<HashMap<String, String>>,
 ) -> Result<Redirect, FormError> {
@@ -139,7 +146,7 @@ async fn form_delete(
     if form.get("confirm").map(String::as_str) != Some("yes") {
         return Err(back.with_error(ShareError::Invalid("delete: tick “confirm” to delete the annotation".into())));
     }
-    share::delete(&state.pool, annotation_id(&id).or_back(&back)?).await.or_back(&back)?;
+    share::delete(&state.pool, annotation_id(&id).or_back(&back)?, &requester(&who)).await.or_back(&back)?;
     Ok(back.redirect())
 }
 
@@ -209,12 +216,16 @@ async fn api_edit(
     Json(input): Json<AnnotationInput>,
 ) -> Result<Response, ApiError> {
     let aid = annotation_id(&id)?;
-    share::edit(&state.pool, aid, &input, &who.name).await?;
+    share::edit(&state.pool, aid, &input, &requester(&who)).await?;
     Ok(Json(db::get_annotation(&state.pool, aid).await?).into_response())
 }
 
-async fn api_delete(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    share::delete(&state.pool, annotation_id(&id)?).await?;
+async fn api_delete(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    share::delete(&state.pool, annotation_id(&id)?, &requester(&who)).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

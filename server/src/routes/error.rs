@@ -138,6 +138,7 @@ impl From<ShareError> for ApiError {
         match e {
             ShareError::Invalid(message) => ApiError::bad_request(message),
             ShareError::NotFound(what) => ApiError::not_found(what),
+            ShareError::Forbidden(message) => ApiError::new(StatusCode::FORBIDDEN, message),
             ShareError::Db(d) => ApiError::internal("an annotation, report or snapshot request", d),
         }
     }
@@ -163,6 +164,7 @@ impl From<SweepError> for ApiError {
         let status = match e {
             SweepError::NotAllowed(_) | SweepError::MetricsNotAllowed(_) => StatusCode::FORBIDDEN,
             SweepError::Invalid(_) | SweepError::Field(_) | SweepError::Start(_) => StatusCode::BAD_REQUEST,
+            SweepError::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
         };
         ApiError { field: e.field().map(str::to_owned), ..ApiError::new(status, e.to_string()) }
     }
@@ -171,7 +173,9 @@ impl From<SweepError> for ApiError {
 impl From<AuthError> for ApiError {
     fn from(e: AuthError) -> Self {
         match e {
-            AuthError::BadName | AuthError::WeakPassword => ApiError::bad_request(e.to_string()),
+            AuthError::BadName | AuthError::WeakPassword | AuthError::LongPassword => {
+                ApiError::bad_request(e.to_string())
+            }
             AuthError::NameTaken(_) => ApiError::new(StatusCode::CONFLICT, e.to_string()),
             AuthError::NoSuchUser(_) | AuthError::NoSuchToken(_) => ApiError::new(StatusCode::NOT_FOUND, e.to_string()),
             AuthError::Db(d) => d.into(),
@@ -306,8 +310,10 @@ mod tests {
         assert_eq!(status(DbError::NotFound("run".into()).into()), StatusCode::NOT_FOUND);
         assert_eq!(status(ShareError::Invalid("x".into()).into()), StatusCode::BAD_REQUEST);
         assert_eq!(status(ShareError::NotFound("x".into()).into()), StatusCode::NOT_FOUND);
+        assert_eq!(status(ShareError::Forbidden("x".into()).into()), StatusCode::FORBIDDEN);
         assert_eq!(status(SweepError::NotAllowed("10.0.0.5".into()).into()), StatusCode::FORBIDDEN);
         assert_eq!(status(SweepError::Start("x".into()).into()), StatusCode::BAD_REQUEST);
+        assert_eq!(status(SweepError::Busy(4).into()), StatusCode::TOO_MANY_REQUESTS);
         let spec: ApiError = SpecError::new("max_tokens", "0 is not between 1 and 32768").into();
         assert_eq!((spec.status(), spec.field.as_deref()), (StatusCode::BAD_REQUEST, Some("max_tokens")));
         assert_eq!(status(ImportError::NoInput.into()), StatusCode::BAD_REQUEST);

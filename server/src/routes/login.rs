@@ -4,7 +4,7 @@
 //! to sign in to and these just go back to the app.
 
 use super::AppState;
-use crate::auth::{self, accounts, origin, AuthMode, AuthState, Principal, SESSION_COOKIE};
+use crate::auth::{self, accounts, origin, secret, throttle, AuthMode, AuthState, Principal};
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -107,6 +107,14 @@ async fn log_in(State(state): State<AuthState>, headers: HeaderMap, Form(f): For
         return Redirect::to(next).into_response();
     }
     let name = f.name.trim();
+    if f.password.len() > secret::MAX_PASSWORD_BYTES || name.len() > secret::MAX_PASSWORD_BYTES {
+        let message = format!("Names and passwords are at most {} bytes.", secret::MAX_PASSWORD_BYTES);
+        return render(&Principal::anonymous(), next, Some(&message), StatusCode::BAD_REQUEST);
+    }
+    if let Err(busy) = state.throttle.failure_budget(std::time::Instant::now()) {
+        tracing::warn!("sign-in refused: too many failed sign-ins across all names");
+        return busy_response(next, busy);
+    }
     // The slot is taken before the password is checked: parallel guesses cannot all slip
     // through while the first ones are still being verified.
     let attempt = match state.throttle.try_begin(name, chrono::Utc::now()).await {
@@ -123,7 +131,18 @@ async fn log_in(State(state): State<AuthState>, headers: HeaderMap, Form(f): For
             return render(&Principal::anonymous(), next, Some(message), StatusCode::INTERNAL_SERVER_ERROR);
         }
     };
-    match accounts::log_in(&state.pool, name, &f.password).await {
+    // A few checks at a time (each holds ~19 MiB): the rest wait, then are turned away.
+    let turn = match state.throttle.check_turn().await {
+        Ok(turn) => turn,
+        Err(busy) => {
+            attempt.void().await;
+            tracing::warn!("sign-in refused: too many sign-ins being checked");
+            return busy_response(next, busy);
+        }
+    };
+    let checked = accounts::log_in(&state.pool, name, &f.password).await;
+    drop(turn);
+    match checked {
         Ok(Some(token)) => {
             attempt.succeeded().await;
             tracing::info!(user = %name, "signed in");
@@ -131,12 +150,16 @@ async fn log_in(State(state): State<AuthState>, headers: HeaderMap, Form(f): For
                 headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).is_some_and(|o| o.starts_with("https://"));
             (
                 StatusCode::SEE_OTHER,
-                [(header::SET_COOKIE, auth::session_cookie(&token, secure)), (header::LOCATION, next.to_owned())],
+                [
+                    (header::SET_COOKIE, auth::session_cookie(&token, secure, state.cookies)),
+                    (header::LOCATION, next.to_owned()),
+                ],
             )
                 .into_response()
         }
         Ok(None) => {
             attempt.failed();
+            state.throttle.record_failure(std::time::Instant::now());
             // No name in the log: people type their password into the wrong field.
             tracing::warn!("sign-in refused: wrong name or password");
             render(&Principal::anonymous(), next, Some("Wrong name or password."), StatusCode::UNAUTHORIZED)
@@ -154,15 +177,24 @@ async fn log_in(State(state): State<AuthState>, headers: HeaderMap, Form(f): For
     }
 }
 
+/// `429` with `Retry-After`: sign-ins are turned away for now, whoever asks.
+fn busy_response(next: &str, busy: throttle::Busy) -> Response {
+    let wait_s = busy.retry_after_s();
+    let message = format!("Too many sign-ins right now; try again in {wait_s} s.");
+    let mut r = render(&Principal::anonymous(), next, Some(&message), StatusCode::TOO_MANY_REQUESTS);
+    r.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(wait_s));
+    r
+}
+
 async fn log_out(State(state): State<AuthState>, headers: HeaderMap) -> Response {
-    if let Some(token) = origin::cookie(&headers, SESSION_COOKIE) {
+    if let Some(token) = origin::cookie(&headers, state.cookies.name()) {
         if let Err(e) = accounts::log_out(&state.pool, token).await {
             tracing::error!(error = %e, "ending a session failed");
         }
     }
     (
         StatusCode::SEE_OTHER,
-        [(header::SET_COOKIE, auth::clear_session_cookie()), (header::LOCATION, "/login".to_owned())],
+        [(header::SET_COOKIE, auth::clear_session_cookie(state.cookies)), (header::LOCATION, "/login".to_owned())],
     )
         .into_response()
 }

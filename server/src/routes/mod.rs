@@ -47,6 +47,8 @@ pub struct AppState {
     pub login_throttle: Arc<crate::auth::throttle::LoginThrottle>,
     /// The names this server answers to (`Host`); others get 421.
     pub hosts: Arc<crate::auth::hosts::AllowedHosts>,
+    /// Which session cookie is set and read (`__Host-` behind an `https://` public address).
+    pub cookies: crate::auth::CookieMode,
 }
 
 impl AppState {
@@ -70,6 +72,7 @@ impl AppState {
             pending: Arc::new(PendingImports::new(max_upload_bytes)),
             auth: crate::auth::AuthMode::Off,
             hosts: Arc::new(crate::auth::hosts::AllowedHosts::loopback()),
+            cookies: crate::auth::CookieMode::Plain,
         }
     }
 
@@ -90,6 +93,7 @@ impl FromRef<AppState> for crate::auth::AuthState {
             mode: state.auth,
             throttle: state.login_throttle.clone(),
             hosts: state.hosts.clone(),
+            cookies: state.cookies,
         }
     }
 }
@@ -138,6 +142,8 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::identify))
         // A request for another name is refused before anything else is done for it.
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::hosts::check))
+        // A request body that stalls or runs late ends in 408 (before any slot is taken).
+        .layer(axum::middleware::from_fn(crate::listener::bound_body))
         // Outermost: every answer, refusals included, carries the security headers.
         .layer(axum::middleware::from_fn(headers::security_headers))
         .with_state(state)

@@ -26,14 +26,18 @@ pub fn fixtures() -> PathBuf {
     )
 }
 
-/// Serves the real router on a fresh loopback port, on the calling test's runtime: the one
+/// Serves the real router with the real listener (`server::listener`: its timeouts and
+/// connection bounds) on a fresh loopback port, on the calling test's runtime: the one
 /// place the tests start a Plateau server (`state` gets the address, which the Leptos
 /// options need); its base URL.
 pub async fn serve(state: impl FnOnce(std::net::SocketAddr) -> AppState) -> (String, std::net::SocketAddr) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let state = state(addr);
-    tokio::spawn(async move { axum::serve(listener, router(state)).await.unwrap() });
+    tokio::spawn(async move {
+        let limits = server::listener::ServeLimits::default();
+        server::listener::serve(listener, router(state), limits, std::future::pending()).await.unwrap()
+    });
     (format!("http://{addr}"), addr)
 }
 
@@ -127,6 +131,7 @@ impl AppBuilder {
             let mut state =
                 AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), self.max_upload_bytes);
             state.auth = self.auth;
+            state.cookies = server::auth::CookieMode::for_public_url(self.public_url.as_deref());
             if !self.allowed_hosts.is_empty() || self.public_url.is_some() {
                 state.hosts =
                     Arc::new(AllowedHosts::new(addr, &self.allowed_hosts, self.public_url.as_deref()).unwrap());
