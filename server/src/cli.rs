@@ -485,6 +485,10 @@ async fn check(db: app::db::DbTarget, a: CheckArgs) -> anyhow::Result<ExitCode> 
     }
 }
 
+/// The most of a Plateau server's answer to `plateau check --server` read: a verdict and
+/// its Markdown report, a few KB to a few hundred; a longer answer is refused unread.
+pub const MAX_CHECK_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+
 /// The same check asked of a Plateau server (`GET /api/v1/runs/{run}/check`).
 async fn check_remote(
     server: &str,
@@ -520,7 +524,11 @@ async fn check_remote(
     }
     let resp = req.send().await?;
     let status = resp.status();
-    let body: serde_json::Value = resp.json().await.unwrap_or_default();
+    let answer = crate::loadgen::read::read_bounded(resp, MAX_CHECK_ANSWER_BYTES).await?;
+    if answer.truncated {
+        anyhow::bail!("{server} answered more than {MAX_CHECK_ANSWER_BYTES} bytes: not a check result");
+    }
+    let body: serde_json::Value = serde_json::from_slice(&answer.bytes).unwrap_or_default();
     if !status.is_success() {
         let msg = body.get("error").and_then(|e| e.as_str()).unwrap_or("no error message");
         anyhow::bail!("{server} answered {status}: {msg}");

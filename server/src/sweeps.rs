@@ -15,7 +15,7 @@ use app::domain::metrics::RepeatOrder;
 use app::domain::{EndpointKind, RunId};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
@@ -43,9 +43,46 @@ const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Cloud metadata services (AWS, GCP, Azure; AWS ECS and IPv6; Alibaba).
 const METADATA: [&str; 4] = ["169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200"];
 
+/// The IPv4 addresses an IPv6 address reaches through a NAT64 translator, if it is in a
+/// NAT64 prefix: the well-known `64:ff9b::/96` (RFC 6052) embeds one in its last 32 bits;
+/// the local-use `64:ff9b:1::/48` (RFC 8215) may be used with a prefix of /48, /56, /64
+/// or /96, each placing the IPv4 address elsewhere (RFC 6052 §2.2, skipping the `u`
+/// octet), and the prefix length is the network's, unknown here: every placement counts.
+fn nat64_embedded(ip: Ipv6Addr) -> Vec<Ipv4Addr> {
+    let o = ip.octets();
+    let at = |i: [usize; 4]| Ipv4Addr::new(o[i[0]], o[i[1]], o[i[2]], o[i[3]]);
+    match ip.segments() {
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => vec![at([12, 13, 14, 15])],
+        [0x64, 0xff9b, 1, ..] => {
+            vec![at([6, 7, 9, 10]), at([7, 9, 10, 11]), at([9, 10, 11, 12]), at([12, 13, 14, 15])]
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// Why an address is never a sweep target unless named explicitly, if it is one of those.
+/// IPv4-mapped (`::ffff:a.b.c.d`) and NAT64 addresses are judged by the IPv4 address they
+/// reach. A NAT64 address of a loopback address is refused too: unlike `::ffff:127.0.0.1`
+/// it is routed off this host, to the translator, whose own loopback it would reach.
 pub fn never_class(ip: IpAddr) -> Option<&'static str> {
     let ip = ip.to_canonical();
+    if let IpAddr::V6(v6) = ip {
+        let embedded = nat64_embedded(v6);
+        // A placement that reads all zeros is the prefix's padding, not an address
+        // (unless every placement does: then the address is the prefix itself).
+        let padding = embedded.iter().any(|v4| !v4.is_unspecified());
+        for v4 in embedded {
+            if padding && v4.is_unspecified() {
+                continue;
+            }
+            if v4.is_loopback() {
+                return Some("a NAT64 address of a loopback address (another host's loopback)");
+            }
+            if let Some(class) = never_class(IpAddr::V4(v4)) {
+                return Some(class);
+            }
+        }
+    }
     if METADATA.iter().any(|m| m.parse::<IpAddr>().is_ok_and(|m| m == ip)) {
         return Some("a cloud metadata address");
     }
@@ -833,6 +870,16 @@ mod tests {
             ("http://224.0.0.1/", "multicast"),
             ("http://[ff02::1]/", "multicast"),
             ("http://255.255.255.255/", "broadcast"),
+            // NAT64 (RFC 6052 well-known prefix; RFC 8215 local-use prefix at /96 and /48)
+            ("http://[64:ff9b::a9fe:a9fe]/", "metadata"),
+            ("http://[64:ff9b::169.254.170.2]/", "metadata"),
+            ("http://[64:ff9b:1::a9fe:a9fe]/", "metadata"),
+            ("http://[64:ff9b:1:a9fe:a9:fe00::]/", "metadata"),
+            ("http://[64:ff9b::a9fe:101]/", "link-local"),
+            ("http://[64:ff9b::]/", "unspecified"),
+            ("http://[64:ff9b::e000:1]/", "multicast"),
+            ("http://[64:ff9b::7f00:1]/", "loopback"),
+            ("http://[64:ff9b:1::7f00:1]/", "loopback"),
         ] {
             let e = a.check(url).await.unwrap_err();
             assert!(matches!(e, SweepError::NotAllowed(ref m) if m.contains(class)), "{url}: {e}");
@@ -840,7 +887,9 @@ mod tests {
         // a listed name cannot lead to one of those either…
         let b = AllowList { hosts: vec!["gpu-box".into()] };
         let c = b.candidate("http://gpu-box/").unwrap();
-        for bad in ["169.254.169.254:80", "0.0.0.0:80", "[fe80::1]:80"] {
+        for bad in
+            ["169.254.169.254:80", "0.0.0.0:80", "[fe80::1]:80", "[64:ff9b::a9fe:a9fe]:80", "[64:ff9b::7f00:1]:80"]
+        {
             assert!(
                 matches!(b.check_addrs(&c, &[addr("10.0.0.5:80"), addr(bad)]), Err(SweepError::NotAllowed(_))),
                 "{bad}"
@@ -851,6 +900,12 @@ mod tests {
         assert!(a.check_addrs(&l, &[addr("127.0.0.1:9"), addr("[::1]:9")]).is_ok());
         assert!(a.check_addrs(&l, &[addr("127.0.0.1:9"), addr("10.0.0.5:9")]).is_err());
         assert!(a.check_addrs(&l, &[addr("0.0.0.0:9")]).is_err());
+        // a NAT64 address of an ordinary address is like any other address: listed or not
+        assert!(
+            matches!(a.check("http://[64:ff9b::a00:5]/").await, Err(SweepError::NotAllowed(h)) if h == "[64:ff9b::a00:5]")
+        );
+        assert_eq!(never_class("64:ff9b::a00:5".parse().unwrap()), None);
+        assert_eq!(never_class("64:ff9b:2::a9fe:a9fe".parse().unwrap()), None, "outside the NAT64 prefixes");
         // only naming the address itself allows one
         let m = AllowList { hosts: vec!["169.254.169.254".into(), "[fe80::1]".into()] };
         assert!(m.check("http://169.254.169.254/").await.is_ok());

@@ -7,6 +7,7 @@
 
 use super::event::StreamEvent;
 use super::phases::{self, SentBody};
+use super::read;
 use super::{redact, Secret};
 use futures_util::StreamExt;
 use reqwest::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
@@ -23,7 +24,9 @@ pub enum ErrorKind {
     HttpStatus(u16),
     /// The request took longer than the sweep's request timeout.
     Timeout,
-    /// The stream broke off, or ended before `[DONE]` / a finish reason, or carried an error event.
+    /// The stream broke off, or ended before `[DONE]` / a finish reason, or carried an error
+    /// event, or was cut by a read bound (a line over `read::MAX_SSE_LINE_BYTES`, more bytes
+    /// than `read::stream_budget_bytes`).
     BrokenStream,
     /// An event was not valid JSON.
     BadJson,
@@ -285,15 +288,23 @@ pub async fn warm(endpoint: &Endpoint, n: usize) {
             // longer than the timeout.
             let _ = tokio::time::timeout(timeout, all_answered.wait()).await;
             if let Ok(Ok(resp)) = answer {
-                // read to the end, so the connection goes back to the pool
-                let _ = tokio::time::timeout(timeout, resp.bytes()).await;
+                // Read to the end, so the connection goes back to the pool; an answer
+                // longer than a model list is cut, its connection closed.
+                let _ = tokio::time::timeout(timeout, read::read_bounded(resp, read::MAX_MODELS_BODY_BYTES)).await;
             }
         });
     }
     while set.join_next().await.is_some() {}
 }
 
-fn clip(text: &str, max: usize) -> String {
+/// The output tokens `body` asks for (`max_tokens`, or `max_completion_tokens` set through
+/// the extra body, the larger of the two), which bound the size of its stream.
+fn asked_max_tokens(body: &Value) -> Option<u64> {
+    ["max_tokens", "max_completion_tokens"].iter().filter_map(|k| body.get(*k).and_then(Value::as_u64)).max()
+}
+
+/// The first `max` characters of `text`, with `…` when cut.
+pub(crate) fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", text.get(..i).unwrap_or(text)),
         None => text.to_owned(),
@@ -340,21 +351,29 @@ async fn exchange(
     s.request_sent_ms = taken.get().map(|t| ms(t.saturating_duration_since(start)));
     let status = response.status();
     if !status.is_success() {
-        let text = response.text().await.unwrap_or_default();
+        // Only the start of an error body becomes the message: read that much, no more.
+        let text =
+            read::read_bounded(response, read::MAX_ERROR_BODY_BYTES).await.map(|b| b.text_lossy()).unwrap_or_default();
         return Err(err(ErrorKind::HttpStatus(status.as_u16()), clip(text.trim(), 300)));
     }
+    let budget_bytes = read::stream_budget_bytes(asked_max_tokens(body));
+    let mut received_bytes: u64 = 0;
     let mut stream = response.bytes_stream();
-    let mut buf: Vec<u8> = Vec::new();
+    let mut lines = read::SseLines::default();
     let mut last_token: Option<Instant> = None;
     let mut done = false;
-    while let Some(item) = stream.next().await {
+    'chunks: while let Some(item) = stream.next().await {
         let bytes = item.map_err(|e| classify(&e, true))?;
         let now = Instant::now();
-        buf.extend_from_slice(&bytes);
-        let mut consumed = 0;
-        while let Some(nl) = buf.get(consumed..).and_then(|rest| rest.iter().position(|b| *b == b'\n')) {
-            let line = buf.get(consumed..consumed + nl).unwrap_or_default();
-            consumed += nl + 1;
+        received_bytes = received_bytes.saturating_add(bytes.len() as u64);
+        if received_bytes > budget_bytes {
+            return Err(err(
+                ErrorKind::BrokenStream,
+                format!("the stream sent more than {budget_bytes} bytes (the bound for its max_tokens)"),
+            ));
+        }
+        lines.push(&bytes);
+        while let Some(line) = lines.next_line().map_err(|e| err(ErrorKind::BrokenStream, e.to_string()))? {
             let line = std::str::from_utf8(line)
                 .map_err(|_| err(ErrorKind::BadJson, "event is not UTF-8"))?
                 .trim_end_matches('\r');
@@ -362,7 +381,7 @@ async fn exchange(
             let data = data.trim();
             if data == "[DONE]" {
                 done = true;
-                break;
+                break 'chunks;
             }
             if data.is_empty() {
                 continue;
@@ -374,15 +393,18 @@ async fn exchange(
                 }
             }
         }
-        buf.drain(..consumed.min(buf.len()));
-        if done {
-            break;
-        }
     }
     if done {
         // Read the rest of the body (normally only the chunked terminator) so the
-        // connection goes back to the pool instead of being closed; not timed.
-        while let Ok(Some(Ok(_))) = tokio::time::timeout(DRAIN, stream.next()).await {}
+        // connection goes back to the pool instead of being closed; not timed, and no more
+        // than one line's worth: a target that keeps sending loses the connection instead.
+        let mut drained_bytes = 0;
+        while drained_bytes <= read::MAX_SSE_LINE_BYTES {
+            match tokio::time::timeout(DRAIN, stream.next()).await {
+                Ok(Some(Ok(b))) => drained_bytes += b.len(),
+                _ => break,
+            }
+        }
     } else if s.finish_reason.is_none() {
         return Err(err(ErrorKind::BrokenStream, "stream ended before [DONE] or a finish reason"));
     }

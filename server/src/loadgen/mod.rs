@@ -14,6 +14,8 @@
 //! - [`sink`]: where levels go ([`RunSink`]: a SQLite pool, or [`HttpSink`] to a server).
 //! - [`stats`]: one level's samples → a [`NewLevel`] ([`level_from_records`]).
 //! - [`bounds`]: the range of every sweep field, checked before a sweep starts.
+//! - [`read`]: every read from a target, bounded: response bodies up to a cap, the event
+//!   stream's framer (linear, one line at most `MAX_SSE_LINE_BYTES`).
 //! - [`scrape`]: the target's Prometheus metrics, scraped on an interval while levels run;
 //!   each level's readings become its telemetry (stored with the level).
 //!
@@ -34,6 +36,7 @@ pub mod client;
 pub mod event;
 pub mod phases;
 pub mod prompt;
+pub mod read;
 pub mod saturation;
 pub mod scrape;
 pub mod sink;

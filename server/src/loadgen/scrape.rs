@@ -25,7 +25,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Largest metrics page read; a larger answer is a failed scrape.
+/// Largest metrics page read (`read::read_bounded`); a larger answer is a failed scrape,
+/// its connection closed.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// The scrape interval when none is given.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(500);
@@ -628,21 +629,22 @@ fn record(state: &Mutex<State>, result: Result<Vec<Reading>, ScrapeError>) {
 
 /// GET `url`, at most [`MAX_BODY_BYTES`], parsed off the async workers.
 async fn fetch(client: &reqwest::Client, url: &str) -> Result<Vec<Reading>, ScrapeError> {
-    let mut response = client.get(url).send().await.map_err(|e| ScrapeError::Http(e.without_url().to_string()))?;
+    let response = client.get(url).send().await.map_err(|e| ScrapeError::Http(e.without_url().to_string()))?;
     let status = response.status();
     if !status.is_success() {
         return Err(ScrapeError::Status(status.as_u16()));
     }
+    // A declared length over the cap fails before any of the body is read.
     if response.content_length().is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return Err(ScrapeError::TooLarge);
     }
-    let mut body: Vec<u8> = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| ScrapeError::Http(e.without_url().to_string()))? {
-        if body.len() + chunk.len() > MAX_BODY_BYTES {
-            return Err(ScrapeError::TooLarge);
-        }
-        body.extend_from_slice(&chunk);
+    let page = super::read::read_bounded(response, MAX_BODY_BYTES)
+        .await
+        .map_err(|e| ScrapeError::Http(e.without_url().to_string()))?;
+    if page.truncated {
+        return Err(ScrapeError::TooLarge);
     }
+    let body = page.bytes;
     tokio::task::spawn_blocking(move || {
         let text = String::from_utf8_lossy(&body);
         parse(&text)

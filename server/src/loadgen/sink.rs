@@ -2,6 +2,8 @@
 //! whether the run lives in the local SQLite file (a `Db`) or on a running Plateau
 //! server ([`HttpSink`], the `/api/v1/live-runs` API, level by level).
 
+use super::client::clip;
+use super::read::read_bounded;
 use super::{LoadgenError, Secret};
 use app::db;
 use app::db::Db;
@@ -33,6 +35,11 @@ pub trait RunSink: Sync {
         async { Ok(()) }
     }
 }
+
+/// The most of a Plateau server's answer to one sink request read (the answers are a run
+/// id or a few fields; an error's message is clipped to 300 characters). A longer answer
+/// is not read further: its request fails.
+pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 /// The author of the annotations a sweep writes about its own run.
 pub const SWEEP_AUTHOR: &str = "plateau sweep";
@@ -108,13 +115,17 @@ impl HttpSink {
         }
         let response = request.send().await.map_err(|e| LoadgenError::Sink(format!("POST {url}: {e}")))?;
         let status = response.status();
-        let text = response.text().await.unwrap_or_default();
+        let answer = read_bounded(response, MAX_ANSWER_BYTES).await.unwrap_or_default();
+        let text = answer.text_lossy();
         if !status.is_success() {
             let message = serde_json::from_str::<Value>(&text)
                 .ok()
                 .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
-                .unwrap_or(text);
+                .unwrap_or_else(|| clip(text.trim(), 300));
             return Err(LoadgenError::Sink(format!("POST {url}: HTTP {}: {message}", status.as_u16())));
+        }
+        if answer.truncated {
+            return Err(LoadgenError::Sink(format!("POST {url}: the answer is longer than {MAX_ANSWER_BYTES} bytes")));
         }
         Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
     }

@@ -648,3 +648,153 @@ async fn prompt_lengths_are_calibrated_from_usage_or_counted_with_the_tokenizer(
     assert_eq!(sent.iter().collect::<std::collections::HashSet<_>>().len(), 4, "each its own after the prefix");
     assert_eq!(run.points[0].get(Metric::InputTokens, Stat::Mean), Some(29.0), "the template comes on top");
 }
+
+/// What a hostile target managed to send on one connection.
+#[derive(Default)]
+struct Sent {
+    /// Body bytes written (accepted by the kernel) before the end or a write error.
+    body_bytes: std::sync::atomic::AtomicU64,
+    /// A write failed: the client closed the connection before the body's end.
+    cut_short: std::sync::atomic::AtomicBool,
+}
+
+const HOSTILE_BODY_BYTES: u64 = 50 * 1024 * 1024;
+
+/// A hostile target on loopback (raw TCP, one connection): reads one request, answers
+/// with `head` (status line and headers, `Content-Length` added), then `prefix` and
+/// [`HOSTILE_BODY_BYTES`] in all, the rest `fill` bytes generated as it goes (64 KiB at a
+/// time, never held whole).
+async fn hostile_server(
+    status: &'static str,
+    content_type: &'static str,
+    prefix: &'static [u8],
+    fill: u8,
+) -> (String, Arc<Sent>) {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let sent = Arc::new(Sent::default());
+    let seen = Arc::clone(&sent);
+    tokio::spawn(async move {
+        let Ok((mut tcp, _)) = listener.accept().await else { return };
+        // The request: headers, then as many body bytes as they announce (bounded).
+        let mut request = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let header_end = loop {
+            if let Some(i) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            match tcp.read(&mut chunk).await {
+                Ok(n) if n > 0 && request.len() < 1 << 20 => request.extend_from_slice(&chunk[..n]),
+                _ => return,
+            }
+        };
+        let head = String::from_utf8_lossy(&request[..header_end]).to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        while request.len() < header_end + length.min(1 << 20) {
+            match tcp.read(&mut chunk).await {
+                Ok(n) if n > 0 => request.extend_from_slice(&chunk[..n]),
+                _ => return,
+            }
+        }
+        let answer = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {HOSTILE_BODY_BYTES}\r\n\r\n"
+        );
+        if tcp.write_all(answer.as_bytes()).await.is_err() || tcp.write_all(prefix).await.is_err() {
+            seen.cut_short.store(true, Ordering::SeqCst);
+            return;
+        }
+        seen.body_bytes.fetch_add(prefix.len() as u64, Ordering::SeqCst);
+        let block = vec![fill; 64 * 1024];
+        let mut left = HOSTILE_BODY_BYTES - prefix.len() as u64;
+        while left > 0 {
+            let n = left.min(block.len() as u64) as usize;
+            if tcp.write_all(&block[..n]).await.is_err() {
+                seen.cut_short.store(true, Ordering::SeqCst);
+                return;
+            }
+            seen.body_bytes.fetch_add(n as u64, Ordering::SeqCst);
+            left -= n as u64;
+        }
+    });
+    (format!("http://{addr}"), sent)
+}
+
+/// Waits (at most 10 s) for the hostile server to find its connection closed, then
+/// checks the client read a small part of the body: what the server wrote is at most the
+/// kernel's socket buffers (a few MB on loopback) beyond what the client took.
+async fn assert_cut_short(sent: &Sent) {
+    use std::sync::atomic::Ordering;
+    for _ in 0..1000 {
+        if sent.cut_short.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let written = sent.body_bytes.load(Ordering::SeqCst);
+    assert!(sent.cut_short.load(Ordering::SeqCst), "the client kept the connection open ({written} bytes written)");
+    assert!(written < HOSTILE_BODY_BYTES / 2, "the client read {written} of {HOSTILE_BODY_BYTES} bytes");
+}
+
+fn hostile_endpoint(url: &str) -> (client::Endpoint, Value) {
+    let target = spec(url, "m", vec![1]).target;
+    let ep = super::sweep::endpoint_for(&target, Duration::from_secs(60)).unwrap();
+    let body = super::sweep::request_body(&target, prompt::Prompt::Text("hello".into()));
+    (ep, body)
+}
+
+#[tokio::test]
+async fn a_huge_error_body_is_read_only_as_far_as_its_message_needs() {
+    let (url, sent) = hostile_server("500 Internal Server Error", "text/plain", b"overloaded ", b'x').await;
+    let (ep, body) = hostile_endpoint(&url);
+    let started = std::time::Instant::now();
+    let sample = client::send(&ep, &body, started, None).await;
+    let e = sample.error.unwrap();
+    assert_eq!(e.kind, ErrorKind::HttpStatus(500));
+    assert!(e.message.starts_with("overloaded xxx") && e.message.ends_with('…'), "{e}");
+    assert!(e.message.chars().count() <= 301, "clipped: {} chars", e.message.chars().count());
+    assert!(started.elapsed() < Duration::from_secs(20), "promptly: {:?}", started.elapsed());
+    assert_cut_short(&sent).await;
+}
+
+#[tokio::test]
+async fn a_huge_models_answer_is_not_read_when_warming_connections() {
+    let (url, sent) = hostile_server("200 OK", "application/json", b"{\"data\":[", b' ').await;
+    let (ep, _) = hostile_endpoint(&url);
+    assert!(ep.keep_alive);
+    let started = std::time::Instant::now();
+    client::warm(&ep, 1).await;
+    assert!(started.elapsed() < Duration::from_secs(8), "promptly: {:?}", started.elapsed());
+    assert_cut_short(&sent).await;
+}
+
+#[tokio::test]
+async fn an_event_line_without_end_fails_the_request_at_the_line_cap() {
+    let (url, sent) = hostile_server("200 OK", "text/event-stream", b"data: ", b'a').await;
+    let (ep, body) = hostile_endpoint(&url);
+    let started = std::time::Instant::now();
+    let sample = client::send(&ep, &body, started, None).await;
+    let e = sample.error.unwrap();
+    assert_eq!(e.kind, ErrorKind::BrokenStream, "{e}");
+    assert_eq!(e.message, "an event line longer than 1048576 bytes");
+    assert!(started.elapsed() < Duration::from_secs(20), "promptly: {:?}", started.elapsed());
+    assert_cut_short(&sent).await;
+}
+
+#[tokio::test]
+async fn a_stream_of_empty_lines_ends_at_its_byte_budget() {
+    let (url, sent) = hostile_server("200 OK", "text/event-stream", b"\n", b'\n').await;
+    let (ep, body) = hostile_endpoint(&url);
+    assert_eq!(body["max_tokens"], 8);
+    let sample = client::send(&ep, &body, std::time::Instant::now(), None).await;
+    let e = sample.error.unwrap();
+    let budget = read::stream_budget_bytes(Some(8));
+    assert_eq!(e.kind, ErrorKind::BrokenStream, "{e}");
+    assert_eq!(e.message, format!("the stream sent more than {budget} bytes (the bound for its max_tokens)"));
+    assert_cut_short(&sent).await;
+}
