@@ -102,6 +102,9 @@ impl HttpSink {
             .timeout(Duration::from_secs(120))
             // A redirect would re-send the run (and the token) somewhere else: refuse it.
             .redirect(reqwest::redirect::Policy::none())
+            // A Plateau server closes a connection idle for 5 s (`listener::HEADER_READ_TIMEOUT`):
+            // give it up first, so a level posted after a long one never races that close.
+            .pool_idle_timeout(Duration::from_secs(2))
             .build()
             .map_err(|e| LoadgenError::Client(e.to_string()))?;
         Ok(Self { client, base, token })
