@@ -2,7 +2,7 @@
 //! measures and per-request records) in one transaction, and reading it back: the run,
 //! its levels' raw fields and requests, and its source files.
 
-use super::backend::{begin_write, Db, DbRow, Tx, Q};
+use super::backend::{begin_write, Backend, Db, DbRow, Tx, Q};
 use super::summary::refresh_summary;
 use super::{corrupt, now_rfc3339, DbError};
 use crate::domain::annotations::apply_effects;
@@ -94,6 +94,9 @@ async fn insert_in(db: &Db, tx: &mut Tx, run: &NewRun) -> Result<RunId, DbError>
             .execute(&mut *tx)
             .await?;
     }
+    if !f.tags.is_empty() {
+        refresh_search_tags(db, tx, row_id).await?;
+    }
     for (seq, file) in run.files.iter().enumerate() {
         Q::new("INSERT INTO run_sources (run_id, seq, file_name, format, content) VALUES ($1, $2, $3, $4, $5)")
             .bind(row_id)
@@ -109,6 +112,39 @@ async fn insert_in(db: &Db, tx: &mut Tx, run: &NewRun) -> Result<RunId, DbError>
     }
     refresh_summary(db, tx, row_id).await?;
     Ok(id)
+}
+
+/// Rewrites the tags of run `run_row_id` in the text search index (SQLite's `runs_search`;
+/// PostgreSQL searches `run_tags` itself), in the caller's transaction: one statement per
+/// run, called by whoever writes a run's tags after writing them all (migration 0014
+/// dropped the per-tag triggers, which made n tags cost O(n²)).
+pub(super) async fn refresh_search_tags(db: &Db, tx: &mut Tx, run_row_id: i64) -> Result<(), DbError> {
+    if db.backend() == Backend::Sqlite {
+        Q::new(
+            "UPDATE runs_search
+             SET tags = (SELECT group_concat(t.tag, char(10)) FROM run_tags t WHERE t.run_id = $1)
+             WHERE rowid = $1",
+        )
+        .bind(run_row_id)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// [`refresh_search_tags`] for every run that has tags, in one statement (`db copy`, which
+/// writes all runs' tags at once).
+pub(super) async fn refresh_all_search_tags(db: &Db, tx: &mut Tx) -> Result<(), DbError> {
+    if db.backend() == Backend::Sqlite {
+        Q::new(
+            "UPDATE runs_search
+             SET tags = (SELECT group_concat(t.tag, char(10)) FROM run_tags t WHERE t.run_id = runs_search.rowid)
+             WHERE rowid IN (SELECT run_id FROM run_tags)",
+        )
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
 }
 
 /// Writes one level (point, extra measures, per-request records) of run `run_row_id` at
