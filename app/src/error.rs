@@ -63,6 +63,7 @@ impl From<crate::db::DbError> for AppError {
     fn from(e: crate::db::DbError) -> Self {
         match e {
             crate::db::DbError::NotFound(what) => AppError::NotFound(what),
+            crate::db::DbError::Text(t) => AppError::BadRequest(t.to_string()),
             other => {
                 tracing::error!(error = %other, "database error");
                 AppError::Internal

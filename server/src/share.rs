@@ -13,6 +13,7 @@
 use app::db::Db;
 use app::db::{self, DbError, StoredSnapshot};
 use app::domain::annotations::{AnnotationId, AnnotationInput};
+use app::domain::text::{self, TextError};
 use app::domain::view::SavedReport;
 use app::domain::view::{query_pairs, ViewState};
 use app::domain::why_signals::StoredSignals;
@@ -35,10 +36,17 @@ pub enum ShareError {
     Db(DbError),
 }
 
+impl From<TextError> for ShareError {
+    fn from(e: TextError) -> Self {
+        ShareError::Invalid(e.to_string())
+    }
+}
+
 impl From<DbError> for ShareError {
     fn from(e: DbError) -> Self {
         match e {
             DbError::NotFound(what) => ShareError::NotFound(what),
+            DbError::Text(t) => ShareError::Invalid(t.to_string()),
             other => ShareError::Db(other),
         }
     }
@@ -145,14 +153,6 @@ pub async fn runs_of_view(pool: &Db, target: &ViewTarget, state: &ViewState) -> 
     Ok(runs)
 }
 
-fn clean_title(title: &str, field: &str, max: usize) -> Result<String, ShareError> {
-    let t = title.trim();
-    if t.chars().count() > max {
-        return Err(ShareError::Invalid(format!("{field}: at most {max} characters")));
-    }
-    Ok(t.to_owned())
-}
-
 const SLUG_ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
 
 fn new_slug() -> String {
@@ -171,11 +171,11 @@ pub async fn save_report(
     view_path: &str,
     author: &str,
 ) -> Result<String, ShareError> {
-    let title = clean_title(title, "title", 200)?;
+    let (title, description) = (title.trim().to_owned(), description.trim().to_owned());
     if title.is_empty() {
         return Err(ShareError::Invalid("title: give the report a title".into()));
     }
-    let description = clean_title(description, "description", 2000)?;
+    text::check_report(&title, &description, view_path)?;
     let (target, state) = parse_view_path(view_path)?;
     // The runs must exist now; a report of nothing is a mistake.
     runs_of_view(pool, &target, &state).await?;
@@ -214,7 +214,8 @@ pub fn snapshot_id(payload_json: &str) -> String {
 
 /// Freezes the data of a view; returns the snapshot id.
 pub async fn snapshot(pool: &Db, title: &str, view_path: &str, author: &str) -> Result<String, ShareError> {
-    let title = clean_title(title, "title", 200)?;
+    let title = title.trim().to_owned();
+    text::check_snapshot_title(&title, view_path)?;
     let (target, state) = parse_view_path(view_path)?;
     let runs = runs_of_view(pool, &target, &state).await?;
     let mut signals = Vec::with_capacity(runs.len());
@@ -228,7 +229,11 @@ pub async fn snapshot(pool: &Db, title: &str, view_path: &str, author: &str) -> 
     let json = serde_json::to_string(&payload).map_err(|e| ShareError::Invalid(format!("snapshot: {e}")))?;
     let id = snapshot_id(&json);
     let title = if title.is_empty() {
-        payload.runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs ")
+        // Derived from the runs' names: cut to the bound, never refused.
+        text::truncate(
+            &payload.runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs "),
+            text::MAX_TITLE_CHARS,
+        )
     } else {
         title
     };

@@ -1001,6 +1001,13 @@ mod tests {
         assert_eq!(with("timeout_s", 86_400.into()), Err("timeout_s"));
         assert_eq!(with("temperature", 1e300.into()), Err("temperature"));
         assert_eq!(with("endpoint", "embeddings".into()), Err("endpoint"));
+        // The name and the model are stored with the run: the bounds of all stored text.
+        let (name_max, model_max) = (app::domain::text::MAX_NAME_CHARS, app::domain::text::MAX_FACT_CHARS);
+        assert_eq!(with("name", "n".repeat(name_max).into()), Ok(()));
+        assert_eq!(with("name", "n".repeat(name_max + 1).into()), Err("name"));
+        assert_eq!(with("name", "a\u{202e}b".into()), Err("name"), "a bidirectional override");
+        assert_eq!(with("model", "m".repeat(model_max).into()), Ok(()));
+        assert_eq!(with("model", "m".repeat(model_max + 1).into()), Err("model"));
         assert_eq!(with("model", "".into()), Err("model"));
         assert_eq!(with("arrival", "bursty".into()), Ok(()), "arrival only matters for rates");
         assert_eq!(with("adaptive", serde_json::json!({"max_concurrency": 100_000})), Err("adaptive.max_concurrency"));

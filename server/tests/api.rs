@@ -670,3 +670,63 @@ async fn the_run_page_shows_connect_time_only_when_it_is_not_negligible() {
         }
     }
 }
+
+/// A Plateau export whose run name is 20 MB (what a probe stored, making the runs list
+/// 42 MB for every visitor) is refused with a 400 naming `name` and its bound; nothing is
+/// stored. Tags typed into the import are bounded in number and length the same way.
+#[tokio::test]
+async fn over_long_stored_texts_are_refused_naming_the_field() {
+    use app::domain::text::{MAX_NAME_CHARS, MAX_TAGS, MAX_TAG_CHARS};
+    for app in TestApp::builder().max_upload_bytes(64 << 20).each().await {
+        let client = reqwest::Client::new();
+        let resp = client.post(format!("{}/api/v1/runs", app.base)).multipart(story_form()).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let id = resp.json::<Value>().await.unwrap()["runs"][0]["id"].as_str().unwrap().to_owned();
+        let mut export: Value = client
+            .get(format!("{}/api/v1/runs/{id}/export.json", app.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let before = app::db::testing::row_counts(&app.pool).await;
+
+        let name_chars = 20_000_001;
+        export["run"]["name"] = Value::String("n".repeat(name_chars));
+        let form = Form::new().part("file", Part::bytes(serde_json::to_vec(&export).unwrap()).file_name("export.json"));
+        let resp = client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "[{}]", app.backend);
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["field"], "name", "{body}");
+        let message = body["error"].as_str().unwrap();
+        assert!(message.contains(&format!("name: {name_chars} characters; at most {MAX_NAME_CHARS}")), "{message}");
+        assert!(message.len() < 1_000, "the message does not echo the name");
+
+        // A bidirectional override in the restored name: refused, the code point named.
+        export["run"]["name"] = Value::String("report\u{202e}fdp.exe".into());
+        let form = Form::new().part("file", Part::bytes(serde_json::to_vec(&export).unwrap()).file_name("export.json"));
+        let resp = client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["field"], "name", "{body}");
+        assert!(body["error"].as_str().unwrap().contains("U+202E"), "{body}");
+
+        // Tags typed with the upload: too many, or one too long.
+        let many = (0..=MAX_TAGS).map(|i| format!("t{i}")).collect::<Vec<_>>().join(", ");
+        let long = "x".repeat(MAX_TAG_CHARS + 1);
+        for (tags, expect) in [
+            (many, format!("{} given; at most {MAX_TAGS}", MAX_TAGS + 1)),
+            (format!("ok, {long}"), format!("{} characters; at most {MAX_TAG_CHARS}", MAX_TAG_CHARS + 1)),
+        ] {
+            let file = Part::bytes(std::fs::read(story_file()).unwrap()).file_name("kimi.txt");
+            let form = Form::new().part("file", file).text("tags", tags);
+            let resp = client.post(format!("{}/api/v1/runs", app.base)).multipart(form).send().await.unwrap();
+            assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+            let body: Value = resp.json().await.unwrap();
+            assert_eq!(body["field"], "tags", "{body}");
+            assert!(body["error"].as_str().unwrap().contains(&expect), "{body}");
+        }
+        assert_eq!(app::db::testing::row_counts(&app.pool).await, before, "nothing stored [{}]", app.backend);
+    }
+}

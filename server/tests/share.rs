@@ -84,7 +84,7 @@ async fn annotations_are_created_edited_with_history_and_deleted() {
                 json!({ "anchor": { "type": "point", "load_kind": "concurrency", "load": 33.0 }, "kind": "note", "body": "x" }),
                 "level",
             ),
-            (json!({ "anchor": { "type": "run" }, "kind": "note", "body": "   " }), "text"),
+            (json!({ "anchor": { "type": "run" }, "kind": "note", "body": "   " }), "body"),
             (json!({ "anchor": { "type": "run" }, "kind": "superseded", "body": "old" }), "superseded by"),
         ] {
             let resp =
@@ -422,5 +422,80 @@ async fn snapshots_freeze_the_server_metrics_and_the_why_with_the_runs() {
         }
         let sentence = page.split("id=\"why-sentence\">").nth(1).expect("the why sentence").split('<').next().unwrap();
         assert!(sentence.contains("at most 4 requests"), "[{}] {sentence}", app.store.name);
+    }
+}
+
+/// An annotation's text, a report's title and a snapshot's title over their bounds (or
+/// with a bidirectional control) are refused with a 400 that names the field and the
+/// bound, through the JSON API and the forms alike; nothing is stored.
+#[tokio::test]
+async fn over_long_annotations_and_titles_are_refused_with_their_bound() {
+    use app::domain::text::{MAX_ANNOTATION_CHARS, MAX_TITLE_CHARS};
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        let before = app::db::testing::row_counts(&app.pool).await;
+        let over = "é".repeat(MAX_ANNOTATION_CHARS + 1);
+        for (body, expect) in [
+            (over.clone(), format!("body: {} characters; at most {MAX_ANNOTATION_CHARS}", MAX_ANNOTATION_CHARS + 1)),
+            ("reads \u{2067}backwards".to_owned(), "body: contains U+2067".to_owned()),
+            ("bell \u{7}".to_owned(), "body: contains the control character U+0007".to_owned()),
+        ] {
+            let resp = app
+                .client
+                .post(app.url(&format!("/api/v1/runs/{chat}/annotations")))
+                .json(&json!({ "anchor": { "type": "run" }, "kind": "note", "body": body }))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "[{}]", app.store.name);
+            let e: Value = resp.json().await.unwrap();
+            assert!(e["error"].as_str().unwrap().starts_with(&expect), "{e}");
+        }
+        // The form goes back with the message.
+        let resp = app
+            .client
+            .post(app.url(&format!("/runs/{chat}/annotations")))
+            .form(&[("anchor", "run"), ("kind", "note"), ("body", over.as_str()), ("back", &format!("/runs/{chat}"))])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        let location = resp.headers()["location"].to_str().unwrap().to_owned();
+        assert!(location.contains("error=") && location.contains(&format!("{MAX_ANNOTATION_CHARS}")), "{location}");
+
+        let view = format!("/compare?runs={chat},{completions}");
+        let title = "t".repeat(MAX_TITLE_CHARS + 1);
+        let expect = format!("title: {} characters; at most {MAX_TITLE_CHARS}", MAX_TITLE_CHARS + 1);
+        for path in ["/api/v1/reports", "/api/v1/snapshots"] {
+            let resp =
+                app.client.post(app.url(path)).json(&json!({ "title": title, "view": view })).send().await.unwrap();
+            assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{path}");
+            let e: Value = resp.json().await.unwrap();
+            assert_eq!(e["error"], expect, "{path}");
+        }
+        let resp = app
+            .client
+            .post(app.url("/reports"))
+            .form(&[("title", title.as_str()), ("view", &view), ("back", &view)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert!(resp.headers()["location"].to_str().unwrap().contains("error=title"), "{:?}", resp.headers());
+        // At the bound, a report is saved.
+        let at = "t".repeat(MAX_TITLE_CHARS);
+        let resp = app
+            .client
+            .post(app.url("/api/v1/reports"))
+            .json(&json!({ "title": at, "view": view }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let mut after = app::db::testing::row_counts(&app.pool).await;
+        assert_eq!(after.remove("reports"), Some(before["reports"] + 1));
+        let mut before = before;
+        before.remove("reports");
+        assert_eq!(after, before, "nothing else stored [{}]", app.store.name);
     }
 }

@@ -5,6 +5,7 @@ use super::summary::refresh_summary;
 use super::touched;
 use super::{corrupt, now_rfc3339, DbError};
 use crate::domain::annotations::{Anchor, Annotation, AnnotationId, AnnotationInput, AnnotationKind, Effect, Revision};
+use crate::domain::text;
 use crate::domain::{LoadKind, RunId};
 
 const ANNOTATION_COLUMNS: &str = "a.id, a.anchor, a.load_kind, a.load_from, a.load_to, a.compare_runs, a.kind,
@@ -120,6 +121,7 @@ pub async fn insert_annotation(
     input: &AnnotationInput,
     author: &str,
 ) -> Result<AnnotationId, DbError> {
+    text::check_annotation_body(input.body.trim())?;
     let mut tx = begin_write(db).await?;
     let row_id: i64 = Q::new("SELECT id FROM runs WHERE public_id = $1")
         .bind(run.as_str())
@@ -162,6 +164,7 @@ pub async fn update_annotation(
     input: &AnnotationInput,
     author: &str,
 ) -> Result<(), DbError> {
+    text::check_annotation_body(input.body.trim())?;
     let mut tx = begin_write(db).await?;
     let now = now_rfc3339();
     let copied = Q::new(

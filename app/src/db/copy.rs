@@ -374,6 +374,8 @@ pub async fn copy_database(from: &Db, to: &Db) -> Result<Vec<CopiedTable>, DbErr
         }
         copied.push(CopiedTable { table: t.name, rows: source.0, sha256: source.1 });
     }
+    // The search index's tags are written once per run, not by a trigger per tag (0014).
+    super::runs::refresh_all_search_tags(to, &mut tx).await?;
     tx.commit().await?;
     Ok(copied)
 }
@@ -406,7 +408,7 @@ mod tests {
         let pool = t.db.sqlite().unwrap();
         let tables: Vec<String> = sqlx::query_scalar(
             // `runs_search` (the text search's index and its shadow tables) is derived: the
-            // target's triggers fill it as the runs and tags arrive.
+            // target's trigger fills it as the runs arrive, the copy adds their tags.
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'
                AND name NOT LIKE 'runs_search%'",
         )
@@ -473,6 +475,13 @@ mod tests {
             assert_eq!(list_api_tokens(&to.db).await.unwrap(), list_api_tokens(&from.db).await.unwrap());
             let back = backends().await.remove(0);
             assert_eq!(copy_database(&to.db, &back.db).await.unwrap(), copied, "the copy of the copy, {}", to.name);
+            // The search index's tags come with the copy (written once per run, no trigger).
+            let by_tag =
+                crate::domain::query::RunQuery { q: Some("stor".into()), ..crate::domain::query::RunQuery::new() };
+            for db in [&to.db, &back.db] {
+                let found = find_runs(db, &by_tag).await.unwrap();
+                assert_eq!(found.runs.iter().map(|r| &r.id).collect::<Vec<_>>(), vec![&id], "{}", to.name);
+            }
             // New rows after the copy get new ids (the identity sequences moved on).
             let second = insert_run(&to.db, &sample()).await.unwrap();
             assert_eq!(list_runs(&to.db).await.unwrap().len(), 2);

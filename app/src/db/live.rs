@@ -6,6 +6,7 @@ use super::runs::{insert_level, insert_run};
 use super::summary::refresh_summary;
 use super::touched;
 use super::{now_rfc3339, DbError};
+use crate::domain::text;
 use crate::domain::{NewLevel, NewRun, RunId, RunStatus};
 use std::time::Duration;
 
@@ -53,19 +54,29 @@ pub async fn set_run_status(db: &Db, id: &RunId, status: RunStatus) -> Result<()
 }
 
 /// Appends a line to a run's notes (a live sweep's finding, e.g. where the adaptive search
-/// found the plateau), after a blank line when the notes already say something.
+/// found the plateau), after a blank line when the notes already say something. Refused
+/// (`DbError::Text`, nothing written) when the notes would pass their bound.
 pub async fn append_run_note(db: &Db, id: &RunId, line: &str) -> Result<(), DbError> {
-    // SQLite's char(10) is PostgreSQL's chr(10).
+    text::check_run_note(line)?;
+    // SQLite's char(10) is PostgreSQL's chr(10); length() counts characters on both.
     let nl = db.pick("char(10)", "chr(10)");
     let done = Q::new(format!(
         "UPDATE runs SET notes = CASE WHEN notes = '' THEN $1 ELSE notes || {nl} || {nl} || $1 END \
-         WHERE public_id = $2"
+         WHERE public_id = $2 AND length(notes) + 2 + length($1) <= $3"
     ))
     .bind(line)
     .bind(id.as_str())
+    .bind(text::MAX_NOTES_CHARS as i64)
     .execute(db)
     .await?;
-    touched(done, || format!("run {id}"))?;
+    if done == 0 {
+        let notes: Option<String> =
+            Q::new("SELECT notes FROM runs WHERE public_id = $1").bind(id.as_str()).optional_scalar(db).await?;
+        let Some(notes) = notes else { return Err(DbError::NotFound(format!("run {id}"))) };
+        let chars = notes.chars().count() + 2 + line.chars().count();
+        let problem = text::TextProblem::TooLong { chars, max: text::MAX_NOTES_CHARS };
+        return Err(text::TextError { field: "notes", problem }.into());
+    }
     Ok(())
 }
 

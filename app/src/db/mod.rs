@@ -55,6 +55,10 @@ pub use throttle::*;
 pub enum DbError {
     #[error("{0} was not found")]
     NotFound(String),
+    /// A text over its bound or with refused characters (`domain::text`): the caller's
+    /// mistake, answered 400 naming the field. Checked here too so no path stores one.
+    #[error("{0}")]
+    Text(#[from] crate::domain::text::TextError),
     #[error("database error: {0}")]
     Sqlx(#[from] sqlx::Error),
     #[error("migration failed: {0}")]

@@ -3,10 +3,12 @@
 
 use super::backend::{Db, Q};
 use super::DbError;
+use crate::domain::text;
 use crate::domain::view::SavedReport;
 
 /// Stores a report under `slug`; false when the slug is taken.
 pub async fn insert_report(db: &Db, r: &SavedReport) -> Result<bool, DbError> {
+    text::check_report(&r.title, &r.description, &r.view_path)?;
     let done = Q::new(
         "INSERT INTO reports (slug, title, description, view_path, author, created_at)
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
@@ -51,6 +53,7 @@ pub struct StoredSnapshot {
 
 /// Stores a snapshot; storing the same content twice keeps the first (same id, same data).
 pub async fn insert_snapshot(db: &Db, s: &StoredSnapshot) -> Result<(), DbError> {
+    text::check_snapshot_title(&s.title, &s.view_path)?;
     Q::new(
         "INSERT INTO snapshots (id, title, view_path, payload, author, created_at)
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",

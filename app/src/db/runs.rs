@@ -2,11 +2,12 @@
 //! measures and per-request records) in one transaction, and reading it back: the run,
 //! its levels' raw fields and requests, and its source files.
 
-use super::backend::{begin_write, Db, DbRow, Tx, Q};
+use super::backend::{begin_write, Backend, Db, DbRow, Tx, Q};
 use super::summary::refresh_summary;
 use super::{corrupt, now_rfc3339, DbError};
 use crate::domain::annotations::apply_effects;
 use crate::domain::metrics::{Definitions, Measure, Metric, Stat};
+use crate::domain::text;
 use crate::domain::{
     EndpointKind, LoadKind, NewLevel, NewRun, Point, RequestRecord, Run, RunFacts, RunId, RunStatus, SourceFile,
     SourceFormat, SourceInfo,
@@ -40,6 +41,12 @@ pub async fn insert_run(db: &Db, run: &NewRun) -> Result<RunId, DbError> {
 
 /// Stores several runs in one transaction: all of them, or none.
 pub async fn insert_runs(db: &Db, runs: &[NewRun]) -> Result<Vec<RunId>, DbError> {
+    // Every path that stores a run comes here (imports, the live-runs API, sweeps): no
+    // over-long or reversed-text field gets past, whatever the caller checked. All are
+    // checked before the write lock is taken.
+    for run in runs {
+        text::check_new_run(run)?;
+    }
     let mut tx = begin_write(db).await?;
     let mut ids = Vec::with_capacity(runs.len());
     for run in runs {
@@ -87,6 +94,9 @@ async fn insert_in(db: &Db, tx: &mut Tx, run: &NewRun) -> Result<RunId, DbError>
             .execute(&mut *tx)
             .await?;
     }
+    if !f.tags.is_empty() {
+        refresh_search_tags(db, tx, row_id).await?;
+    }
     for (seq, file) in run.files.iter().enumerate() {
         Q::new("INSERT INTO run_sources (run_id, seq, file_name, format, content) VALUES ($1, $2, $3, $4, $5)")
             .bind(row_id)
@@ -102,6 +112,39 @@ async fn insert_in(db: &Db, tx: &mut Tx, run: &NewRun) -> Result<RunId, DbError>
     }
     refresh_summary(db, tx, row_id).await?;
     Ok(id)
+}
+
+/// Rewrites the tags of run `run_row_id` in the text search index (SQLite's `runs_search`;
+/// PostgreSQL searches `run_tags` itself), in the caller's transaction: one statement per
+/// run, called by whoever writes a run's tags after writing them all (migration 0014
+/// dropped the per-tag triggers, which made n tags cost O(n²)).
+pub(super) async fn refresh_search_tags(db: &Db, tx: &mut Tx, run_row_id: i64) -> Result<(), DbError> {
+    if db.backend() == Backend::Sqlite {
+        Q::new(
+            "UPDATE runs_search
+             SET tags = (SELECT group_concat(t.tag, char(10)) FROM run_tags t WHERE t.run_id = $1)
+             WHERE rowid = $1",
+        )
+        .bind(run_row_id)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// [`refresh_search_tags`] for every run that has tags, in one statement (`db copy`, which
+/// writes all runs' tags at once).
+pub(super) async fn refresh_all_search_tags(db: &Db, tx: &mut Tx) -> Result<(), DbError> {
+    if db.backend() == Backend::Sqlite {
+        Q::new(
+            "UPDATE runs_search
+             SET tags = (SELECT group_concat(t.tag, char(10)) FROM run_tags t WHERE t.run_id = runs_search.rowid)
+             WHERE rowid IN (SELECT run_id FROM run_tags)",
+        )
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
 }
 
 /// Writes one level (point, extra measures, per-request records) of run `run_row_id` at
@@ -581,6 +624,48 @@ mod tests {
             let mut seqs = level_seqs(pool, &id).await.unwrap();
             seqs.sort();
             assert_eq!(seqs, [0, 1]);
+        }
+    }
+
+    /// The store refuses a text over its bound whatever path calls it, naming the field,
+    /// and writes nothing: not the run, not a tag, not a file (all or nothing).
+    #[tokio::test]
+    async fn the_store_refuses_over_long_and_reversing_text_and_writes_nothing() {
+        use super::super::testing::row_counts;
+        use crate::domain::text::{MAX_NAME_CHARS, MAX_NOTES_CHARS, MAX_TAGS};
+        for t in backends().await {
+            let db = &t.db;
+            let before = row_counts(db).await;
+            let cases: Vec<(&str, NewRun)> = vec![
+                ("name", NewRun { name: "n".repeat(MAX_NAME_CHARS + 1), ..sample() }),
+                ("name", NewRun { name: "evil\u{202e}gnp.exe".into(), ..sample() }),
+                ("tags", {
+                    let mut r = sample();
+                    r.facts.tags = (0..=MAX_TAGS).map(|i| format!("t{i}")).collect();
+                    r
+                }),
+                ("notes", {
+                    let mut r = sample();
+                    r.facts.notes = "a\u{7}b".into();
+                    r
+                }),
+            ];
+            for (field, run) in cases {
+                // A good run first in the same batch: the batch is refused whole.
+                match insert_runs(db, &[sample(), run]).await {
+                    Err(DbError::Text(e)) => assert_eq!(e.field, field, "{}", t.name),
+                    other => panic!("{field} on {}: {other:?}", t.name),
+                }
+            }
+            assert_eq!(row_counts(db).await, before, "nothing written on {}", t.name);
+            // A live run's notes grow by appended lines only up to their bound.
+            let id = insert_run(db, &sample()).await.unwrap();
+            append_run_note(db, &id, &"a".repeat(MAX_NOTES_CHARS - 2)).await.unwrap();
+            let e = append_run_note(db, &id, "one more").await.unwrap_err();
+            assert!(matches!(&e, DbError::Text(t) if t.field == "notes"), "{e:?}");
+            assert_eq!(get_run(db, &id).await.unwrap().facts.notes.chars().count(), MAX_NOTES_CHARS - 2);
+            let missing = RunId::parse("zzzzzzzzzzzz").unwrap();
+            assert!(matches!(append_run_note(db, &missing, "x").await, Err(DbError::NotFound(_))));
         }
     }
 }

@@ -415,6 +415,43 @@ mod tests {
         }
     }
 
+    /// A run with as many tags as it may have is found by any of them (the search index's
+    /// tags are written once per run, after its tags), and no trigger on `run_tags` is back:
+    /// one that rebuilt the run's tags per tag row made n tags cost O(n²) (migration 0014).
+    #[tokio::test]
+    async fn a_run_with_the_most_tags_is_found_by_each_and_tags_have_no_trigger() {
+        use crate::domain::text::{MAX_TAGS, MAX_TAG_CHARS};
+        for t in backends().await {
+            let db = &t.db;
+            let triggers: i64 = Q::new(db.pick(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'run_tags'",
+                "SELECT COUNT(*) FROM pg_trigger WHERE tgrelid = 'run_tags'::regclass AND NOT tgisinternal",
+            ))
+            .scalar(db)
+            .await
+            .unwrap();
+            assert_eq!(triggers, 0, "no per-tag trigger on {}", t.name);
+
+            let mut r = sample();
+            // The longest tags allowed, each unique from its start (`tag-007-xxx…`).
+            r.facts.tags = (0..MAX_TAGS).map(|i| format!("{:x<MAX_TAG_CHARS$}", format!("tag-{i:03}-"))).collect();
+            let id = insert_run(db, &r).await.unwrap();
+            let other = insert_run(db, &sample()).await.unwrap();
+            for i in [0, MAX_TAGS / 2, MAX_TAGS - 1] {
+                let q = RunQuery { q: Some(format!("TAG-{i:03}")), ..RunQuery::new() };
+                let found = find_runs(db, &q).await.unwrap();
+                assert_eq!(found.runs.iter().map(|s| &s.id).collect::<Vec<_>>(), vec![&id], "tag {i} on {}", t.name);
+                let q = RunQuery { tag: r.facts.tags.get(i).cloned(), ..RunQuery::new() };
+                assert_eq!(find_runs(db, &q).await.unwrap().total, 1, "tag filter {i} on {}", t.name);
+            }
+            assert_eq!(get_run(db, &id).await.unwrap().facts.tags, r.facts.tags);
+            // Each run's refresh writes its own tags only: `story` is the other run's alone.
+            let q = RunQuery { q: Some("story".into()), ..RunQuery::new() };
+            let found = find_runs(db, &q).await.unwrap();
+            assert_eq!(found.runs.iter().map(|s| &s.id).collect::<Vec<_>>(), vec![&other], "{}", t.name);
+        }
+    }
+
     /// Every sort, both directions, read down its index: unknown values last, ties by age.
     #[tokio::test]
     async fn sorts_put_unknown_values_last_both_ways() {

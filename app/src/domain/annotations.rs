@@ -14,8 +14,9 @@ use super::compare::LevelKey;
 use super::{LoadKind, Point, Run, RunId};
 use serde::{Deserialize, Serialize};
 
-/// Longest accepted annotation text, in characters.
-pub const MAX_BODY_CHARS: usize = 4000;
+/// Longest accepted annotation text, in characters (the bound lives with the others:
+/// [`super::text`]).
+pub const MAX_BODY_CHARS: usize = super::text::MAX_ANNOTATION_CHARS;
 
 /// The database id of an annotation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -224,11 +225,9 @@ impl AnnotationInput {
     pub fn validate(&self, run: &Run) -> Result<(), String> {
         let body = self.body.trim();
         if body.is_empty() {
-            return Err("text: write what the annotation says".into());
+            return Err("body: write what the annotation says".into());
         }
-        if body.chars().count() > MAX_BODY_CHARS {
-            return Err(format!("text: at most {MAX_BODY_CHARS} characters"));
-        }
+        super::text::check_annotation_body(body).map_err(|e| e.to_string())?;
         let level_exists = |kind: LoadKind, load: f64| {
             run.points.iter().any(|p| LevelKey { load_kind: kind, load_value: load }.matches(p))
         };
@@ -535,7 +534,7 @@ mod tests {
             proposal_key: None,
         };
         assert!(input(Anchor::Run, "why").validate(&run).is_ok());
-        assert!(input(Anchor::Run, "  ").validate(&run).unwrap_err().starts_with("text"));
+        assert!(input(Anchor::Run, "  ").validate(&run).unwrap_err().starts_with("body"));
         let e = input(Anchor::Point { load_kind: LoadKind::Concurrency, load: 33.0 }, "x").validate(&run).unwrap_err();
         assert!(e.starts_with("level"), "{e}");
         let e = input(Anchor::Range { load_kind: LoadKind::Concurrency, from: 64.0, to: 8.0 }, "x")

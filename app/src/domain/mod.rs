@@ -20,6 +20,7 @@ pub mod query;
 pub mod regression;
 pub mod stats;
 pub mod telemetry;
+pub mod text;
 pub mod trend;
 pub mod view;
 pub mod why;

@@ -12,7 +12,7 @@ pub const SESSION_DAYS: i64 = 30;
 /// What can go wrong managing users and tokens.
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
-    #[error("user names are 1 to 64 characters without spaces or control characters")]
+    #[error("user names are 1 to 64 characters without spaces, control or bidirectional control characters")]
     BadName,
     #[error("a user named {0:?} already exists")]
     NameTaken(String),
@@ -31,8 +31,10 @@ pub enum AuthError {
 }
 
 fn check_name(name: &str) -> Result<(), AuthError> {
-    let ok =
-        !name.is_empty() && name.chars().count() <= 64 && !name.chars().any(|c| c.is_whitespace() || c.is_control());
+    use app::domain::text::{is_bidi_control, MAX_USER_NAME_CHARS};
+    let ok = !name.is_empty()
+        && name.chars().count() <= MAX_USER_NAME_CHARS
+        && !name.chars().any(|c| c.is_whitespace() || c.is_control() || is_bidi_control(c));
     if ok {
         Ok(())
     } else {
@@ -159,7 +161,7 @@ mod tests {
     fn names_and_passwords_are_checked() {
         assert!(check_name("ada").is_ok());
         assert!(check_name("ada.lovelace@example").is_ok());
-        for bad in ["", "a b", "tab\t", &"x".repeat(65)] {
+        for bad in ["", "a b", "tab\t", &"x".repeat(65), "ada\u{202e}"] {
             assert!(matches!(check_name(bad), Err(AuthError::BadName)), "{bad:?}");
         }
         assert!(matches!(check_password("short"), Err(AuthError::WeakPassword)));

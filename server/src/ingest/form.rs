@@ -2,6 +2,7 @@
 //! them, validated into an [`ImportRequest`]. Every rejection names its field.
 
 use super::{ImportError, ImportRequest, InputFile};
+use app::domain::text;
 use app::domain::{EndpointKind, RunFacts, SourceFormat};
 
 pub use app::domain::preview::ImportFields;
@@ -37,6 +38,7 @@ impl Validate for ImportFields {
         let count = positive("gpu_count", &self.gpu_count, MIN_GPU_COUNT)?;
         f.set_gpu(&self.gpu, count);
         f.set_tags(&self.tags);
+        check_facts(&f)?;
         Ok(f)
     }
 
@@ -64,7 +66,13 @@ impl Validate for ImportFields {
             files,
             facts: self.facts()?,
             format: self.format()?,
-            name: opt(&self.name),
+            name: match opt(&self.name) {
+                Some(n) => {
+                    text::check_line("name", &n, text::MAX_NAME_CHARS).map_err(ImportError::from)?;
+                    Some(n)
+                }
+                None => None,
+            },
             group: self.group.trim() != "separate",
             concurrency: match opt(&self.concurrency) {
                 None => None,
@@ -85,8 +93,9 @@ pub const MIN_MAX_TOKENS: i64 = 1;
 pub const MIN_PROMPT_TOKENS: i64 = 0;
 
 /// Checks facts that arrive already typed (the live-runs API's JSON) by the same rules as
-/// the import's text fields: every number at least its minimum, texts without control
-/// characters other than new lines in the notes. The error names the field.
+/// the import's text fields: every number at least its minimum, every text within its
+/// bound (`app::domain::text`: length, tags, control and bidirectional characters). The
+/// error names the field.
 pub fn check_facts(f: &RunFacts) -> Result<(), ImportError> {
     for (field, value, min) in [
         ("gpu_count", f.gpu_count, MIN_GPU_COUNT),
@@ -97,16 +106,7 @@ pub fn check_facts(f: &RunFacts) -> Result<(), ImportError> {
             return Err(ImportError::Field { field, message: format!("`{n}` is not a whole number ≥ {min}") });
         }
     }
-    for (field, value) in
-        [("model", &f.model), ("engine", &f.engine), ("engine_version", &f.engine_version), ("gpu", &f.gpu_type)]
-    {
-        if value.as_deref().is_some_and(|v| v.chars().any(char::is_control)) {
-            return Err(ImportError::Field { field, message: "contains control characters".into() });
-        }
-    }
-    if f.tags.iter().any(|t| t.chars().any(char::is_control)) {
-        return Err(ImportError::Field { field: "tags", message: "a tag contains control characters".into() });
-    }
+    text::check_facts(f)?;
     Ok(())
 }
 

@@ -17,6 +17,7 @@ use app::db::Db;
 use app::db::{self, DbError};
 use app::domain::metrics::Metric;
 use app::domain::stats::{Summary, RECOMPUTED};
+use app::domain::text::{self, TextError};
 use app::domain::{
     NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat, SourceInfo,
 };
@@ -143,6 +144,10 @@ pub enum ImportError {
     UnknownLoad { file: String },
     #[error("field `{field}`: {message}")]
     Field { field: &'static str, message: String },
+    /// A text the files bring (a restored run's name, a model, a tag …) over its bound or
+    /// with refused characters (`app::domain::text`).
+    #[error("{file}: {source}")]
+    Text { file: String, source: TextError },
     #[error("nothing to import: choose a file or paste the text")]
     NoInput,
     #[error("storing the run failed: {0}")]
@@ -155,7 +160,21 @@ pub enum ImportError {
 impl ImportError {
     /// True when the caller sent something wrong (HTTP 4xx), false for server faults.
     pub fn is_client_error(&self) -> bool {
-        !matches!(self, ImportError::Db(_) | ImportError::Internal(_))
+        match self {
+            // The store's own text check (`DbError::Text`) refuses what the caller sent.
+            ImportError::Db(e) => matches!(e, DbError::Text(_)),
+            ImportError::Internal(_) => false,
+            _ => true,
+        }
+    }
+
+    /// The field at fault, for API clients.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            ImportError::Field { field, .. } => Some(*field),
+            ImportError::Text { source, .. } | ImportError::Db(DbError::Text(source)) => Some(source.field),
+            _ => None,
+        }
     }
 
     /// True when the input is over a size limit (HTTP 413).
@@ -177,6 +196,13 @@ impl ImportError {
             ImportError::Parse { source, .. } => source.line,
             _ => None,
         }
+    }
+}
+
+impl From<TextError> for ImportError {
+    /// A text field the user typed (the form, the API's fields, the CLI's flags).
+    fn from(e: TextError) -> Self {
+        ImportError::Field { field: e.field, message: e.problem.to_string() }
     }
 }
 
@@ -576,7 +602,10 @@ fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Re
     warnings.extend(merged);
     levels.sort_by(|a, b| a.point.load_value.total_cmp(&b.point.load_value));
     let truncated = levels.iter().any(|l| l.point.truncated);
-    let file_label = if names.len() == 1 { names.first().cloned() } else { Some(names.join(", ")) };
+    // Labels Plateau derives from file names fit their bounds (cut, not refused: the user
+    // never typed them); what a file states as such (a restored run's name) is checked below.
+    let file_label = if names.len() == 1 { names.first().cloned() } else { Some(names.join(", ")) }
+        .map(|l| text::truncate(&l, text::MAX_SOURCE_LABEL_CHARS));
     let default_name = if names.len() == 1 {
         names.first().cloned().unwrap_or_default()
     } else {
@@ -586,9 +615,10 @@ fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Re
             names.len()
         )
     };
+    let default_name = text::truncate(&default_name, text::MAX_NAME_CHARS);
     let default_name = restored.as_ref().map_or(default_name, |r| r.name.clone());
     let name = match req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
-        Some(n) if several => format!("{n} · {default_name}"),
+        Some(n) if several => text::truncate(&format!("{n} · {default_name}"), text::MAX_NAME_CHARS),
         Some(n) => n.to_owned(),
         None => default_name,
     };
@@ -603,10 +633,10 @@ fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Re
             files = r.files;
         }
     }
-    Ok(PreparedRun {
-        run: NewRun { name, status, source, facts: merge_facts(&file_facts, &req.facts), definitions, levels, files },
-        warnings,
-    })
+    let run = NewRun { name, status, source, facts: merge_facts(&file_facts, &req.facts), definitions, levels, files };
+    // Before anything is stored: the preview refuses it too, naming the file and field.
+    text::check_new_run(&run).map_err(|source| ImportError::Text { file: files_label(&names), source })?;
+    Ok(PreparedRun { run, warnings })
 }
 
 /// [`prepare_owned`] on the blocking pool ([`crate::heavy`]): parsing a large upload never

@@ -45,7 +45,8 @@ pub const MAX_P99_LIMIT_MS: f64 = 3_600_000.0;
 pub const MAX_PROMPT_WORDS_IN_MEMORY: u64 = 20_000_000;
 /// Output tokens of one level (max_tokens × requests per level): their chunk gaps are kept.
 pub const MAX_OUTPUT_TOKENS_PER_LEVEL: u64 = 50_000_000;
-/// Texts: model, run name, the API key; and the extra body as JSON.
+/// Texts not stored with the run: the API key, each metrics URL (the model and the name
+/// are: `app::domain::text::MAX_FACT_CHARS`, `MAX_NAME_CHARS`).
 pub const MAX_TEXT_CHARS: usize = 1_024;
 pub const MAX_EXTRA_BODY_BYTES: usize = 64 * 1024;
 /// Metrics scrape interval (ms).
@@ -122,8 +123,9 @@ pub fn check(spec: &SweepSpec) -> Result<(), SpecError> {
 /// Checks every field of `spec`; `limit` is the highest concurrency allowed.
 pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
     let t = &spec.target;
-    text("model", &t.model, false)?;
-    text("name", &spec.name, true)?;
+    // The model and the name are stored with the run: the bounds of every stored text.
+    text("model", &t.model, false, app::domain::text::MAX_FACT_CHARS)?;
+    text("name", &spec.name, true, app::domain::text::MAX_NAME_CHARS)?;
     if let Some(k) = &t.api_key {
         if k.expose().chars().count() > MAX_TEXT_CHARS {
             return err("api_key", format!("longer than {MAX_TEXT_CHARS} characters"));
@@ -189,7 +191,7 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
         return err("metrics_urls", format!("{} endpoints; at most {MAX_METRICS_URLS}", m.urls.len()));
     }
     for u in &m.urls {
-        text("metrics_urls", &u.url, false)?;
+        text("metrics_urls", &u.url, false, MAX_TEXT_CHARS)?;
         if !(u.url.starts_with("http://") || u.url.starts_with("https://")) {
             return err("metrics_urls", format!("{:?} must start with http:// or https://", u.url));
         }
@@ -319,17 +321,13 @@ fn requests_ok(n: usize) -> Result<(), SpecError> {
     Ok(())
 }
 
-fn text(field: &'static str, value: &str, may_be_empty: bool) -> Result<(), SpecError> {
+/// A one-line text of at most `max` characters, by the rules of stored text
+/// (`app::domain::text::check_line`: no control or bidirectional control characters).
+fn text(field: &'static str, value: &str, may_be_empty: bool, max: usize) -> Result<(), SpecError> {
     if !may_be_empty && value.trim().is_empty() {
         return err(field, "must not be empty");
     }
-    if value.chars().count() > MAX_TEXT_CHARS {
-        return err(field, format!("longer than {MAX_TEXT_CHARS} characters"));
-    }
-    if value.chars().any(char::is_control) {
-        return err(field, "contains control characters");
-    }
-    Ok(())
+    app::domain::text::check_line(field, value, max).or_else(|e| err(field, e.problem.to_string()))
 }
 
 /// The bounds as a Markdown table (README, `plateau sweep --help` wording).
@@ -361,7 +359,9 @@ pub fn table() -> String {
         ("adaptive.p99_limit_ms", format!("> 0 – {MAX_P99_LIMIT_MS}")),
         ("prompt_tokens × requests built at once", format!("≤ {MAX_PROMPT_WORDS_IN_MEMORY}")),
         ("max_tokens × requests per level", format!("≤ {MAX_OUTPUT_TOKENS_PER_LEVEL}")),
-        ("model, name, api_key", format!("≤ {MAX_TEXT_CHARS} characters")),
+        ("model", format!("≤ {} characters", app::domain::text::MAX_FACT_CHARS)),
+        ("name", format!("≤ {} characters", app::domain::text::MAX_NAME_CHARS)),
+        ("api_key", format!("≤ {MAX_TEXT_CHARS} characters")),
         ("extra_body", format!("≤ {MAX_EXTRA_BODY_BYTES} bytes of JSON")),
         ("metrics_interval_ms", format!("{MIN_METRICS_INTERVAL_MS} – {MAX_METRICS_INTERVAL_MS}")),
         ("metrics_urls", format!("0 – {MAX_METRICS_URLS}, each ≤ {MAX_TEXT_CHARS} characters")),

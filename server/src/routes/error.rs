@@ -118,6 +118,7 @@ impl From<DbError> for ApiError {
     fn from(e: DbError) -> Self {
         match e {
             DbError::NotFound(what) => ApiError::not_found(what),
+            DbError::Text(t) => ApiError::bad_request(t.to_string()).with_field(t.field),
             other => ApiError::internal("a database call", other),
         }
     }
@@ -129,7 +130,7 @@ impl From<ImportError> for ApiError {
             return ApiError::internal("an import", e);
         }
         let status = if e.is_too_large() { StatusCode::PAYLOAD_TOO_LARGE } else { StatusCode::BAD_REQUEST };
-        ApiError { line: e.line(), ..ApiError::new(status, e.to_string()) }
+        ApiError { line: e.line(), field: e.field().map(str::to_owned), ..ApiError::new(status, e.to_string()) }
     }
 }
 
