@@ -2,7 +2,7 @@
 //! hash, make one call into `app::db`. Secrets come in and (once, when created) go out
 //! here; what is stored and compared is only their hash (see [`super::secret`]).
 
-use super::secret;
+use super::{checker, secret};
 use app::db::Db;
 use app::db::{self, DbError};
 
@@ -80,7 +80,7 @@ pub async fn log_in(pool: &Db, name: &str, password: &str) -> Result<Option<Stri
     // An unknown name costs a full argon2 check too, so timing does not tell which names exist.
     let phc = stored.as_ref().map(|c| c.password_hash.clone()).unwrap_or_else(|| DUMMY_HASH.to_owned());
     let password = password.to_owned();
-    let matches = tokio::task::spawn_blocking(move || secret::verify_password(&password, &phc)).await.unwrap_or(false);
+    let matches = checker::verify(password, phc).await;
     let Some(user) = stored.filter(|_| matches) else { return Ok(None) };
     let token = secret::new_session_token();
     db::create_session(pool, &user.name, &secret::sha256_hex(&token), chrono::Duration::days(SESSION_DAYS)).await?;

@@ -44,6 +44,7 @@
 //! depends on `crate::routes`.
 
 pub mod accounts;
+pub mod checker;
 pub mod hosts;
 pub mod origin;
 pub mod secret;
