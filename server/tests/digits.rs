@@ -22,22 +22,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 fn every_fixture() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for dir in std::fs::read_dir(fixtures()).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&dir).unwrap() {
-            let f = f.unwrap().path();
-            let name = f.file_name().unwrap().to_string_lossy().into_owned();
-            if name != "SOURCE.txt" && name != "README.md" {
-                out.push(f);
-            }
-        }
-    }
-    out.sort();
-    out
+    common::imported_fixture_files().into_iter().map(|rel| fixtures().join(rel)).collect()
 }
 
 /// Every number token in a text, read by Rust's correctly rounded `f64` parser: the

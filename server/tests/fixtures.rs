@@ -34,6 +34,11 @@ const FILES: &[(&str, SourceFormat, usize)] = &[
     ("vllm/inferencex-app_glm47_conc1.json", SourceFormat::Vllm, 1),
     ("vllm/inferencex-app_glm47_conc4.json", SourceFormat::Vllm, 1),
     ("vllm/vllm-nightly_2024-08-23_vllm_055_results.json", SourceFormat::Vllm, 0),
+    // `vllm bench sweep serve`: one `bench serve` result per repeat, and the summary of three.
+    ("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results/SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100/run=0.json", SourceFormat::Vllm, 1),
+    ("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results/SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100/run=1.json", SourceFormat::Vllm, 1),
+    ("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results/SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100/run=2.json", SourceFormat::Vllm, 1),
+    ("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results/SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100/summary.json", SourceFormat::Vllm, 3),
 ];
 
 fn read(rel: &str) -> InputFile {
@@ -44,25 +49,23 @@ fn read(rel: &str) -> InputFile {
 
 #[test]
 fn the_list_covers_every_fixture_file() {
-    let mut on_disk = Vec::new();
-    for dir in std::fs::read_dir(fixtures()).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&dir).unwrap() {
-            let f = f.unwrap().path();
-            let name = f.file_name().unwrap().to_string_lossy().into_owned();
-            if name == "SOURCE.txt" || name == "README.md" {
-                continue;
-            }
-            on_disk.push(format!("{}/{name}", dir.file_name().unwrap().to_string_lossy()));
-        }
-    }
-    on_disk.sort();
+    let on_disk = common::imported_fixture_files();
     let mut listed: Vec<String> = FILES.iter().map(|(f, _, _)| (*f).to_owned()).collect();
     listed.sort();
-    assert_eq!(listed, on_disk, "a fixture file is not covered by this test");
+    assert_eq!(listed, on_disk, "a fixture file is not covered by this test (or by tests/fixtures_unread.txt)");
+}
+
+/// A fixture file detected as its tool but not importable on its own is refused with a
+/// message that says what to import instead, and stores nothing.
+#[test]
+fn refused_fixture_files_say_what_to_import_instead() {
+    let refused = common::not_imported("refused");
+    assert!(!refused.is_empty());
+    for rel in refused {
+        let req = ImportRequest { files: vec![read(&rel)], ..ImportRequest::default() };
+        let e = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).expect_err(&rel).to_string();
+        assert!(e.contains("instead"), "{rel}: {e}");
+    }
 }
 
 #[tokio::test]

@@ -24,6 +24,20 @@ pub(crate) fn is_note(name: &str) -> bool {
     name == "SOURCE.txt" || name == "README.md"
 }
 
+/// The fixture files Plateau does not import, by kind (`unread`: a format Plateau does not
+/// read yet, which no format may claim; `refused`: detected as its tool and refused with a
+/// message), from `server/tests/fixtures_unread.txt`, the list the integration tests read too.
+pub(crate) fn not_imported(kind: &str) -> Vec<String> {
+    let path = format!("{}/tests/fixtures_unread.txt", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(k, _)| *k == kind)
+        .map(|(_, p)| p.trim().to_owned())
+        .collect()
+}
+
 /// Every result file below `root`, as its path inside `root` (`/`-separated), sorted.
 pub(crate) fn walk(root: &str) -> Vec<String> {
     fn visit(dir: &std::path::Path, prefix: &str, out: &mut Vec<String>) {
@@ -46,16 +60,20 @@ pub(crate) fn walk(root: &str) -> Vec<String> {
 }
 
 /// Every result file of a tool's fixture folder as (file name, text), sorted by name
-/// (SOURCE.txt and READMEs are notes, not results).
+/// (SOURCE.txt and READMEs are notes, not results; files Plateau does not import are left
+/// out: [`not_imported`]).
 pub(crate) fn files(tool: &str) -> Vec<(String, String)> {
     let folder = format!("{}/{tool}", dir());
+    let mut skipped = not_imported("unread");
+    skipped.extend(not_imported("refused"));
     let mut out: Vec<(String, String)> = std::fs::read_dir(&folder)
         .unwrap_or_else(|e| panic!("{folder}: {e}"))
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            p.is_file() && !is_note(name)
+            let rel = format!("{tool}/{name}");
+            p.is_file() && !is_note(name) && !skipped.contains(&rel)
         })
         .map(|p| {
             let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));

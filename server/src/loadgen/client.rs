@@ -366,12 +366,6 @@ async fn exchange(
         let bytes = item.map_err(|e| classify(&e, true))?;
         let now = Instant::now();
         received_bytes = received_bytes.saturating_add(bytes.len() as u64);
-        if received_bytes > budget_bytes {
-            return Err(err(
-                ErrorKind::BrokenStream,
-                format!("the stream sent more than {budget_bytes} bytes (the bound for its max_tokens)"),
-            ));
-        }
         lines.push(&bytes);
         while let Some(line) = lines.next_line().map_err(|e| err(ErrorKind::BrokenStream, e.to_string()))? {
             let line = std::str::from_utf8(line)
@@ -392,6 +386,14 @@ async fn exchange(
                     tell(ttft);
                 }
             }
+        }
+        // After the chunk's lines: an over-long line is named as such, whichever bound a
+        // large chunk crosses first.
+        if received_bytes > budget_bytes {
+            return Err(err(
+                ErrorKind::BrokenStream,
+                format!("the stream sent more than {budget_bytes} bytes (the bound for its max_tokens)"),
+            ));
         }
     }
     if done {

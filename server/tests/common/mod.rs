@@ -26,6 +26,46 @@ pub fn fixtures() -> PathBuf {
     )
 }
 
+/// Every fixture file below [`fixtures`], as its path inside it (`/`-separated, sorted);
+/// the notes (SOURCE.txt, README.md) left out.
+pub fn fixture_files() -> Vec<String> {
+    fn visit(dir: &std::path::Path, prefix: &str, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let rel = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+            if path.is_dir() {
+                visit(&path, &rel, out);
+            } else if name != "SOURCE.txt" && name != "README.md" && !prefix.is_empty() {
+                out.push(rel);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    visit(&fixtures(), "", &mut out);
+    out.sort();
+    out
+}
+
+/// The fixture files Plateau does not import, of one kind (`unread`, `refused`), as
+/// `server/tests/fixtures_unread.txt` lists them.
+pub fn not_imported(kind: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(format!("{}/tests/fixtures_unread.txt", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(k, _)| *k == kind)
+        .map(|(_, p)| p.trim().to_owned())
+        .collect()
+}
+
+/// The fixture files Plateau imports: all of them but [`not_imported`]'s.
+pub fn imported_fixture_files() -> Vec<String> {
+    let mut skip = not_imported("unread");
+    skip.extend(not_imported("refused"));
+    fixture_files().into_iter().filter(|f| !skip.contains(f)).collect()
+}
+
 /// Serves the real router with the real listener (`server::listener`: its timeouts and
 /// connection bounds) on a fresh loopback port, on the calling test's runtime: the one
 /// place the tests start a Plateau server (`state` gets the address, which the Leptos
