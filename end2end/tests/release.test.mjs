@@ -1,7 +1,7 @@
 // The release build as a browser sees it on a first visit: what a run page transfers
 // (HTML + wasm + JS + CSS, ECharts counted apart), compressed with brotli, every asset under
-// a content-hashed name kept for a year, the page itself never stored. Prints the table the
-// README quotes. Runs against the binary and site of `.ci/test` (release).
+// a content-hashed name kept for a year, the page itself never stored. Prints the figures
+// docs/deploying.md quotes. Runs against the binary and site of `.ci/test` (release).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withAppAndBrowser, watchErrors } from './support.mjs';

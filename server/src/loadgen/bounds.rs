@@ -330,7 +330,7 @@ fn text(field: &'static str, value: &str, may_be_empty: bool, max: usize) -> Res
     app::domain::text::check_line(field, value, max).or_else(|e| err(field, e.problem.to_string()))
 }
 
-/// The bounds as a Markdown table (README, `plateau sweep --help` wording).
+/// The bounds as a Markdown table (docs/security.md, `plateau sweep --help` wording).
 pub fn table() -> String {
     let rows = [
         ("prompt_tokens", format!("1 – {MAX_PROMPT_TOKENS}")),

@@ -1,4 +1,4 @@
-//! The REST API, version 1 (documented in the README):
+//! The REST API, version 1 (documented in docs/api.md):
 //! - `POST /api/v1/runs`: multipart import (same fields as the upload form) → 201 + the runs
 //!   created; `?dry_run=true` parses and groups without storing (the preview)
 //! - `GET /api/v1/runs`: every run, newest first

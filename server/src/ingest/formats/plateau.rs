@@ -1,5 +1,5 @@
 //! Plateau's own format: what `GET /api/v1/runs/{id}/export` writes and every import path
-//! reads back. Versioned (`plateau_format`), documented in the README.
+//! reads back. Versioned (`plateau_format`), documented in docs/importing.md.
 //!
 //! - **JSON** (lossless): the run's name, status, source, facts, metric definitions, every
 //!   level with all its measures, its raw source fields and its per-request records, and
