@@ -187,6 +187,17 @@ impl Slo {
         parse::parse(text)
     }
 
+    /// Checks an SLO that did not come through [`Slo::parse`] (deserialised, built in
+    /// code) against the same rules: count, duplicates, finite values within bounds.
+    pub fn check(&self) -> Result<(), SloError> {
+        let text = self.to_string();
+        match parse::parse(&text) {
+            Ok(back) if back == *self => Ok(()),
+            Ok(_) => Err(SloError { part: Some(text), problem: "does not read back as itself".into() }),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The limits joined for a sentence: `ttft:p99<=2s, tpot:p99<=50ms`.
     pub fn spaced(&self) -> String {
         self.limits.iter().map(Limit::to_string).collect::<Vec<_>>().join(", ")

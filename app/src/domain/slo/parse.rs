@@ -281,6 +281,20 @@ mod tests {
         assert_eq!(problem(&long), "an SLO is at most 500 characters; this one has 512");
     }
 
+    #[test]
+    fn built_slos_are_checked_by_the_same_rules() {
+        let ok = Slo::parse("ttft:p99<=2s,errors<=1%").unwrap();
+        assert_eq!(ok.check(), Ok(()));
+        let nan = Slo { limits: vec![Limit::PerUserTokS { min_tok_s: f64::NAN }] };
+        assert_eq!(
+            nan.check().unwrap_err().to_string(),
+            r#""tok_s_per_user>=NaN": "nan" is not a number (plain decimals, e.g. 2, 1.5, 50)"#
+        );
+        let twice = Slo { limits: vec![Limit::ErrorRate { max_pct: 1.0 }, Limit::ErrorRate { max_pct: 2.0 }] };
+        assert!(twice.check().is_err());
+        assert!(Slo::default().check().is_err(), "an SLO has at least one limit");
+    }
+
     fn limit() -> impl Strategy<Value = Limit> {
         prop_oneof![
             (0..SloMetric::ALL.len(), 0..STATS.len(), 1u32..864_000_000, 0u32..3).prop_map(|(m, s, n, scale)| {
