@@ -18,6 +18,7 @@ pub mod pages;
 pub mod preview;
 pub mod query;
 pub mod regression;
+pub mod slo;
 pub mod stats;
 pub mod telemetry;
 pub mod text;
