@@ -30,7 +30,7 @@ const GENERATED: usize = 2_000;
 fn generated(i: usize) -> NewRun {
     let mut run = testing::sample();
     let x = i as f64;
-    run.name = format!("generated {i:04} · «Kimi» \"q\",=1+1 {}", ["", "✓", "naïve", "\t"][i % 4]);
+    run.name = format!("generated {i:04} · «Kimi» \"q\",=1+1 {}", ["", "✓", "naïve", "🙂"][i % 4]);
     run.status = [RunStatus::Complete, RunStatus::Partial, RunStatus::Interrupted][i % 3];
     run.facts.max_tokens = (!i.is_multiple_of(5)).then_some(64 + i as i64);
     run.facts.gpu_count = Some(1 + (i % 8) as i64);

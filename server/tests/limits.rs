@@ -282,12 +282,13 @@ fn plateau_import_checks_the_size_before_reading_and_escapes_names() {
     let (ok, _, err) = plateau(&db, &["import", sparse.to_str().unwrap()]);
     assert!(!ok);
     assert!(err.contains("sparse.json: the file is 68157440 bytes, over the limit of 67108864 bytes"), "{err}");
-    // Control characters in a file name reach the terminal escaped.
+    // A control character in a file name is refused as stored text (the file name is kept
+    // with the run), and the name reaches the terminal escaped.
     let evil = dir.path().join("run\u{1b}[31m.txt");
     std::fs::write(&evil, levels_text(3)).unwrap();
     let (ok, out, err) = plateau(&db, &["import", evil.to_str().unwrap()]);
-    assert!(ok, "{err}");
-    assert!(out.contains("imported run\\u{1b}[31m.txt ("), "{out}");
+    assert!(!ok, "{out}");
+    assert!(err.contains("run\\u{1b}[31m.txt: files.file_name: contains the control character U+001B"), "{err}");
     assert!(
         // (the log lines on stderr have colours of their own)
         !out.contains('\u{1b}') && !err.contains("\u{1b}[31m"),
