@@ -1,4 +1,4 @@
-// Browser test of issue #15's history page: four imports of one configuration (vLLM 0.6
+// Browser test of the history page: four imports of one configuration (vLLM 0.6
 // three times, then 0.7 about 20 % slower) plotted over time at C=2 — each engine version
 // in its colour, the regression gate's limit run by run, the slow run ringed as a
 // regression, the page's run marked, every run a point that opens its page — and the

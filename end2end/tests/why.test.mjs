@@ -1,4 +1,4 @@
-// Browser test of issue #14's explanation: the demo's simulated sweep (batch limit 4,
+// Browser test of the "why it plateaus" explanation: the demo's simulated sweep (batch limit 4,
 // scraped server metrics) shows the telemetry panels on its run page and says why it
 // plateaus; a run without server metrics says the cause cannot be seen from the client.
 import { test } from 'node:test';
@@ -34,7 +34,7 @@ test('the simulated sweep shows the telemetry panels and why it plateaus', async
     return chart.getOption().series[0].data;
   });
   assert.deepEqual(running.at(-1), [16, 4]);
-  // Its per-request records give each latency percentile a bootstrap interval (#15).
+  // Its per-request records give each latency percentile a bootstrap interval.
   const boot = page.locator('#levels td.boot');
   assert.equal(await boot.count(), 10, 'p50 and p99 of the 5 levels');
   assert.match(await boot.last().innerText(), /^\d+\.\d\d \[\d+\.\d\d–\d+\.\d\d\]$/);

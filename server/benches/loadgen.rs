@@ -571,7 +571,7 @@ async fn aiperf_table() {
 /// Reads per event in table 0.
 const PARSE_ROUNDS: usize = 200_000;
 
-/// 3. TTFT error against the simulator's own timestamps (issue #16's goal: p99 under 2 ms
+/// 3. TTFT error against the simulator's own timestamps (goal: p99 under 2 ms
 ///    at C=64 and under 10 ms at C=1024 on this 2-core machine), with the connections the
 ///    levels opened on their clock and the slowest connect (a retried SYN takes 1 s).
 async fn ttft_table() {

@@ -1,5 +1,5 @@
 //! The demo data: the two runs of the story (`../shared/mission/`), inside the binary: the
-//! demo depends on nothing outside the repository (issue #17).
+//! demo depends on nothing outside the repository.
 //!
 //! - The chat run is imported from the story's benchmark.py output ([`CHAT_OUTPUT`]),
 //!   through the same import path as any upload.

@@ -266,7 +266,7 @@ pub struct SweepRequest {
     pub prompt_spread: f64,
     /// Seed of the synthetic prompts (and Poisson arrivals). Not given: a fresh one for
     /// every sweep, recorded in the run's definitions — two sweeps with the same prompts
-    /// let the second be served from the first one's prefix cache (issue #15: TTFT fell
+    /// let the second be served from the first one's prefix cache (TTFT fell
     /// from 1.9 s to 57 ms against llama.cpp and throughput doubled). Give it to repeat
     /// a sweep's prompts exactly.
     #[serde(default)]
@@ -317,7 +317,7 @@ pub struct SweepRequest {
     #[serde(default)]
     pub metrics_interval_ms: Option<u64>,
     /// Trials per level (default 1): each level measured this many times, shown with a
-    /// confidence interval (issue #15).
+    /// confidence interval.
     #[serde(default)]
     pub repeat: Option<u32>,
     /// `back-to-back` (default: every trial of a level, then the next) or `interleaved`

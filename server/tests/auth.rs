@@ -593,7 +593,7 @@ async fn read_login_refuses_anonymous_readers() {
         assert_eq!(resp.headers()[LOCATION], "/login?next=%2F");
         let resp = get("/compare?runs=a,b").await.unwrap();
         assert_eq!(resp.headers()[LOCATION], "/login?next=%2Fcompare%3Fruns%3Da%2Cb");
-        // The history page (#15) too, its view kept for after the sign-in.
+        // The history page too, its view kept for after the sign-in.
         let resp = get("/runs/abcdefghijkl/history?level=knee").await.unwrap();
         assert_eq!(resp.status(), StatusCode::SEE_OTHER);
         assert_eq!(resp.headers()[LOCATION], "/login?next=%2Fruns%2Fabcdefghijkl%2Fhistory%3Flevel%3Dknee");
@@ -627,7 +627,7 @@ async fn read_public_lets_anyone_read() {
             let resp = app.client.get(app.url(path)).send().await.unwrap();
             assert_eq!(resp.status(), StatusCode::OK, "{path}");
         }
-        // Read, not refused: a comparison of no runs is the reader's mistake (400, issue #17).
+        // Read, not refused: a comparison of no runs is the reader's mistake (400).
         let resp = app.client.get(app.url("/compare")).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "/compare");
     }

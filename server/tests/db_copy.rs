@@ -1,4 +1,4 @@
-//! `plateau db copy` round trip (issue #13, "done when"): the demo plus a few thousand
+//! `plateau db copy` round trip: the demo plus a few thousand
 //! generated runs, copied SQLite → PostgreSQL → SQLite with the command's service function
 //! (`app::db::copy_database`), export byte for byte what the original exports: every run's
 //! JSON export (`server::export`) and the demo comparison's CSV and Markdown

@@ -373,7 +373,7 @@ async fn back_and_next_stay_on_this_site() {
     }
 }
 
-/// The history page (issue #15) shows run names, engine versions and annotation text as
+/// The history page shows run names, engine versions and annotation text as
 /// text, in the table and in the chart's option (HTML-escaped series names: the chart's
 /// tooltip renders HTML); a bad choice in its address is a 400 naming the field, an
 /// unknown run a 404; its chart's run links stay on this site.
@@ -431,7 +431,7 @@ async fn the_history_page_keeps_names_versions_and_notes_as_text() {
     }
 }
 
-/// The server functions a page loads its data with (issue #16 moved the charts there):
+/// The server functions a page loads its data with (the charts are built there):
 /// hostile names arrive as JSON strings exactly as stored and escaped inside the chart
 /// options; a bad view, an unknown run or a wrong run count is refused with its status and
 /// the parameter at fault.

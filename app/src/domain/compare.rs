@@ -704,8 +704,8 @@ fn facts_diff_of(base: &RunFacts, base_defs: &Definitions, this: &RunFacts, this
             ));
         }
     }
-    // The same "prompt length" counted two ways is not the same workload (issue #15:
-    // 128 words were 158 of the server's tokens).
+    // The same "prompt length" counted two ways is not the same workload (128 words were
+    // 158 of the server's tokens).
     if let (Some(a), Some(b)) = (&this_defs.prompt_length_source, &base_defs.prompt_length_source) {
         if a.kind() != b.kind() {
             caveats.push(format!(
@@ -1031,7 +1031,7 @@ pub(crate) mod tests {
         assert!(e2e.noise_phrase().unwrap().contains("20 vs 20 requests): real"), "{:?}", e2e.noise_phrase());
     }
 
-    /// Which way is better, for the colours of a change (issue #17: latency up is worse).
+    /// Which way is better, for the colours of a change (latency up is worse).
     #[test]
     fn directions_of_quantities() {
         let m = |metric, stat| Quantity::Measure { metric, stat };

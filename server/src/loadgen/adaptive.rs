@@ -9,7 +9,7 @@
 //! ([`local_gain`]: the log-log slope below and above M, interpolated to M) — is below
 //! `min_gain`. Comparing M with one distant level instead averages the gain over that
 //! distance: on a bending curve a level still gaining 16 % per doubling looked like 5 %
-//! against a level 1.4 doublings up (issue #18). The bisection goes on until the bracket is
+//! against a level 1.4 doublings up. The bisection goes on until the bracket is
 //! narrower than [`PLATEAU_RESOLUTION`] of its top, or its ends differ by less than the
 //! measurement noise ([`NOISE`], or the levels' own when `--repeat` measured it:
 //! [`noise_between`]), or [`MAX_PLATEAU_STEPS`] steps. After an error or latency stop,

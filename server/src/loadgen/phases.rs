@@ -1,5 +1,5 @@
 //! A request's phases before its first token, timed separately so a connection's cost is
-//! seen instead of hidden inside TTFT (issue #16):
+//! seen instead of hidden inside TTFT:
 //!
 //! - **connect**: opening a connection the request waited for (TCP, TLS; the address is
 //!   pinned, so no look-up). A request that got a kept-alive connection from the pool has

@@ -483,7 +483,7 @@ mod tests {
 
     #[test]
     fn closed_loop_throughput_is_measured_while_c_requests_are_in_flight() {
-        // C = 2, 5 requests: rounds of 2, 2 and a short last round of 1 (issue #18).
+        // C = 2, 5 requests: rounds of 2, 2 and a short last round of 1.
         // Round 1 sent at 0 ends at 100; round 2 sent at 100 and 100.25 ends at 200 and
         // 200.25; the fifth goes out at 200.125 (after the first of round 2 ended), ends at 300.125.
         let records =

@@ -164,7 +164,7 @@ async fn wave_sweep_stores_every_level_with_consistent_timings() {
     assert_eq!(run.status, RunStatus::Complete);
     assert_eq!(run.facts.model.as_deref(), Some("think"));
     assert_eq!(run.facts.endpoint_kind, Some(EndpointKind::Chat));
-    // A live sweep, labelled with its target (issue #17), not as a Plateau export.
+    // A live sweep, labelled with its target, not as a Plateau export.
     assert_eq!(run.source.format, app::domain::SourceFormat::LiveSweep);
     assert!(
         run.source.file_name.as_deref().is_some_and(|t| t.starts_with(url.trim_end_matches('/'))),

@@ -1,4 +1,4 @@
-//! Prompt lengths in tokens (issue #15: "128 tokens" had been 128 words, which llama.cpp
+//! Prompt lengths in tokens ("128 tokens" had been 128 words, which llama.cpp
 //! counted as 158 tokens). Owns [`Lengths`], how a [`PromptGen`](super::PromptGen) turns a
 //! requested number of tokens into synthetic text, and the three ways to get one:
 //!

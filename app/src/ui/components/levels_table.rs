@@ -68,7 +68,7 @@ pub fn LevelsTable(
     percentiles: Vec<LevelPercentiles>,
 ) -> impl IntoView {
     let derived = analysis::analyse(&points);
-    // Connection set-up gets a column only when some level paid for it (issue #16).
+    // Connection set-up gets a column only when some level paid for it.
     let show_connect = analysis::connect_matters(&points);
     // Marginal gain per doubling into each level (from the previous level with a throughput).
     let steps = crate::domain::knee::steps(&points);
