@@ -170,6 +170,8 @@ pub fn change(baseline: &Capacity, other: &Capacity) -> CapacityChange {
         (Some(x), Some(y)) if x == y => s.push_str(&format!("; {x} breaks first in both")),
         (Some(x), Some(y)) => s.push_str(&format!("; {x} broke first before, {y} now")),
         (None, Some(y)) => s.push_str(&format!("; {y} breaks first now")),
+        // Nothing breaks in a run whose levels could not be judged: that is not "nothing breaks".
+        (Some(x), None) if b == V::Unjudged => s.push_str(&format!("; {x} broke first before")),
         (Some(x), None) => s.push_str(&format!("; {x} broke first before, nothing breaks now")),
         (None, None) => {}
     }
