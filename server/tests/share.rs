@@ -527,10 +527,12 @@ async fn capacity_at_an_slo_answers_on_pages_exports_reports_and_snapshots() {
         assert_eq!(status, StatusCode::OK);
         assert!(page.contains("id=\"run-capacities\"") && page.contains("data-direction=\"unclear\""));
         assert!(page.contains("capacity is C≈60 in the baseline and not judged in the other run"));
-        let md = app.text(&format!("/compare/export.md?runs={chat},{completions}&baseline={chat}&slo={STORY_SLO}")).await.1;
+        let md =
+            app.text(&format!("/compare/export.md?runs={chat},{completions}&baseline={chat}&slo={STORY_SLO}")).await.1;
         assert!(md.contains("against the baseline**") && md.contains("not judged in the other run"), "{md}");
         assert!(md.contains("**Capacity at SLO:** At e2e"), "{md}");
-        let doc = app.json(&format!("/compare/export.json?runs={chat},{completions}&baseline={chat}&slo={STORY_SLO}")).await;
+        let doc =
+            app.json(&format!("/compare/export.json?runs={chat},{completions}&baseline={chat}&slo={STORY_SLO}")).await;
         assert_eq!(doc["slo"]["slo"], "e2e:p99<=40s");
         assert_eq!(doc["slo"]["runs"][0]["capacity"]["capacity"]["load"], 48.0);
         assert!(doc["slo"]["runs"][1]["change"]["sentence"].as_str().unwrap().starts_with("capacity "));
@@ -546,7 +548,8 @@ async fn capacity_at_an_slo_answers_on_pages_exports_reports_and_snapshots() {
         assert!(csv.lines().any(|l| l.starts_with("# slo: {") && l.contains("C=48")), "{csv}");
         let (_, md) = app.text(&format!("/api/v1/runs/{chat}/export.md?slo={STORY_SLO}")).await;
         assert!(md.contains("**Capacity at SLO:**") && md.contains("| meets |") && md.contains("| fails |"), "{md}");
-        let resp = app.client.get(app.url(&format!("/api/v1/runs/{chat}/export.json?slo=ttft:p99"))).send().await.unwrap();
+        let resp =
+            app.client.get(app.url(&format!("/api/v1/runs/{chat}/export.json?slo=ttft:p99"))).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
         let e: Value = resp.json().await.unwrap();
         assert_eq!(e["field"], "slo", "{e}");
