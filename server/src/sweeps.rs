@@ -1088,6 +1088,37 @@ mod tests {
         assert_eq!(with("adaptive", serde_json::json!({"min_gain_pct": 1e9})), Err("adaptive.min_gain_pct"));
         assert_eq!(with("adaptive", serde_json::json!({"max_error_pct": -1})), Err("adaptive.max_error_pct"));
         assert_eq!(with("adaptive", serde_json::json!({"p99_limit_ms": 0})), Err("adaptive.p99_limit_ms"));
+        let capacity = |c: serde_json::Value| with("capacity", c);
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s"})), Ok(()));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "max": 64})), Ok(()));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2"})), Err("capacity.slo"), "a duration needs a unit");
+        assert_eq!(capacity(serde_json::json!({"slo": ""})), Err("capacity.slo"));
+        assert_eq!(capacity(serde_json::json!({"slo": "x".repeat(100_000)})), Err("capacity.slo"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "sideways"})), Err("capacity.load"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "max": 100_000})), Err("capacity.max"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "max": 8.5})), Err("capacity.max"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "start": 0})), Err("capacity.start"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "start": 300})), Err("capacity.start"));
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "max": 1e9})),
+            Err("capacity.max")
+        );
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "start": 0.001})),
+            Err("capacity.start")
+        );
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "resolution_pct": 0})),
+            Err("capacity.resolution_pct")
+        );
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "resolution_pct": 80})),
+            Err("capacity.resolution_pct")
+        );
+        let mut j = base.clone();
+        j["capacity"] = serde_json::json!({"slo": "ttft:p99<=2s"});
+        j["adaptive"] = serde_json::json!({});
+        assert_eq!(request(j).into_spec(None).unwrap_err().field, "capacity", "one search at a time");
         // products: prompt words held at once, output tokens kept per level
         let mut j = base.clone();
         j["concurrency"] = serde_json::json!([700]);

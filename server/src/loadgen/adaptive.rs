@@ -17,6 +17,10 @@
 //! Gains are per doubling: (t₂ / t₁)^(1 / log₂(C₂ / C₁)) − 1; the verdict reports the gain
 //! from the plateau to its nearest measured level above, never rounded onto the threshold
 //! ([`gain_pct`]).
+//!
+//! The doubling and the bisection are the engine this search shares with the capacity
+//! search ([`super::bracket`], [`super::capacity`]); this module is the plateau goal: what
+//! stops the doubling, which bracket is bisected, how a midpoint is judged.
 
 use super::bracket::{self, Axis, Bisection, Climb};
 use std::fmt;
