@@ -251,6 +251,11 @@ async fn from_records(
             });
         }
     }
+    // No level has goodput (no records, or limits records cannot judge): the page says so
+    // once instead of carrying a reason per level.
+    if !goodput.iter().any(|g| g.goodput.is_ok()) {
+        goodput.clear();
+    }
     Ok((percentiles, goodput))
 }
 

@@ -166,11 +166,17 @@ async fn pages(label: &str, pool: &app::db::Db, dir: &std::path::Path, levels: &
     let client = reqwest::Client::new();
     // (row, time, what it scales with, how many of them)
     let mut rows: Vec<(String, Duration, &str, usize)> = Vec::new();
+    // What judging a run at an SLO adds to its page: capacity, the per-limit table, the
+    // limit lines and the passing region (the same run, the same page, `?slo=` added).
+    let mut slo_costs: Vec<(usize, Duration, Duration)> = Vec::new();
+    let slo = "ttft:p99%3C%3D1s,e2e:p99%3C%3D10s,errors%3C%3D1%25";
     for &n in levels {
         let a = app::db::insert_run(pool, &long_run(&format!("{n} levels"), n)).await.expect("insert");
         let b = app::db::insert_run(pool, &long_run(&format!("{n} levels, again"), n)).await.expect("insert");
         let run = median_fetch(&client, &format!("http://{addr}/runs/{a}")).await;
         rows.push((format!("run page, {n} levels"), run, "level", n));
+        let at_slo = median_fetch(&client, &format!("http://{addr}/runs/{a}?slo={slo}")).await;
+        slo_costs.push((n, run, at_slo));
         let cmp = median_fetch(&client, &format!("http://{addr}/compare?runs={a},{b}")).await;
         rows.push((format!("compare page, 2 runs of {n} levels"), cmp, "level", 2 * n));
     }
@@ -192,6 +198,15 @@ async fn pages(label: &str, pool: &app::db::Db, dir: &std::path::Path, levels: &
     for (name, t, unit, n) in &rows {
         let each_us = t.as_secs_f64() * 1e6 / *n as f64;
         println!("{name:<40} {:>10.2}ms {each_us:>11.2} µs/{unit}", t.as_secs_f64() * 1e3);
+    }
+    println!("run page at an SLO (ttft:p99<=1s,e2e:p99<=10s,errors<=1%) against the same page without one:");
+    for (n, without, with) in &slo_costs {
+        println!(
+            "  {n:>6} levels: {:>9.2}ms without, {:>9.2}ms with: {:.2}×",
+            without.as_secs_f64() * 1e3,
+            with.as_secs_f64() * 1e3,
+            with.as_secs_f64() / without.as_secs_f64()
+        );
     }
     // Linear means the time per level stays put as the run grows a thousandfold.
     if levels.len() >= 2 {

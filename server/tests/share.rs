@@ -513,7 +513,7 @@ async fn capacity_at_an_slo_answers_on_pages_exports_reports_and_snapshots() {
         assert!(page.contains("id=\"capacity-sentence\""), "the capacity sentence");
         assert!(page.contains("serves C=48 (657 tok/s, 13.7 tok/s per user)"), "C=48 at 657 tok/s");
         assert!(page.contains("the first limit to break is latency p99 at C=64 (41 s)"));
-        assert!(page.contains("id=\"slo-levels\""), "each level against each limit");
+        assert!(page.contains("slo-verdict slo-met") && page.contains("slo-verdict slo-broken"), "each level judged");
         // The charts carry the limit line and the passing region.
         assert!(page.contains("SLO: latency p99 ≤ 40 s") && page.contains("meets SLO"));
         // An SLO that cannot parse: 400, naming the part at fault.

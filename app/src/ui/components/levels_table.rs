@@ -66,7 +66,16 @@ pub fn LevelsTable(
     /// t-interval: a percentile's interval comes from the per-request records).
     #[prop(optional)]
     percentiles: Vec<LevelPercentiles>,
+    /// With an SLO: the run's capacity at it, for an SLO column (each level's verdict, the
+    /// values limit by limit in its title) — one cell a level, so a long run stays cheap.
+    #[prop(optional_no_strip)]
+    slo: Option<crate::domain::slo::Capacity>,
+    /// Each level's goodput at the SLO (columns only when some level has one).
+    #[prop(optional)]
+    goodput: Vec<crate::domain::slo::LevelGoodput>,
 ) -> impl IntoView {
+    let show_slo = slo.is_some();
+    let show_goodput = goodput.iter().any(|g| g.goodput.is_ok());
     let derived = analysis::analyse(&points);
     // Connection set-up gets a column only when some level paid for it.
     let show_connect = analysis::connect_matters(&points);
@@ -159,6 +168,14 @@ pub fn LevelsTable(
                     {show_connect.then(|| view! {
                         <td class="connect" title=connect_title(&p)>{num(p.get(Metric::Connect, Stat::P99), 1)}</td>
                     })}
+                    {show_slo.then(|| {
+                        let (text, class, title) = super::slo::verdict_cell(slo.as_ref(), &p);
+                        view! { <td class=class title=title>{text}</td> }
+                    })}
+                    {show_goodput.then(|| {
+                        let (req, tok, title) = super::slo::goodput_cells(&goodput, &p);
+                        view! { <td class="goodput" title=title.clone()>{req}</td><td class="goodput" title=title>{tok}</td> }
+                    })}
                 </tr>
             }
         })
@@ -181,6 +198,11 @@ pub fn LevelsTable(
                     <th title="implied output tokens per request">"tok / req"</th>
                     {show_connect.then(|| view! {
                         <th title="p99 of opening a new connection (TCP, TLS), over the requests that waited for one; — where none was opened (kept-alive connections)">"connect p99 (ms)"</th>
+                    })}
+                    {show_slo.then(|| view! { <th title="the level against every limit of the page's SLO (values in each cell's title)">"SLO"</th> })}
+                    {show_goodput.then(|| view! {
+                        <th title="requests that succeeded and met every per-request limit ÷ the level's duration">"goodput (req/s)"</th>
+                        <th title="output tokens of those requests ÷ the level's duration">"goodput tok/s"</th>
                     })}
                 </tr>
             </thead>

@@ -1,14 +1,12 @@
 //! The SLO on a page: the picker that puts one in the page's address (typed, or one of the
 //! team's named SLOs), the form that stores one under a name, and on a run page the answer —
-//! capacity at the SLO in one sentence, then each level's attainment per limit and its
-//! goodput. Plain HTML forms and links: they work without JavaScript.
+//! capacity at the SLO in one sentence — and the levels table's SLO and goodput cells. Plain HTML forms and links: they work without JavaScript.
 
-use crate::domain::compare::load_label;
 use crate::domain::format::{num, tok_s, UNKNOWN};
 use crate::domain::metrics::{Metric, Stat};
-use crate::domain::slo::{self, Capacity, LevelGoodput, LimitResult, NamedSlo, Slo, Verdict};
+use crate::domain::slo::{self, Capacity, LevelGoodput, LimitResult, NamedSlo, Verdict};
 use crate::domain::view::{query_pairs, ViewState};
-use crate::domain::Run;
+use crate::domain::{Point, Run};
 use leptos::prelude::*;
 
 /// The picker: a text field holding the page's SLO (or empty), a link per named SLO, and
@@ -58,36 +56,54 @@ pub fn SloPicker(view: ViewState, path: String, slos: Vec<NamedSlo>, editable: b
     }
 }
 
-/// "TTFT p99 ≤ 2 s" as a column head.
-fn limit_head(r: &LimitResult) -> String {
-    r.limit.heading()
+/// A level's SLO cell in the levels table: the verdict ("meets", "fails: TTFT p99 2.4 s",
+/// "within noise: …", "not judged"), its class, and every limit's value and margin in its
+/// title.
+pub(super) fn verdict_cell(c: Option<&Capacity>, p: &Point) -> (String, &'static str, String) {
+    let Some(l) = c.and_then(|c| c.levels.iter().find(|l| l.load_value == p.load_value && l.load_kind == p.load_kind))
+    else {
+        // Not judged at all: another load kind than the run's first level's.
+        return ("—".into(), "slo-verdict slo-unknown", "not on the run's load axis".into());
+    };
+    let title = l.limits.iter().map(limit_title).collect::<Vec<_>>().join("; ");
+    let worst = l.first_to_break();
+    let (text, class) = match worst {
+        _ if l.meets() => ("meets".to_owned(), "slo-verdict slo-met"),
+        Some(r) if r.verdict == Verdict::WithinNoise => {
+            (format!("within noise: {}", r.limit.label()), "slo-verdict slo-noise")
+        }
+        Some(r) => (
+            format!("fails: {} {}", r.limit.label(), r.value.map(|v| r.limit.show(v)).unwrap_or_default()),
+            "slo-verdict slo-broken",
+        ),
+        None => ("not judged".to_owned(), "slo-verdict slo-unknown"),
+    };
+    (text, class, title)
 }
 
-fn verdict_class(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Met => "slo-met",
-        Verdict::Broken => "slo-broken",
-        Verdict::WithinNoise => "slo-noise",
-        Verdict::Unknown => "slo-unknown",
+/// "TTFT p99 ≤ 2 s: 2.4 s, broken by 0.4 s".
+fn limit_title(r: &LimitResult) -> String {
+    let value = r.value.map_or_else(|| UNKNOWN.to_owned(), |v| r.limit.show(v));
+    let how = match (r.verdict, r.margin) {
+        (Verdict::Met, Some(m)) => format!("met, {} of headroom", r.limit.show(m.abs())),
+        (Verdict::Broken, Some(m)) => format!("broken by {}", r.limit.show(m.abs())),
+        (Verdict::WithinNoise, _) => "within noise: the trials' 95 % interval straddles the limit".to_owned(),
+        _ => "unknown: the level does not report it".to_owned(),
+    };
+    format!("{}: {value}, {how}", r.limit.heading())
+}
+
+/// A level's goodput cells (req/s with good of all, tok/s) and, where it has none, why.
+pub(super) fn goodput_cells(goodput: &[LevelGoodput], p: &Point) -> (String, String, String) {
+    match goodput.iter().find(|g| g.load_value == p.load_value && g.load_kind == p.load_kind).map(|g| &g.goodput) {
+        Some(Ok(g)) => (
+            format!("{} ({} of {})", num(Some(g.req_s), 2), g.good, g.requests),
+            g.output_tok_s.map_or_else(|| UNKNOWN.to_owned(), |t| num(Some(t), 1)),
+            String::new(),
+        ),
+        Some(Err(why)) => (UNKNOWN.to_owned(), UNKNOWN.to_owned(), why.to_string()),
+        None => (UNKNOWN.to_owned(), UNKNOWN.to_owned(), String::new()),
     }
-}
-
-/// A cell: the value (with its interval across trials) and, in its title, the margin.
-fn limit_cell(r: &LimitResult) -> impl IntoView {
-    let text = match r.value {
-        Some(v) => match r.verdict {
-            Verdict::WithinNoise => format!("{} (within noise)", r.limit.show(v)),
-            _ => r.limit.show(v),
-        },
-        None => UNKNOWN.to_owned(),
-    };
-    let title = match (r.margin, r.verdict) {
-        (Some(m), Verdict::Met) => format!("met, {} of headroom", r.limit.show(m.abs())),
-        (Some(m), Verdict::Broken) => format!("broken by {}", r.limit.show(m.abs())),
-        (_, Verdict::WithinNoise) => "the trials' 95 % interval straddles the limit".to_owned(),
-        _ => "the level does not report this statistic".to_owned(),
-    };
-    view! { <td class=verdict_class(r.verdict) title=title>{text}</td> }
 }
 
 /// Output tok/s per GPU at a capacity, when the run says how many GPUs served it.
@@ -96,87 +112,44 @@ fn per_gpu(run: &Run, tok: Option<f64>) -> Option<String> {
     Some(format!("{} per GPU ({gpus} GPU{})", tok_s(tok? / gpus as f64), if gpus == 1 { "" } else { "s" }))
 }
 
-/// The run page's answer at `slo`: the sentence, then the levels judged limit by limit
-/// with their goodput (from per-request records where the run has them).
+/// The run page's answer at its SLO: the sentence, tok/s per GPU at the capacity, and how
+/// levels and goodput are judged (each level's verdict and goodput are columns of the
+/// levels table).
 #[component]
-pub fn SloSection(run: Run, slo: Slo, named: Option<String>, goodput: Vec<LevelGoodput>) -> impl IntoView {
-    let c: Capacity = slo::capacity(&slo, &run.points);
-    let sentence = slo::sentence(&c);
-    let gpu_line = c.capacity.and_then(|cap| per_gpu(&run, cap.output_tok_s)).map(|g| format!("At that load: {g}."));
-    let kind = c.load_kind;
-    let heads: Vec<String> = c.levels.first().map(|l| l.limits.iter().map(limit_head).collect()).unwrap_or_default();
+pub fn SloSection(
+    run: Run,
+    capacity: Capacity,
+    named: Option<String>,
+    /// Whether some level's goodput could be computed from per-request records.
+    has_goodput: bool,
+) -> impl IntoView {
+    let sentence = slo::sentence(&capacity);
+    let gpu_line =
+        capacity.capacity.and_then(|cap| per_gpu(&run, cap.output_tok_s)).map(|g| format!("At that load: {g}."));
     let imported = run.points.iter().any(|p| p.get(Metric::Goodput, Stat::Mean).is_some());
-    let has_goodput = !goodput.is_empty();
-    let rows = c
-        .levels
-        .iter()
-        .map(|l| {
-            let label = kind.map_or_else(|| l.load_value.to_string(), |k| load_label(k, l.load_value));
-            let (verdict, class) = if l.meets() {
-                ("meets", "slo-met")
-            } else if l.fails() {
-                ("fails", "slo-broken")
-            } else {
-                ("not judged", "slo-unknown")
-            };
-            let g = goodput.iter().find(|g| g.load_value == l.load_value && g.load_kind == l.load_kind);
-            let (g_req, g_tok, g_title) = match g.map(|g| &g.goodput) {
-                Some(Ok(g)) => (
-                    format!("{} req/s ({} of {})", num(Some(g.req_s), 2), g.good, g.requests),
-                    g.output_tok_s.map_or_else(|| UNKNOWN.to_owned(), tok_s),
-                    String::new(),
-                ),
-                Some(Err(why)) => (UNKNOWN.to_owned(), UNKNOWN.to_owned(), why.to_string()),
-                None => (UNKNOWN.to_owned(), UNKNOWN.to_owned(), String::new()),
-            };
-            let imported_cell = run
-                .points
-                .iter()
-                .find(|p| p.load_value == l.load_value && p.load_kind == l.load_kind)
-                .and_then(|p| p.get(Metric::Goodput, Stat::Mean))
-                .map_or_else(|| UNKNOWN.to_owned(), |v| format!("{} req/s", num(Some(v), 2)));
-            view! {
-                <tr>
-                    <td class="load">{label}</td>
-                    {l.limits.iter().map(limit_cell).collect_view()}
-                    <td class=class>{verdict}</td>
-                    {has_goodput.then(|| view! { <td title=g_title.clone()>{g_req}</td><td title=g_title>{g_tok}</td> })}
-                    {imported.then(|| view! { <td>{imported_cell}</td> })}
-                </tr>
-            }
-        })
-        .collect_view();
     let title = match named {
         Some(n) => format!("Capacity at SLO “{n}”"),
         None => "Capacity at your SLO".to_owned(),
     };
+    let goodput_note = if has_goodput {
+        "Goodput (in the levels table) counts each request that succeeded and met every per-request limit — its own \
+         TTFT, TPOT, latency; the statistic ignored — divided by the level's duration: vLLM's and GenAI-Perf's \
+         definition."
+    } else {
+        "No goodput: the levels have no per-request records (or the SLO limits what records do not hold), so each \
+         level is judged by its statistics alone."
+    };
     view! {
-        <section class="slo" id="slo" data-slo=slo.to_string()>
+        <section class="slo" id="slo" data-slo=capacity.slo.to_string()>
             <p id="capacity-sentence"><strong>{title}": "</strong>{sentence}</p>
             {gpu_line.map(|g| view! { <p class="slo-gpu" id="slo-gpu">{g}</p> })}
-            <details class="slo-levels-wrap" open>
-                <summary>"Each level against each limit"</summary>
-                <div class="table-wrap">
-                    <table class="levels slo-levels" id="slo-levels">
-                        <thead><tr>
-                            <th>"load"</th>
-                            {heads.into_iter().map(|h| view! { <th>{h}</th> }).collect_view()}
-                            <th>"SLO"</th>
-                            {has_goodput.then(|| view! { <th>"goodput"</th><th>"goodput tok/s"</th> })}
-                            {imported.then(|| view! { <th>"goodput (source)"</th> })}
-                        </tr></thead>
-                        <tbody>{rows}</tbody>
-                    </table>
-                </div>
-                <p class="slo-note">
-                    "A level meets a limit when its statistic does (with trials: the upper end of its 95 % interval); "
-                    "“within noise” means the trials straddle the limit. Goodput counts each request that succeeded and "
-                    "met every per-request limit (its own TTFT, TPOT, latency; the statistic ignored), divided by the "
-                    "level's duration — vLLM's and GenAI-Perf's definition — from the stored per-request records. "
-                    {imported.then_some("“goodput (source)” is the figure the imported file reports, judged by that tool's own SLO. ")}
-                    "Where only summary statistics exist there is no goodput: the level is judged by its percentiles."
-                </p>
-            </details>
+            <p class="slo-note">
+                "The levels table's SLO column judges each level against every limit (values and headroom in each cell's \
+                 title); with repeats a level meets a limit only at the upper end of its 95 % interval, and “within noise” \
+                 is not a pass. "
+                {goodput_note}
+                {imported.then_some(" The source's own goodput is under “Every statistic the source reported”, judged by that tool's SLO.")}
+            </p>
         </section>
     }
 }

@@ -209,9 +209,11 @@ pub(crate) fn RunView(
     });
     let is_report = matches!(mode, PageMode::Report(_));
     // Capacity at the view's SLO: first on the page, before where and why it plateaus.
-    let slo_section = view.slo.clone().map(|slo| {
-        let named = crate::domain::slo::NamedSlo::find(&slos, &slo).map(|n| n.name.clone());
-        view! { <SloSection run=run.clone() slo named goodput /> }
+    let capacity = view.slo.as_ref().map(|slo| crate::domain::slo::capacity(slo, &run.points));
+    let has_goodput = goodput.iter().any(|g| g.goodput.is_ok());
+    let slo_section = capacity.clone().map(|capacity| {
+        let named = crate::domain::slo::NamedSlo::find(&slos, &capacity.slo).map(|n| n.name.clone());
+        view! { <SloSection run=run.clone() capacity named has_goodput /> }
     });
     let picker = view! {
         <SloPicker view=view.clone() path=format!("/runs/{}", run.id) slos editable=mode == PageMode::Live />
@@ -295,7 +297,7 @@ pub(crate) fn RunView(
             " · a series switched off in a legend stays off in this page's address"
         </p>
         <h2>"Levels"</h2>
-        <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations percentiles /></div>
+        <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations percentiles slo=capacity goodput /></div>
         {(!set_aside.is_empty()).then(|| view! {
             <h3>"Levels set aside by annotations"</h3>
             <table class="levels set-aside" id="set-aside">
