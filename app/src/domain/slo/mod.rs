@@ -8,7 +8,9 @@
 //!   from per-request records ([`goodput`]) — `attain.rs`;
 //! - per run: the highest level that meets the SLO, the first one that does not, an
 //!   interpolated estimate between them ([`capacity`]) and the answer in one sentence
-//!   ([`sentence`]) — `capacity.rs`.
+//!   ([`sentence`]) — `capacity.rs`;
+//! - per check: capacity at the SLO as a gated metric of `plateau check --slo`, against a
+//!   baseline run or a configuration's history ([`gate`]) — `gate.rs`.
 //!
 //! Two ways of judging, on purpose: **attainment** judges a level's *statistic* against a
 //! limit (`ttft:p99<=2s` holds at a level when that level's TTFT p99 is at most 2 s);
@@ -26,10 +28,11 @@
 
 mod attain;
 mod capacity;
+pub mod gate;
 mod parse;
 
 pub use attain::{attain, goodput, limit_value, Goodput, LevelAttainment, LimitResult, NoGoodput, Verdict};
-pub use capacity::{capacity, sentence, AtLevel, Capacity, Estimate, Failure, Unjudged};
+pub use capacity::{capacity, estimate_label, sentence, AtLevel, Capacity, Estimate, Failure, Unjudged};
 
 #[cfg(doc)]
 use super::knee;
