@@ -812,7 +812,7 @@ async fn check_gates_capacity_at_an_slo_through_the_api_and_the_cli() {
         }
 
         // The CLI: on this database, and asking this server.
-        let cli = |args: &[&str]| {
+        let cli = |args: &[String]| {
             let out = std::process::Command::new(env!("CARGO_BIN_EXE_plateau"))
                 .arg("--db")
                 .arg(app.store.db_arg())
@@ -823,7 +823,7 @@ async fn check_gates_capacity_at_an_slo_through_the_api_and_the_cli() {
             (out.status.code(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
         };
         for remote in [&[][..], &["--server", app.base.as_str()][..]] {
-            let with = |args: &[&str]| [args, remote].concat();
+            let with = |args: &[&str]| -> Vec<String> { args.iter().chain(remote).map(|a| (*a).to_owned()).collect() };
             let (code, md, err) = cli(&with(&[&slow, "--baseline", &base, "--slo", "tpot:p99<=50ms"]));
             assert_eq!(code, Some(1), "[{}] {remote:?}: {md}{err}", app.backend);
             assert!(md.contains("fell from C≈45 to C≈18 (−59 %)"), "{md}");

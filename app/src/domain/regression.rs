@@ -635,6 +635,32 @@ mod tests {
     }
 
     #[test]
+    fn capacity_at_an_slo_is_gated_with_the_other_metrics() {
+        let slo = crate::domain::slo::Slo::parse("ttft:p99<=2s").unwrap();
+        let sweep = |name: &str, ttft_ms: [f64; 3]| {
+            let mut r = run_with(name, &[(8.0, 400.0, 2.0), (16.0, 600.0, 3.0), (32.0, 800.0, 4.0)]);
+            for (p, ms) in r.points.iter_mut().zip(ttft_ms) {
+                p.set(Metric::Ttft, Stat::P50, ms / 2.0);
+                p.set(Metric::Ttft, Stat::P99, ms);
+            }
+            r
+        };
+        let (base, slow) = (sweep("a", [500.0, 1000.0, 3000.0]), sweep("b", [500.0, 2500.0, 3000.0]));
+        let mut r = against_baseline(&slow, &base, &Thresholds::default());
+        let per_level = r.regressions();
+        r.capacity = Some(crate::domain::slo::gate::against_baseline(&slo, &slow, &base, &Thresholds::default()));
+        assert_eq!(r.regressions(), per_level + 1, "{r:#?}");
+        let md = r.markdown();
+        assert!(md.contains("### Capacity at ttft:p99\\<=2s\n\n❌ capacity at ttft:p99\\<=2s fell from C≈"), "{md}");
+        assert!(md.contains("- This run: At ttft:p99\\<=2s"), "{md}");
+        // No shared level, but capacity was judged: something was checked.
+        let mut lone = against_baseline(&slow, &run_with("c", &[(64.0, 1.0, 1.0)]), &Thresholds::default());
+        assert!(lone.markdown().contains("nothing to check"));
+        lone.capacity = Some(crate::domain::slo::gate::against_baseline(&slo, &base, &slow, &Thresholds::default()));
+        assert!(lone.passed() && lone.markdown().contains("✅ **no regression**"), "{}", lone.markdown());
+    }
+
+    #[test]
     fn the_key_leaves_the_engine_version_out() {
         let mut a = run_with("a", &[(8.0, 400.0, 2.0)]);
         let mut b = a.clone();
