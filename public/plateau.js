@@ -90,6 +90,8 @@ document.addEventListener('change', function (e) {
       line = ev; at = Date.now(); show();
     } else if (ev.event === 'plateau') {
       text.textContent = 'Adaptive search: ' + ev.text;
+    } else if (ev.event === 'capacity') {
+      text.textContent = 'Capacity search: ' + ev.text;
     } else if (ev.event === 'level_done' || ev.event === 'finished') {
       source.close();
       window.location.reload();

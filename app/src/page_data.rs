@@ -14,6 +14,7 @@ use crate::domain::compare::{baseline_index, check_run_count, request_tests as t
 use crate::domain::noise::LevelPercentiles;
 use crate::domain::pages::{ChartSpec, ComparePageData, ReportPageData, RunPageData};
 use crate::domain::regression::{against_history, CheckReport, Thresholds};
+use crate::domain::slo::{LevelGoodput, NoGoodput, Slo};
 use crate::domain::view::{split_view_path, SnapshotData, ViewProblem, ViewState};
 use crate::domain::why_signals::StoredSignals;
 use crate::domain::{Run, RunId};
@@ -63,13 +64,14 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
     let mut run = db::get_run_raw(pool, id).await?;
     // From the stored levels, before the annotations' effects set any aside (the records
     // are stored by level).
-    let percentiles = or_empty("percentile intervals", percentile_intervals(pool, &run).await);
+    let (percentiles, goodput) = or_empty("per-request records", from_records(pool, &run, view.slo.as_ref()).await);
     crate::domain::annotations::apply_effects(&mut run);
     let stored = or_none("stored signals", db::stored_signals(pool, id).await);
     let history = or_none("run history", history_check(pool, &run).await);
     let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
+    let slos = or_empty("named SLOs", db::list_slos(pool).await);
     let charts = run_chart_specs(&run, stored.as_ref(), view);
-    Ok(RunPageData { run, stored, dismissed, history, percentiles, charts })
+    Ok(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos })
 }
 
 /// The compare page of `view` (its `runs` and `baseline`).
@@ -80,7 +82,8 @@ pub async fn compare_page(pool: &Db, view: &ViewState) -> Result<ComparePageData
     let request_tests = or_empty("per-request tests", request_tests(pool, &view.runs, view.baseline.as_ref()).await);
     let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
     let charts = compare_chart_specs(&runs, view);
-    Ok(ComparePageData { runs, stored, dismissed, request_tests, charts })
+    let slos = or_empty("named SLOs", db::list_slos(pool).await);
+    Ok(ComparePageData { runs, stored, dismissed, request_tests, charts, slos })
 }
 
 /// The saved report `slug`: its view over today's data.
@@ -213,22 +216,42 @@ async fn history_check(pool: &Db, run: &Run) -> Result<CheckReport, AppError> {
 /// The bootstrap intervals of each level's latency p50 and p99, from its stored
 /// per-request records (levels without enough records are left out). `run` is as stored:
 /// level `i` of it is stored level `i`.
-async fn percentile_intervals(pool: &Db, run: &Run) -> Result<Vec<LevelPercentiles>, AppError> {
+/// What a run page computes from the stored per-request records, one read per level: the
+/// latency percentiles' bootstrap intervals and, with an SLO, each level's goodput. A level
+/// past the page's record budget is not read (its goodput says so).
+async fn from_records(
+    pool: &Db,
+    run: &Run,
+    slo: Option<&Slo>,
+) -> Result<(Vec<LevelPercentiles>, Vec<LevelGoodput>), AppError> {
     let seqs = db::level_seqs(pool, &run.id).await?;
-    let mut out = Vec::new();
+    let (mut percentiles, mut goodput) = (Vec::new(), Vec::new());
     let mut budget = MAX_PERCENTILE_RECORDS;
-    for (p, seq) in run.points.iter().zip(&seqs).take(MAX_PERCENTILE_LEVELS) {
+    for (i, (p, seq)) in run.points.iter().zip(&seqs).enumerate() {
         // The level's request count is stored with it: too many, and it is not read at all.
         let n = p.requests_total().unwrap_or(0);
-        if n > budget {
-            continue;
+        let records = if i < MAX_PERCENTILE_LEVELS && n <= budget {
+            budget -= n;
+            Some(db::level_requests(pool, &run.id, *seq).await?)
+        } else {
+            None
+        };
+        if let Some(records) = &records {
+            let e2e: Vec<f64> = records.iter().filter(|r| r.ok).filter_map(|r| r.e2e_ms).collect();
+            percentiles.extend(LevelPercentiles::of(p.load_value, &e2e));
         }
-        budget -= n;
-        let records = db::level_requests(pool, &run.id, *seq).await?;
-        let e2e: Vec<f64> = records.iter().filter(|r| r.ok).filter_map(|r| r.e2e_ms).collect();
-        out.extend(LevelPercentiles::of(p.load_value, &e2e));
+        if let Some(slo) = slo {
+            goodput.push(LevelGoodput {
+                load_kind: p.load_kind,
+                load_value: p.load_value,
+                goodput: match &records {
+                    Some(r) => crate::domain::slo::goodput(slo, p, r),
+                    None => Err(NoGoodput::NotRead),
+                },
+            });
+        }
     }
-    Ok(out)
+    Ok((percentiles, goodput))
 }
 
 #[cfg(test)]

@@ -50,6 +50,8 @@ pub enum Command {
     /// Examples: plateau sweep --url http://127.0.0.1:8090 --model plateau-sim --concurrency 1,2,4,8
     ///           plateau sweep --url … --model … --rates 1,2,4 --arrival poisson --requests 100
     ///           plateau sweep --url … --model … --adaptive --requests 32 --server http://plateau:3000
+    ///           plateau sweep --url … --model … --find capacity --slo 'ttft:p99<=2s,tpot:p99<=50ms' --requests 64
+    ///           plateau sweep --url … --model … --find capacity --slo 'ttft:p99<=2s' --load rate --max-rate 32
     Sweep(SweepArgs),
     /// Check a run for regressions against a baseline run or its configuration's history
     /// (thresholds: percentage, z-score over past runs, t-test where there are trials);
@@ -138,6 +140,22 @@ pub enum AuthSwitch {
     Off,
 }
 
+/// What `plateau sweep --find` searches for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Find {
+    /// The highest load meeting --slo.
+    Capacity,
+}
+
+/// The load axis of `plateau sweep --find capacity`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FindLoad {
+    /// Concurrent requests (closed loop).
+    Concurrency,
+    /// Request rate, req/s (open loop).
+    Rate,
+}
+
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// Base URL of the server (`http://host:port`, a trailing `/v1` is fine).
@@ -168,7 +186,30 @@ pub struct SweepArgs {
     /// between the last gaining level and the stopping one.
     #[arg(long)]
     pub adaptive: bool,
-    /// Adaptive: the highest concurrency it may try.
+    /// Search for something instead of measuring given levels: `capacity`, the highest
+    /// load meeting --slo (C = 1, 2, 4 … while every limit holds, then bisected between
+    /// the last level meeting it and the first not).
+    #[arg(long, value_enum, conflicts_with_all = ["adaptive", "rates"], requires = "slo")]
+    pub find: Option<Find>,
+    /// The SLO the capacity search holds every level to, e.g.
+    /// 'ttft:p99<=2s,tpot:p99<=50ms,errors<=1%,tok_s_per_user>=20'.
+    #[arg(long, requires = "find")]
+    pub slo: Option<String>,
+    /// Capacity search: search over concurrency (closed loop) or request rate (open loop,
+    /// --requests per rate, --arrival).
+    #[arg(long, value_enum, default_value_t = FindLoad::Concurrency)]
+    pub load: FindLoad,
+    /// Capacity search: the first load measured (default: C = 1, or 1 req/s).
+    #[arg(long)]
+    pub start: Option<f64>,
+    /// Capacity search on request rates: the highest rate it may try, req/s.
+    #[arg(long, default_value_t = 256.0)]
+    pub max_rate: f64,
+    /// Capacity search: stop bisecting once the bracket is within this percentage of its
+    /// top (default: adjacent concurrency levels; 5 % for rates).
+    #[arg(long)]
+    pub resolution_pct: Option<f64>,
+    /// Adaptive and capacity search: the highest concurrency it may try.
     #[arg(long, default_value_t = 256)]
     pub max_concurrency: u32,
     /// Adaptive: stop when the gain per doubling falls below this, in percent.
@@ -645,6 +686,22 @@ async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> 
             max_error_pct: Some(a.max_error_pct),
             p99_limit_ms: a.p99_limit_ms,
         }),
+        capacity: match a.find {
+            None => None,
+            Some(Find::Capacity) => Some(crate::sweeps::CapacityRequest {
+                slo: a.slo.unwrap_or_default(),
+                load: Some(match a.load {
+                    FindLoad::Concurrency => "concurrency".to_owned(),
+                    FindLoad::Rate => "rate".to_owned(),
+                }),
+                start: a.start,
+                max: Some(match a.load {
+                    FindLoad::Concurrency => f64::from(a.max_concurrency),
+                    FindLoad::Rate => a.max_rate,
+                }),
+                resolution_pct: a.resolution_pct,
+            }),
+        },
         requests: a.requests,
         prompt_spread: a.prompt_spread,
         seed: a.seed,
@@ -737,7 +794,7 @@ mod sweep_progress {
                 Progress::Started { run, levels } => {
                     say(format!(
                         "sweep {run}: {}",
-                        levels.map_or_else(|| "adaptive search".to_owned(), |n| format!("{n} levels"))
+                        levels.map_or_else(|| "a search, level by level".to_owned(), |n| format!("{n} levels"))
                     ));
                     if bars {
                         let bar = match levels {
@@ -798,6 +855,10 @@ mod sweep_progress {
                 Progress::Plateau { verdict } => {
                     let text = verdict.to_string();
                     say(format!("adaptive search: {text}"));
+                    finding = Some(text);
+                }
+                Progress::Capacity { text, .. } => {
+                    say(format!("capacity search: {text}"));
                     finding = Some(text);
                 }
             }

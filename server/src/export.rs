@@ -6,7 +6,9 @@
 use crate::ingest::formats::plateau::{self, ExportedFile, ExportedLevel, ExportedRequest, ExportedRun};
 use app::db::Db;
 use app::db::{self, DbError};
+use app::domain::slo::{Capacity, LevelGoodput, Slo};
 use app::domain::RunId;
+use serde::Serialize;
 
 /// Everything stored about a run, in export form.
 pub async fn exported_run(pool: &Db, id: &RunId) -> Result<ExportedRun, DbError> {
@@ -45,14 +47,86 @@ pub async fn exported_run(pool: &Db, id: &RunId) -> Result<ExportedRun, DbError>
     })
 }
 
+/// A run judged at an SLO, as the exports carry it: derived from the levels (an import
+/// ignores it), over the levels the analysis uses — as the run page judges them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SloExport {
+    /// The SLO's canonical text.
+    pub slo: String,
+    pub definition: &'static str,
+    /// The answer in one sentence, as the run page says it.
+    pub sentence: String,
+    /// Capacity, the first failure, the estimate, and every level limit by limit.
+    pub capacity: Capacity,
+    /// Each stored level's goodput from its per-request records, or why it has none.
+    pub goodput: Vec<LevelGoodput>,
+}
+
+/// How the export's SLO figures are defined.
+pub const SLO_DEFINITION: &str = "A level meets a limit when its statistic does (with trials: the upper end of \
+     its 95 % interval across trials); capacity is the highest level meeting every limit below the first that \
+     does not, the estimate interpolates between them (log2 of concurrency, linear in request rate). Goodput: \
+     requests that succeeded and met every per-request limit, divided by the level's duration. Levels set \
+     aside by annotations are not judged.";
+
+/// `run` (annotations' effects applied) judged at `slo`, with each level's goodput.
+pub async fn slo_export(pool: &Db, run: &app::domain::Run, slo: &Slo) -> Result<SloExport, DbError> {
+    let seqs = db::level_seqs(pool, &run.id).await?;
+    let raw = db::get_run_raw(pool, &run.id).await?;
+    let mut goodput = Vec::with_capacity(seqs.len());
+    for (p, seq) in raw.points.iter().zip(seqs) {
+        let records = db::level_requests(pool, &run.id, seq).await?;
+        goodput.push(LevelGoodput {
+            load_kind: p.load_kind,
+            load_value: p.load_value,
+            goodput: app::domain::slo::goodput(slo, p, &records),
+        });
+    }
+    let capacity = app::domain::slo::capacity(slo, &run.points);
+    Ok(SloExport {
+        slo: slo.to_string(),
+        definition: SLO_DEFINITION,
+        sentence: app::domain::slo::sentence(&capacity),
+        capacity,
+        goodput,
+    })
+}
+
+async fn slo_value(pool: &Db, id: &RunId, slo: Option<&Slo>) -> Result<Option<serde_json::Value>, DbError> {
+    let Some(slo) = slo else { return Ok(None) };
+    let run = db::get_run(pool, id).await?;
+    let e = slo_export(pool, &run, slo).await?;
+    Ok(serde_json::to_value(e).ok())
+}
+
 /// The JSON export document.
 pub async fn json(pool: &Db, id: &RunId) -> Result<String, DbError> {
-    Ok(plateau::to_json(&exported_run(pool, id).await?))
+    json_at(pool, id, None).await
 }
 
 /// The CSV export document.
 pub async fn csv(pool: &Db, id: &RunId) -> Result<String, DbError> {
-    Ok(plateau::to_csv(&exported_run(pool, id).await?))
+    csv_at(pool, id, None).await
+}
+
+/// The JSON export document; with an SLO, the run judged at it beside the run.
+pub async fn json_at(pool: &Db, id: &RunId, slo: Option<&Slo>) -> Result<String, DbError> {
+    let run = exported_run(pool, id).await?;
+    Ok(plateau::to_json_with(&run, slo_value(pool, id, slo).await?))
+}
+
+/// The CSV export document; with an SLO, its `# slo:` line.
+pub async fn csv_at(pool: &Db, id: &RunId, slo: Option<&Slo>) -> Result<String, DbError> {
+    let run = exported_run(pool, id).await?;
+    let slo = slo_value(pool, id, slo).await?.map(|mut v| {
+        // The CSV carries the levels; its SLO line says what was judged and the answer.
+        if let Some(o) = v.as_object_mut() {
+            o.remove("capacity");
+            o.remove("goodput");
+        }
+        v
+    });
+    Ok(plateau::to_csv_with(&run, slo))
 }
 
 /// A CSV text cell that a spreadsheet shows as text (OWASP "CSV injection"): a cell that
@@ -88,7 +162,7 @@ pub fn markdown_text(s: &str) -> String {
 
 /// A Markdown table of the run's levels, for chats and issues: the headline numbers with
 /// unknowns as "—", then the facts that make the run comparable.
-pub fn markdown(run: &app::domain::Run) -> String {
+pub fn markdown(run: &app::domain::Run, slo: Option<&Slo>) -> String {
     use app::domain::format::{int, load, ms_as_s, num, pct, UNKNOWN};
     use app::domain::metrics::{Metric, Stat};
     let cell = |s: &str| markdown_text(s);
@@ -113,13 +187,30 @@ pub fn markdown(run: &app::domain::Run) -> String {
     if !known.is_empty() {
         out.push_str(&format!("{}\n\n", known.join(" · ")));
     }
-    out.push_str(
-        "| load | ok / failed | output tok/s | scaling eff. | latency avg (s) | p50 (s) | p99 (s) | TTFT p50 (ms) |\n",
-    );
-    out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    let capacity = slo.map(|s| app::domain::slo::capacity(s, &run.points));
+    if let Some(c) = &capacity {
+        out.push_str(&format!("**Capacity at SLO:** {}\n\n", markdown_text(&app::domain::slo::sentence(c))));
+    }
+    let verdict = |p: &app::domain::Point| {
+        let l =
+            capacity.as_ref()?.levels.iter().find(|l| l.load_value == p.load_value && l.load_kind == p.load_kind)?;
+        Some(if l.meets() {
+            "meets"
+        } else if l.fails() {
+            "fails"
+        } else {
+            "not judged"
+        })
+    };
+    let (slo_head, slo_rule) = if capacity.is_some() { (" SLO |", "---|") } else { ("", "") };
+    out.push_str(&format!(
+        "| load | ok / failed | output tok/s | scaling eff. | latency avg (s) | p50 (s) | p99 (s) | TTFT p50 (ms) |{slo_head}\n"
+    ));
+    out.push_str(&format!("|---:|---:|---:|---:|---:|---:|---:|---:|{slo_rule}\n"));
     for (p, d) in run.points.iter().zip(derived) {
+        let slo_cell = if capacity.is_some() { format!(" {} |", verdict(p).unwrap_or(UNKNOWN)) } else { String::new() };
         out.push_str(&format!(
-            "| {}{} | {} / {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {}{} | {} / {} | {} | {} | {} | {} | {} | {} |{slo_cell}\n",
             load(p.load_value),
             if p.truncated { " (cut off)" } else { "" },
             int(p.requests_ok),
@@ -165,7 +256,7 @@ mod tests {
             set_aside: vec![],
             annotations: vec![],
         };
-        let md = super::markdown(&run);
+        let md = super::markdown(&run, None);
         assert!(md.starts_with("### chat \\| run\n\nmodel: Kimi\n\n"), "{md}");
         assert!(md.contains("| 32 | 32 / 0 | 464.4 | — | 35.23 | — | — | — |"), "{md}");
         assert!(md.contains("| 96 (cut off) | — / — | 1017.0 | 73 % | — | — | — | — |"), "{md}");

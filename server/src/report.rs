@@ -12,6 +12,7 @@ use app::domain::annotations::{escape_html, plain_text, to_html, Anchor};
 use app::domain::format::{int, load, ms_as_s, num, when};
 use app::domain::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
 use app::domain::metrics::{Metric, Stat};
+use app::domain::slo::Slo;
 use app::domain::view::ViewState;
 use app::domain::why::{add_server_differences, RunSignals};
 use app::domain::why_signals::{run_signals, why_paragraph, StoredSignals};
@@ -152,9 +153,37 @@ pub fn html_report(
             escape_html(&facts),
             escape_html(&sat)
         ));
+        if let Some(slo) = &view.slo {
+            let c = app::domain::slo::capacity(slo, &r.points);
+            body.push_str(&format!(
+                "<p class=\"capacity\" id=\"capacity-sentence\"><strong>Capacity at your SLO:</strong> {}</p>",
+                escape_html(&app::domain::slo::sentence(&c))
+            ));
+        }
         body.push_str(&why_html(signals));
     }
     body.push_str("</section>\n");
+    if let (Some(slo), ViewTarget::Compare) = (&view.slo, target) {
+        let points: Vec<&[app::domain::Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
+        let baseline = app::domain::compare::baseline_index(runs, view.baseline.as_ref());
+        let lines: Vec<String> = app::domain::slo::across(slo, &points, baseline)
+            .into_iter()
+            .filter_map(|rc| {
+                Some(format!(
+                    "<li>{}: {}</li>",
+                    escape_html(&runs.get(rc.run)?.name),
+                    escape_html(&rc.change?.sentence)
+                ))
+            })
+            .collect();
+        if !lines.is_empty() {
+            body.push_str(&format!(
+                "<section class=\"slo\" id=\"slo\"><h2>Capacity at {} against the baseline</h2><ul>{}</ul></section>\n",
+                escape_html(&slo.spaced()),
+                lines.concat()
+            ));
+        }
+    }
     if matches!(target, ViewTarget::Compare) {
         // What the compare page explains: the facts verdicts and why throughput differs.
         let e = explain(runs, app::domain::compare::baseline_index(runs, view.baseline.as_ref()), &signals);
@@ -348,11 +377,30 @@ fn explain(runs: &[Run], baseline: usize, signals: &[RunSignals]) -> Explained {
 /// differs, then the annotations. `stored` (what is stored beside each run, indexed like
 /// `runs`; shorter or empty adds no server-side difference) adds what the servers did
 /// differently where both runs have server metrics.
-pub fn compare_markdown(runs: &[Run], baseline: usize, stored: &[StoredSignals]) -> String {
+pub fn compare_markdown(runs: &[Run], baseline: usize, stored: &[StoredSignals], slo: Option<&Slo>) -> String {
     let mut out = String::new();
     for r in runs {
-        out.push_str(&crate::export::markdown(r));
+        out.push_str(&crate::export::markdown(r, slo));
         out.push('\n');
+    }
+    // Capacity at the SLO: each run's change from the baseline.
+    if let Some(slo) = slo {
+        let points: Vec<&[app::domain::Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
+        let lines: Vec<String> = app::domain::slo::across(slo, &points, baseline)
+            .into_iter()
+            .filter_map(|rc| {
+                let name = crate::export::markdown_text(&runs.get(rc.run)?.name);
+                let change = rc.change?.sentence;
+                Some(format!("- {name}: {}", crate::export::markdown_text(&change)))
+            })
+            .collect();
+        if !lines.is_empty() {
+            out.push_str(&format!(
+                "**Capacity at {} against the baseline**\n\n{}\n\n",
+                crate::export::markdown_text(&slo.spaced()),
+                lines.join("\n")
+            ));
+        }
     }
     let signals: Vec<RunSignals> = runs.iter().enumerate().map(|(i, r)| run_signals(r, stored.get(i))).collect();
     let e = explain(runs, baseline, &signals);

@@ -13,6 +13,7 @@
 use app::db::Db;
 use app::db::{self, DbError, StoredSnapshot};
 use app::domain::annotations::{AnnotationId, AnnotationInput};
+use app::domain::slo::{NamedSlo, Slo};
 use app::domain::text::{self, TextError};
 use app::domain::view::SavedReport;
 use app::domain::view::{query_pairs, ViewState};
@@ -47,6 +48,7 @@ impl From<DbError> for ShareError {
         match e {
             DbError::NotFound(what) => ShareError::NotFound(what),
             DbError::Text(t) => ShareError::Invalid(t.to_string()),
+            e @ DbError::Slo { .. } => ShareError::Invalid(e.to_string()),
             other => ShareError::Db(other),
         }
     }
@@ -161,6 +163,20 @@ fn new_slug() -> String {
     (0..8)
         .map(|_| char::from(SLUG_ALPHABET.get(rng.gen_range(0..SLUG_ALPHABET.len())).copied().unwrap_or(b'a')))
         .collect()
+}
+
+/// Stores the SLO `text` under `name` (replacing the one of that name), by `author`. The
+/// text is read by `Slo::parse`: a bad one is refused naming the part at fault.
+pub async fn save_slo(pool: &Db, name: &str, text: &str, author: &str) -> Result<NamedSlo, ShareError> {
+    let slo = Slo::parse(text).map_err(|e| ShareError::Invalid(format!("slo: {e}")))?;
+    let named = NamedSlo {
+        name: name.trim().to_owned(),
+        slo,
+        author: author.to_owned(),
+        created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    };
+    db::put_slo(pool, &named).await?;
+    Ok(named)
 }
 
 /// Saves a titled view under a fresh slug.

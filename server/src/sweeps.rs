@@ -12,6 +12,7 @@ use crate::loadgen::{
 };
 use app::db::Db;
 use app::domain::metrics::RepeatOrder;
+use app::domain::slo::Slo;
 use app::domain::{EndpointKind, RunId};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -257,6 +258,9 @@ pub struct SweepRequest {
     /// The adaptive search for the plateau, instead of fixed levels.
     #[serde(default)]
     pub adaptive: Option<AdaptiveRequest>,
+    /// The search for the capacity at an SLO, instead of fixed levels.
+    #[serde(default)]
+    pub capacity: Option<CapacityRequest>,
     /// Closed loop: steady mode with this many requests per level (none: one wave of C per
     /// level). Open loop: requests per rate (default 50).
     #[serde(default)]
@@ -415,6 +419,19 @@ impl SweepRequest {
     /// (part of [`SweepRequest::into_spec`]; `rates` and `concurrency` are moved out).
     fn loads(&mut self, seed: u64) -> Result<(Loads, LoadMode), SpecError> {
         let closed = self.requests.map_or(LoadMode::Wave, |requests| LoadMode::Steady { requests });
+        if let Some(c) = &self.capacity {
+            if self.adaptive.is_some() || !self.rates.is_empty() {
+                return Err(SpecError::new("capacity", "choose one of capacity, adaptive, rates and concurrency"));
+            }
+            let search = c.spec()?;
+            if search.axis == loadgen::Axis::Concurrency {
+                let arrival = Arrival::Poisson { seed };
+                return Ok((Loads::Capacity { search, arrival, requests: 0 }, closed));
+            }
+            let arrival = self.arrival(seed)?;
+            let requests = self.requests.unwrap_or(DEFAULT_RATE_REQUESTS);
+            return Ok((Loads::Capacity { search, arrival, requests }, LoadMode::Wave));
+        }
         if let Some(a) = &self.adaptive {
             if !self.rates.is_empty() {
                 return Err(SpecError::new("adaptive", "choose one of adaptive, rates and concurrency"));
@@ -422,16 +439,68 @@ impl SweepRequest {
             return Ok((Loads::Adaptive(a.spec()), closed));
         }
         if !self.rates.is_empty() {
-            let arrival = match self.arrival.as_deref() {
-                None => Arrival::Poisson { seed },
-                Some(a) => Arrival::parse(a, seed)
-                    .ok_or_else(|| SpecError::new("arrival", format!("{a:?}: use poisson or constant")))?,
-            };
+            let arrival = self.arrival(seed)?;
             let requests = self.requests.unwrap_or(DEFAULT_RATE_REQUESTS);
             let rates_rps = std::mem::take(&mut self.rates);
             return Ok((Loads::Rates { rates_rps, arrival, requests }, LoadMode::Wave));
         }
         Ok((Loads::Concurrency(std::mem::take(&mut self.concurrency)), closed))
+    }
+
+    /// The open-loop arrivals asked for (Poisson by default, seeded by the sweep's seed).
+    fn arrival(&self, seed: u64) -> Result<Arrival, SpecError> {
+        match self.arrival.as_deref() {
+            None => Ok(Arrival::Poisson { seed }),
+            Some(a) => Arrival::parse(a, seed)
+                .ok_or_else(|| SpecError::new("arrival", format!("{:?}: use poisson or constant", clip_field(a)))),
+        }
+    }
+}
+
+/// The capacity search's settings as posted (`plateau sweep --find capacity`, the form's
+/// "find capacity at SLO"): the SLO in its text syntax, the load axis and its range.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct CapacityRequest {
+    /// e.g. `ttft:p99<=2s,tpot:p99<=50ms,errors<=1%`; refused up front when it does not
+    /// parse, with the part at fault.
+    pub slo: String,
+    /// `concurrency` (default: closed loop) or `rate` (open loop, req/s).
+    #[serde(default)]
+    pub load: Option<String>,
+    /// First load measured (default: C = 1, or 1 req/s).
+    #[serde(default)]
+    pub start: Option<f64>,
+    /// Highest load measured (default: C = 256, or 256 req/s).
+    #[serde(default)]
+    pub max: Option<f64>,
+    /// Stop bisecting once the bracket is within this percentage of its top (default:
+    /// adjacent concurrency levels; 5 % for rates).
+    #[serde(default)]
+    pub resolution_pct: Option<f64>,
+}
+
+/// A capacity search's default top, concurrency or req/s.
+pub const DEFAULT_CAPACITY_MAX: f64 = 256.0;
+
+impl CapacityRequest {
+    /// The search's spec; the SLO's own error (naming the part at fault) as `capacity.slo`.
+    /// Ranges are checked with every other field (`bounds`).
+    pub fn spec(&self) -> Result<loadgen::CapacitySpec, SpecError> {
+        let slo = Slo::parse(&self.slo).map_err(|e| SpecError::new("capacity.slo", e.to_string()))?;
+        let mut spec = match self.load.as_deref().map(str::trim) {
+            None | Some("" | "concurrency") => loadgen::CapacitySpec::concurrency(slo, 1, 256),
+            Some("rate" | "rates") => loadgen::CapacitySpec::rate(slo, 1.0, DEFAULT_CAPACITY_MAX),
+            Some(other) => {
+                return Err(SpecError::new(
+                    "capacity.load",
+                    format!("{:?}: use concurrency or rate", clip_field(other)),
+                ))
+            }
+        };
+        spec.start = self.start.unwrap_or(spec.start);
+        spec.max = self.max.unwrap_or(DEFAULT_CAPACITY_MAX);
+        spec.resolution = self.resolution_pct.map_or(spec.resolution, |p| p / 100.0);
+        Ok(spec)
     }
 }
 
@@ -497,6 +566,10 @@ pub enum SweepEvent {
     },
     /// The adaptive search's finding, in words.
     Plateau {
+        text: String,
+    },
+    /// The capacity search's finding, in words (the SLO core's sentence).
+    Capacity {
         text: String,
     },
     Finished {
@@ -674,6 +747,7 @@ impl Sweeps {
                         SweepEvent::Progress(clock.line(level, load_kind.as_str(), load, 0, requests))
                     }
                     Progress::Plateau { verdict } => SweepEvent::Plateau { text: verdict.to_string() },
+                    Progress::Capacity { text, .. } => SweepEvent::Capacity { text },
                     Progress::RequestDone { level, done, total } => {
                         let (kind, load) = clock.line.as_ref().map_or(("concurrency", 0.0), |l| (l.load_kind, l.load));
                         SweepEvent::Progress(clock.line(level, kind, load, done, total))
@@ -1014,6 +1088,37 @@ mod tests {
         assert_eq!(with("adaptive", serde_json::json!({"min_gain_pct": 1e9})), Err("adaptive.min_gain_pct"));
         assert_eq!(with("adaptive", serde_json::json!({"max_error_pct": -1})), Err("adaptive.max_error_pct"));
         assert_eq!(with("adaptive", serde_json::json!({"p99_limit_ms": 0})), Err("adaptive.p99_limit_ms"));
+        let capacity = |c: serde_json::Value| with("capacity", c);
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s"})), Ok(()));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "max": 64})), Ok(()));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2"})), Err("capacity.slo"), "a duration needs a unit");
+        assert_eq!(capacity(serde_json::json!({"slo": ""})), Err("capacity.slo"));
+        assert_eq!(capacity(serde_json::json!({"slo": "x".repeat(100_000)})), Err("capacity.slo"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "sideways"})), Err("capacity.load"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "max": 100_000})), Err("capacity.max"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "max": 8.5})), Err("capacity.max"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "start": 0})), Err("capacity.start"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "start": 300})), Err("capacity.start"));
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "max": 1e9})),
+            Err("capacity.max")
+        );
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "start": 0.001})),
+            Err("capacity.start")
+        );
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "resolution_pct": 0})),
+            Err("capacity.resolution_pct")
+        );
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "resolution_pct": 80})),
+            Err("capacity.resolution_pct")
+        );
+        let mut j = base.clone();
+        j["capacity"] = serde_json::json!({"slo": "ttft:p99<=2s"});
+        j["adaptive"] = serde_json::json!({});
+        assert_eq!(request(j).into_spec(None).unwrap_err().field, "capacity", "one search at a time");
         // products: prompt words held at once, output tokens kept per level
         let mut j = base.clone();
         j["concurrency"] = serde_json::json!([700]);

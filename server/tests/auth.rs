@@ -164,6 +164,10 @@ fn write_routes() -> Vec<WriteRoute> {
         r(Method::POST, "/api/v1/reports", Body::Empty),
         r(Method::POST, "/snapshots", Body::Empty),
         r(Method::POST, "/api/v1/snapshots", Body::Empty),
+        // named SLOs
+        r(Method::POST, "/slos", Body::Empty),
+        r(Method::PUT, "/api/v1/slos/{name}", Body::Empty),
+        r(Method::DELETE, "/api/v1/slos/{name}", Body::Empty),
     ]
 }
 

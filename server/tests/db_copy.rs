@@ -69,7 +69,7 @@ async fn comparison(db: &Db, chat: &RunId, completions: &RunId) -> (String, Stri
     let runs = share::runs_of_view(db, &ViewTarget::Compare, &view).await.unwrap();
     let b = compare::baseline_index(&runs, view.baseline.as_ref());
     assert_eq!(runs.len(), 2);
-    (server::report::compare_csv(&runs, &view, b), server::report::compare_markdown(&runs, b, &[]))
+    (server::report::compare_csv(&runs, &view, b), server::report::compare_markdown(&runs, b, &[], None))
 }
 
 #[tokio::test]

@@ -503,3 +503,37 @@ async fn page_data_functions_keep_names_as_data_and_refuse_bad_views() {
         assert_eq!(resp.status(), StatusCode::NOT_FOUND);
     }
 }
+
+#[tokio::test]
+async fn an_slo_in_the_address_stays_text_wherever_it_is_echoed() {
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        app.rename(&chat, TITLE_XSS).await;
+        // A refused SLO is shown back as text in the page's list of problems.
+        let evil = "%3Cscript%3Ealert(1)%3C%2Fscript%3E:p99%3C%3D2s";
+        for path in [format!("/runs/{chat}?slo={evil}"), format!("/compare?runs={chat},{completions}&slo={evil}")] {
+            let (status, page) = app.text(&path).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{path}");
+            assert!(!page.contains("<script>alert(1)"), "{path}: markup from the address");
+            assert!(page.contains("&lt;script&gt;alert(1)"), "{path}: the part at fault, escaped");
+        }
+        // In the exports that name runs beside the SLO: Markdown escapes, CSV holds no formula.
+        let slo = "e2e:p99%3C%3D40s";
+        let (_, md) = app.text(&format!("/compare/export.md?runs={chat},{completions}&slo={slo}")).await;
+        assert!(md.contains("against the baseline**"), "{md}");
+        // Every `<` of a name is escaped (`\<`): no markup reaches a Markdown renderer.
+        assert!(md.match_indices('<').all(|(i, _)| md[..i].ends_with('\\')), "{md}");
+        let (_, csv) = app.text(&format!("/api/v1/runs/{chat}/export.csv?slo={slo}")).await;
+        let line = csv.lines().find(|l| l.starts_with("# slo:")).unwrap();
+        // Split where a spreadsheet would: no cell starts a formula.
+        for cell in line.split([',', ';', '\t']) {
+            assert!(!cell.trim_start_matches('"').starts_with(['=', '+', '-', '@']), "{cell:?} in {line}");
+        }
+        assert!(line.contains("C=48"), "{line}");
+        // The offline report at an SLO says the capacity and keeps the name as text.
+        std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={init:function(){}};").unwrap();
+        let (status, html) = app.text(&format!("/runs/{chat}/report.html?slo={slo}")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(html.contains("id=\"capacity-sentence\"") && !html.contains("<img src=x"));
+    }
+}

@@ -499,3 +499,109 @@ async fn over_long_annotations_and_titles_are_refused_with_their_bound() {
         assert_eq!(after, before, "nothing else stored [{}]", app.store.name);
     }
 }
+
+/// `e2e:p99<=40s`, as an address carries it.
+const STORY_SLO: &str = "e2e:p99%3C%3D40s";
+
+#[tokio::test]
+async fn capacity_at_an_slo_answers_on_pages_exports_reports_and_snapshots() {
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        // The run page: the answer first, with the level that breaks it.
+        let (status, page) = app.text(&format!("/runs/{chat}?slo={STORY_SLO}")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(page.contains("id=\"capacity-sentence\""), "the capacity sentence");
+        assert!(page.contains("serves C=48 (657 tok/s, 13.7 tok/s per user)"), "C=48 at 657 tok/s");
+        assert!(page.contains("the first limit to break is latency p99 at C=64 (41 s)"));
+        assert!(page.contains("id=\"slo-levels\""), "each level against each limit");
+        // The charts carry the limit line and the passing region.
+        assert!(page.contains("SLO: latency p99 ≤ 40 s") && page.contains("meets SLO"));
+        // An SLO that cannot parse: 400, naming the part at fault.
+        let (status, page) = app.text(&format!("/runs/{chat}?slo=e2e:p99%3C%3D40s,tpot:p99%3C%3D50q")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(page.contains("tpot:p99&lt;=50q") && page.contains("unknown unit"), "names the part");
+
+        // Compare: each run's capacity, and its change from the baseline.
+        let (status, page) =
+            app.text(&format!("/compare?runs={chat},{completions}&baseline={chat}&slo={STORY_SLO}")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(page.contains("id=\"run-capacities\"") && page.contains("data-direction=\"unclear\""));
+        assert!(page.contains("capacity is C≈60 in the baseline and not judged in the other run"));
+        let md =
+            app.text(&format!("/compare/export.md?runs={chat},{completions}&baseline={chat}&slo={STORY_SLO}")).await.1;
+        assert!(md.contains("against the baseline**") && md.contains("not judged in the other run"), "{md}");
+        assert!(md.contains("**Capacity at SLO:** At e2e"), "{md}");
+        let doc =
+            app.json(&format!("/compare/export.json?runs={chat},{completions}&baseline={chat}&slo={STORY_SLO}")).await;
+        assert_eq!(doc["slo"]["slo"], "e2e:p99<=40s");
+        assert_eq!(doc["slo"]["runs"][0]["capacity"]["capacity"]["load"], 48.0);
+        assert!(doc["slo"]["runs"][1]["change"]["sentence"].as_str().unwrap().starts_with("capacity "));
+
+        // Exports of the run: JSON (capacity, each level, goodput or why not), CSV, Markdown.
+        let doc = app.json(&format!("/api/v1/runs/{chat}/export.json?slo={STORY_SLO}")).await;
+        assert_eq!(doc["slo"]["slo"], "e2e:p99<=40s");
+        assert_eq!(doc["slo"]["capacity"]["capacity"]["output_tok_s"], 657.0);
+        assert!(doc["slo"]["sentence"].as_str().unwrap().contains("C=48"));
+        // The story's file has summary statistics only: no goodput is invented.
+        assert_eq!(doc["slo"]["goodput"][0]["goodput"]["Err"]["reason"], "no_records", "{}", doc["slo"]["goodput"]);
+        let (_, csv) = app.text(&format!("/api/v1/runs/{chat}/export.csv?slo={STORY_SLO}")).await;
+        assert!(csv.lines().any(|l| l.starts_with("# slo: {") && l.contains("C=48")), "{csv}");
+        let (_, md) = app.text(&format!("/api/v1/runs/{chat}/export.md?slo={STORY_SLO}")).await;
+        assert!(md.contains("**Capacity at SLO:**") && md.contains("| meets |") && md.contains("| fails |"), "{md}");
+        let resp =
+            app.client.get(app.url(&format!("/api/v1/runs/{chat}/export.json?slo=ttft:p99"))).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let e: Value = resp.json().await.unwrap();
+        assert_eq!(e["field"], "slo", "{e}");
+
+        // Named SLOs: stored, listed, named on the page whose address holds their limits.
+        let put = |name: &str, slo: &str| {
+            app.client.put(app.url(&format!("/api/v1/slos/{name}"))).json(&json!({ "slo": slo })).send()
+        };
+        assert_eq!(put("batch", "e2e:p99<=40s").await.unwrap().status(), StatusCode::OK);
+        let bad = put("chat", "ttft:p99<=2s,tpot:p9<=50ms").await.unwrap();
+        assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+        assert!(bad.text().await.unwrap().contains("tpot:p9<=50ms"), "names the part");
+        assert_eq!(put("no spaces", "e2e:p99<=40s").await.unwrap().status(), StatusCode::BAD_REQUEST);
+        let list = app.json("/api/v1/slos").await;
+        assert_eq!(list.as_array().unwrap().len(), 1);
+        assert_eq!(list[0]["slo"]["limits"][0]["max_ms"], 40000.0);
+        let (_, page) = app.text(&format!("/runs/{chat}?slo={STORY_SLO}")).await;
+        assert!(page.contains("Capacity at SLO “batch”"), "the named SLO is recognised");
+        assert!(page.contains("class=\"slo-name current\""), "and chosen in the picker");
+        // The picker's form stores one too, and goes back to the page.
+        let back = format!("/runs/{chat}?slo=ttft%3Ap99%3C%3D2s");
+        let resp = app
+            .client
+            .post(app.url("/slos"))
+            .form(&[("name", "chat-interactive"), ("slo", "ttft:p99<=2s"), ("back", back.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert_eq!(resp.headers()["location"], back.as_str());
+        assert_eq!(app.json("/api/v1/slos").await.as_array().unwrap().len(), 2);
+
+        // A snapshot freezes the SLO with the view; a saved report keeps it.
+        let snap = snapshot(&app, &format!("/runs/{chat}?slo=e2e:p99%3C%3D40s")).await;
+        let (_, page) = app.text(snap["url"].as_str().unwrap()).await;
+        assert!(page.contains("serves C=48 (657 tok/s"), "the snapshot answers at its SLO");
+        let resp = app
+            .client
+            .post(app.url("/api/v1/reports"))
+            .json(&json!({ "title": "capacity", "view": format!("/compare?runs={chat},{completions}&slo=e2e:p99%3C%3D40s") }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let r: Value = resp.json().await.unwrap();
+        let (_, page) = app.text(r["url"].as_str().unwrap()).await;
+        assert!(page.contains("id=\"run-capacities\""), "the report shows each run's capacity");
+        // Deleting the named SLO leaves the links working: they carry the limits.
+        let resp = app.client.delete(app.url("/api/v1/slos/batch")).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+        let (status, page) = app.text(&format!("/runs/{chat}?slo={STORY_SLO}")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(page.contains("serves C=48") && !page.contains("“batch”"));
+    }
+}

@@ -453,6 +453,21 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
                 "adaptive.max_concurrency",
             ),
             (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "capacity": {"slo": "ttft:p99<=2s,tpot<=fast"}}),
+                400,
+                "capacity.slo",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "capacity": {"slo": "ttft:p99<=2s", "max": 1_000_000}}),
+                400,
+                "capacity.max",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "capacity": {"slo": "ttft:p99<=2s", "load": "rate", "start": 0.001}}),
+                400,
+                "capacity.start",
+            ),
+            (
                 serde_json::json!({"url": "http://127.0.0.1:3205@evil.example/", "model": "m", "concurrency": [1]}),
                 400,
                 "url",
@@ -530,6 +545,13 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
         let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
         let err = server::cli::run(cli).await.unwrap_err().to_string();
         assert_eq!(err, "field `prompt_tokens`: 1000000000 is not between 1 and 32768");
+        // An SLO that does not read stops the CLI before anything is sent, naming the part.
+        let mut args = args.to_vec();
+        args.truncate(args.len() - 2);
+        args.extend(["--find", "capacity", "--slo", "ttft:p99<=2s,tpot:p99<=soon"]);
+        let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
+        let err = server::cli::run(cli).await.unwrap_err().to_string();
+        assert!(err.starts_with("field `capacity.slo`: ") && err.contains("tpot:p99<=soon"), "{err}");
     }
 }
 
@@ -1570,4 +1592,200 @@ async fn prompt_lengths_are_calibrated_to_the_simulators_own_count() {
         assert!((mean - 128.0).abs() < 128.0 * 0.05, "{endpoint:?}: mean {mean} for 128: {usage:?}");
         assert!(usage.iter().all(|u| (u - 128.0).abs() < 128.0 * 0.2), "{endpoint:?}: {usage:?}");
     }
+}
+
+/// What a capacity search against the simulator stored: the run, the loads in measurement
+/// order and what the search found (its progress event).
+async fn capacity_sweep(s: SweepSpec) -> (app::domain::Run, Vec<f64>, loadgen::capacity::Found, String) {
+    let (_dir, pool) = temp_pool("capacity.db").await;
+    let (run, events) = sweep(&pool, s).await;
+    assert_eq!(run.status, RunStatus::Complete);
+    let (found, text) = events
+        .iter()
+        .find_map(|e| match e {
+            Progress::Capacity { found, text } => Some((found.clone(), text.clone())),
+            _ => None,
+        })
+        .expect("a capacity event");
+    // The finding is stored with the run (the SLO in its notes, the sentence after them)
+    // and marked on the chart.
+    let slo = searched_slo(&run).unwrap_or_else(|| panic!("the notes name the SLO: {}", run.facts.notes));
+    assert!(run.facts.notes.contains(&format!("Capacity search: {text}")), "{}", run.facts.notes);
+    // Live and imported runs read the same: the SLO core's sentence over the stored levels.
+    let again = app::domain::slo::sentence(&app::domain::slo::capacity(&slo, &run.points));
+    assert!(text.starts_with(&again), "{text} / {again}");
+    let marks: Vec<String> =
+        run.annotations.iter().map(|a| a.body.clone()).filter(|b| b.starts_with("Capacity search")).collect();
+    assert_eq!(marks, [format!("Capacity search: {text}")]);
+    let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
+    assert_eq!(raw["capacity_phase"], "doubling");
+    (run, measured_loads(&events), found, text)
+}
+
+/// The SLO a capacity run's notes name ("capacity search at SLO …, ").
+fn searched_slo(run: &app::domain::Run) -> Option<app::domain::slo::Slo> {
+    let rest = run.facts.notes.split("capacity search at SLO ").nth(1)?;
+    app::domain::slo::Slo::parse(rest.split(", ").next()?).ok()
+}
+
+/// Whether `want` lies within one bisection step of the search's bracket: between its
+/// bottom (capacity) and top (first failing level), widened by the bracket's own width.
+fn within_one_step(found: &loadgen::capacity::Found, want: f64) -> bool {
+    let (lo, hi) = (found.capacity.unwrap(), found.first_failing.unwrap());
+    let step = hi - lo;
+    lo - step <= want && want <= hi + step
+}
+
+/// Batch-bound: each decode step costs 4 ms + 4 ms per sequence, so every request's TPOT
+/// is the step time at its concurrency; the SLO's TPOT limit lies halfway between the
+/// model's step times at C = 10 and 11. Run from the command line (`--find capacity`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_capacity_search_finds_where_the_batch_breaks_the_tpot_limit() {
+    let _serial = timing_lock().await;
+    let cfg = SimConfig {
+        max_batch: 64,
+        base_decode_ms: 4.0,
+        per_seq_decode_ms: 4.0,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    };
+    let model = cfg.timing();
+    let limit_ms = (model.decode_step_ms(10) + model.decode_step_ms(11)) / 2.0;
+    // The highest concurrency whose step (each request's TPOT) is within the limit.
+    let want = (1..=model.max_batch).rev().find(|&c| model.decode_step_ms(c) <= limit_ms).unwrap() as f64;
+    let url = spawn_sim(cfg).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli-capacity.db");
+    let slo = format!("tpot:p99<={limit_ms}ms,errors<=1%");
+    let args = [
+        "plateau",
+        "--db",
+        db.to_str().unwrap(),
+        "sweep",
+        "--url",
+        &url,
+        "--model",
+        "plateau-sim",
+        "--find",
+        "capacity",
+        "--slo",
+        &slo,
+        "--requests",
+        "8",
+        "--max-tokens",
+        "16",
+        "--prompt-tokens",
+        "32",
+        "--ignore-eos",
+        "--no-metrics",
+        "--seed",
+        "1",
+        "--plain",
+    ];
+    let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
+    assert_eq!(server::cli::run(cli).await.unwrap(), std::process::ExitCode::SUCCESS);
+    let pool = app::db::connect(&db).await.unwrap();
+    let id = app::db::list_runs(&pool).await.unwrap()[0].id.clone();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    let slo = searched_slo(&run).unwrap();
+    let cap = app::domain::slo::capacity(&slo, &run.points);
+    let loads: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
+    let got = cap.capacity.unwrap().load;
+    let fail = cap.first_failure.as_ref().unwrap();
+    eprintln!("batch-bound: capacity C={got}, first failing C={}, model {want}: {loads:?}", fail.load);
+    assert!((got - want).abs() <= 1.0 && fail.load - got == 1.0, "C={got}, model {want}: {loads:?}");
+    assert_eq!(fail.limit.limit.label(), "TPOT p99", "the limit breaking first");
+    assert!(run.facts.notes.contains("Capacity search: At tpot:p99<="), "{}", run.facts.notes);
+    // It doubled to the first failure (16), then bisected back inside (8, 16).
+    assert_eq!(&loads[..4], &[1.0, 2.0, 4.0, 8.0], "{loads:?}");
+    assert!(loads.iter().any(|&c| c > 8.0 && c < 16.0) && loads.contains(&16.0), "{loads:?}");
+}
+
+/// TTFT-bound by long prompts: the decode step is 2 ms, but a request's prefill costs
+/// 0.1 ms per prompt token and the whole batch waits for every joiner's prefill, so with C
+/// requests sent together the last first token comes after the model's step with C
+/// prompts prefilled. The TTFT limit lies halfway between those steps at C = 6 and 7.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_capacity_search_finds_where_long_prompts_break_the_ttft_limit() {
+    let _serial = timing_lock().await;
+    let cfg = SimConfig {
+        max_batch: 64,
+        base_decode_ms: 2.0,
+        per_seq_decode_ms: 0.0,
+        prefill_ms_per_token: 0.1,
+        ..SimConfig::default()
+    };
+    let model = cfg.timing();
+    let prompt_tokens = 200_u32;
+    let ttft = |c: usize, tokens: f64| model.step_ms(c, (c as f64 * tokens).round() as u64);
+    let limit_ms = (ttft(6, prompt_tokens.into()) + ttft(7, prompt_tokens.into())) / 2.0;
+    let url = spawn_sim(cfg).await;
+    let mut s = SweepSpec {
+        loads: Loads::Capacity {
+            search: loadgen::CapacitySpec::concurrency(
+                app::domain::slo::Slo::parse(&format!("ttft:p99<={limit_ms}ms")).unwrap(),
+                1,
+                64,
+            ),
+            arrival: Arrival::Constant,
+            requests: 0,
+        },
+        ..spec(url, EndpointKind::Completions, vec![1], LoadMode::Steady { requests: 4 })
+    };
+    s.prompt = PromptSpec::fixed(prompt_tokens, 5);
+    s.target.max_tokens = 8;
+    let (run, loads, found, text) = capacity_sweep(s).await;
+    // The prompts as the simulator counted them (calibrated to it, within a few tokens).
+    let tokens =
+        run.points.iter().filter_map(|p| p.get(Metric::InputTokens, Stat::Mean)).sum::<f64>() / run.points.len() as f64;
+    let want = (1..=64).rev().find(|&c| ttft(c, tokens) <= limit_ms).unwrap() as f64;
+    eprintln!("TTFT-bound ({tokens:.0} prompt tokens): {found:?}, model {want}: {loads:?}\n{text}");
+    assert_eq!(found.stop, loadgen::capacity::Stop::Bracketed);
+    assert!(within_one_step(&found, want), "{found:?}, model {want}: {loads:?}");
+    assert!(text.contains("the first limit to break is TTFT p99"), "{text}");
+}
+
+/// Open loop on request rate: with constant arrivals at λ req/s and n tokens per request,
+/// the batch holds B = λ · n · step(B) / 1000 requests (Little's law) and each token
+/// takes step(B) = base + per_seq · B, so TPOT = base / (1 − λ · n · per_seq / 1000); the
+/// TPOT limit is crossed at λ* = 1000 · (1 − base / limit) / (n · per_seq). The limit is
+/// half-way to saturation (TPOT twice the base): there the batch settles within about
+/// n · limit ÷ (1 − λ · n · per_seq / 1000) = 320 ms, a few times shorter than a level
+/// (nearer saturation it settles too slowly for a short level to show the steady state).
+/// The search doubles the rate from 20 req/s and bisects to 5 %.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_capacity_search_on_request_rate_finds_the_models_rate() {
+    let _serial = timing_lock().await;
+    let cfg = SimConfig {
+        max_batch: 256,
+        base_decode_ms: 10.0,
+        per_seq_decode_ms: 2.0,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    };
+    let model = cfg.timing();
+    let tokens = 8_u32;
+    let limit_ms = 20.0;
+    let want = 1000.0 * (1.0 - model.base_decode_ms / limit_ms) / (f64::from(tokens) * model.per_seq_decode_ms);
+    let url = spawn_sim(cfg).await;
+    // TPOT p90: the requests at the level's start and end see a batch still filling or
+    // already draining (a shorter step); the steady ones are the slowest.
+    let slo = app::domain::slo::Slo::parse(&format!("tpot:p90<={limit_ms}ms")).unwrap();
+    let mut s = SweepSpec {
+        loads: Loads::Capacity {
+            search: loadgen::CapacitySpec::rate(slo, 20.0, 80.0),
+            arrival: Arrival::Constant,
+            requests: 72,
+        },
+        ..rates(url, vec![1.0], Arrival::Constant, 72)
+    };
+    s.target.max_tokens = tokens;
+    let (run, loads, found, text) = capacity_sweep(s).await;
+    eprintln!("rate: {found:?}, model {want:.2} req/s: {loads:?}\n{text}");
+    assert_eq!(&loads[..2], &[20.0, 40.0], "{loads:?}");
+    assert!(within_one_step(&found, want), "{found:?}, model {want}: {loads:?}");
+    let (lo, hi) = (found.capacity.unwrap(), found.first_failing.unwrap());
+    assert!((hi - lo) / hi <= 0.05, "bisected to 5 %: ({lo}, {hi})");
+    assert!(run.points.iter().all(|p| p.load_kind == LoadKind::RequestRate));
+    assert!(text.contains("req/s"), "{text}");
 }

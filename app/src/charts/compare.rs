@@ -172,7 +172,7 @@ pub fn throughput_vs_latency(runs: &[Run]) -> Chart {
 
 /// The interactivity/efficiency trade-off: tok/s each user sees (x) against output tok/s
 /// per GPU (y), every level of every run, and the Pareto frontier over all of them.
-pub fn pareto(runs: &[Run]) -> Chart {
+pub fn pareto(runs: &[Run], slo: Option<&crate::domain::slo::Slo>) -> Chart {
     let mut chart = scatter_base(&axis_name("Speed per user", "tok/s"), &axis_name("Output per GPU", "tok/s"));
     let mut all: Vec<(f64, f64)> = Vec::new();
     for (i, run) in runs.iter().enumerate() {
@@ -203,6 +203,7 @@ pub fn pareto(runs: &[Run]) -> Chart {
                 .data(data),
         );
     }
+    let top = all.iter().map(|(_, y)| *y).fold(0.0, f64::max);
     let frontier = pareto_frontier(&all);
     if frontier.len() > 1 {
         chart = chart.series(
@@ -214,7 +215,10 @@ pub fn pareto(runs: &[Run]) -> Chart {
                 .data(frontier.into_iter().map(|(x, y)| vec![x, y]).collect::<Vec<_>>()),
         );
     }
-    chart
+    match slo {
+        Some(slo) => super::slo::floor_line(chart, slo, top),
+        None => chart,
+    }
 }
 
 /// Points no other point beats on both axes (more is better on both), by increasing x.
@@ -370,7 +374,7 @@ mod tests {
         let f = pareto_frontier(&[(1.0, 10.0), (2.0, 8.0), (1.5, 5.0), (3.0, 2.0), (0.5, 9.0)]);
         assert_eq!(f, vec![(1.0, 10.0), (2.0, 8.0), (3.0, 2.0)]);
         let runs = [run("a", Some(8), &[(1.0, 80.0, 2.0), (32.0, 800.0, 20.0)])];
-        let v = js(&pareto(&runs));
+        let v = js(&pareto(&runs, None));
         // per user = tok/s ÷ C; per GPU = tok/s ÷ 8
         assert_eq!(v["series"][0]["data"], json!([[80.0, 10.0, 1.0], [25.0, 100.0, 32.0]]));
         assert_eq!(v["series"][1]["name"], "Pareto frontier");

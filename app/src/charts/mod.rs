@@ -18,6 +18,7 @@ pub mod compare;
 pub mod history;
 pub mod marks;
 pub mod pages;
+pub mod slo;
 #[cfg(test)]
 mod snapshots;
 pub mod telemetry;

@@ -91,7 +91,17 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
             String::new()
         }
     };
-    let throughput_caption = "Output throughput (tok/s) vs load, dashed: ideal-linear scaling from the lowest level";
+    let capacity = view.slo.as_ref().map(|s| crate::domain::slo::capacity(s, &run.points));
+    // The SLO's limits on the charts of their metrics (nothing without an SLO).
+    let limits = |c: Chart, metric: Metric, drawn: &[Stat]| match &view.slo {
+        Some(s) => super::slo::limit_lines(c, s, metric, drawn, &run.points),
+        None => c,
+    };
+    let all_drawn = [Stat::Mean, Stat::P50, Stat::P90, Stat::P99];
+    let throughput_caption = match &view.slo {
+        Some(_) => "Output throughput (tok/s) vs load, dashed: ideal-linear scaling from the lowest level; shaded: the levels that meet the SLO",
+        None => "Output throughput (tok/s) vs load, dashed: ideal-linear scaling from the lowest level",
+    };
     let latency_caption = "Request latency (s) vs load: mean, p50, p99";
     let mut out = vec![
         if any_value(&run.points, Point::output_tok_s) {
@@ -99,7 +109,13 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
                 super::THROUGHPUT_ID,
                 throughput_caption,
                 "output tok/s by load level",
-                with_marks(super::throughput(run), &Point::output_tok_s),
+                with_marks(
+                    match &capacity {
+                        Some(c) => super::slo::passing_region(super::throughput(run), c, &run.points),
+                        None => super::throughput(run),
+                    },
+                    &Point::output_tok_s,
+                ),
             )
         } else {
             let why = Some(no_levels()).filter(|w| !w.is_empty());
@@ -115,9 +131,10 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
                 super::LATENCY_ID,
                 latency_caption,
                 "request latency by load level",
-                with_marks(super::latency(run), &|p: &Point| {
-                    p.latency_ms(Stat::P50).map(|v| super::round_for_display(v / 1000.0))
-                }),
+                with_marks(
+                    limits(super::latency(run), Metric::E2e, &[Stat::Mean, Stat::P50, Stat::P99]),
+                    &|p: &Point| p.latency_ms(Stat::P50).map(|v| super::round_for_display(v / 1000.0)),
+                ),
             )
         } else {
             let why = Some(no_levels()).filter(|w| !w.is_empty());
@@ -134,7 +151,7 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
             super::TTFT_ID,
             "Time to first token (ms) vs load",
             "TTFT by load level",
-            with_marks(c, &|p: &Point| p.get(Metric::Ttft, Stat::P50)),
+            with_marks(limits(c, Metric::Ttft, &all_drawn), &|p: &Point| p.get(Metric::Ttft, Stat::P50)),
         ));
     }
     // Per-token latency: the definition the source has (see the definitions section).
@@ -146,7 +163,7 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
             super::TPOT_ID,
             format!("{} ({}) vs load — {}", m.label(), super::shown_unit(m).0, m.definition()),
             "per-token latency by load level",
-            adjust(c),
+            adjust(limits(c, m, &all_drawn)),
         ));
     }
     if signals.has_server_metrics {
@@ -250,7 +267,7 @@ fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
         "cmp-pareto",
         "Speed per user vs output per GPU (tok/s), with the Pareto frontier",
         "interactivity against efficiency",
-        plain(cmp::pareto(runs)),
+        plain(cmp::pareto(runs, view.slo.as_ref())),
     ));
     out.push(chart(
         "cmp-outcomes",

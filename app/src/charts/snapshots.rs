@@ -83,7 +83,7 @@ fn compare_charts() {
     insta::assert_json_snapshot!("compare_throughput", json(&compare::throughput(&runs)));
     insta::assert_json_snapshot!("compare_latency", json(&compare::latency(&runs, Metric::E2e).unwrap().0));
     insta::assert_json_snapshot!("compare_throughput_vs_latency", json(&compare::throughput_vs_latency(&runs)));
-    insta::assert_json_snapshot!("compare_pareto", json(&compare::pareto(&runs)));
+    insta::assert_json_snapshot!("compare_pareto", json(&compare::pareto(&runs, None)));
     insta::assert_json_snapshot!("compare_outcomes", json(&compare::outcomes(&runs)));
 }
 

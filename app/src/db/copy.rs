@@ -232,6 +232,12 @@ const TABLES: &[Table] = &[
         ],
     },
     Table {
+        name: "slos",
+        order: "name",
+        identity: false,
+        columns: &[("name", Text), ("text", Text), ("author", Text), ("created_at", Stamp)],
+    },
+    Table {
         name: "users",
         order: "id",
         identity: true,

@@ -31,6 +31,7 @@ mod live;
 mod reports;
 mod runs;
 mod runs_list;
+mod slos;
 mod summary;
 mod telemetry;
 #[cfg(any(test, feature = "testing"))]
@@ -46,6 +47,7 @@ pub use live::*;
 pub use reports::*;
 pub use runs::*;
 pub use runs_list::*;
+pub use slos::*;
 pub use summary::stale_summaries;
 pub use telemetry::{level_telemetry, run_telemetry, stored_signals, StoredTelemetry};
 pub use throttle::*;
@@ -59,6 +61,9 @@ pub enum DbError {
     /// mistake, answered 400 naming the field. Checked here too so no path stores one.
     #[error("{0}")]
     Text(#[from] crate::domain::text::TextError),
+    /// An SLO or its name refused (`domain::slo`): answered 400 naming the field and part.
+    #[error("{field}: {error}")]
+    Slo { field: &'static str, error: crate::domain::slo::SloError },
     #[error("database error: {0}")]
     Sqlx(#[from] sqlx::Error),
     #[error("migration failed: {0}")]

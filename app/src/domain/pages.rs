@@ -7,6 +7,7 @@
 use super::compare::RequestTest;
 use super::noise::LevelPercentiles;
 use super::regression::CheckReport;
+use super::slo::{LevelGoodput, NamedSlo};
 use super::view::{SavedReport, ViewState};
 use super::why_signals::StoredSignals;
 use super::Run;
@@ -46,6 +47,11 @@ pub struct RunPageData {
     pub percentiles: Vec<LevelPercentiles>,
     /// The page's charts for its view.
     pub charts: Vec<ChartSpec>,
+    /// With an SLO in the view: each level's goodput from its per-request records, in the
+    /// run's level order (empty without an SLO).
+    pub goodput: Vec<LevelGoodput>,
+    /// The team's named SLOs, to choose from; empty when they could not be read.
+    pub slos: Vec<NamedSlo>,
 }
 
 /// A compare page (`/compare?runs=…`).
@@ -58,6 +64,8 @@ pub struct ComparePageData {
     /// Per-request tests against the baseline; empty: none (or they could not be read).
     pub request_tests: Vec<RequestTest>,
     pub charts: Vec<ChartSpec>,
+    /// The team's named SLOs, to choose from; empty when they could not be read.
+    pub slos: Vec<NamedSlo>,
 }
 
 /// A saved report (`/r/<slug>`): the view it names, over today's data.

@@ -1,6 +1,10 @@
 //! The view state of the run and compare pages, carried in the URL so that copying the
 //! address reproduces the view: which runs, the baseline, the metric and percentile in
-//! focus, the load-axis scale and the hidden series.
+//! focus, the load-axis scale, the hidden series and the SLO the runs are judged at.
+//!
+//! The SLO is kept as its text (`slo=ttft:p99<=2s,errors<=1%`), never as the name of a
+//! stored SLO: a link, a saved report and a snapshot go on meaning what they meant when
+//! the stored SLO of that name is later changed.
 //!
 //! Unlike the runs list (whose junk falls back to defaults so an old bookmark opens), a
 //! shared view must not silently show something else: [`ViewState::parse`] rejects every
@@ -8,6 +12,7 @@
 
 use super::metrics::{Metric, Stat};
 use super::query::encode;
+use super::slo::Slo;
 use super::RunId;
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +54,9 @@ pub struct ViewState {
     pub scale: Scale,
     /// Hidden series: run ids on the compare page, series names on a run page.
     pub hide: Vec<String>,
+    /// The SLO the page judges its runs at (`slo=`): capacity, attainment, the limits on
+    /// the charts. `None`: no SLO.
+    pub slo: Option<Slo>,
 }
 
 impl Default for ViewState {
@@ -60,6 +68,7 @@ impl Default for ViewState {
             stat: Stat::P50,
             scale: Scale::Log,
             hide: Vec::new(),
+            slo: None,
         }
     }
 }
@@ -130,9 +139,18 @@ impl ViewState {
                         }
                     }
                 }
+                "slo" if value.is_empty() => v.slo = None,
+                "slo" => match Slo::parse(value) {
+                    Ok(slo) => v.slo = Some(slo),
+                    Err(e) => bad(
+                        "slo",
+                        e.part.as_deref().unwrap_or(value),
+                        format!("an SLO such as ttft:p99<=2s,tpot:p99<=50ms,errors<=1% ({})", e.problem),
+                    ),
+                },
                 // Set by the pages themselves (report banner, the exports).
                 "report" | "format" | "error" => {}
-                other => bad(other, value, "one of runs, baseline, metric, stat, scale, hide".into()),
+                other => bad(other, value, "one of runs, baseline, metric, stat, scale, hide, slo".into()),
             }
         }
         if let Some(b) = &v.baseline {
@@ -172,6 +190,10 @@ impl ViewState {
         }
         if !self.hide.is_empty() {
             parts.push(format!("hide={}", encode(&self.hide.join(","))));
+        }
+        if let Some(slo) = &self.slo {
+            // `:` and `,` are left as they are in a query: the address stays readable.
+            parts.push(format!("slo={}", encode(&slo.to_string()).replace("%3A", ":").replace("%2C", ",")));
         }
         parts.join("&")
     }
@@ -334,6 +356,22 @@ mod tests {
         assert!(e[2].to_string().contains("log or linear"));
         let e = parse("runs=aaa1,bbb2&baseline=ccc3").unwrap_err();
         assert_eq!(e[0].param, "baseline");
+    }
+
+    #[test]
+    fn the_slo_round_trips_and_a_bad_one_names_its_part() {
+        let v = parse("slo=ttft%3Ap99%3C%3D2s%2Ctpot%3Ap99%3C%3D50ms%2Cerrors%3C%3D1%25&scale=linear").unwrap();
+        let slo = v.slo.clone().unwrap();
+        assert_eq!(slo.to_string(), "ttft:p99<=2s,tpot:p99<=50ms,errors<=1%");
+        assert_eq!(parse(&v.to_query()).unwrap(), v, "{}", v.to_query());
+        // Typed as people type it, `+` and spaces included.
+        assert_eq!(parse("slo=e2e:p99<=40s").unwrap().slo.unwrap().to_string(), "e2e:p99<=40s");
+        assert_eq!(parse("slo=").unwrap().slo, None, "an empty SLO is none");
+        let e = parse("slo=ttft:p99<=2s,tpot:p99<=50q").unwrap_err();
+        assert_eq!((e[0].param.as_str(), e[0].value.as_str()), ("slo", "tpot:p99<=50q"));
+        assert!(e[0].to_string().contains("unknown unit"), "{}", e[0]);
+        let e = parse("slo=latency:p99<=2s").unwrap_err();
+        assert!(e[0].to_string().contains("unknown metric"), "{}", e[0]);
     }
 
     #[test]

@@ -17,7 +17,12 @@
 //! Gains are per doubling: (t₂ / t₁)^(1 / log₂(C₂ / C₁)) − 1; the verdict reports the gain
 //! from the plateau to its nearest measured level above, never rounded onto the threshold
 //! ([`gain_pct`]).
+//!
+//! The doubling and the bisection are the engine this search shares with the capacity
+//! search ([`super::bracket`], [`super::capacity`]); this module is the plateau goal: what
+//! stops the doubling, which bracket is bisected, how a midpoint is judged.
 
+use super::bracket::{self, Axis, Bisection, Climb};
 use std::fmt;
 
 /// The adaptive search's settings.
@@ -196,50 +201,41 @@ fn violation(spec: &AdaptiveSpec, o: &Outcome) -> Option<StopReason> {
 }
 
 /// Decides the next step from the levels measured so far, in measurement order (as this
-/// function asked for them).
+/// function asked for them). The doubling and the bisection are the shared engine's
+/// ([`bracket::climb`], [`bracket::bisect`]); this goal supplies what stops the doubling
+/// (a limit broken, or a gain below `min_gain`), which bracket is bisected and how a
+/// midpoint is judged.
 pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
-    let Some(first) = measured.first() else {
-        return Step::Measure { concurrency: spec.start, refine: false };
-    };
-    // The doubling phase: the prefix of levels each twice the one before.
-    let mut doubling_end = 1;
-    while measured
-        .get(doubling_end)
-        .zip(measured.get(doubling_end - 1))
-        .is_some_and(|(b, a)| b.concurrency == a.concurrency.saturating_mul(2))
-    {
-        doubling_end += 1;
-    }
-    let doubling = measured.get(..doubling_end).unwrap_or_default();
-    // Where did the doubling stop, and why?
-    let mut stop: Option<(usize, StopReason)> = None;
-    for (i, o) in doubling.iter().enumerate() {
+    let load = |o: &Outcome| f64::from(o.concurrency);
+    let climbed = bracket::climb(measured, load, f64::from(spec.start), f64::from(spec.max_concurrency), |i, o| {
         if let Some(v) = violation(spec, o) {
-            stop = Some((i, v));
-            break;
+            return Some(v);
         }
-        if let Some(prev) = i.checked_sub(1).and_then(|p| doubling.get(p)) {
-            if gain_per_doubling(prev, o).is_none_or(|g| g < spec.min_gain) {
-                stop = Some((i, StopReason::Plateau));
-                break;
-            }
-        }
-    }
-    let Some((stop_i, reason)) = stop else {
-        let last = doubling.last().unwrap_or(first);
-        return match last.concurrency.checked_mul(2).filter(|c| *c <= spec.max_concurrency) {
-            Some(c) => Step::Measure { concurrency: c, refine: false },
-            None => Step::Done(Verdict {
+        let prev = i.checked_sub(1).and_then(|p| measured.get(p))?;
+        gain_per_doubling(prev, o).is_none_or(|g| g < spec.min_gain).then_some(StopReason::Plateau)
+    });
+    let (stop_i, reason, doubling_end) = match climbed {
+        Climb::Measure(c) => return Step::Measure { concurrency: whole(c), refine: false },
+        Climb::MaxReached { doubling_len } => {
+            let doubling = measured.get(..doubling_len).unwrap_or_default();
+            let Some(last) = doubling.last() else {
+                return Step::Measure { concurrency: spec.start, refine: false };
+            };
+            return Step::Done(Verdict {
                 reason: StopReason::MaxReached,
                 stopped_at: last.concurrency,
                 plateau_c: Some(last.concurrency),
                 gain_per_doubling: stop_i_gain(doubling, doubling.len().saturating_sub(1)),
                 plateau_tok_s: Some(last.output_tok_s),
                 min_gain: spec.min_gain,
-            }),
-        };
+            });
+        }
+        Climb::Stopped { at, reason, doubling_len } => (at, reason, doubling_len),
     };
-    let stopped = doubling.get(stop_i).copied().unwrap_or(*first);
+    let doubling = measured.get(..doubling_end).unwrap_or_default();
+    let Some(stopped) = doubling.get(stop_i).copied() else {
+        return Step::Measure { concurrency: spec.start, refine: false };
+    };
     let Some(last_good) = stop_i.checked_sub(1).and_then(|i| doubling.get(i)).copied() else {
         // The very first level broke a limit: nothing below it to refine towards.
         return Step::Done(Verdict {
@@ -257,7 +253,7 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
     //   the stopping level; the answer is the lowest level known on the plateau (`hi`);
     // - error or latency stop: bisect (A, B); the answer is the highest good level (`lo`).
     let plateau = reason == StopReason::Plateau;
-    let (mut lo, mut hi) = if plateau {
+    let (lo, hi) = if plateau {
         match stop_i.checked_sub(2).and_then(|i| doubling.get(i)) {
             Some(before) => (*before, last_good),
             None => (last_good, last_good), // stopped at the second level: nothing between
@@ -265,32 +261,30 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
     } else {
         (last_good, stopped)
     };
-    // Replay the bisection over the refine levels measured so far.
     let refined = measured.get(doubling_end..).unwrap_or_default();
     let max_steps = if plateau { MAX_PLATEAU_STEPS } else { spec.refine_steps as usize };
-    for step in 0..max_steps {
-        if plateau && plateau_resolved(&lo, &hi) {
-            break;
-        }
-        let mid = lo.concurrency + (hi.concurrency - lo.concurrency) / 2;
-        if mid <= lo.concurrency || mid >= hi.concurrency {
-            break;
-        }
-        let Some(m) = refined.get(step) else {
-            return Step::Measure { concurrency: mid, refine: true };
-        };
-        let below = if plateau {
-            local_gain(m, measured.get(..doubling_end + step + 1).unwrap_or(measured))
-                .is_some_and(|g| g >= spec.min_gain)
-        } else {
-            violation(spec, m).is_none()
-        };
-        if below {
-            lo = *m;
-        } else {
-            hi = *m;
-        }
-    }
+    let bisection = bracket::bisect(
+        Axis::Concurrency,
+        lo,
+        hi,
+        refined,
+        max_steps,
+        load,
+        // An error or latency stop bisects a fixed number of steps (`refine_steps`).
+        |lo, hi| plateau && plateau_resolved(lo, hi),
+        |step, m| {
+            if plateau {
+                local_gain(m, measured.get(..doubling_end + step + 1).unwrap_or(measured))
+                    .is_some_and(|g| g >= spec.min_gain)
+            } else {
+                violation(spec, m).is_none()
+            }
+        },
+    );
+    let (lo, hi) = match bisection {
+        Bisection::Measure(c) => return Step::Measure { concurrency: whole(c), refine: true },
+        Bisection::Done { lo, hi } => (lo, hi),
+    };
     let answer = if plateau { hi } else { lo };
     // The gain reported for a plateau is the one that put it there: from the plateau to its
     // nearest measured neighbour above (the level that stopped the doubling when nothing
@@ -306,22 +300,27 @@ pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
     })
 }
 
+/// A concurrency the engine asked for (a whole number between two `u32` levels, or a
+/// doubling at most the `u32` maximum) as a `u32`.
+pub(crate) fn whole(c: f64) -> u32 {
+    // Saturating: the engine never asks past the spec's maximum, a `u32`.
+    c.clamp(1.0, f64::from(u32::MAX)) as u32
+}
+
 /// The plateau's bisection stops once its bracket is narrower than this fraction of its top
 /// (1/16: under a tenth of a doubling, finer than any sweep's levels are read).
 pub const PLATEAU_RESOLUTION: f64 = 1.0 / 16.0;
 
-/// Throughput differences below this fraction are taken as measurement noise: a bracket
-/// whose ends differ by less is not bisected further (a gain read over a short distance,
-/// scaled up to a doubling, would be mostly noise). The floor when levels are measured
-/// once; with trials the levels' own noise raises it ([`noise_between`]).
-pub const NOISE: f64 = 0.01;
+/// Throughput differences below this fraction are taken as measurement noise (the
+/// engine's [`bracket::NOISE`]): a bracket whose ends differ by less is not bisected
+/// further (a gain read over a short distance, scaled up to a doubling, would be mostly
+/// noise). With trials the levels' own noise raises it ([`noise_between`]).
+pub const NOISE: f64 = bracket::NOISE;
 
-/// The throughput difference two levels must exceed to be told apart: [`NOISE`], or, when
-/// their trials measured it, the relative half-width of the 95 % interval of their
-/// difference (√(a² + b²) of their own relative half-widths), whichever is larger.
+/// The throughput difference two levels must exceed to be told apart: the engine's
+/// [`bracket::noise_floor`] of their own noise.
 pub fn noise_between(a: &Outcome, b: &Outcome) -> f64 {
-    let own = |o: &Outcome| o.noise.filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0);
-    NOISE.max(own(a).hypot(own(b)))
+    bracket::noise_floor(a.noise, b.noise)
 }
 
 /// At most this many bisection steps towards a throughput plateau (2⁸ = 256 levels apart).
@@ -330,8 +329,7 @@ pub const MAX_PLATEAU_STEPS: usize = 8;
 /// Whether the bracket (lo, hi] needs no more bisection: narrow enough, or its two ends
 /// within the measurement noise of each other.
 fn plateau_resolved(lo: &Outcome, hi: &Outcome) -> bool {
-    let width = f64::from(hi.concurrency.saturating_sub(lo.concurrency));
-    let narrow = width <= (f64::from(hi.concurrency) * PLATEAU_RESOLUTION).max(1.0);
+    let narrow = Axis::Concurrency.narrow(f64::from(lo.concurrency), f64::from(hi.concurrency), PLATEAU_RESOLUTION);
     let within_noise = lo.output_tok_s > 0.0 && (hi.output_tok_s / lo.output_tok_s - 1.0).abs() < noise_between(lo, hi);
     narrow || within_noise
 }

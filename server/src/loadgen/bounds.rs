@@ -41,6 +41,11 @@ pub const MAX_PROMPT_SPREAD: f64 = 0.9;
 pub const MAX_TEMPERATURE: f64 = 10.0;
 /// Adaptive search: p99 latency limit, ms.
 pub const MAX_P99_LIMIT_MS: f64 = 3_600_000.0;
+/// Capacity search: the coarsest bisection resolution (a fraction of the bracket's top).
+pub const MAX_RESOLUTION: f64 = 0.5;
+/// Capacity search on request rates: the finest resolution (a bracket never shrinks to
+/// nothing on a continuous axis).
+pub const MIN_RATE_RESOLUTION: f64 = 0.001;
 /// Prompt words held in memory at once (prompt length × requests built together).
 pub const MAX_PROMPT_WORDS_IN_MEMORY: u64 = 20_000_000;
 /// Output tokens of one level (max_tokens × requests per level): their chunk gaps are kept.
@@ -283,6 +288,66 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
             let c = a.max_concurrency as usize;
             (steady.map_or(c, |n| n.max(2 * c)), c)
         }
+        Loads::Capacity { search, requests, .. } => {
+            search.slo.check().or_else(|e| err("capacity.slo", e.to_string()))?;
+            if search.slo.limits.is_empty() {
+                return err("capacity.slo", "give at least one limit, e.g. ttft:p99<=2s");
+            }
+            if !(search.resolution.is_finite() && (0.0..=MAX_RESOLUTION).contains(&search.resolution)) {
+                return err(
+                    "capacity.resolution_pct",
+                    format!("{} % is not between 0 and {} %", search.resolution * 100.0, MAX_RESOLUTION * 100.0),
+                );
+            }
+            match search.axis {
+                super::Axis::Concurrency => {
+                    let whole = |x: f64, field| match x {
+                        x if x.is_finite() && x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&x) => {
+                            Ok(x as u32)
+                        }
+                        x => err(field, format!("{x} is not a whole number of concurrent requests")),
+                    };
+                    let max = whole(search.max, "capacity.max")?;
+                    concurrency_ok("capacity.max", max, limit)?;
+                    let start = whole(search.start, "capacity.start")?;
+                    if start == 0 || start > max {
+                        return err("capacity.start", "must be at least 1 and at most the maximum");
+                    }
+                    let c = max as usize;
+                    (steady.map_or(c, |n| n.max(2 * c)), c)
+                }
+                super::Axis::Rate => {
+                    requests_ok(*requests)?;
+                    for (field, r) in [("capacity.max", search.max), ("capacity.start", search.start)] {
+                        if !(r.is_finite() && (MIN_RATE_RPS..=MAX_RATE_RPS).contains(&r)) {
+                            return err(field, format!("{r} req/s is not between {MIN_RATE_RPS} and {MAX_RATE_RPS}"));
+                        }
+                    }
+                    if search.start > search.max {
+                        return err("capacity.start", "must be at most the maximum");
+                    }
+                    if search.resolution < MIN_RATE_RESOLUTION {
+                        return err(
+                            "capacity.resolution_pct",
+                            format!("a rate search needs a resolution of at least {} %", MIN_RATE_RESOLUTION * 100.0),
+                        );
+                    }
+                    // The slowest level is the first: its schedule bounds every level's.
+                    let schedule_s = *requests as f64 / search.start;
+                    if schedule_s > MAX_LEVEL_SCHEDULE.as_secs_f64() {
+                        return err(
+                            "capacity.start",
+                            format!(
+                                "{requests} requests at {} req/s take {schedule_s:.0} s; a level may last at most {} s",
+                                search.start,
+                                MAX_LEVEL_SCHEDULE.as_secs()
+                            ),
+                        );
+                    }
+                    (*requests, *requests)
+                }
+            }
+        }
     };
     // The warm-up is sent at the level's concurrency (open loop: all at once).
     let built_at_once = built_at_once.max(spec.warmup);
@@ -357,6 +422,23 @@ pub fn table() -> String {
         ("temperature", format!("0 – {MAX_TEMPERATURE}")),
         ("adaptive.min_gain_pct, adaptive.max_error_pct", "0 – 100".to_owned()),
         ("adaptive.p99_limit_ms", format!("> 0 – {MAX_P99_LIMIT_MS}")),
+        (
+            "capacity.slo",
+            format!(
+                "1 – {} limits, ≤ {} characters (the SLO syntax)",
+                app::domain::slo::MAX_LIMITS,
+                app::domain::slo::MAX_TEXT_CHARS
+            ),
+        ),
+        (
+            "capacity.max, capacity.start",
+            "concurrency: as concurrency, start ≤ max; rate: as rates, requests ÷ start as a level's schedule"
+                .to_owned(),
+        ),
+        (
+            "capacity.resolution_pct",
+            format!("0 – {} (rates: ≥ {})", MAX_RESOLUTION * 100.0, MIN_RATE_RESOLUTION * 100.0),
+        ),
         ("prompt_tokens × requests built at once", format!("≤ {MAX_PROMPT_WORDS_IN_MEMORY}")),
         ("max_tokens × requests per level", format!("≤ {MAX_OUTPUT_TOKENS_PER_LEVEL}")),
         ("model", format!("≤ {} characters", app::domain::text::MAX_FACT_CHARS)),

@@ -1,5 +1,6 @@
 //! The load generator: sweeps against an OpenAI-compatible endpoint — closed-loop
-//! concurrency levels, open-loop request rates, or an adaptive search for the plateau —
+//! concurrency levels, open-loop request rates, an adaptive search for the plateau, or a
+//! search for the capacity at an SLO —
 //! each level stored the moment it finishes (in SQLite, or on a Plateau server).
 //!
 //! - [`client`]: one streamed request, timed chunk by chunk, into a [`RequestSample`].
@@ -9,7 +10,11 @@
 //! - [`tokens`]: prompt lengths in tokens: the model's tokenizer (`--tokenizer`), else a
 //!   calibration from the server's `usage.prompt_tokens` before the sweep, else words.
 //! - [`arrival`]: open-loop send schedules (constant or Poisson, seeded).
+//! - [`bracket`]: the search engine both searches share (double while a level passes,
+//!   then bisect the bracket down to a resolution or the measurement noise).
 //! - [`adaptive`]: the pure decision of the adaptive mode (next level, stop, refine, verdict).
+//! - [`capacity`]: the pure decision of the capacity search (`--find capacity --slo …`):
+//!   the highest load meeting an SLO, by concurrency or by request rate.
 //! - [`sweep`]: warm-up, the levels in order, storing, progress, cancel.
 //! - [`sink`]: where levels go ([`RunSink`]: a SQLite pool, or [`HttpSink`] to a server).
 //! - [`stats`]: one level's samples → a [`NewLevel`] ([`level_from_records`]).
@@ -32,6 +37,8 @@
 pub mod adaptive;
 pub mod arrival;
 pub mod bounds;
+pub mod bracket;
+pub mod capacity;
 pub mod client;
 pub mod event;
 pub mod phases;
@@ -50,6 +57,8 @@ mod tests;
 pub use adaptive::{AdaptiveSpec, Verdict};
 pub use arrival::Arrival;
 pub use bounds::SpecError;
+pub use bracket::Axis;
+pub use capacity::CapacitySpec;
 pub use client::{ErrorKind, RequestError, RequestSample};
 pub use prompt::{PromptFile, PromptGen};
 pub use scrape::{MetricsSpec, MetricsUrl};
@@ -209,6 +218,11 @@ pub enum Loads {
     Rates { rates_rps: Vec<f64>, arrival: Arrival, requests: usize },
     /// Closed loop, C = start, 2·start, 4·start … until the plateau, then refined.
     Adaptive(AdaptiveSpec),
+    /// The highest load meeting an SLO: doubled from the start while it holds, then
+    /// bisected ([`capacity`]). On the rate axis each level sends `requests` requests on
+    /// `arrival`'s schedule (open loop); on the concurrency axis `arrival` and `requests`
+    /// are unused (the closed-loop levels follow [`SweepSpec::mode`]).
+    Capacity { search: CapacitySpec, arrival: Arrival, requests: usize },
 }
 
 impl Loads {
@@ -217,7 +231,7 @@ impl Loads {
         match self {
             Loads::Concurrency(c) => Some(c.len()),
             Loads::Rates { rates_rps, .. } => Some(rates_rps.len()),
-            Loads::Adaptive(_) => None,
+            Loads::Adaptive(_) | Loads::Capacity { .. } => None,
         }
     }
 
@@ -230,6 +244,21 @@ impl Loads {
                 format!("rate={} req/s", join(rates_rps.iter().map(|r| app::domain::format::load(*r)).collect()))
             }
             Loads::Adaptive(a) => format!("adaptive C≤{}", a.max_concurrency),
+            Loads::Capacity { search, .. } => match search.axis {
+                Axis::Concurrency => format!("capacity C≤{}", search.max),
+                Axis::Rate => format!("capacity rate≤{} req/s", app::domain::format::load(search.max)),
+            },
+        }
+    }
+}
+
+impl Loads {
+    /// Whether the levels are request rates (open loop).
+    pub fn open_loop(&self) -> bool {
+        match self {
+            Loads::Rates { .. } => true,
+            Loads::Capacity { search, .. } => search.axis == Axis::Rate,
+            Loads::Concurrency(_) | Loads::Adaptive(_) => false,
         }
     }
 }
@@ -272,6 +301,12 @@ impl SweepSpec {
             }
             Loads::Rates { requests: 0, .. } => return bad("open-loop levels need at least one request each"),
             Loads::Adaptive(a) => a.validate().map_err(LoadgenError::InvalidSpec)?,
+            Loads::Capacity { search, requests, .. } => {
+                search.validate().map_err(LoadgenError::InvalidSpec)?;
+                if search.axis == Axis::Rate && *requests == 0 {
+                    return bad("open-loop levels need at least one request each");
+                }
+            }
             _ => {}
         }
         if !(self.prompt.spread.is_finite() && (0.0..1.0).contains(&self.prompt.spread)) {
@@ -312,6 +347,8 @@ pub enum Progress {
     LevelDone { level: usize, point: Point },
     /// The adaptive search is done: where the plateau is and why it stopped.
     Plateau { verdict: Verdict },
+    /// The capacity search is done: what it found, and the SLO core's sentence for it.
+    Capacity { found: capacity::Found, text: String },
 }
 
 /// Why a sweep stopped. Failed *requests* are not errors: they are recorded per level.
@@ -365,7 +402,7 @@ pub fn definitions_for(spec: &SweepSpec, lengths: &Lengths) -> Definitions {
     if spec.repeat > 1 {
         d.repeats = Some(Repeats { trials: spec.repeat, order: spec.repeat_order });
     }
-    let steady = matches!(spec.mode, LoadMode::Steady { .. }) && !matches!(spec.loads, Loads::Rates { .. });
+    let steady = matches!(spec.mode, LoadMode::Steady { .. }) && !spec.loads.open_loop();
     if steady {
         d.throughput_window = Some(ThroughputWindow::MeasuredWindow);
         if let Some(n) = d.notes.iter_mut().find(|n| n.starts_with("throughput window")) {

@@ -1,9 +1,12 @@
 //! A sweep: create the run, then for each level (concurrency, request rate, or the next
-//! one the adaptive search asks for) warm up, measure, store the level through the
-//! [`RunSink`], report progress; finally mark the run complete (or interrupted).
+//! one the adaptive or capacity search asks for) warm up, measure, store the level
+//! through the [`RunSink`], report progress; finally mark the run complete (or
+//! interrupted), with the search's finding in its notes.
 
 use super::adaptive::{self, Outcome, Step};
 use super::arrival::schedule_ms;
+use super::bracket::Axis;
+use super::capacity::{self, CapacitySpec};
 use super::client::{self, Endpoint, ErrorKind, RequestError, RequestSample};
 use super::prompt::{Prompt, PromptGen};
 use super::saturation::{Detector, Finding};
@@ -190,6 +193,25 @@ fn notes(spec: &SweepSpec, lengths: &Lengths) -> String {
             a.p99_limit_ms.map(|l| format!(", p99 latency ≤ {l:.0} ms")).unwrap_or_default(),
             a.refine_steps
         ),
+        Loads::Capacity { search, arrival, requests } => {
+            let how = match search.axis {
+                Axis::Concurrency => format!("closed loop, {closed}: C doubles from {} up to {}", search.start, search.max),
+                Axis::Rate => format!(
+                    "open loop, {} arrivals, {requests} requests per rate; latency timed from the scheduled send: the rate doubles from {} up to {} req/s",
+                    arrival.label(),
+                    app::domain::format::load(search.start),
+                    app::domain::format::load(search.max)
+                ),
+            };
+            let resolution = match (search.axis, search.resolution) {
+                (Axis::Concurrency, r) if r <= 0.0 => "adjacent levels".to_owned(),
+                (_, r) => format!("{} % of its top", app::domain::format::load(r * 100.0)),
+            };
+            format!(
+                "capacity search at SLO {}, {how} while every limit is met; then the last level meeting it and the first not are bisected until the bracket is {resolution}, or its ends are within the measurement noise (1 %, or the trials' own) on the limit breaking first; a level within noise of a limit or lacking a limit's statistic does not meet the SLO",
+                search.slo
+            )
+        }
     };
     let p = &spec.prompt;
     let unit = match lengths {
@@ -407,7 +429,82 @@ impl<S: RunSink> Runner<'_, S> {
                     }
                 }
             }
+            Loads::Capacity { search, arrival, requests } => self.capacity(search, *arrival, *requests).await.map(Some),
         }
+    }
+
+    /// The capacity search: each level the search asks for, measured and stored, judged
+    /// against the SLO from the stored level; returns the finding for the run's notes.
+    async fn capacity(
+        &mut self,
+        search: &CapacitySpec,
+        arrival: super::Arrival,
+        requests: usize,
+    ) -> Result<String, LoadgenError> {
+        let mut measured = Vec::new();
+        let mut points: Vec<Point> = Vec::new();
+        let found = loop {
+            match capacity::next_step(search, &measured) {
+                capacity::Step::Measure { load, refine } => {
+                    let raw = json!({ "capacity_phase": if refine { "bisect" } else { "doubling" } });
+                    let point = match search.axis {
+                        Axis::Concurrency => {
+                            let c = adaptive::whole(load);
+                            self.closed_level(c, closed_total(self.spec.mode, c, true), raw).await?
+                        }
+                        Axis::Rate => {
+                            let due_ms = schedule_ms(arrival, load, requests, self.level as u64);
+                            let raw = merge(raw, json!({ "arrival": arrival.label(), "rate_rps": load }));
+                            // Over capacity is not the search's concern: the level is judged
+                            // against the SLO like any other (its queue shows in TTFT).
+                            self.open_level(load, &due_ms, raw).await?.0
+                        }
+                    };
+                    measured.push(app::domain::slo::attain(&search.slo, &point));
+                    points.push(point);
+                }
+                capacity::Step::Done(found) => break found,
+            }
+        };
+        // The words are the SLO core's over the stored levels, as for an imported run.
+        let cap = app::domain::slo::capacity(&search.slo, &points);
+        let mut text = app::domain::slo::sentence(&cap);
+        let kind = match search.axis {
+            Axis::Concurrency => LoadKind::Concurrency,
+            Axis::Rate => LoadKind::RequestRate,
+        };
+        match found.stop {
+            capacity::Stop::MaxReached => text.push_str(&format!(
+                " The search stopped at its maximum, {}.",
+                app::domain::compare::load_label(kind, search.max)
+            )),
+            capacity::Stop::Bracketed if found.within_noise => text.push_str(
+                " The search stopped where the last level meeting the SLO and the first not were within the measurement noise of each other.",
+            ),
+            capacity::Stop::Bracketed | capacity::Stop::FirstFails => {}
+        }
+        tracing::info!(run = %self.id, finding = %text, "capacity search done");
+        // On the chart: a mark at the capacity (or at the first level, failing).
+        let (at, mark) = match (found.capacity, found.first_failing) {
+            (Some(c), _) => (Some(c), AnnotationKind::Note),
+            (None, f) => (f, AnnotationKind::Cause),
+        };
+        if let Some(load) = at {
+            let note = AnnotationInput {
+                anchor: Anchor::Point { load_kind: kind, load },
+                kind: mark,
+                effect: Effect::None,
+                body: format!("Capacity search: {text}"),
+                superseded_by: None,
+                proposal_key: None,
+            };
+            if let Err(e) = self.sink.annotate(self.id, &note).await {
+                // The finding is still in the notes; a lost marker is no reason to fail the sweep.
+                tracing::warn!(run = %self.id, error = %e, "could not annotate the capacity");
+            }
+        }
+        let _ = self.progress.try_send(Progress::Capacity { found, text: text.clone() });
+        Ok(format!("Capacity search: {text}"))
     }
 
     /// The measured part of a level starts: so does its telemetry (after the warm-up).

@@ -13,12 +13,14 @@ use super::multipart::read_import;
 use super::AppState;
 use crate::ingest;
 use app::db;
+use app::domain::slo::Slo;
 use app::domain::{analysis, Run, RunId};
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use serde::Deserialize;
 use serde_json::json;
 
 pub fn router() -> Router<AppState> {
@@ -122,20 +124,54 @@ fn attachment(id: &RunId, ext: &str, content_type: &'static str, body: String) -
     ([("content-type", content_type.to_owned()), ("content-disposition", disposition)], body).into_response()
 }
 
-async fn export_json(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+/// An export's `?slo=`: judged at that SLO; one that does not parse is a 400 naming the
+/// part at fault.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExportQuery {
+    #[serde(default)]
+    slo: Option<String>,
+}
+
+impl ExportQuery {
+    fn slo(&self) -> Result<Option<Slo>, ApiError> {
+        match self.slo.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            None => Ok(None),
+            Some(text) => {
+                Slo::parse(text).map(Some).map_err(|e| ApiError::bad_request(format!("slo: {e}")).with_field("slo"))
+            }
+        }
+    }
+}
+
+async fn export_json(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<ExportQuery>,
+) -> Result<Response, ApiError> {
     let id = run_id(&id)?;
-    let body = crate::export::json(&state.pool, &id).await?;
+    let body = crate::export::json_at(&state.pool, &id, q.slo()?.as_ref()).await?;
     Ok(attachment(&id, "json", "application/json", body))
 }
 
-async fn export_csv(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+async fn export_csv(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<ExportQuery>,
+) -> Result<Response, ApiError> {
     let id = run_id(&id)?;
-    let body = crate::export::csv(&state.pool, &id).await?;
+    let body = crate::export::csv_at(&state.pool, &id, q.slo()?.as_ref()).await?;
     Ok(attachment(&id, "csv", "text/csv; charset=utf-8", body))
 }
 
-async fn export_md(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+async fn export_md(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<ExportQuery>,
+) -> Result<Response, ApiError> {
     let id = run_id(&id)?;
+    let slo = q.slo()?;
     let run = db::get_run(&state.pool, &id).await?;
-    Ok(([("content-type", "text/markdown; charset=utf-8")], crate::export::markdown(&run)).into_response())
+    Ok(([("content-type", "text/markdown; charset=utf-8")], crate::export::markdown(&run, slo.as_ref()))
+        .into_response())
 }

@@ -119,6 +119,7 @@ impl From<DbError> for ApiError {
         match e {
             DbError::NotFound(what) => ApiError::not_found(what),
             DbError::Text(t) => ApiError::bad_request(t.to_string()).with_field(t.field),
+            DbError::Slo { field, error } => ApiError::bad_request(error.to_string()).with_field(field),
             other => ApiError::internal("a database call", other),
         }
     }

@@ -109,19 +109,29 @@ async fn compare_csv(State(state): State<AppState>, RawQuery(q): RawQuery) -> Re
 
 async fn compare_json(State(state): State<AppState>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
     let (view, runs, b) = compare_runs(&state, q.as_deref()).await?;
+    // With an SLO: each run's capacity and its change from the baseline.
+    let slo = view.slo.as_ref().map(|slo| {
+        let points: Vec<&[app::domain::Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
+        serde_json::json!({
+            "slo": slo.to_string(),
+            "definition": crate::export::SLO_DEFINITION,
+            "runs": app::domain::slo::across(slo, &points, b),
+        })
+    });
     let doc = serde_json::json!({
         "view": view.href("/compare"),
         "baseline": runs.get(b).map(|r| r.id.to_string()),
         "runs": runs,
+        "slo": slo,
     });
     Ok(download("application/json", "plateau-compare.json".into(), doc.to_string()))
 }
 
 async fn compare_md(State(state): State<AppState>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
-    let (_, runs, b) = compare_runs(&state, q.as_deref()).await?;
+    let (view, runs, b) = compare_runs(&state, q.as_deref()).await?;
     let stored = stored_of(&state, &runs).await?;
-    Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], report::compare_markdown(&runs, b, &stored))
-        .into_response())
+    let md = report::compare_markdown(&runs, b, &stored, view.slo.as_ref());
+    Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], md).into_response())
 }
 
 async fn og_image(State(state): State<AppState>, Path(file): Path<String>) -> Result<Response, ApiError> {

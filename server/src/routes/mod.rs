@@ -13,6 +13,7 @@ pub mod headers;
 mod live;
 mod login;
 mod multipart;
+mod slos;
 mod sweeps;
 mod upload;
 
@@ -125,8 +126,16 @@ pub fn router(state: AppState) -> Router {
         .route("/sweeps", post(sweeps::start_form))
         .route("/imports/{token}/save", post(upload::save))
         .merge(annotations::form_router())
+        .merge(slos::form_router())
         .merge(exports::router())
-        .nest("/api/v1", api::router().merge(sweeps::router()).merge(live::router()).merge(annotations::api_router()))
+        .nest(
+            "/api/v1",
+            api::router()
+                .merge(sweeps::router())
+                .merge(live::router())
+                .merge(annotations::api_router())
+                .merge(slos::api_router()),
+        )
         .route("/healthz", get(|| async { "ok" }))
         .merge(assets::router(std::path::Path::new(state.leptos_options.site_root.as_ref())))
         .merge(login::router())

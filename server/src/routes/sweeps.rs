@@ -32,9 +32,18 @@ pub struct SweepForm {
     api_key: String,
     #[serde(default)]
     endpoint: String,
-    /// `concurrency` (default), `rates` or `adaptive`.
+    /// `concurrency` (default), `rates`, `adaptive` or `capacity`.
     #[serde(default)]
     load: String,
+    /// Capacity search: the SLO, in its text syntax.
+    #[serde(default)]
+    slo: String,
+    /// Capacity search: `concurrency` (default) or `rate`.
+    #[serde(default)]
+    capacity_load: String,
+    /// Capacity search: the highest load tried (concurrency, or req/s).
+    #[serde(default)]
+    capacity_max: String,
     #[serde(default)]
     concurrency: String,
     #[serde(default)]
@@ -110,8 +119,21 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
         }
     }
     let load = f.load.trim();
+    let mut capacity = None;
     let (concurrency, rates, adaptive) = match load {
         "" | "concurrency" => (list::<u32>("concurrency", &f.concurrency, "a whole number")?, Vec::new(), None),
+        "capacity" => {
+            let c = crate::sweeps::CapacityRequest {
+                slo: f.slo.trim().to_owned(),
+                load: Some(f.capacity_load.trim().to_owned()).filter(|l| !l.is_empty()),
+                max: decimal("capacity.max", &f.capacity_max)?,
+                ..Default::default()
+            };
+            // Refused here, before anything else is read: the SLO's own message names the part.
+            c.spec()?;
+            capacity = Some(c);
+            (Vec::new(), Vec::new(), None)
+        }
         "rates" => {
             let rates = list::<f64>("rates", &f.rates, "a number")?;
             if rates.is_empty() {
@@ -127,7 +149,15 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
             };
             (Vec::new(), Vec::new(), Some(a))
         }
-        other => return Err(SpecError::new("load", format!("`{other}` is not concurrency, rates or adaptive"))),
+        other => {
+            return Err(SpecError::new(
+                "load",
+                format!(
+                    "`{}` is not concurrency, rates, adaptive or capacity",
+                    other.chars().take(40).collect::<String>()
+                ),
+            ))
+        }
     };
     // The form asks in percent; the request carries a fraction.
     let prompt_spread = decimal("prompt_spread", &f.prompt_spread)?.unwrap_or(0.0) / 100.0;
@@ -152,6 +182,7 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
         rates,
         arrival: Some(f.arrival.trim().to_owned()).filter(|a| !a.is_empty()),
         adaptive,
+        capacity,
         prompt_spread,
         seed: None,
         shared_prefix_tokens: num("shared_prefix_tokens", &f.shared_prefix_tokens, 0u32)?,
@@ -334,6 +365,9 @@ mod tests {
             metrics_interval_ms: String::new(),
             repeat: String::new(),
             repeat_order: String::new(),
+            slo: String::new(),
+            capacity_load: String::new(),
+            capacity_max: String::new(),
         }
     }
 
@@ -387,5 +421,25 @@ mod tests {
         assert_eq!((a.max_concurrency, a.min_gain, a.start), (64, 0.1, 1));
         let f = SweepForm { load: "bursty".into(), ..form("", "", "1") };
         assert!(form_to_request(f).unwrap_err().to_string().contains("`load`"));
+    }
+
+    #[test]
+    fn the_form_asks_for_the_capacity_at_an_slo_and_refuses_one_that_does_not_parse() {
+        let f = SweepForm {
+            load: "capacity".into(),
+            slo: " ttft:p99<=2s, tpot:p99<=50ms ".into(),
+            capacity_load: "rate".into(),
+            capacity_max: "40".into(),
+            ..form("", "", "")
+        };
+        let c = form_to_request(f).unwrap().capacity.unwrap().spec().unwrap();
+        assert_eq!(c.slo.to_string(), "ttft:p99<=2s,tpot:p99<=50ms");
+        assert_eq!((c.axis, c.start, c.max, c.resolution), (crate::loadgen::Axis::Rate, 1.0, 40.0, 0.05));
+        let f = SweepForm { load: "capacity".into(), slo: "ttft:p99<=2s,tpot:p99<=fast".into(), ..form("", "", "") };
+        let e = form_to_request(f).unwrap_err();
+        assert_eq!(e.field, "capacity.slo");
+        assert!(e.message.contains("tpot:p99<=fast"), "the part at fault: {e}");
+        let f = SweepForm { load: "capacity".into(), slo: String::new(), ..form("", "", "") };
+        assert_eq!(form_to_request(f).unwrap_err().field, "capacity.slo");
     }
 }

@@ -193,6 +193,16 @@ pub enum NoGoodput {
     NotPerRequest { limit: String },
     /// No record carries the quantity a limit needs.
     NotRecorded { limit: String },
+    /// The level's records were not read for this page (too many for one page's budget).
+    NotRead,
+}
+
+/// One level's goodput, or why it has none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LevelGoodput {
+    pub load_kind: LoadKind,
+    pub load_value: f64,
+    pub goodput: Result<Goodput, NoGoodput>,
 }
 
 impl fmt::Display for NoGoodput {
@@ -202,6 +212,7 @@ impl fmt::Display for NoGoodput {
             NoGoodput::NoDuration => f.write_str("the level's duration is unknown"),
             NoGoodput::NotPerRequest { limit } => write!(f, "per-request records do not hold {limit}"),
             NoGoodput::NotRecorded { limit } => write!(f, "no request recorded its {limit}"),
+            NoGoodput::NotRead => f.write_str("too many requests to judge one by one on a page; the export has them"),
         }
     }
 }

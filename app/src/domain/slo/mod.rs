@@ -9,6 +9,8 @@
 //! - per run: the highest level that meets the SLO, the first one that does not, an
 //!   interpolated estimate between them ([`capacity`]) and the answer in one sentence
 //!   ([`sentence`]) — `capacity.rs`;
+//! - between runs: each run's capacity as a value or a bound, its change, beyond the noise
+//!   of the trials or not ([`change`]) — `change.rs`;
 //! - per check: capacity at the SLO as a gated metric of `plateau check --slo`, against a
 //!   baseline run or a configuration's history ([`gate`]) — `gate.rs`.
 //!
@@ -28,11 +30,15 @@
 
 mod attain;
 mod capacity;
+mod change;
 pub mod gate;
 mod parse;
 
-pub use attain::{attain, goodput, limit_value, Goodput, LevelAttainment, LimitResult, NoGoodput, Verdict};
+pub use attain::{
+    attain, goodput, limit_value, Goodput, LevelAttainment, LevelGoodput, LimitResult, NoGoodput, Verdict,
+};
 pub use capacity::{capacity, estimate_label, sentence, AtLevel, Capacity, Estimate, Failure, Unjudged};
+pub use change::{across, bracket, change, CapacityChange, CapacityValue, Direction, RunCapacity};
 
 #[cfg(doc)]
 use super::knee;
@@ -168,6 +174,24 @@ impl Limit {
         }
     }
 
+    /// The bound as a chart or a table head shows it: "2 s", "50 ms", "1 %", "20 tok/s".
+    pub fn bound_label(&self) -> String {
+        // The shortest decimal that reads back as the number (the bounds are typed by people).
+        let plain = |v: f64| format!("{}", (v * 1e6).round() / 1e6);
+        match *self {
+            Limit::Latency { max_ms, .. } if max_ms >= 1000.0 => format!("{} s", plain(max_ms / 1000.0)),
+            Limit::Latency { max_ms, .. } => format!("{} ms", plain(max_ms)),
+            Limit::ErrorRate { max_pct } => format!("{} %", plain(max_pct)),
+            Limit::PerUserTokS { min_tok_s } => format!("{} tok/s", plain(min_tok_s)),
+        }
+    }
+
+    /// "TTFT p99 ≤ 2 s", "tok/s per user ≥ 20 tok/s": the limit for a person.
+    pub fn heading(&self) -> String {
+        let op = if self.is_upper() { "≤" } else { "≥" };
+        format!("{} {op} {}", self.label(), self.bound_label())
+    }
+
     /// A value of this limit's quantity for a sentence: `2.4 s`, `3.5 %`, `18.2 tok/s`;
     /// never rounded onto the bound.
     pub fn show(&self, value: f64) -> String {
@@ -218,6 +242,42 @@ impl fmt::Display for Slo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let parts: Vec<String> = self.limits.iter().map(Limit::to_string).collect();
         f.write_str(&parts.join(","))
+    }
+}
+
+/// A name of a stored SLO: 1 to [`MAX_NAME_CHARS`] letters, digits, `-`, `_` or `.`
+/// (`chat-interactive`, `batch`), so it reads the same in a URL, a CLI and a page.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// Checks a stored SLO's name.
+pub fn check_name(name: &str) -> Result<(), SloError> {
+    let chars = name.chars().take(MAX_NAME_CHARS + 1).count();
+    let bad = |problem: String| Err(SloError { part: Some(name.chars().take(80).collect()), problem });
+    if chars == 0 {
+        return Err(SloError { part: None, problem: "an SLO's name is empty".into() });
+    }
+    if chars > MAX_NAME_CHARS {
+        return bad(format!("an SLO's name is at most {MAX_NAME_CHARS} characters"));
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
+        return bad("an SLO's name is letters, digits, '-', '_' and '.' only".into());
+    }
+    Ok(())
+}
+
+/// An SLO the team stored under a name, to choose on any page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NamedSlo {
+    pub name: String,
+    pub slo: Slo,
+    pub author: String,
+    pub created_at: String,
+}
+
+impl NamedSlo {
+    /// The stored SLO whose limits are `slo`'s, if any: a page names the SLO of its address.
+    pub fn find<'a>(named: &'a [NamedSlo], slo: &Slo) -> Option<&'a NamedSlo> {
+        named.iter().find(|n| n.slo == *slo)
     }
 }
 

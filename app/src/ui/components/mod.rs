@@ -8,6 +8,7 @@ mod definitions;
 mod error_box;
 mod levels_table;
 mod measures_table;
+mod slo;
 
 pub use annotations::{
     textarea_html, visible_annotations, AnnotationText, AnnotationsSection, ModeBanner, ProposalsList, ShareBar,
@@ -18,6 +19,7 @@ pub use definitions::{metrics_present, DefinitionsView};
 pub use error_box::{set_page_status, ErrorBox};
 pub use levels_table::LevelsTable;
 pub use measures_table::MeasuresTable;
+pub use slo::{SloPicker, SloSection};
 
 /// `path` as an absolute URL on this site, for link previews (chat apps fetch `og:image`
 /// by absolute address). Server side from the request's `Host`, in the browser from the

@@ -47,8 +47,8 @@ pub fn ComparePage() -> impl IntoView {
                     Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),
                 };
                 match runs.await {
-                    Ok(Some(ComparePageData { runs, stored, dismissed, request_tests, charts })) => view! {
-                        <CompareView runs view=state mode=PageMode::Live dismissed stored request_tests charts error />
+                    Ok(Some(ComparePageData { runs, stored, dismissed, request_tests, charts, slos })) => view! {
+                        <CompareView runs view=state mode=PageMode::Live dismissed stored request_tests charts slos error />
                     }.into_any(),
                     Ok(None) => view! { <p>"Loading runs…"</p> }.into_any(),
                     Err(e) => view! {
@@ -158,6 +158,9 @@ pub(crate) fn CompareView(
     request_tests: Vec<compare::RequestTest>,
     /// The page's charts for `view`, built on the server (`charts::pages::compare_chart_specs`).
     charts: Vec<ChartSpec>,
+    /// The team's named SLOs, for the picker.
+    #[prop(optional)]
+    slos: Vec<crate::domain::slo::NamedSlo>,
     error: Option<String>,
 ) -> impl IntoView {
     let baseline = compare::baseline_index(&runs, view.baseline.as_ref());
@@ -227,6 +230,45 @@ pub(crate) fn CompareView(
         })
         .collect();
     let found = anomalies::detect(&runs);
+    // Capacity at the view's SLO per run, and its change from the baseline.
+    let slo_view = view.slo.clone().map(|slo| {
+        let points: Vec<&[Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
+        let named = crate::domain::slo::NamedSlo::find(&slos, &slo).map(|n| n.name.clone());
+        let title = match named {
+            Some(n) => format!("Capacity at SLO “{n}” ({})", slo.spaced()),
+            None => format!("Capacity at {}", slo.spaced()),
+        };
+        let rows = crate::domain::slo::across(&slo, &points, baseline)
+            .into_iter()
+            .filter_map(|rc| {
+                let run = runs.get(rc.run)?;
+                let change = rc.change.map(|c| {
+                    let class = match c.direction {
+                        crate::domain::slo::Direction::Fell => "delta down worse",
+                        crate::domain::slo::Direction::Rose => "delta up better",
+                        _ => "delta",
+                    };
+                    view! { <div class=class data-direction=format!("{:?}", c.direction).to_lowercase()>"Against the baseline: "{c.sentence}"."</div> }
+                });
+                Some(view! {
+                    <li class="run-capacity">
+                        <span class="swatch" style=format!("background:{}", run_colour(rc.run))></span>
+                        <strong>{run.name.clone()}</strong>": "{rc.sentence}
+                        {change}
+                    </li>
+                })
+            })
+            .collect_view();
+        view! {
+            <section class="slo" id="slo" data-slo=slo.to_string()>
+                <h2>{title}</h2>
+                <ul class="run-capacities" id="run-capacities">{rows}</ul>
+            </section>
+        }
+    });
+    let picker = view! {
+        <crate::ui::components::SloPicker view=view.clone() path="/compare".to_owned() slos editable />
+    };
     let charts_view = view! {
         <section class="charts">
             <crate::ui::components::NoJsNote />
@@ -277,6 +319,8 @@ pub(crate) fn CompareView(
         {error.map(|e| view! { <div class="error-box" role="alert" id="form-error">{e}</div> })}
         <h1 class:sub-head=is_report>"Compare "{n}" runs"</h1>
         <ul class="run-chips">{chips}</ul>
+        {slo_view}
+        {picker}
         {(!cmp.runs.is_empty()).then(|| view! { <ul class="verdicts" id="verdicts">{verdicts}</ul> })}
         {(!explanations.is_empty()).then(|| view! {
             <section class="explanations" id="explanations">

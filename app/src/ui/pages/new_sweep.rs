@@ -20,7 +20,9 @@ pub fn NewSweepPage() -> impl IntoView {
             "“requests per level” — C requests always in flight until that many are done. Request rates: requests "
             "go out on schedule (Poisson or constant) however many are in flight, and latency counts from the "
             "scheduled send. Adaptive: C doubles until throughput gains less than the threshold per doubling, "
-            "then the knee is refined and the plateau named. Targets are limited to the server's allow-list "
+            "then the knee is refined and the plateau named. Find capacity at SLO: the load doubles while every "
+            "limit of the SLO holds, then the last level meeting it and the first not are bisected; the answer names "
+            "the highest load meeting it and the limit that breaks first. Targets are limited to the server's allow-list "
             "(loopback unless "<code>"--sweep-allow"</code>" says otherwise). Try it with "<code>"plateau sim"</code>"."
         </p>
         {move || error().map(|e| view! {
@@ -46,13 +48,14 @@ pub fn NewSweepPage() -> impl IntoView {
                         <option value="concurrency">"Concurrency levels (closed loop)"</option>
                         <option value="rates">"Request rates (open loop)"</option>
                         <option value="adaptive">"Adaptive: find the plateau"</option>
+                        <option value="capacity">"Find capacity at SLO"</option>
                     </select>
                 </label>
                 // `data-load`: the load kinds a field applies to; public/plateau.js shows only
                 // those of the chosen kind (without JavaScript every field shows).
                 <label data-load="concurrency">"Concurrency levels"<input name="concurrency" value="1,2,4,8" /></label>
                 <label data-load="rates">"Request rates (req/s)"<input name="rates" placeholder="1,2,4,8" /></label>
-                <label data-load="rates">"Arrivals (rates)"
+                <label data-load="rates capacity">"Arrivals (rates)"
                     <select name="arrival">
                         <option value="poisson">"Poisson"</option>
                         <option value="constant">"constant"</option>
@@ -60,6 +63,14 @@ pub fn NewSweepPage() -> impl IntoView {
                 </label>
                 <label data-load="adaptive">"Adaptive: max concurrency"<input name="max_concurrency" type="number" min="1" placeholder="256" /></label>
                 <label data-load="adaptive">"Adaptive: min gain per doubling (%)"<input name="min_gain_pct" type="number" min="0" step="any" placeholder="5" /></label>
+                <label data-load="capacity">"SLO (every limit must hold)"<input name="slo" placeholder="ttft:p99<=2s,tpot:p99<=50ms,errors<=1%" /></label>
+                <label data-load="capacity">"Search over"
+                    <select name="capacity_load">
+                        <option value="concurrency">"concurrency (closed loop)"</option>
+                        <option value="rate">"request rate (open loop; arrivals and requests per level as for rates)"</option>
+                    </select>
+                </label>
+                <label data-load="capacity">"Highest load tried (concurrency, or req/s)"<input name="capacity_max" type="number" min="0" step="any" placeholder="256" /></label>
                 <label>"Requests per level (concurrency: empty sends one wave of C at once, a number keeps C in flight until that many; rates: per rate, 50 if empty)"<input name="requests" type="number" min="1" placeholder="one wave of C; 50 per rate" /></label>
                 <label>"Trials per level (each level measured N times: mean ± 95 % CI)"<input name="repeat" type="number" min="1" max="20" placeholder="1" /></label>
                 <label>"Order of the trials"<select name="repeat_order"><option value="back-to-back">"back to back (all trials of a level, then the next)"</option><option value="interleaved">"interleaved (one pass over the levels per trial)"</option></select></label>

@@ -14,7 +14,7 @@ use crate::domain::why_signals::{self, StoredSignals};
 use crate::domain::{analysis, Run};
 use crate::ui::components::{
     AnnotationsSection, ChartView, DefinitionsView, ErrorBox, LevelsTable, MeasuresTable, ModeBanner, ProposalsList,
-    ShareBar, ViewProblems,
+    ShareBar, SloPicker, SloSection, ViewProblems,
 };
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
@@ -69,8 +69,8 @@ pub fn RunPage() -> impl IntoView {
                     }
                 };
                 match run.await {
-                    Ok(Some(RunPageData { run, stored, dismissed, history, percentiles, charts })) => view! {
-                        <RunView run view=state mode=PageMode::Live dismissed stored history percentiles charts error />
+                    Ok(Some(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos })) => view! {
+                        <RunView run view=state mode=PageMode::Live dismissed stored history percentiles charts goodput slos error />
                     }.into_any(),
                     Ok(None) => view! { <p>"Loading run…"</p> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
@@ -141,6 +141,13 @@ pub(crate) fn RunView(
     percentiles: Vec<crate::domain::noise::LevelPercentiles>,
     /// The page's charts for `view`, built on the server (`charts::pages::run_chart_specs`).
     charts: Vec<ChartSpec>,
+    /// With an SLO in the view: each level's goodput from its per-request records; empty on
+    /// shared pages and snapshots (their levels are judged by their statistics alone).
+    #[prop(optional)]
+    goodput: Vec<crate::domain::slo::LevelGoodput>,
+    /// The team's named SLOs, for the picker.
+    #[prop(optional)]
+    slos: Vec<crate::domain::slo::NamedSlo>,
     error: Option<String>,
 ) -> impl IntoView {
     let f = run.facts.clone();
@@ -201,6 +208,14 @@ pub(crate) fn RunView(
         )
     });
     let is_report = matches!(mode, PageMode::Report(_));
+    // Capacity at the view's SLO: first on the page, before where and why it plateaus.
+    let slo_section = view.slo.clone().map(|slo| {
+        let named = crate::domain::slo::NamedSlo::find(&slos, &slo).map(|n| n.name.clone());
+        view! { <SloSection run=run.clone() slo named goodput /> }
+    });
+    let picker = view! {
+        <SloPicker view=view.clone() path=format!("/runs/{}", run.id) slos editable=mode == PageMode::Live />
+    };
     view! {
         // A saved report names itself (title, og:title, og:description): one of each.
         {(!is_report).then(|| view! {
@@ -230,6 +245,7 @@ pub(crate) fn RunView(
                 </div>
             }
         })}
+        {slo_section}
         {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
         {why.map(|w| {
             let kind = w.kind.map_or("none", |k| k.as_str());
@@ -244,6 +260,7 @@ pub(crate) fn RunView(
                 </div>
             }
         })}
+        {picker}
         <dl class="facts">
             {fact("Model", f.model.clone())}
             {fact("Engine", engine)}

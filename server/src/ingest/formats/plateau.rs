@@ -146,6 +146,10 @@ pub struct ExportedRun {
 pub struct Export {
     pub plateau_format: u32,
     pub run: ExportedRun,
+    /// With `?slo=`: the run judged at that SLO ([`crate::export::SloExport`]). Derived
+    /// from the levels, so an import ignores it and judges again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<serde_json::Value>,
 }
 
 pub fn sniff(text: &str) -> bool {
@@ -362,7 +366,12 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
 
 /// Writes the lossless JSON export.
 pub fn to_json(run: &ExportedRun) -> String {
-    let doc = Export { plateau_format: VERSION, run: run.clone() };
+    to_json_with(run, None)
+}
+
+/// The JSON export with the run judged at an SLO beside it.
+pub fn to_json_with(run: &ExportedRun, slo: Option<serde_json::Value>) -> String {
+    let doc = Export { plateau_format: VERSION, run: run.clone(), slo };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
@@ -437,6 +446,12 @@ fn server_summaries(run: &ExportedRun) -> Vec<Option<app::domain::why::LevelSign
 
 /// Writes the CSV export (levels and measures; see the module docs for what it leaves out).
 pub fn to_csv(run: &ExportedRun) -> String {
+    to_csv_with(run, None)
+}
+
+/// The CSV export; with an SLO, one more `# slo: <json>` line (the SLO, its definition and
+/// the capacity sentence), which an import ignores (it is derived from the levels).
+pub fn to_csv_with(run: &ExportedRun, slo: Option<serde_json::Value>) -> String {
     let mut out = format!("{CSV_MAGIC} {VERSION}\n");
     let meta: [(&str, serde_json::Value); 6] = [
         ("name", serde_json::json!(run.name)),
@@ -446,7 +461,7 @@ pub fn to_csv(run: &ExportedRun) -> String {
         ("facts", serde_json::json!(run.facts)),
         ("definitions", serde_json::json!(run.definitions)),
     ];
-    for (k, v) in meta {
+    for (k, v) in meta.into_iter().chain(slo.map(|v| ("slo", v))) {
         out.push_str(&format!("# {k}: {}\n", csv_safe_json(&v)));
     }
     let mut keys: Vec<(Metric, Stat)> =

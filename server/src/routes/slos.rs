@@ -1,0 +1,68 @@
+//! Named SLOs over HTTP: the picker's "Save SLO" form (`POST /slos`, back to the page it
+//! came from, errors in `?error=`) and the JSON API (`GET /api/v1/slos`, and
+//! `GET`/`PUT`/`DELETE /api/v1/slos/{name}` with `{"slo": "ttft:p99<=2s,…"}`). Both call
+//! [`crate::share::save_slo`]; the author is the requester.
+
+use super::error::{ApiError, Back, FormError, OrBack};
+use super::AppState;
+use crate::auth::Principal;
+use crate::share;
+use app::db;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Form, Json, Router};
+use serde::Deserialize;
+use std::collections::HashMap;
+
+/// Form routes (mounted at the root).
+pub fn form_router() -> Router<AppState> {
+    Router::new().route("/slos", post(form_save))
+}
+
+/// JSON routes (mounted under `/api/v1`).
+pub fn api_router() -> Router<AppState> {
+    Router::new().route("/slos", get(api_list)).route("/slos/{name}", get(api_show).put(api_put).delete(api_delete))
+}
+
+async fn form_save(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Form(form): Form<HashMap<String, String>>,
+) -> Result<Redirect, FormError> {
+    let back = Back::from_form(&form, "/");
+    let name = form.get("name").map(String::as_str).unwrap_or_default();
+    let text = form.get("slo").map(String::as_str).unwrap_or_default();
+    share::save_slo(&state.pool, name, text, &who.name).await.or_back(&back)?;
+    Ok(Redirect::to(back.path()))
+}
+
+async fn api_list(State(state): State<AppState>) -> Result<Response, ApiError> {
+    Ok(Json(db::list_slos(&state.pool).await?).into_response())
+}
+
+async fn api_show(State(state): State<AppState>, Path(name): Path<String>) -> Result<Response, ApiError> {
+    Ok(Json(db::get_slo(&state.pool, &name).await?).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SloBody {
+    slo: String,
+}
+
+async fn api_put(
+    State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Path(name): Path<String>,
+    Json(b): Json<SloBody>,
+) -> Result<Response, ApiError> {
+    let named = share::save_slo(&state.pool, &name, &b.slo, &who.name).await?;
+    Ok((StatusCode::OK, Json(named)).into_response())
+}
+
+async fn api_delete(State(state): State<AppState>, Path(name): Path<String>) -> Result<Response, ApiError> {
+    db::delete_slo(&state.pool, &name).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
