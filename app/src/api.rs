@@ -61,23 +61,42 @@ pub const HISTORY_RUNS: usize = 100;
 
 /// The history page of a run: its configuration's runs (at most [`HISTORY_RUNS`]), one
 /// measure over time (`metric`, `level`: see `domain::trend::Measure::parse`; a bad value
-/// is a 400 naming the field), with the gate's limits; the chart is built here.
+/// is a 400 naming the field), with the gate's limits; with `slo`, capacity at that SLO
+/// per run as a second chart (a bad SLO is a 400 naming the part at fault). The charts
+/// are built here.
 #[server(prefix = "/_fn")]
 pub async fn get_history(
     id: String,
     metric: Option<String>,
     level: Option<String>,
+    slo: Option<String>,
 ) -> Result<crate::domain::trend::HistoryPage, AppError> {
-    use crate::domain::trend::{trend, HistoryPage, Measure};
+    use crate::domain::trend::{capacity_series, trend, HistoryPage, Measure};
     let pool = pool()?;
     let run_id = crate::domain::RunId::parse(&id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
     let run = crate::db::get_run(&pool, &run_id).await?;
     let measure = Measure::parse(metric.as_deref(), level.as_deref(), &run)
         .map_err(|p| AppError::BadRequest(format!("history query: {p}")))?;
+    // Read before the runs: a bad SLO costs no database work.
+    let slo = match slo.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        Some(text) => Some(
+            crate::domain::slo::Slo::parse(text)
+                .map_err(|e| AppError::BadRequest(format!("history query: slo: {e}")))?,
+        ),
+        None => None,
+    };
     let runs = crate::db::series(&pool, &run, HISTORY_RUNS).await?;
     let t = trend(&runs, &run.id, measure, &crate::domain::regression::Thresholds::default());
     let json = crate::charts::history::option_json(&t);
-    Ok(HistoryPage::new(&t, &run, json))
+    let page = HistoryPage::new(&t, &run, json);
+    Ok(match slo {
+        Some(slo) => {
+            let series = capacity_series(&t, &runs, &slo);
+            let json = crate::charts::history::capacity_option_json(&t, &series);
+            page.with_capacity(&series, json)
+        }
+        None => page,
+    })
 }
 
 /// What [`ImportPreviews::preview`] returns: the server parses off the request runtime.

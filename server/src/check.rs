@@ -1,9 +1,11 @@
 //! The regression gate as a service: `plateau check RUN --baseline RUN | --history` and
 //! `GET /api/v1/runs/{id}/check` both build a [`CheckRequest`] and call [`check`], which
-//! reads the runs and hands them to the pure rules of `app::domain::regression`.
+//! reads the runs and hands them to the pure rules of `app::domain::regression` (and, with
+//! an SLO, of `app::domain::slo::gate`: capacity at the SLO as one more gated metric).
 
 use app::db::{self, Db, DbError};
 use app::domain::regression::{against_baseline, against_history, CheckReport, Thresholds};
+use app::domain::slo::{gate, Slo};
 use app::domain::RunId;
 use serde::Deserialize;
 
@@ -17,12 +19,14 @@ pub enum Against {
     History,
 }
 
-/// One check: the run (`latest` or an id), what it is checked against, the thresholds.
+/// One check: the run (`latest` or an id), what it is checked against, the thresholds,
+/// and the SLO whose capacity is gated too, if any.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckRequest {
     pub run: String,
     pub against: Against,
     pub thresholds: Thresholds,
+    pub slo: Option<Slo>,
 }
 
 /// The API's query string: `?baseline=ID` or `?history=true`, and optional thresholds.
@@ -38,6 +42,9 @@ pub struct CheckQuery {
     pub z: Option<f64>,
     #[serde(default)]
     pub window: Option<usize>,
+    /// `ttft:p99<=2s,errors<=1%`: gate capacity at this SLO as well.
+    #[serde(default)]
+    pub slo: Option<String>,
 }
 
 /// Why a check could not run.
@@ -72,7 +79,17 @@ impl CheckQuery {
         if !(2..=MAX_WINDOW).contains(&window) {
             return Err(field("window", &format!("must be between 2 and {MAX_WINDOW} runs")));
         }
-        Ok(CheckRequest { run: run.trim().to_owned(), against, thresholds: Thresholds { max_worse_pct, z, window } })
+        // The parser names the part at fault ("\"ttft:p99<=2\": a duration needs a unit").
+        let slo = match self.slo.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(text) => Some(Slo::parse(text).map_err(|e| field("slo", &e.to_string()))?),
+            None => None,
+        };
+        Ok(CheckRequest {
+            run: run.trim().to_owned(),
+            against,
+            thresholds: Thresholds { max_worse_pct, z, window },
+            slo,
+        })
     }
 }
 
@@ -102,11 +119,15 @@ pub async fn check(db: &Db, req: &CheckRequest) -> Result<CheckReport, CheckErro
                 id("baseline", b)?
             };
             let base = db::get_run(db, &base_id).await?;
-            against_baseline(&run, &base, &req.thresholds)
+            let mut report = against_baseline(&run, &base, &req.thresholds);
+            report.capacity = req.slo.as_ref().map(|slo| gate::against_baseline(slo, &run, &base, &req.thresholds));
+            report
         }
         Against::History => {
             let history = db::history(db, &run, req.thresholds.window).await?;
-            against_history(&run, &history, &req.thresholds)
+            let mut report = against_history(&run, &history, &req.thresholds);
+            report.capacity = req.slo.as_ref().map(|slo| gate::against_history(slo, &run, &history, &req.thresholds));
+            report
         }
     })
 }

@@ -59,6 +59,7 @@ pub enum Command {
     ///
     /// Examples: plateau check latest --history
     ///           plateau check RUN --baseline BASE --server http://plateau:3000
+    ///           plateau check RUN --baseline BASE --slo 'ttft:p99<=2s,errors<=1%'
     Check(CheckArgs),
     /// Database maintenance.
     ///
@@ -322,6 +323,10 @@ pub struct CheckArgs {
     /// History: at most this many earlier runs.
     #[arg(long, default_value_t = 10)]
     pub window: usize,
+    /// Also gate capacity at this SLO, e.g. 'ttft:p99<=2s,tpot:p99<=50ms,errors<=1%': the
+    /// run fails when the load it serves within the SLO fell beyond the thresholds.
+    #[arg(long)]
+    pub slo: Option<String>,
     /// Ask this Plateau server instead of the local database.
     #[arg(long)]
     pub server: Option<String>,
@@ -492,6 +497,7 @@ async fn check(db: app::db::DbTarget, a: CheckArgs) -> anyhow::Result<ExitCode> 
         max_worse_pct: Some(a.max_worse_pct),
         z: Some(a.z),
         window: Some(a.window),
+        slo: a.slo.clone(),
     };
     let outcome: anyhow::Result<(bool, String)> = match &a.server {
         None => {
@@ -557,6 +563,9 @@ async fn check_remote(
         }
         if let Some(w) = q.window {
             pairs.append_pair("window", &w.to_string());
+        }
+        if let Some(slo) = &q.slo {
+            pairs.append_pair("slo", slo);
         }
     }
     let mut req = reqwest::Client::new().get(url);

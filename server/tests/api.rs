@@ -730,3 +730,136 @@ async fn over_long_stored_texts_are_refused_naming_the_field() {
         assert_eq!(app::db::testing::row_counts(&app.pool).await, before, "nothing stored [{}]", app.backend);
     }
 }
+
+/// A sweep of four closed-loop levels (C=8…64) with TPOT p99 as given and the same
+/// throughput, stored in `app`'s database: TPOT is not among the per-level gated metrics,
+/// so only capacity at a TPOT SLO can tell these runs apart.
+async fn tpot_sweep(app: &TestApp, name: &str, tpot_p99_ms: [f64; 4]) -> String {
+    use app::domain::metrics::{Metric, Stat};
+    use app::domain::{LoadKind, NewLevel, Point, RunStatus};
+    let mut run = app::db::testing::sample();
+    run.name = name.into();
+    run.status = RunStatus::Complete;
+    run.levels = [8.0, 16.0, 32.0, 64.0]
+        .into_iter()
+        .zip(tpot_p99_ms)
+        .map(|(c, ms)| {
+            let mut p = Point::at(LoadKind::Concurrency, c);
+            p.requests_ok = Some(100);
+            p.requests_failed = Some(0);
+            p.set(Metric::OutputThroughput, Stat::Mean, 20.0 * c);
+            p.set(Metric::Tpot, Stat::P99, ms);
+            NewLevel::new(p)
+        })
+        .collect();
+    app::db::insert_run(&app.pool, &run).await.unwrap().to_string()
+}
+
+/// `plateau check … --slo` and `?slo=` on the check endpoint: capacity at the SLO is a
+/// gated metric. The base crosses TPOT p99 50 ms at C≈45, the slow run at C≈18 (−59 %):
+/// the check fails on capacity alone (every per-level metric is unchanged); a twin passes;
+/// a bad SLO is a 400 naming the part (API) and exit 2 naming it (CLI, local and remote);
+/// the history page draws capacity per run, a run without a passing level as a gap with
+/// its reason.
+#[tokio::test]
+async fn check_gates_capacity_at_an_slo_through_the_api_and_the_cli() {
+    const SLO: &str = "tpot%3Ap99%3C%3D50ms";
+    for app in TestApp::each().await {
+        let base = tpot_sweep(&app, "base", [20.0, 30.0, 40.0, 60.0]).await;
+        let twin = tpot_sweep(&app, "twin", [20.0, 30.0, 40.0, 60.0]).await;
+        let slow = tpot_sweep(&app, "slow", [30.0, 45.0, 70.0, 90.0]).await;
+        let get = |path: String| {
+            let client = app.client.clone();
+            let url = app.url(&path);
+            async move {
+                let resp = client.get(url).send().await.unwrap();
+                let status = resp.status();
+                (status, resp.json::<Value>().await.unwrap())
+            }
+        };
+        let (status, body) = get(format!("/api/v1/runs/{slow}/check?baseline={base}&slo={SLO}")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["passed"], false, "[{}] {body}", app.backend);
+        assert_eq!(body["regressions"], 1, "capacity alone: {body}");
+        let cap = &body["report"]["capacity"];
+        assert_eq!(
+            cap["summary"], "capacity at tpot:p99<=50ms fell from C≈45 to C≈18 (−59 %); TPOT p99 breaks first in both",
+            "{body}"
+        );
+        assert_eq!((cap["basis"].as_str(), cap["regression"].as_bool()), (Some("estimate"), Some(true)));
+        let md = body["markdown"].as_str().unwrap();
+        assert!(md.contains("❌ **1 regression**"), "{md}");
+        assert!(md.contains("### Capacity at tpot:p99\\<=50ms"), "{md}");
+        assert!(md.contains("fell from C≈45 to C≈18 (−59 %); TPOT p99 breaks first in both."), "{md}");
+        // Without the SLO the same runs pass: nothing per level changed.
+        let (_, body) = get(format!("/api/v1/runs/{slow}/check?baseline={base}")).await;
+        assert_eq!((body["passed"].as_bool(), body["report"].get("capacity")), (Some(true), None), "{body}");
+        let (_, body) = get(format!("/api/v1/runs/{twin}/check?baseline={base}&slo={SLO}")).await;
+        assert_eq!(body["passed"], true, "{body}");
+        assert!(body["report"]["capacity"]["summary"].as_str().unwrap().contains("held at C≈45"), "{body}");
+        // Against the history (base and twin): the fall is far beyond the window's spread.
+        let (_, body) = get(format!("/api/v1/runs/{slow}/check?history=true&slo={SLO}")).await;
+        assert_eq!(
+            (body["passed"].as_bool(), body["report"]["capacity"]["test"].as_str()),
+            (Some(false), Some("z_score"))
+        );
+        // A bad SLO: 400, the field and the part at fault named.
+        for (bad, part) in [("tpot%3Ap99%3C%3D50", "\"tpot:p99<=50\""), ("speed%3Ap99%3C%3D1s", "\"speed:p99<=1s\"")] {
+            let (status, body) = get(format!("/api/v1/runs/{slow}/check?baseline={base}&slo={bad}")).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+            assert_eq!(body["field"], "slo", "{body}");
+            assert!(body["error"].as_str().unwrap().contains(part), "{bad}: {body}");
+        }
+
+        // The CLI: on this database, and asking this server.
+        let cli = |args: &[String]| {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_plateau"))
+                .arg("--db")
+                .arg(app.store.db_arg())
+                .arg("check")
+                .args(args)
+                .output()
+                .unwrap();
+            (out.status.code(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+        };
+        for remote in [&[][..], &["--server", app.base.as_str()][..]] {
+            let with = |args: &[&str]| -> Vec<String> { args.iter().chain(remote).map(|a| (*a).to_owned()).collect() };
+            let (code, md, err) = cli(&with(&[&slow, "--baseline", &base, "--slo", "tpot:p99<=50ms"]));
+            assert_eq!(code, Some(1), "[{}] {remote:?}: {md}{err}", app.backend);
+            assert!(md.contains("fell from C≈45 to C≈18 (−59 %)"), "{md}");
+            let (code, md, err) = cli(&with(&[&twin, "--baseline", &base, "--slo", "tpot:p99<=50ms"]));
+            assert_eq!(code, Some(0), "{remote:?}: {md}{err}");
+            let (code, md, err) = cli(&with(&["latest", "--history", "--slo", "tpot:p99<=50ms"]));
+            assert_eq!(code, Some(1), "{remote:?}: {md}{err}");
+            let (code, _, err) = cli(&with(&[&slow, "--baseline", &base, "--slo", "tpot:p99<=50"]));
+            assert_eq!(code, Some(2), "{remote:?}: {err}");
+            assert!(err.contains("`slo`") && err.contains("\"tpot:p99<=50\""), "{remote:?}: {err}");
+        }
+
+        // The history page: capacity per run, a run with no passing level a gap with its reason.
+        let none = tpot_sweep(&app, "none", [60.0, 70.0, 80.0, 90.0]).await;
+        let page = |q: String| {
+            let client = app.client.clone();
+            let url = app.url(&format!("/runs/{none}/history{q}"));
+            async move {
+                let resp = client.get(url).send().await.unwrap();
+                (resp.status(), resp.text().await.unwrap())
+            }
+        };
+        for q in [format!("?slo={SLO}"), format!("?metric=e2e.p50&level=32&slo={SLO}")] {
+            let (status, html) = page(q.clone()).await;
+            assert_eq!(status, StatusCode::OK, "{q}: {html}");
+            assert!(html.contains("id=\"chart-history-capacity\""), "{q}");
+            assert!(html.contains("C≈45 (estimate)") && html.contains("C≈18 (estimate)"), "{q}");
+            assert!(html.contains("no level meets the SLO: TPOT p99 breaks first at C=8"), "{q}");
+            assert!(html.contains("Capacity at tpot:p99&lt;=50ms (concurrent requests)"), "{q}");
+        }
+        // Without an SLO: no capacity chart; the other parameters as before.
+        let (status, html) = page("?level=knee".into()).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(!html.contains("chart-history-capacity") && html.contains("id=\"history-table\""));
+        let (status, html) = page("?slo=tpot%3Ap99%3C%3D50".into()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{html}");
+        assert!(html.contains("history query: slo:") && html.contains("tpot:p99&lt;=50"), "{html}");
+    }
+}

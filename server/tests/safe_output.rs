@@ -289,17 +289,31 @@ async fn markdown_exports_render_names_and_notes_as_typed() {
         let check: Value = serde_json::from_str(&check).unwrap();
         let check = check["markdown"].as_str().unwrap().to_owned();
         // A check that says neither what to check against nor a sane threshold: 400, the field named.
-        for (q, field) in [("", "baseline"), ("?history=true&window=100000", "window"), ("?baseline=x&z=-1", "z")] {
+        let long_slo = format!("?baseline={completions}&slo={}", "ttft:p99%3C%3D2s,".repeat(40));
+        for (q, field) in [
+            ("", "baseline"),
+            ("?history=true&window=100000", "window"),
+            ("?baseline=x&z=-1", "z"),
+            (&format!("?baseline={completions}&slo=%3Cscript%3Ealert(1)%3C/script%3E"), "slo"),
+            (&long_slo, "slo"),
+        ] {
             let (status, body) = app.text(&format!("/api/v1/runs/{chat}/check{q}")).await;
             assert_eq!(status, StatusCode::BAD_REQUEST, "{q}: {body}");
             assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["field"], field, "{q}: {body}");
+            assert!(body.len() < 2_000, "an error names the part, not the whole text: {}", body.len());
         }
+        // An SLO's text reaches the Markdown summary escaped, like the run names.
+        let (status, body) =
+            app.text(&format!("/api/v1/runs/{chat}/check?baseline={completions}&slo=ttft%3Ap99%3C%3D2s")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let with_slo = serde_json::from_str::<Value>(&body).unwrap()["markdown"].as_str().unwrap().to_owned();
+        assert!(with_slo.contains("### Capacity at ttft:p99\\<=2s"), "{with_slo}");
         let (status, _) = app.text("/api/v1/runs/nope0000/check?history=true").await;
         assert_eq!(status, StatusCode::NOT_FOUND);
         assert!(check.contains("## Plateau check: \\!\\[x\\]"), "{check}");
         // Markup characters are there only backslash-escaped (shown as typed).
         let unescaped = |doc: &str, pat: &str| doc.match_indices(pat).any(|(i, _)| !doc[..i].ends_with('\\'));
-        for doc in [&md, &cmp, &check] {
+        for doc in [&md, &cmp, &check, &with_slo] {
             for pat in ["![", "](", "<img", "[click]", "<"] {
                 assert!(!unescaped(doc, pat), "{pat:?} in {doc}");
             }
@@ -419,6 +433,8 @@ async fn the_history_page_keeps_names_versions_and_notes_as_text() {
             ("?metric=%3Cscript%3E", "metric"),
             ("?level=%3Cscript%3E", "level"),
             ("?level=-4", "level"),
+            ("?slo=%3Cscript%3Ealert(1)", "slo"),
+            (&format!("?slo={}", "x".repeat(600)), "slo"),
             (&format!("?level={}", "9".repeat(100)), "level"),
         ] {
             let (status, page) = app.text(&format!("/runs/{}/history{q}", ids[0])).await;

@@ -8,12 +8,16 @@
 //! bodies) reaches the chart only as HTML-escaped series names, as on every chart; axis
 //! labels are dates, never user text. A click on a point opens that run: the option
 //! carries `plateauLinks` (one same-site path per category), read by public/charts.js.
+//!
+//! With an SLO, a second chart on the same date axis: capacity at the SLO per run
+//! ([`capacity_option_json`]), estimates hollow, measured levels filled, a run where no
+//! level meets the SLO a break in the line (ECharts' "-"), never a point at zero.
 
 use super::compare::series_name;
 use super::marks::MARKER_PREFIX;
 use super::{axis_name, grid, legend, round_for_display, value_axis};
 use crate::domain::annotations::plain_text;
-use crate::domain::trend::{Trend, TrendPoint};
+use crate::domain::trend::{CapacityKind, CapacitySeries, Trend, TrendPoint};
 use charming::component::{Axis, DataZoom, DataZoomType};
 use charming::element::{
     AxisPointer, AxisPointerType, AxisType, ItemStyle, LineStyle, LineStyleType, NameLocation, Symbol, Tooltip, Trigger,
@@ -136,6 +140,118 @@ pub fn chart(trend: &Trend) -> Chart {
     c
 }
 
+/// Series names of the capacity chart.
+pub const CAPACITY_LINE: &str = "capacity at the SLO";
+pub const CAPACITY_ESTIMATE: &str = "estimate (≈, interpolated)";
+pub const CAPACITY_MEASURED: &str = "measured level";
+pub const CAPACITY_AT_LEAST: &str = "every level met (at least)";
+
+/// The capacity chart (see the module note); the line's data is set in
+/// [`capacity_option_json`], where a gap can be written.
+pub fn capacity_chart(trend: &Trend, series: &CapacitySeries) -> Chart {
+    let dates: Vec<String> = trend.points.iter().map(Trend::axis_label).collect();
+    let of = |kind: CapacityKind| -> Vec<Vec<f64>> {
+        series
+            .points
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                p.load.filter(|v| v.is_finite() && p.kind == Some(kind)).map(|v| vec![i as f64, round_for_display(v)])
+            })
+            .collect()
+    };
+    let current: Vec<Vec<f64>> = series
+        .points
+        .iter()
+        .zip(&trend.points)
+        .enumerate()
+        .filter_map(|(i, (p, t))| p.load.filter(|_| t.current).map(|v| vec![i as f64, round_for_display(v)]))
+        .collect();
+    Chart::new()
+        .animation(false)
+        .tooltip(Tooltip::new().trigger(Trigger::Axis).axis_pointer(AxisPointer::new().type_(AxisPointerType::Line)))
+        .legend(legend())
+        .grid(grid())
+        .x_axis(
+            Axis::new()
+                .type_(AxisType::Category)
+                .name("Run date (UTC)")
+                .name_location(NameLocation::Middle)
+                .name_gap(28.0)
+                .data(dates),
+        )
+        .y_axis(value_axis(&axis_name("Capacity at the SLO", series.unit())))
+        .data_zoom(DataZoom::new().type_(DataZoomType::Inside))
+        .series(
+            Line::new()
+                .name(CAPACITY_LINE)
+                .show_symbol(false)
+                .line_style(LineStyle::new().width(1.5).color("#888"))
+                .data(Vec::<Vec<f64>>::new()),
+        )
+        .series(
+            Scatter::new()
+                .name(CAPACITY_ESTIMATE)
+                .symbol(Symbol::Custom("emptyCircle".into()))
+                .symbol_size(10.0)
+                .item_style(ItemStyle::new().color("#5470c6"))
+                .data(of(CapacityKind::Estimate)),
+        )
+        .series(
+            Scatter::new()
+                .name(CAPACITY_MEASURED)
+                .symbol(Symbol::Circle)
+                .symbol_size(9.0)
+                .item_style(ItemStyle::new().color("#5470c6"))
+                .data(of(CapacityKind::Measured)),
+        )
+        .series(
+            Scatter::new()
+                .name(CAPACITY_AT_LEAST)
+                .symbol(Symbol::Triangle)
+                .symbol_size(10.0)
+                .item_style(ItemStyle::new().color("#3ba272"))
+                .data(of(CapacityKind::AtLeast)),
+        )
+        .series(
+            Scatter::new()
+                .name(THIS_RUN)
+                .symbol(Symbol::Diamond)
+                .symbol_size(15.0)
+                .item_style(ItemStyle::new().color("#e69f00"))
+                .data(current),
+        )
+}
+
+/// The capacity chart as the JSON the page draws, with `plateauLinks` as on the main
+/// chart. The line's points are written here: a run without capacity is `[i, "-"]`,
+/// which ECharts draws as a break in the line (charming's numeric data cannot say it).
+pub fn capacity_option_json(trend: &Trend, series: &CapacitySeries) -> String {
+    let links: Vec<String> = trend.points.iter().map(|p| format!("/runs/{}", p.run_id)).collect();
+    let line: Vec<serde_json::Value> = series
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match p.load.filter(|v| v.is_finite()) {
+            Some(v) => serde_json::json!([i, round_for_display(v)]),
+            None => serde_json::json!([i, "-"]),
+        })
+        .collect();
+    let chart = capacity_chart(trend, series);
+    match serde_json::to_value(&chart) {
+        Ok(serde_json::Value::Object(mut o)) => {
+            if let Some(serde_json::Value::Array(all)) = o.get_mut("series") {
+                if let Some(first) = all.iter_mut().find(|s| s["name"] == CAPACITY_LINE) {
+                    first["data"] = line.into();
+                }
+            }
+            o.insert("plateauLinks".into(), links.into());
+            serde_json::Value::Object(o).to_string()
+        }
+        _ => chart.to_string(),
+    }
+}
+
 /// The chart as the JSON the page draws: `chart` plus `plateauLinks`, each category's run
 /// page (`/runs/<id>`: ids are checked alphanumeric, so the path stays on this site).
 pub fn option_json(trend: &Trend) -> String {
@@ -198,5 +314,42 @@ mod tests {
         assert_eq!(json["xAxis"]["data"], serde_json::json!(["11-01 10:30", "11-02 10:31", "11-03 10:32"]));
         assert_eq!(json["plateauLinks"][2], "/runs/run000000002");
         assert_eq!(json["yAxis"]["name"], "Plateau throughput (tok/s)");
+    }
+
+    #[test]
+    fn the_capacity_chart_marks_estimates_and_leaves_gaps() {
+        use crate::domain::trend::{CapacityPoint, CapacitySeries};
+        let pts = vec![point(0, Some(1.0), None), point(1, Some(1.0), None), point(2, Some(1.0), None)];
+        let trend = Trend {
+            key: "k".into(),
+            measure: Measure::Plateau,
+            unit: "tok/s",
+            thresholds: Default::default(),
+            points: pts,
+        };
+        let cp = |load: Option<f64>, kind: Option<CapacityKind>| CapacityPoint {
+            load,
+            kind,
+            label: String::new(),
+            reason: load.is_none().then(|| "no level meets the SLO".to_owned()),
+        };
+        let series = CapacitySeries {
+            slo: "ttft:p99<=2s".into(),
+            load_kind: crate::domain::LoadKind::Concurrency,
+            points: vec![
+                cp(Some(50.8), Some(CapacityKind::Estimate)),
+                cp(None, None),
+                cp(Some(32.0), Some(CapacityKind::Measured)),
+            ],
+        };
+        let json: serde_json::Value = serde_json::from_str(&capacity_option_json(&trend, &series)).unwrap();
+        let series_of =
+            |n: &str| json["series"].as_array().unwrap().iter().find(|s| s["name"] == n).cloned().unwrap_or_default();
+        assert_eq!(series_of(CAPACITY_LINE)["data"], serde_json::json!([[0, 50.8], [1, "-"], [2, 32.0]]));
+        assert_eq!(series_of(CAPACITY_ESTIMATE)["data"], serde_json::json!([[0.0, 50.8]]));
+        assert_eq!(series_of(CAPACITY_MEASURED)["data"], serde_json::json!([[2.0, 32.0]]));
+        assert_eq!(series_of(THIS_RUN)["data"], serde_json::json!([[2.0, 32.0]]));
+        assert_eq!(json["yAxis"]["name"], "Capacity at the SLO (concurrent requests)");
+        assert!(!json.to_string().contains("[1.0,0"), "a gap is never a zero: {json}");
     }
 }

@@ -13,6 +13,7 @@
 use super::compare::{load_label, LevelKey};
 use super::metrics::{Metric, Stat};
 use super::noise::{Significance, Verdict};
+use super::slo::gate::{Basis, CapacityFinding};
 use super::{EndpointKind, LoadKind, Point, Run};
 use serde::{Deserialize, Serialize};
 
@@ -164,11 +165,22 @@ pub struct CheckReport {
     pub findings: Vec<Finding>,
     /// Why nothing could be checked, when nothing was (no shared level, no history).
     pub note: Option<String>,
+    /// Capacity at an SLO, when the check names one (`--slo`): a gated metric of its own
+    /// (`slo::gate`). Its t-test, where trials allow one, is not among the Bonferroni
+    /// family of the per-level findings: it is one question asked of the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityFinding>,
 }
 
 impl CheckReport {
     pub fn regressions(&self) -> usize {
         self.findings.iter().filter(|f| f.regression).count()
+            + usize::from(self.capacity.as_ref().is_some_and(|c| c.regression))
+    }
+
+    /// Something was judged: a per-level finding, or capacity at the SLO.
+    fn judged_anything(&self) -> bool {
+        !self.findings.is_empty() || self.capacity.as_ref().is_some_and(|c| c.not_judged.is_none())
     }
 
     /// Passed: nothing worse beyond the thresholds (and something was checked).
@@ -184,7 +196,7 @@ impl CheckReport {
         let n = self.regressions();
         let head = if n > 0 {
             format!("❌ **{n} regression{}**", if n == 1 { "" } else { "s" })
-        } else if self.findings.is_empty() {
+        } else if !self.judged_anything() {
             "⚠️ **nothing to check**".to_owned()
         } else {
             "✅ **no regression**".to_owned()
@@ -211,6 +223,9 @@ impl CheckReport {
         if let Some(note) = &self.note {
             out.push_str(&format!("{}\n\n", md(note)));
         }
+        if let Some(c) = &self.capacity {
+            out.push_str(&capacity_markdown(c));
+        }
         if self.findings.is_empty() {
             return out;
         }
@@ -233,6 +248,36 @@ impl CheckReport {
         }
         out
     }
+}
+
+/// The capacity section of a check's summary: the verdict and the change in one line, the
+/// evidence, and each run's capacity in its sentence.
+fn capacity_markdown(c: &CapacityFinding) -> String {
+    let mark = match (&c.not_judged, c.regression) {
+        (Some(_), _) => "⚠️ not judged:",
+        (None, true) => "❌",
+        (None, false) => "✅",
+    };
+    let mut out = format!("### Capacity at {}\n\n{mark} {}.\n\n", md(&c.slo.spaced()), md(&c.summary));
+    let test = c.test.map(|t| format!("{}; ", t.label())).unwrap_or_default();
+    out.push_str(&format!(
+        "Compared: {} against {}. {test}{}.\n\n",
+        match c.basis {
+            Basis::Estimate => "interpolated capacities (≈)",
+            Basis::Measured => "the highest measured levels that meet the SLO",
+        },
+        md(&c.reference_label),
+        md(&c.detail)
+    ));
+    for (who, side) in [("This run", &c.value), ("Reference", &c.reference)] {
+        if !side.sentence.is_empty() {
+            out.push_str(&format!("- {who}: {}\n", md(&side.sentence)));
+        }
+    }
+    if !c.value.sentence.is_empty() || !c.reference.sentence.is_empty() {
+        out.push('\n');
+    }
+    out
 }
 
 /// The mean and the sample standard deviation (n − 1; 0 for one value) of a window of
@@ -352,6 +397,7 @@ pub fn against_baseline(run: &Run, baseline: &Run, t: &Thresholds) -> CheckRepor
         thresholds: *t,
         findings,
         note,
+        capacity: None,
     }
 }
 
@@ -376,6 +422,7 @@ pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckRepor
                 thresholds: *t,
                 findings: Vec::new(),
                 note: Some("No earlier run of this configuration: nothing to check against.".to_owned()),
+                capacity: None,
             },
         };
     }
@@ -433,6 +480,7 @@ pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckRepor
         thresholds: *t,
         findings,
         note,
+        capacity: None,
     }
 }
 
@@ -584,6 +632,32 @@ mod tests {
         }
         assert!(md.contains("\\<img") && md.contains("\\| \\*x\\*"), "{md}");
         assert!(!md.contains("\n# h"), "{md}");
+    }
+
+    #[test]
+    fn capacity_at_an_slo_is_gated_with_the_other_metrics() {
+        let slo = crate::domain::slo::Slo::parse("ttft:p99<=2s").unwrap();
+        let sweep = |name: &str, ttft_ms: [f64; 3]| {
+            let mut r = run_with(name, &[(8.0, 400.0, 2.0), (16.0, 600.0, 3.0), (32.0, 800.0, 4.0)]);
+            for (p, ms) in r.points.iter_mut().zip(ttft_ms) {
+                p.set(Metric::Ttft, Stat::P50, ms / 2.0);
+                p.set(Metric::Ttft, Stat::P99, ms);
+            }
+            r
+        };
+        let (base, slow) = (sweep("a", [500.0, 1000.0, 3000.0]), sweep("b", [500.0, 2500.0, 3000.0]));
+        let mut r = against_baseline(&slow, &base, &Thresholds::default());
+        let per_level = r.regressions();
+        r.capacity = Some(crate::domain::slo::gate::against_baseline(&slo, &slow, &base, &Thresholds::default()));
+        assert_eq!(r.regressions(), per_level + 1, "{r:#?}");
+        let md = r.markdown();
+        assert!(md.contains("### Capacity at ttft:p99\\<=2s\n\n❌ capacity at ttft:p99\\<=2s fell from C≈"), "{md}");
+        assert!(md.contains("- This run: At ttft:p99\\<=2s"), "{md}");
+        // No shared level, but capacity was judged: something was checked.
+        let mut lone = against_baseline(&slow, &run_with("c", &[(64.0, 1.0, 1.0)]), &Thresholds::default());
+        assert!(lone.markdown().contains("nothing to check"));
+        lone.capacity = Some(crate::domain::slo::gate::against_baseline(&slo, &base, &slow, &Thresholds::default()));
+        assert!(lone.passed() && lone.markdown().contains("✅ **no regression**"), "{}", lone.markdown());
     }
 
     #[test]

@@ -10,11 +10,16 @@
 //! percentage alone). Both must hold, so the limit is the mean moved by the larger of the
 //! two margins. Unknown values stay `None` (a gap), never 0.
 //!
+//! With an SLO (`?slo=…`), the page also follows each run's capacity at that SLO
+//! ([`capacity_series`]): the interpolated estimate where the run has one (marked as an
+//! estimate), else its highest measured level that meets the SLO; a run where no level
+//! meets it is a gap with the reason, never a zero.
+//!
 //! Pure, no IO; the caller brings the runs (`db::history::series`).
 
 use super::annotations::Anchor;
 use super::compare::{load_label, LevelKey};
-use super::format::when;
+use super::format::{when, UNKNOWN};
 use super::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
 use super::metrics::{Metric, Stat};
 use super::regression::{ConfigKey, Thresholds};
@@ -314,6 +319,95 @@ impl Trend {
     }
 }
 
+/// How a run's capacity at the SLO was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CapacityKind {
+    /// Interpolated between the last passing and the first failing level.
+    Estimate,
+    /// The highest measured level meeting the SLO, a higher one failing it.
+    Measured,
+    /// Every measured level meets the SLO: capacity is at least the highest.
+    AtLeast,
+}
+
+/// One run's capacity at the SLO, in the order of the trend's points.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapacityPoint {
+    /// The load (concurrency or req/s); `None`: a gap, see `reason`.
+    pub load: Option<f64>,
+    pub kind: Option<CapacityKind>,
+    /// "C≈51 (estimate)", "C=32", "C≥128 (every level met)".
+    pub label: String,
+    /// Why there is no value ("no level meets the SLO: TTFT p99 breaks first at C=8").
+    pub reason: Option<String>,
+}
+
+/// Capacity at one SLO over a trend's runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapacitySeries {
+    /// The SLO, canonical (`ttft:p99<=2s,errors<=1%`).
+    pub slo: String,
+    pub load_kind: LoadKind,
+    /// One per point of the trend, same order.
+    pub points: Vec<CapacityPoint>,
+}
+
+/// Capacity at `slo` of each of `trend`'s runs (`runs`: the runs the trend was built from).
+pub fn capacity_series(trend: &Trend, runs: &[Run], slo: &super::slo::Slo) -> CapacitySeries {
+    use super::slo::{capacity, estimate_label};
+    let load_kind = runs.iter().find_map(|r| r.points.first().map(|p| p.load_kind)).unwrap_or(LoadKind::Concurrency);
+    let points = trend
+        .points
+        .iter()
+        .map(|tp| {
+            let Some(run) = runs.iter().find(|r| r.id.as_str() == tp.run_id) else {
+                return CapacityPoint {
+                    load: None,
+                    kind: None,
+                    label: UNKNOWN.into(),
+                    reason: Some("not read".into()),
+                };
+            };
+            let c = capacity(slo, &run.points);
+            let kind = c.load_kind.unwrap_or(load_kind);
+            let (load, kind_of, label) = match (c.estimate, c.capacity, &c.first_failure) {
+                (Some(e), _, _) => {
+                    (Some(e.load), Some(CapacityKind::Estimate), format!("{} (estimate)", estimate_label(kind, e.load)))
+                }
+                (None, Some(a), Some(_)) => (Some(a.load), Some(CapacityKind::Measured), load_label(kind, a.load)),
+                (None, Some(a), None) => (
+                    Some(a.load),
+                    Some(CapacityKind::AtLeast),
+                    format!("≥ {} (every level met)", load_label(kind, a.load)),
+                ),
+                (None, None, _) => (None, None, UNKNOWN.to_owned()),
+            };
+            let reason = load.is_none().then(|| match &c.first_failure {
+                Some(f) => format!(
+                    "no level meets the SLO: {} breaks first at {}",
+                    f.limit.limit.label(),
+                    load_label(kind, f.load)
+                ),
+                None if c.levels.is_empty() => "no measured level".to_owned(),
+                None => "no level could be judged against the SLO".to_owned(),
+            });
+            CapacityPoint { load, kind: kind_of, label, reason }
+        })
+        .collect();
+    CapacitySeries { slo: slo.to_string(), load_kind, points }
+}
+
+impl CapacitySeries {
+    /// The axis unit: "concurrent requests" or "req/s".
+    pub fn unit(&self) -> &'static str {
+        match self.load_kind {
+            LoadKind::Concurrency => "concurrent requests",
+            LoadKind::RequestRate => "req/s",
+        }
+    }
+}
+
 /// A level choice for the page: its query value and its label.
 pub fn level_choices(run: &Run) -> Vec<(String, String)> {
     let mut out = vec![("plateau".to_owned(), "plateau throughput".to_owned()), ("knee".to_owned(), "knee".to_owned())];
@@ -341,6 +435,21 @@ pub struct HistoryPage {
     pub regressions: usize,
     /// The chart's ECharts option (see `charts::history::option_json`).
     pub chart_json: String,
+    /// The `slo` query value as given back (canonical; empty without one).
+    pub slo: String,
+    /// Capacity at that SLO over time, when the address names one.
+    pub capacity: Option<CapacityView>,
+}
+
+/// The capacity chart of the history page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapacityView {
+    /// "Capacity at ttft:p99<=2s (concurrent requests)".
+    pub caption: String,
+    /// How to read it: estimates marked, gaps explained.
+    pub note: String,
+    /// The chart's ECharts option (`charts::history::capacity_option_json`).
+    pub chart_json: String,
 }
 
 /// One run's row of the history table.
@@ -358,6 +467,9 @@ pub struct HistoryRow {
     pub current: bool,
     /// (link to the annotation on its run's page, "kind: text").
     pub notes: Vec<(String, String)>,
+    /// Capacity at the page's SLO ("C≈51 (estimate)", or why there is none); empty
+    /// without an SLO.
+    pub capacity: String,
 }
 
 /// A value with the precision its size deserves ([`super::regression::fig`]), or the
@@ -402,6 +514,7 @@ impl HistoryPage {
                         )
                     })
                     .collect(),
+                capacity: String::new(),
             })
             .collect();
         Self {
@@ -417,7 +530,30 @@ impl HistoryPage {
             rows,
             regressions: trend.regressions(),
             chart_json,
+            slo: String::new(),
+            capacity: None,
         }
+    }
+
+    /// Adds capacity at an SLO: the chart (`chart_json`), and each row's value or reason.
+    pub fn with_capacity(mut self, series: &CapacitySeries, chart_json: String) -> Self {
+        // Rows are newest first, the series oldest first.
+        for (row, p) in self.rows.iter_mut().zip(series.points.iter().rev()) {
+            row.capacity = match &p.reason {
+                Some(why) => format!("— ({why})"),
+                None => p.label.clone(),
+            };
+        }
+        self.slo = series.slo.clone();
+        self.capacity = Some(CapacityView {
+            caption: format!("Capacity at {} ({})", series.slo, series.unit()),
+            note: "Hollow points are interpolated estimates (≈), filled points measured levels, triangles runs that \
+                   met the SLO at every level they measured (capacity at least that); a run where no level meets \
+                   the SLO is a gap in the line, its reason in the table."
+                .into(),
+            chart_json,
+        });
+        self
     }
 }
 

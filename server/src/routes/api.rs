@@ -6,7 +6,7 @@
 //! - `GET /api/v1/runs/{id}/export.json` / `export.csv`: Plateau's own format
 //! - `GET /api/v1/runs/{id}/export.md`: a Markdown table for chats and issues
 //! - `GET /api/v1/runs/{id}/check?baseline=ID|history=true`: the regression gate
-//!   (`crate::check`); `{id}` may be `latest`
+//!   (`crate::check`); `{id}` may be `latest`; `&slo=…` gates capacity at that SLO too
 
 use super::error::{run_id, ApiError};
 use super::multipart::read_import;

@@ -208,8 +208,8 @@ pub(super) fn show_value(limit: &Limit, value: f64) -> String {
     }
 }
 
-/// "C≈51", "≈12.5 req/s".
-pub(super) fn estimate_label(kind: LoadKind, load: f64) -> String {
+/// "C≈51", "≈12.5 req/s": a load that was interpolated (or averaged), not measured.
+pub fn estimate_label(kind: LoadKind, load: f64) -> String {
     match kind {
         LoadKind::Concurrency => format!("C≈{}", count(load)),
         LoadKind::RequestRate => format!("≈{} req/s", significant(load, 3)),

@@ -10,7 +10,9 @@
 //!   interpolated estimate between them ([`capacity`]) and the answer in one sentence
 //!   ([`sentence`]) — `capacity.rs`;
 //! - between runs: each run's capacity as a value or a bound, its change, beyond the noise
-//!   of the trials or not ([`change`]) — `change.rs`.
+//!   of the trials or not ([`change`]) — `change.rs`;
+//! - per check: capacity at the SLO as a gated metric of `plateau check --slo`, against a
+//!   baseline run or a configuration's history ([`gate`]) — `gate.rs`.
 //!
 //! Two ways of judging, on purpose: **attainment** judges a level's *statistic* against a
 //! limit (`ttft:p99<=2s` holds at a level when that level's TTFT p99 is at most 2 s);
@@ -29,12 +31,13 @@
 mod attain;
 mod capacity;
 mod change;
+pub mod gate;
 mod parse;
 
 pub use attain::{
     attain, goodput, limit_value, Goodput, LevelAttainment, LevelGoodput, LimitResult, NoGoodput, Verdict,
 };
-pub use capacity::{capacity, sentence, AtLevel, Capacity, Estimate, Failure, Unjudged};
+pub use capacity::{capacity, estimate_label, sentence, AtLevel, Capacity, Estimate, Failure, Unjudged};
 pub use change::{across, bracket, change, CapacityChange, CapacityValue, Direction, RunCapacity};
 
 #[cfg(doc)]

@@ -1,7 +1,8 @@
-//! `/runs/:id/history?metric=…&level=…`: the runs of one run's configuration over time —
-//! one measure (a metric at a level, the plateau's throughput or the knee) as a chart with
-//! each engine version in its colour, the regression gate's limit run by run, annotations
-//! pinned — and the same numbers as a table, each run linked to its page.
+//! `/runs/:id/history?metric=…&level=…&slo=…`: the runs of one run's configuration over
+//! time — one measure (a metric at a level, the plateau's throughput or the knee) as a
+//! chart with each engine version in its colour, the regression gate's limit run by run,
+//! annotations pinned — and the same numbers as a table, each run linked to its page. With
+//! `slo`, capacity at that SLO per run as a second chart and a table column.
 //!
 //! Everything is computed and formatted on the server (`api::get_history`, the chart's
 //! option included), so the page adds little to the browser bundle. The choices are a GET
@@ -16,6 +17,8 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 
 /// DOM id of the history chart.
 pub const HISTORY_CHART_ID: &str = "chart-history";
+/// DOM id of the capacity-at-the-SLO chart.
+pub const CAPACITY_CHART_ID: &str = "chart-history-capacity";
 
 #[component]
 pub fn HistoryPageView() -> impl IntoView {
@@ -24,9 +27,9 @@ pub fn HistoryPageView() -> impl IntoView {
     let page = Resource::new(
         move || {
             let q = query.read();
-            (params.read().get("id").unwrap_or_default(), q.get("metric"), q.get("level"))
+            (params.read().get("id").unwrap_or_default(), q.get("metric"), q.get("level"), q.get("slo"))
         },
-        |(id, metric, level)| get_history(id, metric, level),
+        |(id, metric, level, slo)| get_history(id, metric, level, slo),
     );
     view! {
         <Suspense fallback=|| view! { <p>"Loading history…"</p> }>
@@ -68,7 +71,10 @@ fn History(p: HistoryPage) -> impl IntoView {
         rows,
         regressions,
         chart_json,
+        slo,
+        capacity,
     } = p;
+    let with_capacity = capacity.is_some();
     let action = format!("/runs/{run_id}/history");
     let back = format!("/runs/{run_id}");
     let n = rows.len();
@@ -85,6 +91,9 @@ fn History(p: HistoryPage) -> impl IntoView {
         <form method="get" action=action class="history-choice" id="history-form">
             {select("metric", "Metric", metrics, metric)}
             {select("level", "At", levels, level)}
+            <label>"Capacity at SLO "
+                <input type="text" name="slo" id="history-slo" value=slo placeholder="ttft:p99<=2s,errors<=1%" size="28" />
+            </label>
             <button type="submit">"Show"</button>
             <span class="hint">" (plateau and knee ignore the metric)"</span>
         </form>
@@ -95,13 +104,22 @@ fn History(p: HistoryPage) -> impl IntoView {
                 <figcaption>{measure.clone()}</figcaption>
                 <ChartJsonView id=HISTORY_CHART_ID label=format!("{measure} over time") json=chart_json />
             </figure>
+            {capacity.map(|c| view! {
+                <figure id="history-capacity">
+                    <figcaption>{c.caption.clone()}</figcaption>
+                    <ChartJsonView id=CAPACITY_CHART_ID label=format!("{} over time", c.caption) json=c.chart_json />
+                    <p class="hint" id="history-capacity-note">{c.note}</p>
+                </figure>
+            })}
         </section>
         <p class="rule" id="history-rule">{rule}</p>
         <div class="table-wrap">
             <table class="levels" id="history-table">
                 <thead><tr>
                     <th>"run"</th><th>"when"</th><th>"engine version"</th><th>{measure}</th>
-                    <th>"mean before"</th><th>"limit"</th><th>"verdict"</th><th>"annotations"</th>
+                    <th>"mean before"</th><th>"limit"</th><th>"verdict"</th>
+                    {with_capacity.then(|| view! { <th>"capacity at the SLO"</th> })}
+                    <th>"annotations"</th>
                 </tr></thead>
                 <tbody>
                     {rows.into_iter().map(|r| {
@@ -115,6 +133,7 @@ fn History(p: HistoryPage) -> impl IntoView {
                             <td class="num">{r.reference}</td>
                             <td class="num">{r.limit}</td>
                             <td>{r.verdict}</td>
+                            {with_capacity.then(|| view! { <td class="capacity">{r.capacity}</td> })}
                             <td>
                                 {r.notes.into_iter().map(|(href, text)| view! { <a class="note-link" href=href>{text}</a>" " }).collect_view()}
                             </td>
