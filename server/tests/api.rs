@@ -761,7 +761,8 @@ async fn tpot_sweep(app: &TestApp, name: &str, tpot_p99_ms: [f64; 4]) -> String 
 /// a bad SLO is a 400 naming the part (API) and exit 2 naming it (CLI, local and remote);
 /// the history page draws capacity per run, a run without a passing level as a gap with
 /// its reason.
-#[tokio::test]
+// Two workers: the CLI runs as a blocking child process while this test's server answers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_gates_capacity_at_an_slo_through_the_api_and_the_cli() {
     const SLO: &str = "tpot%3Ap99%3C%3D50ms";
     for app in TestApp::each().await {
