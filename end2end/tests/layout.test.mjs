@@ -1,4 +1,4 @@
-// Layout tests of issue 17: at 390, 1440 and 1920 px, on the run page (with and without
+// Layout tests: at 390, 1440 and 1920 px, on the run page (with and without
 // annotations) and the compare page (the story's two runs, and ten long-named runs), every
 // chart's legend, axis names and plot area keep apart and stay inside the chart, and no
 // page is wider than the window. Measured through each ECharts instance (the grid's plot

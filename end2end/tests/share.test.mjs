@@ -1,4 +1,4 @@
-// Browser tests of issue 5: annotate a point of the story's chat run and see it on the
+// Browser tests of sharing: annotate a point of the story's chat run and see it on the
 // chart, save a report and open it in a fresh browser context, keep a snapshot frozen
 // across an edit, keep markup inert, download PNGs, open the offline HTML report from a
 // file:// URL, and carry the compare view (hidden runs) in the address.

@@ -65,7 +65,7 @@ async function simRunId() {
 }
 
 test('a snapshot of the simulated sweep keeps its telemetry panels and its why, hydrated', async () => {
-  // Issue #14: a snapshot freezes the server metrics with the run; the page a chat link
+  // A snapshot freezes the server metrics with the run; the page a chat link
   // opens draws them in the browser like the live run page does.
   const id = await simRunId();
   const r = await fetch(`${env.server.base}/api/v1/snapshots`, {
@@ -88,7 +88,7 @@ test('a snapshot of the simulated sweep keeps its telemetry panels and its why, 
 });
 
 test('the levels table shows connect time only when a level waited for connections', async () => {
-  // Issue #16: the simulated sweep kept its connections alive (no connect column); the
+  // The simulated sweep kept its connections alive (no connect column); the
   // same run with a level whose requests paid a retried SYN (~1 s) shows the column, with
   // "—" where no connection was opened, after hydration as before it.
   const id = await simRunId();

@@ -1,4 +1,4 @@
-// Browser tests of issue 10, "safe to share": XSS payloads in every stored text field (run
+// Browser tests of "safe to share": XSS payloads in every stored text field (run
 // name, the default name from an uploaded file's name, tags, notes, facts, annotation
 // text, report title and description, snapshot title) and every page that shows them
 // (the history page too),

@@ -877,7 +877,7 @@ pub fn follow_stored(pool: Db, run: RunId) -> impl futures_util::Stream<Item = S
 mod tests {
     use super::remaining_s;
 
-    /// Issue #17: the estimate of what remains, in wave and steady mode.
+    /// The estimate of what remains, in wave and steady mode.
     #[test]
     fn what_remains_is_estimated_from_what_was_timed() {
         // Nothing timed yet: no estimate rather than a guess.

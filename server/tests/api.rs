@@ -363,7 +363,7 @@ async fn plateau_export_round_trips_through_import() {
     }
 }
 
-/// Issue #17: a page that cannot show what was asked for says so with its status too — 404
+/// A page that cannot show what was asked for says so with its status too — 404
 /// for a run, comparison target, report or snapshot that does not exist, 400 for view
 /// settings the page does not know — and its words match ("… was not found").
 #[tokio::test]
@@ -402,7 +402,7 @@ async fn pages_answer_404_for_missing_things_and_400_for_bad_views() {
     }
 }
 
-/// Issue #17: a run a live sweep measured says so — "live sweep against <target>" and when
+/// A run a live sweep measured says so — "live sweep against <target>" and when
 /// it ran, never "Plateau export" or "Imported" — its target is shown without credentials,
 /// and the runs list's Source filter finds it.
 #[tokio::test]
@@ -460,7 +460,7 @@ async fn run_created(app: &TestApp, id: &str) -> String {
     run["created_at"].as_str().unwrap().to_owned()
 }
 
-/// Issue #17: the demo's data ships inside the binary. `plateau serve --demo`, started in an
+/// The demo's data ships inside the binary. `plateau serve --demo`, started in an
 /// empty directory with `PLATEAU_FIXTURES` naming an empty one (no `../shared/fixtures`
 /// anywhere), stores both of the story's runs, the chat run with its four levels.
 #[tokio::test]
@@ -502,7 +502,7 @@ async fn the_demo_needs_nothing_outside_the_binary() {
     }
 }
 
-/// Issue #17: the compare page's per-level table colours a change by what it means — worse
+/// The compare page's per-level table colours a change by what it means — worse
 /// is red whatever its sign. The story's C=32: the chat run has 42 % less throughput (worse)
 /// and 73 % more latency (worse, where it used to be green).
 #[tokio::test]
@@ -529,7 +529,7 @@ async fn the_delta_table_colours_worse_red_whatever_the_sign() {
     }
 }
 
-/// Issue #17: a chart with nothing to draw says why in its place — an interrupted sweep with
+/// A chart with nothing to draw says why in its place — an interrupted sweep with
 /// no level, a focus metric no run reports — instead of an empty box.
 #[tokio::test]
 async fn empty_charts_say_why() {
@@ -565,7 +565,7 @@ async fn empty_charts_say_why() {
     }
 }
 
-/// Issue #17: the offline compare report carries what the page explains — why throughput
+/// The offline compare report carries what the page explains — why throughput
 /// differs and the facts verdict — as the Markdown export does.
 #[tokio::test]
 async fn the_compare_report_explains_like_the_page_and_the_markdown() {
@@ -593,7 +593,7 @@ async fn the_compare_report_explains_like_the_page_and_the_markdown() {
     }
 }
 
-/// Issue #15: a level's latency percentiles carry their bootstrap interval, computed on
+/// A level's latency percentiles carry their bootstrap interval, computed on
 /// the server from the stored per-request records (the demo's simulated sweep has 32 a
 /// level); a run without records (the story's imports) shows the percentiles alone.
 #[tokio::test]
@@ -622,7 +622,7 @@ async fn the_run_page_shows_bootstrap_intervals_of_latency_percentiles() {
 
 #[tokio::test]
 async fn the_run_page_shows_connect_time_only_when_it_is_not_negligible() {
-    // Issue #16: a level whose requests waited for new connections (a retried SYN: ~1 s)
+    // A level whose requests waited for new connections (a retried SYN: ~1 s)
     // shows them in the levels table; one on kept-alive connections (no `connect`
     // measure) or with loopback connects (0.2 ms) shows no column.
     use app::domain::metrics::{Metric, Stat};

@@ -7,7 +7,7 @@
 //! Steady mode, not one wave: a wave of 4 pays four serialized prefills up front and ends
 //! with a tail, which on this tiny model hides the overlap the test checks.
 //!
-//! Issue #15's workload checks: two default sweeps in a row do not hit llama.cpp's prefix
+//! Workload checks: two default sweeps in a row do not hit llama.cpp's prefix
 //! cache (its own `prompt_tokens_cached` counter, scraped), while a sweep repeating a seed
 //! does; and calibrated prompts are the requested length as llama.cpp counts them, on
 //! completions and on chat (whose template adds more than 10 tokens to each prompt).
@@ -300,7 +300,7 @@ async fn sweep_once(pool: &app::db::Db, spec: SweepSpec) -> (app::domain::Run, V
     (run, usage, t.delta("prefix_cache_hits").unwrap(), t.delta("prompt_tokens").unwrap())
 }
 
-/// Issue #15: two sweeps in a row with the default settings once sent the same prompts,
+/// Two sweeps in a row with the default settings once sent the same prompts,
 /// and the second was served from the first one's prefix cache (157 of 158 prompt tokens
 /// cached). Now each sweep has fresh prompts: the second one's cached tokens stay near 0,
 /// while a sweep that repeats a seed on purpose is served from the cache. Prompt lengths

@@ -1,4 +1,4 @@
-//! Issue #10, "safe to share": stored text never becomes markup, script, a formula or a
+//! "Safe to share": stored text never becomes markup, script, a formula or a
 //! redirect to another site. The real router on a loopback port, on SQLite and PostgreSQL,
 //! with the story's runs renamed to payloads: `<head>` escaping (title, og:*, one of each on
 //! reports), the security headers (CSP nonce on the page's scripts, the offline report's own

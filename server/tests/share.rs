@@ -391,7 +391,7 @@ async fn a_comparison_note_shows_where_its_runs_are_compared() {
 
 #[tokio::test]
 async fn snapshots_freeze_the_server_metrics_and_the_why_with_the_runs() {
-    // Issue #14: a snapshot of a run with server metrics shows its telemetry panels and its
+    // A snapshot of a run with server metrics shows its telemetry panels and its
     // "why it plateaus" sentence from what was frozen, also once the stored metrics are gone.
     for app in TestApp::each().await {
         server::demo::load(&app.pool).await.unwrap();

@@ -141,7 +141,7 @@ async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
         let run = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
         assert_eq!(run.status, RunStatus::Complete);
         assert_eq!(run.points.len(), 2);
-        // Issue #17: progress says level k of n, the requests done of the level, the time
+        // Progress says level k of n, the requests done of the level, the time
         // elapsed and (once a level has been timed) what remains.
         let lines: Vec<serde_json::Value> = events
             .lines()
@@ -957,7 +957,7 @@ fn scaled_sim(max_batch: usize, per_seq_decode_ms: f64) -> SimConfig {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steady_state_throughput_matches_the_simulators_model() {
     let _serial = timing_lock().await;
-    // Issue #18: C = 12 with 32 requests ran rounds of 12, 12 and 8, and the short last
+    // C = 12 with 32 requests ran rounds of 12, 12 and 8, and the short last
     // round pulled the level's throughput down. The steady window keeps only the stretch
     // with C requests in flight, so every level reads the model's throughput.
     let cfg = scaled_sim(64, 0.5);
@@ -1016,7 +1016,7 @@ async fn spawn_counting_sim(cfg: SimConfig) -> (String, Arc<AtomicUsize>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_are_kept_alive_and_opened_before_the_level_starts() {
-    // Issue #16: a new connection per request put TCP set-up (and, in bursts of C ≥ 256,
+    // A new connection per request put TCP set-up (and, in bursts of C ≥ 256,
     // SYN retries) into TTFT. Now C connections open before the level and are reused.
     let cfg =
         SimConfig { base_decode_ms: 2.0, per_seq_decode_ms: 0.0, prefill_ms_per_token: 0.0, ..SimConfig::default() };
@@ -1116,7 +1116,7 @@ async fn adaptive_against_the_sim(max_batch: usize, per_seq_ms: f64) -> (u32, u3
     (verdict.plateau_c.unwrap(), want, loads)
 }
 
-/// Issue #18's bar: for each batch limit, with and without a per-sequence step cost, the
+/// The bar: for each batch limit, with and without a per-sequence step cost, the
 /// search names the plateau within one bisection step of the model's: the bracket is
 /// bisected down to 1/16 of its top (at least 1), or until its ends differ by less than the
 /// 1 % measurement noise, which on a curve bending slowly leaves up to 1/8 of the top.
@@ -1391,7 +1391,7 @@ async fn regenerate_the_demo_sim_sweep() {
     std::fs::write(&path, export).unwrap();
 }
 
-/// Issue #15: `--repeat 3 --repeat-order interleaved` passes over C = 2, 4 three times, one
+/// `--repeat 3 --repeat-order interleaved` passes over C = 2, 4 three times, one
 /// trial of each level per pass: every level is stored with its 3 trials, each trial's raw
 /// fields name its pass, and C=4's first trial ran before C=2's second.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1473,7 +1473,7 @@ async fn a_cancelled_interleaved_sweep_keeps_every_trial_it_finished() {
     assert_eq!(raw["partial"]["trials_finished"], 2, "{raw}");
 }
 
-/// Issue #15: `--repeat 5` against a noisy simulator (`--step-jitter`) stores five trials
+/// `--repeat 5` against a noisy simulator (`--step-jitter`) stores five trials
 /// per level, each level the trials' mean with its 95 % interval; a second sweep of the
 /// same configuration compares as "within noise"; a sweep against a smaller batch limit
 /// fails `plateau check` (exit 1, a Markdown summary naming the regression) while the
@@ -1562,7 +1562,7 @@ async fn repeats_give_intervals_twins_are_within_noise_and_a_smaller_batch_fails
     assert!(err.contains("`window`"), "{err}");
 }
 
-/// Issue #15: a prompt length is the server's count. The simulator counts a word as
+/// A prompt length is the server's count. The simulator counts a word as
 /// ⌈letters ÷ 4⌉ tokens (half of Plateau's words are two) and a chat template as 8 more;
 /// the calibration before the sweep finds both, and the requests' usage averages the
 /// requested 128 (each within ±20 %: random words of one or two tokens vary the sum).

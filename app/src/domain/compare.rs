@@ -972,7 +972,7 @@ pub(crate) mod tests {
     use crate::domain::{EndpointKind, RunId, RunStatus, SourceFormat, SourceInfo};
     use proptest::prelude::*;
 
-    /// Issue #15: trials decide with Welch; without trials, per-request records decide
+    /// Trials decide with Welch; without trials, per-request records decide
     /// latency metrics with Mann–Whitney; otherwise "cannot tell".
     #[test]
     fn changes_say_whether_they_are_beyond_noise() {
@@ -1207,7 +1207,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_same_prompt_seed_twice_is_called_out() {
-        // Issue #15: two sweeps with the same prompts; the second hit llama.cpp's prefix
+        // Two sweeps with the same prompts; the second hit llama.cpp's prefix
         // cache (TTFT 1,908 → 57 ms) and compare called them like for like.
         let (mut a, mut b) = (completions_run(), completions_run());
         a.definitions.prompt_seed = Some(7);

@@ -708,7 +708,7 @@ mod tests {
         assert_eq!(apart.len(), 3);
     }
 
-    /// Issue #15: several files of the same level are repeats — trials of one level.
+    /// Several files of the same level are repeats — trials of one level.
     #[test]
     fn files_of_the_same_level_become_trials_not_duplicates() {
         let files = vec![

@@ -446,7 +446,7 @@ mod tests {
 
     #[test]
     fn the_gain_is_read_at_the_candidate_not_averaged_to_a_distant_level() {
-        // Issue #18: the simulator's default curve (20 ms + 1 ms per sequence per step, 64
+        // The simulator's default curve (20 ms + 1 ms per sequence per step, 64
         // slots): t = 1000·C/(20 + C) up to 64, flat after. 48 still gains ≈ 20 % per
         // doubling up to 64; compared with 128 (1.4 doublings up) it looked like +5 %.
         let curve = |c: u32| {

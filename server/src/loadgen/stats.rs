@@ -448,7 +448,7 @@ mod tests {
         let o = &level.raw["open_loop"];
         assert_eq!(o["scheduled_at_ms"], json!([0.0, 100.0, 200.0]));
         assert_eq!(level.raw["sent_at_ms"], json!([0.0, 105.0, 200.5]));
-        // Issue #18: a 1 ms threshold counted timer noise as late. Arrivals 100 ms apart: a
+        // A 1 ms threshold counted timer noise as late. Arrivals 100 ms apart: a
         // send is late past 10 ms (10 % of the gap, at most 10 ms); 5 ms is not.
         assert_eq!(o["late_send_threshold_ms"], 10.0);
         assert_eq!(o["late_sends"], 0);

@@ -357,7 +357,7 @@ async fn cancel_keeps_finished_levels_and_marks_interrupted() {
     assert_eq!(stored.points[0].requests_ok, Some(1));
 }
 
-/// Issue #17: a cancel in the middle of a level keeps the requests that had finished, as a
+/// A cancel in the middle of a level keeps the requests that had finished, as a
 /// level marked partial (truncated), instead of leaving the run with nothing of it.
 #[tokio::test]
 async fn cancel_mid_level_keeps_its_finished_requests_as_a_partial_level() {
