@@ -56,7 +56,9 @@ test('a configuration’s runs over time, with limits, versions and the regressi
   await page.selectOption('#history-level', '2');
   await page.selectOption('#history-metric', 'output_throughput');
   await page.locator('#history-form button').click();
-  await page.waitForURL(/metric=output_throughput&level=2$/);
+  // The form also sends its SLO field, empty here: no capacity chart.
+  await page.waitForURL(/metric=output_throughput&level=2&slo=$/);
+  assert.equal(await page.locator('#chart-history-capacity').count(), 0);
   await page.locator('#chart-history canvas').waitFor();
   await page.waitForFunction(() => document.querySelector('#history-table td.num')?.innerText !== '—');
   assert.deepEqual(await series(page, 'output tok/s'), [[0, 101.7], [1, 102.7], [2, 100.7], [3, 81.4]]);
