@@ -45,7 +45,7 @@ pub fn SloPicker(view: ViewState, path: String, slos: Vec<NamedSlo>, editable: b
         <div class="slo-picker" id="slo-picker">
             <form method="get" action=path.clone() class="slo-form" id="slo-form">
                 {hidden}
-                <label>"SLO "<input name="slo" id="slo-input" value=current size="48" maxlength="500"
+                <label>"SLO "<input name="slo" id="slo-input" value=current maxlength="500"
                     placeholder="ttft:p99<=2s,tpot:p99<=50ms,errors<=1%" /></label>
                 <button type="submit">"Judge at this SLO"</button>
                 {view.slo.is_some().then(|| view! { " "<a href=clear id="slo-clear">"no SLO"</a> })}

@@ -320,7 +320,6 @@ pub(crate) fn CompareView(
         <h1 class:sub-head=is_report>"Compare "{n}" runs"</h1>
         <ul class="run-chips">{chips}</ul>
         {slo_view}
-        {picker}
         {(!cmp.runs.is_empty()).then(|| view! { <ul class="verdicts" id="verdicts">{verdicts}</ul> })}
         {(!explanations.is_empty()).then(|| view! {
             <section class="explanations" id="explanations">
@@ -346,6 +345,7 @@ pub(crate) fn CompareView(
         <h2>"Anomalies"</h2>
         <ProposalsList runs=runs.clone() found dismissed back=live_path.clone() editable />
         <ViewSettings view=view.clone() />
+        {picker}
         <ShareBar
             view_path=live_path.clone()
             exports=vec![

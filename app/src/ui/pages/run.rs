@@ -262,7 +262,6 @@ pub(crate) fn RunView(
                 </div>
             }
         })}
-        {picker}
         <dl class="facts">
             {fact("Model", f.model.clone())}
             {fact("Engine", engine)}
@@ -296,6 +295,7 @@ pub(crate) fn RunView(
             <a href=ViewState { scale: crate::domain::view::Scale::Linear, ..view.clone() }.href(&format!("/runs/{}", run.id)) class:current=view.scale == crate::domain::view::Scale::Linear>"linear"</a>
             " · a series switched off in a legend stays off in this page's address"
         </p>
+        {picker}
         <h2>"Levels"</h2>
         <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations percentiles slo=capacity goodput /></div>
         {(!set_aside.is_empty()).then(|| view! {
