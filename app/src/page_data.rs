@@ -256,6 +256,8 @@ async fn from_records(
     if !goodput.iter().any(|g| g.goodput.is_ok()) {
         goodput.clear();
     }
+    // In load order, so the levels table finds a row's goodput by binary search.
+    goodput.sort_by(|a, b| a.load_value.total_cmp(&b.load_value));
     Ok((percentiles, goodput))
 }
 

@@ -72,7 +72,13 @@ fn one(target: usize) -> (usize, u64, f64) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let state = server::routes::AppState::new(pool, server::startup::leptos_options(dir.path(), addr), 64 << 20);
-        tokio::spawn(async move { axum::serve(listener, server::routes::router(state)).await });
+        // The listener `plateau serve` runs (TCP_NODELAY, its bounds), not a bare `axum::serve`.
+        tokio::spawn(server::listener::serve(
+            listener,
+            server::routes::router(state),
+            server::listener::ServeLimits::default(),
+            std::future::pending(),
+        ));
         let client = reqwest::Client::new();
         // Warm up (first request sets up the runtime's and the router's own memory).
         let _ = client.get(format!("http://{addr}/healthz")).send().await;

@@ -111,7 +111,7 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
                 "output tok/s by load level",
                 with_marks(
                     match &capacity {
-                        Some(c) => super::slo::passing_region(super::throughput(run), c, &run.points),
+                        Some(c) => super::slo::passing_region(super::throughput(run), c),
                         None => super::throughput(run),
                     },
                     &Point::output_tok_s,

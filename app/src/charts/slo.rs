@@ -11,7 +11,9 @@ use super::{pairs, round_for_display, shown_unit};
 use crate::domain::metrics::{Metric, Stat};
 use crate::domain::slo::{Capacity, Limit, Slo};
 use crate::domain::Point;
-use charming::element::{AreaStyle, ItemStyle, LineStyle, LineStyleType, MarkPoint, MarkPointData, Symbol};
+use charming::element::{
+    ItemStyle, LineStyle, LineStyleType, MarkArea, MarkAreaData, MarkPoint, MarkPointData, Symbol,
+};
 use charming::series::{Line, Scatter};
 use charming::Chart;
 
@@ -68,38 +70,32 @@ pub fn limit_lines(mut chart: Chart, slo: &Slo, metric: Metric, drawn: &[Stat], 
     chart
 }
 
-/// The throughput chart with the levels that meet the SLO shaded under the curve (from the
-/// lowest to the capacity level) and the capacity marked: the measured level, and the
-/// estimate (a diamond, "≈ capacity") between it and the first failing level.
-pub fn passing_region(chart: Chart, capacity: &Capacity, points: &[Point]) -> Chart {
+/// The throughput chart with the loads that meet the SLO shaded (a band from the lowest
+/// passing level to the capacity level, two points whatever the run's length, as the
+/// saturated region is drawn) and the capacity marked: the measured level on the
+/// [`MEETS_SLO`] series (its legend entry toggles the band), and the estimate (a diamond,
+/// "≈ capacity") between it and the first failing level.
+pub fn passing_region(chart: Chart, capacity: &Capacity) -> Chart {
     let Some(cap) = capacity.capacity else { return chart };
-    let passing: Vec<&Point> = capacity
-        .levels
-        .iter()
-        .filter(|l| l.meets() && l.load_value <= cap.load)
-        .filter_map(|l| points.iter().find(|p| p.load_value == l.load_value && p.load_kind == l.load_kind))
-        .collect();
-    let data: Vec<Vec<f64>> = passing
-        .iter()
-        .filter_map(|p| p.output_tok_s().filter(|t| t.is_finite()).map(|t| vec![p.load_value, t]))
-        .collect();
-    if data.is_empty() {
-        return chart;
-    }
+    let Some(lowest) = capacity.levels.iter().find(|l| l.meets()).map(|l| l.load_value) else { return chart };
     let label = |v: f64| (v * 10.0).round() / 10.0;
-    let mut marks = Vec::new();
-    if let Some(t) = cap.output_tok_s {
-        marks.push(MarkPointData::new().name(CAPACITY).x_axis(cap.load).y_axis(t).value(label(t)));
-    }
+    let tok = cap.output_tok_s.filter(|t| t.is_finite());
+    let marks: Vec<MarkPointData> = tok
+        .map(|t| MarkPointData::new().name(CAPACITY).x_axis(cap.load).y_axis(t).value(label(t)))
+        .into_iter()
+        .collect();
+    let band = MarkArea::new().silent(true).item_style(ItemStyle::new().color("rgba(44, 160, 44, 0.12)")).data(vec![(
+        MarkAreaData::new().name(MEETS_SLO).x_axis(lowest.to_string()),
+        MarkAreaData::new().x_axis(cap.load.to_string()),
+    )]);
     let mut chart = chart.series(
         Line::new()
             .name(MEETS_SLO)
             .show_symbol(false)
-            .line_style(LineStyle::new().width(0.0))
             .item_style(ItemStyle::new().color("#2ca02c"))
-            .area_style(AreaStyle::new().opacity(0.15))
             .mark_point(MarkPoint::new().data(marks))
-            .data(data),
+            .mark_area(band)
+            .data(tok.map(|t| vec![cap.load, t]).into_iter().collect::<Vec<_>>()),
     );
     // The estimate is its own series (a diamond, "≈ capacity"): interpolated, never a level.
     if let Some((e, t)) = capacity.estimate.and_then(|e| e.output_tok_s.map(|t| (e, t))) {
@@ -179,17 +175,19 @@ mod tests {
     fn the_passing_region_ends_at_the_capacity_and_marks_the_estimate() {
         let slo = Slo::parse("ttft:p99<=2s").unwrap();
         let c = capacity(&slo, &points());
-        let v = json(&passing_region(Chart::new(), &c, &points()));
+        let v = json(&passing_region(Chart::new(), &c));
         let s = series(&v, MEETS_SLO).unwrap();
-        assert_eq!(s["data"], serde_json::json!([[8.0, 400.0], [16.0, 700.0]]));
-        assert!(s["areaStyle"].is_object());
+        // A band from the lowest passing level to the capacity: two points, however long the run.
+        assert_eq!(s["markArea"]["data"][0][0]["xAxis"], "8");
+        assert_eq!(s["markArea"]["data"][0][1]["xAxis"], "16");
+        assert_eq!(s["data"], serde_json::json!([[16.0, 700.0]]));
         let marks = s["markPoint"]["data"].as_array().unwrap();
         assert_eq!((marks[0]["name"].as_str(), marks[0]["xAxis"].as_f64()), (Some("capacity"), Some(16.0)));
         let x = series(&v, ESTIMATE).unwrap()["data"][0][0].as_f64().unwrap();
         assert!(x > 16.0 && x < 32.0, "{x}");
         // No level meets it: nothing shaded.
         let none = capacity(&Slo::parse("ttft:p99<=100ms").unwrap(), &points());
-        assert!(series(&json(&passing_region(Chart::new(), &none, &points())), MEETS_SLO).is_none());
+        assert!(series(&json(&passing_region(Chart::new(), &none)), MEETS_SLO).is_none());
     }
 
     #[test]

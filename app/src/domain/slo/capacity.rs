@@ -231,12 +231,15 @@ fn throughput(tok: Option<f64>, per_user: Option<f64>, approx: bool) -> String {
     }
 }
 
+/// "C=16", "C=16 and C=32", "C=8, C=16 and C=32"; past four, the first two, the last and
+/// the count ("C=1, C=2, …, C=625 (625 levels)"): a sentence, not a table of a long run.
 fn loads(kind: LoadKind, v: &[f64]) -> String {
-    let labels: Vec<String> = v.iter().map(|l| load_label(kind, *l)).collect();
-    match labels.as_slice() {
+    let at = |l: &f64| load_label(kind, *l);
+    match v {
         [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [one] => at(one),
+        [a, b, .., last] if v.len() > 4 => format!("{}, {}, …, {} ({} levels)", at(a), at(b), at(last), v.len()),
+        [init @ .., last] => format!("{} and {}", init.iter().map(at).collect::<Vec<_>>().join(", "), at(last)),
     }
 }
 
@@ -290,12 +293,22 @@ pub fn sentence(c: &Capacity) -> String {
                 Verdict::WithinNoise => "is within noise of the limit",
                 _ => "breaks first",
             };
-            format!(
-                "At {slo} no measured level meets it: capacity is below the lowest level, {}, where {} {what} ({})",
-                at(fail.load),
-                fail.limit.limit.label(),
-                shown(fail)
-            )
+            // Only when nothing below the failure went unjudged is it the lowest level.
+            if c.unjudged.iter().any(|u| u.load < fail.load) {
+                format!(
+                    "At {slo} no level that could be judged meets it: the lowest judged, {}, is where {} {what} ({})",
+                    at(fail.load),
+                    fail.limit.limit.label(),
+                    shown(fail)
+                )
+            } else {
+                format!(
+                    "At {slo} no measured level meets it: capacity is below the lowest level, {}, where {} {what} ({})",
+                    at(fail.load),
+                    fail.limit.limit.label(),
+                    shown(fail)
+                )
+            }
         }
         (None, None) => {
             let mut unknown: Vec<Limit> = c.unjudged.iter().flat_map(|u| u.unknown.iter().copied()).collect();
@@ -309,8 +322,17 @@ pub fn sentence(c: &Capacity) -> String {
     }
     // Levels above the first failure change nothing: the struct keeps them, the sentence not.
     let below = |u: &&Unjudged| c.first_failure.as_ref().is_none_or(|f| u.load < f.load);
+    // One clause per set of unknown limits, in the order they first appear: a run of a
+    // thousand levels without error counts gets one clause, not a thousand.
+    let mut groups: Vec<(&[Limit], Vec<f64>)> = Vec::new();
     for u in c.unjudged.iter().filter(below) {
-        s.push_str(&format!("; {} could not be judged ({} unknown)", at(u.load), labels(&u.unknown)));
+        match groups.iter_mut().find(|(unknown, _)| *unknown == u.unknown.as_slice()) {
+            Some((_, at)) => at.push(u.load),
+            None => groups.push((&u.unknown, vec![u.load])),
+        }
+    }
+    for (unknown, at) in groups {
+        s.push_str(&format!("; {} could not be judged ({} unknown)", loads(kind, &at), labels(unknown)));
     }
     s.push('.');
     s
@@ -440,6 +462,32 @@ mod tests {
         assert_eq!(c.capacity.map(|c| c.load), Some(32.0));
         assert_eq!(c.unjudged, vec![Unjudged { load: 16.0, unknown: vec![slo("tpot:p99<=50ms").limits[0]] }]);
         assert!(sentence(&c).ends_with("(2.4 s); C=16 could not be judged (TPOT p99 unknown)."), "{}", sentence(&c));
+    }
+
+    #[test]
+    fn many_unjudged_levels_make_one_clause_and_the_failure_is_not_called_the_lowest() {
+        // 700 levels: TTFT p99 known everywhere (over 1 s from C=626), TPOT p99 unknown
+        // below C=626, so only the levels from C=626 up can be judged, and they break.
+        let points: Vec<Point> = (1..=700)
+            .map(|c| {
+                let ttft = if c >= 626 { 1500.0 } else { 100.0 };
+                let mut p = level(f64::from(c), ttft, 20.0, 10.0 * f64::from(c));
+                if c < 626 {
+                    p.measures.retain(|m| m.metric != Metric::Tpot);
+                }
+                p
+            })
+            .collect();
+        let c = capacity(&slo("ttft:p99<=1s,tpot:p99<=50ms"), &points);
+        assert_eq!((c.capacity, c.unjudged.len()), (None, 625));
+        assert_eq!(
+            sentence(&c),
+            "At ttft:p99<=1s, tpot:p99<=50ms no level that could be judged meets it: the lowest judged, \
+             C=626, is where TTFT p99 breaks first (1.5 s); C=1, C=2, …, C=625 (625 levels) could not be \
+             judged (TPOT p99 unknown)."
+        );
+        // Four or fewer are each named.
+        assert_eq!(loads(LoadKind::Concurrency, &[1.0, 2.0, 4.0, 8.0]), "C=1, C=2, C=4 and C=8");
     }
 
     #[test]

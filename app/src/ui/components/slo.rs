@@ -60,8 +60,12 @@ pub fn SloPicker(view: ViewState, path: String, slos: Vec<NamedSlo>, editable: b
 /// "within noise: …", "not judged"), its class, and every limit's value and margin in its
 /// title.
 pub(super) fn verdict_cell(c: Option<&Capacity>, p: &Point) -> (String, &'static str, String) {
-    let Some(l) = c.and_then(|c| c.levels.iter().find(|l| l.load_value == p.load_value && l.load_kind == p.load_kind))
-    else {
+    // `levels` is in load order: one binary search a row, not a scan (a run may have 10,000).
+    let found = c.and_then(|c| {
+        let i = c.levels.binary_search_by(|l| l.load_value.total_cmp(&p.load_value)).ok()?;
+        c.levels.get(i).filter(|l| l.load_kind == p.load_kind)
+    });
+    let Some(l) = found else {
         // Not judged at all: another load kind than the run's first level's.
         return ("—".into(), "slo-verdict slo-unknown", "not on the run's load axis".into());
     };
@@ -81,21 +85,33 @@ pub(super) fn verdict_cell(c: Option<&Capacity>, p: &Point) -> (String, &'static
     (text, class, title)
 }
 
-/// "TTFT p99 ≤ 2 s: 2.4 s, broken by 0.4 s".
+/// "TTFT p99 2.4 s (> 2 s)": one limit of a level's title, short because a run may have
+/// thousands of rows (the SLO section above the table says the margins in words).
 fn limit_title(r: &LimitResult) -> String {
-    let value = r.value.map_or_else(|| UNKNOWN.to_owned(), |v| r.limit.show(v));
-    let how = match (r.verdict, r.margin) {
-        (Verdict::Met, Some(m)) => format!("met, {} of headroom", r.limit.show(m.abs())),
-        (Verdict::Broken, Some(m)) => format!("broken by {}", r.limit.show(m.abs())),
-        (Verdict::WithinNoise, _) => "within noise: the trials' 95 % interval straddles the limit".to_owned(),
-        _ => "unknown: the level does not report it".to_owned(),
+    let Some(v) = r.value else {
+        return format!("{} unknown", r.limit.label());
     };
-    format!("{}: {value}, {how}", r.limit.heading())
+    let bound = r.limit.bound_label();
+    let relation = match (r.verdict, r.limit.is_upper()) {
+        (Verdict::WithinNoise, _) => format!("≈ {bound}, within noise"),
+        (Verdict::Met, true) => format!("≤ {bound}"),
+        (Verdict::Met, false) => format!("≥ {bound}"),
+        (Verdict::Broken, true) => format!("> {bound}"),
+        (Verdict::Broken, false) => format!("< {bound}"),
+        _ => format!("limit {bound}, not judged"),
+    };
+    format!("{} {} ({relation})", r.limit.label(), r.limit.show(v))
 }
 
 /// A level's goodput cells (req/s with good of all, tok/s) and, where it has none, why.
 pub(super) fn goodput_cells(goodput: &[LevelGoodput], p: &Point) -> (String, String, String) {
-    match goodput.iter().find(|g| g.load_value == p.load_value && g.load_kind == p.load_kind).map(|g| &g.goodput) {
+    // In load order, as the levels are: one binary search a row.
+    let found = goodput
+        .binary_search_by(|g| g.load_value.total_cmp(&p.load_value))
+        .ok()
+        .and_then(|i| goodput.get(i))
+        .filter(|g| g.load_kind == p.load_kind);
+    match found.map(|g| &g.goodput) {
         Some(Ok(g)) => (
             format!("{} ({} of {})", num(Some(g.req_s), 2), g.good, g.requests),
             g.output_tok_s.map_or_else(|| UNKNOWN.to_owned(), |t| num(Some(t), 1)),
@@ -144,8 +160,8 @@ pub fn SloSection(
             <p id="capacity-sentence"><strong>{title}": "</strong>{sentence}</p>
             {gpu_line.map(|g| view! { <p class="slo-gpu" id="slo-gpu">{g}</p> })}
             <p class="slo-note">
-                "The levels table's SLO column judges each level against every limit (values and headroom in each cell's \
-                 title); with repeats a level meets a limit only at the upper end of its 95 % interval, and “within noise” \
+                "The levels table's SLO column judges each level against every limit (each value against its bound in \
+                 the cell's title); with repeats a level meets a limit only at the upper end of its 95 % interval, and “within noise” \
                  is not a pass. "
                 {goodput_note}
                 {imported.then_some(" The source's own goodput is under “Every statistic the source reported”, judged by that tool's SLO.")}
