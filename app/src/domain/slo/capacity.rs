@@ -52,6 +52,10 @@ pub struct Estimate {
     pub tok_s_per_user: Option<f64>,
     /// The limit whose crossing came lowest.
     pub limit: Limit,
+    /// With trials at both levels: the crossing's load from the worst and from the best
+    /// ends of that limit's 95 % intervals (lowest first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_interval: Option<(f64, f64)>,
 }
 
 /// A level left out: some limit unknown there, none broken.
@@ -116,24 +120,51 @@ fn lerp(a: Option<f64>, b: Option<f64>, t: f64) -> Option<f64> {
 /// The lowest crossing of a limit broken at `fail`, met at `pass`.
 fn estimate(kind: LoadKind, pass: (&Point, &LevelAttainment), fail: (&Point, &LevelAttainment)) -> Option<Estimate> {
     let (xp, xf) = (axis(kind, pass.0.load_value), axis(kind, fail.0.load_value));
-    let (t, limit) = pass
+    let (t, k) = pass
         .1
         .limits
         .iter()
         .zip(&fail.1.limits)
-        .filter_map(|(p, f)| {
+        .enumerate()
+        .filter_map(|(k, (p, f))| {
             let (mp, mf) = (p.margin?, f.margin?);
             // met below (headroom ≥ 0), beyond it above: where the value reaches the limit.
-            (mp >= 0.0 && mf < 0.0).then(|| (mp / (mp - mf), f.limit))
+            (mp >= 0.0 && mf < 0.0).then(|| (mp / (mp - mf), k))
         })
         .min_by(|a, b| a.0.total_cmp(&b.0))?;
+    let (p, f) = (pass.1.limits.get(k)?, fail.1.limits.get(k)?);
     let (a, b) = (at_level(pass.0), at_level(fail.0));
-    let load = from_axis(kind, xp + t * (xf - xp));
+    let at = |t: f64| from_axis(kind, xp + t * (xf - xp));
+    let load = at(t);
+    let load_interval = match (p.interval, f.interval) {
+        (Some(ip), Some(jf)) => {
+            // The crossing of the interpolated margin, clamped to the two levels: from the
+            // ends nearest the limit (earliest) and farthest from it (latest).
+            let m = |v: f64| p.limit.margin(v);
+            let ends = |i: &crate::domain::noise::Interval| {
+                let (x, y) = (m(i.lo), m(i.hi));
+                (x.min(y), x.max(y))
+            };
+            let ((wp, bp), (wf, bf)) = (ends(&ip), ends(&jf));
+            let cross = |mp: f64, mf: f64| {
+                if mp <= 0.0 {
+                    0.0
+                } else if mf >= 0.0 {
+                    1.0
+                } else {
+                    mp / (mp - mf)
+                }
+            };
+            Some((at(cross(wp, wf)), at(cross(bp, bf)))).filter(|(lo, hi)| lo.is_finite() && hi.is_finite())
+        }
+        _ => None,
+    };
     load.is_finite().then(|| Estimate {
         load,
         output_tok_s: lerp(a.output_tok_s, b.output_tok_s, t),
         tok_s_per_user: lerp(a.tok_s_per_user, b.tok_s_per_user, t),
-        limit,
+        limit: f.limit,
+        load_interval,
     })
 }
 
@@ -216,6 +247,14 @@ pub fn estimate_label(kind: LoadKind, load: f64) -> String {
     }
 }
 
+/// "C≈45–58", "≈2.1–2.9 req/s": an estimate's range.
+pub fn estimate_range(kind: LoadKind, lo: f64, hi: f64) -> String {
+    match kind {
+        LoadKind::Concurrency => format!("C≈{}–{}", count(lo), count(hi)),
+        LoadKind::RequestRate => format!("≈{}–{} req/s", significant(lo, 3), significant(hi, 3)),
+    }
+}
+
 /// "(657 tok/s, 13.7 tok/s per user)", or less, or nothing.
 fn throughput(tok: Option<f64>, per_user: Option<f64>, approx: bool) -> String {
     let mark = if approx { "≈" } else { "" };
@@ -269,7 +308,11 @@ pub fn sentence(c: &Capacity) -> String {
                 .estimate
                 .map(|e| {
                     let tok = e.output_tok_s.map(|t| format!(" (≈{})", tok_s(t))).unwrap_or_default();
-                    format!(", {} by interpolation{tok}", estimate_label(kind, e.load))
+                    let range = e
+                        .load_interval
+                        .map(|(lo, hi)| format!(", {} from the trials' 95 % intervals", estimate_range(kind, lo, hi)))
+                        .unwrap_or_default();
+                    format!(", {} by interpolation{tok}{range}", estimate_label(kind, e.load))
                 })
                 .unwrap_or_default();
             let first = match fail.limit.verdict {
@@ -513,6 +556,37 @@ mod tests {
             "At ttft:p99<=2s this deployment serves 10 req/s (1000 tok/s, 25.0 tok/s per user), \
              ≈12.5 req/s by interpolation (≈1250 tok/s); the first limit to break is TTFT p99 at 15 req/s (2.5 s)."
         );
+    }
+
+    #[test]
+    fn with_trials_the_estimate_carries_the_range_of_its_crossing() {
+        // TTFT p99 trials 1100/1200/1300 ms at C=32 and 2300/2400/2500 ms at C=64: sd 100,
+        // 95 % half-width t(2) × 100 / √3 = 4.302653 × 57.735 = 248.41 ms.
+        let trials = |c: f64, ttft: [f64; 3]| {
+            Point::from_trials(ttft.iter().map(|t| level(c, *t, 30.0, c * 20.0)).collect()).unwrap()
+        };
+        let mut points = run();
+        points[3] = trials(32.0, [1100.0, 1200.0, 1300.0]);
+        points[4] = trials(64.0, [2300.0, 2400.0, 2500.0]);
+        let c = capacity(&slo("ttft:p99<=2s"), &points);
+        let e = c.estimate.unwrap();
+        // Means: 800 ms of headroom at C=32, 400 ms over at C=64 → t = 2/3, as without trials.
+        assert!((e.load - 32.0 * 2f64.powf(2.0 / 3.0)).abs() < 1e-9);
+        // Earliest: headroom 800 − 248.41 at C=32, over by 400 + 248.41 at C=64;
+        // latest: 800 + 248.41 and 400 − 248.41.
+        let half = 4.302653 * 100.0 / 3f64.sqrt();
+        let earliest = 32.0 * 2f64.powf((800.0 - half) / 1200.0);
+        let latest = 32.0 * 2f64.powf((800.0 + half) / 1200.0);
+        let (lo, hi) = e.load_interval.unwrap();
+        assert!((lo - earliest).abs() < 1e-3 && (hi - latest).abs() < 1e-3, "{lo} {hi} vs {earliest} {latest}");
+        assert!(lo < e.load && e.load < hi);
+        assert!(
+            sentence(&c).contains("C≈51 by interpolation (≈1067 tok/s), C≈44–59 from the trials' 95 % intervals;"),
+            "{}",
+            sentence(&c)
+        );
+        // tok/s: 640 + 2/3 × (1280 − 640) = 1066.7. Without trials there is no range.
+        assert_eq!(capacity(&slo("ttft:p99<=2s"), &run()).estimate.unwrap().load_interval, None);
     }
 
     #[test]
