@@ -27,16 +27,23 @@ function freePort() {
   });
 }
 
-/** Starts plateau with the demo data; resolves once /healthz answers. */
-export async function startServer() {
-  const bin = process.env.PLATEAU_BIN || join(ROOT, 'target', 'debug', 'plateau');
+/**
+ * Starts plateau with the demo data; resolves once /healthz answers. The browser assets
+ * come from the binary itself, as a team runs it (`PLATEAU_SITE_ROOT` serves a folder
+ * instead). `opts.bin` and `opts.cwd` run another binary (an unpacked package) elsewhere.
+ */
+export async function startServer(opts = {}) {
+  const bin = opts.bin || process.env.PLATEAU_BIN || join(ROOT, 'target', 'debug', 'plateau');
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run .ci/build first`);
-  const dir = mkdtempSync(join(tmpdir(), 'plateau-e2e-'));
+  const dir = opts.cwd || mkdtempSync(join(tmpdir(), 'plateau-e2e-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(bin, ['serve', '--demo', '--addr', `127.0.0.1:${port}`,
-    '--db', join(dir, 'e2e.db'), '--site-root', join(ROOT, 'target', 'site')], {
-    env: { ...process.env, PLATEAU_FIXTURES: FIXTURES, RUST_LOG: 'warn' },
+  const site = process.env.PLATEAU_SITE_ROOT ? ['--site-root', process.env.PLATEAU_SITE_ROOT] : [];
+  const env = { ...process.env, PLATEAU_FIXTURES: FIXTURES, RUST_LOG: 'warn' };
+  delete env.LEPTOS_SITE_ROOT;
+  const child = spawn(bin, ['serve', '--demo', '--addr', `127.0.0.1:${port}`, '--db', join(dir, 'e2e.db'), ...site], {
+    env,
+    cwd: dir,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const deadline = Date.now() + 30_000;
@@ -54,7 +61,8 @@ export async function startServer() {
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
-      rmSync(dir, { recursive: true, force: true });
+      if (!opts.cwd) rmSync(dir, { recursive: true, force: true });
+      return child.exitCode;
     },
   };
 }

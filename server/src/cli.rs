@@ -17,7 +17,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(
     name = "plateau",
-    version,
+    version = plateau_embed::VERSION,
     about = "Plateau keeps LLM load-test sweeps, shows where throughput plateaus, and compares runs."
 )]
 pub struct Cli {
@@ -343,9 +343,10 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "PLATEAU_ADDR", default_value = "127.0.0.1:3000")]
     pub addr: SocketAddr,
-    /// Directory holding the built site (wasm, CSS, echarts.min.js): `.ci/build` writes it.
-    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
-    pub site_root: PathBuf,
+    /// Serve the browser assets from this built site folder (`.ci/build` writes
+    /// `target/site`) instead of the site built into the binary.
+    #[arg(long, env = "LEPTOS_SITE_ROOT")]
+    pub site_root: Option<PathBuf>,
     /// Load the story's two runs if they are not stored yet.
     #[arg(long)]
     pub demo: bool,
@@ -460,7 +461,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             startup::serve(ServeConfig {
                 addr: a.addr,
                 db,
-                site_root: a.site_root,
+                site: crate::site::Site::choose(a.site_root),
                 demo: a.demo,
                 max_upload_bytes: a.max_upload_mib.saturating_mul(1024 * 1024),
                 sweep_allow: crate::sweeps::AllowList { hosts: a.sweep_allow },

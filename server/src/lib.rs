@@ -42,6 +42,7 @@ pub mod report;
 pub mod routes;
 pub mod share;
 pub mod sim;
+pub mod site;
 pub mod startup;
 pub mod sweeps;
 pub mod telemetry;

@@ -19,7 +19,6 @@ use app::domain::why_signals::{run_signals, why_paragraph, StoredSignals};
 use app::domain::Run;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
-use std::path::Path;
 
 /// JSON safe to place inside a `<script>` element.
 fn script_json(json: &str) -> String {
@@ -96,9 +95,9 @@ fn annotations_list(runs: &[Run]) -> String {
     }
 }
 
-/// The offline report of a view. `site_root` holds the built site (CSS, ECharts).
+/// The offline report of a view. `site` holds the built site (CSS, ECharts, chart code).
 pub fn html_report(
-    site_root: &Path,
+    site: &crate::site::Site,
     target: &ViewTarget,
     view: &ViewState,
     view_path: &str,
@@ -106,18 +105,14 @@ pub fn html_report(
     stored: &[StoredSignals],
 ) -> Result<HtmlReport, ShareError> {
     let signals: Vec<RunSignals> = runs.iter().enumerate().map(|(i, r)| run_signals(r, stored.get(i))).collect();
-    let read = |rel: &str| {
-        std::fs::read_to_string(site_root.join(rel)).map_err(|e| {
-            tracing::error!(file = %site_root.join(rel).display(), error = %e, "report asset missing; run .ci/build");
-            ShareError::Invalid(format!("the report needs the built site ({rel} is missing); run .ci/build"))
-        })
-    };
-    let echarts = read("echarts.min.js")?;
-    let css = read("pkg/plateau.css").unwrap_or_default();
+    let echarts = site.asset_text(".echarts.js").ok_or_else(|| {
+        tracing::error!(site = %site.describe(), "report asset missing (ECharts); run .ci/build");
+        ShareError::Invalid("the report needs the built site (ECharts is missing); run .ci/build".into())
+    })?;
+    let css = site.asset_text(".css").unwrap_or_default();
     // How the page draws its charts (theme, units in tooltips, legends), so the report's
     // charts read the same; without it they are drawn plain.
-    let charts_js =
-        std::fs::read_to_string(site_root.join("charts.js")).unwrap_or_default().replace("</script", "<\\/script");
+    let charts_js = site.asset_text(".charts.js").unwrap_or_default().replace("</script", "<\\/script");
     let (title, charts): (String, Vec<PageChart>) = match target {
         ViewTarget::Run(_) => (
             runs.first().map(|r| r.name.clone()).unwrap_or_default(),

@@ -6,7 +6,6 @@ use crate::routes::{self, AppState};
 use anyhow::Context;
 use leptos::config::LeptosOptions;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 /// What `plateau serve` needs.
 #[derive(Debug, Clone)]
@@ -14,7 +13,8 @@ pub struct ServeConfig {
     pub addr: SocketAddr,
     /// The database: a SQLite file or a PostgreSQL URL (`--db`, `PLATEAU_DB`).
     pub db: app::db::DbTarget,
-    pub site_root: PathBuf,
+    /// Where the browser assets come from (the binary, or `--site-root`).
+    pub site: crate::site::Site,
     pub demo: bool,
     pub max_upload_bytes: usize,
     /// Hosts server-started sweeps may target.
@@ -29,12 +29,17 @@ pub struct ServeConfig {
     pub max_connections: usize,
 }
 
-/// The Leptos options for a site root; the output name is the build's (`pkg/build-id`,
-/// written by `.ci/build`), so pages name the content-hashed assets.
+/// The Leptos options for a site folder (tests and benches build one).
 pub fn leptos_options(site_root: &std::path::Path, addr: SocketAddr) -> LeptosOptions {
+    site_options(&crate::site::Site::Dir(site_root.to_path_buf()), addr)
+}
+
+/// The Leptos options for a site: the output name is the build's (`pkg/build-id`, written
+/// by `.ci/build`), so pages name the content-hashed assets.
+pub fn site_options(site: &crate::site::Site, addr: SocketAddr) -> LeptosOptions {
     LeptosOptions::builder()
-        .output_name(routes::assets::output_name(site_root))
-        .site_root(site_root.to_string_lossy().into_owned())
+        .output_name(site.output_name())
+        .site_root(site.leptos_root())
         .site_pkg_dir("pkg")
         .site_addr(addr)
         .build()
@@ -50,16 +55,19 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     if cfg.demo {
         demo::load(&pool).await.context("loading the demo runs")?;
     }
-    if !cfg.site_root.join("pkg").exists() {
-        tracing::warn!(site_root = %cfg.site_root.display(), "no built site here: pages render, but without styles, charts or hydration; run .ci/build");
+    if cfg.site.is_built() {
+        tracing::info!(site = %cfg.site.describe(), "browser assets");
+    } else {
+        tracing::warn!(site = %cfg.site.describe(), "no built site: pages render, but without styles, charts or hydration; run .ci/build");
     }
     warn_about_auth(&pool, cfg.auth, cfg.addr).await?;
     let mut state = AppState::with_allow_list(
         pool,
-        leptos_options(&cfg.site_root, cfg.addr),
+        site_options(&cfg.site, cfg.addr),
         cfg.max_upload_bytes,
         cfg.sweep_allow.clone(),
     );
+    state.site = cfg.site.clone();
     state.auth = cfg.auth;
     let hosts = crate::auth::hosts::AllowedHosts::new(cfg.addr, &cfg.allowed_hosts, cfg.public_url.as_deref())
         .map_err(anyhow::Error::msg)?;

@@ -1,5 +1,5 @@
-//! The browser assets under `/pkg` (wasm, its JS glue, CSS, ECharts, plateau.js) and the
-//! caching rules of every response.
+//! The caching rules of every response, the browser assets under `/pkg` (wasm, its JS
+//! glue, CSS, ECharts, plateau.js; served by `crate::site`) included.
 //!
 //! `.ci/build` names each asset after a hash of the build (`plateau-<12 hex>.js`, see
 //! `.ci/assets.mjs`) and writes `.gz` and `.br` copies beside it. Here they are served
@@ -13,28 +13,9 @@ use axum::extract::Request;
 use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
-use axum::Router;
-use std::path::Path;
-use tower_http::services::ServeDir;
 
 /// A year: the longest lifetime browsers honour.
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
-
-/// The build's output name: what `.ci/build` wrote to `pkg/build-id` (`plateau-<hash>`),
-/// or `plateau` for a site built without it.
-pub fn output_name(site_root: &Path) -> String {
-    std::fs::read_to_string(site_root.join("pkg").join("build-id"))
-        .ok()
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
-        .unwrap_or_else(|| "plateau".to_owned())
-}
-
-/// `/pkg/*` from the site's `pkg` folder, precompressed where a `.br` / `.gz` exists.
-pub fn router<S: Clone + Send + Sync + 'static>(site_root: &Path) -> Router<S> {
-    let files = ServeDir::new(site_root.join("pkg")).precompressed_br().precompressed_gzip();
-    Router::new().nest_service("/pkg", files)
-}
 
 /// Sets `Cache-Control` by what the response is (see the module comment).
 pub async fn cache_control(req: Request, next: Next) -> Response {

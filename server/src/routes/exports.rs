@@ -73,9 +73,8 @@ async fn run_report(
     let target = ViewTarget::Run(run.clone());
     let runs = share::runs_of_view(&state.pool, &target, &view).await.map_err(text)?;
     let path = view.href(&format!("/runs/{run}"));
-    let site = std::path::Path::new(state.leptos_options.site_root.as_ref());
     let stored = stored_of(&state, &runs).await?;
-    let r = report::html_report(site, &target, &view, &path, &runs, &stored).map_err(text)?;
+    let r = report::html_report(&state.site, &target, &view, &path, &runs, &stored).map_err(text)?;
     Ok(report_download(format!("plateau-{id}.html"), r))
 }
 
@@ -96,9 +95,8 @@ async fn compare_runs(
 async fn compare_report(State(state): State<AppState>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
     let (view, runs, _) = compare_runs(&state, q.as_deref()).await?;
     let path = view.href("/compare");
-    let site = std::path::Path::new(state.leptos_options.site_root.as_ref());
     let stored = stored_of(&state, &runs).await?;
-    let r = report::html_report(site, &ViewTarget::Compare, &view, &path, &runs, &stored).map_err(text)?;
+    let r = report::html_report(&state.site, &ViewTarget::Compare, &view, &path, &runs, &stored).map_err(text)?;
     Ok(report_download("plateau-compare.html".into(), r))
 }
 

@@ -50,6 +50,8 @@ pub struct AppState {
     pub hosts: Arc<crate::auth::hosts::AllowedHosts>,
     /// Which session cookie is set and read (`__Host-` behind an `https://` public address).
     pub cookies: crate::auth::CookieMode,
+    /// Where the browser assets are read from (the binary, or `--site-root`).
+    pub site: crate::site::Site,
 }
 
 impl AppState {
@@ -64,6 +66,8 @@ impl AppState {
         max_upload_bytes: usize,
         allow: crate::sweeps::AllowList,
     ) -> Self {
+        // Tests and benches build the site into a folder; `plateau serve` chooses (startup).
+        let site = crate::site::Site::Dir(std::path::PathBuf::from(leptos_options.site_root.as_ref()));
         Self {
             sweeps: Arc::new(crate::sweeps::Sweeps::new(pool.clone(), allow)),
             login_throttle: Arc::new(crate::auth::throttle::LoginThrottle::new(pool.clone())),
@@ -74,6 +78,7 @@ impl AppState {
             auth: crate::auth::AuthMode::Off,
             hosts: Arc::new(crate::auth::hosts::AllowedHosts::loopback()),
             cookies: crate::auth::CookieMode::Plain,
+            site,
         }
     }
 
@@ -137,7 +142,7 @@ pub fn router(state: AppState) -> Router {
                 .merge(slos::api_router()),
         )
         .route("/healthz", get(|| async { "ok" }))
-        .merge(assets::router(std::path::Path::new(state.leptos_options.site_root.as_ref())))
+        .merge(state.site.router())
         .merge(login::router())
         .leptos_routes_with_context(&state, routes, move || ctx.provide(), move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
