@@ -7,6 +7,10 @@ use anyhow::Context;
 use leptos::config::LeptosOptions;
 use std::net::SocketAddr;
 
+/// How long stopping sweeps get to store the level in progress before they are marked
+/// interrupted regardless.
+const SWEEP_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// What `plateau serve` needs.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
@@ -88,7 +92,27 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(cfg.addr).await.with_context(|| format!("binding {}", cfg.addr))?;
     let local = listener.local_addr()?;
     tracing::info!(max_connections = limits.max_connections, "Plateau is serving http://{local}");
-    crate::listener::serve(listener, routes::router(state), limits, crate::listener::stop_signal()).await?;
+    let sweeps = state.sweeps.clone();
+    let pool = state.pool.clone();
+    // On Ctrl-C or SIGTERM: sweeps are told to stop first (their followers' streams then
+    // end with them), then requests in flight get their grace, then the sweeps' last
+    // writes, then the database is closed.
+    let stopping = {
+        let sweeps = sweeps.clone();
+        async move {
+            crate::listener::stop_signal().await;
+            let n = sweeps.cancel_all();
+            if n > 0 {
+                tracing::info!(sweeps = n, "stopping: running sweeps keep their finished levels and read interrupted");
+            }
+        }
+    };
+    crate::listener::serve(listener, routes::router(state), limits, stopping).await?;
+    let forced = sweeps.wait_stopped(SWEEP_STOP_GRACE).await;
+    if forced > 0 {
+        tracing::warn!(sweeps = forced, "sweeps that did not stop in time were marked interrupted");
+    }
+    pool.close().await;
     tracing::info!("stopped");
     Ok(())
 }

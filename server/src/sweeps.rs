@@ -13,7 +13,7 @@ use crate::loadgen::{
 use app::db::Db;
 use app::domain::metrics::RepeatOrder;
 use app::domain::slo::Slo;
-use app::domain::{EndpointKind, RunId};
+use app::domain::{EndpointKind, RunId, RunStatus};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -791,6 +791,29 @@ impl Sweeps {
             let last = r.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
             (last, r.events.subscribe())
         })
+    }
+
+    /// Asks every sweep running here to stop (the server is stopping): each stores the
+    /// level in progress as cut off, keeps its finished levels and reads `interrupted`.
+    /// Returns how many were asked.
+    pub fn cancel_all(&self) -> usize {
+        self.lock().values().filter(|r| r.cancel.send(true).is_ok()).count()
+    }
+
+    /// Waits, at most `within`, until no sweep runs here; then marks any still running
+    /// `interrupted` itself (its stored levels stay). Returns how many had to be.
+    pub async fn wait_stopped(&self, within: Duration) -> usize {
+        let deadline = tokio::time::Instant::now() + within;
+        while !self.lock().is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let left: Vec<String> = self.lock().keys().cloned().collect();
+        for id in left.iter().filter_map(|k| RunId::parse(k)) {
+            if let Err(e) = app::db::set_run_status(&self.pool, &id, RunStatus::Interrupted).await {
+                tracing::error!(run = %id, error = %e, "could not mark the sweep interrupted; its lease will lapse");
+            }
+        }
+        left.len()
     }
 
     /// Asks a running sweep to stop; its finished levels stay. False when not running.

@@ -612,6 +612,9 @@ async fn read_login_refuses_anonymous_readers() {
         // The way in stays open.
         assert_eq!(get("/login").await.unwrap().status(), StatusCode::OK);
         assert_eq!(get("/healthz").await.unwrap().status(), StatusCode::OK);
+        // So do the load balancer's probes, which carry no login.
+        assert_eq!(get("/readyz").await.unwrap().status(), StatusCode::OK);
+        assert_eq!(get("/favicon.ico").await.unwrap().status(), StatusCode::NOT_FOUND, "a test server has no site");
 
         // Signed in, by token or cookie, reading works.
         let resp = app.client.get(app.url("/api/v1/runs")).headers(bearer(&t.token)).send().await.unwrap();

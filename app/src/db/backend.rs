@@ -159,6 +159,22 @@ impl Db {
         }
     }
 
+    /// Whether the database answers and holds every migration this build knows: what
+    /// `/readyz` reports. Returns (applied, known).
+    pub async fn migrations(&self) -> Result<(usize, usize), DbError> {
+        const APPLIED: &str = "SELECT COUNT(*) FROM _sqlx_migrations WHERE success";
+        let (applied, known): (i64, usize) = match self {
+            Db::Sqlite(p) => {
+                (sqlx::query_scalar(APPLIED).fetch_one(p).await?, sqlx::migrate!("../migrations/sqlite").iter().count())
+            }
+            Db::Postgres(p) => (
+                sqlx::query_scalar(APPLIED).fetch_one(p).await?,
+                sqlx::migrate!("../migrations/postgres").iter().count(),
+            ),
+        };
+        Ok((usize::try_from(applied).unwrap_or(0), known))
+    }
+
     /// Closes every connection of the pool.
     pub async fn close(&self) {
         match self {

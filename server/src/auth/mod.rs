@@ -174,7 +174,7 @@ fn wants_json(path: &str) -> bool {
 
 /// Paths anyone may read even when reads need a login.
 fn always_readable(path: &str) -> bool {
-    path == "/login" || path == "/healthz" || path == "/favicon.ico" || path.starts_with("/pkg/")
+    path == "/login" || path == "/healthz" || path == "/readyz" || path == "/favicon.ico" || path.starts_with("/pkg/")
 }
 
 /// How a request proved who it is.

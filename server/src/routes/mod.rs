@@ -117,6 +117,34 @@ pub fn page_routes() -> &'static [AxumRouteListing] {
     ROUTES.get_or_init(|| generate_route_list(App))
 }
 
+/// `/readyz`: `200` when the database answers and holds every migration this build knows
+/// (a load balancer may send traffic), else `503` saying why. `/healthz` only says the
+/// process is alive.
+async fn readyz(axum::extract::State(state): axum::extract::State<AppState>) -> axum::response::Response {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let backend = state.pool.backend().name();
+    let (status, body) = match state.pool.migrations().await {
+        Ok((applied, known)) if applied >= known => (
+            StatusCode::OK,
+            serde_json::json!({ "ready": true, "database": backend, "migrations": { "applied": applied, "known": known } }),
+        ),
+        Ok((applied, known)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            serde_json::json!({ "ready": false, "database": backend, "migrations": { "applied": applied, "known": known },
+                                "reason": "migrations pending" }),
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness: the database does not answer");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                serde_json::json!({ "ready": false, "database": backend, "reason": "the database does not answer" }),
+            )
+        }
+    };
+    (status, axum::Json(body)).into_response()
+}
+
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
     let routes = page_routes().to_vec();
@@ -142,6 +170,7 @@ pub fn router(state: AppState) -> Router {
                 .merge(slos::api_router()),
         )
         .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
         .merge(state.site.router())
         .merge(login::router())
         .leptos_routes_with_context(&state, routes, move || ctx.provide(), move || shell(options.clone()))
