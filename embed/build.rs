@@ -38,8 +38,11 @@ fn copy_site(site: &Path, out: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(out.join("pkg"))?;
     // The folder is watched as a whole (cargo scans it): `.ci/build` replaces it, so its
     // files' times move on every build. It is created when missing so that there is
-    // something to watch.
-    std::fs::create_dir_all(site)?;
+    // something to watch, dated in the past so that creating it is not itself a change.
+    if !site.exists() {
+        std::fs::create_dir_all(site)?;
+        let _ = std::fs::File::open(site).and_then(|d| d.set_modified(std::time::UNIX_EPOCH));
+    }
     println!("cargo:rerun-if-changed={}", site.display());
     let Ok(id) = std::fs::read_to_string(site.join("pkg").join("build-id")) else {
         return Ok(());

@@ -1327,8 +1327,9 @@ async fn preemptions_are_counted_and_failed_scrapes_never_fail_the_sweep() {
     assert!(app::db::run_telemetry(&pool, &run.id).await.unwrap().is_empty());
 }
 
-/// The glue of #14 end to end: a sweep against a simulator with a batch limit of 4
-/// (C = 1, 2, 4, 8), its stored telemetry read back and turned into signals, says why it
+/// The "why" glue end to end: a sweep against a simulator with a batch limit of 4
+/// (C = 1, 2, 4, 8; 48 requests a level, so that each level spans enough scrapes when
+/// the machine is busy), its stored telemetry read back and turned into signals, says why it
 /// plateaus — the 4-request limit — with evidence, and the trust check finds nothing (the
 /// simulator counts exactly the tokens it sends).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1344,7 +1345,7 @@ async fn the_stored_sweep_explains_its_plateau_by_the_simulators_batch_limit() {
     })
     .await;
     let (_dir, pool) = temp_pool("why.db").await;
-    let mut s = spec(url, EndpointKind::Chat, vec![1, 2, 4, 8], LoadMode::Steady { requests: 24 });
+    let mut s = spec(url, EndpointKind::Chat, vec![1, 2, 4, 8], LoadMode::Steady { requests: 48 });
     s.target.max_tokens = 32;
     s.metrics = loadgen::MetricsSpec { interval: Duration::from_millis(100), ..loadgen::MetricsSpec::default() };
     let (run, _) = sweep(&pool, s).await;
