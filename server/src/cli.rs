@@ -25,6 +25,10 @@ pub struct Cli {
     /// PostgreSQL URL (`postgres://user@host/db`).
     #[arg(long, env = "PLATEAU_DB", global = true)]
     pub db: Option<PathBuf>,
+    /// How log lines are written to stderr: `text`, or `json` (one object a line, with the
+    /// request's id) for a log collector. The level comes from `RUST_LOG`.
+    #[arg(long, env = "PLATEAU_LOG_FORMAT", value_enum, default_value = "text", global = true)]
+    pub log_format: crate::telemetry::LogFormat,
     #[command(subcommand)]
     pub command: Command,
 }

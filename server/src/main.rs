@@ -5,8 +5,8 @@ use clap::Parser;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    server::telemetry::init();
     let cli = server::cli::Cli::parse();
+    server::telemetry::init(cli.log_format);
     match server::cli::run(cli).await {
         Ok(code) => code,
         Err(e) => {

@@ -48,14 +48,21 @@ async fn readyz_answers_when_the_database_holds_every_migration() {
 
 /// `plateau serve` on a free port in `dir`, storing in `db`; returns once it answers.
 async fn serve(db: &std::ffi::OsStr, dir: &std::path::Path) -> (Child, String) {
+    serve_with(db, dir, &[], Stdio::null()).await
+}
+
+/// [`serve`] with more arguments, its stderr (the log) going to `log`.
+async fn serve_with(db: &std::ffi::OsStr, dir: &std::path::Path, args: &[&str], log: Stdio) -> (Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_plateau"))
         .current_dir(dir)
+        .env_remove("RUST_LOG")
         .arg("--db")
         .arg(db)
+        .args(args)
         .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap();
     let base = format!("http://127.0.0.1:{port}");
@@ -144,4 +151,45 @@ async fn sigterm_mid_upload_stores_nothing_and_exits_zero() {
         drop(tcp);
         assert!(app::db::list_runs(&store.db).await.unwrap().is_empty(), "[{}] nothing half-stored", store.name);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_request_gets_an_id_and_one_json_log_line_without_its_query() {
+    let store = app::db::testing::fresh_sqlite().await;
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("plateau.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let (mut child, base) = serve_with(&store.db_arg(), dir.path(), &["--log-format", "json"], log.into()).await;
+    let client = reqwest::Client::new();
+    // A proxy's id is kept and echoed; without one the server makes one.
+    let resp = client
+        .get(format!("{base}/runs/abcdefghijkl?secret-looking=tok_1234567890"))
+        .header("x-request-id", "edge-42")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    assert_eq!(resp.headers()["x-request-id"], "edge-42");
+    let made = client.get(format!("{base}/api/v1/runs")).send().await.unwrap();
+    let made_id = made.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert!(made_id.len() == 16 && made_id.bytes().all(|b| b.is_ascii_hexdigit()), "{made_id}");
+    // An id that is not plain is replaced, not echoed.
+    let odd = client.get(format!("{base}/healthz")).header("x-request-id", "a b<script>").send().await.unwrap();
+    assert_ne!(odd.headers()["x-request-id"], "a b<script>");
+    assert_eq!(terminate(&mut child, Duration::from_secs(30)).await.code(), Some(0));
+
+    let text = std::fs::read_to_string(&log_path).unwrap();
+    let lines: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect();
+    let requests: Vec<&serde_json::Value> = lines.iter().filter(|l| l["fields"]["message"] == "request").collect();
+    let run = requests.iter().find(|l| l["span"]["id"] == "edge-42").expect("the run page's line");
+    assert_eq!(run["fields"]["route"], "/runs/{id}");
+    assert_eq!((run["fields"]["method"].as_str(), run["fields"]["status"].as_u64()), (Some("GET"), Some(404)));
+    assert!(run["fields"]["ms"].as_f64().is_some_and(|ms| ms >= 0.0));
+    let api = requests.iter().find(|l| l["span"]["id"] == made_id.as_str()).expect("the API's line");
+    assert_eq!(api["fields"]["route"], "/api/v1/runs");
+    // One line each; probes stay out of the info log; the query never reaches the log.
+    assert_eq!(requests.iter().filter(|l| l["span"]["id"] == "edge-42").count(), 1);
+    assert!(!requests.iter().any(|l| l["fields"]["route"] == "/healthz"));
+    assert!(!text.contains("tok_1234567890"), "{text}");
 }

@@ -187,8 +187,10 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::hosts::check))
         // A request body that stalls or runs late ends in 408 (before any slot is taken).
         .layer(axum::middleware::from_fn(crate::listener::bound_body))
-        // Outermost: every answer, refusals included, carries the security headers.
+        // Every answer, refusals included, carries the security headers.
         .layer(axum::middleware::from_fn(headers::security_headers))
+        // Outermost: every request gets an id and one log line, refusals included.
+        .layer(axum::middleware::from_fn(crate::telemetry::log_request))
         .with_state(state)
 }
 
