@@ -162,13 +162,8 @@ async fn each_request_gets_an_id_and_one_json_log_line_without_its_query() {
     let (mut child, base) = serve_with(&store.db_arg(), dir.path(), &["--log-format", "json"], log.into()).await;
     let client = reqwest::Client::new();
     // A proxy's id is kept and echoed; without one the server makes one.
-    let resp = client
-        .get(format!("{base}/runs/abcdefghijkl?secret-looking=tok_1234567890"))
-        .header("x-request-id", "edge-42")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 404);
+    let resp = client.get(format!("{base}/?q=tok_1234567890")).header("x-request-id", "edge-42").send().await.unwrap();
+    assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["x-request-id"], "edge-42");
     let made = client.get(format!("{base}/api/v1/runs")).send().await.unwrap();
     let made_id = made.headers()["x-request-id"].to_str().unwrap().to_owned();
@@ -182,9 +177,9 @@ async fn each_request_gets_an_id_and_one_json_log_line_without_its_query() {
     let lines: Vec<serde_json::Value> =
         text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect();
     let requests: Vec<&serde_json::Value> = lines.iter().filter(|l| l["fields"]["message"] == "request").collect();
-    let run = requests.iter().find(|l| l["span"]["id"] == "edge-42").expect("the run page's line");
-    assert_eq!(run["fields"]["route"], "/runs/{id}");
-    assert_eq!((run["fields"]["method"].as_str(), run["fields"]["status"].as_u64()), (Some("GET"), Some(404)));
+    let run = requests.iter().find(|l| l["span"]["id"] == "edge-42").expect("the runs page's line");
+    assert_eq!(run["fields"]["route"], "/");
+    assert_eq!((run["fields"]["method"].as_str(), run["fields"]["status"].as_u64()), (Some("GET"), Some(200)));
     assert!(run["fields"]["ms"].as_f64().is_some_and(|ms| ms >= 0.0));
     let api = requests.iter().find(|l| l["span"]["id"] == made_id.as_str()).expect("the API's line");
     assert_eq!(api["fields"]["route"], "/api/v1/runs");
