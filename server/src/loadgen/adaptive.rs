@@ -425,7 +425,7 @@ mod tests {
         // 32 → 64 gains 50 %; 64 → 128 gains 0 %: stop. The knee is in (32, 64]: 48 has
         // nothing to gain up to its neighbour 64 (on the plateau); 40 gains 20 % up to 48
         // (0.26 doublings): below; so are 44 and 46. The bracket (46, 48] is under 1/16 of
-        // 48 wide: the plateau starts at 48. (Before #18 the search stopped after two steps.)
+        // 48 wide: the plateau starts at 48. (A search that stopped after two steps would miss it.)
         assert_eq!(levels, vec![1, 2, 4, 8, 16, 32, 64, 128, 48, 40, 44, 46]);
         assert_eq!(v.reason, StopReason::Plateau);
         assert_eq!((v.stopped_at, v.plateau_c), (128, Some(48)));
@@ -464,7 +464,7 @@ mod tests {
         // t = 1000·C/(C+24) with a 20 % threshold: 32 → 64 gains 27 %, 64 → 128 gains 16 %:
         // stop at 128. The gain per doubling at C is 2^(24/(24+C)) − 1: 20 % at C ≈ 67, so
         // the whole bracket (32, 64] still gains more than 20 %: 48, 56 and 60 are below the
-        // plateau and it is named at 64. (Before #18: at 40, from gains averaged up to 128.)
+        // plateau and it is named at 64. (Averaging the gains up to 128 would name 40.)
         let spec = AdaptiveSpec { min_gain: 0.2, ..AdaptiveSpec::default() };
         let (levels, v) = search(&spec, |c| o(c, 1000.0 * f64::from(c) / (f64::from(c) + 24.0)));
         assert_eq!(&levels[..8], &[1, 2, 4, 8, 16, 32, 64, 128]);
