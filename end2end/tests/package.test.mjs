@@ -25,7 +25,7 @@ test('the package unpacked into an empty folder is the whole app', async () => {
     execFileSync('tar', ['-xzf', tarball, '-C', dir]);
     const home = join(dir, `plateau-${semver}-x86_64-linux`);
     assert.deepEqual(readdirSync(home).sort(),
-      ['LICENSE', 'README.md', 'THIRD-PARTY-LICENSES', 'plateau', 'plateau.env', 'plateau.service']);
+      ['LICENSE', 'README.md', 'THIRD-PARTY-LICENSES', 'plateau', 'plateau.service', 'plateau.toml']);
     assert.ok(statSync(join(home, 'THIRD-PARTY-LICENSES')).size > 100_000, 'the crates\u2019 license texts are in');
 
     // Only the unpacked binary and an empty working folder: no repository, no site folder.

@@ -22,7 +22,8 @@ use std::process::ExitCode;
 )]
 pub struct Cli {
     /// The database: a SQLite file (created on first use; also `sqlite://PATH`) or a
-    /// PostgreSQL URL (`postgres://user@host/db`).
+    /// PostgreSQL URL (`postgres://user@host/db`). Default:
+    /// `$XDG_DATA_HOME/plateau/plateau.db`, else `~/.local/share/plateau/plateau.db`.
     #[arg(long, env = "PLATEAU_DB", global = true)]
     pub db: Option<PathBuf>,
     /// How log lines are written to stderr: `text`, or `json` (one object a line, with the
@@ -230,6 +231,7 @@ pub struct SweepArgs {
     /// once (the story's benchmark.py). Open loop: requests per rate (default 50).
     #[arg(long)]
     pub requests: Option<usize>,
+    /// Output tokens asked for per request (`max_tokens`).
     #[arg(long, default_value_t = 128)]
     pub max_tokens: u32,
     /// Prompt length in tokens (synthetic, varied per request).
@@ -263,6 +265,7 @@ pub struct SweepArgs {
     /// Plain progress lines even on a terminal (no progress bars).
     #[arg(long)]
     pub plain: bool,
+    /// Sampling temperature sent with each request (default: the server's).
     #[arg(long)]
     pub temperature: Option<f64>,
     /// Ask the server to generate exactly max_tokens.
@@ -344,6 +347,11 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// A TOML file of defaults for these options and the global ones: each key is an
+    /// option's long name (`addr = "0.0.0.0:3000"`, `allowed-host = ["plateau.example"]`,
+    /// `db = "…"`); flags and environment variables win over it. Unknown keys are errors.
+    #[arg(long, env = "PLATEAU_CONFIG")]
+    pub config: Option<PathBuf>,
     /// Address to listen on.
     #[arg(long, env = "PLATEAU_ADDR", default_value = "127.0.0.1:3000")]
     pub addr: SocketAddr,
@@ -384,6 +392,11 @@ pub struct ServeArgs {
     /// open-file limit leaves room for (the server raises its soft limit to the hard one).
     #[arg(long, env = "PLATEAU_MAX_CONNECTIONS", default_value_t = crate::listener::DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
+    /// Serve Plateau's own Prometheus metrics at `/metrics` (requests by route and status,
+    /// latencies, running sweeps, the database pool, import bytes). With `--auth on` a
+    /// scrape needs an API token.
+    #[arg(long, env = "PLATEAU_METRICS", value_enum, default_value = "off")]
+    pub metrics: crate::telemetry::metrics::MetricsSwitch,
 }
 
 #[derive(Debug, Args)]
@@ -400,16 +413,19 @@ pub struct ImportArgs {
     /// Inference engine, e.g. vllm, sglang.
     #[arg(long)]
     pub engine: Option<String>,
+    /// Version of the engine, e.g. 0.11.2.
     #[arg(long)]
     pub engine_version: Option<String>,
     /// GPU type, optionally with a count: "8x RTX PRO 6000".
     #[arg(long)]
     pub gpu: Option<String>,
+    /// Number of GPUs, when --gpu does not say it.
     #[arg(long)]
     pub gpu_count: Option<String>,
     /// Endpoint called: chat or completions.
     #[arg(long)]
     pub endpoint: Option<String>,
+    /// Output tokens asked for per request (max_tokens).
     #[arg(long)]
     pub max_tokens: Option<String>,
     /// Prompt length in tokens.
@@ -418,6 +434,7 @@ pub struct ImportArgs {
     /// Comma-separated tags.
     #[arg(long)]
     pub tags: Option<String>,
+    /// Free text kept with the run.
     #[arg(long)]
     pub notes: Option<String>,
     /// Force a format instead of detecting it (auto, benchmark-py, vllm, sglang, guidellm,
@@ -476,6 +493,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 allowed_hosts: a.allowed_hosts,
                 public_url: a.public_url,
                 max_connections: a.max_connections,
+                metrics: a.metrics,
             })
             .await?;
             Ok(ExitCode::SUCCESS)

@@ -31,6 +31,8 @@ pub struct ServeConfig {
     pub public_url: Option<String>,
     /// Connections served at once (`--max-connections`), before the open-file limit's say.
     pub max_connections: usize,
+    /// Whether `/metrics` serves Plateau's own metrics.
+    pub metrics: crate::telemetry::metrics::MetricsSwitch,
 }
 
 /// The Leptos options for a site folder (tests and benches build one).
@@ -73,6 +75,10 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     );
     state.site = cfg.site.clone();
     state.auth = cfg.auth;
+    if cfg.metrics == crate::telemetry::metrics::MetricsSwitch::On {
+        state.metrics = Some(std::sync::Arc::new(crate::telemetry::metrics::Metrics::new()));
+        tracing::info!("Plateau's own metrics are served at /metrics");
+    }
     let hosts = crate::auth::hosts::AllowedHosts::new(cfg.addr, &cfg.allowed_hosts, cfg.public_url.as_deref())
         .map_err(anyhow::Error::msg)?;
     state.hosts = std::sync::Arc::new(hosts);

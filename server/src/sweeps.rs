@@ -793,6 +793,11 @@ impl Sweeps {
         })
     }
 
+    /// How many sweeps run here now.
+    pub fn running(&self) -> usize {
+        self.lock().len()
+    }
+
     /// Asks every sweep running here to stop (the server is stopping): each stores the
     /// level in progress as cut off, keeps its finished levels and reads `interrupted`.
     /// Returns how many were asked.

@@ -188,3 +188,130 @@ async fn each_request_gets_an_id_and_one_json_log_line_without_its_query() {
     assert!(!requests.iter().any(|l| l["fields"]["route"] == "/healthz"));
     assert!(!text.contains("tok_1234567890"), "{text}");
 }
+
+const PASTED: &str = "C= 1 | 1/ 1 ok (0 err) | wall= 2.1s | 61.3 tok/s | lat avg= 2.09 p50= 2.09 p99= 2.09";
+
+/// The value of one sample of a Prometheus text page (`None` when it is not there).
+fn sample(page: &str, series: &str) -> Option<f64> {
+    page.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+#[tokio::test]
+async fn metrics_are_off_unless_asked_for() {
+    for app in TestApp::each().await {
+        let resp = app.client.get(app.url("/metrics")).send().await.unwrap();
+        assert_eq!(resp.status(), 404, "[{}]", app.backend);
+    }
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_and_status_and_import_bytes() {
+    for app in TestApp::builder().metrics().each().await {
+        let b = app.backend;
+        for _ in 0..3 {
+            assert_eq!(app.client.get(app.url("/api/v1/runs")).send().await.unwrap().status(), 200);
+        }
+        let missing = app.client.get(app.url("/api/v1/runs/abcdefghijkl?token=secret123")).send().await.unwrap();
+        assert_eq!(missing.status(), 404);
+        let form = reqwest::multipart::Form::new().text("text", PASTED).text("name", "pasted");
+        let resp = app.client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap();
+        assert_eq!(resp.status(), 201, "[{b}]");
+
+        let resp = app.client.get(app.url("/metrics")).send().await.unwrap();
+        assert_eq!(resp.status(), 200, "[{b}]");
+        assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/plain; version=0.0.4"));
+        let page = resp.text().await.unwrap();
+        let runs = r#"plateau_http_requests_total{method="GET",route="/api/v1/runs",status="200"}"#;
+        assert_eq!(sample(&page, runs), Some(3.0), "[{b}] {page}");
+        let one = r#"plateau_http_requests_total{method="GET",route="/api/v1/runs/{id}",status="404"}"#;
+        assert_eq!(sample(&page, one), Some(1.0), "[{b}] the pattern, not the path: {page}");
+        assert!(!page.contains("abcdefghijkl") && !page.contains("secret123"), "[{b}] no raw path or query");
+        let created = r#"plateau_http_requests_total{method="POST",route="/api/v1/runs",status="201"}"#;
+        assert_eq!(sample(&page, created), Some(1.0), "[{b}]");
+        let count = r#"plateau_http_request_duration_seconds_count{method="GET",route="/api/v1/runs"}"#;
+        assert_eq!(sample(&page, count), Some(3.0), "[{b}]");
+        let bytes = PASTED.len() as f64;
+        assert_eq!(sample(&page, r#"plateau_import_received_bytes_total{via="api"}"#), Some(bytes), "[{b}] {page}");
+        assert_eq!(sample(&page, r#"plateau_runs_imported_total{via="api"}"#), Some(1.0), "[{b}]");
+        assert_eq!(sample(&page, "plateau_sweeps_running"), Some(0.0), "[{b}]");
+        let in_use = sample(&page, r#"plateau_db_pool_connections{state="in_use"}"#).expect("pool in use");
+        let idle = sample(&page, r#"plateau_db_pool_connections{state="idle"}"#).expect("pool idle");
+        assert!(in_use + idle >= 1.0, "[{b}] the pool holds a connection: {page}");
+        assert!(page.contains("plateau_build_info{version=\""), "[{b}]");
+    }
+}
+
+#[tokio::test]
+async fn metrics_need_a_token_when_auth_is_on() {
+    use server::auth::{AuthMode, ReadAccess};
+    for read in [ReadAccess::Public, ReadAccess::Login] {
+        for app in TestApp::builder().auth(AuthMode::On { read }).metrics().each().await {
+            let resp = app.client.get(app.url("/metrics")).send().await.unwrap();
+            assert_eq!(resp.status(), 401, "[{}] {read:?}: a 401, never a redirect to the login page", app.backend);
+            assert_eq!(resp.headers()["www-authenticate"], "Bearer");
+            assert!(resp.text().await.unwrap().contains("API token"));
+            server::auth::accounts::add_user(&app.pool, "prometheus", "correct horse battery").await.unwrap();
+            let t = server::auth::accounts::create_token(&app.pool, "prometheus", "metrics").await.unwrap();
+            let resp = app.client.get(app.url("/metrics")).bearer_auth(&t.token).send().await.unwrap();
+            assert_eq!(resp.status(), 200, "[{}] {read:?}", app.backend);
+            assert!(resp.text().await.unwrap().contains("plateau_http_requests_total"));
+        }
+    }
+}
+
+/// `plateau serve --config FILE`: the file's keys set the options; a flag wins; a wrong
+/// key stops the server before it binds, naming its line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_reads_a_config_file_and_refuses_an_unknown_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = dir.path().join("plateau.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "addr = \"127.0.0.1:{port}\"\ndb = \"team.db\"\nmetrics = \"on\"\nauth = \"off\"\nmax-upload-mib = 1\n"
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plateau"))
+        .current_dir(dir.path())
+        .env_remove("RUST_LOG")
+        .args(["serve", "--config"])
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut up = false;
+    for _ in 0..600 {
+        if reqwest::get(format!("{base}/healthz")).await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if !up {
+        let _ = child.kill();
+        panic!("the server never answered on the config file's address");
+    }
+    assert_eq!(reqwest::get(format!("{base}/metrics")).await.unwrap().status(), 200, "metrics = \"on\"");
+    // max-upload-mib = 1: a 2 MiB import is refused.
+    let big = reqwest::multipart::Form::new()
+        .part("file", reqwest::multipart::Part::bytes(vec![b'x'; 2 << 20]).file_name("big.txt"));
+    let resp = reqwest::Client::new().post(format!("{base}/api/v1/runs")).multipart(big).send().await.unwrap();
+    assert_eq!(resp.status(), 413);
+    assert_eq!(terminate(&mut child, Duration::from_secs(30)).await.code(), Some(0));
+    assert!(dir.path().join("team.db").exists(), "db = \"team.db\" was used");
+
+    std::fs::write(&config, "addr = \"127.0.0.1:1\"\n\nmax-uplod-mib = 5\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_plateau"))
+        .current_dir(dir.path())
+        .args(["serve", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 3: unknown key `max-uplod-mib`"), "{err}");
+}

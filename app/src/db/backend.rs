@@ -28,6 +28,15 @@ pub enum Db {
     Postgres(PgPool),
 }
 
+/// A database pool's connections at one moment ([`Db::pool_stats`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Connections open.
+    pub size: u32,
+    /// Of those, waiting for a query.
+    pub idle: u32,
+}
+
 /// Which kind of database a [`Db`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -173,6 +182,15 @@ impl Db {
             ),
         };
         Ok((usize::try_from(applied).unwrap_or(0), known))
+    }
+
+    /// The pool's connections now: how many are open and how many of those are idle.
+    pub fn pool_stats(&self) -> PoolStats {
+        let (size, idle) = match self {
+            Db::Sqlite(p) => (p.size(), p.num_idle()),
+            Db::Postgres(p) => (p.size(), p.num_idle()),
+        };
+        PoolStats { size, idle: u32::try_from(idle).unwrap_or(u32::MAX).min(size) }
     }
 
     /// Closes every connection of the pool.

@@ -40,7 +40,7 @@ mod throttle;
 
 pub use annotations::*;
 pub use auth::*;
-pub use backend::{connect, connect_postgres, open, Backend, Db, DbTarget, BUSY_TIMEOUT};
+pub use backend::{connect, connect_postgres, open, Backend, Db, DbTarget, PoolStats, BUSY_TIMEOUT};
 pub use copy::{copy_database, CopiedTable};
 pub use history::{history, latest_run, series};
 pub use live::*;

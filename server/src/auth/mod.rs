@@ -169,7 +169,7 @@ pub fn is_write(method: &Method, path: &str) -> bool {
 
 /// Whether the client of this path is a program that wants JSON rather than a page.
 fn wants_json(path: &str) -> bool {
-    path.starts_with("/api/") || path.starts_with("/_fn/")
+    path.starts_with("/api/") || path.starts_with("/_fn/") || path == "/metrics"
 }
 
 /// Paths anyone may read even when reads need a login.

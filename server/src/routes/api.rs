@@ -63,6 +63,9 @@ async fn create(
     mp: Multipart,
 ) -> Result<Response, ApiError> {
     let req = read_import(mp, state.max_upload_bytes).await?;
+    if let Some(m) = &state.metrics {
+        m.import_received("api", req.files.iter().map(|f| f.content.len()).sum());
+    }
     if q.dry_run {
         let prepared = ingest::prepare_in_background(req, state.max_upload_bytes).await?;
         let runs: Vec<_> = prepared
@@ -82,6 +85,9 @@ async fn create(
         return Ok(Json(json!({ "runs": runs })).into_response());
     }
     let done = ingest::import(&state.pool, req, state.max_upload_bytes).await?;
+    if let Some(m) = &state.metrics {
+        m.runs_imported("api", done.len());
+    }
     let runs: Vec<_> = done
         .iter()
         .map(|d| {

@@ -52,6 +52,8 @@ pub struct AppState {
     pub cookies: crate::auth::CookieMode,
     /// Where the browser assets are read from (the binary, or `--site-root`).
     pub site: crate::site::Site,
+    /// Plateau's own metrics, when `serve --metrics on` (`None`: no `/metrics`, nothing counted).
+    pub metrics: Option<Arc<crate::telemetry::metrics::Metrics>>,
 }
 
 impl AppState {
@@ -79,6 +81,7 @@ impl AppState {
             hosts: Arc::new(crate::auth::hosts::AllowedHosts::loopback()),
             cookies: crate::auth::CookieMode::Plain,
             site,
+            metrics: None,
         }
     }
 
@@ -153,6 +156,11 @@ pub fn router(state: AppState) -> Router {
     let fallback_ctx = state.clone();
     // Multipart framing and form fields ride on top of the file itself.
     let body_limit = state.max_upload_bytes.saturating_add(1024 * 1024);
+    let metrics = state.metrics.clone();
+    let own_metrics = match metrics {
+        Some(_) => Router::new().route("/metrics", get(crate::telemetry::metrics::scrape)),
+        None => Router::new(),
+    };
     Router::new()
         .route("/_fn/{*fn_name}", get(server_fn).post(server_fn))
         .route("/imports", post(upload::stage))
@@ -171,6 +179,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
+        .merge(own_metrics)
         .merge(state.site.router())
         .merge(login::router())
         .leptos_routes_with_context(&state, routes, move || ctx.provide(), move || shell(options.clone()))
@@ -189,6 +198,8 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(crate::listener::bound_body))
         // Every answer, refusals included, carries the security headers.
         .layer(axum::middleware::from_fn(headers::security_headers))
+        // Counted (with `--metrics on`) as the log sees it: refusals included.
+        .layer(axum::middleware::from_fn_with_state(metrics, crate::telemetry::metrics::count_request))
         // Outermost: every request gets an id and one log line, refusals included.
         .layer(axum::middleware::from_fn(crate::telemetry::log_request))
         .with_state(state)

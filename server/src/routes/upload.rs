@@ -24,6 +24,9 @@ fn upload_page() -> Back {
 /// Step 1: keep the upload, show its preview.
 pub async fn stage(State(state): State<AppState>, mp: Multipart) -> Result<Redirect, FormError> {
     let (fields, files) = read_parts(mp, state.max_upload_bytes).await.or_back(&upload_page())?;
+    if let Some(m) = &state.metrics {
+        m.import_received("form", files.iter().map(|f| f.content.len()).sum());
+    }
     let token = state.pending.insert(files, fields);
     Ok(Redirect::to(&format!("/imports/{token}")))
 }
@@ -53,6 +56,9 @@ pub async fn save(
     };
     let done = ingest::store(&state.pool, prepared).await.or_back(&upload_page())?;
     state.pending.remove(&token);
+    if let Some(m) = &state.metrics {
+        m.runs_imported("form", done.len());
+    }
     Ok(match done.as_slice() {
         [one] => Redirect::to(&format!("/runs/{}", one.id)),
         _ => Redirect::to("/"),

@@ -107,7 +107,13 @@ impl TestApp {
     }
 
     pub fn builder() -> AppBuilder {
-        AppBuilder { max_upload_bytes: 1 << 20, auth: AuthMode::Off, allowed_hosts: Vec::new(), public_url: None }
+        AppBuilder {
+            max_upload_bytes: 1 << 20,
+            auth: AuthMode::Off,
+            allowed_hosts: Vec::new(),
+            public_url: None,
+            metrics: false,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -127,6 +133,7 @@ pub struct AppBuilder {
     auth: AuthMode,
     allowed_hosts: Vec<String>,
     public_url: Option<String>,
+    metrics: bool,
 }
 
 impl AppBuilder {
@@ -143,6 +150,12 @@ impl AppBuilder {
     /// Host names the app answers to besides loopback (`--allowed-host`).
     pub fn allowed_hosts(mut self, names: &[&str]) -> Self {
         self.allowed_hosts = names.iter().map(|n| (*n).to_owned()).collect();
+        self
+    }
+
+    /// Plateau's own metrics at `/metrics` (`--metrics on`).
+    pub fn metrics(mut self) -> Self {
+        self.metrics = true;
         self
     }
 
@@ -171,6 +184,9 @@ impl AppBuilder {
             let mut state =
                 AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), self.max_upload_bytes);
             state.auth = self.auth;
+            if self.metrics {
+                state.metrics = Some(Arc::new(server::telemetry::metrics::Metrics::new()));
+            }
             state.cookies = server::auth::CookieMode::for_public_url(self.public_url.as_deref());
             if !self.allowed_hosts.is_empty() || self.public_url.is_some() {
                 state.hosts =

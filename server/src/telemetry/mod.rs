@@ -1,6 +1,9 @@
 //! Logging: `RUST_LOG` filters (default `info`), written to stderr as text or, with
 //! `--log-format json` (`PLATEAU_LOG_FORMAT`), one JSON object a line for a log collector;
-//! and the request log: one line per request ([`log_request`]).
+//! and the request log: one line per request ([`log_request`]). The server's own
+//! Prometheus metrics are in [`metrics`].
+
+pub mod metrics;
 
 use axum::extract::{MatchedPath, Request};
 use axum::http::HeaderValue;
