@@ -59,6 +59,7 @@ fn spec(url: String, endpoint: EndpointKind, concurrency: Vec<u32>, mode: LoadMo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_against_the_simulator_scales_and_is_stored() {
+    let _together = shared_lock().await;
     let url = spawn_sim(SimConfig {
         base_decode_ms: 4.0,
         per_seq_decode_ms: 0.5,
@@ -90,6 +91,7 @@ async fn a_sweep_against_the_simulator_scales_and_is_stored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steady_mode_on_completions_with_faults_records_errors() {
+    let _together = shared_lock().await;
     let url = spawn_sim(SimConfig { base_decode_ms: 2.0, error_rate: 0.3, seed: 3, ..SimConfig::default() }).await;
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join("sweep.db")).await.unwrap();
@@ -117,6 +119,7 @@ async fn spawn_plateau(pool: app::db::Db, dir: &std::path::Path) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
+    let _together = shared_lock().await;
     let sim_url =
         spawn_sim(SimConfig { base_decode_ms: 20.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     for store in app::db::testing::backends().await {
@@ -173,6 +176,7 @@ async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_over_http_keeps_finished_levels() {
+    let _together = shared_lock().await;
     let sim_url =
         spawn_sim(SimConfig { base_decode_ms: 15.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     for store in app::db::testing::backends().await {
@@ -210,6 +214,7 @@ async fn cancelling_over_http_keeps_finished_levels() {
 /// 429 and starts nothing; once one is cancelled and has ended, a new one starts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sweeps_beyond_the_running_limit_are_refused_until_one_ends() {
+    let _together = shared_lock().await;
     use server::sweeps::MAX_RUNNING_SWEEPS;
     // Slow enough that no sweep ends by itself while the test runs.
     let sim_url = spawn_sim(SimConfig { base_decode_ms: 200.0, ..SimConfig::default() }).await;
@@ -266,6 +271,7 @@ async fn replica_pairs() -> Vec<(app::db::testing::TestDb, app::db::Db)> {
 /// and cancels it through the database.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_replica_follows_and_cancels_a_sweep() {
+    let _together = shared_lock().await;
     let sim_url =
         spawn_sim(SimConfig { base_decode_ms: 15.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     let dir = tempfile::tempdir().unwrap();
@@ -307,6 +313,7 @@ async fn another_replica_follows_and_cancels_a_sweep() {
 
 #[tokio::test]
 async fn sweeps_left_running_by_a_dead_process_are_marked_interrupted() {
+    let _together = shared_lock().await;
     for store in app::db::testing::backends().await {
         eprintln!("[{}]", store.name);
         let pool = store.db.clone();
@@ -332,6 +339,7 @@ async fn sweeps_left_running_by_a_dead_process_are_marked_interrupted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cli_sweep_writing_to_the_same_database_survives_a_server_start() {
+    let _together = shared_lock().await;
     // Slow enough that the sweep is mid-level when the "server" starts.
     let url = spawn_sim(SimConfig { base_decode_ms: 25.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     for store in app::db::testing::backends().await {
@@ -386,6 +394,7 @@ async fn spawn_redirect(to: String) -> (String, Arc<AtomicUsize>, Arc<AtomicUsiz
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sweeps_never_follow_redirects_and_connect_only_where_they_were_checked() {
+    let _together = shared_lock().await;
     // A "trap" that a redirect points at: it must never be reached.
     let (trap, trapped, _) = spawn_redirect("http://127.0.0.1:9/".into()).await;
     let (redirecting, _, redirects) = spawn_redirect(format!("{trap}/v1/chat/completions")).await;
@@ -413,6 +422,7 @@ async fn sweeps_never_follow_redirects_and_connect_only_where_they_were_checked(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the_field() {
+    let _together = shared_lock().await;
     for store in app::db::testing::backends().await {
         eprintln!("[{}]", store.name);
         let dir = tempfile::tempdir().unwrap();
@@ -557,6 +567,7 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_live_run_api_refuses_bad_values_naming_the_field() {
+    let _together = shared_lock().await;
     for store in app::db::testing::backends().await {
         eprintln!("[{}]", store.name);
         let dir = tempfile::tempdir().unwrap();
@@ -707,6 +718,7 @@ async fn constant_arrivals_go_out_at_the_scheduled_spacing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn poisson_arrivals_repeat_per_seed() {
+    let _together = shared_lock().await;
     let url = spawn_sim(SimConfig { base_decode_ms: 1.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     let (_dir, pool) = temp_pool("poisson.db").await;
     let mut schedules = Vec::new();
@@ -828,6 +840,7 @@ async fn the_adaptive_search_stops_at_the_simulators_saturation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plateau_sweep_with_server_sends_each_level_to_the_server() {
+    let _together = shared_lock().await;
     let sim_url = spawn_sim(SimConfig { base_decode_ms: 2.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     for store in app::db::testing::backends().await {
         eprintln!("[{}]", store.name);
@@ -907,6 +920,7 @@ async fn plateau_sweep_with_server_sends_each_level_to_the_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_live_run_api_creates_appends_and_finishes() {
+    let _together = shared_lock().await;
     for store in app::db::testing::backends().await {
         eprintln!("[{}]", store.name);
         let dir = tempfile::tempdir().unwrap();
@@ -1016,6 +1030,7 @@ async fn spawn_counting_sim(cfg: SimConfig) -> (String, Arc<AtomicUsize>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_are_kept_alive_and_opened_before_the_level_starts() {
+    let _together = shared_lock().await;
     // A new connection per request put TCP set-up (and, in bursts of C ≥ 256,
     // SYN retries) into TTFT. Now C connections open before the level and are reused.
     let cfg =
@@ -1161,12 +1176,20 @@ async fn the_adaptive_search_names_a_batch_limit_of_256() {
     adaptive_finds_the_batch_limit(256).await;
 }
 
-/// Tests whose figures are timings (the model's throughput, the adaptive search, send
-/// spacing, over-capacity detection) run one at a time: on two cores, two sweeps at once
-/// would each measure the other's load.
-async fn timing_lock() -> tokio::sync::MutexGuard<'static, ()> {
-    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-    LOCK.lock().await
+/// Tests whose figures are timings (the model's throughput, the adaptive and capacity
+/// searches, send spacing, over-capacity detection) run alone: on two cores, any other
+/// sweep at the same time would add its load to what they measure. The other tests of
+/// this file run together ([`shared_lock`]), but never beside a timing test.
+static SWEEPS: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+async fn timing_lock() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    SWEEPS.write().await
+}
+
+/// For a test whose figures are not timings: runs beside other such tests, not beside a
+/// timing test ([`timing_lock`]).
+async fn shared_lock() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    SWEEPS.read().await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1223,6 +1246,7 @@ fn measured_loads(events: &[Progress]) -> Vec<f64> {
 /// histograms are stored per level; the engine is named in the run's facts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_stores_the_simulators_metrics_per_level() {
+    let _together = shared_lock().await;
     let url = spawn_sim(SimConfig {
         max_batch: 4,
         base_decode_ms: 5.0,
@@ -1288,6 +1312,7 @@ async fn a_sweep_stores_the_simulators_metrics_per_level() {
 /// that cannot reach its endpoint is counted per level without failing the sweep.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn preemptions_are_counted_and_failed_scrapes_never_fail_the_sweep() {
+    let _together = shared_lock().await;
     let url = spawn_sim(SimConfig {
         max_batch: 8,
         base_decode_ms: 2.0,
@@ -1334,6 +1359,7 @@ async fn preemptions_are_counted_and_failed_scrapes_never_fail_the_sweep() {
 /// simulator counts exactly the tokens it sends).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stored_sweep_explains_its_plateau_by_the_simulators_batch_limit() {
+    let _together = shared_lock().await;
     use app::domain::why::{self, WhyKind};
     use app::domain::why_signals;
     let url = spawn_sim(SimConfig {
@@ -1373,6 +1399,7 @@ async fn the_stored_sweep_explains_its_plateau_by_the_simulators_batch_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes server/src/demo/sim-max-batch-4.json"]
 async fn regenerate_the_demo_sim_sweep() {
+    let _together = shared_lock().await;
     let url = spawn_sim(SimConfig {
         max_batch: 4,
         base_decode_ms: 5.0,
@@ -1397,6 +1424,7 @@ async fn regenerate_the_demo_sim_sweep() {
 /// fields name its pass, and C=4's first trial ran before C=2's second.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interleaved_repeats_pass_over_the_levels_once_per_trial() {
+    let _together = shared_lock().await;
     let url = spawn_sim(SimConfig { base_decode_ms: 2.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join("interleaved.db")).await.unwrap();
@@ -1440,6 +1468,7 @@ async fn interleaved_repeats_pass_over_the_levels_once_per_trial() {
 /// marked cut off, the run interrupted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_interleaved_sweep_keeps_every_trial_it_finished() {
+    let _together = shared_lock().await;
     let url = spawn_sim(SimConfig { base_decode_ms: 2.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join("interleaved-cancel.db")).await.unwrap();
@@ -1569,6 +1598,7 @@ async fn repeats_give_intervals_twins_are_within_noise_and_a_smaller_batch_fails
 /// requested 128 (each within ±20 %: random words of one or two tokens vary the sum).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompt_lengths_are_calibrated_to_the_simulators_own_count() {
+    let _together = shared_lock().await;
     use app::domain::metrics::PromptLengthSource;
     let url = spawn_sim(SimConfig::default()).await;
     let dir = tempfile::tempdir().unwrap();
