@@ -26,8 +26,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, copyFileSync, existsSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createServer } from 'node:net';
-import { ROOT, FIXTURES } from './support.mjs';
+import { ROOT, FIXTURES, freePort, waitUntilUp } from './support.mjs';
 
 const README = join(ROOT, 'README.md');
 const BIN = resolve(process.env.PLATEAU_BIN || join(ROOT, 'target', 'release', 'plateau'));
@@ -120,18 +119,6 @@ function storing(cmd) {
   return null;
 }
 
-function freePort() {
-  return new Promise((ok, fail) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => ok(port));
-    });
-  });
-}
-
 /** `plateau serve` on a free port, serving `plateau.db` in `dir`, no demo data. */
 async function serve(dir, env) {
   const port = await freePort();
@@ -139,15 +126,7 @@ async function serve(dir, env) {
   const child = spawn(BIN, ['serve', '--addr', `127.0.0.1:${port}`, '--db', join(dir, 'plateau.db')], {
     env, cwd: dir, stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`plateau serve exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch { /* not up yet */ }
-    if (Date.now() > deadline) throw new Error('plateau serve did not start within 30 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntilUp(child, `${base}/healthz`, 'plateau serve', 30);
   return {
     base,
     async stop() {

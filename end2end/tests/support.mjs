@@ -15,7 +15,8 @@ export const FIXTURES = process.env.PLATEAU_FIXTURES
   : resolve(ROOT, '..', 'shared', 'fixtures');
 export const STORY_FILE = join(FIXTURES, 'seed-benchmark-py', 'kimi-k25-nvfp4-chat-c32-c96.txt');
 
-function freePort() {
+/** A loopback port free right now. */
+export function freePort() {
   return new Promise((ok, fail) => {
     const srv = createServer();
     srv.unref();
@@ -25,6 +26,22 @@ function freePort() {
       srv.close(() => ok(port));
     });
   });
+}
+
+/**
+ * Waits until `url` answers 200, at most `seconds`; fails at once if `child` (what `what`
+ * names) exits first.
+ */
+export async function waitUntilUp(child, url, what, seconds) {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch { /* not up yet */ }
+    if (Date.now() > deadline) throw new Error(`${what} did not start within ${seconds} s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /**
@@ -46,16 +63,7 @@ export async function startServer(opts = {}) {
     cwd: dir,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`plateau exited with ${child.exitCode}`);
-    try {
-      const r = await fetch(`${base}/healthz`);
-      if (r.ok) break;
-    } catch { /* not up yet */ }
-    if (Date.now() > deadline) throw new Error('plateau did not start within 30 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntilUp(child, `${base}/healthz`, 'plateau', 30);
   return {
     base,
     async stop() {
@@ -96,15 +104,7 @@ export async function startSim() {
     env: { ...process.env, RUST_LOG: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`plateau sim exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch { /* not up yet */ }
-    if (Date.now() > deadline) throw new Error('plateau sim did not start within 15 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntilUp(child, `${url}/health`, 'plateau sim', 15);
   return {
     url,
     async stop() {

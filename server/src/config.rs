@@ -166,9 +166,7 @@ fn file_key<'c>(root: &'c clap::Command, serve: &'c clap::Command, key: &str) ->
 
 /// Options a file may set: not `--help`, `--version` or `--config` itself.
 fn settable(a: &clap::Arg) -> bool {
-    !matches!(a.get_action(), ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong | ArgAction::Version)
-        && a.get_long() != Some("config")
-        && !a.is_global_set()
+    !help_or_version(a) && a.get_long() != Some("config") && !a.is_global_set()
 }
 
 fn key_list(serve: &clap::Command) -> String {
@@ -234,8 +232,12 @@ fn command_tables(cmd: &clap::Command, path: &str, out: &mut String) {
 }
 
 fn documented(a: &clap::Arg) -> bool {
-    !a.is_hide_set()
-        && !matches!(a.get_action(), ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong | ArgAction::Version)
+    !a.is_hide_set() && !help_or_version(a)
+}
+
+/// `--help` and `--version`: clap's own, neither a setting nor worth a row.
+fn help_or_version(a: &clap::Arg) -> bool {
+    matches!(a.get_action(), ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong | ArgAction::Version)
 }
 
 fn options_table(cmd: &clap::Command, globals: bool) -> String {

@@ -6,7 +6,7 @@
 //! Labels are bounded sets: a route is the matched pattern (`/runs/{id}`, never the raw
 //! path), a method one of the few axum routes take, a status a number.
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -163,7 +163,7 @@ fn method_label(m: &Method) -> &'static str {
 pub async fn count_request(State(metrics): State<Option<Arc<Metrics>>>, req: Request, next: Next) -> Response {
     let Some(metrics) = metrics else { return next.run(req).await };
     let method = method_label(req.method()).to_owned();
-    let route = req.extensions().get::<MatchedPath>().map_or("(no route)", MatchedPath::as_str).to_owned();
+    let route = super::route(&req);
     let start = Instant::now();
     metrics.in_flight.inc();
     let res = next.run(req).await;

@@ -32,6 +32,12 @@ pub fn init(format: LogFormat) {
     };
 }
 
+/// A request's route as logged and counted: the matched pattern (`/runs/{id}`), never the
+/// raw path or query, which may carry ids and tokens.
+pub fn route(req: &Request) -> String {
+    req.extensions().get::<MatchedPath>().map_or("(no route)", MatchedPath::as_str).to_owned()
+}
+
 /// The header a request's id travels in, both ways.
 pub const REQUEST_ID: &str = "x-request-id";
 
@@ -51,7 +57,7 @@ fn given_id(req: &Request) -> Option<String> {
 pub async fn log_request(req: Request, next: Next) -> Response {
     let id = given_id(&req).unwrap_or_else(|| format!("{:016x}", rand::random::<u64>()));
     let method = req.method().clone();
-    let route = req.extensions().get::<MatchedPath>().map_or("(no route)", MatchedPath::as_str).to_owned();
+    let route = route(&req);
     let span = tracing::info_span!("request", id = %id);
     let start = Instant::now();
     let mut res = next.run(req).instrument(span.clone()).await;
