@@ -28,6 +28,17 @@ fn answered<T>(result: Result<T, AppError>) -> Result<T, AppError> {
     result
 }
 
+/// The prices page: current GPU prices, their history, the GPU types the runs name.
+#[server(prefix = "/_fn")]
+pub async fn get_prices() -> Result<crate::domain::cost::PricesPage, AppError> {
+    let pool = pool()?;
+    Ok(crate::domain::cost::PricesPage {
+        prices: crate::db::gpu_prices(&pool).await?,
+        history: crate::db::gpu_price_history(&pool).await?,
+        gpu_types: crate::db::gpu_types_in_runs(&pool).await?,
+    })
+}
+
 /// One page of the runs list.
 #[server(prefix = "/_fn")]
 pub async fn find_runs(query: RunQuery) -> Result<RunPage, AppError> {

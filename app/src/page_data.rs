@@ -11,6 +11,7 @@
 use crate::charts::pages::{compare_chart_specs, run_chart_specs};
 use crate::db::{self, Db};
 use crate::domain::compare::{baseline_index, check_run_count, request_tests as tests_between, LevelKey, RequestTest};
+use crate::domain::cost::{CompareCostRow, CostView};
 use crate::domain::noise::LevelPercentiles;
 use crate::domain::pages::{ChartSpec, ComparePageData, ReportPageData, RunPageData};
 use crate::domain::regression::{against_history, CheckReport, Thresholds};
@@ -71,7 +72,10 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
     let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
     let slos = or_empty("named SLOs", db::list_slos(pool).await);
     let charts = run_chart_specs(&run, stored.as_ref(), view);
-    Ok(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos })
+    let cost = or_none("prices", costs(pool, std::slice::from_ref(&run), stored.as_slice()).await)
+        .and_then(|mut c| c.pop())
+        .map(|c| c.view());
+    Ok(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos, cost })
 }
 
 /// The compare page of `view` (its `runs` and `baseline`).
@@ -83,7 +87,9 @@ pub async fn compare_page(pool: &Db, view: &ViewState) -> Result<ComparePageData
     let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
     let charts = compare_chart_specs(&runs, view);
     let slos = or_empty("named SLOs", db::list_slos(pool).await);
-    Ok(ComparePageData { runs, stored, dismissed, request_tests, charts, slos })
+    let costs = or_empty("prices", costs(pool, &runs, &stored).await);
+    let costs = compare_costs(&runs, &costs, view);
+    Ok(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, costs })
 }
 
 /// The saved report `slug`: its view over today's data.
@@ -101,7 +107,9 @@ pub async fn report_page(pool: &Db, slug: &str) -> Result<ReportPageData, AppErr
     let stored = or_empty("stored signals", stored_signals(pool, &ids).await);
     let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
     let charts = view_charts(run.is_some(), &runs, &stored, &view);
-    Ok(ReportPageData { report, view, is_run: run.is_some(), runs, stored, dismissed, charts })
+    let costs = or_empty("prices", costs(pool, &runs, &stored).await);
+    let (cost, compare_costs) = cost_views(run.is_some(), &runs, &costs, &view);
+    Ok(ReportPageData { report, view, is_run: run.is_some(), runs, stored, dismissed, charts, cost, compare_costs })
 }
 
 /// The snapshot `id`: the runs and signals exactly as they were frozen, charted for its view.
@@ -112,6 +120,9 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         /// Frozen beside the runs since server metrics reached snapshots; older ones have none.
         #[serde(default)]
         signals: Vec<StoredSignals>,
+        /// Frozen since costs reached snapshots.
+        #[serde(default)]
+        costs: Vec<crate::domain::cost::RunCost>,
     }
     let s = db::get_snapshot(pool, id).await?;
     let payload: Payload = serde_json::from_str(&s.payload).map_err(|e| {
@@ -119,9 +130,12 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         AppError::Internal
     })?;
     // A snapshot whose view no longer parses still opens; its page says what is wrong.
-    let charts = match split_view_path(&s.view_path) {
-        Ok((run, view)) => view_charts(run.is_some(), &payload.runs, &payload.signals, &view),
-        Err(_) => Vec::new(),
+    let (charts, (cost, compare_costs)) = match split_view_path(&s.view_path) {
+        Ok((run, view)) => (
+            view_charts(run.is_some(), &payload.runs, &payload.signals, &view),
+            cost_views(run.is_some(), &payload.runs, &payload.costs, &view),
+        ),
+        Err(_) => (Vec::new(), (None, Vec::new())),
     };
     Ok(SnapshotData {
         id: s.id,
@@ -131,6 +145,8 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         created_at: s.created_at,
         runs: payload.runs,
         signals: payload.signals,
+        cost,
+        compare_costs,
         charts,
     })
 }
@@ -155,6 +171,44 @@ async fn runs(pool: &Db, ids: &[RunId]) -> Result<Vec<Run>, AppError> {
 
 /// What is stored beside each run (its levels' server metrics, an open-loop run's late
 /// sends) as signals for the "why it plateaus" rules and the telemetry panels.
+/// The compare page's cost rows for `runs` (their costs indexed likewise; none when empty).
+fn compare_costs(runs: &[Run], costs: &[crate::domain::cost::RunCost], view: &ViewState) -> Vec<CompareCostRow> {
+    if costs.len() != runs.len() {
+        return Vec::new();
+    }
+    let names: Vec<String> = runs.iter().map(|r| r.name.clone()).collect();
+    crate::domain::cost::compare_rows(&names, costs, baseline_index(runs, view.baseline.as_ref()))
+}
+
+/// A run page's cost section, or a comparison's rows.
+fn cost_views(
+    run_page: bool,
+    runs: &[Run],
+    costs: &[crate::domain::cost::RunCost],
+    view: &ViewState,
+) -> (Option<CostView>, Vec<CompareCostRow>) {
+    if run_page {
+        (costs.first().map(crate::domain::cost::RunCost::view), Vec::new())
+    } else {
+        (None, compare_costs(runs, costs, view))
+    }
+}
+
+/// Each run's cost (indexed like `runs`; `stored` likewise, or empty): the GPU types'
+/// prices read once, each run's own price.
+pub async fn costs(
+    pool: &Db,
+    runs: &[Run],
+    stored: &[StoredSignals],
+) -> Result<Vec<crate::domain::cost::RunCost>, db::DbError> {
+    let prices = db::gpu_prices(pool).await?;
+    let mut own = Vec::with_capacity(runs.len());
+    for r in runs {
+        own.push(db::run_price(pool, &r.id).await?);
+    }
+    Ok(crate::domain::cost::run_costs(runs, stored, &own, &prices))
+}
+
 async fn stored_signals(pool: &Db, ids: &[RunId]) -> Result<Vec<StoredSignals>, AppError> {
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {

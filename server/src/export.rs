@@ -112,7 +112,8 @@ pub async fn csv(pool: &Db, id: &RunId) -> Result<String, DbError> {
 /// The JSON export document; with an SLO, the run judged at it beside the run.
 pub async fn json_at(pool: &Db, id: &RunId, slo: Option<&Slo>) -> Result<String, DbError> {
     let run = exported_run(pool, id).await?;
-    Ok(plateau::to_json_with(&run, slo_value(pool, id, slo).await?))
+    let cost = run_cost(pool, id).await?;
+    Ok(plateau::to_json_with(&run, slo_value(pool, id, slo).await?, cost.as_ref()))
 }
 
 /// The CSV export document; with an SLO, its `# slo:` line.
@@ -126,7 +127,15 @@ pub async fn csv_at(pool: &Db, id: &RunId, slo: Option<&Slo>) -> Result<String, 
         }
         v
     });
-    Ok(plateau::to_csv_with(&run, slo))
+    let cost = run_cost(pool, id).await?;
+    Ok(plateau::to_csv_with(&run, slo, cost.as_ref()))
+}
+
+/// The run's cost with today's prices and its stored GPU telemetry.
+pub async fn run_cost(pool: &Db, id: &RunId) -> Result<Option<app::domain::cost::RunCost>, DbError> {
+    let run = app::db::get_run(pool, id).await?;
+    let stored = app::db::stored_signals(pool, id).await?;
+    Ok(app::page_data::costs(pool, std::slice::from_ref(&run), std::slice::from_ref(&stored)).await?.pop())
 }
 
 /// A CSV text cell that a spreadsheet shows as text (OWASP "CSV injection"): a cell that

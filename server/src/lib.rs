@@ -38,6 +38,7 @@ pub mod ingest;
 pub mod listener;
 pub mod loadgen;
 pub mod preview_image;
+pub mod prices;
 pub mod report;
 pub mod routes;
 pub mod share;

@@ -95,6 +95,42 @@ fn annotations_list(runs: &[Run]) -> String {
     }
 }
 
+/// A run's cost and energy per level, with the price it rests on (or why there is none)
+/// and what the figures assume.
+fn cost_html(name: &str, c: &app::domain::cost::RunCost) -> String {
+    use app::domain::cost::{usd, ASSUMPTION, ENERGY_ASSUMPTION};
+    let money = |v: Option<f64>| v.map_or_else(|| app::domain::format::UNKNOWN.to_owned(), usd);
+    let basis = match &c.basis {
+        Ok(b) => format!("Price: {} = {} per hour.", escape_html(&b.describe()), escape_html(&usd(b.usd_per_hour()))),
+        Err(e) => format!("Cost: <strong>{}</strong> (prices are set on the server's GPU prices page).", e.text()),
+    };
+    let rows: String = c
+        .levels
+        .iter()
+        .map(|l| {
+            format!(
+                "<tr><td class=\"load\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape_html(&l.level.map(|k| k.label()).unwrap_or_default()),
+                escape_html(&money(l.usd_per_m_output)),
+                escape_html(&money(l.usd_per_m_total)),
+                num(l.output_tok_s_per_gpu, 1),
+                num(l.joules_per_output_token, 3),
+                num(l.output_tokens_per_watt, 2),
+            )
+        })
+        .collect();
+    let energy = if c.has_energy() { format!(" Energy: {ENERGY_ASSUMPTION}.") } else { String::new() };
+    format!(
+        "<section class=\"cost\"><h3>Cost and energy: {}</h3><p class=\"cost-basis\">{basis}</p>\
+         <div class=\"table-wrap\"><table class=\"levels\"><thead><tr><th>load</th><th>$ / M output tokens</th>\
+         <th>$ / M total tokens</th><th>output tok/s per GPU</th><th>J / output token</th><th>output tokens / W</th>\
+         </tr></thead><tbody>{rows}</tbody></table></div><p class=\"hint\">Each cost is {}.{}</p></section>",
+        escape_html(name),
+        escape_html(ASSUMPTION),
+        escape_html(&energy),
+    )
+}
+
 /// The offline report of a view. `site` holds the built site (CSS, ECharts, chart code).
 pub fn html_report(
     site: &crate::site::Site,
@@ -103,6 +139,7 @@ pub fn html_report(
     view_path: &str,
     runs: &[Run],
     stored: &[StoredSignals],
+    costs: &[app::domain::cost::RunCost],
 ) -> Result<HtmlReport, ShareError> {
     let signals: Vec<RunSignals> = runs.iter().enumerate().map(|(i, r)| run_signals(r, stored.get(i))).collect();
     let echarts = site.asset_text(".echarts.js").ok_or_else(|| {
@@ -218,12 +255,15 @@ pub fn html_report(
         options.insert(c.id.to_owned(), value);
     }
     body.push_str("</section>\n");
-    for r in runs {
+    for (i, r) in runs.iter().enumerate() {
         body.push_str(&format!(
             "<h2>Levels: {}</h2><div class=\"table-wrap\">{}</div>",
             escape_html(&r.name),
             levels_table(r)
         ));
+        if let Some(c) = costs.get(i) {
+            body.push_str(&cost_html(&r.name, c));
+        }
     }
     body.push_str("<h2>Annotations</h2>");
     body.push_str(&annotations_list(runs));

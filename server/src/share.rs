@@ -220,6 +220,11 @@ pub struct SnapshotPayload {
     pub runs: Vec<Run>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub signals: Vec<StoredSignals>,
+    /// Each run's cost as it is now — the prices that applied, each level's $/M tokens and
+    /// energy per token — so the snapshot keeps them when a price later changes; left out
+    /// when no run has a price or GPU telemetry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub costs: Vec<app::domain::cost::RunCost>,
 }
 
 /// The content-derived id of a payload: the first 20 hex digits of its SHA-256.
@@ -238,10 +243,14 @@ pub async fn snapshot(pool: &Db, title: &str, view_path: &str, author: &str) -> 
     for run in &runs {
         signals.push(db::stored_signals(pool, &run.id).await?);
     }
+    let mut costs = app::page_data::costs(pool, &runs, &signals).await?;
+    if costs.iter().all(|c| c.basis.is_err() && !c.has_energy()) {
+        costs.clear();
+    }
     if signals.iter().all(StoredSignals::is_empty) {
         signals.clear();
     }
-    let payload = SnapshotPayload { view_path: view_path.to_owned(), runs, signals };
+    let payload = SnapshotPayload { view_path: view_path.to_owned(), runs, signals, costs };
     let json = serde_json::to_string(&payload).map_err(|e| ShareError::Invalid(format!("snapshot: {e}")))?;
     let id = snapshot_id(&json);
     let title = if title.is_empty() {

@@ -168,6 +168,13 @@ fn write_routes() -> Vec<WriteRoute> {
         r(Method::POST, "/slos", Body::Empty),
         r(Method::PUT, "/api/v1/slos/{name}", Body::Empty),
         r(Method::DELETE, "/api/v1/slos/{name}", Body::Empty),
+        // prices
+        r(Method::POST, "/prices", Body::Empty),
+        r(Method::PUT, "/api/v1/prices/{gpu_type}", Body::Empty),
+        r(Method::DELETE, "/api/v1/prices/{gpu_type}", Body::Empty),
+        r(Method::POST, "/runs/{id}/price", Body::Empty),
+        r(Method::PUT, "/api/v1/runs/{id}/price", Body::Empty),
+        r(Method::DELETE, "/api/v1/runs/{id}/price", Body::Empty),
     ]
 }
 

@@ -198,6 +198,60 @@ async fn every_fixture_keeps_every_number_through_store_and_export() {
     }
 }
 
+/// AIPerf's GPU telemetry, an extra file of an AIPerf import (with a synthetic result file of
+/// the same run: tests/data/aiperf-gpu-telemetry): every value of the stored GPU series is
+/// one the file wrote, bit for bit (power above its limit included, never clamped), and the
+/// export reads back with the very same telemetry.
+#[tokio::test]
+async fn gpu_telemetry_keeps_every_number_through_store_and_export() {
+    let profile = std::fs::read(format!(
+        "{}/tests/data/aiperf-gpu-telemetry/profile_export_aiperf.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let telemetry: Vec<String> =
+        common::not_imported("extra").into_iter().filter(|rel| rel.contains("gpu_telemetry")).collect();
+    assert_eq!(telemetry.len(), 2, "the two GPU telemetry fixtures");
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let pool = store.db.clone();
+        for rel in &telemetry {
+            let content = std::fs::read(fixtures().join(rel)).unwrap();
+            let source = numbers_in(&String::from_utf8_lossy(&content));
+            let files = vec![
+                InputFile { file_name: Some("profile_export_aiperf.json".into()), content: profile.clone() },
+                InputFile { file_name: Some("gpu_telemetry_export.jsonl".into()), content },
+            ];
+            let req = ImportRequest { files, ..ImportRequest::default() };
+            let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
+            let before = prepared[0].run.levels[0].telemetry.clone().unwrap();
+            let done = ingest::store(&pool, prepared).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
+            let exported = server::export::json(&pool, &done[0].id).await.unwrap();
+            let doc: serde_json::Value = serde_json::from_str(&exported).unwrap();
+            let mut values = Vec::new();
+            for level in doc["run"]["levels"].as_array().unwrap() {
+                for s in level["telemetry"]["series"].as_array().unwrap() {
+                    for p in s["data"]["points"].as_array().unwrap() {
+                        values.push(p[1].as_f64().unwrap());
+                    }
+                }
+            }
+            assert!(values.len() >= 15, "{rel}: {} values", values.len());
+            let changed: Vec<&f64> = values.iter().filter(|v| !source.contains(&v.to_bits())).collect();
+            assert!(changed.is_empty(), "{rel}: values not in the file: {:?}", &changed[..changed.len().min(5)]);
+            let stored = app::db::level_telemetry(&pool, &done[0].id, 0).await.unwrap().unwrap();
+            assert_eq!(stored, before, "{rel}: stored as prepared");
+            let back = InputFile { file_name: Some("export.json".into()), content: exported.into_bytes() };
+            let again = ingest::prepare(
+                &ImportRequest { files: vec![back], ..ImportRequest::default() },
+                ingest::DEFAULT_MAX_BYTES,
+            )
+            .unwrap_or_else(|e| panic!("{rel} export: {e}"));
+            assert_eq!(again[0].run.levels[0].telemetry.as_ref(), Some(&before), "{rel}: the export reads back");
+        }
+    }
+}
+
 #[test]
 fn a_seventeen_digit_number_survives() {
     // 15052.800000000001 and 15052.8 are two different f64s: a parser that is not

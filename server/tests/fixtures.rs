@@ -68,6 +68,20 @@ fn refused_fixture_files_say_what_to_import_instead() {
     }
 }
 
+/// An extra file of an import (AIPerf's GPU telemetry) imported without the result file it
+/// belongs to is refused, naming that file, and stores nothing.
+#[test]
+fn extra_fixture_files_alone_say_what_they_need() {
+    let extra = common::not_imported("extra");
+    assert!(!extra.is_empty());
+    for rel in extra {
+        let req = ImportRequest { files: vec![read(&rel)], ..ImportRequest::default() };
+        let e = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).expect_err(&rel);
+        assert_eq!(e.field(), Some("files"), "{rel}: {e}");
+        assert!(e.to_string().contains("needs the AIPerf result file"), "{rel}: {e}");
+    }
+}
+
 #[tokio::test]
 async fn every_fixture_file_imports_as_its_own_format() {
     for store in app::db::testing::backends().await {

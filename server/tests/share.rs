@@ -605,3 +605,112 @@ async fn capacity_at_an_slo_answers_on_pages_exports_reports_and_snapshots() {
         assert!(page.contains("serves C=48") && !page.contains("“batch”"));
     }
 }
+
+/// A page's text without the hydration markers between its pieces (`<!>`, `<!-- -->`).
+async fn plain_text(app: &TestApp, path: &str) -> (StatusCode, String) {
+    let (status, page) = app.text(path).await;
+    (status, page.replace("<!>", "").replace("<!-- -->", ""))
+}
+
+/// Cost per million tokens: "no price set" until a person gives one; hostile prices are
+/// refused naming the field with nothing stored; a GPU type's price × the run's GPU count,
+/// or the run's own deployment price, then reads on the run, capacity, compare, export,
+/// report and snapshot views; a snapshot keeps the price it was frozen with.
+#[tokio::test]
+async fn cost_per_million_tokens_rests_on_a_price_a_person_gives() {
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        let (_, page) = plain_text(&app, &format!("/runs/{chat}")).await;
+        assert!(page.contains("id=\"cost-missing\"") && page.contains("no price set"), "no default price");
+        assert!(page.contains("href=\"/settings/prices\""), "with a link to set one");
+        let gpu = "/api/v1/prices/RTX PRO 6000 Blackwell";
+        for body in [
+            r#"{"usd_per_gpu_hour": -1}"#,
+            r#"{"usd_per_gpu_hour": NaN}"#,
+            r#"{"usd_per_gpu_hour": 1e308}"#,
+            r#"{"usd_per_gpu_hour": "abc"}"#,
+            r#"{"usd_per_gpu_hour": 0}"#,
+        ] {
+            let resp = app
+                .client
+                .put(app.url(gpu))
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{body}");
+            let e: Value = resp.json().await.unwrap();
+            assert_eq!(e["field"], "usd_per_gpu_hour", "{body}: {e}");
+        }
+        assert_eq!(app.json("/api/v1/prices").await, json!([]), "nothing half-stored");
+        assert_eq!(app.json("/api/v1/prices/history").await, json!([]));
+
+        // $2 per GPU-hour × 8 GPUs = $16/h. C=96: 1017 tok/s → 16 / 3600 / 1017 × 10⁶ = $4.37
+        // per million output tokens; C=48 (capacity at the story's SLO): 657 tok/s → $6.76.
+        let resp = app.client.put(app.url(gpu)).json(&json!({ "usd_per_gpu_hour": 2 })).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let (_, page) = plain_text(&app, &format!("/runs/{chat}?slo={STORY_SLO}")).await;
+        assert!(page.contains("$2.00 per GPU-hour × 8 GPUs (RTX PRO 6000 Blackwell"), "the basis, said");
+        assert!(page.contains("<td>$4.37</td>") && page.contains("<td>$6.76</td>"), "each level's $/M output");
+        assert!(page.contains("At capacity: $6.76 per million output tokens at C=48"), "at capacity");
+        assert!(page.contains("100 % duty"), "the assumption beside the figures");
+        // Compare: each run at its peak; completions at C=32, 799.9 tok/s → $5.56.
+        let (_, page) = plain_text(&app, &format!("/compare?runs={chat},{completions}&baseline={completions}")).await;
+        assert!(page.contains("id=\"compare-cost-table\"") && page.contains("$5.56") && page.contains("$4.37"));
+        assert!(page.contains("−21.3 %"), "the change against the baseline: 4.3702 / 5.5562 − 1");
+        // Exports and the offline report carry the price and the figures.
+        let (_, csv) = app.text(&format!("/api/v1/runs/{chat}/export.csv")).await;
+        assert!(csv.lines().any(|l| l.starts_with("# cost: {") && l.contains("per_gpu")), "{csv}");
+        assert!(csv.contains("cost.usd_per_m_output_tokens"), "{csv}");
+        let doc = app.json(&format!("/api/v1/runs/{chat}/export.json")).await;
+        assert_eq!(doc["cost"]["basis"]["basis"], "per_gpu", "{}", doc["cost"]);
+        assert_eq!(doc["cost"]["basis"]["price"]["usd_per_gpu_hour"], 2.0);
+        std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={};").unwrap();
+        let (status, html) = app.text(&format!("/runs/{chat}/report.html")).await;
+        assert_eq!(status, StatusCode::OK, "{html}");
+        assert!(html.contains("Cost and energy") && html.contains("$4.37"), "the offline report");
+        // A snapshot keeps the price it was frozen with; the live page follows the new one.
+        let snap = snapshot(&app, &format!("/runs/{chat}")).await;
+        let resp = app.client.put(app.url(gpu)).json(&json!({ "usd_per_gpu_hour": "4.00" })).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let (_, frozen) = plain_text(&app, snap["url"].as_str().unwrap()).await;
+        assert!(frozen.contains("<td>$4.37</td>") && frozen.contains("$2.00 per GPU-hour"), "frozen");
+        let (_, live) = plain_text(&app, &format!("/runs/{chat}")).await;
+        assert!(live.contains("<td>$8.74</td>") && live.contains("$4.00 per GPU-hour"), "live");
+        // The run's own deployment price wins: $36/h at 1017 tok/s → $9.83.
+        let own = format!("/api/v1/runs/{chat}/price");
+        let resp = app.client.put(app.url(&own)).json(&json!({ "usd_per_hour": 1e308 })).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(resp.json::<Value>().await.unwrap()["field"], "usd_per_hour");
+        assert_eq!(app.json(&own).await, Value::Null);
+        let resp = app.client.put(app.url(&own)).json(&json!({ "usd_per_hour": 36 })).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let (_, page) = plain_text(&app, &format!("/runs/{chat}")).await;
+        assert!(page.contains("$36.00 per hour for the deployment") && page.contains("<td>$9.83</td>"));
+        assert_eq!(app.client.delete(app.url(&own)).send().await.unwrap().status(), StatusCode::NO_CONTENT);
+        assert_eq!(app.client.delete(app.url(&own)).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+        // The settings page's form: a bad price goes back with the field named.
+        let resp = app
+            .client
+            .post(app.url("/prices"))
+            .form(&[("gpu_type", "H200"), ("usd_per_gpu_hour", "abc"), ("back", "/settings/prices")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        let to = resp.headers()["location"].to_str().unwrap().to_owned();
+        assert!(to.starts_with("/settings/prices?error=") && to.contains("usd_per_gpu_hour"), "{to}");
+        let (status, page) = plain_text(&app, "/settings/prices").await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(
+            page.contains("id=\"prices-table\"") && page.contains("$4.00") && page.contains("id=\"price-history\"")
+        );
+        // Removing keeps the history: set, changed, removed.
+        assert_eq!(app.client.delete(app.url(gpu)).send().await.unwrap().status(), StatusCode::NO_CONTENT);
+        assert_eq!(app.json("/api/v1/prices").await, json!([]));
+        assert_eq!(app.json("/api/v1/prices/history").await.as_array().unwrap().len(), 3);
+        let (_, page) = plain_text(&app, &format!("/runs/{chat}")).await;
+        assert!(page.contains("no price set"));
+    }
+}

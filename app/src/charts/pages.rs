@@ -195,6 +195,38 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
             }
         }
     }
+    // GPU telemetry stands on its own: a run may have it without the engine's metrics.
+    let gpu: [(&'static str, &str, &'static str, Panel); 4] = [
+        (
+            tm::GPU_UTIL_ID,
+            "GPUs: utilisation, SM and tensor activity per level (mean under load, all GPUs)",
+            "GPU utilisation and SM activity by load level",
+            tm::gpu_util,
+        ),
+        (
+            tm::GPU_POWER_ID,
+            "GPUs: power per level (mean under load, all GPUs added up)",
+            "GPU power by load level",
+            tm::gpu_power,
+        ),
+        (
+            tm::GPU_MEMORY_ID,
+            "GPUs: memory in use per level (highest scrape, all GPUs)",
+            "GPU memory by load level",
+            tm::gpu_memory,
+        ),
+        (
+            tm::GPU_ENERGY_ID,
+            "GPUs: energy per output token (J) — mean GPU power ÷ output tok/s",
+            "GPU energy per output token by load level",
+            tm::gpu_energy,
+        ),
+    ];
+    for (id, caption, label, f) in gpu {
+        if let Some(c) = f(signals) {
+            out.push(chart(id, caption, label, adjust(c)));
+        }
+    }
     out
 }
 

@@ -21,6 +21,14 @@ pub const PREEMPTIONS_ID: &str = "chart-preemptions";
 pub const PREFIX_CACHE_ID: &str = "chart-prefix-cache";
 /// DOM id of the server- vs client-side output tok/s chart.
 pub const SERVER_TOK_S_ID: &str = "chart-server-tok-s";
+/// DOM id of the GPU utilisation and SM activity chart.
+pub const GPU_UTIL_ID: &str = "chart-gpu-util";
+/// DOM id of the GPU power chart.
+pub const GPU_POWER_ID: &str = "chart-gpu-power";
+/// DOM id of the GPU memory chart.
+pub const GPU_MEMORY_ID: &str = "chart-gpu-memory";
+/// DOM id of the energy per output token chart.
+pub const GPU_ENERGY_ID: &str = "chart-gpu-energy";
 
 fn kind(s: &RunSignals) -> LoadKind {
     s.levels.first().and_then(|l| l.load_kind).unwrap_or(LoadKind::Concurrency)
@@ -108,5 +116,57 @@ pub fn server_tok_s(s: &RunSignals) -> Option<Chart> {
         base(kind(s), "output tok/s")
             .series(line("server (generated-token counter)", pairs(s, |l| l.server_output_tok_s.map(|v| round(v, 1)))))
             .series(dashed("client", pairs(s, |l| l.output_tok_s.map(|v| round(v, 1))))),
+    )
+}
+
+/// GPU utilisation, SM and tensor activity per level, % (means under load, all GPUs).
+pub fn gpu_util(s: &RunSignals) -> Option<Chart> {
+    if !any(s, |l| l.gpu_util_mean_pct.or(l.gpu_sm_active_mean)) {
+        return None;
+    }
+    let pct = |v: Option<f64>| v.map(|u| round(u * 100.0, 1));
+    Some(
+        base(kind(s), "GPU busy (%)")
+            .series(line("utilisation (mean)", pairs(s, |l| l.gpu_util_mean_pct.map(|v| round(v, 1)))))
+            .series(dashed("SM activity (mean)", pairs(s, |l| pct(l.gpu_sm_active_mean))))
+            .series(dashed("tensor activity (mean)", pairs(s, |l| pct(l.gpu_tensor_active_mean)))),
+    )
+}
+
+/// Power drawn by all the GPUs per level, W (mean under load), and their summed limit.
+pub fn gpu_power(s: &RunSignals) -> Option<Chart> {
+    if !any(s, |l| l.gpu_power_mean_w) {
+        return None;
+    }
+    Some(
+        base(kind(s), "GPU power (W)")
+            .series(line("power, all GPUs (mean)", pairs(s, |l| l.gpu_power_mean_w.map(|v| round(v, 1)))))
+            .series(dashed("power limit, all GPUs", pairs(s, |l| l.gpu_power_limit_w))),
+    )
+}
+
+/// GPU memory in use per level, GiB (highest scrape, all GPUs), and the total.
+pub fn gpu_memory(s: &RunSignals) -> Option<Chart> {
+    if !any(s, |l| l.gpu_memory_used_max_bytes) {
+        return None;
+    }
+    let gib = |v: Option<f64>| v.map(|b| round(b / (1024.0 * 1024.0 * 1024.0), 2));
+    Some(
+        base(kind(s), "GPU memory (GiB)")
+            .series(line("used, all GPUs (max)", pairs(s, |l| gib(l.gpu_memory_used_max_bytes))))
+            .series(dashed("total", pairs(s, |l| gib(l.gpu_memory_total_bytes)))),
+    )
+}
+
+/// Energy per output token per level, J (GPU power ÷ output tok/s).
+pub fn gpu_energy(s: &RunSignals) -> Option<Chart> {
+    if !any(s, LevelSignals::joules_per_output_token) {
+        return None;
+    }
+    Some(
+        base(kind(s), "energy per output token (J)").series(line(
+            "GPU energy per output token",
+            pairs(s, |l| l.joules_per_output_token().map(|v| round(v, 4))),
+        )),
     )
 }

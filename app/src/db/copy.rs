@@ -238,6 +238,25 @@ const TABLES: &[Table] = &[
         columns: &[("name", Text), ("text", Text), ("author", Text), ("created_at", Stamp)],
     },
     Table {
+        name: "gpu_prices",
+        order: "id",
+        identity: true,
+        columns: &[
+            ("id", Int),
+            ("gpu_type", Text),
+            ("gpu_key", Text),
+            ("usd_per_gpu_hour", Real),
+            ("set_by", Text),
+            ("set_at", Stamp),
+        ],
+    },
+    Table {
+        name: "run_prices",
+        order: "id",
+        identity: true,
+        columns: &[("id", Int), ("run_id", Int), ("usd_per_hour", Real), ("set_by", Text), ("set_at", Stamp)],
+    },
+    Table {
         name: "users",
         order: "id",
         identity: true,

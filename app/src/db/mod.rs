@@ -20,6 +20,7 @@
 //! - `auth`: users, sessions, API tokens (hashes only)
 //! - `throttle`: the sign-in throttle's attempts (shared by every replica)
 //! - `telemetry`: the server's own metrics per level (scraped or imported), read per run
+//! - `prices`: the prices people set (per GPU type, per run), with their history
 //! - `copy`: `plateau db copy`, every table into another database, verified, all or nothing
 
 mod annotations;
@@ -28,6 +29,7 @@ mod backend;
 mod copy;
 mod history;
 mod live;
+mod prices;
 mod reports;
 mod runs;
 mod runs_list;
@@ -44,6 +46,7 @@ pub use backend::{connect, connect_postgres, open, Backend, Db, DbTarget, PoolSt
 pub use copy::{copy_database, CopiedTable};
 pub use history::{history, latest_run, series};
 pub use live::*;
+pub use prices::*;
 pub use reports::*;
 pub use runs::*;
 pub use runs_list::*;
@@ -64,6 +67,9 @@ pub enum DbError {
     /// An SLO or its name refused (`domain::slo`): answered 400 naming the field and part.
     #[error("{field}: {error}")]
     Slo { field: &'static str, error: crate::domain::slo::SloError },
+    /// A price or its GPU type refused (`domain::cost`): answered 400 naming the field.
+    #[error("{0}")]
+    Price(#[from] crate::domain::cost::PriceError),
     #[error("database error: {0}")]
     Sqlx(#[from] sqlx::Error),
     #[error("migration failed: {0}")]

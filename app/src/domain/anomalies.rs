@@ -115,6 +115,8 @@ impl AnomalyKind {
                 WhyKind::PrefillBound => "why_prefill_bound",
                 WhyKind::DecodeBound => "why_decode_bound",
                 WhyKind::TokenMismatch => "server_token_mismatch",
+                WhyKind::GpuBound => "why_gpu_bound",
+                WhyKind::NotGpuBound => "why_not_gpu_bound",
             },
         }
     }

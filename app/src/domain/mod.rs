@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod annotations;
 pub mod anomalies;
 pub mod compare;
+pub mod cost;
 pub mod format;
 #[cfg(test)]
 mod fuzz;

@@ -5,6 +5,7 @@
 //! intervals from the per-request records. Plain serde data.
 
 use super::compare::RequestTest;
+use super::cost::{CompareCostRow, CostView};
 use super::noise::LevelPercentiles;
 use super::regression::CheckReport;
 use super::slo::{LevelGoodput, NamedSlo};
@@ -52,6 +53,9 @@ pub struct RunPageData {
     pub goodput: Vec<LevelGoodput>,
     /// The team's named SLOs, to choose from; empty when they could not be read.
     pub slos: Vec<NamedSlo>,
+    /// What the run costs and its energy per token, formatted; `None` when the prices could
+    /// not be read.
+    pub cost: Option<CostView>,
 }
 
 /// A compare page (`/compare?runs=…`).
@@ -66,6 +70,9 @@ pub struct ComparePageData {
     pub charts: Vec<ChartSpec>,
     /// The team's named SLOs, to choose from; empty when they could not be read.
     pub slos: Vec<NamedSlo>,
+    /// Each run's cost at its peak, formatted, indexed like `runs`; empty when the prices
+    /// could not be read.
+    pub costs: Vec<CompareCostRow>,
 }
 
 /// A saved report (`/r/<slug>`): the view it names, over today's data.
@@ -81,4 +88,9 @@ pub struct ReportPageData {
     pub stored: Vec<StoredSignals>,
     pub dismissed: Vec<String>,
     pub charts: Vec<ChartSpec>,
+    /// A run report's cost section (`None` for a comparison, or when the prices could not
+    /// be read).
+    pub cost: Option<CostView>,
+    /// A comparison's cost rows (empty for a run report).
+    pub compare_costs: Vec<CompareCostRow>,
 }

@@ -161,6 +161,15 @@ pub const DYNAMO: &str = "dynamo";
 pub const PLATEAU_SIM: &str = "plateau-sim";
 /// The gauge that tells `plateau sim` apart from vLLM.
 pub const SIM_INFO: &str = "plateau_sim_info";
+/// GPU telemetry: NVIDIA's DCGM exporter (and AIPerf's export of what it scraped from one).
+/// Not an inference engine: [`detect_engine`] never answers it.
+pub const GPU: &str = "dcgm";
+/// The labels that identify one GPU in GPU telemetry, in the order they are tried
+/// (dcgm-exporter's `UUID`; `gpu` is the index on one host, so it counts only with `Hostname`).
+pub const GPU_UUID_LABEL: &str = "UUID";
+pub const GPU_INDEX_LABEL: &str = "gpu";
+pub const GPU_HOST_LABEL: &str = "Hostname";
+pub const GPU_MODEL_LABEL: &str = "modelName";
 
 /// Every engine metric Plateau knows, by engine. Where one engine has several names for one
 /// normalised name (renamed across versions), the first present in a scrape wins and the
@@ -174,6 +183,14 @@ pub const SIM_INFO: &str = "plateau_sim_info";
 /// `decode_steps`, `requests_finished` (counters); `ttft_seconds`, `itl_seconds`,
 /// `e2e_seconds`, `queue_seconds`, `prefill_seconds`, `decode_seconds` (histograms, s);
 /// `request_prompt_tokens`, `request_generation_tokens` (histograms, tokens per request).
+///
+/// GPU telemetry (one series per GPU, labelled [`GPU_UUID_LABEL`]; each value in the unit its
+/// source states, the unit in the name): `gpu_util_pct` (%, averaged), `gpu_power_w` and
+/// `gpu_power_limit_w` (W, added up), `gpu_fb_used_mib` / `gpu_fb_free_mib` (MiB, dcgm-exporter),
+/// `gpu_memory_used_gb` / `gpu_memory_free_gb` / `gpu_memory_total_gb` (GB, AIPerf),
+/// `gpu_sm_clock_mhz` (MHz), `gpu_temp_c` (°C), `gpu_sm_active` and `gpu_tensor_active`
+/// (ratios 0–1, averaged), `gpu_energy_mj_total` (counter, mJ, dcgm-exporter),
+/// `gpu_energy_megajoules` (gauge, MJ since the driver loaded, AIPerf).
 pub const KNOWN: &[Known] = &[
     // vLLM (v1 names first, then v0 / older spellings).
     k(VLLM, "vllm:num_requests_running", "requests_running", G),
@@ -259,6 +276,27 @@ pub const KNOWN: &[Known] = &[
     k(DYNAMO, "dynamo_frontend_request_duration_seconds", "e2e_seconds", H),
     k(DYNAMO, "dynamo_frontend_input_sequence_tokens", "request_prompt_tokens", H),
     k(DYNAMO, "dynamo_frontend_output_sequence_tokens", "request_generation_tokens", H),
+    // GPUs: dcgm-exporter's field names.
+    ratio(GPU, "DCGM_FI_DEV_GPU_UTIL", "gpu_util_pct"),
+    k(GPU, "DCGM_FI_DEV_POWER_USAGE", "gpu_power_w", G),
+    k(GPU, "DCGM_FI_DEV_POWER_MGMT_LIMIT", "gpu_power_limit_w", G),
+    k(GPU, "DCGM_FI_DEV_FB_USED", "gpu_fb_used_mib", G),
+    k(GPU, "DCGM_FI_DEV_FB_FREE", "gpu_fb_free_mib", G),
+    ratio(GPU, "DCGM_FI_DEV_SM_CLOCK", "gpu_sm_clock_mhz"),
+    ratio(GPU, "DCGM_FI_DEV_GPU_TEMP", "gpu_temp_c"),
+    ratio(GPU, "DCGM_FI_PROF_SM_ACTIVE", "gpu_sm_active"),
+    ratio(GPU, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gpu_tensor_active"),
+    k(GPU, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "gpu_energy_mj_total", C),
+    // GPUs: the names of AIPerf's GPU telemetry export (`telemetry_data` of each line).
+    ratio(GPU, "gpu_utilization", "gpu_util_pct"),
+    k(GPU, "gpu_power_usage", "gpu_power_w", G),
+    k(GPU, "power_management_limit", "gpu_power_limit_w", G),
+    k(GPU, "gpu_memory_used", "gpu_memory_used_gb", G),
+    k(GPU, "gpu_memory_free", "gpu_memory_free_gb", G),
+    k(GPU, "gpu_memory_total", "gpu_memory_total_gb", G),
+    ratio(GPU, "sm_clock_frequency", "gpu_sm_clock_mhz"),
+    ratio(GPU, "gpu_temperature", "gpu_temp_c"),
+    k(GPU, "energy_consumption", "gpu_energy_megajoules", G),
 ];
 
 /// The metric Plateau knows by the engine's name `source_name`. Counters are matched with
@@ -310,7 +348,7 @@ pub fn detect_engine<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<&'s
         if name == SIM_INFO {
             return Some(PLATEAU_SIM);
         }
-        if let Some(known) = normalise(name) {
+        if let Some(known) = normalise(name).filter(|k| k.engine != GPU) {
             match counts.iter_mut().find(|(e, _)| *e == known.engine) {
                 Some((_, n)) => *n += 1,
                 None => counts.push((known.engine, 1)),

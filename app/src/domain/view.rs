@@ -248,6 +248,12 @@ pub struct SnapshotData {
     /// `runs`; empty when none had any.
     #[serde(default)]
     pub signals: Vec<super::why_signals::StoredSignals>,
+    /// A run snapshot's cost section as it was when frozen (prices included), formatted.
+    #[serde(default)]
+    pub cost: Option<super::cost::CostView>,
+    /// A comparison snapshot's cost rows as frozen.
+    #[serde(default)]
+    pub compare_costs: Vec<super::cost::CompareCostRow>,
     /// The page's charts, built on the server from the frozen data (never stored).
     #[serde(default)]
     pub charts: Vec<super::pages::ChartSpec>,

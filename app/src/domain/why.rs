@@ -86,6 +86,20 @@ pub const TOKEN_MISMATCH_FRACTION: f64 = 0.01;
 /// this fraction of the larger. 10 %: the same engine and limit give the same maximum.
 pub const SERVER_DIFF_FRACTION: f64 = 0.10;
 
+/// The GPUs count as busy when their utilisation under load averages at least this, %.
+/// 90 %: DCGM's utilisation is the share of time a kernel ran; an engine whose GPUs compute
+/// without pause reads 95–100 %, one that waits on its scheduler or the network far less.
+pub const GPU_BUSY_PCT: f64 = 90.0;
+
+/// SM activity (DCGM profiling, 0–1) at or above this confirms busy GPUs where it is known.
+/// 0.8: utilisation counts a GPU busy while any kernel runs; SM activity says how much of
+/// the chip that kernel used, and decode kernels of a full batch keep it above 80 %.
+pub const GPU_SM_BUSY: f64 = 0.80;
+
+/// The GPUs count as idle, for "not GPU-bound", when their utilisation stays below this at
+/// every level of the plateau, %. 60 %: a third clear of [`GPU_BUSY_PCT`], so no level is both.
+pub const GPU_IDLE_PCT: f64 = 60.0;
+
 /// The signals of one load level. Client side from the run's own numbers; server side
 /// from the scraped Prometheus metrics over the level (all `None` when none were scraped).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -139,6 +153,31 @@ pub struct LevelSignals {
     /// trust check allows that much.
     #[serde(default)]
     pub server_counts_tokens_at_request_end: bool,
+    // GPUs (GPU telemetry: dcgm-exporter scraped live, or AIPerf's export).
+    /// GPUs seen, counted by UUID (never by series or exporter).
+    #[serde(default)]
+    pub gpu_count: Option<f64>,
+    /// GPU utilisation under load, % (mean over the GPUs and the level's scrapes).
+    #[serde(default)]
+    pub gpu_util_mean_pct: Option<f64>,
+    /// SM activity (DCGM profiling), a fraction 0–1, mean.
+    #[serde(default)]
+    pub gpu_sm_active_mean: Option<f64>,
+    /// Tensor-pipe activity (DCGM profiling), a fraction 0–1, mean.
+    #[serde(default)]
+    pub gpu_tensor_active_mean: Option<f64>,
+    /// Power drawn by all the GPUs together under load, W (mean over the scrapes).
+    #[serde(default)]
+    pub gpu_power_mean_w: Option<f64>,
+    /// The GPUs' power limits added up, W.
+    #[serde(default)]
+    pub gpu_power_limit_w: Option<f64>,
+    /// GPU memory in use on all the GPUs together, bytes (highest scrape).
+    #[serde(default)]
+    pub gpu_memory_used_max_bytes: Option<f64>,
+    /// GPU memory of all the GPUs together, bytes (used + free, or the stated total).
+    #[serde(default)]
+    pub gpu_memory_total_bytes: Option<f64>,
 }
 
 impl LevelSignals {
@@ -186,6 +225,26 @@ impl LevelSignals {
             (Some(late), Some(n)) if n > 0 => Some(late as f64 / n as f64),
             _ => None,
         })
+    }
+
+    /// Whether any GPU telemetry is known at this level.
+    pub fn has_gpu_signals(&self) -> bool {
+        [self.gpu_util_mean_pct, self.gpu_sm_active_mean, self.gpu_power_mean_w, self.gpu_memory_used_max_bytes]
+            .iter()
+            .any(Option::is_some)
+    }
+
+    /// Energy per output token, J: the GPUs' mean power over the level ÷ its output
+    /// throughput (both over the same level; idle time between levels excluded).
+    pub fn joules_per_output_token(&self) -> Option<f64> {
+        let (w, tok_s) = (self.gpu_power_mean_w?, self.output_tok_s?);
+        (w > 0.0 && tok_s > 0.0).then(|| w / tok_s)
+    }
+
+    /// Output tokens per watt (= tokens per joule): the inverse of
+    /// [`Self::joules_per_output_token`].
+    pub fn output_tokens_per_watt(&self) -> Option<f64> {
+        self.joules_per_output_token().map(|j| 1.0 / j)
     }
 
     /// Whether any server-side signal is known at this level.
@@ -294,16 +353,22 @@ pub enum WhyKind {
     DecodeBound,
     /// Server-counted generated tokens differ from the client's usage counts.
     TokenMismatch,
+    /// The GPUs are busy (utilisation, SM activity) while the batch is not at its limit.
+    GpuBound,
+    /// The batch limit or the load generator binds while the GPUs idle.
+    NotGpuBound,
 }
 
 impl WhyKind {
     /// Every kind, plateau causes in rule order, then the trust check.
-    pub const ALL: [WhyKind; 7] = [
+    pub const ALL: [WhyKind; 9] = [
+        WhyKind::NotGpuBound,
         WhyKind::ClientBound,
         WhyKind::NoServerMetrics,
         WhyKind::KvCacheBound,
         WhyKind::BatchLimit,
         WhyKind::PrefillBound,
+        WhyKind::GpuBound,
         WhyKind::DecodeBound,
         WhyKind::TokenMismatch,
     ];
@@ -318,6 +383,8 @@ impl WhyKind {
             WhyKind::PrefillBound => "prefill_bound",
             WhyKind::DecodeBound => "decode_bound",
             WhyKind::TokenMismatch => "token_mismatch",
+            WhyKind::GpuBound => "gpu_bound",
+            WhyKind::NotGpuBound => "not_gpu_bound",
         }
     }
 
@@ -331,6 +398,8 @@ impl WhyKind {
             WhyKind::PrefillBound => "plateau: prefill-bound",
             WhyKind::DecodeBound => "plateau: decode-bound",
             WhyKind::TokenMismatch => "server and client token counts differ",
+            WhyKind::GpuBound => "plateau: GPU-bound",
+            WhyKind::NotGpuBound => "plateau: not GPU-bound (the GPUs idle)",
         }
     }
 }
@@ -364,6 +433,10 @@ pub enum Signal {
     ClientOutputTokens,
     /// Server ÷ client − 1.
     TokenMismatch,
+    /// GPU utilisation, % (mean under load).
+    GpuUtilPct,
+    /// SM activity, fraction (0–1).
+    GpuSmActive,
 }
 
 /// One number a finding rests on: what it is, where, its value (unit per [`Signal`]).
@@ -411,6 +484,8 @@ impl Signal {
             Signal::ServerGenerationTokens => "generated tokens (server)",
             Signal::ClientOutputTokens => "output tokens (client usage)",
             Signal::TokenMismatch => "server vs client tokens",
+            Signal::GpuUtilPct => "GPU utilisation",
+            Signal::GpuSmActive => "SM activity",
         }
     }
 
@@ -419,7 +494,10 @@ impl Signal {
         match self {
             Signal::OutputTokS | Signal::DecodeTokSPerUser => tok_s(v),
             Signal::TtftMs | Signal::SendLagMeanMs => duration_ms(v),
-            Signal::LateSendFraction | Signal::ClientCpuBusy | Signal::KvCacheUsageMax => pct(Some(v)),
+            Signal::LateSendFraction | Signal::ClientCpuBusy | Signal::KvCacheUsageMax | Signal::GpuSmActive => {
+                pct(Some(v))
+            }
+            Signal::GpuUtilPct => pct(Some(v / 100.0)),
             Signal::TokenMismatch => {
                 let sign = if v < 0.0 { "−" } else { "+" };
                 format!("{sign}{}", pct_clear_of(v.abs(), TOKEN_MISMATCH_FRACTION))
@@ -498,12 +576,14 @@ fn ttft_clause(first: &LevelSignals, last: &LevelSignals) -> Option<(String, f64
 pub type Rule = fn(&RunSignals) -> Option<Finding>;
 
 /// The plateau causes in priority order: each a pure rule.
-pub const RULES: [(WhyKind, Rule); 6] = [
+pub const RULES: [(WhyKind, Rule); 8] = [
+    (WhyKind::NotGpuBound, not_gpu_bound),
     (WhyKind::ClientBound, client_bound),
     (WhyKind::NoServerMetrics, no_server_metrics),
     (WhyKind::KvCacheBound, kv_cache_bound),
     (WhyKind::BatchLimit, batch_limit),
     (WhyKind::PrefillBound, prefill_bound),
+    (WhyKind::GpuBound, gpu_bound),
     (WhyKind::DecodeBound, decode_bound),
 ];
 
@@ -815,6 +895,83 @@ pub fn decode_bound(s: &RunSignals) -> Option<Finding> {
         sentence,
         evidence,
     })
+}
+
+/// GPU-bound: at every level of the plateau (two or more) the GPUs' utilisation averages at
+/// least [`GPU_BUSY_PCT`] (and SM activity at least [`GPU_SM_BUSY`] where it is known) while
+/// the batch is not at its limit ([`batch_limit`] does not match): the GPUs' compute, not a
+/// configured cap, is what throughput runs into. Before [`decode_bound`]: busy GPUs are the
+/// measured reason a bigger batch only shares the same decode capacity.
+pub fn gpu_bound(s: &RunSignals) -> Option<Finding> {
+    let plateau = s.plateau();
+    let (first, last) = ends(plateau)?;
+    let busy = |l: &LevelSignals| {
+        l.gpu_util_mean_pct.is_some_and(|u| u >= GPU_BUSY_PCT) && l.gpu_sm_active_mean.is_none_or(|a| a >= GPU_SM_BUSY)
+    };
+    if !plateau.iter().all(busy) || batch_limit(s).is_some() {
+        return None;
+    }
+    let all: Vec<&LevelSignals> = plateau.iter().collect();
+    let (lowest, util) =
+        all.iter().filter_map(|l| l.gpu_util_mean_pct.map(|u| (*l, u))).min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let sm = highest(&all, |l| l.gpu_sm_active_mean.map(|a| -a)).map(|(l, a)| (l, -a));
+    let sm_text =
+        sm.map(|(l, a)| format!(", SM activity at least {} (at {})", pct(Some(a)), label(l))).unwrap_or_default();
+    let running = match (first.running_mean, last.running_mean) {
+        (Some(a), Some(b)) => format!(" ({} → {} running on average)", count(a), count(b)),
+        _ => String::new(),
+    };
+    let sentence = format!(
+        "From {} the GPUs are busy (utilisation at least {} under load, at {}{sm_text}) while the batch is not \
+         at its limit{running}: the GPUs' compute is the limit, so {}; more concurrency only shares them.",
+        label(first),
+        pct(Some(util / 100.0)),
+        label(lowest),
+        flat_clause(first, last)
+    );
+    let mut evidence = vec![ev(Signal::GpuUtilPct, lowest, util)];
+    if let Some((l, a)) = sm {
+        evidence.push(ev(Signal::GpuSmActive, l, a));
+    }
+    for l in [first, last] {
+        if let Some(t) = l.output_tok_s {
+            evidence.push(ev(Signal::OutputTokS, l, t));
+        }
+    }
+    Some(Finding {
+        kind: WhyKind::GpuBound,
+        levels: plateau.iter().map(LevelSignals::key).collect(),
+        sentence,
+        evidence,
+    })
+}
+
+/// Not GPU-bound: the load generator ([`client_bound`]) or the batch limit ([`batch_limit`])
+/// binds while the GPUs idle — utilisation below [`GPU_IDLE_PCT`] at every level of the
+/// finding that has GPU telemetry (at least one). The binding finding's sentence, then what
+/// the GPUs did and what that means. First in priority: it says more than either alone.
+pub fn not_gpu_bound(s: &RunSignals) -> Option<Finding> {
+    let binding = client_bound(s).or_else(|| batch_limit(s))?;
+    let levels: Vec<&LevelSignals> = binding.levels.iter().filter_map(|k| s.level(k)).collect();
+    let with_gpu: Vec<&LevelSignals> = levels.iter().copied().filter(|l| l.gpu_util_mean_pct.is_some()).collect();
+    if with_gpu.is_empty() || with_gpu.iter().any(|l| l.gpu_util_mean_pct.is_some_and(|u| u >= GPU_IDLE_PCT)) {
+        return None;
+    }
+    let (busiest, util) = highest(&with_gpu, |l| l.gpu_util_mean_pct)?;
+    let remedy = match binding.kind {
+        WhyKind::ClientBound => "a faster or second load generator would load them",
+        _ => "a higher batch limit (or more replicas per GPU) would use them",
+    };
+    let sentence = format!(
+        "{} Meanwhile the GPUs idle (utilisation at most {} under load, at {}): they are not what caps \
+         throughput; {remedy}.",
+        binding.sentence,
+        pct(Some(util / 100.0)),
+        label(busiest)
+    );
+    let mut evidence = binding.evidence;
+    evidence.push(ev(Signal::GpuUtilPct, busiest, util));
+    Some(Finding { kind: WhyKind::NotGpuBound, levels: binding.levels, sentence, evidence })
 }
 
 /// The trust check at one level: the server's generated-token count against the
@@ -1400,6 +1557,92 @@ mod tests {
         assert_eq!(at(16.0), None);
         assert!(at(64.0).unwrap().contains("“B” ran at most 32 requests at once where “A” ran 64"));
         assert!(at(128.0).is_some());
+    }
+
+    #[test]
+    fn gpu_bound_when_the_gpus_are_busy_and_the_batch_is_not_capped() {
+        let busy = |i: usize, l: &mut LevelSignals| {
+            decode_limited(i, l);
+            l.gpu_util_mean_pct = Some([70.0, 85.0, 96.0, 98.0, 99.0][i]);
+            l.gpu_sm_active_mean = Some([0.5, 0.7, 0.86, 0.9, 0.92][i]);
+        };
+        let s = with_server(busy);
+        let f = gpu_bound(&s).unwrap();
+        assert_eq!(
+            f.sentence,
+            "From C=64 the GPUs are busy (utilisation at least 96 % under load, at C=64, SM activity at least 86 % \
+             (at C=64)) while the batch is not at its limit (63 → 125 running on average): the GPUs' compute is \
+             the limit, so throughput stays flat (2600 → 2650 tok/s); more concurrency only shares them."
+        );
+        assert!(f.evidence.iter().any(|e| e.signal == Signal::GpuUtilPct && e.value == 96.0));
+        assert_eq!(f.evidence[0].text(), "GPU utilisation 96 % at C=64");
+        assert_eq!(explain(&s).map(|f| f.kind), Some(WhyKind::GpuBound), "before decode-bound");
+        // One plateau level under 90 %, SM activity low, or no GPU telemetry: not GPU-bound.
+        let dip = with_server(|i, l| {
+            busy(i, l);
+            if i == 3 {
+                l.gpu_util_mean_pct = Some(80.0);
+            }
+        });
+        assert!(gpu_bound(&dip).is_none());
+        let idle_sms = with_server(|i, l| {
+            busy(i, l);
+            l.gpu_sm_active_mean = Some(0.4);
+        });
+        assert!(gpu_bound(&idle_sms).is_none());
+        assert!(gpu_bound(&with_server(decode_limited)).is_none());
+        assert_eq!(explain(&with_server(decode_limited)).map(|f| f.kind), Some(WhyKind::DecodeBound));
+        // Busy GPUs behind a batch cap: the cap is the finding (and the GPUs are not idle).
+        let capped = with_server(|i, l| {
+            batch_limited(i, l);
+            l.gpu_util_mean_pct = Some(97.0);
+        });
+        assert!(gpu_bound(&capped).is_none());
+        assert!(not_gpu_bound(&capped).is_none());
+        assert_eq!(explain(&capped).map(|f| f.kind), Some(WhyKind::BatchLimit));
+    }
+
+    #[test]
+    fn not_gpu_bound_when_the_batch_limit_binds_while_the_gpus_idle() {
+        let s = with_server(|i, l| {
+            batch_limited(i, l);
+            l.gpu_util_mean_pct = Some([20.0, 30.0, 41.0, 42.5, 42.0][i]);
+        });
+        let f = not_gpu_bound(&s).unwrap();
+        assert!(f.sentence.starts_with("From C=64 the engine runs at most 64 requests at once"), "{}", f.sentence);
+        assert!(
+            f.sentence.ends_with(
+                "Meanwhile the GPUs idle (utilisation at most 42 % under load, at C=96): they are not what caps \
+                 throughput; a higher batch limit (or more replicas per GPU) would use them."
+            ),
+            "{}",
+            f.sentence
+        );
+        assert_eq!(f.levels, batch_limit(&s).unwrap().levels);
+        assert_eq!(explain(&s).map(|f| f.kind), Some(WhyKind::NotGpuBound), "first: it says more than the cap alone");
+        // A level at 60 % or more: the GPUs are not idle, the batch limit stands alone.
+        let busy = with_server(|i, l| {
+            batch_limited(i, l);
+            l.gpu_util_mean_pct = Some(if i == 4 { 60.0 } else { 30.0 });
+        });
+        assert!(not_gpu_bound(&busy).is_none());
+        assert_eq!(explain(&busy).map(|f| f.kind), Some(WhyKind::BatchLimit));
+        // Nothing binds (no cap, no client limit): nothing to say about idle GPUs.
+        let free = with_server(|i, l| {
+            decode_limited(i, l);
+            l.gpu_util_mean_pct = Some(30.0);
+        });
+        assert!(not_gpu_bound(&free).is_none());
+    }
+
+    #[test]
+    fn energy_per_token_is_power_over_throughput() {
+        let l = LevelSignals { output_tok_s: Some(2400.0), gpu_power_mean_w: Some(600.0), ..LevelSignals::default() };
+        assert_eq!(l.joules_per_output_token(), Some(0.25));
+        assert_eq!(l.output_tokens_per_watt(), Some(4.0));
+        assert!(l.has_gpu_signals() && !l.has_server_signals(), "GPU telemetry is not the engine's");
+        let unknown = LevelSignals { output_tok_s: Some(2400.0), ..LevelSignals::default() };
+        assert_eq!(unknown.joules_per_output_token(), None, "no power: unknown, never 0");
     }
 
     #[test]

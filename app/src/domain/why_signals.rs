@@ -8,7 +8,9 @@
 //! `telemetry`; neither imports this module.
 
 use super::compare::LevelKey;
-use super::telemetry::{LevelTelemetry, LLAMA_CPP};
+use super::telemetry::{
+    self, Combine, LevelTelemetry, SeriesData, GPU_HOST_LABEL, GPU_INDEX_LABEL, GPU_UUID_LABEL, LLAMA_CPP,
+};
 use super::why::{explain, Evidence, LevelSignals, RunSignals, WhyKind};
 use super::Run;
 use serde::{Deserialize, Serialize};
@@ -27,7 +29,11 @@ pub struct StoredSignals {
 impl StoredSignals {
     /// Whether there is nothing to merge.
     pub fn is_empty(&self) -> bool {
-        !self.has_server_metrics && self.levels.iter().all(|l| l.late_sends.is_none() && l.send_lag_mean_ms.is_none())
+        !self.has_server_metrics
+            && self
+                .levels
+                .iter()
+                .all(|l| l.late_sends.is_none() && l.send_lag_mean_ms.is_none() && !l.has_gpu_signals())
     }
 
     fn level_mut(&mut self, key: &LevelKey) -> &mut LevelSignals {
@@ -108,14 +114,101 @@ pub fn server_level(key: &LevelKey, t: &LevelTelemetry) -> LevelSignals {
         server_prompt_tokens: finite(t.delta("prompt_tokens")),
         server_output_tok_s: finite(t.rate("generation_tokens").or_else(|| t.mean("generation_tok_s"))),
         server_counts_tokens_at_request_end: t.engine.as_deref() == Some(LLAMA_CPP),
+        ..gpu_level(key, t)
+    }
+}
+
+/// The GPU fields of one level from its GPU telemetry (all `None` without any). GPUs are
+/// counted by their `UUID` label (else host and index), so one GPU that two exporters report
+/// counts once; memory is converted to bytes from the unit the source states (MiB for
+/// dcgm-exporter, GB for AIPerf).
+pub fn gpu_level(key: &LevelKey, t: &LevelTelemetry) -> LevelSignals {
+    let finite = |v: Option<f64>| v.filter(|x| x.is_finite());
+    let mut gpus: Vec<(&str, &str)> = Vec::new();
+    for s in t.series.iter().filter(|s| is_gpu_series(&s.name)) {
+        let label = |name: &str| s.labels.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        let id = match label(GPU_UUID_LABEL) {
+            Some(uuid) => ("", uuid),
+            None => (label(GPU_HOST_LABEL).unwrap_or(""), label(GPU_INDEX_LABEL).unwrap_or("")),
+        };
+        if !gpus.contains(&id) {
+            gpus.push(id);
+        }
+    }
+    const MIB: f64 = 1024.0 * 1024.0;
+    const GB: f64 = 1e9;
+    let used =
+        finite(t.max("gpu_fb_used_mib")).map(|m| m * MIB).or(finite(t.max("gpu_memory_used_gb")).map(|g| g * GB));
+    // Used + free at the same scrape (their maxima come from different scrapes).
+    let (used_at, free_at) = (t.gauge("gpu_fb_used_mib"), t.gauge("gpu_fb_free_mib"));
+    let paired = used_at
+        .iter()
+        .filter_map(|[at, u]| free_at.iter().find(|[t2, _]| t2 == at).map(|[_, f]| u + f))
+        .reduce(f64::max);
+    let total = paired
+        .map(|m| m * MIB)
+        .or_else(|| finite(t.max("gpu_memory_total_gb")).map(|g| g * GB))
+        .filter(|x| x.is_finite());
+    LevelSignals {
+        load_kind: Some(key.load_kind),
+        load: key.load_value,
+        gpu_count: (!gpus.is_empty()).then_some(gpus.len() as f64),
+        gpu_util_mean_pct: finite(per_gpu(t, "gpu_util_pct", Combine::Mean)),
+        gpu_sm_active_mean: finite(per_gpu(t, "gpu_sm_active", Combine::Mean)),
+        gpu_tensor_active_mean: finite(per_gpu(t, "gpu_tensor_active", Combine::Mean)),
+        gpu_power_mean_w: finite(per_gpu(t, "gpu_power_w", Combine::Sum)),
+        gpu_power_limit_w: finite(t.max("gpu_power_limit_w")),
+        gpu_memory_used_max_bytes: used,
+        gpu_memory_total_bytes: total,
         ..LevelSignals::default()
     }
+}
+
+/// A GPU gauge over the level: each GPU's series averaged under load (its edge scrapes left
+/// out, as [`load_mean`] does), then the GPUs added up (`Sum`: power) or averaged (`Mean`:
+/// utilisation). Per series first, because exporters on different nodes scrape at different
+/// times: combining by scrape time would add up only the GPUs of one node at a time.
+fn per_gpu(t: &LevelTelemetry, name: &str, how: Combine) -> Option<f64> {
+    let mut means = Vec::new();
+    for s in t.series_named(name) {
+        let m = match &s.data {
+            SeriesData::Gauge { points } => {
+                let v: Vec<f64> = points.iter().map(|p| p[1]).filter(|x| x.is_finite()).collect();
+                match v.len() {
+                    0 => None,
+                    1 | 2 => Some(v.iter().sum::<f64>() / v.len() as f64),
+                    n => Some(v[1..n - 1].iter().sum::<f64>() / (n - 2) as f64),
+                }
+            }
+            SeriesData::GaugeStats { mean, .. } => *mean,
+            _ => None,
+        };
+        means.extend(m);
+    }
+    if means.is_empty() {
+        return None;
+    }
+    let total: f64 = means.iter().sum();
+    Some(match how {
+        Combine::Sum => total,
+        Combine::Mean => total / means.len() as f64,
+    })
+}
+
+/// Whether a series is GPU telemetry (Plateau's GPU names, [`telemetry::KNOWN`]).
+pub fn is_gpu_series(name: &str) -> bool {
+    telemetry::KNOWN.iter().any(|k| k.engine == telemetry::GPU && k.name == name)
 }
 
 /// Whether a level's telemetry holds anything scraped: a scrape that answered, or series
 /// (an import has series but no scrape count).
 fn scraped(t: &LevelTelemetry) -> bool {
     t.scrapes_ok > 0 || !t.series.is_empty()
+}
+
+/// Whether a level's telemetry holds the inference server's own metrics (not only GPUs').
+fn has_engine_series(t: &LevelTelemetry) -> bool {
+    t.series.iter().any(|s| !is_gpu_series(&s.name))
 }
 
 /// The stored signals of a run's levels' telemetry (any order).
@@ -125,7 +218,8 @@ pub fn from_telemetry<'a>(levels: impl IntoIterator<Item = (LevelKey, &'a LevelT
         if !scraped(t) {
             continue;
         }
-        out.has_server_metrics = true;
+        // GPU telemetry alone does not show the engine's side (batch, queue, KV cache).
+        out.has_server_metrics |= has_engine_series(t) || (t.scrapes_ok > 0 && t.series.is_empty());
         if out.engine.is_none() {
             out.engine = t.engine.clone().filter(|e| !e.is_empty());
         }
@@ -158,7 +252,15 @@ fn merge_into(to: &mut LevelSignals, from: &LevelSignals) {
         late_sends,
         late_send_fraction,
         send_lag_mean_ms,
-        send_lag_p99_ms
+        send_lag_p99_ms,
+        gpu_count,
+        gpu_util_mean_pct,
+        gpu_sm_active_mean,
+        gpu_tensor_active_mean,
+        gpu_power_mean_w,
+        gpu_power_limit_w,
+        gpu_memory_used_max_bytes,
+        gpu_memory_total_bytes
     );
     to.server_counts_tokens_at_request_end |= from.server_counts_tokens_at_request_end;
 }
@@ -335,6 +437,63 @@ mod tests {
         assert_eq!((l.server_generation_tokens, l.server_prompt_tokens), (Some(2000.0), Some(4000.0)));
         assert_eq!(l.server_output_tok_s, Some(200.0), "2000 tokens over a 10 s window");
         assert_eq!(l.output_tok_s, Some(400.0), "the client side stays");
+    }
+
+    fn gpu(name: &str, source: &str, uuid: &str, values: &[f64]) -> Series {
+        Series {
+            name: name.into(),
+            source_name: source.into(),
+            labels: vec![("UUID".into(), uuid.into()), ("gpu".into(), "0".into())],
+            data: SeriesData::Gauge { points: values.iter().enumerate().map(|(i, v)| [i as f64, *v]).collect() },
+        }
+    }
+
+    #[test]
+    fn gpu_telemetry_fills_the_gpu_side_counted_by_uuid() {
+        // Two GPUs (one index on two hosts: told apart by UUID), the edge scrapes idle.
+        let mut series = Vec::new();
+        for uuid in ["GPU-a", "GPU-b"] {
+            series.push(gpu("gpu_util_pct", "DCGM_FI_DEV_GPU_UTIL", uuid, &[0.0, 90.0, 96.0, 0.0]));
+            series.push(gpu("gpu_power_w", "DCGM_FI_DEV_POWER_USAGE", uuid, &[60.0, 290.0, 310.0, 60.0]));
+            series.push(gpu("gpu_power_limit_w", "DCGM_FI_DEV_POWER_MGMT_LIMIT", uuid, &[300.0; 4]));
+            series.push(gpu("gpu_fb_used_mib", "DCGM_FI_DEV_FB_USED", uuid, &[1024.0, 2048.0, 3072.0, 1024.0]));
+            series.push(gpu("gpu_fb_free_mib", "DCGM_FI_DEV_FB_FREE", uuid, &[7168.0, 6144.0, 5120.0, 7168.0]));
+        }
+        let t = LevelTelemetry { scrapes_ok: 4, window_s: Some(3.0), series, ..LevelTelemetry::default() };
+        let stored = from_telemetry([(key(8.0), &t)]);
+        assert!(!stored.has_server_metrics, "GPU telemetry alone is not the engine's metrics");
+        assert!(!stored.is_empty(), "but it is worth keeping (snapshots freeze it)");
+        let l = &stored.levels[0];
+        assert_eq!(l.gpu_count, Some(2.0));
+        assert_eq!(l.gpu_util_mean_pct, Some(93.0), "mean under load of the two GPUs' mean");
+        assert_eq!(l.gpu_power_mean_w, Some(600.0), "power adds up over GPUs: (580 + 620) / 2");
+        assert_eq!(l.gpu_power_limit_w, Some(600.0));
+        assert_eq!(l.gpu_memory_used_max_bytes, Some(2.0 * 3072.0 * 1024.0 * 1024.0));
+        assert_eq!(l.gpu_memory_total_bytes, Some(2.0 * 8192.0 * 1024.0 * 1024.0));
+        let s = run_signals(&client_run(), Some(&stored));
+        let at8 = s.levels.iter().find(|l| l.load == 8.0).unwrap();
+        assert_eq!(at8.joules_per_output_token(), Some(1.5), "600 W ÷ 400 tok/s");
+        assert_eq!(s.engine, None, "DCGM is not an inference engine");
+        // AIPerf's names, memory in GB as it states it.
+        let aiperf = LevelTelemetry {
+            series: vec![
+                gpu("gpu_memory_used_gb", "gpu_memory_used", "GPU-c", &[49.6]),
+                gpu("gpu_memory_total_gb", "gpu_memory_total", "GPU-c", &[51.5]),
+            ],
+            ..LevelTelemetry::default()
+        };
+        let l = gpu_level(&key(1.0), &aiperf);
+        assert_eq!((l.gpu_memory_used_max_bytes, l.gpu_memory_total_bytes), (Some(49.6e9), Some(51.5e9)));
+        assert_eq!(l.gpu_count, Some(1.0));
+        assert_eq!(gpu_level(&key(1.0), &telemetry(VLLM, vec![gauge("requests_running", &[1.0])])).gpu_count, None);
+        // Two nodes' exporters scrape at different times: the GPUs still add up.
+        let mut late = gpu("gpu_power_w", "DCGM_FI_DEV_POWER_USAGE", "GPU-n2", &[]);
+        late.data = SeriesData::Gauge { points: vec![[0.3, 50.0], [1.3, 200.0], [2.3, 200.0], [3.3, 50.0]] };
+        let nodes = LevelTelemetry {
+            series: vec![gpu("gpu_power_w", "DCGM_FI_DEV_POWER_USAGE", "GPU-n1", &[50.0, 300.0, 300.0, 50.0]), late],
+            ..LevelTelemetry::default()
+        };
+        assert_eq!(gpu_level(&key(1.0), &nodes).gpu_power_mean_w, Some(500.0));
     }
 
     #[test]

@@ -67,6 +67,7 @@ pub fn App() -> impl IntoView {
                     <A href="/">"Runs"</A>
                     <A href="/upload">"Import"</A>
                     <A href="/sweeps/new">"New sweep"</A>
+                    <A href="/settings/prices">"Prices"</A>
                 </nav>
             </header>
             <main>
@@ -80,6 +81,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/r/:slug") view=pages::ReportPage ssr=SsrMode::Async />
                     <Route path=path!("/s/:id") view=pages::SnapshotPage ssr=SsrMode::Async />
                     <Route path=path!("/sweeps/new") view=pages::NewSweepPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/prices") view=pages::PricesPageView ssr=SsrMode::Async />
                     <Route path=path!("/imports/:token") view=pages::ImportPreviewPage ssr=SsrMode::Async />
                 </Routes>
             </main>

@@ -383,6 +383,7 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
     }
     let mut read = Vec::with_capacity(files.len());
     let mut server_metrics = Vec::new();
+    let mut gpu_telemetry = Vec::new();
     for f in files {
         if req.format.is_none_or(|f| f == SourceFormat::Aiperf) {
             let text = text_of(&f, max_bytes)?;
@@ -395,11 +396,24 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
                 server_metrics.push((f, m));
                 continue;
             }
+            if formats::aiperf_gpu_telemetry::sniff(text) {
+                let g = formats::aiperf_gpu_telemetry::parse(text).map_err(|source| ImportError::Parse {
+                    file: f.display_name(),
+                    format: "AIPerf GPU telemetry",
+                    source,
+                })?;
+                gpu_telemetry.push((f, g));
+                continue;
+            }
         }
         read.push(read_file(f, req.format, req.concurrency, max_bytes)?);
     }
+    // The server metrics first: they go to a level without telemetry.
     for (f, m) in server_metrics {
         attach_server_metrics(&mut read, f, m)?;
+    }
+    for (f, g) in gpu_telemetry {
+        attach_gpu_telemetry(&mut read, f, g, &req.facts)?;
     }
     // Single-level files of one format and one model are the levels of one sweep (vLLM and
     // InferenceX write one file per concurrency): they become one run.
@@ -460,6 +474,118 @@ fn attach_server_metrics(
     let name = f.display_name();
     r.parsed.warnings.extend(m.warnings.into_iter().map(|w| format!("{name}: {w}")));
     r.extra.push(SourceFile { file_name: f.file_name, format: SourceFormat::Aiperf, content: f.content });
+    Ok(())
+}
+
+/// Adds AIPerf's GPU telemetry export `g` to the telemetry of the AIPerf level(s) of the same
+/// run, by time: each level whose profiling window (`start_time`–`end_time`) holds some of
+/// its samples gets those (the others are counted in a warning); without windows, or when no
+/// window holds any sample (AIPerf writes them in its machine's local time, without a zone),
+/// the only AIPerf level of the import gets the whole file. The file is kept with the first
+/// such level's run, and the run's GPU count (distinct UUIDs) and type (the model name as
+/// written) come from it when neither the result file nor the user states them.
+fn attach_gpu_telemetry(
+    read: &mut [ReadFile],
+    f: InputFile,
+    g: formats::aiperf_gpu_telemetry::GpuTelemetry,
+    user: &RunFacts,
+) -> Result<(), ImportError> {
+    use formats::aiperf_gpu_telemetry::{profile_window_ns, Window};
+    let name = f.display_name();
+    let refuse = |message: String| ImportError::Field { field: "files", message: format!("{name}: {message}") };
+    // Every AIPerf level of the import: (file, level, profiling window).
+    let levels: Vec<(usize, usize, Option<Window>)> = read
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.format == SourceFormat::Aiperf)
+        .flat_map(|(i, r)| r.parsed.levels.iter().enumerate().map(move |(j, l)| (i, j, profile_window_ns(&l.raw))))
+        .collect();
+    if levels.is_empty() {
+        return Err(refuse(
+            "GPU telemetry needs the AIPerf result file of the same run in the same import (its profile_export_aiperf.json)"
+                .into(),
+        ));
+    }
+    let mut warnings = Vec::new();
+    let holding: Vec<(usize, usize, Window)> =
+        levels.iter().filter_map(|&(i, j, w)| Some((i, j, w.filter(|w| g.samples_in(*w) > 0)?))).collect();
+    let targets: Vec<(usize, usize, Option<Window>)> = if !holding.is_empty() {
+        let windows: Vec<Window> = holding.iter().map(|t| t.2).collect();
+        let outside = g.samples_outside(&windows);
+        if outside > 0 {
+            warnings.push(format!(
+                "{outside} of its {} GPU samples fall outside the AIPerf {} (warm-up, the run's end): not kept",
+                g.samples.len(),
+                if windows.len() == 1 { "level's profiling window" } else { "levels' profiling windows" }
+            ));
+        }
+        holding.into_iter().map(|(i, j, w)| (i, j, Some(w))).collect()
+    } else if let [(i, j, w)] = levels.as_slice() {
+        if w.is_some() {
+            warnings.push(
+                "none of its GPU samples falls in the level's profiling window (start_time to end_time, which AIPerf \
+                 writes without a time zone in the local time of the machine it ran on, read as UTC): the whole file \
+                 is kept as the level's GPU telemetry, timed from its first sample"
+                    .to_owned(),
+            );
+        }
+        vec![(*i, *j, None)]
+    } else if levels.iter().any(|l| l.2.is_some()) {
+        return Err(refuse(format!(
+            "none of its GPU samples falls in the profiling window of one of the {} AIPerf levels of this import; \
+             import it with the profile_export_aiperf.json of the same run",
+            levels.len()
+        )));
+    } else {
+        return Err(refuse(format!(
+            "the {} AIPerf levels of this import record no start_time and end_time to tell which one this GPU \
+             telemetry belongs to; import it with the profile_export_aiperf.json of the same run",
+            levels.len()
+        )));
+    };
+    for &(i, j, w) in &targets {
+        if let Some(level) = read.get_mut(i).and_then(|r| r.parsed.levels.get_mut(j)) {
+            g.attach(&mut level.telemetry, w);
+            if let Some(t) = &level.telemetry {
+                t.check().map_err(|e| refuse(format!("GPU telemetry: {e}")))?;
+            }
+        }
+    }
+    // The run's GPUs, where nobody stated them.
+    let count = i64::try_from(g.gpu_count()).ok();
+    let mut files: Vec<usize> = targets.iter().map(|t| t.0).collect();
+    files.dedup();
+    let mut said = false;
+    for (k, &i) in files.iter().enumerate() {
+        let Some(r) = read.get_mut(i) else { continue };
+        let facts = &mut r.parsed.facts;
+        // The file's own warnings and the placing's go with the first level's file.
+        let mut notes = if k == 0 { std::mem::take(&mut warnings) } else { Vec::new() };
+        let mut from = Vec::new();
+        match (user.gpu_count, facts.gpu_count, count) {
+            (None, None, Some(n)) => {
+                facts.gpu_count = Some(n);
+                from.push(format!("GPU count {n} (distinct GPU UUIDs)"));
+            }
+            (None, Some(stated), Some(n)) if stated != n => notes.push(format!(
+                "the GPU telemetry reports {n} GPUs (distinct UUIDs), the result file {stated}: kept {stated}"
+            )),
+            _ => {}
+        }
+        if let (None, None, Some(model)) = (&user.gpu_type, &facts.gpu_type, g.gpu_model()) {
+            facts.gpu_type = Some(model.to_owned());
+            from.push(format!("GPU type {model}"));
+        }
+        if !from.is_empty() && !said {
+            said = true;
+            notes.push(format!("{} from the GPU telemetry", from.join(" and ")));
+        }
+        let parsed_warnings = if k == 0 { g.warnings.clone() } else { Vec::new() };
+        r.parsed.warnings.extend(parsed_warnings.into_iter().chain(notes).map(|w| format!("{name}: {w}")));
+    }
+    if let Some(r) = files.first().and_then(|&i| read.get_mut(i)) {
+        r.extra.push(SourceFile { file_name: f.file_name, format: SourceFormat::Aiperf, content: f.content });
+    }
     Ok(())
 }
 

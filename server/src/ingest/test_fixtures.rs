@@ -24,9 +24,10 @@ pub(crate) fn is_note(name: &str) -> bool {
     name == "SOURCE.txt" || name == "README.md"
 }
 
-/// The fixture files Plateau does not import, by kind (`unread`: a format Plateau does not
-/// read yet, which no format may claim; `refused`: detected as its tool and refused with a
-/// message), from `server/tests/fixtures_unread.txt`, the list the integration tests read too.
+/// The fixture files Plateau does not import on their own, by kind (`unread`: a format
+/// Plateau does not read yet, which no format may claim; `refused`: detected as its tool and
+/// refused with a message; `extra`: an extra file of an import, attached to a result file, no
+/// format's), from `server/tests/fixtures_unread.txt`, the list the integration tests read too.
 pub(crate) fn not_imported(kind: &str) -> Vec<String> {
     let path = format!("{}/tests/fixtures_unread.txt", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -66,6 +67,7 @@ pub(crate) fn files(tool: &str) -> Vec<(String, String)> {
     let folder = format!("{}/{tool}", dir());
     let mut skipped = not_imported("unread");
     skipped.extend(not_imported("refused"));
+    skipped.extend(not_imported("extra"));
     let mut out: Vec<(String, String)> = std::fs::read_dir(&folder)
         .unwrap_or_else(|e| panic!("{folder}: {e}"))
         .filter_map(Result::ok)

@@ -120,8 +120,15 @@ impl From<DbError> for ApiError {
             DbError::NotFound(what) => ApiError::not_found(what),
             DbError::Text(t) => ApiError::bad_request(t.to_string()).with_field(t.field),
             DbError::Slo { field, error } => ApiError::bad_request(error.to_string()).with_field(field),
+            DbError::Price(e) => ApiError::bad_request(e.to_string()).with_field(e.field),
             other => ApiError::internal("a database call", other),
         }
+    }
+}
+
+impl From<app::domain::cost::PriceError> for ApiError {
+    fn from(e: app::domain::cost::PriceError) -> Self {
+        ApiError::bad_request(e.to_string()).with_field(e.field)
     }
 }
 

@@ -63,6 +63,15 @@ async fn stored_of(state: &AppState, runs: &[app::domain::Run]) -> Result<Vec<St
     Ok(out)
 }
 
+/// Each run's cost with today's prices (indexed like `runs`).
+async fn costs_of(
+    state: &AppState,
+    runs: &[app::domain::Run],
+    stored: &[StoredSignals],
+) -> Result<Vec<app::domain::cost::RunCost>, ApiError> {
+    app::page_data::costs(&state.pool, runs, stored).await.map_err(|e| text(ApiError::from(e)))
+}
+
 async fn run_report(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -74,7 +83,8 @@ async fn run_report(
     let runs = share::runs_of_view(&state.pool, &target, &view).await.map_err(text)?;
     let path = view.href(&format!("/runs/{run}"));
     let stored = stored_of(&state, &runs).await?;
-    let r = report::html_report(&state.site, &target, &view, &path, &runs, &stored).map_err(text)?;
+    let costs = costs_of(&state, &runs, &stored).await?;
+    let r = report::html_report(&state.site, &target, &view, &path, &runs, &stored, &costs).map_err(text)?;
     Ok(report_download(format!("plateau-{id}.html"), r))
 }
 
@@ -96,7 +106,9 @@ async fn compare_report(State(state): State<AppState>, RawQuery(q): RawQuery) ->
     let (view, runs, _) = compare_runs(&state, q.as_deref()).await?;
     let path = view.href("/compare");
     let stored = stored_of(&state, &runs).await?;
-    let r = report::html_report(&state.site, &ViewTarget::Compare, &view, &path, &runs, &stored).map_err(text)?;
+    let costs = costs_of(&state, &runs, &stored).await?;
+    let r =
+        report::html_report(&state.site, &ViewTarget::Compare, &view, &path, &runs, &stored, &costs).map_err(text)?;
     Ok(report_download("plateau-compare.html".into(), r))
 }
 

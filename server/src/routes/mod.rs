@@ -13,6 +13,7 @@ pub mod headers;
 mod live;
 mod login;
 mod multipart;
+mod prices;
 mod slos;
 mod sweeps;
 mod upload;
@@ -168,6 +169,7 @@ pub fn router(state: AppState) -> Router {
         .route("/imports/{token}/save", post(upload::save))
         .merge(annotations::form_router())
         .merge(slos::form_router())
+        .merge(prices::form_router())
         .merge(exports::router())
         .nest(
             "/api/v1",
@@ -175,7 +177,8 @@ pub fn router(state: AppState) -> Router {
                 .merge(sweeps::router())
                 .merge(live::router())
                 .merge(annotations::api_router())
-                .merge(slos::api_router()),
+                .merge(slos::api_router())
+                .merge(prices::api_router()),
         )
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))

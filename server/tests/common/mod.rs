@@ -47,7 +47,8 @@ pub fn fixture_files() -> Vec<String> {
     out
 }
 
-/// The fixture files Plateau does not import, of one kind (`unread`, `refused`), as
+/// The fixture files Plateau does not import on their own, of one kind (`unread`, `refused`,
+/// `extra`: attached to a result file of the same import), as
 /// `server/tests/fixtures_unread.txt` lists them.
 pub fn not_imported(kind: &str) -> Vec<String> {
     let text = std::fs::read_to_string(format!("{}/tests/fixtures_unread.txt", env!("CARGO_MANIFEST_DIR"))).unwrap();
@@ -59,10 +60,11 @@ pub fn not_imported(kind: &str) -> Vec<String> {
         .collect()
 }
 
-/// The fixture files Plateau imports: all of them but [`not_imported`]'s.
+/// The fixture files Plateau imports on their own: all of them but [`not_imported`]'s.
 pub fn imported_fixture_files() -> Vec<String> {
     let mut skip = not_imported("unread");
     skip.extend(not_imported("refused"));
+    skip.extend(not_imported("extra"));
     fixture_files().into_iter().filter(|f| !skip.contains(f)).collect()
 }
 

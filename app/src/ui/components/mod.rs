@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 mod annotations;
 mod chart;
+mod cost;
 mod definitions;
 mod error_box;
 mod levels_table;
@@ -15,6 +16,7 @@ pub use annotations::{
     ViewProblems,
 };
 pub use chart::{ChartJsonView, ChartView, NoJsNote};
+pub use cost::{CompareCosts, CostSection, PRICES_PATH};
 pub use definitions::{metrics_present, DefinitionsView};
 pub use error_box::{set_page_status, ErrorBox};
 pub use levels_table::LevelsTable;

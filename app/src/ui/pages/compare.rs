@@ -47,8 +47,8 @@ pub fn ComparePage() -> impl IntoView {
                     Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),
                 };
                 match runs.await {
-                    Ok(Some(ComparePageData { runs, stored, dismissed, request_tests, charts, slos })) => view! {
-                        <CompareView runs view=state mode=PageMode::Live dismissed stored request_tests charts slos error />
+                    Ok(Some(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, costs })) => view! {
+                        <CompareView runs view=state mode=PageMode::Live dismissed stored request_tests charts slos costs error />
                     }.into_any(),
                     Ok(None) => view! { <p>"Loading runs…"</p> }.into_any(),
                     Err(e) => view! {
@@ -161,6 +161,9 @@ pub(crate) fn CompareView(
     /// The team's named SLOs, for the picker.
     #[prop(optional)]
     slos: Vec<crate::domain::slo::NamedSlo>,
+    /// Each run's cost, indexed like `runs` (empty: none could be read).
+    #[prop(optional)]
+    costs: Vec<crate::domain::cost::CompareCostRow>,
     error: Option<String>,
 ) -> impl IntoView {
     let baseline = compare::baseline_index(&runs, view.baseline.as_ref());
@@ -334,6 +337,7 @@ pub(crate) fn CompareView(
             <summary>"Every metric both runs report, level by level"</summary>
             <AllChanges runs=runs.clone() cmp=cmp.clone() />
         </details>
+        <crate::ui::components::CompareCosts rows=costs />
         <h2>"Facts"</h2>
         <div class="table-wrap">
             <table class="facts-diff" id="facts-diff">

@@ -69,8 +69,8 @@ pub fn RunPage() -> impl IntoView {
                     }
                 };
                 match run.await {
-                    Ok(Some(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos })) => view! {
-                        <RunView run view=state mode=PageMode::Live dismissed stored history percentiles charts goodput slos error />
+                    Ok(Some(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos, cost })) => view! {
+                        <RunView run view=state mode=PageMode::Live dismissed stored history percentiles charts goodput slos cost error />
                     }.into_any(),
                     Ok(None) => view! { <p>"Loading run…"</p> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
@@ -131,6 +131,9 @@ pub(crate) fn RunView(
     /// What is stored beside the run (server metrics); a snapshot's are those frozen with it.
     #[prop(optional_no_strip)]
     stored: Option<StoredSignals>,
+    /// What the run costs (`None`: the prices could not be read); a snapshot's as frozen.
+    #[prop(optional_no_strip)]
+    cost: Option<crate::domain::cost::CostView>,
     /// The run against its configuration's history (the regression gate); `None` on
     /// shared pages and snapshots.
     #[prop(optional_no_strip)]
@@ -215,6 +218,14 @@ pub(crate) fn RunView(
         let named = crate::domain::slo::NamedSlo::find(&slos, &capacity.slo).map(|n| n.name.clone());
         view! { <SloSection run=run.clone() capacity named has_goodput /> }
     });
+    let capacity_at = capacity.as_ref().and_then(|c| {
+        let key = crate::domain::compare::LevelKey { load_kind: c.load_kind?, load_value: c.capacity.as_ref()?.load };
+        Some((key.load_value, key.label()))
+    });
+    let kind = run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind);
+    let cost_section = view! {
+        <crate::ui::components::CostSection cost kind capacity=capacity_at action=format!("/runs/{}/price", run.id) back=back.clone() editable=mode == PageMode::Live />
+    };
     let picker = view! {
         <SloPicker view=view.clone() path=format!("/runs/{}", run.id) slos editable=mode == PageMode::Live />
     };
@@ -319,6 +330,7 @@ pub(crate) fn RunView(
                 </tbody>
             </table>
         })}
+        {cost_section}
         <AnnotationsSection run=run.clone() back=back.clone() editable />
         <h2>"Anomalies"</h2>
         {history_line.map(|l| view! { <p class="history-check" id="history-check">{l}</p> })}

@@ -13,6 +13,8 @@
 
 pub mod aiperf;
 pub(crate) mod aiperf_family;
+/// Not a registry format: AIPerf's GPU telemetry, an extra file of an AIPerf import.
+pub mod aiperf_gpu_telemetry;
 /// Not a registry format: AIPerf's server metrics, an extra file of an AIPerf import.
 pub mod aiperf_server_metrics;
 pub mod benchmark_py;
@@ -101,6 +103,7 @@ mod tests {
     /// The small synthetic files of `server/tests/data`, likewise.
     const SYNTHETIC: &[(&str, SourceFormat)] = &[
         ("aiperf/records_wrapper_profile_export_aiperf.json", Aiperf),
+        ("aiperf-gpu-telemetry/profile_export_aiperf.json", Aiperf),
         ("aiperf-server-metrics/profile_export_aiperf.json", Aiperf),
         ("genai-perf/profile_export_genai_perf.json", GenaiPerf),
         ("inference-benchmarker/sweep_llama31_8b_h100.json", InferenceBenchmarker),
@@ -146,11 +149,34 @@ mod tests {
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 
+    /// Whether one of the readers of an import's extra files (not registry formats) claims it.
+    fn is_extra(text: &str) -> bool {
+        aiperf_server_metrics::sniff(text) || aiperf_gpu_telemetry::sniff(text)
+    }
+
     #[test]
     fn every_fixture_is_detected_as_its_tool() {
-        let unread = test_fixtures::not_imported("unread");
+        let mut unread = test_fixtures::not_imported("unread");
+        let extra = test_fixtures::not_imported("extra");
+        unread.extend(extra.iter().cloned());
         let unread: Vec<&str> = unread.iter().map(String::as_str).collect();
         check(&test_fixtures::dir(), FIXTURES, &unread);
+        // An extra file is no result (checked above) and its own reader claims it; an unread
+        // file, none.
+        let root = test_fixtures::dir();
+        let mut wrong = Vec::new();
+        for rel in &extra {
+            if !is_extra(&std::fs::read_to_string(format!("{root}/{rel}")).unwrap()) {
+                wrong.push(format!("{rel}: listed as extra, claimed by no extra-file reader"));
+            }
+        }
+        for rel in test_fixtures::not_imported("unread") {
+            if is_extra(&std::fs::read_to_string(format!("{root}/{rel}")).unwrap()) {
+                wrong.push(format!("{rel}: listed as unread, claimed as an extra file"));
+            }
+        }
+        assert!(!extra.is_empty());
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 
 use crate::ingest::json::{self, FieldError};
 use crate::ingest::model::{Format, ParsedFile, Restored};
+use app::domain::cost::RunCost;
 use app::domain::metrics::{Definitions, Metric, Stat};
 use app::domain::{
     LoadKind, NewLevel, Point, RequestRecord, RunFacts, RunStatus, SourceFile, SourceFormat, SourceInfo,
@@ -150,6 +151,11 @@ pub struct Export {
     /// from the levels, so an import ignores it and judges again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<serde_json::Value>,
+    /// The run's cost where a price applies (`app::domain::cost::RunCost`: the price it
+    /// rests on, who set it, each level's figures). Derived from the prices of the server
+    /// that wrote the file, so an import ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<serde_json::Value>,
 }
 
 pub fn sniff(text: &str) -> bool {
@@ -322,8 +328,10 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
                 "wall_s" => point.wall_s = Some(num()?),
                 "truncated" => point.truncated = cell == "true" || cell == "1",
                 "over_capacity" => point.over_capacity = cell == "true" || cell == "1",
-                // The server's metrics, summarised: kept as written, beside the level.
-                server if server.starts_with("server.") => {
+                // Cost and energy: derived from the writer's prices and telemetry, not data.
+                derived if derived.starts_with("cost.") || derived.starts_with("energy.") => {}
+                // The server's (and GPUs') metrics, summarised: kept as written, beside the level.
+                server if server.starts_with("server.") || server.starts_with("gpu.") => {
                     let v = cell.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
                         FieldError::line(line, format!("column `{server}`: `{cell}` is not a number"))
                     })?;
@@ -366,12 +374,13 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
 
 /// Writes the lossless JSON export.
 pub fn to_json(run: &ExportedRun) -> String {
-    to_json_with(run, None)
+    to_json_with(run, None, None)
 }
 
 /// The JSON export with the run judged at an SLO beside it.
-pub fn to_json_with(run: &ExportedRun, slo: Option<serde_json::Value>) -> String {
-    let doc = Export { plateau_format: VERSION, run: run.clone(), slo };
+pub fn to_json_with(run: &ExportedRun, slo: Option<serde_json::Value>, cost: Option<&RunCost>) -> String {
+    let cost = cost.filter(|c| worth_writing(c)).and_then(|c| serde_json::to_value(c).ok());
+    let doc = Export { plateau_format: VERSION, run: run.clone(), slo, cost };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
@@ -419,7 +428,7 @@ pub type ServerSignal = fn(&app::domain::why::LevelSignals) -> Option<f64>;
 /// The per-level summary of the server's metrics a CSV carries, by column: what the "why"
 /// rules read (`app::domain::why_signals::server_level`). Gauges as their max and their
 /// mean under load, counters as the level's delta, rates as measured over the level.
-pub const SERVER_COLUMNS: [(&str, ServerSignal); 11] = [
+pub const SERVER_COLUMNS: [(&str, ServerSignal); 19] = [
     ("server.requests_running.max", |s| s.running_max),
     ("server.requests_running.mean", |s| s.running_mean),
     ("server.requests_waiting.max", |s| s.waiting_max),
@@ -431,6 +440,14 @@ pub const SERVER_COLUMNS: [(&str, ServerSignal); 11] = [
     ("server.generation_tokens.delta", |s| s.server_generation_tokens),
     ("server.prompt_tokens.delta", |s| s.server_prompt_tokens),
     ("server.output_tok_s", |s| s.server_output_tok_s),
+    ("gpu.count", |s| s.gpu_count),
+    ("gpu.util_pct.mean", |s| s.gpu_util_mean_pct),
+    ("gpu.sm_active.mean", |s| s.gpu_sm_active_mean),
+    ("gpu.tensor_active.mean", |s| s.gpu_tensor_active_mean),
+    ("gpu.power_w.mean", |s| s.gpu_power_mean_w),
+    ("gpu.power_limit_w", |s| s.gpu_power_limit_w),
+    ("gpu.memory_used_bytes.max", |s| s.gpu_memory_used_max_bytes),
+    ("gpu.memory_total_bytes", |s| s.gpu_memory_total_bytes),
 ];
 
 /// Each level's server summary ([`SERVER_COLUMNS`]); `None` for a level without telemetry.
@@ -446,12 +463,31 @@ fn server_summaries(run: &ExportedRun) -> Vec<Option<app::domain::why::LevelSign
 
 /// Writes the CSV export (levels and measures; see the module docs for what it leaves out).
 pub fn to_csv(run: &ExportedRun) -> String {
-    to_csv_with(run, None)
+    to_csv_with(run, None, None)
 }
+
+/// Whether a cost says anything: a price applies, or a level has an energy figure.
+fn worth_writing(c: &RunCost) -> bool {
+    c.basis.is_ok() || c.has_energy()
+}
+
+/// A level's derived cost or energy figure.
+type CostFigure = fn(&app::domain::cost::LevelCost) -> Option<f64>;
+
+/// The cost and energy columns of the CSV (derived from the writing server's prices and the
+/// level's GPU telemetry: an import ignores them).
+pub const COST_COLUMNS: [(&str, CostFigure); 5] = [
+    ("cost.usd_per_m_output_tokens", |l| l.usd_per_m_output),
+    ("cost.usd_per_m_total_tokens", |l| l.usd_per_m_total),
+    ("cost.output_tok_s_per_gpu", |l| l.output_tok_s_per_gpu),
+    ("energy.joules_per_output_token", |l| l.joules_per_output_token),
+    ("energy.output_tokens_per_watt", |l| l.output_tokens_per_watt),
+];
 
 /// The CSV export; with an SLO, one more `# slo: <json>` line (the SLO, its definition and
 /// the capacity sentence), which an import ignores (it is derived from the levels).
-pub fn to_csv_with(run: &ExportedRun, slo: Option<serde_json::Value>) -> String {
+pub fn to_csv_with(run: &ExportedRun, slo: Option<serde_json::Value>, cost: Option<&RunCost>) -> String {
+    let cost = cost.filter(|c| worth_writing(c));
     let mut out = format!("{CSV_MAGIC} {VERSION}\n");
     let meta: [(&str, serde_json::Value); 6] = [
         ("name", serde_json::json!(run.name)),
@@ -461,7 +497,15 @@ pub fn to_csv_with(run: &ExportedRun, slo: Option<serde_json::Value>) -> String 
         ("facts", serde_json::json!(run.facts)),
         ("definitions", serde_json::json!(run.definitions)),
     ];
-    for (k, v) in meta.into_iter().chain(slo.map(|v| ("slo", v))) {
+    // The price the cost columns rest on (or why there is none), and what they assume.
+    let cost_meta = cost.map(|c| {
+        serde_json::json!({
+            "basis": c.basis,
+            "assumption": app::domain::cost::ASSUMPTION,
+            "energy": app::domain::cost::ENERGY_ASSUMPTION,
+        })
+    });
+    for (k, v) in meta.into_iter().chain(slo.map(|v| ("slo", v))).chain(cost_meta.map(|v| ("cost", v))) {
         out.push_str(&format!("# {k}: {}\n", csv_safe_json(&v)));
     }
     let mut keys: Vec<(Metric, Stat)> =
@@ -483,9 +527,20 @@ pub fn to_csv_with(run: &ExportedRun, slo: Option<serde_json::Value>) -> String 
     let server_columns: Vec<_> =
         SERVER_COLUMNS.iter().filter(|(_, get)| servers.iter().flatten().any(|s| get(s).is_some())).collect();
     header.extend(server_columns.iter().map(|(name, _)| (*name).to_owned()));
+    let level_costs: Vec<Option<&app::domain::cost::LevelCost>> = run
+        .levels
+        .iter()
+        .map(|l| {
+            let key = app::domain::compare::LevelKey { load_kind: l.point.load_kind, load_value: l.point.load_value };
+            cost.and_then(|c| c.at(&key))
+        })
+        .collect();
+    let cost_columns: Vec<_> =
+        COST_COLUMNS.iter().filter(|(_, get)| level_costs.iter().flatten().any(|l| get(l).is_some())).collect();
+    header.extend(cost_columns.iter().map(|(name, _)| (*name).to_owned()));
     let _ = w.write_record(&header);
     let opt = |v: Option<String>| v.unwrap_or_default();
-    for (l, server) in run.levels.iter().zip(&servers) {
+    for ((l, server), level_cost) in run.levels.iter().zip(&servers).zip(&level_costs) {
         let p = &l.point;
         let mut row = vec![
             p.load_kind.as_str().to_owned(),
@@ -500,6 +555,7 @@ pub fn to_csv_with(run: &ExportedRun, slo: Option<serde_json::Value>) -> String 
         }
         row.extend(keys.iter().map(|(m, s)| opt(p.get(*m, *s).map(|v| v.to_string()))));
         row.extend(server_columns.iter().map(|(_, get)| opt(server.as_ref().and_then(get).map(|v| v.to_string()))));
+        row.extend(cost_columns.iter().map(|(_, get)| opt(level_cost.and_then(get).map(|v| v.to_string()))));
         let _ = w.write_record(&row);
     }
     let body = w.into_inner().map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
