@@ -537,3 +537,37 @@ async fn an_slo_in_the_address_stays_text_wherever_it_is_echoed() {
         assert!(html.contains("id=\"capacity-sentence\"") && !html.contains("<img src=x"));
     }
 }
+
+/// A GPU type and a price setter's name are text on every page and export that shows them:
+/// markup stays inert on the prices, run and compare pages and the offline report, and the
+/// CSV's `# cost:` line holds no formula cell.
+#[tokio::test]
+async fn priced_gpu_types_stay_text_on_pages_and_exports() {
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        let hostile = "=HYPERLINK(\"x\")<script>alert(1)</script>";
+        app::db::testing::execute(&app.pool, "UPDATE runs SET gpu_type = $1", &[hostile]).await;
+        let resp = app
+            .client
+            .put(app.url(&format!("/api/v1/prices/{}", app::domain::query::encode(hostile))))
+            .json(&serde_json::json!({ "usd_per_gpu_hour": 2 }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        for path in ["/settings/prices".to_owned(), format!("/runs/{chat}"), format!("/compare?runs={chat},{completions}")] {
+            let (status, page) = app.text(&path).await;
+            assert_eq!(status, StatusCode::OK, "{path}");
+            assert!(!page.contains("<script>alert(1)"), "raw script on {path}");
+            assert!(page.contains("&lt;script&gt;alert(1)"), "the type shown as text on {path}");
+        }
+        std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={};").unwrap();
+        let (_, html) = app.text(&format!("/runs/{chat}/report.html")).await;
+        assert!(!html.contains("<script>alert(1)") && html.contains("&lt;script&gt;alert(1)"), "the report");
+        let (_, csv) = app.text(&format!("/api/v1/runs/{chat}/export.csv")).await;
+        let cost = csv.lines().find(|l| l.starts_with("# cost:")).expect("a # cost: line");
+        for cell in cost.split([',', ';', '\t']) {
+            assert!(!cell.trim_start_matches('"').starts_with(['=', '+', '-', '@']), "{cell:?} in {cost}");
+        }
+    }
+}
