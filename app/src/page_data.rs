@@ -85,9 +85,10 @@ pub async fn compare_page(pool: &Db, view: &ViewState) -> Result<ComparePageData
     let stored = or_empty("stored signals", stored_signals(pool, &view.runs).await);
     let request_tests = or_empty("per-request tests", request_tests(pool, &view.runs, view.baseline.as_ref()).await);
     let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
-    let charts = compare_chart_specs(&runs, view);
+    let mut charts = compare_chart_specs(&runs, view);
     let slos = or_empty("named SLOs", db::list_slos(pool).await);
     let costs = or_empty("prices", costs(pool, &runs, &stored).await);
+    charts.extend(crate::charts::pages::cost_pareto_spec(&runs, &costs));
     let costs = compare_costs(&runs, &costs, view);
     Ok(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, costs })
 }

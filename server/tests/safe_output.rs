@@ -555,7 +555,9 @@ async fn priced_gpu_types_stay_text_on_pages_and_exports() {
             .await
             .unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
-        for path in ["/settings/prices".to_owned(), format!("/runs/{chat}"), format!("/compare?runs={chat},{completions}")] {
+        for path in
+            ["/settings/prices".to_owned(), format!("/runs/{chat}"), format!("/compare?runs={chat},{completions}")]
+        {
             let (status, page) = app.text(&path).await;
             assert_eq!(status, StatusCode::OK, "{path}");
             assert!(!page.contains("<script>alert(1)"), "raw script on {path}");

@@ -622,6 +622,8 @@ async fn cost_per_million_tokens_rests_on_a_price_a_person_gives() {
         let (chat, completions) = story(&app).await;
         let (_, page) = plain_text(&app, &format!("/runs/{chat}")).await;
         assert!(page.contains("id=\"cost-missing\"") && page.contains("no price set"), "no default price");
+        let (_, cmp) = plain_text(&app, &format!("/compare?runs={chat},{completions}")).await;
+        assert!(!cmp.contains("cmp-cost-pareto"), "no price, no cost chart");
         assert!(page.contains("href=\"/settings/prices\""), "with a link to set one");
         let gpu = "/api/v1/prices/RTX PRO 6000 Blackwell";
         for body in [
@@ -659,6 +661,7 @@ async fn cost_per_million_tokens_rests_on_a_price_a_person_gives() {
         let (_, page) = plain_text(&app, &format!("/compare?runs={chat},{completions}&baseline={completions}")).await;
         assert!(page.contains("id=\"compare-cost-table\"") && page.contains("$5.56") && page.contains("$4.37"));
         assert!(page.contains("−21.3 %"), "the change against the baseline: 4.3702 / 5.5562 − 1");
+        assert!(page.contains("cmp-cost-pareto"), "the cost trade-off chart");
         // Exports and the offline report carry the price and the figures.
         let (_, csv) = app.text(&format!("/api/v1/runs/{chat}/export.csv")).await;
         assert!(csv.lines().any(|l| l.starts_with("# cost: {") && l.contains("per_gpu")), "{csv}");

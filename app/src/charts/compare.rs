@@ -182,14 +182,7 @@ pub fn pareto(runs: &[Run], slo: Option<&crate::domain::slo::Slo>) -> Chart {
             .iter()
             .filter(|p| p.requests_failed.unwrap_or(0) == 0 || p.requests_ok.unwrap_or(0) > 0)
             .filter_map(|p| {
-                let per_user = p
-                    .get(Metric::PerUserTokS, Stat::Mean)
-                    .or_else(|| p.get(Metric::Tpot, Stat::P50).filter(|t| *t > 0.0).map(|t| 1000.0 / t))
-                    .or_else(|| {
-                        (p.load_kind == LoadKind::Concurrency)
-                            .then(|| p.output_tok_s().map(|t| t / p.load_value))
-                            .flatten()
-                    })?;
+                let per_user = per_user_tok_s(p)?;
                 let per_gpu = p.output_tok_s()? / gpus;
                 Some(vec![round_for_display(per_user), round_for_display(per_gpu), p.load_value])
             })
@@ -219,6 +212,62 @@ pub fn pareto(runs: &[Run], slo: Option<&crate::domain::slo::Slo>) -> Chart {
         Some(slo) => super::slo::floor_line(chart, slo, top),
         None => chart,
     }
+}
+
+/// The tok/s one user sees at a level: the file's per-user speed, else 1000 ÷ TPOT p50,
+/// else (concurrency) output tok/s ÷ C.
+fn per_user_tok_s(p: &crate::domain::Point) -> Option<f64> {
+    p.get(Metric::PerUserTokS, Stat::Mean)
+        .or_else(|| p.get(Metric::Tpot, Stat::P50).filter(|t| *t > 0.0).map(|t| 1000.0 / t))
+        .or_else(|| {
+            (p.load_kind == LoadKind::Concurrency).then(|| p.output_tok_s().map(|t| t / p.load_value)).flatten()
+        })
+}
+
+/// The cost trade-off: tok/s each user sees (x) against dollars per million output tokens
+/// (y, lower is better), every priced level of every run, and the frontier of levels no
+/// other is both faster per user and cheaper than. `costs` indexed like `runs`; `None` when
+/// no level has a cost.
+pub fn cost_pareto(runs: &[Run], costs: &[crate::domain::cost::RunCost]) -> Option<Chart> {
+    let mut chart =
+        scatter_base(&axis_name("Speed per user", "tok/s"), &axis_name("Cost per million output tokens", "$"));
+    let mut all: Vec<(f64, f64)> = Vec::new();
+    for (i, (run, cost)) in runs.iter().zip(costs).enumerate() {
+        let data: Vec<Vec<f64>> = run
+            .points
+            .iter()
+            .filter_map(|p| {
+                let key = crate::domain::compare::LevelKey { load_kind: p.load_kind, load_value: p.load_value };
+                let usd = cost.at(&key)?.usd_per_m_output?;
+                Some(vec![round_for_display(per_user_tok_s(p)?), (usd * 10_000.0).round() / 10_000.0, p.load_value])
+            })
+            .collect();
+        all.extend(data.iter().filter_map(|v| Some((*v.first()?, *v.get(1)?))));
+        chart = chart.series(
+            Scatter::new()
+                .name(series_name(&run.name))
+                .symbol_size(10.0)
+                .item_style(ItemStyle::new().color(colour(i)))
+                .data(data),
+        );
+    }
+    if all.is_empty() {
+        return None;
+    }
+    // Cheaper is better: the frontier of (speed, −cost).
+    let negated: Vec<(f64, f64)> = all.iter().map(|(x, y)| (*x, -*y)).collect();
+    let frontier = pareto_frontier(&negated);
+    if frontier.len() > 1 {
+        chart = chart.series(
+            Line::new()
+                .name("Pareto frontier")
+                .show_symbol(false)
+                .line_style(LineStyle::new().type_(LineStyleType::Dashed).color("#666"))
+                .item_style(ItemStyle::new().color("#666"))
+                .data(frontier.into_iter().map(|(x, y)| vec![x, -y]).collect::<Vec<_>>()),
+        );
+    }
+    Some(chart)
 }
 
 /// Points no other point beats on both axes (more is better on both), by increasing x.

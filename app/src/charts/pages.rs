@@ -50,6 +50,24 @@ pub fn compare_chart_specs(runs: &[Run], view: &ViewState) -> Vec<ChartSpec> {
     compare_charts(runs, view).iter().map(PageChart::spec).collect()
 }
 
+/// DOM id of the compare page's cost-per-million-tokens Pareto chart.
+pub const COST_PARETO_ID: &str = "cmp-cost-pareto";
+
+/// The compare page's cost trade-off chart (`costs` indexed like `runs`), when some level of
+/// some run has a price.
+pub fn cost_pareto_spec(runs: &[Run], costs: &[crate::domain::cost::RunCost]) -> Option<ChartSpec> {
+    let c = super::compare::cost_pareto(runs, costs)?;
+    Some(
+        chart(
+            COST_PARETO_ID,
+            "Speed per user vs $ per million output tokens (cheaper is lower), with the Pareto frontier",
+            "interactivity against cost",
+            c,
+        )
+        .spec(),
+    )
+}
+
 fn chart(id: &'static str, caption: impl Into<String>, label: &'static str, chart: Chart) -> PageChart {
     PageChart { id, caption: caption.into(), label, chart, empty: None }
 }
