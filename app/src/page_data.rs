@@ -178,7 +178,21 @@ fn compare_costs(runs: &[Run], costs: &[crate::domain::cost::RunCost], view: &Vi
         return Vec::new();
     }
     let names: Vec<String> = runs.iter().map(|r| r.name.clone()).collect();
-    crate::domain::cost::compare_rows(&names, costs, baseline_index(runs, view.baseline.as_ref()))
+    // With an SLO: each run's capacity level, where its cost is read too.
+    let capacities: Option<Vec<Option<LevelKey>>> = view.slo.as_ref().map(|slo| {
+        runs.iter()
+            .map(|r| {
+                let c = crate::domain::slo::capacity(slo, &r.points);
+                Some(LevelKey { load_kind: c.load_kind?, load_value: c.capacity.as_ref()?.load })
+            })
+            .collect()
+    });
+    crate::domain::cost::compare_rows(
+        &names,
+        costs,
+        baseline_index(runs, view.baseline.as_ref()),
+        capacities.as_deref(),
+    )
 }
 
 /// A run page's cost section, or a comparison's rows.

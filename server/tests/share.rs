@@ -662,6 +662,10 @@ async fn cost_per_million_tokens_rests_on_a_price_a_person_gives() {
         assert!(page.contains("id=\"compare-cost-table\"") && page.contains("$5.56") && page.contains("$4.37"));
         assert!(page.contains("−21.3 %"), "the change against the baseline: 4.3702 / 5.5562 − 1");
         assert!(page.contains("cmp-cost-pareto"), "the cost trade-off chart");
+        let (_, page) =
+            plain_text(&app, &format!("/compare?runs={chat},{completions}&baseline={completions}&slo={STORY_SLO}"))
+                .await;
+        assert!(page.contains("<td class=\"at-capacity\">$6.76 at C=48</td>"), "cost at each run's capacity");
         // Exports and the offline report carry the price and the figures.
         let (_, csv) = app.text(&format!("/api/v1/runs/{chat}/export.csv")).await;
         assert!(csv.lines().any(|l| l.starts_with("# cost: {") && l.contains("per_gpu")), "{csv}");

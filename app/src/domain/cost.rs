@@ -431,6 +431,21 @@ pub struct CostView {
 pub struct CompareCostRow {
     pub cells: [String; 7],
     pub priced: bool,
+    /// With an SLO in the view: "$6.76 at C=48", the cost at the run's capacity (or why
+    /// there is none).
+    pub at_capacity: Option<String>,
+}
+
+/// "$6.76 at C=48": the cost per million output tokens at `key`, or why there is none.
+pub fn cost_at(cost: &RunCost, key: Option<LevelKey>) -> String {
+    if let Some(m) = cost.missing() {
+        return m.to_owned();
+    }
+    let Some(key) = key else { return "no level meets the SLO".to_owned() };
+    match cost.at(&key).and_then(|l| l.usd_per_m_output) {
+        Some(v) => format!("{} at {}", usd(v), key.label()),
+        None => format!("unknown at {} (no throughput)", key.label()),
+    }
 }
 
 fn money(v: Option<f64>) -> String {
@@ -485,7 +500,12 @@ impl RunCost {
 
 /// The compare page's cost rows: each run at its peak, the change of its $/M output tokens
 /// against the baseline's. `names` and `costs` are indexed like the runs.
-pub fn compare_rows(names: &[String], costs: &[RunCost], baseline: usize) -> Vec<CompareCostRow> {
+pub fn compare_rows(
+    names: &[String],
+    costs: &[RunCost],
+    baseline: usize,
+    capacities: Option<&[Option<LevelKey>]>,
+) -> Vec<CompareCostRow> {
     let unknown = || super::format::UNKNOWN.to_owned();
     let base = costs.get(baseline).and_then(RunCost::at_peak).and_then(|l| l.usd_per_m_output);
     names
@@ -518,6 +538,7 @@ pub fn compare_rows(names: &[String], costs: &[RunCost], baseline: usize) -> Vec
                     super::format::num(peak.and_then(|l| l.joules_per_output_token), 3),
                 ],
                 priced: c.basis.is_ok(),
+                at_capacity: capacities.map(|caps| cost_at(c, caps.get(i).copied().flatten())),
             }
         })
         .collect()

@@ -96,6 +96,7 @@ pub fn CompareCosts(rows: Vec<CompareCostRow>) -> impl IntoView {
     if rows.is_empty() {
         return ().into_any();
     }
+    let slo = rows.iter().any(|r| r.at_capacity.is_some());
     view! {
         <section class="cost" id="compare-cost">
             <h2>"Cost and energy at each run's peak"</h2>
@@ -104,15 +105,17 @@ pub fn CompareCosts(rows: Vec<CompareCostRow>) -> impl IntoView {
                     <thead><tr>
                         <th>"run"</th><th>"price"</th><th>"peak at"</th><th>"$ / M output tokens"</th>
                         <th>"$ / M total tokens"</th><th>"change"</th><th>"J / output token"</th>
+                        {slo.then(|| view! { <th>"$ / M output tokens at capacity"</th> })}
                     </tr></thead>
                     <tbody>
                         {rows.into_iter().map(|r| {
                             let unpriced = !r.priced;
+                            let at_capacity = r.at_capacity.map(|c| view! { <td class="at-capacity">{c}</td> });
                             let [name, price, at, out, total, change, joules] = r.cells;
                             view! {
                                 <tr>
                                     <td>{name}</td><td class:unknown=unpriced>{price}</td><td>{at}</td><td>{out}</td>
-                                    <td>{total}</td><td>{change}</td><td>{joules}</td>
+                                    <td>{total}</td><td>{change}</td><td>{joules}</td>{at_capacity}
                                 </tr>
                             }
                         }).collect_view()}
