@@ -57,7 +57,7 @@ pub enum Command {
     ///           plateau sweep --url … --model … --adaptive --requests 32 --server http://plateau:3000
     ///           plateau sweep --url … --model … --find capacity --slo 'ttft:p99<=2s,tpot:p99<=50ms' --requests 64
     ///           plateau sweep --url … --model … --find capacity --slo 'ttft:p99<=2s' --load rate --max-rate 32
-    Sweep(SweepArgs),
+    Sweep(Box<SweepArgs>),
     /// Check a run for regressions against a baseline run or its configuration's history
     /// (thresholds: percentage, z-score over past runs, t-test where there are trials);
     /// prints a Markdown summary and exits 1 on a regression, 2 when it cannot check.
@@ -285,6 +285,11 @@ pub struct SweepArgs {
     /// default: the target's own `/metrics` (same scheme, host and port as --url).
     #[arg(long = "metrics-url")]
     pub metrics_url: Vec<String>,
+    /// A GPU exporter (NVIDIA dcgm-exporter) to scrape beside the server's metrics (repeat
+    /// for several, e.g. one per node): GPU utilisation, power, memory and energy per level.
+    /// Only its GPU metrics are kept; at most 8 endpoints with --metrics-url together.
+    #[arg(long = "gpu-metrics-url")]
+    pub gpu_metrics_url: Vec<String>,
     /// Scrape nothing.
     #[arg(long)]
     pub no_metrics: bool,
@@ -499,7 +504,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Import(a) => import(db, a).await,
-        Command::Sweep(a) => sweep(db, a).await,
+        Command::Sweep(a) => sweep(db, *a).await,
         Command::Check(a) => check(db, a).await,
         Command::Db(DbCommand::Copy { from, to }) => copy(&from, &to).await,
         Command::User(c) => user(db, c).await,
@@ -741,6 +746,7 @@ async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> 
         timeout_s: Some(a.timeout_s),
         name: a.name,
         metrics_urls: a.metrics_url,
+        gpu_metrics_urls: a.gpu_metrics_url,
         no_metrics: a.no_metrics,
         metrics_interval_ms: Some(a.metrics_interval_ms),
         repeat: Some(a.repeat),

@@ -213,9 +213,10 @@ pub enum SweepError {
     Field(#[from] SpecError),
     #[error("host {0} is not in the sweep allow-list (loopback only unless --sweep-allow names it)")]
     NotAllowed(String),
-    /// A metrics endpoint's host is not allowed (the target's rules).
-    #[error("metrics endpoint host {0} is not in the sweep allow-list (loopback only unless --sweep-allow names it)")]
-    MetricsNotAllowed(String),
+    /// A metrics endpoint's host is not allowed (the target's rules); names its field
+    /// (`metrics_urls` or `gpu_metrics_urls`).
+    #[error("{0}")]
+    MetricsNotAllowed(MetricsRefused),
     #[error("the sweep did not start: {0}")]
     Start(String),
     /// As many sweeps as the server runs at once are running.
@@ -223,16 +224,56 @@ pub enum SweepError {
     Busy(usize),
 }
 
+/// A metrics endpoint refused by the allow-list: its host, and the request field it came
+/// from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsRefused {
+    pub field: &'static str,
+    pub host: String,
+}
+
+impl std::fmt::Display for MetricsRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.field == GPU_METRICS_FIELD { "GPU metrics endpoint" } else { "metrics endpoint" };
+        write!(
+            f,
+            "{what} host {} is not in the sweep allow-list (loopback only unless --sweep-allow names it)",
+            self.host
+        )
+    }
+}
+
+/// The request fields of the metrics endpoints.
+pub const METRICS_FIELD: &str = "metrics_urls";
+pub const GPU_METRICS_FIELD: &str = "gpu_metrics_urls";
+
 impl SweepError {
     /// The request field at fault, when there is one.
     pub fn field(&self) -> Option<&'static str> {
         match self {
             SweepError::Field(e) => Some(e.field),
             SweepError::Invalid(_) | SweepError::NotAllowed(_) => Some("url"),
-            SweepError::MetricsNotAllowed(_) => Some("metrics_urls"),
+            SweepError::MetricsNotAllowed(r) => Some(r.field),
             SweepError::Start(_) | SweepError::Busy(_) => None,
         }
     }
+}
+
+/// A metrics endpoint is user input like the target: each of `metrics` (the engine's and
+/// the GPU exporters') gets the same check and is pinned to the addresses checked; a
+/// refusal names its field. (None given: the target's own `/metrics`, on the target's
+/// checked addresses.)
+pub async fn pin_metrics(allow: &AllowList, metrics: &mut MetricsSpec) -> Result<(), SweepError> {
+    for (field, urls) in [(METRICS_FIELD, &mut metrics.urls), (GPU_METRICS_FIELD, &mut metrics.gpu_urls)] {
+        for m in urls.iter_mut() {
+            m.pin = Some(allow.check(&m.url).await.map_err(|e| match e {
+                SweepError::Invalid(msg) => SweepError::Field(SpecError::new(field, msg)),
+                SweepError::NotAllowed(host) => SweepError::MetricsNotAllowed(MetricsRefused { field, host }),
+                other => other,
+            })?);
+        }
+    }
+    Ok(())
 }
 
 /// What a client posts to start a sweep.
@@ -314,6 +355,10 @@ pub struct SweepRequest {
     /// target's own `/metrics`. Server-started sweeps check each like the target.
     #[serde(default)]
     pub metrics_urls: Vec<String>,
+    /// GPU exporters (dcgm-exporter) to scrape beside them (only their GPU metrics are
+    /// kept); checked like `metrics_urls`, counted with them against their maximum.
+    #[serde(default)]
+    pub gpu_metrics_urls: Vec<String>,
     /// Scrape nothing.
     #[serde(default)]
     pub no_metrics: bool,
@@ -399,6 +444,11 @@ impl SweepRequest {
             metrics: MetricsSpec {
                 enabled: !self.no_metrics,
                 urls: self.metrics_urls.iter().map(|u| MetricsUrl { url: u.trim().to_owned(), pin: None }).collect(),
+                gpu_urls: self
+                    .gpu_metrics_urls
+                    .iter()
+                    .map(|u| MetricsUrl { url: u.trim().to_owned(), pin: None })
+                    .collect(),
                 interval: Duration::from_millis(
                     self.metrics_interval_ms.unwrap_or(loadgen::scrape::DEFAULT_INTERVAL.as_millis() as u64),
                 ),
@@ -701,15 +751,7 @@ impl Sweeps {
         let url = req.url.clone();
         let mut spec = req.into_spec(None)?;
         spec.target.pin = Some(self.allow.check(&url).await?);
-        // A metrics endpoint is user input like the target: the same check, each pinned.
-        // (None given: the target's own `/metrics`, on the target's checked addresses.)
-        for m in &mut spec.metrics.urls {
-            m.pin = Some(self.allow.check(&m.url).await.map_err(|e| match e {
-                SweepError::Invalid(msg) => SweepError::Field(SpecError::new("metrics_urls", msg)),
-                SweepError::NotAllowed(host) => SweepError::MetricsNotAllowed(host),
-                other => other,
-            })?);
-        }
+        pin_metrics(&self.allow, &mut spec.metrics).await?;
         let (tx, mut rx) = mpsc::channel::<Progress>(256);
         let (cancel_tx, cancel_rx) = watch::channel(false);
         let (events, _) = broadcast::channel(256);
@@ -947,6 +989,46 @@ mod tests {
         assert!(b.check_addrs(&c, &[addr("10.0.0.5:8000")]).is_ok(), "a listed name may be anywhere");
     }
 
+    /// GPU exporters' URLs get the target's checks, are pinned, and a refusal names
+    /// `gpu_metrics_urls` (the engine's URLs keep naming `metrics_urls`).
+    #[tokio::test]
+    async fn gpu_metrics_urls_are_checked_like_the_target_and_named() {
+        let a = AllowList::loopback();
+        let with = |engine: &str, gpu: &str| MetricsSpec {
+            urls: vec![MetricsUrl { url: engine.into(), pin: None }],
+            gpu_urls: vec![MetricsUrl { url: gpu.into(), pin: None }],
+            ..MetricsSpec::default()
+        };
+        let mut m = with("http://127.0.0.1:8000/metrics", "http://localhost:9400/metrics");
+        pin_metrics(&a, &mut m).await.unwrap();
+        let pin = m.gpu_urls[0].pin.as_ref().unwrap();
+        assert!(!pin.addrs.is_empty() && pin.addrs.iter().all(|x| x.ip().is_loopback()), "{pin:?}");
+        assert_eq!(m.urls[0].pin.as_ref().unwrap().addrs, [addr("127.0.0.1:8000")]);
+        for (url, forbidden) in [
+            // addresses that are (or reach) somewhere never allowed
+            ("http://169.254.169.254/metrics", true),
+            ("http://[::ffff:169.254.169.254]/metrics", true),
+            ("http://[64:ff9b::a9fe:a9fe]:9400/metrics", true),
+            ("http://0.0.0.0:9400/metrics", true),
+            // not loopback and not listed; a name not listed is not even looked up
+            ("http://10.1.2.3:9400/metrics", true),
+            ("http://dcgm.example:9400/metrics", true),
+            // not a URL the target could be
+            ("http://127.0.0.1:3205@evil.example/metrics", false),
+            ("https://127.0.0.1:9400/metrics", false),
+        ] {
+            let e = pin_metrics(&a, &mut with("http://127.0.0.1:8000/metrics", url)).await.unwrap_err();
+            assert_eq!(e.field(), Some(GPU_METRICS_FIELD), "{url}: {e}");
+            assert_eq!(matches!(e, SweepError::MetricsNotAllowed(_)), forbidden, "{url}: {e}");
+            if forbidden {
+                assert!(e.to_string().starts_with("GPU metrics endpoint host "), "{e}");
+            }
+            // The same URL as an engine endpoint names its own field.
+            let e = pin_metrics(&a, &mut with(url, "http://127.0.0.1:9400/metrics")).await.unwrap_err();
+            assert_eq!(e.field(), Some(METRICS_FIELD), "{url}: {e}");
+        }
+    }
+
     #[tokio::test]
     async fn user_info_and_tricky_hosts_are_refused_before_any_connection() {
         let a = AllowList::loopback();
@@ -1059,6 +1141,24 @@ mod tests {
         assert_eq!(with("metrics_urls", serde_json::json!(vec!["http://127.0.0.1:9/metrics"; 9])), Err("metrics_urls"));
         assert_eq!(with("metrics_urls", serde_json::json!(["ftp://127.0.0.1/metrics"])), Err("metrics_urls"));
         assert_eq!(with("metrics_urls", serde_json::json!(["http://127.0.0.1:9/metrics"])), Ok(()));
+        // GPU exporters: the same checks, named by their own field, counted with the others.
+        let gpu = |n: usize| serde_json::json!(vec!["http://127.0.0.1:9400/metrics"; n]);
+        assert_eq!(with("gpu_metrics_urls", gpu(9)), Err("gpu_metrics_urls"));
+        assert_eq!(with("gpu_metrics_urls", gpu(8)), Ok(()));
+        let mut both = base.clone();
+        both["metrics_urls"] = serde_json::json!(vec!["http://127.0.0.1:9/metrics"; 5]);
+        both["gpu_metrics_urls"] = gpu(4);
+        assert_eq!(request(both.clone()).into_spec(None).map(|_| ()).map_err(|e| e.field), Err("gpu_metrics_urls"));
+        both["gpu_metrics_urls"] = gpu(3);
+        let spec = request(both).into_spec(None).unwrap();
+        assert_eq!((spec.metrics.urls.len(), spec.metrics.gpu_urls.len()), (5, 3));
+        assert_eq!(with("gpu_metrics_urls", serde_json::json!(["ftp://127.0.0.1/metrics"])), Err("gpu_metrics_urls"));
+        assert_eq!(with("gpu_metrics_urls", serde_json::json!([""])), Err("gpu_metrics_urls"));
+        assert_eq!(
+            with("gpu_metrics_urls", serde_json::json!([format!("http://127.0.0.1/{}", "m".repeat(2000))])),
+            Err("gpu_metrics_urls")
+        );
+        assert_eq!(with("gpu_metrics_urls", serde_json::json!([" http://127.0.0.1:9400/metrics "])), Ok(()));
         assert_eq!(with("max_tokens", 0.into()), Err("max_tokens"));
         assert_eq!(with("max_tokens", 4_000_000.into()), Err("max_tokens"));
         assert_eq!(with("concurrency", serde_json::json!([1, 1_000_000])), Err("concurrency"));

@@ -511,6 +511,32 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
                 403,
                 "metrics_urls",
             ),
+            // GPU exporters: the same checks, their own field.
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "gpu_metrics_urls": ["http://127.0.0.1:3205@evil.example/metrics"]}),
+                400,
+                "gpu_metrics_urls",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "gpu_metrics_urls": ["http://169.254.169.254/metrics"]}),
+                403,
+                "gpu_metrics_urls",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "gpu_metrics_urls": ["http://10.1.2.3:9400/metrics"]}),
+                403,
+                "gpu_metrics_urls",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "metrics_urls": ["http://127.0.0.1:9/metrics"],
+                                   "gpu_metrics_urls": vec!["http://127.0.0.1:9400/metrics"; 8]}),
+                400,
+                "gpu_metrics_urls",
+            ),
             (
                 serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
                                    "metrics_interval_ms": 1}),
@@ -1308,6 +1334,74 @@ async fn a_sweep_stores_the_simulators_metrics_per_level() {
     }
 }
 
+/// A sweep with the simulator's simulated DCGM exporter (`/gpu/metrics`) as its GPU
+/// metrics URL (C = 1 and 4 against a batch limit of 4): each level's telemetry holds the
+/// simulated GPU's series (UUID `SIM-GPU-0`, tagged as the GPU endpoint) beside the engine's
+/// own (scraped from the target's `/metrics`, once, untagged), and the GPU works harder at
+/// the higher level: utilisation ¼ → full, power idle + ¼ → peak.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_stores_the_simulated_gpu_telemetry_per_level() {
+    let _together = shared_lock().await;
+    let url = spawn_sim(SimConfig {
+        max_batch: 4,
+        base_decode_ms: 5.0,
+        per_seq_decode_ms: 0.5,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    })
+    .await;
+    let (_dir, pool) = temp_pool("gpu.db").await;
+    let gpu_url = format!("{url}/gpu/metrics");
+    let mut s = spec(url.clone(), EndpointKind::Chat, vec![1, 4], LoadMode::Steady { requests: 16 });
+    s.target.max_tokens = 32;
+    s.metrics = loadgen::MetricsSpec {
+        gpu_urls: vec![loadgen::MetricsUrl { url: gpu_url.clone(), pin: None }],
+        interval: Duration::from_millis(100),
+        ..loadgen::MetricsSpec::default()
+    };
+    let (run, _) = sweep(&pool, s).await;
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(run.facts.engine.as_deref(), Some("plateau-sim"), "the engine, from the target's own /metrics");
+    assert!(run.facts.notes.contains(&format!("server metrics scraped from {url}/metrics every 100 ms")));
+    assert!(run.facts.notes.contains(&format!("GPU metrics scraped from {gpu_url} every 100 ms")));
+    let levels = app::db::run_telemetry(&pool, &run.id).await.unwrap();
+    assert_eq!(levels.iter().map(|l| l.load_value).collect::<Vec<_>>(), vec![1.0, 4.0]);
+    let uuid = ("UUID".to_owned(), "SIM-GPU-0".to_owned());
+    for l in &levels {
+        let (t, c) = (&l.telemetry, l.load_value);
+        assert!(t.scrapes_ok >= 2 && t.scrapes_failed == 0, "C={c}: {} ok, {} failed", t.scrapes_ok, t.scrapes_failed);
+        for name in ["gpu_util_pct", "gpu_power_w", "gpu_fb_used_mib", "gpu_sm_active", "gpu_temp_c"] {
+            let series: Vec<_> = t.series_named(name).collect();
+            assert_eq!(series.len(), 1, "C={c}: one simulated GPU, one {name} series");
+            assert!(series[0].labels.contains(&uuid), "C={c}: {:?}", series[0].labels);
+            assert!(series[0].labels.contains(&("endpoint".to_owned(), "gpu-1".to_owned())));
+        }
+        assert!(t.delta("gpu_energy_mj_total").is_some_and(|e| e > 0.0), "C={c}: energy grows");
+        assert_eq!(t.max("gpu_power_limit_w"), Some(300.0));
+        // The engine's series once, as without GPU telemetry: no second copy, no tag.
+        let running: Vec<_> = t.series_named("requests_running").collect();
+        assert_eq!(running.len(), 1, "C={c}");
+        assert!(running[0].labels.iter().all(|(k, _)| k != "endpoint"), "{:?}", running[0].labels);
+        assert_eq!(t.delta("requests_finished"), Some(16.0), "C={c}");
+        assert!(t.max("gpu_util_pct").unwrap() <= 25.0 * c, "C={c}: occupancy ≤ C ÷ 4");
+    }
+    let (low, high) = (&levels[0].telemetry, &levels[1].telemetry);
+    let (util_low, util_high) = (low.mean("gpu_util_pct").unwrap(), high.mean("gpu_util_pct").unwrap());
+    assert!(util_high > util_low, "mean utilisation {util_low} % at C=1, {util_high} % at C=4");
+    let (power_low, power_high) = (low.mean("gpu_power_w").unwrap(), high.mean("gpu_power_w").unwrap());
+    assert!(power_high > power_low, "mean power {power_low} W at C=1, {power_high} W at C=4");
+    assert_eq!(low.max("gpu_util_pct"), Some(25.0), "one of four sequences");
+    assert_eq!(high.max("gpu_power_w"), Some(300.0), "the batch full: peak power");
+    // What the pages read: one GPU, busier at C=4.
+    let stored = app::db::stored_signals(&pool, &run.id).await.unwrap();
+    assert!(stored.has_server_metrics);
+    let gpu: Vec<(Option<f64>, Option<f64>)> =
+        stored.levels.iter().map(|l| (l.gpu_count, l.gpu_util_mean_pct)).collect();
+    assert_eq!(gpu.len(), 2);
+    assert!(gpu.iter().all(|g| g.0 == Some(1.0)), "{gpu:?}");
+    assert!(gpu[1].1 > gpu[0].1, "{gpu:?}");
+}
+
 /// A KV cache too small for the batch: the simulator preempts and says so, and a scrape
 /// that cannot reach its endpoint is counted per level without failing the sweep.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1394,7 +1488,8 @@ async fn the_stored_sweep_explains_its_plateau_by_the_simulators_batch_limit() {
 
 /// Regenerates the demo's simulated sweep with server metrics (`server/src/demo/`): a
 /// sweep against the simulator with a batch limit of 4 (C = 1 … 16, 32 requests per level:
-/// enough that C=8 and C=16 both sit at the limit), exported as Plateau's JSON.
+/// enough that C=8 and C=16 both sit at the limit), its simulated GPU scraped too (one GPU
+/// at `/gpu/metrics`, the sim's defaults), exported as Plateau's JSON.
 /// `cargo test -p server --test sweep_sim -- --ignored regenerate_the_demo_sim_sweep`
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes server/src/demo/sim-max-batch-4.json"]
@@ -1409,10 +1504,14 @@ async fn regenerate_the_demo_sim_sweep() {
     })
     .await;
     let (_dir, pool) = temp_pool("demo.db").await;
-    let mut s = spec(url, EndpointKind::Chat, vec![1, 2, 4, 8, 16], LoadMode::Steady { requests: 32 });
+    let mut s = spec(url.clone(), EndpointKind::Chat, vec![1, 2, 4, 8, 16], LoadMode::Steady { requests: 32 });
     s.name = server::demo::SIM_RUN.into();
     s.target.max_tokens = 32;
-    s.metrics = loadgen::MetricsSpec { interval: Duration::from_millis(100), ..loadgen::MetricsSpec::default() };
+    s.metrics = loadgen::MetricsSpec {
+        gpu_urls: vec![loadgen::MetricsUrl { url: format!("{url}/gpu/metrics"), pin: None }],
+        interval: Duration::from_millis(100),
+        ..loadgen::MetricsSpec::default()
+    };
     let (run, _) = sweep(&pool, s).await;
     let export = server::export::json(&pool, &run.id).await.unwrap();
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/demo/sim-max-batch-4.json");

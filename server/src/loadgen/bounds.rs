@@ -50,14 +50,15 @@ pub const MIN_RATE_RESOLUTION: f64 = 0.001;
 pub const MAX_PROMPT_WORDS_IN_MEMORY: u64 = 20_000_000;
 /// Output tokens of one level (max_tokens × requests per level): their chunk gaps are kept.
 pub const MAX_OUTPUT_TOKENS_PER_LEVEL: u64 = 50_000_000;
-/// Texts not stored with the run: the API key, each metrics URL (the model and the name
+/// Texts not stored with the run: the API key, each metrics or GPU metrics URL (the model and the name
 /// are: `app::domain::text::MAX_FACT_CHARS`, `MAX_NAME_CHARS`).
 pub const MAX_TEXT_CHARS: usize = 1_024;
 pub const MAX_EXTRA_BODY_BYTES: usize = 64 * 1024;
 /// Metrics scrape interval (ms).
 pub const MIN_METRICS_INTERVAL_MS: u64 = 100;
 pub const MAX_METRICS_INTERVAL_MS: u64 = 60_000;
-/// Metrics endpoints scraped by one sweep.
+/// Metrics endpoints scraped by one sweep: the engine's (`metrics_urls`) and the GPU
+/// exporters (`gpu_metrics_urls`) together (every interval scrapes each of them in turn).
 pub const MAX_METRICS_URLS: usize = 8;
 /// Open files kept back for the database, the listener and the server's own clients.
 pub const RESERVED_FILES: u64 = 128;
@@ -192,13 +193,28 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
             format!("{ms} is not between {MIN_METRICS_INTERVAL_MS} and {MAX_METRICS_INTERVAL_MS}"),
         );
     }
-    if m.urls.len() > MAX_METRICS_URLS {
-        return err("metrics_urls", format!("{} endpoints; at most {MAX_METRICS_URLS}", m.urls.len()));
+    let endpoints = m.urls.len() + m.gpu_urls.len();
+    if endpoints > MAX_METRICS_URLS {
+        // The GPU URLs are the ones added to the engine's.
+        return if m.gpu_urls.is_empty() {
+            err("metrics_urls", format!("{endpoints} endpoints; at most {MAX_METRICS_URLS}"))
+        } else {
+            err(
+                "gpu_metrics_urls",
+                format!(
+                    "{} GPU and {} server metrics endpoints; at most {MAX_METRICS_URLS} together",
+                    m.gpu_urls.len(),
+                    m.urls.len()
+                ),
+            )
+        };
     }
-    for u in &m.urls {
-        text("metrics_urls", &u.url, false, MAX_TEXT_CHARS)?;
-        if !(u.url.starts_with("http://") || u.url.starts_with("https://")) {
-            return err("metrics_urls", format!("{:?} must start with http:// or https://", u.url));
+    for (field, urls) in [("metrics_urls", &m.urls), ("gpu_metrics_urls", &m.gpu_urls)] {
+        for u in urls {
+            text(field, &u.url, false, MAX_TEXT_CHARS)?;
+            if !(u.url.starts_with("http://") || u.url.starts_with("https://")) {
+                return err(field, format!("{:?} must start with http:// or https://", u.url));
+            }
         }
     }
     if spec.repeat == 0 || spec.repeat > MAX_REPEAT {
@@ -446,7 +462,10 @@ pub fn table() -> String {
         ("api_key", format!("≤ {MAX_TEXT_CHARS} characters")),
         ("extra_body", format!("≤ {MAX_EXTRA_BODY_BYTES} bytes of JSON")),
         ("metrics_interval_ms", format!("{MIN_METRICS_INTERVAL_MS} – {MAX_METRICS_INTERVAL_MS}")),
-        ("metrics_urls", format!("0 – {MAX_METRICS_URLS}, each ≤ {MAX_TEXT_CHARS} characters")),
+        (
+            "metrics_urls + gpu_metrics_urls",
+            format!("0 – {MAX_METRICS_URLS} endpoints together, each ≤ {MAX_TEXT_CHARS} characters, http(s)"),
+        ),
     ];
     let mut out = String::from("| field | bound |\n|---|---|\n");
     for (f, b) in rows {

@@ -15,11 +15,22 @@
 //!   redirects, pinned to the checked addresses on server-started sweeps, each scrape
 //!   bounded in time ([`scrape_timeout`]) and size ([`MAX_BODY_BYTES`]), parsed off the
 //!   runtime's worker threads. A failed scrape is counted, never fatal to the sweep.
+//!
+//! Several endpoints are scraped together, their readings in one level's telemetry:
+//! - the engine's (`--metrics-url`, else the target's own `/metrics`), labelled
+//!   `endpoint="1"`, `"2"` … when there are several (as before GPU endpoints existed);
+//! - GPU exporters (`--gpu-metrics-url`, dcgm-exporter), always labelled
+//!   `endpoint="gpu-1"`, `"gpu-2"` …, of which only the GPU metrics Plateau knows are kept
+//!   ([`gpu_only`]: an engine's page given as a GPU URL adds no engine series, and a
+//!   node's other DCGM fields take no room from the engine's series);
+//! - one GPU reported by two endpoints (the same exporter twice, or an engine page that
+//!   also carries DCGM fields) is kept once, from the first endpoint ([`drop_repeated_gpus`]):
+//!   GPU gauges are added up per series, so a second copy would count the GPU twice.
 
 use super::{LoadgenError, Pin};
 use app::domain::telemetry::{
-    assign_names, detect_engine, normalise, LevelTelemetry, Series, SeriesData, TelemetrySource, MAX_BUCKETS,
-    MAX_POINTS, MAX_SERIES,
+    assign_names, detect_engine, normalise, LevelTelemetry, Series, SeriesData, TelemetrySource, GPU, GPU_HOST_LABEL,
+    GPU_INDEX_LABEL, GPU_UUID_LABEL, MAX_BUCKETS, MAX_POINTS, MAX_SERIES,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -38,12 +49,15 @@ pub struct MetricsSpec {
     pub enabled: bool,
     /// Explicit endpoints (`--metrics-url`); none: the target's own `/metrics`.
     pub urls: Vec<MetricsUrl>,
+    /// GPU exporters (`--gpu-metrics-url`), scraped beside the engine's endpoints; only
+    /// their GPU metrics are kept.
+    pub gpu_urls: Vec<MetricsUrl>,
     pub interval: Duration,
 }
 
 impl Default for MetricsSpec {
     fn default() -> Self {
-        Self { enabled: true, urls: Vec::new(), interval: DEFAULT_INTERVAL }
+        Self { enabled: true, urls: Vec::new(), gpu_urls: Vec::new(), interval: DEFAULT_INTERVAL }
     }
 }
 
@@ -454,10 +468,67 @@ fn hist(bounds: &[f64], counts: &[f64], count: f64, sum: Option<f64>) -> Hist {
 }
 
 /// One endpoint the scraper reads.
+#[derive(Clone)]
 struct Endpoint {
     url: String,
-    /// Added as `endpoint="<n>"` when a sweep scrapes several endpoints.
+    /// Added as `endpoint="<tag>"`: `"1"`, `"2"` … for the engine's endpoints when there
+    /// are several, `"gpu-1"` … for every GPU exporter.
     tag: Option<String>,
+    /// A GPU exporter: only GPU metrics are kept from it.
+    gpu: bool,
+    /// The target's own `/metrics`, not asked for: dropped when it does not answer.
+    discovered: bool,
+}
+
+/// The label a scrape of several endpoints adds to each reading.
+pub const ENDPOINT_LABEL: &str = "endpoint";
+
+/// Whether `source_name` is a GPU metric Plateau knows (`KNOWN`, engine `dcgm`).
+pub fn is_gpu_metric(source_name: &str) -> bool {
+    normalise(source_name).is_some_and(|k| k.engine == GPU)
+}
+
+/// A GPU exporter's readings: its GPU metrics only.
+pub fn gpu_only(mut readings: Vec<Reading>) -> Vec<Reading> {
+    readings.retain(|r| is_gpu_metric(&r.source_name));
+    readings
+}
+
+/// The GPU a GPU reading is about: its `UUID`, else its host and index; `None` for a
+/// reading that names no GPU (or is not a GPU metric).
+fn gpu_identity(r: &Reading) -> Option<(String, String, String)> {
+    if !is_gpu_metric(&r.source_name) {
+        return None;
+    }
+    let label = |name: &str| r.labels.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    match label(GPU_UUID_LABEL) {
+        Some(uuid) => Some((r.source_name.clone(), uuid, String::new())),
+        None => label(GPU_INDEX_LABEL).map(|i| (r.source_name.clone(), label(GPU_HOST_LABEL).unwrap_or_default(), i)),
+    }
+}
+
+/// One scrape's readings, endpoint by endpoint (in the scraper's order), as one list: a
+/// GPU metric of a GPU an earlier endpoint already reported is dropped (the same exporter
+/// given twice, or a GPU on an engine's page and on its exporter's), so no GPU counts
+/// twice. Within one endpoint nothing is dropped (MIG instances share their GPU's UUID).
+pub fn drop_repeated_gpus(per_endpoint: Vec<Vec<Reading>>) -> Vec<Reading> {
+    let mut seen: HashSet<(String, String, String)> = HashSet::new();
+    let mut out = Vec::new();
+    for readings in per_endpoint {
+        let mut mine = HashSet::new();
+        for r in readings {
+            match gpu_identity(&r) {
+                Some(id) if seen.contains(&id) => continue,
+                Some(id) => {
+                    mine.insert(id);
+                }
+                None => {}
+            }
+            out.push(r);
+        }
+        seen.extend(mine);
+    }
+    out
 }
 
 struct State {
@@ -473,8 +544,10 @@ pub struct Scraper {
     interval: Duration,
     state: Arc<Mutex<State>>,
     task: Option<tokio::task::JoinHandle<()>>,
-    /// The URLs, for the run's notes.
+    /// The engine's endpoints, for the run's notes.
     pub urls: Vec<String>,
+    /// The GPU exporters, for the run's notes.
+    pub gpu_urls: Vec<String>,
 }
 
 impl Drop for Scraper {
@@ -496,14 +569,15 @@ impl Scraper {
         if !spec.enabled {
             return Ok(None);
         }
-        let urls: Vec<MetricsUrl> = if spec.urls.is_empty() {
-            match discovered_url(base_url) {
-                Some(url) => vec![MetricsUrl { url, pin: target_pin.cloned() }],
-                None => return Ok(None),
-            }
+        let discovered = spec.urls.is_empty();
+        let urls: Vec<MetricsUrl> = if discovered {
+            discovered_url(base_url).map(|url| MetricsUrl { url, pin: target_pin.cloned() }).into_iter().collect()
         } else {
             spec.urls.clone()
         };
+        if urls.is_empty() && spec.gpu_urls.is_empty() {
+            return Ok(None);
+        }
         let timeout = scrape_timeout(spec.interval);
         let mut builder = reqwest::Client::builder()
             .tcp_nodelay(true)
@@ -514,7 +588,7 @@ impl Scraper {
             .pool_max_idle_per_host(0)
             .redirect(reqwest::redirect::Policy::none());
         let mut pinned = false;
-        for u in &urls {
+        for u in urls.iter().chain(&spec.gpu_urls) {
             if let Some(pin) = &u.pin {
                 builder = builder.resolve_to_addrs(&pin.host, &pin.addrs);
                 pinned = true;
@@ -525,19 +599,64 @@ impl Scraper {
         }
         let client = builder.build().map_err(|e| LoadgenError::Client(e.to_string()))?;
         let many = urls.len() > 1;
-        let endpoints = urls
-            .iter()
-            .enumerate()
-            .map(|(i, u)| Endpoint { url: u.url.clone(), tag: many.then(|| (i + 1).to_string()) })
-            .collect();
-        Ok(Some(Self {
+        let engine = urls.iter().enumerate().map(|(i, u)| Endpoint {
+            url: u.url.clone(),
+            tag: many.then(|| (i + 1).to_string()),
+            gpu: false,
+            discovered,
+        });
+        let gpus = spec.gpu_urls.iter().enumerate().map(|(i, u)| Endpoint {
+            url: u.url.clone(),
+            tag: Some(format!("gpu-{}", i + 1)),
+            gpu: true,
+            discovered: false,
+        });
+        let endpoints: Vec<Endpoint> = engine.chain(gpus).collect();
+        let mut scraper = Self {
             client,
-            endpoints: Arc::new(endpoints),
+            endpoints: Arc::new(Vec::new()),
             interval: spec.interval,
             state: Arc::new(Mutex::new(State { recorder: None, origin: Instant::now() })),
             task: None,
-            urls: urls.into_iter().map(|u| u.url).collect(),
-        }))
+            urls: Vec::new(),
+            gpu_urls: Vec::new(),
+        };
+        scraper.set_endpoints(endpoints);
+        Ok(Some(scraper))
+    }
+
+    fn set_endpoints(&mut self, endpoints: Vec<Endpoint>) {
+        self.urls = endpoints.iter().filter(|e| !e.gpu).map(|e| e.url.clone()).collect();
+        self.gpu_urls = endpoints.iter().filter(|e| e.gpu).map(|e| e.url.clone()).collect();
+        self.endpoints = Arc::new(endpoints);
+    }
+
+    /// No endpoint left to scrape (after [`Scraper::probe`] dropped an unanswering
+    /// discovered one).
+    pub fn is_empty(&self) -> bool {
+        self.endpoints.is_empty()
+    }
+
+    /// One endpoint's readings: a GPU exporter's GPU metrics only, tagged.
+    async fn scrape_one(
+        client: &reqwest::Client,
+        e: &Endpoint,
+        timeout: Duration,
+    ) -> Result<Vec<Reading>, ScrapeError> {
+        let mut readings = match tokio::time::timeout(timeout, fetch(client, &e.url)).await {
+            Ok(r) => r?,
+            Err(_) => return Err(ScrapeError::Timeout(timeout)),
+        };
+        if e.gpu {
+            readings = gpu_only(readings);
+        }
+        if let Some(tag) = &e.tag {
+            for r in &mut readings {
+                r.labels.push((ENDPOINT_LABEL.into(), tag.clone()));
+                r.labels.sort();
+            }
+        }
+        Ok(readings)
     }
 
     /// One scrape of every endpoint: the readings, or the first failure.
@@ -546,21 +665,11 @@ impl Scraper {
         endpoints: &[Endpoint],
         timeout: Duration,
     ) -> Result<Vec<Reading>, ScrapeError> {
-        let mut all = Vec::new();
+        let mut all = Vec::with_capacity(endpoints.len());
         for e in endpoints {
-            let mut readings = match tokio::time::timeout(timeout, fetch(client, &e.url)).await {
-                Ok(r) => r?,
-                Err(_) => return Err(ScrapeError::Timeout(timeout)),
-            };
-            if let Some(tag) = &e.tag {
-                for r in &mut readings {
-                    r.labels.push(("endpoint".into(), tag.clone()));
-                    r.labels.sort();
-                }
-            }
-            all.append(&mut readings);
+            all.push(Self::scrape_one(client, e, timeout).await?);
         }
-        Ok(all)
+        Ok(drop_repeated_gpus(all))
     }
 
     /// One scrape now, recorded in the level under way if any.
@@ -568,11 +677,34 @@ impl Scraper {
         Self::scrape_all(&self.client, &self.endpoints, scrape_timeout(self.interval)).await
     }
 
-    /// Scrapes once and names the engine the endpoint belongs to (for the run's facts);
-    /// `Err` when the endpoint cannot be read.
-    pub async fn probe(&self) -> Result<Option<&'static str>, ScrapeError> {
-        let readings = self.scrape_now().await?;
-        Ok(detect_engine(readings.iter().map(|r| r.source_name.as_str())))
+    /// Scrapes each endpoint once, before the levels, and names the engine they belong to
+    /// (for the run's facts). The target's own `/metrics` (not asked for) is dropped when
+    /// it does not answer; an endpoint given explicitly is kept all the same (each failed
+    /// scrape counted per level). See [`Scraper::is_empty`].
+    pub async fn probe(&mut self) -> Option<&'static str> {
+        let timeout = scrape_timeout(self.interval);
+        let mut names: Vec<String> = Vec::new();
+        let mut dropped = false;
+        let mut keep = vec![true; self.endpoints.len()];
+        for (i, e) in self.endpoints.iter().enumerate() {
+            match Self::scrape_one(&self.client, e, timeout).await {
+                Ok(readings) => names.extend(readings.into_iter().map(|r| r.source_name)),
+                Err(error) if e.discovered => {
+                    tracing::info!(url = %e.url, %error, "no server metrics at the target: not scraping it");
+                    keep[i] = false;
+                    dropped = true;
+                }
+                Err(error) => {
+                    let what = if e.gpu { "GPU metrics" } else { "metrics" };
+                    tracing::warn!(url = %e.url, %error, "{what} endpoint not answering; scraping anyway");
+                }
+            }
+        }
+        if dropped {
+            let kept = self.endpoints.iter().zip(keep).filter(|(_, k)| *k).map(|(e, _)| e.clone()).collect();
+            self.set_endpoints(kept);
+        }
+        detect_engine(names.iter().map(String::as_str))
     }
 
     /// Starts scraping every interval in the background.
@@ -840,6 +972,115 @@ process_cpu_seconds_total 12.5
         for c in ["preemptions", "prefix_cache_hits", "prefix_cache_queries", "prompt_tokens", "generation_tokens"] {
             assert!(t.delta(c).is_some(), "{c}");
         }
+    }
+
+    /// Real dcgm-exporter text (the shared fixture `prometheus/dcgm_exporter_scrape_…`, an
+    /// idle Tesla T4; its SOURCE.txt): `# NOTE` comment lines, labels with `/` and `.`,
+    /// fixed-6-decimal values; read under Plateau's GPU names, no engine named.
+    #[test]
+    fn real_dcgm_exporter_text_reads_as_gpu_names() {
+        let text = crate::ingest::test_fixtures::read(
+            "prometheus/dcgm_exporter_scrape_tesla-t4_idle_datadog-integrations-core.txt",
+        );
+        let r = parse(&text).unwrap();
+        let power = r.iter().find(|x| x.source_name == "DCGM_FI_DEV_POWER_USAGE").unwrap();
+        assert_eq!(power.value, Value::Gauge(8.969));
+        assert!(power.labels.iter().any(|(k, v)| k == "DCGM_FI_PROCESS_NAME" && v == "/usr/bin/dcgm-exporter"));
+        let kept = gpu_only(r.clone());
+        assert!(kept.len() < r.len(), "DCGM fields Plateau has no name for are left out");
+        assert!(kept.iter().all(|x| is_gpu_metric(&x.source_name)));
+        let mut rec = Recorder::new(Duration::from_millis(500));
+        rec.push(0.0, kept);
+        let t = rec.finish();
+        assert_eq!(t.engine, None, "a GPU exporter is not an inference engine");
+        assert_eq!(t.max("gpu_power_w"), Some(8.969));
+        assert_eq!(t.max("gpu_power_limit_w"), Some(70.0));
+        assert_eq!(t.max("gpu_util_pct"), Some(0.0));
+        assert_eq!(t.max("gpu_fb_free_mib"), Some(15109.0));
+        assert_eq!(t.max("gpu_sm_clock_mhz"), Some(300.0));
+        assert_eq!(t.delta("gpu_energy_mj_total"), Some(0.0), "one scrape: no growth yet");
+        let s = t.series_named("gpu_power_w").next().unwrap();
+        assert!(s.labels.iter().any(|(k, v)| k == "UUID" && v == "GPU-20c56d28-0da5-6d26-a36a-e7af1ce2586e"));
+    }
+
+    fn gpu_reading(name: &str, labels: &[(&str, &str)], v: f64) -> Reading {
+        let mut labels: Vec<(String, String)> = labels.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+        labels.sort();
+        Reading { source_name: name.into(), labels, value: Value::Gauge(v) }
+    }
+
+    /// A GPU reported by two endpoints counts once (the first endpoint's); a GPU endpoint
+    /// adds no engine series; GPUs are told apart by UUID, else by host and index.
+    #[test]
+    fn a_gpu_seen_from_two_endpoints_is_kept_once() {
+        let uuid = |u: &'static str, host: &'static str| vec![("gpu", "0"), ("UUID", u), ("Hostname", host)];
+        let engine = vec![
+            Reading { source_name: "vllm:num_requests_running".into(), labels: vec![], value: Value::Gauge(4.0) },
+            // An engine page that also carries its node's GPU.
+            gpu_reading("DCGM_FI_DEV_POWER_USAGE", &uuid("GPU-a", "n1"), 250.0),
+        ];
+        let exporter_a = gpu_only(vec![
+            gpu_reading("DCGM_FI_DEV_POWER_USAGE", &uuid("GPU-a", "n1"), 251.0),
+            gpu_reading("DCGM_FI_DEV_GPU_UTIL", &uuid("GPU-a", "n1"), 90.0),
+            // Two MIG instances of one GPU on one page: both kept.
+            gpu_reading("DCGM_FI_PROF_SM_ACTIVE", &[("UUID", "GPU-b"), ("GPU_I_ID", "1")], 0.5),
+            gpu_reading("DCGM_FI_PROF_SM_ACTIVE", &[("UUID", "GPU-b"), ("GPU_I_ID", "2")], 0.7),
+            // An engine's series on a GPU URL: not kept.
+            Reading { source_name: "vllm:num_requests_running".into(), labels: vec![], value: Value::Gauge(4.0) },
+            // A DCGM field Plateau has no name for: not kept.
+            gpu_reading("DCGM_FI_DEV_MEM_CLOCK", &uuid("GPU-a", "n1"), 1593.0),
+        ]);
+        assert_eq!(exporter_a.len(), 4);
+        // The same exporter given twice; and a node without UUIDs, told apart by host.
+        let exporter_again = exporter_a.clone();
+        let no_uuid = vec![
+            gpu_reading("DCGM_FI_DEV_POWER_USAGE", &[("gpu", "0"), ("Hostname", "n2")], 100.0),
+            gpu_reading("DCGM_FI_DEV_POWER_USAGE", &[("gpu", "0"), ("Hostname", "n3")], 110.0),
+        ];
+        let all = drop_repeated_gpus(vec![engine, exporter_a, exporter_again, no_uuid]);
+        let power: Vec<f64> = all
+            .iter()
+            .filter(|r| r.source_name == "DCGM_FI_DEV_POWER_USAGE")
+            .map(|r| match r.value {
+                Value::Gauge(v) => v,
+                _ => f64::NAN,
+            })
+            .collect();
+        assert_eq!(power, [250.0, 100.0, 110.0], "GPU-a once (from the engine's page), n2 and n3");
+        assert_eq!(all.iter().filter(|r| r.source_name == "DCGM_FI_PROF_SM_ACTIVE").count(), 2, "MIG instances");
+        assert_eq!(all.iter().filter(|r| r.source_name == "DCGM_FI_DEV_GPU_UTIL").count(), 1);
+        assert_eq!(all.iter().filter(|r| r.source_name == "vllm:num_requests_running").count(), 1);
+        // Through the recorder: one power series per GPU, added up once each.
+        let mut rec = Recorder::new(Duration::from_millis(500));
+        rec.push(0.0, all);
+        let t = rec.finish();
+        assert_eq!(t.series_named("gpu_power_w").count(), 3);
+        assert_eq!(t.engine.as_deref(), Some("vllm"));
+    }
+
+    /// A sweep with GPU exporters scrapes the target's own `/metrics` beside them (the
+    /// engine's series untagged, as without GPUs) and tags each exporter's series.
+    #[tokio::test]
+    async fn gpu_endpoints_are_scraped_beside_the_engine_and_tagged() {
+        let spec = MetricsSpec {
+            gpu_urls: vec![
+                MetricsUrl { url: "http://127.0.0.1:9400/metrics".into(), pin: None },
+                MetricsUrl { url: "http://127.0.0.1:9401/metrics".into(), pin: None },
+            ],
+            ..MetricsSpec::default()
+        };
+        let s = Scraper::new(&spec, "http://127.0.0.1:8000/v1", None).unwrap().unwrap();
+        assert_eq!(s.urls, ["http://127.0.0.1:8000/metrics"]);
+        assert_eq!(s.gpu_urls, ["http://127.0.0.1:9400/metrics", "http://127.0.0.1:9401/metrics"]);
+        let tags: Vec<(Option<&str>, bool, bool)> =
+            s.endpoints.iter().map(|e| (e.tag.as_deref(), e.gpu, e.discovered)).collect();
+        assert_eq!(tags, [(None, false, true), (Some("gpu-1"), true, false), (Some("gpu-2"), true, false)]);
+        // GPUs only, the target's address unparseable: the GPU exporters all the same.
+        let s = Scraper::new(&spec, "not a url", None).unwrap().unwrap();
+        assert!(s.urls.is_empty() && s.gpu_urls.len() == 2);
+        // Off: nothing, GPUs or not.
+        let off = MetricsSpec { enabled: false, ..spec };
+        assert!(Scraper::new(&off, "http://127.0.0.1:8000", None).unwrap().is_none());
     }
 
     #[test]

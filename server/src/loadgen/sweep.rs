@@ -60,11 +60,13 @@ pub async fn run_sweep_to<S: RunSink>(
     let lengths = super::tokens::lengths_for(&spec, &endpoint).await;
     let mut notes = notes(&spec, &lengths);
     if let Some(s) = &scraper {
-        notes.push_str(&format!(
-            "; server metrics scraped from {} every {} ms",
-            s.urls.join(", "),
-            spec.metrics.interval.as_millis()
-        ));
+        let every = spec.metrics.interval.as_millis();
+        if !s.urls.is_empty() {
+            notes.push_str(&format!("; server metrics scraped from {} every {every} ms", s.urls.join(", ")));
+        }
+        if !s.gpu_urls.is_empty() {
+            notes.push_str(&format!("; GPU metrics scraped from {} every {every} ms", s.gpu_urls.join(", ")));
+        }
     }
     let run = NewRun {
         name: spec.name.clone(),
@@ -138,22 +140,16 @@ pub async fn run_sweep_to<S: RunSink>(
 
 /// The sweep's metrics scraper, running, and the engine its first scrape names. A target
 /// whose own `/metrics` cannot be read is not scraped (nothing asked for it); an endpoint
-/// given explicitly is scraped all the same (each failure counted per level).
+/// given explicitly (`--metrics-url`, `--gpu-metrics-url`) is scraped all the same (each
+/// failure counted per level).
 async fn start_scraper(spec: &SweepSpec) -> Result<(Option<Scraper>, Option<&'static str>), LoadgenError> {
     let Some(mut scraper) = Scraper::new(&spec.metrics, &spec.target.base_url, spec.target.pin.as_ref())? else {
         return Ok((None, None));
     };
-    let engine = match scraper.probe().await {
-        Ok(engine) => engine,
-        Err(e) if spec.metrics.urls.is_empty() => {
-            tracing::info!(url = %scraper.urls.join(", "), error = %e, "no server metrics at the target: not scraping");
-            return Ok((None, None));
-        }
-        Err(e) => {
-            tracing::warn!(url = %scraper.urls.join(", "), error = %e, "metrics endpoint not answering; scraping anyway");
-            None
-        }
-    };
+    let engine = scraper.probe().await;
+    if scraper.is_empty() {
+        return Ok((None, None));
+    }
     scraper.run();
     Ok((Some(scraper), engine))
 }

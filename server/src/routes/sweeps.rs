@@ -78,6 +78,9 @@ pub struct SweepForm {
     /// Metrics endpoints, one per line or comma-separated (empty: the target's `/metrics`).
     #[serde(default)]
     metrics_urls: String,
+    /// GPU exporters (dcgm-exporter), read as `metrics_urls` (empty: none).
+    #[serde(default)]
+    gpu_metrics_urls: String,
     /// `on` to scrape nothing.
     #[serde(default)]
     no_metrics: String,
@@ -106,6 +109,10 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
             .filter(|s| !s.is_empty())
             .map(|s| s.parse::<T>().map_err(|_| SpecError::new(field, format!("`{s}` is not {what}"))))
             .collect()
+    }
+    /// URLs, one per line or comma-separated.
+    fn urls(s: &str) -> Vec<String> {
+        s.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).map(str::to_owned).collect()
     }
     fn decimal(field: &'static str, s: &str) -> Result<Option<f64>, SpecError> {
         match s.trim() {
@@ -196,12 +203,8 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
         new_connection_per_request: false,
         timeout_s: None,
         name: Some(f.name.trim().to_owned()).filter(|n| !n.is_empty()),
-        metrics_urls: f
-            .metrics_urls
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect(),
+        metrics_urls: urls(&f.metrics_urls),
+        gpu_metrics_urls: urls(&f.gpu_metrics_urls),
         no_metrics: f.no_metrics == "true" || f.no_metrics == "on",
         metrics_interval_ms: match f.metrics_interval_ms.trim() {
             "" => None,
@@ -361,6 +364,7 @@ mod tests {
             extra_body: extra.into(),
             name: String::new(),
             metrics_urls: String::new(),
+            gpu_metrics_urls: String::new(),
             no_metrics: String::new(),
             metrics_interval_ms: String::new(),
             repeat: String::new(),
@@ -392,6 +396,19 @@ mod tests {
         assert_eq!(form_to_request(f).unwrap().shared_prefix_tokens, 32);
         let f = SweepForm { shared_prefix_tokens: "lots".into(), ..form("", "", "1") };
         assert!(form_to_request(f).unwrap_err().to_string().contains("`shared_prefix_tokens`"));
+        // Metrics and GPU metrics URLs: one per line or comma-separated, empty: none.
+        assert!(r.metrics_urls.is_empty() && r.gpu_metrics_urls.is_empty());
+        let f = SweepForm {
+            metrics_urls: "http://127.0.0.1:8000/metrics".into(),
+            gpu_metrics_urls: " http://127.0.0.1:9400/metrics,\r\nhttp://127.0.0.1:9401/metrics ".into(),
+            ..form("", "", "1")
+        };
+        let r = form_to_request(f).unwrap();
+        assert_eq!(r.metrics_urls, ["http://127.0.0.1:8000/metrics"]);
+        assert_eq!(r.gpu_metrics_urls, ["http://127.0.0.1:9400/metrics", "http://127.0.0.1:9401/metrics"]);
+        let f = SweepForm { gpu_metrics_urls: "ftp://127.0.0.1/metrics".into(), ..form("", "", "1") };
+        let e = form_to_request(f).unwrap().into_spec(None).map(|_| ()).unwrap_err();
+        assert_eq!(e.field, "gpu_metrics_urls", "{e}");
     }
 
     #[test]

@@ -7,7 +7,33 @@
 //! - [`server`]: the axum handlers and the scheduler task that drives the
 //!   model on Tokio's clock; `/metrics` exports vLLM's Prometheus names (running,
 //!   waiting, KV-cache usage, preemptions, prefix-cache hits/queries, token counters,
-//!   TTFT/ITL/e2e histograms) plus `plateau_sim_info`, so sweeps record telemetry.
+//!   TTFT/ITL/e2e histograms) plus `plateau_sim_info`, so sweeps record telemetry;
+//!   `/gpu/metrics` is a **simulated** DCGM exporter (below).
+//!
+//! ## The simulated GPUs (`/gpu/metrics`)
+//!
+//! No GPU is measured: `--gpus N` GPUs are *modelled* from the batch
+//! ([`model::GpuModel`]) and reported under dcgm-exporter's names, so sweeps, the demo and
+//! the tests have GPU telemetry without a GPU. Every `# HELP` line says "(simulated by
+//! plateau sim)"; each GPU is labelled `gpu="<i>"`, `UUID="SIM-GPU-<i>"` (no real GPU's
+//! form), `device="nvidia<i>"`, `modelName` (`--gpu-model`) and `Hostname="plateau-sim"`.
+//! All GPUs share the one batch (as under tensor parallelism) and report the same values.
+//! With occupancy `o` = running sequences ÷ `--max-batch`:
+//!
+//! - `DCGM_FI_DEV_GPU_UTIL` = `o` × 100, a whole percentage (as DCGM prints it);
+//! - `DCGM_FI_PROF_SM_ACTIVE` = `o`; `DCGM_FI_PROF_PIPE_TENSOR_ACTIVE` = 0.6 × `o`
+//!   ([`model::TENSOR_SHARE`]);
+//! - `DCGM_FI_DEV_POWER_USAGE` = `--gpu-idle-w` + (`--gpu-peak-w` − `--gpu-idle-w`) × `o`
+//!   (W, 6 decimals as DCGM); `DCGM_FI_DEV_POWER_MGMT_LIMIT` = `--gpu-peak-w`;
+//! - `DCGM_FI_DEV_FB_USED` = 30 % of `--gpu-memory-mib` (the weights,
+//!   [`model::WEIGHTS_SHARE`]) + the KV cache's usage share of the other 70 %;
+//!   `DCGM_FI_DEV_FB_FREE` = the rest (MiB);
+//! - `DCGM_FI_DEV_SM_CLOCK`: 345 MHz idle, else 1,980 MHz falling linearly to 1,755 MHz at
+//!   full occupancy (a power-limited boost);
+//! - `DCGM_FI_DEV_GPU_TEMP` = 35 + 45 × `o` °C (no thermal lag);
+//! - `DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION`: the power above integrated over the sim's
+//!   wall time since it started (mJ, a counter; [`model::EnergyMeter`]), the power changing
+//!   with the batch at each engine step.
 //!
 //! Wire format mimics llama.cpp's server (see `shared/docs/LLM-TARGET.md`):
 //! SSE `data: {json}` chunks then `data: [DONE]`; chat streams start with a
@@ -68,7 +94,24 @@ pub struct SimConfig {
     /// Noise: every 25 steps, step costs are scaled by a factor drawn uniformly from
     /// `[1 − step_jitter, 1 + step_jitter]` (seeded by `seed`; 0 = exactly the model).
     pub step_jitter: f64,
+    /// Simulated GPUs reported at `/gpu/metrics` (at least 1).
+    pub gpus: u32,
+    /// A simulated GPU's power with nothing running (W).
+    pub gpu_idle_w: f64,
+    /// A simulated GPU's power with the batch full, and its power limit (W).
+    pub gpu_peak_w: f64,
+    /// A simulated GPU's memory (MiB).
+    pub gpu_memory_mib: u64,
+    /// The simulated GPUs' `modelName`.
+    pub gpu_model: String,
 }
+
+/// The simulated GPUs' default model name.
+pub const DEFAULT_GPU_MODEL: &str = "Simulated GPU (plateau sim)";
+/// The simulated GPUs' default memory: an 80 GB H100's framebuffer as DCGM reports it (MiB).
+pub const DEFAULT_GPU_MEMORY_MIB: u64 = 81_559;
+/// Most simulated GPUs.
+pub const MAX_GPUS: u32 = 64;
 
 /// The default KV-cache budget: ample for the default batch of 64 (no preemption unless
 /// `--kv-cache-tokens` asks for a smaller cache).
@@ -91,6 +134,11 @@ impl Default for SimConfig {
             max_in_flight: 100_000,
             kv_cache_tokens: DEFAULT_KV_CACHE_TOKENS,
             step_jitter: 0.0,
+            gpus: 1,
+            gpu_idle_w: 60.0,
+            gpu_peak_w: 300.0,
+            gpu_memory_mib: DEFAULT_GPU_MEMORY_MIB,
+            gpu_model: DEFAULT_GPU_MODEL.to_owned(),
         }
     }
 }
@@ -104,6 +152,11 @@ impl SimConfig {
             prefill_ms_per_token: self.prefill_ms_per_token.max(0.0),
             max_batch: self.max_batch.max(1),
         }
+    }
+
+    /// The simulated GPUs' model (`/gpu/metrics`).
+    pub fn gpu(&self) -> model::GpuModel {
+        model::GpuModel::new(self.gpu_idle_w, self.gpu_peak_w, self.gpu_memory_mib)
     }
 }
 
@@ -158,6 +211,23 @@ pub struct SimArgs {
     /// within ±this fraction (seeded by --seed), so repeated trials differ (0 = none, ≤ 0.9).
     #[arg(long, default_value_t = 0.0)]
     pub step_jitter: f64,
+    /// Simulated GPUs reported at /gpu/metrics under DCGM exporter names (modelled from the
+    /// batch, never measured; every HELP line says "simulated by plateau sim").
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_GPUS)))]
+    pub gpus: u32,
+    /// A simulated GPU's power with nothing running, in W.
+    #[arg(long, default_value_t = 60.0)]
+    pub gpu_idle_w: f64,
+    /// A simulated GPU's power with the batch full, in W (also its power limit).
+    #[arg(long, default_value_t = 300.0)]
+    pub gpu_peak_w: f64,
+    /// A simulated GPU's memory, in MiB (30 % held by the weights, the KV cache's usage
+    /// share of the rest).
+    #[arg(long, default_value_t = DEFAULT_GPU_MEMORY_MIB)]
+    pub gpu_memory_mib: u64,
+    /// The simulated GPUs' model name (the modelName label).
+    #[arg(long, default_value = DEFAULT_GPU_MODEL)]
+    pub gpu_model: String,
 }
 
 impl From<SimArgs> for SimConfig {
@@ -177,6 +247,11 @@ impl From<SimArgs> for SimConfig {
             max_in_flight: a.max_in_flight,
             kv_cache_tokens: a.kv_cache_tokens,
             step_jitter: a.step_jitter,
+            gpus: a.gpus,
+            gpu_idle_w: a.gpu_idle_w,
+            gpu_peak_w: a.gpu_peak_w,
+            gpu_memory_mib: a.gpu_memory_mib,
+            gpu_model: a.gpu_model,
         }
     }
 }
@@ -242,5 +317,29 @@ mod tests {
         let cli = Cli::try_parse_from(["sim", "--max-batch", "8", "--decode-ms", "5", "--seed", "7"]);
         let cfg = cli.map(|c| SimConfig::from(c.sim)).ok();
         assert_eq!(cfg.as_ref().map(|c| (c.max_batch, c.base_decode_ms, c.seed)), Some((8, 5.0, 7)));
+    }
+
+    #[test]
+    fn gpu_args_override_the_simulated_gpus() {
+        let cli = Cli::try_parse_from([
+            "sim",
+            "--gpus",
+            "8",
+            "--gpu-idle-w",
+            "90",
+            "--gpu-peak-w",
+            "700",
+            "--gpu-memory-mib",
+            "97871",
+            "--gpu-model",
+            "Sim H200",
+        ]);
+        let cfg = cli.map(|c| SimConfig::from(c.sim)).ok();
+        assert_eq!(
+            cfg.as_ref().map(|c| (c.gpus, c.gpu_idle_w, c.gpu_peak_w, c.gpu_memory_mib, c.gpu_model.as_str())),
+            Some((8, 90.0, 700.0, 97_871, "Sim H200"))
+        );
+        assert!(Cli::try_parse_from(["sim", "--gpus", "0"]).is_err(), "at least one GPU");
+        assert!(Cli::try_parse_from(["sim", "--gpus", "65"]).is_err(), "at most {MAX_GPUS}");
     }
 }

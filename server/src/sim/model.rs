@@ -28,6 +28,8 @@
 //!   counted ([`Batcher::preemptions`]).
 //! - A prefix cache ([`PrefixCache`]): prompt blocks seen before are not prefilled again.
 //! - [`Histogram`]: Prometheus-style buckets for the server's TTFT, ITL and e2e.
+//! - [`GpuModel`] and [`EnergyMeter`]: the simulated GPUs `/gpu/metrics` reports (a model
+//!   of what a DCGM exporter would say, driven by the batch; see the module doc of `sim`).
 
 use std::collections::VecDeque;
 
@@ -392,6 +394,146 @@ impl PrefixCache {
     }
 }
 
+/// Simulated GPUs: what `/gpu/metrics` reports, as pure functions of the batch. A model,
+/// never a measurement (the sim has no GPU); every GPU of the sim reports the same values
+/// (they share the one batch, as under tensor parallelism).
+///
+/// - occupancy `o` = running sequences ÷ max batch (0–1);
+/// - utilisation = `o` as a whole percentage (`DCGM_FI_DEV_GPU_UTIL`);
+/// - SM activity = `o`, tensor-pipe activity = [`TENSOR_SHARE`] × SM activity (ratios 0–1);
+/// - power = idle + (peak − idle) × `o` (W); the power limit is the peak;
+/// - memory used = [`WEIGHTS_SHARE`] of the memory (the weights, held from the start) plus
+///   the KV cache's usage share of the rest; free = memory − used (MiB);
+/// - SM clock: [`IDLE_SM_CLOCK_MHZ`] when nothing runs, else [`BOOST_SM_CLOCK_MHZ`] falling
+///   linearly to [`FULL_SM_CLOCK_MHZ`] at full occupancy (power-limited boost);
+/// - temperature = [`IDLE_TEMP_C`] + ([`FULL_TEMP_C`] − [`IDLE_TEMP_C`]) × `o` (°C, at once:
+///   no thermal lag);
+/// - energy: the power integrated over the sim's wall time ([`EnergyMeter`], mJ).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuModel {
+    /// Power with nothing running (W).
+    pub idle_w: f64,
+    /// Power with the batch full, and the power limit (W); at least `idle_w`.
+    pub peak_w: f64,
+    /// Framebuffer memory (MiB).
+    pub memory_mib: u64,
+}
+
+/// Share of the GPU memory the model's weights hold (from the start, whatever the load).
+pub const WEIGHTS_SHARE: f64 = 0.3;
+/// Tensor-pipe activity as a share of SM activity.
+pub const TENSOR_SHARE: f64 = 0.6;
+/// SM clock with nothing running (MHz).
+pub const IDLE_SM_CLOCK_MHZ: f64 = 345.0;
+/// SM clock with one sequence running (MHz).
+pub const BOOST_SM_CLOCK_MHZ: f64 = 1980.0;
+/// SM clock with the batch full (MHz).
+pub const FULL_SM_CLOCK_MHZ: f64 = 1755.0;
+/// Temperature with nothing running (°C).
+pub const IDLE_TEMP_C: f64 = 35.0;
+/// Temperature with the batch full (°C).
+pub const FULL_TEMP_C: f64 = 80.0;
+
+/// One simulated GPU's reading, in DCGM's units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpuReading {
+    /// %, whole.
+    pub util_pct: u32,
+    /// 0–1.
+    pub sm_active: f64,
+    /// 0–1.
+    pub tensor_active: f64,
+    /// W.
+    pub power_w: f64,
+    /// W.
+    pub power_limit_w: f64,
+    /// MiB.
+    pub fb_used_mib: u64,
+    /// MiB.
+    pub fb_free_mib: u64,
+    /// MHz, whole.
+    pub sm_clock_mhz: u32,
+    /// °C, whole.
+    pub temp_c: u32,
+}
+
+impl GpuModel {
+    /// The model of `idle_w`, `peak_w` and `memory_mib`; a negative or non-finite idle power
+    /// is 0, a peak below the idle power is the idle power, memory is at least 1 MiB.
+    pub fn new(idle_w: f64, peak_w: f64, memory_mib: u64) -> Self {
+        let idle_w = if idle_w.is_finite() { idle_w.max(0.0) } else { 0.0 };
+        let peak_w = if peak_w.is_finite() { peak_w.max(idle_w) } else { idle_w };
+        Self { idle_w, peak_w, memory_mib: memory_mib.max(1) }
+    }
+
+    /// Running sequences ÷ max batch, within 0–1.
+    pub fn occupancy(running: usize, max_batch: usize) -> f64 {
+        (running as f64 / max_batch.max(1) as f64).clamp(0.0, 1.0)
+    }
+
+    /// Power at occupancy `o` (W).
+    pub fn power_w(&self, o: f64) -> f64 {
+        let o = if o.is_finite() { o.clamp(0.0, 1.0) } else { 0.0 };
+        self.idle_w + (self.peak_w - self.idle_w) * o
+    }
+
+    /// One GPU's reading at occupancy `o` with the KV cache `kv_usage` full (both 0–1).
+    pub fn reading(&self, o: f64, kv_usage: f64) -> GpuReading {
+        let o = if o.is_finite() { o.clamp(0.0, 1.0) } else { 0.0 };
+        let kv = if kv_usage.is_finite() { kv_usage.clamp(0.0, 1.0) } else { 0.0 };
+        let memory = self.memory_mib as f64;
+        let used = ((WEIGHTS_SHARE + (1.0 - WEIGHTS_SHARE) * kv) * memory).round().min(memory) as u64;
+        let clock = if o == 0.0 {
+            IDLE_SM_CLOCK_MHZ
+        } else {
+            BOOST_SM_CLOCK_MHZ - (BOOST_SM_CLOCK_MHZ - FULL_SM_CLOCK_MHZ) * o
+        };
+        GpuReading {
+            util_pct: (o * 100.0).round() as u32,
+            sm_active: o,
+            tensor_active: TENSOR_SHARE * o,
+            power_w: self.power_w(o),
+            power_limit_w: self.peak_w,
+            fb_used_mib: used,
+            fb_free_mib: self.memory_mib - used,
+            sm_clock_mhz: clock.round() as u32,
+            temp_c: (IDLE_TEMP_C + (FULL_TEMP_C - IDLE_TEMP_C) * o).round() as u32,
+        }
+    }
+}
+
+/// A GPU's energy counter: the power integrated over time. The power holds from one
+/// [`EnergyMeter::set`] to the next (it changes only when the batch does).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EnergyMeter {
+    /// Energy up to `at_s` (mJ).
+    mj: f64,
+    /// Seconds (any monotonic clock) of the last change.
+    at_s: f64,
+    /// Power since then (W).
+    power_w: f64,
+}
+
+impl EnergyMeter {
+    /// A meter at 0 mJ from `at_s`, drawing `power_w`.
+    pub fn new(at_s: f64, power_w: f64) -> Self {
+        Self { mj: 0.0, at_s, power_w }
+    }
+
+    /// From `at_s` on, the power is `power_w`: the energy up to then is added at the old
+    /// power. A time before the last change adds nothing (the counter never goes back).
+    pub fn set(&mut self, at_s: f64, power_w: f64) {
+        self.mj = self.energy_mj(at_s);
+        self.at_s = self.at_s.max(at_s);
+        self.power_w = power_w;
+    }
+
+    /// The energy at `at_s` (mJ): what was added, plus the current power since the last change.
+    pub fn energy_mj(&self, at_s: f64) -> f64 {
+        self.mj + self.power_w * (at_s - self.at_s).max(0.0) * 1000.0
+    }
+}
+
 /// One request for [`simulate`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Arrival {
@@ -588,6 +730,54 @@ mod tests {
         assert_eq!(h.cumulative(), vec![2, 3], "le is inclusive");
         assert_eq!(h.count, 4);
         assert!((h.sum - 3.65).abs() < 1e-12);
+    }
+
+    #[test]
+    fn gpu_power_follows_the_batch_from_idle_to_peak() {
+        let g = GpuModel::new(60.0, 300.0, 81_559);
+        assert_eq!(GpuModel::occupancy(0, 4), 0.0);
+        assert_eq!(GpuModel::occupancy(1, 4), 0.25);
+        assert_eq!(GpuModel::occupancy(9, 4), 1.0, "never above full");
+        let idle = g.reading(0.0, 0.0);
+        assert_eq!((idle.power_w, idle.util_pct, idle.sm_active, idle.tensor_active), (60.0, 0, 0.0, 0.0));
+        assert_eq!((idle.sm_clock_mhz, idle.temp_c), (345, 35));
+        let full = g.reading(1.0, 0.0);
+        assert_eq!((full.power_w, full.power_limit_w, full.util_pct), (300.0, 300.0, 100));
+        assert_eq!((full.sm_active, full.tensor_active), (1.0, TENSOR_SHARE));
+        assert_eq!((full.sm_clock_mhz, full.temp_c), (1755, 80));
+        let quarter = g.reading(0.25, 0.0);
+        assert_eq!((quarter.power_w, quarter.util_pct), (120.0, 25));
+        assert!(close(quarter.tensor_active, 0.15));
+        assert!(quarter.sm_clock_mhz > full.sm_clock_mhz && quarter.sm_clock_mhz < 1980);
+        // Memory: the weights from the start, then the KV cache's share of the rest.
+        assert_eq!(idle.fb_used_mib, 24_468, "30 % of 81,559 MiB");
+        assert_eq!(idle.fb_used_mib + idle.fb_free_mib, 81_559);
+        let half_kv = g.reading(0.5, 0.5);
+        assert_eq!(half_kv.fb_used_mib, 53_013, "(0.3 + 0.7 × 0.5) × 81,559");
+        assert_eq!(g.reading(1.0, 1.0).fb_free_mib, 0);
+        // Nonsense settings are brought into range.
+        let odd = GpuModel::new(-5.0, 1.0, 0);
+        assert_eq!((odd.idle_w, odd.peak_w, odd.memory_mib), (0.0, 1.0, 1));
+        assert_eq!(GpuModel::new(100.0, 50.0, 1).power_w(1.0), 100.0, "peak at least idle");
+    }
+
+    #[test]
+    fn gpu_energy_integrates_the_power_over_time() {
+        let g = GpuModel::new(60.0, 300.0, 1024);
+        let mut m = EnergyMeter::new(10.0, g.power_w(0.0));
+        assert_eq!(m.energy_mj(10.0), 0.0);
+        // 2 s idle (60 W) = 120 J, then 1 s full (300 W) = 300 J, then 0.5 s at a quarter
+        // (120 W) = 60 J.
+        m.set(12.0, g.power_w(1.0));
+        assert!(close(m.energy_mj(12.0), 120_000.0));
+        m.set(13.0, g.power_w(0.25));
+        assert!(close(m.energy_mj(13.5), 480_000.0));
+        // Reading does not change it; a time before the last change adds nothing.
+        assert!(close(m.energy_mj(13.5), 480_000.0));
+        assert!(close(m.energy_mj(12.5), 420_000.0));
+        m.set(12.5, g.power_w(0.0));
+        assert!(close(m.energy_mj(13.0), 420_000.0), "counts on from the last change, never back");
+        assert!(close(m.energy_mj(14.0), 480_000.0));
     }
 
     #[test]

@@ -9,6 +9,10 @@
 //! its own pace. A client that disconnects drops its receiver and the
 //! scheduler frees its place at the next step.
 //!
+//! `/metrics` exports the model's state under vLLM's names; `/gpu/metrics` the simulated
+//! GPUs under dcgm-exporter's (`model::GpuModel`, the module doc of `sim`), their energy
+//! counter integrated by the scheduler each time the batch changes.
+//!
 //! Streaming bodies are written into an in-memory duplex pipe read by
 //! `tower_http`'s `AsyncReadBody`, which keeps the body type free of extra
 //! stream crates and bounds the buffered bytes per response.
@@ -32,7 +36,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tower_http::services::fs::AsyncReadBody;
 
-use super::model::{Batcher, Histogram, PrefixCache, Slot, TimingModel, E2E_BUCKETS, ITL_BUCKETS, TTFT_BUCKETS};
+use super::model::{
+    Batcher, EnergyMeter, GpuModel, Histogram, PrefixCache, Slot, TimingModel, E2E_BUCKETS, ITL_BUCKETS, TTFT_BUCKETS,
+};
 use super::SimConfig;
 
 /// Requests handed to the scheduler but not yet picked up. Senders wait when
@@ -71,8 +77,8 @@ struct Ticket {
     progress: Progress,
 }
 
-/// What `/metrics` exports, updated by the scheduler once per step (and by the handlers
-/// for the prefix cache).
+/// What `/metrics` and `/gpu/metrics` export, updated by the scheduler once per step (and
+/// by the handlers for the prefix cache).
 struct Stats {
     running: usize,
     waiting: usize,
@@ -86,10 +92,14 @@ struct Stats {
     ttft: Histogram,
     itl: Histogram,
     e2e: Histogram,
+    /// The simulated GPUs' energy (one meter: every GPU draws the same power), in seconds
+    /// since `origin`.
+    gpu_energy: EnergyMeter,
+    origin: Instant,
 }
 
-impl Default for Stats {
-    fn default() -> Self {
+impl Stats {
+    fn new(gpu: &GpuModel) -> Self {
         Self {
             running: 0,
             waiting: 0,
@@ -103,7 +113,17 @@ impl Default for Stats {
             ttft: Histogram::new(TTFT_BUCKETS),
             itl: Histogram::new(ITL_BUCKETS),
             e2e: Histogram::new(E2E_BUCKETS),
+            gpu_energy: EnergyMeter::new(0.0, gpu.power_w(0.0)),
+            origin: Instant::now(),
         }
+    }
+
+    /// The batch holds `running` of `max_batch` sequences from `at` on: the GPUs' power
+    /// changes with it.
+    fn set_running(&mut self, running: usize, max_batch: usize, at: Instant, gpu: &GpuModel) {
+        self.running = running;
+        let t = at.saturating_duration_since(self.origin).as_secs_f64();
+        self.gpu_energy.set(t, gpu.power_w(GpuModel::occupancy(running, max_batch)));
     }
 }
 
@@ -142,6 +162,7 @@ fn prompt_blocks<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<(u64, u32)> {
 struct Shared {
     cfg: SimConfig,
     timing: TimingModel,
+    gpu: GpuModel,
     /// Index of the next request, the key of its seeded draws.
     next_request: AtomicU64,
     in_flight: AtomicUsize,
@@ -154,12 +175,14 @@ struct Shared {
 type AppState = Arc<Shared>;
 
 pub(super) fn router(cfg: SimConfig) -> Router {
+    let gpu = cfg.gpu();
     let state: AppState = Arc::new(Shared {
         timing: cfg.timing(),
+        gauges: Arc::new(Mutex::new(Stats::new(&gpu))),
+        gpu,
         cfg,
         next_request: AtomicU64::new(0),
         in_flight: AtomicUsize::new(0),
-        gauges: Arc::new(Mutex::new(Stats::default())),
         prefix: Mutex::new(PrefixCache::default()),
         jobs: OnceLock::new(),
     });
@@ -170,6 +193,7 @@ pub(super) fn router(cfg: SimConfig) -> Router {
         .route("/health", get(health))
         .route("/props", get(props))
         .route("/metrics", get(metrics))
+        .route("/gpu/metrics", get(gpu_metrics))
         .with_state(state)
 }
 
@@ -180,7 +204,7 @@ fn jobs(state: &Shared) -> mpsc::Sender<Slot<Ticket>> {
             let (tx, rx) = mpsc::channel(ADMISSION_CHANNEL);
             let batcher = Batcher::with_kv_budget(state.timing, state.cfg.kv_cache_tokens);
             let drift = Drift::new(state.cfg.step_jitter, state.cfg.seed);
-            tokio::spawn(run_scheduler(rx, batcher, Arc::clone(&state.gauges), drift));
+            tokio::spawn(run_scheduler(rx, batcher, Arc::clone(&state.gauges), drift, state.gpu.clone()));
             tx
         })
         .clone()
@@ -228,7 +252,9 @@ async fn run_scheduler(
     mut batcher: Batcher<Ticket>,
     gauges: Arc<Gauges>,
     mut drift: Drift,
+    gpu: GpuModel,
 ) {
+    let max_batch = batcher.model().max_batch;
     // End of the previous step: the next one starts there, not at "now", so
     // time spent notifying clients does not stretch the steps.
     let mut clock: Option<Instant> = None;
@@ -236,7 +262,8 @@ async fn run_scheduler(
         if batcher.is_idle() {
             {
                 let mut s = stats(&gauges);
-                (s.running, s.waiting, s.kv_held) = (0, 0, 0);
+                s.set_running(0, max_batch, Instant::now(), &gpu);
+                (s.waiting, s.kv_held) = (0, 0);
             }
             match rx.recv().await {
                 Some(slot) => batcher.enqueue(slot),
@@ -261,7 +288,7 @@ async fn run_scheduler(
         };
         {
             let mut s = stats(&gauges);
-            s.running = plan.batch;
+            s.set_running(plan.batch, max_batch, start, &gpu);
             s.waiting = batcher.queued();
             s.kv_held = batcher.held_tokens();
             s.preemptions = batcher.preemptions();
@@ -875,6 +902,79 @@ fn render_metrics(state: &Shared) -> String {
     out
 }
 
+/// `GET /gpu/metrics`: the simulated GPUs under dcgm-exporter's names (see the module doc
+/// of `sim`: a model, never a measurement; every `# HELP` line says so).
+async fn gpu_metrics(State(state): State<AppState>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], render_gpu_metrics(&state))
+}
+
+/// The `Hostname` label of every simulated GPU.
+pub const SIM_GPU_HOST: &str = "plateau-sim";
+/// The start of every simulated GPU's `UUID` (a real one starts with `GPU-`).
+pub const SIM_GPU_UUID_PREFIX: &str = "SIM-GPU-";
+
+fn render_gpu_metrics(state: &Shared) -> String {
+    use std::fmt::Write;
+    let (reading, energy_mj) = {
+        let s = stats(&state.gauges);
+        let o = GpuModel::occupancy(s.running, state.timing.max_batch);
+        let kv = s.kv_held as f64 / state.cfg.kv_cache_tokens.max(1) as f64;
+        let now = Instant::now().saturating_duration_since(s.origin).as_secs_f64();
+        (state.gpu.reading(o, kv), s.gpu_energy.energy_mj(now))
+    };
+    let model = state.cfg.gpu_model.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+    let labels: Vec<String> = (0..state.cfg.gpus.max(1))
+        .map(|i| {
+            format!(
+                "gpu=\"{i}\",UUID=\"{SIM_GPU_UUID_PREFIX}{i}\",device=\"nvidia{i}\",modelName=\"{model}\",Hostname=\"{SIM_GPU_HOST}\""
+            )
+        })
+        .collect();
+    // DCGM prints whole numbers bare and the rest with 6 decimals.
+    let whole = |v: u64| v.to_string();
+    let fixed = |v: f64| format!("{v:.6}");
+    let metrics: [(&str, &str, &str, String); 10] = [
+        ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)", whole(reading.sm_clock_mhz.into())),
+        ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)", whole(reading.temp_c.into())),
+        ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)", fixed(reading.power_w)),
+        (
+            "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+            "counter",
+            "Total energy consumption since the simulator started (in mJ)",
+            whole(energy_mj.max(0.0).round() as u64),
+        ),
+        (
+            "DCGM_FI_DEV_GPU_UTIL",
+            "gauge",
+            "GPU utilization (in %), the batch's occupancy",
+            whole(reading.util_pct.into()),
+        ),
+        ("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)", whole(reading.fb_free_mib)),
+        ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)", whole(reading.fb_used_mib)),
+        ("DCGM_FI_DEV_POWER_MGMT_LIMIT", "gauge", "Power management limit (in W)", fixed(reading.power_limit_w)),
+        (
+            "DCGM_FI_PROF_SM_ACTIVE",
+            "gauge",
+            "Ratio of cycles an SM has at least 1 warp assigned (0-1)",
+            fixed(reading.sm_active),
+        ),
+        (
+            "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+            "gauge",
+            "Ratio of cycles the tensor (HMMA) pipe is active (0-1)",
+            fixed(reading.tensor_active),
+        ),
+    ];
+    let mut out = String::new();
+    for (name, kind, help, value) in metrics {
+        let _ = write!(out, "# HELP {name} {help} (simulated by plateau sim).\n# TYPE {name} {kind}\n");
+        for l in &labels {
+            let _ = writeln!(out, "{name}{{{l}}} {value}");
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 #[allow(clippy::expect_used)] // a failed set-up step should fail the test loudly
 mod tests {
@@ -1107,6 +1207,68 @@ mod tests {
         // The first two start at once; the others wait ~20 steps of 3 ms.
         assert!(ttfts[2] > ttfts[1] * 3, "{ttfts:?}");
         assert!(ttfts[2] >= Duration::from_millis(40), "{ttfts:?}");
+    }
+
+    /// `/gpu/metrics`: dcgm-exporter's names for every simulated GPU, labelled as not real,
+    /// idle power with nothing running, the batch's occupancy while a request runs, an
+    /// energy counter that grows; read by the scraper under Plateau's GPU names.
+    #[tokio::test]
+    async fn the_simulated_dcgm_exporter_follows_the_batch() {
+        use crate::loadgen::scrape::{parse, Reading, Recorder, Value};
+        let cfg = SimConfig { max_batch: 2, base_decode_ms: 5.0, gpus: 2, ..fast() };
+        let base = start(cfg).await;
+        let page =
+            || async { reqwest::get(format!("{base}/gpu/metrics")).await.expect("get").text().await.expect("text") };
+        let value = |r: &[Reading], name: &str, gpu: &str| {
+            r.iter().find(|x| x.source_name == name && x.labels.iter().any(|(k, v)| k == "gpu" && v == gpu)).map(|x| {
+                match x.value {
+                    Value::Gauge(v) | Value::Counter(v) => v,
+                    Value::Histogram { .. } => f64::NAN,
+                }
+            })
+        };
+        let idle_text = page().await;
+        for line in idle_text.lines().filter(|l| l.starts_with("# HELP")) {
+            assert!(line.ends_with("(simulated by plateau sim)."), "{line}");
+        }
+        assert!(idle_text.contains("DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"SIM-GPU-1\",device=\"nvidia1\",modelName=\"Simulated GPU (plateau sim)\",Hostname=\"plateau-sim\"} 60.000000"), "{idle_text}");
+        let idle = parse(&idle_text).expect("Prometheus text");
+        assert_eq!(idle.len(), 10 * 2, "10 fields × 2 GPUs");
+        assert_eq!(value(&idle, "DCGM_FI_DEV_GPU_UTIL", "0"), Some(0.0));
+        assert_eq!(value(&idle, "DCGM_FI_DEV_POWER_MGMT_LIMIT", "1"), Some(300.0));
+        assert_eq!(value(&idle, "DCGM_FI_DEV_FB_USED", "0"), Some(24_468.0));
+        let energy_idle = value(&idle, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "0").expect("energy");
+
+        // One request of 400 tokens (≈ 2 s at 5 ms a step): 1 of 2 in the batch.
+        let url = format!("{base}/v1/completions");
+        let body = json!({ "prompt": "x", "stream": true, "max_tokens": 400, "ignore_eos": true });
+        let mut resp = reqwest::Client::new().post(url).json(&body).send().await.expect("send");
+        resp.chunk().await.expect("first chunk");
+        let busy = parse(&page().await).expect("Prometheus text");
+        for gpu in ["0", "1"] {
+            assert_eq!(value(&busy, "DCGM_FI_DEV_GPU_UTIL", gpu), Some(50.0));
+            assert_eq!(value(&busy, "DCGM_FI_DEV_POWER_USAGE", gpu), Some(180.0), "60 + 240 × ½");
+            assert_eq!(value(&busy, "DCGM_FI_PROF_SM_ACTIVE", gpu), Some(0.5));
+            assert_eq!(value(&busy, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", gpu), Some(0.3));
+        }
+        let energy_busy = value(&busy, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "0").expect("energy");
+        assert!(energy_busy > energy_idle, "{energy_idle} → {energy_busy} mJ");
+        drop(resp);
+
+        // The scraper reads them under Plateau's names, one series per GPU.
+        let mut rec = Recorder::new(Duration::from_millis(500));
+        rec.push(0.0, idle);
+        rec.push(0.5, busy);
+        let t = rec.finish();
+        assert_eq!(t.engine, None, "a GPU exporter is not an inference engine");
+        assert_eq!(t.series_named("gpu_util_pct").count(), 2);
+        assert_eq!(t.max("gpu_util_pct"), Some(50.0));
+        assert!(t.delta("gpu_energy_mj_total").is_some_and(|d| d > 0.0));
+        let uuids: Vec<String> = t
+            .series_named("gpu_power_w")
+            .filter_map(|s| s.labels.iter().find(|(k, _)| k == "UUID").map(|(_, v)| v.clone()))
+            .collect();
+        assert_eq!(uuids, ["SIM-GPU-0", "SIM-GPU-1"]);
     }
 
     #[tokio::test]

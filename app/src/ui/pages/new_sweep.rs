@@ -84,6 +84,7 @@ pub fn NewSweepPage() -> impl IntoView {
                 <label class="check"><input name="ignore_eos" type="checkbox" value="true" checked />" ignore_eos (exactly max_tokens)"</label>
                 <label>"Run name"<input name="name" placeholder="model · endpoint · levels" /></label>
                 <label>"Server metrics URLs (comma-separated)"<input name="metrics_urls" placeholder="the target's own /metrics" /></label>
+                <label>"GPU metrics URLs (comma-separated; dcgm-exporter)"<input name="gpu_metrics_urls" placeholder="none (e.g. http://gpu-node:9400/metrics)" /></label>
                 <label>"Metrics scrape interval (ms)"<input name="metrics_interval_ms" type="number" min="100" placeholder="500" /></label>
                 <label class="check"><input name="no_metrics" type="checkbox" value="true" />" no server metrics"</label>
             </fieldset>
