@@ -476,19 +476,27 @@ fn facts_of(cfg: Option<Obj<'_>>, root: Obj<'_>) -> Result<(RunFacts, Setup), Fi
     }
 
     // GPU telemetry names the hardware: best effort, as its layout is not part of the
-    // metrics schema (endpoints → gpus → gpu_name).
-    let mut gpus = Vec::new();
+    // metrics schema (endpoints → gpus → gpu_name, gpu_uuid). The name is kept as written
+    // (as AIPerf's `gpu_telemetry_export.jsonl` import keeps it, so one price applies to
+    // both); GPUs are counted by UUID where one is given, as one GPU can be reported by two
+    // DCGM exporters.
+    let mut gpus: Vec<(Option<String>, String)> = Vec::new();
     if let Some(Value::Object(endpoints)) = root.get("telemetry_data").and_then(|t| t.get("endpoints")) {
         for ep in endpoints.values() {
             if let Some(Value::Object(g)) = ep.get("gpus") {
-                gpus.extend(g.values().filter_map(|gpu| gpu.get("gpu_name")?.as_str().map(str::to_owned)));
+                gpus.extend(g.values().filter_map(|gpu| {
+                    let name = gpu.get("gpu_name")?.as_str()?.to_owned();
+                    Some((gpu.get("gpu_uuid").and_then(Value::as_str).map(str::to_owned), name))
+                }));
             }
         }
     }
-    if let Some(first) = gpus.first() {
-        if gpus.iter().all(|g| g == first) {
-            facts.gpu_type = Some(first.trim_start_matches("NVIDIA ").to_owned());
-            facts.gpu_count = i64::try_from(gpus.len()).ok();
+    if let Some((_, first)) = gpus.first() {
+        if gpus.iter().all(|(_, g)| g == first) {
+            facts.gpu_type = Some(first.clone());
+            let mut seen = std::collections::HashSet::new();
+            let count = gpus.iter().enumerate().filter(|(i, (uuid, _))| seen.insert(uuid.clone().ok_or(*i))).count();
+            facts.gpu_count = i64::try_from(count).ok();
         }
     }
     Ok((facts, setup))
@@ -580,7 +588,7 @@ mod tests {
         assert_eq!(parsed.facts.model.as_deref(), Some("Qwen/Qwen3-8B"));
         assert_eq!(parsed.facts.endpoint_kind, Some(EndpointKind::Completions));
         assert_eq!(parsed.facts.max_tokens, Some(200));
-        assert_eq!(parsed.facts.gpu_type.as_deref(), Some("H100 80GB HBM3"));
+        assert_eq!(parsed.facts.gpu_type.as_deref(), Some("NVIDIA H100 80GB HBM3"), "as written");
         assert_eq!(parsed.facts.gpu_count, Some(2));
         assert!(parsed.facts.tags.contains(&"streaming".to_owned()));
         assert_eq!(parsed.definitions.token_count, Some(TokenCountSource::ClientTokenizer));
@@ -662,5 +670,27 @@ mod tests {
         assert!(!sniff(&nested_in_an_export(
             r#"{"aiperf_version": "0.8.0", "input_config": {}, "request_latency": {"unit": "ms", "avg": 1.0}}"#
         )));
+    }
+
+    /// One GPU reported by two DCGM exporters (as in AIPerf's real telemetry files) counts
+    /// once: GPUs are counted by UUID; entries without one count one each.
+    #[test]
+    fn gpus_in_the_telemetry_summary_are_counted_by_uuid() {
+        let gpu = |uuid: Option<&str>| match uuid {
+            Some(u) => serde_json::json!({"gpu_index": 0, "gpu_name": "NVIDIA RTX 6000 Ada Generation", "gpu_uuid": u}),
+            None => serde_json::json!({"gpu_index": 0, "gpu_name": "NVIDIA RTX 6000 Ada Generation"}),
+        };
+        let doc = serde_json::json!({"telemetry_data": {"endpoints": {
+            "http://localhost:9400/metrics": {"gpus": {"gpu_0": gpu(Some("GPU-1")), "gpu_1": gpu(Some("GPU-2"))}},
+            "http://localhost:9402/metrics": {"gpus": {"gpu_0": gpu(Some("GPU-1"))}},
+        }}});
+        let (facts, _) = facts_of(None, Obj::new("", &doc).unwrap()).unwrap();
+        assert_eq!(facts.gpu_type.as_deref(), Some("NVIDIA RTX 6000 Ada Generation"));
+        assert_eq!(facts.gpu_count, Some(2), "GPU-1 twice, GPU-2 once");
+        let doc = serde_json::json!({"telemetry_data": {"endpoints": {
+            "a": {"gpus": {"gpu_0": gpu(None), "gpu_1": gpu(None)}},
+        }}});
+        let (facts, _) = facts_of(None, Obj::new("", &doc).unwrap()).unwrap();
+        assert_eq!(facts.gpu_count, Some(2), "no UUID: one per entry");
     }
 }
