@@ -443,7 +443,8 @@ pub struct ImportArgs {
     #[arg(long)]
     pub notes: Option<String>,
     /// Force a format instead of detecting it (auto, benchmark-py, vllm, sglang, guidellm,
-    /// aiperf, genai-perf, llmperf, inferencex, inference-benchmarker, plateau).
+    /// aiperf, genai-perf, llmperf, inferencex, inference-benchmarker, inference-perf,
+    /// llmd-report, plateau).
     #[arg(long)]
     pub format: Option<String>,
     /// Keep every file its own run (by default single-level files of one sweep are grouped).

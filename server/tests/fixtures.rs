@@ -11,7 +11,7 @@
 )]
 
 mod common;
-use app::domain::SourceFormat;
+use app::domain::{LoadKind, SourceFormat};
 use common::fixtures;
 use server::ingest::{self, ImportRequest, InputFile};
 
@@ -25,6 +25,9 @@ const FILES: &[(&str, SourceFormat, usize)] = &[
     ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json", SourceFormat::Inferencex, 1),
     ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc8.json", SourceFormat::Inferencex, 1),
     ("inferencex/inferencex-app_glm47_gaudi3_summary.json", SourceFormat::Inferencex, 0),
+    ("inference-perf/kubecon-na-2025_vllm-llama3.1-8b-h100_stage_0_lifecycle_metrics.json", SourceFormat::InferencePerf, 1),
+    ("inference-perf/kubecon-na-2025_vllm-llama3.1-8b-h100_stage_6_lifecycle_metrics.json", SourceFormat::InferencePerf, 1),
+    ("inference-perf/v0_5_0-corpus_clean-two-stage-run_stage_0_lifecycle_metrics.json", SourceFormat::InferencePerf, 1),
     ("llm-d-benchmark-report/br_v0_2_example.yaml", SourceFormat::LlmdReport, 1),
     ("llmperf/leaderboard_individual_groq_70b.json", SourceFormat::Llmperf, 1),
     ("llmperf/leaderboard_summary_groq_70b.json", SourceFormat::Llmperf, 1),
@@ -140,6 +143,19 @@ fn per_level_files_of_one_sweep_group_into_one_run() {
     assert_eq!(prepared.len(), 1);
     assert_eq!(prepared[0].run.levels.len(), 2);
     assert_eq!(prepared[0].run.facts.model.as_deref(), Some("zai-org/GLM-4.7"));
+
+    // inference-perf writes one file per stage of its rate staircase.
+    let files = vec![
+        read("inference-perf/kubecon-na-2025_vllm-llama3.1-8b-h100_stage_6_lifecycle_metrics.json"),
+        read("inference-perf/kubecon-na-2025_vllm-llama3.1-8b-h100_stage_0_lifecycle_metrics.json"),
+    ];
+    let prepared =
+        ingest::prepare(&ImportRequest { files, ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES).unwrap();
+    assert_eq!(prepared.len(), 1);
+    let loads: Vec<(LoadKind, f64)> =
+        prepared[0].run.levels.iter().map(|l| (l.point.load_kind, l.point.load_value)).collect();
+    assert_eq!(loads, [(LoadKind::RequestRate, 1.0), (LoadKind::RequestRate, 183.38)]);
+    assert_eq!(prepared[0].run.source.format, SourceFormat::InferencePerf);
 }
 
 #[test]

@@ -178,6 +178,8 @@ pub enum SourceFormat {
     Inferencex,
     /// Hugging Face inference-benchmarker JSON.
     InferenceBenchmarker,
+    /// kubernetes-sigs/inference-perf lifecycle reports (one JSON per stage).
+    InferencePerf,
     /// llm-d-benchmark's tool-neutral "Benchmark Report" (v0.2, YAML or JSON).
     LlmdReport,
     /// Plateau's own export format (JSON or CSV).
@@ -188,7 +190,7 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 13] = [
+    pub const ALL: [SourceFormat; 14] = [
         SourceFormat::BenchmarkPy,
         SourceFormat::Manual,
         SourceFormat::Vllm,
@@ -199,6 +201,7 @@ impl SourceFormat {
         SourceFormat::Llmperf,
         SourceFormat::Inferencex,
         SourceFormat::InferenceBenchmarker,
+        SourceFormat::InferencePerf,
         SourceFormat::LlmdReport,
         SourceFormat::Plateau,
         SourceFormat::LiveSweep,
@@ -216,6 +219,7 @@ impl SourceFormat {
             SourceFormat::Llmperf => "llmperf",
             SourceFormat::Inferencex => "inferencex",
             SourceFormat::InferenceBenchmarker => "inference_benchmarker",
+            SourceFormat::InferencePerf => "inference_perf",
             SourceFormat::LlmdReport => "llmd_report",
             SourceFormat::Plateau => "plateau",
             SourceFormat::LiveSweep => "live_sweep",
@@ -250,6 +254,7 @@ impl SourceFormat {
             SourceFormat::Llmperf => "LLMPerf",
             SourceFormat::Inferencex => "InferenceX",
             SourceFormat::InferenceBenchmarker => "inference-benchmarker",
+            SourceFormat::InferencePerf => "inference-perf",
             SourceFormat::LlmdReport => "llm-d Benchmark Report",
             SourceFormat::Plateau => "Plateau export",
             SourceFormat::LiveSweep => "live sweep",

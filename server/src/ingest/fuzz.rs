@@ -270,6 +270,7 @@ targets! {
     fuzz_llmperf => "llmperf",
     fuzz_inferencex => "inferencex",
     fuzz_inference_benchmarker => "inference-benchmarker",
+    fuzz_inference_perf => "inference-perf",
     fuzz_llmd_report => "llm-d-benchmark-report",
     fuzz_plateau => "plateau",
 }

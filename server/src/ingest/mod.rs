@@ -134,7 +134,7 @@ pub enum ImportError {
     TooManyRequests { file: String, requests: usize, limit: usize },
     #[error("{file}: this is not text (binary data at byte {offset})")]
     NotText { file: String, offset: usize },
-    #[error("{file}: the format was not recognised; Plateau reads benchmark.py text, vLLM, SGLang, GuideLLM, AIPerf, GenAI-Perf, LLMPerf, InferenceX, inference-benchmarker and its own export")]
+    #[error("{file}: the format was not recognised; Plateau reads benchmark.py text, vLLM, SGLang, GuideLLM, AIPerf, GenAI-Perf, LLMPerf, InferenceX, inference-benchmarker, inference-perf, llm-d Benchmark Reports and its own export")]
     UnknownFormat { file: String },
     #[error("{file}: {source} (read as {format})")]
     Parse { file: String, format: &'static str, source: FieldError },

@@ -22,6 +22,7 @@ pub(crate) mod common;
 pub mod genai_perf;
 pub mod guidellm;
 pub mod inference_benchmarker;
+pub mod inference_perf;
 pub mod inferencex;
 pub mod llmd_report;
 pub mod llmperf;
@@ -49,6 +50,7 @@ pub fn registry() -> Vec<Format> {
         genai_perf::FORMAT,
         llmperf::FORMAT,
         inference_benchmarker::FORMAT,
+        inference_perf::FORMAT,
         llmd_report::FORMAT,
         // Any text with a `C=` marker: last, as the least specific.
         benchmark_py::FORMAT,
@@ -93,6 +95,11 @@ mod tests {
         ("vllm/inferencex-app_glm47_conc4.json", Vllm),
         ("vllm/vllm-nightly_2024-08-23_vllm_055_results.json", Vllm),
         ("aiperf/aiperf-examples_artifacts_run1_reasoning_profile_export_aiperf.csv", Aiperf),
+        // inference-perf: one level per stage file; the summary over all stages is refused.
+        ("inference-perf/kubecon-na-2025_vllm-llama3.1-8b-h100_stage_0_lifecycle_metrics.json", InferencePerf),
+        ("inference-perf/kubecon-na-2025_vllm-llama3.1-8b-h100_stage_6_lifecycle_metrics.json", InferencePerf),
+        ("inference-perf/kubecon-na-2025_vllm-llama3.1-8b-h100_summary_lifecycle_metrics.json", InferencePerf),
+        ("inference-perf/v0_5_0-corpus_clean-two-stage-run_stage_0_lifecycle_metrics.json", InferencePerf),
         // vLLM's `bench sweep serve` writes `bench serve` results per repeat, and its summary.
         ("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results/SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100/run=0.json", Vllm),
         ("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results/SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100/run=1.json", Vllm),
