@@ -29,6 +29,7 @@ const FILES: &[(&str, SourceFormat, usize)] = &[
     ("inference-perf/kubecon-na-2025_vllm-llama3.1-8b-h100_stage_6_lifecycle_metrics.json", SourceFormat::InferencePerf, 1),
     ("inference-perf/v0_5_0-corpus_clean-two-stage-run_stage_0_lifecycle_metrics.json", SourceFormat::InferencePerf, 1),
     ("llm-d-benchmark-report/br_v0_2_example.yaml", SourceFormat::LlmdReport, 1),
+    ("llm-d-benchmark-report/br_v0_2_1_example.yaml", SourceFormat::LlmdReport, 1),
     ("llmperf/leaderboard_individual_groq_70b.json", SourceFormat::Llmperf, 1),
     ("llmperf/leaderboard_summary_groq_70b.json", SourceFormat::Llmperf, 1),
     ("seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt", SourceFormat::BenchmarkPy, 4),

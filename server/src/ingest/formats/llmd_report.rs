@@ -17,11 +17,22 @@ use serde_json::Value;
 
 pub const FORMAT: Format = Format { format: SourceFormat::LlmdReport, sniff, parse: |text, _| parse(text) };
 
+/// A report names `request_performance` and a 0.2.x version: at the top (`version: '0.2'`,
+/// JSON) or anywhere as a top-level YAML line (v0.2.1 writes its keys sorted, `version:
+/// 0.2.1` last and unquoted).
 pub fn sniff(text: &str) -> bool {
+    if !text.contains("request_performance") {
+        return false;
+    }
     let head: String = text.chars().take(4000).collect();
-    (head.contains("request_performance") || head.contains("scenario"))
-        && (head.contains("version: '0.2") || head.contains("version: \"0.2") || head.contains("\"version\": \"0.2"))
-        && text.contains("request_performance")
+    if head.contains("\"version\": \"0.2") {
+        return true;
+    }
+    text.lines().any(|l| {
+        l.strip_prefix("version:")
+            .map(|v| v.trim().trim_matches(['\'', '"']))
+            .is_some_and(|v| v == "0.2" || v.starts_with("0.2."))
+    })
 }
 
 fn load_doc(text: &str) -> Result<Value, FieldError> {
@@ -109,7 +120,11 @@ fn iso_duration_s(s: &str) -> Option<f64> {
 pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
     let doc = load_doc(text)?;
     let root = Obj::new("", &doc)?;
-    let version = root.str("version")?.unwrap_or_default();
+    // `version: 0.2` unquoted is a YAML number.
+    let version = match root.get("version") {
+        Some(Value::Number(n)) => n.to_string(),
+        _ => root.str("version")?.unwrap_or_default(),
+    };
     if !version.starts_with("0.2") {
         return Err(FieldError::field(
             "version",
@@ -148,6 +163,14 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
         match (concurrency.filter(|c| c.is_finite() && *c > 0.0), rate.filter(|r| r.is_finite() && *r > 0.0)) {
             (Some(c), _) => Point::at(LoadKind::Concurrency, c),
             (None, Some(r)) => Point::at(LoadKind::RequestRate, r),
+            (None, None) if doc.get("scenario").is_none() => {
+                return Err(FieldError::field(
+                    "scenario",
+                    "missing: a partial Benchmark Report (inference-perf writes `inference-perf.partial.stage_N.yaml` \
+                     beside its results) names no load; import the tool's own result (inference-perf's \
+                     stage_N_lifecycle_metrics.json) instead",
+                ))
+            }
             (None, None) => {
                 return Err(FieldError::field(
                     "scenario.load.standardized",
@@ -250,6 +273,39 @@ mod tests {
         assert_eq!(f.facts.gpu_count, Some(8));
         assert_eq!(f.facts.prompt_tokens, Some(2148));
         assert!(f.levels[0].raw["results"]["request_performance"].get("time_series").is_none());
+    }
+
+    fn fixture_at(rel: &str) -> String {
+        crate::ingest::test_fixtures::read(rel)
+    }
+
+    /// v0.2.1: keys sorted (`version: 0.2.1` last, unquoted, `results` first), multimodal
+    /// and observability sections; the request performance is read as in v0.2.
+    #[test]
+    fn reads_the_v0_2_1_example() {
+        let text = fixture_at("llm-d-benchmark-report/br_v0_2_1_example.yaml");
+        assert_eq!(crate::ingest::formats::detect(&text), Some(SourceFormat::LlmdReport));
+        let f = parse(&text).unwrap();
+        let p = &f.levels[0].point;
+        assert_eq!((p.requests_ok, p.requests_failed), (Some(500), Some(0)));
+        assert_eq!(p.get(Metric::OutputThroughput, Stat::Mean), Some(2262.448));
+        assert_eq!(p.get(Metric::OutputThroughput, Stat::P(1)), Some(2223.998), "p0p1");
+        assert!(p.get(Metric::Ttft, Stat::P99).is_some());
+        assert!(f.definitions.notes.iter().any(|n| n.contains("v0.2.1")), "{:?}", f.definitions.notes);
+        assert!(f.levels[0].raw["results"].get("observability").is_none(), "not a level's numbers");
+        // An unquoted `version: 0.2` is a YAML number, read as the version all the same.
+        let v02 = fixture().replace("version: '0.2'", "version: 0.2");
+        assert!(sniff(&v02) && parse(&v02).is_ok());
+    }
+
+    /// inference-perf's own partial report has no `scenario`: refused, naming what to
+    /// import instead.
+    #[test]
+    fn a_partial_report_without_a_scenario_says_what_to_import_instead() {
+        let text = fixture_at("inference-perf/v0_5_0-corpus_clean-two-stage-run_inference-perf.partial.stage_0.yaml");
+        assert_eq!(crate::ingest::formats::detect(&text), Some(SourceFormat::LlmdReport));
+        let e = parse(&text).unwrap_err().to_string();
+        assert!(e.starts_with("field `scenario`") && e.contains("stage_N_lifecycle_metrics.json) instead"), "{e}");
     }
 
     #[test]

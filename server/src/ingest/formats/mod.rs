@@ -85,6 +85,9 @@ mod tests {
         ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc8.json", Inferencex),
         ("inferencex/inferencex-app_glm47_gaudi3_summary.json", Inferencex),
         ("llm-d-benchmark-report/br_v0_2_example.yaml", LlmdReport),
+        ("llm-d-benchmark-report/br_v0_2_1_example.yaml", LlmdReport),
+        // inference-perf's own partial Benchmark Report: detected, refused (no load).
+        ("inference-perf/v0_5_0-corpus_clean-two-stage-run_inference-perf.partial.stage_0.yaml", LlmdReport),
         ("llmperf/leaderboard_individual_groq_70b.json", Llmperf),
         ("llmperf/leaderboard_summary_groq_70b.json", Llmperf),
         ("seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt", BenchmarkPy),
