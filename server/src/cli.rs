@@ -443,7 +443,7 @@ pub struct ImportArgs {
     #[arg(long)]
     pub notes: Option<String>,
     /// Force a format instead of detecting it (auto, benchmark-py, vllm, sglang, guidellm,
-    /// aiperf, genai-perf, llmperf, inferencex, inference-benchmarker, inference-perf,
+    /// aiperf, genai-perf, genai-bench, llmperf, inferencex, inference-benchmarker, inference-perf,
     /// llmd-report, plateau).
     #[arg(long)]
     pub format: Option<String>,

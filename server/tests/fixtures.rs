@@ -20,6 +20,9 @@ const FILES: &[(&str, SourceFormat, usize)] = &[
     ("aiperf/aiperf-0.8.0_tests_audit_baseline-chat_bare_profile_export_aiperf.json", SourceFormat::Aiperf, 1),
     ("aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json", SourceFormat::Aiperf, 1),
     ("genai-perf/cloudai-docs_ai_dynamo_profile_genai_perf.csv", SourceFormat::GenaiPerf, 1),
+    ("genai-bench/baseten_TRT-LLM_text-to-text_gpt-oss-120b_20260106_003622/D8000_700_text-to-text_openai_gpt-oss-120b_num_concurrency_4_time_66s.json", SourceFormat::GenaiBench, 1),
+    ("genai-bench/baseten_training_benchmark/N2000_200_200_20_text-to-text_num_concurrency_2_time_63s.json", SourceFormat::GenaiBench, 1),
+    ("genai-bench/baseten_training_benchmark/N2000_200_200_20_text-to-text_num_concurrency_64_time_14s.json", SourceFormat::GenaiBench, 1),
     ("guidellm/llm-d-benchmark_guidellm_report_v2_constant_2_4rps.json", SourceFormat::Guidellm, 2),
     ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json", SourceFormat::Inferencex, 1),
     ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json", SourceFormat::Inferencex, 1),
@@ -157,6 +160,16 @@ fn per_level_files_of_one_sweep_group_into_one_run() {
         prepared[0].run.levels.iter().map(|l| (l.point.load_kind, l.point.load_value)).collect();
     assert_eq!(loads, [(LoadKind::RequestRate, 1.0), (LoadKind::RequestRate, 183.38)]);
     assert_eq!(prepared[0].run.source.format, SourceFormat::InferencePerf);
+
+    // genai-bench: the run files of one traffic scenario are one run; another scenario's
+    // file at a concurrency already there is another run, never a repeat.
+    let files = vec![read("genai-bench/baseten_training_benchmark/N2000_200_200_20_text-to-text_num_concurrency_64_time_14s.json"), read("genai-bench/baseten_training_benchmark/N2000_200_200_20_text-to-text_num_concurrency_2_time_63s.json"), read("genai-bench/baseten_TRT-LLM_text-to-text_gpt-oss-120b_20260106_003622/D8000_700_text-to-text_openai_gpt-oss-120b_num_concurrency_4_time_66s.json")];
+    let prepared =
+        ingest::prepare(&ImportRequest { files, ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES).unwrap();
+    assert_eq!(prepared.len(), 2);
+    let loads: Vec<f64> = prepared[0].run.levels.iter().map(|l| l.point.load_value).collect();
+    assert_eq!(loads, [2.0, 64.0]);
+    assert_eq!(prepared[1].run.levels.len(), 1);
 }
 
 #[test]

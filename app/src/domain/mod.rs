@@ -170,6 +170,8 @@ pub enum SourceFormat {
     Guidellm,
     /// NVIDIA AIPerf profile export JSON.
     Aiperf,
+    /// sgl-project genai-bench run files (one JSON per scenario and concurrency).
+    GenaiBench,
     /// NVIDIA GenAI-Perf profile export CSV or JSON.
     GenaiPerf,
     /// Ray LLMPerf summary or individual-request JSON.
@@ -190,13 +192,14 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 14] = [
+    pub const ALL: [SourceFormat; 15] = [
         SourceFormat::BenchmarkPy,
         SourceFormat::Manual,
         SourceFormat::Vllm,
         SourceFormat::Sglang,
         SourceFormat::Guidellm,
         SourceFormat::Aiperf,
+        SourceFormat::GenaiBench,
         SourceFormat::GenaiPerf,
         SourceFormat::Llmperf,
         SourceFormat::Inferencex,
@@ -215,6 +218,7 @@ impl SourceFormat {
             SourceFormat::Sglang => "sglang",
             SourceFormat::Guidellm => "guidellm",
             SourceFormat::Aiperf => "aiperf",
+            SourceFormat::GenaiBench => "genai_bench",
             SourceFormat::GenaiPerf => "genai_perf",
             SourceFormat::Llmperf => "llmperf",
             SourceFormat::Inferencex => "inferencex",
@@ -250,6 +254,7 @@ impl SourceFormat {
             SourceFormat::Sglang => "SGLang bench_serving",
             SourceFormat::Guidellm => "GuideLLM",
             SourceFormat::Aiperf => "AIPerf",
+            SourceFormat::GenaiBench => "genai-bench",
             SourceFormat::GenaiPerf => "GenAI-Perf",
             SourceFormat::Llmperf => "LLMPerf",
             SourceFormat::Inferencex => "InferenceX",

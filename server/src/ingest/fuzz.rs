@@ -266,6 +266,7 @@ targets! {
     fuzz_sglang => "sglang",
     fuzz_guidellm => "guidellm",
     fuzz_aiperf => "aiperf",
+    fuzz_genai_bench => "genai-bench",
     fuzz_genai_perf => "genai-perf",
     fuzz_llmperf => "llmperf",
     fuzz_inferencex => "inferencex",

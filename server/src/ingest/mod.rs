@@ -134,7 +134,7 @@ pub enum ImportError {
     TooManyRequests { file: String, requests: usize, limit: usize },
     #[error("{file}: this is not text (binary data at byte {offset})")]
     NotText { file: String, offset: usize },
-    #[error("{file}: the format was not recognised; Plateau reads benchmark.py text, vLLM, SGLang, GuideLLM, AIPerf, GenAI-Perf, LLMPerf, InferenceX, inference-benchmarker, inference-perf, llm-d Benchmark Reports and its own export")]
+    #[error("{file}: the format was not recognised; Plateau reads benchmark.py text, vLLM, SGLang, GuideLLM, AIPerf, GenAI-Perf, genai-bench, LLMPerf, InferenceX, inference-benchmarker, inference-perf, llm-d Benchmark Reports and its own export")]
     UnknownFormat { file: String },
     #[error("{file}: {source} (read as {format})")]
     Parse { file: String, format: &'static str, source: FieldError },
@@ -429,7 +429,9 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
             (g.len() > 1 || g.first().is_some_and(|o| o.parsed.levels.len() == 1))
                 && g.first().is_some_and(|o| {
                     let (a, b) = (&o.parsed.facts.model, &f.parsed.facts.model);
-                    o.format == f.format && (a == b || a.is_none() || b.is_none())
+                    o.format == f.format
+                        && (a == b || a.is_none() || b.is_none())
+                        && o.parsed.workload == f.parsed.workload
                 })
         });
         match slot {

@@ -22,6 +22,10 @@ pub struct ParsedFile {
     /// Plateau's own export brings back the run's name, status, source and original files;
     /// every other format leaves this `None`.
     pub restored: Option<Restored>,
+    /// The workload the file names, when it names one (genai-bench's traffic scenario,
+    /// `D(8000,700)`): single-level files of different workloads are never grouped into
+    /// one run, as their levels would read as one sweep.
+    pub workload: Option<String>,
 }
 
 /// What an import of Plateau's own export restores beyond facts and levels: the run as it was.

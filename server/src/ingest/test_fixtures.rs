@@ -60,7 +60,8 @@ pub(crate) fn walk(root: &str) -> Vec<String> {
     out
 }
 
-/// Every result file of a tool's fixture folder as (file name, text), sorted by name
+/// Every result file of a tool's fixture folder and its subfolders (an experiment folder
+/// of genai-bench, a sweep folder of vLLM) as (path inside the tool's folder, text), sorted
 /// (SOURCE.txt and READMEs are notes, not results; files Plateau does not import are left
 /// out: [`not_imported`]).
 pub(crate) fn files(tool: &str) -> Vec<(String, String)> {
@@ -68,22 +69,15 @@ pub(crate) fn files(tool: &str) -> Vec<(String, String)> {
     let mut skipped = not_imported("unread");
     skipped.extend(not_imported("refused"));
     skipped.extend(not_imported("extra"));
-    let mut out: Vec<(String, String)> = std::fs::read_dir(&folder)
-        .unwrap_or_else(|e| panic!("{folder}: {e}"))
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let rel = format!("{tool}/{name}");
-            p.is_file() && !is_note(name) && !skipped.contains(&rel)
+    walk(&folder)
+        .into_iter()
+        .filter(|rel| !skipped.contains(&format!("{tool}/{rel}")))
+        .map(|rel| {
+            let path = format!("{folder}/{rel}");
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            (rel, text)
         })
-        .map(|p| {
-            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            (p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_owned(), text)
-        })
-        .collect();
-    out.sort();
-    out
+        .collect()
 }
 
 /// Every result file of `tool`'s fixture folder, detected by the registry as `format` and

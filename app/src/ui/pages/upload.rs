@@ -19,7 +19,7 @@ pub fn UploadPage() -> impl IntoView {
         <h1>"Import results"</h1>
         <p class="hint">
             "Result files of benchmark.py, vLLM "<code>"bench serve"</code>", SGLang "<code>"bench_serving"</code>
-            ", GuideLLM, AIPerf, GenAI-Perf, LLMPerf, InferenceX, inference-benchmarker, inference-perf, llm-d, or a Plateau export. "
+            ", GuideLLM, AIPerf, GenAI-Perf, genai-bench, LLMPerf, InferenceX, inference-benchmarker, inference-perf, llm-d, or a Plateau export. "
             "The format is detected from the content. Several single-level files of one sweep (one file per "
             "concurrency) become one run. You will see a preview before anything is stored."
         </p>

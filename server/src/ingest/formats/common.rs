@@ -86,7 +86,7 @@ impl Notes {
     /// they were given.
     pub(crate) fn finish(mut self, facts: RunFacts, mut definitions: Definitions, levels: Vec<NewLevel>) -> ParsedFile {
         definitions.notes.append(&mut self.notes);
-        ParsedFile { facts, definitions, levels, warnings: self.warnings, restored: None }
+        ParsedFile { facts, definitions, levels, warnings: self.warnings, restored: None, workload: None }
     }
 }
 

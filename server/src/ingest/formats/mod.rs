@@ -19,6 +19,7 @@ pub mod aiperf_gpu_telemetry;
 pub mod aiperf_server_metrics;
 pub mod benchmark_py;
 pub(crate) mod common;
+pub mod genai_bench;
 pub mod genai_perf;
 pub mod guidellm;
 pub mod inference_benchmarker;
@@ -51,6 +52,7 @@ pub fn registry() -> Vec<Format> {
         llmperf::FORMAT,
         inference_benchmarker::FORMAT,
         inference_perf::FORMAT,
+        genai_bench::FORMAT,
         llmd_report::FORMAT,
         // Any text with a `C=` marker: last, as the least specific.
         benchmark_py::FORMAT,
@@ -79,6 +81,9 @@ mod tests {
         ("aiperf/aiperf-0.8.0_tests_audit_baseline-chat_bare_profile_export_aiperf.json", Aiperf),
         ("aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json", Aiperf),
         ("genai-perf/cloudai-docs_ai_dynamo_profile_genai_perf.csv", GenaiPerf),
+        ("genai-bench/baseten_TRT-LLM_text-to-text_gpt-oss-120b_20260106_003622/D8000_700_text-to-text_openai_gpt-oss-120b_num_concurrency_4_time_66s.json", GenaiBench),
+        ("genai-bench/baseten_training_benchmark/N2000_200_200_20_text-to-text_num_concurrency_2_time_63s.json", GenaiBench),
+        ("genai-bench/baseten_training_benchmark/N2000_200_200_20_text-to-text_num_concurrency_64_time_14s.json", GenaiBench),
         ("guidellm/llm-d-benchmark_guidellm_report_v2_constant_2_4rps.json", Guidellm),
         ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc16.json", Inferencex),
         ("inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json", Inferencex),
