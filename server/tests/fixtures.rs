@@ -75,7 +75,7 @@ fn refused_fixture_files_say_what_to_import_instead() {
     }
 }
 
-/// An extra file of an import (AIPerf's GPU telemetry) imported without the result file it
+/// An extra file of an import (AIPerf's GPU telemetry, its server metrics) imported without the result file it
 /// belongs to is refused, naming that file, and stores nothing.
 #[test]
 fn extra_fixture_files_alone_say_what_they_need() {
@@ -85,7 +85,9 @@ fn extra_fixture_files_alone_say_what_they_need() {
         let req = ImportRequest { files: vec![read(&rel)], ..ImportRequest::default() };
         let e = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).expect_err(&rel);
         assert_eq!(e.field(), Some("files"), "{rel}: {e}");
-        assert!(e.to_string().contains("needs the AIPerf result file"), "{rel}: {e}");
+        let e = e.to_string();
+        let names_it = e.contains("needs the AIPerf result file") || e.contains("need the profile_export_aiperf.json");
+        assert!(names_it, "{rel}: {e}");
     }
 }
 

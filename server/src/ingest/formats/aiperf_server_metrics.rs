@@ -1,5 +1,6 @@
 //! AIPerf's server-metrics export (`server_metrics_export.json`, written by AIPerf 0.13 next
-//! to `profile_export_aiperf.json` when it scrapes the server's Prometheus endpoints): the
+//! to `profile_export_aiperf.json` when it scrapes the server's Prometheus endpoints, and
+//! `server_metrics_export.csv`, the same statistics as sections of CSV, 0.8+): the
 //! server's metrics over the profiling phase, per metric and label set. Not a result file
 //! of its own — it has no load or client numbers — but an extra file of an AIPerf import:
 //! `ingest::prepare` attaches it to the AIPerf level with the same `benchmark_id`, as that
@@ -31,9 +32,22 @@ pub struct ServerMetrics {
     pub warnings: Vec<String>,
 }
 
-/// An AIPerf server-metrics export (top-level `aiperf_version`, `metrics_phase` and a
-/// `metrics` object).
+/// An AIPerf server-metrics export, JSON or CSV.
 pub fn sniff(text: &str) -> bool {
+    sniff_json(text) || sniff_csv(text)
+}
+
+/// Reads the export, JSON or CSV. Errors name the field path (JSON) or the line (CSV).
+pub fn parse(text: &str) -> Result<ServerMetrics, FieldError> {
+    if sniff_csv(text) {
+        parse_csv(text)
+    } else {
+        parse_json(text)
+    }
+}
+
+/// The JSON export (top-level `aiperf_version`, `metrics_phase` and a `metrics` object).
+fn sniff_json(text: &str) -> bool {
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if !(t.starts_with('{') && t.contains("\"metrics_phase\"") && t.contains("\"aiperf_version\"")) {
         return false;
@@ -46,8 +60,8 @@ fn num(v: Option<&Value>) -> Option<f64> {
     v.and_then(Value::as_f64).filter(|x| x.is_finite())
 }
 
-/// Reads the export. Errors name the field path.
-pub fn parse(text: &str) -> Result<ServerMetrics, FieldError> {
+/// Reads the JSON export. Errors name the field path.
+fn parse_json(text: &str) -> Result<ServerMetrics, FieldError> {
     let top = json::parse(text.trim_start_matches('\u{feff}'))?;
     let Some(top) = top.as_object() else { return Err(FieldError::field("", "not a JSON object")) };
     let Some(metrics) = top.get("metrics").and_then(Value::as_object) else {
@@ -157,6 +171,166 @@ pub fn parse(text: &str) -> Result<ServerMetrics, FieldError> {
     })
 }
 
+/// The header every CSV section of metrics starts with (the info section has no `Type`).
+const CSV_HEADER: &str = "Endpoint,Type,Metric,Unit,";
+
+/// The CSV export (AIPerf 0.8+): `#` comment lines, then sections, each with its own header.
+fn sniff_csv(text: &str) -> bool {
+    let t = text.trim_start_matches('\u{feff}');
+    t.starts_with("# AIPerf Server Metrics Export (CSV)")
+        || t.lines().find(|l| !l.starts_with('#') && !l.trim().is_empty()).is_some_and(|l| l.starts_with(CSV_HEADER))
+}
+
+/// Columns of a metrics section that are not labels.
+const CSV_FIXED: [&str; 5] = ["Endpoint", "Type", "Metric", "Unit", "Description"];
+
+/// Whether a column holds a statistic (not a label).
+fn is_stat_column(c: &str) -> bool {
+    matches!(
+        c,
+        "avg" | "min" | "max" | "std" | "total" | "rate" | "count" | "count_rate" | "sum" | "sum_rate" | "buckets"
+    ) || c.starts_with("rate_")
+        || (c.starts_with('p') && c[1..].trim_end_matches("_estimate").parse::<f64>().is_ok())
+}
+
+/// Reads the CSV export: `# benchmark_id: …` from the comments; each section's rows by its
+/// own header (gauges: `avg`, `min`, `max`, …; counters: `total`, `rate` …; histograms:
+/// `count`, `sum`, `buckets` as `le=count;…`); the columns between the statistics and
+/// `Description` are labels (empty: absent). The info section (`Endpoint,Metric,Key,
+/// Value`) is not read. Values are as AIPerf printed them (4 decimals). Errors name the line.
+fn parse_csv(text: &str) -> Result<ServerMetrics, FieldError> {
+    let text = text.trim_start_matches('\u{feff}');
+    let benchmark_id = text
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .find_map(|l| l.strip_prefix("# benchmark_id:"))
+        .map(|id| id.trim().to_owned())
+        .filter(|id| !id.is_empty());
+    let mut header: Option<Vec<String>> = None;
+    let mut rows: Vec<(usize, Vec<(String, String)>)> = Vec::new();
+    // Line by line (a Prometheus HELP text holds no raw newline), so errors name the line.
+    for (i, text_line) in text.lines().enumerate() {
+        let line = i + 1;
+        if text_line.starts_with('#') || text_line.trim().is_empty() {
+            continue;
+        }
+        let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(text_line.as_bytes());
+        let mut record = csv::StringRecord::new();
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(e) => return Err(FieldError::line(line, format!("not valid CSV: {e}"))),
+        }
+        let fields: Vec<String> = record.iter().map(str::to_owned).collect();
+        if fields.first().map(String::as_str) == Some("Endpoint") {
+            // A metrics section has a `Type` column; the info section does not.
+            header = (fields.get(1).map(String::as_str) == Some("Type")).then_some(fields);
+            continue;
+        }
+        let Some(h) = &header else { continue };
+        if fields.len() != h.len() {
+            return Err(FieldError::line(
+                line,
+                format!("{} columns where the section's header has {}", fields.len(), h.len()),
+            ));
+        }
+        rows.push((line, h.iter().cloned().zip(fields).collect()));
+    }
+    let endpoints: std::collections::HashSet<&str> =
+        rows.iter().filter_map(|(_, r)| r.iter().find(|(k, _)| k == "Endpoint").map(|(_, v)| v.as_str())).collect();
+    let many = endpoints.len() > 1;
+    let mut warnings = Vec::new();
+    let mut series = Vec::new();
+    let mut dropped = 0u64;
+    for (line, row) in &rows {
+        let col = |name: &str| row.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty());
+        let number = |name: &str| -> Result<Option<f64>, FieldError> {
+            match col(name) {
+                None => Ok(None),
+                Some(v) => v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .map(Some)
+                    .ok_or_else(|| FieldError::line(*line, format!("column `{name}`: {v:?} is not a number"))),
+            }
+        };
+        let name = col("Metric").ok_or_else(|| FieldError::line(*line, "column `Metric` is empty"))?.to_owned();
+        let data = match col("Type").unwrap_or("") {
+            "gauge" => {
+                SeriesData::GaugeStats { mean: number("avg")?, min: number("min")?, max: number("max")?, last: None }
+            }
+            "counter" => match number("total")? {
+                Some(delta) => SeriesData::Counter { delta },
+                None => return Err(FieldError::line(*line, format!("{name}: a counter without its `total`"))),
+            },
+            "histogram" => {
+                let mut buckets = Map::new();
+                for part in col("buckets").unwrap_or("").split(';').filter(|p| !p.is_empty()) {
+                    let (le, c) = part
+                        .split_once('=')
+                        .ok_or_else(|| FieldError::line(*line, format!("{name}: bucket {part:?} is not le=count")))?;
+                    let c: f64 = c
+                        .parse()
+                        .map_err(|_| FieldError::line(*line, format!("{name}: bucket {part:?}: not a number")))?;
+                    buckets.insert(le.to_owned(), Value::from(c));
+                }
+                let mut stats = Map::new();
+                if let Some(c) = number("count")? {
+                    stats.insert("count".into(), Value::from(c));
+                }
+                if let Some(s) = number("sum")? {
+                    stats.insert("sum".into(), Value::from(s));
+                }
+                let mut s = Map::new();
+                s.insert("buckets".into(), Value::Object(buckets));
+                histogram(&s, &stats).map_err(|m| FieldError::line(*line, format!("{name}: {m}")))?
+            }
+            other => {
+                let w = format!("{name}: metric type {other:?} is not read");
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+                continue;
+            }
+        };
+        if series.len() >= 2 * MAX_SERIES {
+            dropped += 1;
+            continue;
+        }
+        let mut labels: Vec<(String, String)> = row
+            .iter()
+            .filter(|(k, v)| !v.is_empty() && !CSV_FIXED.contains(&k.as_str()) && !is_stat_column(k))
+            .cloned()
+            .collect();
+        if many {
+            if let Some(e) = col("Endpoint") {
+                labels.push(("endpoint".into(), e.to_owned()));
+            }
+        }
+        labels.sort();
+        series.push(Series { name: String::new(), source_name: name, labels, data });
+    }
+    if series.is_empty() {
+        return Err(FieldError::field("", "no gauge, counter or histogram rows"));
+    }
+    assign_names(&mut series);
+    let engine = detect_engine(series.iter().map(|s| s.source_name.as_str())).map(str::to_owned);
+    let telemetry = LevelTelemetry {
+        engine,
+        source: TelemetrySource::Aiperf,
+        interval_ms: None,
+        // The CSV states neither the window nor the fetches.
+        window_s: None,
+        scrapes_ok: 0,
+        scrapes_failed: 0,
+        series_dropped: dropped,
+        series,
+    };
+    telemetry.check().map_err(|e| FieldError::field("metrics", e))?;
+    Ok(ServerMetrics { benchmark_id, telemetry, warnings })
+}
+
 /// A histogram series: cumulative buckets by `le`, with the `+Inf` one as the count.
 fn histogram(s: &Map<String, Value>, stats: &Map<String, Value>) -> Result<SeriesData, String> {
     let Some(buckets) = s.get("buckets").and_then(Value::as_object) else {
@@ -242,6 +416,72 @@ mod tests {
         let alone = ImportRequest { files: vec![file("server_metrics_export.json", REAL)], ..ImportRequest::default() };
         let err = prepare(&alone, 1 << 20).unwrap_err().to_string();
         assert!(err.contains("profile_export_aiperf.json of the same benchmark"), "{err}");
+    }
+
+    const CSV: &str = "aiperf/inferencex_kimik2.7_mi355x_agentic_conc1_aiperf-0.8.0_server_metrics_export.csv";
+
+    /// The real CSV export (AIPerf 0.8.0, vLLM on 4× MI355X): gauges, counters and
+    /// histograms by their own headers, labels from the columns between, as printed.
+    #[test]
+    fn a_real_csv_export_becomes_telemetry() {
+        let text = crate::ingest::test_fixtures::read(CSV);
+        assert!(sniff(&text));
+        let m = parse(&text).unwrap();
+        assert_eq!(m.benchmark_id.as_deref(), Some("6800941e-5f4b-4368-8520-474ee02c8a7f"));
+        let t = &m.telemetry;
+        assert_eq!(t.engine.as_deref(), Some("vllm"));
+        assert_eq!(t.mean("requests_running"), Some(0.8896));
+        assert_eq!(t.max("requests_waiting"), Some(3.0));
+        let kv = t.series_named("kv_cache_usage").next().unwrap();
+        assert_eq!(
+            kv.data,
+            SeriesData::GaugeStats { mean: Some(0.0706), min: Some(0.0), max: Some(0.1378), last: None }
+        );
+        assert!(kv.labels.contains(&("model_name".to_owned(), "amd/Kimi-K2.7-Code-MXFP4".to_owned())));
+        assert!(kv.labels.iter().all(|(k, _)| k != "Description" && k != "avg"), "{:?}", kv.labels);
+        let http = t.series.iter().find(|s| s.source_name == "http_request_duration_highr_seconds").unwrap();
+        match &http.data {
+            SeriesData::Histogram { bounds, counts, count, sum } => {
+                assert_eq!(*count, 196.0);
+                assert_eq!(*sum, Some(5049.5088));
+                assert_eq!(bounds.first(), Some(&0.01));
+                assert_eq!(counts.last(), Some(&171.0), "60.0=171, the +Inf bucket is the count");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(t.series.iter().all(|s| s.source_name != "python_info"), "the info section is not read");
+        assert!(
+            t.delta("requests_finished").is_some()
+                || t.series.iter().any(|s| matches!(s.data, SeriesData::Counter { .. }))
+        );
+    }
+
+    /// The CSV attaches like the JSON: to the only AIPerf level of the import.
+    #[test]
+    fn an_aiperf_import_attaches_the_csv_export_to_its_level() {
+        use crate::ingest::{prepare, ImportRequest, InputFile};
+        let profile = include_str!("../../../tests/data/aiperf-server-metrics/profile_export_aiperf.json");
+        let csv = crate::ingest::test_fixtures::read(CSV);
+        let file =
+            |name: &str, text: &str| InputFile { file_name: Some(name.into()), content: text.as_bytes().to_vec() };
+        let req = ImportRequest {
+            files: vec![file("server_metrics_export.csv", &csv), file("profile_export_aiperf.json", profile)],
+            ..ImportRequest::default()
+        };
+        let runs = prepare(&req, 1 << 20).unwrap();
+        let t = runs[0].run.levels[0].telemetry.as_ref().unwrap();
+        assert_eq!(t.mean("requests_running"), Some(0.8896));
+        assert_eq!(runs[0].run.files.len(), 2);
+    }
+
+    #[test]
+    fn a_bad_csv_row_names_its_line() {
+        let text = crate::ingest::test_fixtures::read(CSV);
+        let bad = text.replacen(",0.8896,", ",lots,", 1);
+        let e = parse(&bad).unwrap_err().to_string();
+        assert!(e.starts_with("line 14") && e.contains("`avg`") && e.contains("\"lots\""), "{e}");
+        let short = text.replacen(",0.8896,", ",", 1);
+        assert!(parse(&short).unwrap_err().to_string().contains("columns where the section's header has"));
     }
 
     #[test]
