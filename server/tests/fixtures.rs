@@ -86,7 +86,9 @@ fn extra_fixture_files_alone_say_what_they_need() {
         let e = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).expect_err(&rel);
         assert_eq!(e.field(), Some("files"), "{rel}: {e}");
         let e = e.to_string();
-        let names_it = e.contains("needs the AIPerf result file") || e.contains("need the profile_export_aiperf.json");
+        let names_it = e.contains("needs the AIPerf result file")
+            || e.contains("need the profile_export_aiperf.json")
+            || e.contains("needs the run files of its experiment");
         assert!(names_it, "{rel}: {e}");
     }
 }

@@ -384,7 +384,20 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
     let mut read = Vec::with_capacity(files.len());
     let mut server_metrics = Vec::new();
     let mut gpu_telemetry = Vec::new();
+    let mut genai_metadata = Vec::new();
     for f in files {
+        if req.format.is_none_or(|f| f == SourceFormat::GenaiBench) {
+            let text = text_of(&f, max_bytes)?;
+            if formats::genai_bench::sniff_metadata(text) {
+                let m = formats::genai_bench::parse_metadata(text).map_err(|source| ImportError::Parse {
+                    file: f.display_name(),
+                    format: "genai-bench experiment metadata",
+                    source,
+                })?;
+                genai_metadata.push((f.display_name(), m));
+                continue;
+            }
+        }
         if req.format.is_none_or(|f| f == SourceFormat::Aiperf) {
             let text = text_of(&f, max_bytes)?;
             if formats::aiperf_server_metrics::sniff(text) {
@@ -415,6 +428,9 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
     for (f, g) in gpu_telemetry {
         attach_gpu_telemetry(&mut read, f, g, &req.facts)?;
     }
+    for (name, facts) in genai_metadata {
+        apply_genai_metadata(&mut read, &name, &facts)?;
+    }
     // Single-level files of one format and one model are the levels of one sweep (vLLM and
     // InferenceX write one file per concurrency): they become one run.
     let mut groups: Vec<Vec<ReadFile>> = Vec::new();
@@ -441,6 +457,35 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
     }
     let several = groups.len() > 1;
     groups.into_iter().map(|g| build_run(g, &req, several)).collect()
+}
+
+/// Fills the facts genai-bench's run files do not state (model, engine, GPU) from the
+/// experiment's metadata `facts`, read from the file `name`. The file is not kept with the
+/// runs: its command line and auth config can hold an API key.
+fn apply_genai_metadata(read: &mut [ReadFile], name: &str, facts: &RunFacts) -> Result<(), ImportError> {
+    let mut runs = read.iter_mut().filter(|r| r.format == SourceFormat::GenaiBench).peekable();
+    if runs.peek().is_none() {
+        return Err(ImportError::Field {
+            field: "files",
+            message: format!(
+                "{name}: genai-bench's experiment metadata needs the run files of its experiment in the same import"
+            ),
+        });
+    }
+    for r in runs {
+        let f = &mut r.parsed.facts;
+        f.model = f.model.take().or_else(|| facts.model.clone());
+        f.engine = f.engine.take().or_else(|| facts.engine.clone());
+        f.engine_version = f.engine_version.take().or_else(|| facts.engine_version.clone());
+        if f.gpu_type.is_none() && f.gpu_count.is_none() {
+            f.gpu_type = facts.gpu_type.clone();
+            f.gpu_count = facts.gpu_count;
+        }
+        r.parsed.warnings.push(format!(
+            "{name}: model, engine and GPU read from the experiment's metadata; the file is not kept (its command line can hold an API key)"
+        ));
+    }
+    Ok(())
 }
 
 /// Makes AIPerf's server-metrics export `m` the telemetry of the AIPerf level of the same

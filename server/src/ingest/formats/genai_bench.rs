@@ -3,8 +3,10 @@
 //! level: `aggregated_metrics` (the scenario, the load, counts, throughputs, `stats` per
 //! metric) and `individual_request_metrics[]`. The run files of one scenario, imported
 //! together, become one run; files of different scenarios never join
-//! ([`ParsedFile::workload`]). The experiment's `experiment_metadata.json` is not a result
-//! and is not read: model, engine and GPU are given on the import form.
+//! ([`ParsedFile::workload`]). The experiment's `experiment_metadata.json` is no result: in
+//! the same import it gives the runs' model, engine and GPU ([`parse_metadata`]) where
+//! neither the run file nor the user does; the file itself is not kept (its command line
+//! can hold an API key).
 //!
 //! The shape and the definitions are read off the tool's collectors
 //! (`genai_bench/metrics/{request,aggregated}_metrics_collector.py`) and checked on real
@@ -53,6 +55,47 @@ const STATS: [(&str, Metric, bool); 6] = [
     ("num_input_tokens", Metric::InputTokens, false),
     ("num_output_tokens", Metric::OutputTokens, false),
 ];
+
+/// The experiment's `experiment_metadata.json` (not a result: no `aggregated_metrics`).
+pub fn sniff_metadata(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+        && text.contains("\"benchmark_version\"")
+        && text.contains("\"traffic_scenario\"")
+        && text.contains("\"iteration_type\"")
+        && !text.contains("\"aggregated_metrics\"")
+}
+
+/// The facts `experiment_metadata.json` states: the model the requests named
+/// (`api_model_name`, else `model`), the server's engine and version, its GPU type and
+/// count (`server_gpu_count` is written as text). Nothing else is taken: its `cmd` and
+/// `auth_config` can hold an API key.
+pub fn parse_metadata(text: &str) -> Result<RunFacts, FieldError> {
+    let root = json::parse(text)?;
+    let top = Obj::new("", &root)?;
+    let nonempty = |v: Option<String>| v.filter(|s| !s.trim().is_empty() && s != "None");
+    let mut f = RunFacts {
+        model: nonempty(top.str("api_model_name")?).or(nonempty(top.str("model")?)),
+        engine: nonempty(top.str("server_engine")?),
+        engine_version: nonempty(top.str("server_version")?),
+        ..RunFacts::default()
+    };
+    let count = match top.get("server_gpu_count") {
+        None => None,
+        Some(Value::String(s)) if s.trim().is_empty() || s == "None" => None,
+        Some(Value::String(s)) => Some(
+            s.trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| FieldError::field("server_gpu_count", format!("{s:?} is not a GPU count")))?,
+        ),
+        Some(_) => top.count("server_gpu_count")?,
+    };
+    if let Some(gpu) = nonempty(top.str("server_gpu_type")?) {
+        f.set_gpu(&gpu, count);
+    }
+    Ok(f)
+}
 
 /// What a made-up TTFT makes meaningless.
 const FROM_TTFT: [Metric; 3] = [Metric::Ttft, Metric::Tpot, Metric::PerUserTokS];
@@ -245,6 +288,44 @@ mod tests {
         assert_eq!(l.get(Metric::OutputThroughput, Stat::Mean), Some(1104.1009408492728));
         assert_eq!((p.facts.prompt_tokens, p.facts.max_tokens), (Some(8000), Some(700)), "D(8000,700)");
         assert_eq!(p.workload.as_deref(), Some("D(8000,700)"));
+    }
+
+    const METADATA: &str = "genai-bench/baseten_training_benchmark/experiment_metadata.json";
+
+    #[test]
+    fn the_experiment_metadata_gives_model_and_gpu() {
+        let text = read(METADATA);
+        assert!(sniff_metadata(&text) && !sniff(&text));
+        assert!(!sniff_metadata(&read(C2)));
+        let f = parse_metadata(&text).unwrap();
+        assert_eq!(f.model.as_deref(), Some("Qwen3-30B-A3B-Instruct-2507-FP8"), "what the requests named");
+        assert_eq!((f.gpu_type.as_deref(), f.gpu_count), (Some("H100"), Some(1)), "the count is text");
+        assert_eq!(f.engine, None, "server_engine: null");
+        let bad = text.replace("\"server_gpu_count\": \"1\"", "\"server_gpu_count\": \"one\"");
+        assert!(parse_metadata(&bad).unwrap_err().to_string().starts_with("field `server_gpu_count`"));
+        // In one import with its run files: facts on the run, the metadata not kept.
+        use crate::ingest::{prepare, ImportRequest, InputFile};
+        let file = |rel: &str| InputFile {
+            file_name: Some(rel.rsplit('/').next().unwrap_or(rel).into()),
+            content: read(rel).into_bytes(),
+        };
+        let req = ImportRequest { files: vec![file(METADATA), file(C2), file(C64)], ..ImportRequest::default() };
+        let runs = prepare(&req, 1 << 22).unwrap();
+        assert_eq!(runs.len(), 1);
+        let run = &runs[0].run;
+        assert_eq!(run.facts.model.as_deref(), Some("Qwen3-30B-A3B-Instruct-2507-FP8"));
+        assert_eq!(run.facts.gpu_count, Some(1));
+        assert_eq!(run.files.len(), 2, "the metadata is not kept: its command line can hold a key");
+        assert!(run.files.iter().all(|f| !String::from_utf8_lossy(&f.content).contains("--api-base")));
+        assert!(
+            runs[0].warnings.iter().any(|w| w.contains("experiment_metadata.json") && w.contains("not kept")),
+            "{:?}",
+            runs[0].warnings
+        );
+        // What the user gives wins.
+        let mut given = req.clone();
+        given.facts.model = Some("mine".into());
+        assert_eq!(prepare(&given, 1 << 22).unwrap()[0].run.facts.model.as_deref(), Some("mine"));
     }
 
     #[test]

@@ -166,7 +166,7 @@ mod tests {
 
     /// Whether one of the readers of an import's extra files (not registry formats) claims it.
     fn is_extra(text: &str) -> bool {
-        aiperf_server_metrics::sniff(text) || aiperf_gpu_telemetry::sniff(text)
+        aiperf_server_metrics::sniff(text) || aiperf_gpu_telemetry::sniff(text) || genai_bench::sniff_metadata(text)
     }
 
     #[test]
