@@ -18,7 +18,7 @@
 //!
 //! Several endpoints are scraped together, their readings in one level's telemetry:
 //! - the engine's (`--metrics-url`, else the target's own `/metrics`), labelled
-//!   `endpoint="1"`, `"2"` … when there are several (as before GPU endpoints existed);
+//!   `endpoint="1"`, `"2"` … when there are several (none when there is one);
 //! - GPU exporters (`--gpu-metrics-url`, dcgm-exporter), always labelled
 //!   `endpoint="gpu-1"`, `"gpu-2"` …, of which only the GPU metrics Plateau knows are kept
 //!   ([`gpu_only`]: an engine's page given as a GPU URL adds no engine series, and a

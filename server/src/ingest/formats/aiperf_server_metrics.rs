@@ -60,6 +60,62 @@ fn num(v: Option<&Value>) -> Option<f64> {
     v.and_then(Value::as_f64).filter(|x| x.is_finite())
 }
 
+/// The series both layouts read, with the bounds and warnings they share.
+#[derive(Default)]
+struct Collector {
+    series: Vec<Series>,
+    dropped: u64,
+    warnings: Vec<String>,
+}
+
+impl Collector {
+    /// A metric of a type Plateau does not read: said once.
+    fn skip(&mut self, name: &str, kind: &str) {
+        let w = format!("{name}: metric type {kind:?} is not read");
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
+    }
+
+    /// One series, labelled with its endpoint when the export has several; beyond the
+    /// bound, counted as dropped.
+    fn push(&mut self, name: &str, mut labels: Vec<(String, String)>, endpoint: Option<&str>, data: SeriesData) {
+        if self.series.len() >= 2 * MAX_SERIES {
+            self.dropped += 1;
+            return;
+        }
+        if let Some(e) = endpoint {
+            labels.push(("endpoint".into(), e.to_owned()));
+        }
+        labels.sort();
+        self.series.push(Series { name: String::new(), source_name: name.to_owned(), labels, data });
+    }
+
+    /// The telemetry, named and checked.
+    fn finish(
+        mut self,
+        benchmark_id: Option<String>,
+        window_s: Option<f64>,
+        scrapes_ok: u64,
+        scrapes_failed: u64,
+    ) -> Result<ServerMetrics, FieldError> {
+        assign_names(&mut self.series);
+        let engine = detect_engine(self.series.iter().map(|s| s.source_name.as_str())).map(str::to_owned);
+        let telemetry = LevelTelemetry {
+            engine,
+            source: TelemetrySource::Aiperf,
+            interval_ms: None,
+            window_s,
+            scrapes_ok,
+            scrapes_failed,
+            series_dropped: self.dropped,
+            series: self.series,
+        };
+        telemetry.check().map_err(|e| FieldError::field("metrics", e))?;
+        Ok(ServerMetrics { benchmark_id, telemetry, warnings: self.warnings })
+    }
+}
+
 /// Reads the JSON export. Errors name the field path.
 fn parse_json(text: &str) -> Result<ServerMetrics, FieldError> {
     let top = json::parse(text.trim_start_matches('\u{feff}'))?;
@@ -78,9 +134,7 @@ fn parse_json(text: &str) -> Result<ServerMetrics, FieldError> {
     let configured = endpoints("endpoints_configured");
     let successful = endpoints("endpoints_successful");
     let many = configured.len().max(successful.len()) > 1;
-    let mut warnings = Vec::new();
-    let mut series = Vec::new();
-    let mut dropped = 0u64;
+    let mut out = Collector::default();
     for (name, m) in metrics {
         let path = format!("metrics.{name}");
         let Some(m) = m.as_object() else { return Err(FieldError::field(&path, "not an object")) };
@@ -104,20 +158,13 @@ fn parse_json(text: &str) -> Result<ServerMetrics, FieldError> {
                     Some(delta) => SeriesData::Counter { delta },
                     None => return Err(FieldError::field(&format!("{at}.stats.total"), "missing or not a number")),
                 },
-                "histogram" => histogram(s, stats).map_err(|m| FieldError::field(&at, m))?,
+                "histogram" => json_histogram(s, stats).map_err(|m| FieldError::field(&at, m))?,
                 other => {
-                    let w = format!("{name}: metric type {other:?} is not read");
-                    if !warnings.contains(&w) {
-                        warnings.push(w);
-                    }
+                    out.skip(name, other);
                     continue;
                 }
             };
-            if series.len() >= 2 * MAX_SERIES {
-                dropped += 1;
-                continue;
-            }
-            let mut labels: Vec<(String, String)> = s
+            let labels: Vec<(String, String)> = s
                 .get("labels")
                 .and_then(Value::as_object)
                 .map(|l| {
@@ -126,17 +173,10 @@ fn parse_json(text: &str) -> Result<ServerMetrics, FieldError> {
                         .collect()
                 })
                 .unwrap_or_default();
-            if many {
-                if let Some(url) = s.get("endpoint_url").and_then(Value::as_str) {
-                    labels.push(("endpoint".into(), url.to_owned()));
-                }
-            }
-            labels.sort();
-            series.push(Series { name: String::new(), source_name: name.clone(), labels, data });
+            let endpoint = s.get("endpoint_url").and_then(Value::as_str).filter(|_| many);
+            out.push(name, labels, endpoint, data);
         }
     }
-    assign_names(&mut series);
-    let engine = detect_engine(series.iter().map(|s| s.source_name.as_str())).map(str::to_owned);
     let phase = summary
         .and_then(|s| s.get("phase_time_ranges"))
         .and_then(|p| p.get(top.get("metrics_phase").and_then(Value::as_str).unwrap_or("profiling")));
@@ -152,23 +192,13 @@ fn parse_json(text: &str) -> Result<ServerMetrics, FieldError> {
         .and_then(Value::as_object)
         .map(|info| info.values().filter_map(|e| e.get("total_fetches").and_then(Value::as_u64)).sum())
         .unwrap_or(0);
-    let telemetry = LevelTelemetry {
-        engine,
-        source: TelemetrySource::Aiperf,
-        interval_ms: None,
+    out.finish(
+        top.get("benchmark_id").and_then(Value::as_str).map(str::to_owned),
         window_s,
-        scrapes_ok: fetches,
+        fetches,
         // AIPerf counts fetches, not failures: an endpoint that never answered is what it says.
-        scrapes_failed: configured.iter().filter(|c| !successful.contains(c)).count() as u64,
-        series_dropped: dropped,
-        series,
-    };
-    telemetry.check().map_err(|e| FieldError::field("metrics", e))?;
-    Ok(ServerMetrics {
-        benchmark_id: top.get("benchmark_id").and_then(Value::as_str).map(str::to_owned),
-        telemetry,
-        warnings,
-    })
+        configured.iter().filter(|c| !successful.contains(c)).count() as u64,
+    )
 }
 
 /// The header every CSV section of metrics starts with (the info section has no `Type`).
@@ -239,9 +269,7 @@ fn parse_csv(text: &str) -> Result<ServerMetrics, FieldError> {
     let endpoints: std::collections::HashSet<&str> =
         rows.iter().filter_map(|(_, r)| r.iter().find(|(k, _)| k == "Endpoint").map(|(_, v)| v.as_str())).collect();
     let many = endpoints.len() > 1;
-    let mut warnings = Vec::new();
-    let mut series = Vec::new();
-    let mut dropped = 0u64;
+    let mut out = Collector::default();
     for (line, row) in &rows {
         let col = |name: &str| row.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty());
         let number = |name: &str| -> Result<Option<f64>, FieldError> {
@@ -265,7 +293,7 @@ fn parse_csv(text: &str) -> Result<ServerMetrics, FieldError> {
                 None => return Err(FieldError::line(*line, format!("{name}: a counter without its `total`"))),
             },
             "histogram" => {
-                let mut buckets = Map::new();
+                let mut buckets = Vec::new();
                 for part in col("buckets").unwrap_or("").split(';').filter(|p| !p.is_empty()) {
                     let (le, c) = part
                         .split_once('=')
@@ -273,73 +301,48 @@ fn parse_csv(text: &str) -> Result<ServerMetrics, FieldError> {
                     let c: f64 = c
                         .parse()
                         .map_err(|_| FieldError::line(*line, format!("{name}: bucket {part:?}: not a number")))?;
-                    buckets.insert(le.to_owned(), Value::from(c));
+                    buckets.push((le, c));
                 }
-                let mut stats = Map::new();
-                if let Some(c) = number("count")? {
-                    stats.insert("count".into(), Value::from(c));
-                }
-                if let Some(s) = number("sum")? {
-                    stats.insert("sum".into(), Value::from(s));
-                }
-                let mut s = Map::new();
-                s.insert("buckets".into(), Value::Object(buckets));
-                histogram(&s, &stats).map_err(|m| FieldError::line(*line, format!("{name}: {m}")))?
+                histogram(buckets, number("count")?, number("sum")?)
+                    .map_err(|m| FieldError::line(*line, format!("{name}: {m}")))?
             }
             other => {
-                let w = format!("{name}: metric type {other:?} is not read");
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
+                out.skip(&name, other);
                 continue;
             }
         };
-        if series.len() >= 2 * MAX_SERIES {
-            dropped += 1;
-            continue;
-        }
-        let mut labels: Vec<(String, String)> = row
+        let labels: Vec<(String, String)> = row
             .iter()
             .filter(|(k, v)| !v.is_empty() && !CSV_FIXED.contains(&k.as_str()) && !is_stat_column(k))
             .cloned()
             .collect();
-        if many {
-            if let Some(e) = col("Endpoint") {
-                labels.push(("endpoint".into(), e.to_owned()));
-            }
-        }
-        labels.sort();
-        series.push(Series { name: String::new(), source_name: name, labels, data });
+        out.push(&name, labels, col("Endpoint").filter(|_| many), data);
     }
-    if series.is_empty() {
+    if out.series.is_empty() {
         return Err(FieldError::field("", "no gauge, counter or histogram rows"));
     }
-    assign_names(&mut series);
-    let engine = detect_engine(series.iter().map(|s| s.source_name.as_str())).map(str::to_owned);
-    let telemetry = LevelTelemetry {
-        engine,
-        source: TelemetrySource::Aiperf,
-        interval_ms: None,
-        // The CSV states neither the window nor the fetches.
-        window_s: None,
-        scrapes_ok: 0,
-        scrapes_failed: 0,
-        series_dropped: dropped,
-        series,
-    };
-    telemetry.check().map_err(|e| FieldError::field("metrics", e))?;
-    Ok(ServerMetrics { benchmark_id, telemetry, warnings })
+    // The CSV states neither the window nor the fetches.
+    out.finish(benchmark_id, None, 0, 0)
 }
 
-/// A histogram series: cumulative buckets by `le`, with the `+Inf` one as the count.
-fn histogram(s: &Map<String, Value>, stats: &Map<String, Value>) -> Result<SeriesData, String> {
+/// A JSON histogram series: its `buckets` object by `le` and its `count` and `sum` stats.
+fn json_histogram(s: &Map<String, Value>, stats: &Map<String, Value>) -> Result<SeriesData, String> {
     let Some(buckets) = s.get("buckets").and_then(Value::as_object) else {
         return Err("a histogram without buckets".into());
     };
+    let mut pairs = Vec::with_capacity(buckets.len());
+    for (le, c) in buckets {
+        pairs.push((le.as_str(), num(Some(c)).ok_or_else(|| format!("bucket {le:?}: not a number"))?));
+    }
+    histogram(pairs, num(stats.get("count")), num(stats.get("sum")))
+}
+
+/// A histogram series: cumulative buckets by `le`, with the `+Inf` one as the count when
+/// `count` is not given.
+fn histogram(buckets: Vec<(&str, f64)>, count: Option<f64>, sum: Option<f64>) -> Result<SeriesData, String> {
     let mut finite: Vec<(f64, f64)> = Vec::new();
     let mut inf = None;
     for (le, c) in buckets {
-        let c = num(Some(c)).ok_or_else(|| format!("bucket {le:?}: not a number"))?;
         if le.trim_start_matches('+').eq_ignore_ascii_case("inf") {
             inf = Some(c);
         } else {
@@ -351,12 +354,12 @@ fn histogram(s: &Map<String, Value>, stats: &Map<String, Value>) -> Result<Serie
     }
     finite.sort_by(|a, b| a.0.total_cmp(&b.0));
     finite.truncate(MAX_BUCKETS);
-    let count = num(stats.get("count")).or(inf).ok_or("a histogram without a count")?;
+    let count = count.or(inf).ok_or("a histogram without a count")?;
     Ok(SeriesData::Histogram {
         bounds: finite.iter().map(|b| b.0).collect(),
         counts: finite.iter().map(|b| b.1).collect(),
         count,
-        sum: num(stats.get("sum")),
+        sum,
     })
 }
 
