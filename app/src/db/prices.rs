@@ -5,7 +5,7 @@
 //! there to read. Every price is checked here too (`domain::cost`), so no path stores one
 //! the API would refuse.
 
-use super::backend::{begin_write, Db, Q};
+use super::backend::{begin_write, Db, DbRow, Q};
 use super::DbError;
 use crate::domain::cost::{
     check_gpu_type, check_usd_per_hour, gpu_key, GpuPrice, PriceChange, PriceError, RunPrice, MAX_GPU_PRICES,
@@ -81,16 +81,21 @@ pub async fn gpu_prices(db: &Db) -> Result<Vec<GpuPrice>, DbError> {
     .bind(MAX_GPU_PRICES as i64)
     .fetch_all(db)
     .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(GpuPrice {
-                gpu_type: r.try_get("gpu_type")?,
-                usd_per_gpu_hour: r.try_get("usd_per_gpu_hour")?,
-                set_by: r.try_get("set_by")?,
-                set_at: r.stamp("set_at")?,
+    // The query leaves removed prices out: every row has one.
+    Ok(rows
+        .iter()
+        .map(change_of)
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .filter_map(|c| {
+            c.usd_per_gpu_hour.map(|usd_per_gpu_hour| GpuPrice {
+                gpu_type: c.gpu_type,
+                usd_per_gpu_hour,
+                set_by: c.set_by,
+                set_at: c.set_at,
             })
         })
-        .collect()
+        .collect())
 }
 
 /// Every change to the GPU prices, newest first (at most [`MAX_PRICE_HISTORY`]).
@@ -99,16 +104,17 @@ pub async fn gpu_price_history(db: &Db) -> Result<Vec<PriceChange>, DbError> {
         .bind(MAX_PRICE_HISTORY)
         .fetch_all(db)
         .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(PriceChange {
-                gpu_type: r.try_get("gpu_type")?,
-                usd_per_gpu_hour: r.try_get("usd_per_gpu_hour")?,
-                set_by: r.try_get("set_by")?,
-                set_at: r.stamp("set_at")?,
-            })
-        })
-        .collect()
+    rows.iter().map(change_of).collect()
+}
+
+/// One row of `gpu_prices` (a price, or its removal: no price).
+fn change_of(r: &DbRow) -> Result<PriceChange, DbError> {
+    Ok(PriceChange {
+        gpu_type: r.try_get("gpu_type")?,
+        usd_per_gpu_hour: r.try_get("usd_per_gpu_hour")?,
+        set_by: r.try_get("set_by")?,
+        set_at: r.stamp("set_at")?,
+    })
 }
 
 /// The GPU types the stored runs name, with how many runs each (at most [`MAX_GPU_PRICES`]).
