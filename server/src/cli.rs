@@ -406,7 +406,8 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Files to import; `-` reads standard input.
+    /// Files, folders (every file inside, by content) or archives (.zip, .tar.gz, .tgz,
+    /// .tar) to import; `-` reads standard input.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Run name (default: the file name).
@@ -453,6 +454,10 @@ pub struct ImportArgs {
     /// Concurrency of files that do not record their load (e.g. LLMPerf individual responses).
     #[arg(long)]
     pub concurrency: Option<String>,
+    /// Which first trial of a repeated level is a warm-up, left out of its statistics:
+    /// auto (its TTFT beyond the other trials' spread), off, first.
+    #[arg(long)]
+    pub warmup: Option<String>,
 }
 
 impl ImportArgs {
@@ -473,6 +478,7 @@ impl ImportArgs {
             format: s(&self.format),
             group: if self.separate { "separate".into() } else { String::new() },
             concurrency: s(&self.concurrency),
+            warmup: s(&self.warmup),
         }
     }
 }
@@ -626,8 +632,19 @@ async fn import(db: app::db::DbTarget, args: ImportArgs) -> anyhow::Result<ExitC
         Err(e) => Err(e),
     };
     let failed = match result {
-        Ok(done) => {
-            for d in done {
+        Ok(outcome) => {
+            for s in &outcome.skipped {
+                eprintln!("  skipped {}: {}", ingest::printable(&s.file), s.reason);
+            }
+            if let Some(e) = &outcome.experiment {
+                println!(
+                    "experiment {} ({} runs) → /experiments/{}",
+                    ingest::printable(&e.name),
+                    outcome.runs.len(),
+                    e.id
+                );
+            }
+            for d in outcome.runs {
                 println!(
                     "imported {} ({}, {} file{}, {} levels{}) → /runs/{}",
                     ingest::printable(&d.name),
@@ -659,6 +676,13 @@ fn read_inputs(paths: &[PathBuf], limit: usize) -> anyhow::Result<Result<Vec<Inp
     use std::io::Read;
     let mut files = Vec::new();
     for path in paths {
+        if path.is_dir() {
+            match ingest::bundle::read_folder(path, limit, &ingest::bundle::BOUNDS)? {
+                Ok(found) => files.extend(found),
+                Err(e) => return Ok(Err(e)),
+            }
+            continue;
+        }
         let (file_name, reader): (Option<String>, Box<dyn Read>) = if path.as_os_str() == "-" {
             (None, Box::new(std::io::stdin()))
         } else {

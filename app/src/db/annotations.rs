@@ -1,6 +1,6 @@
 //! Annotations with their edit history, and dismissed anomaly proposals (migration 0003).
 
-use super::backend::{begin_write, Db, DbRow, Q};
+use super::backend::{begin_write, Db, DbRow, Tx, Q};
 use super::summary::refresh_summary;
 use super::touched;
 use super::{corrupt, now_rfc3339, DbError};
@@ -128,6 +128,17 @@ pub async fn insert_annotation(
         .optional_scalar(&mut tx)
         .await?
         .ok_or_else(|| DbError::NotFound(format!("run {run}")))?;
+    let id = insert_in(&mut tx, row_id, input, author).await?;
+    // An effect may hide or exclude levels: the run's summary in the list changes with it.
+    refresh_summary(db, &mut tx, row_id).await?;
+    tx.commit().await?;
+    Ok(AnnotationId(id))
+}
+
+/// Writes one annotation on the run of row `row_id` inside `tx` (the caller refreshes the
+/// run's summary and commits): a new annotation, or one an import adds with its run.
+pub(super) async fn insert_in(tx: &mut Tx, row_id: i64, input: &AnnotationInput, author: &str) -> Result<i64, DbError> {
+    text::check_annotation_body(input.body.trim())?;
     let (load_kind, from, to, compare) = anchor_columns(&input.anchor);
     let now = now_rfc3339();
     let id: i64 = Q::new(
@@ -148,12 +159,9 @@ pub async fn insert_annotation(
     .stamp(now)
     .bind(input.superseded_by.as_ref().map(RunId::as_str))
     .bind(input.proposal_key.as_deref())
-    .scalar(&mut tx)
+    .scalar(&mut *tx)
     .await?;
-    // An effect may hide or exclude levels: the run's summary in the list changes with it.
-    refresh_summary(db, &mut tx, row_id).await?;
-    tx.commit().await?;
-    Ok(AnnotationId(id))
+    Ok(id)
 }
 
 /// Replaces an annotation's text, kind, effect and author, keeping the previous version

@@ -110,6 +110,7 @@ const TABLES: &[Table] = &[
             ("requests_failed", Int),
             ("wall_s", Real),
             ("measures_json", Text),
+            ("warmup", Bool),
         ],
     },
     Table {

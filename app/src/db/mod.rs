@@ -20,6 +20,7 @@
 //! - `auth`: users, sessions, API tokens (hashes only)
 //! - `throttle`: the sign-in throttle's attempts (shared by every replica)
 //! - `telemetry`: the server's own metrics per level (scraped or imported), read per run
+//! - `experiments`: runs imported together from one sweep folder or archive
 //! - `prices`: the prices people set (per GPU type, per run), with their history
 //! - `copy`: `plateau db copy`, every table into another database, verified, all or nothing
 
@@ -27,6 +28,7 @@ mod annotations;
 mod auth;
 mod backend;
 mod copy;
+mod experiments;
 mod history;
 mod live;
 mod prices;
@@ -44,6 +46,7 @@ pub use annotations::*;
 pub use auth::*;
 pub use backend::{connect, connect_postgres, open, Backend, Db, DbTarget, PoolStats, BUSY_TIMEOUT};
 pub use copy::{copy_database, CopiedTable};
+pub use experiments::*;
 pub use history::{history, latest_run, series};
 pub use live::*;
 pub use prices::*;

@@ -56,7 +56,7 @@ pub async fn insert_runs(db: &Db, runs: &[NewRun]) -> Result<Vec<RunId>, DbError
     Ok(ids)
 }
 
-async fn insert_in(db: &Db, tx: &mut Tx, run: &NewRun) -> Result<RunId, DbError> {
+pub(super) async fn insert_in(db: &Db, tx: &mut Tx, run: &NewRun) -> Result<RunId, DbError> {
     let id = RunId::generate();
     let f = &run.facts;
     let definitions =
@@ -205,8 +205,8 @@ pub(super) async fn insert_level(tx: &mut Tx, run_row_id: i64, seq: i64, level: 
     }
     for (i, t) in p.trials.iter().enumerate() {
         Q::new(
-            "INSERT INTO point_trials (point_id, trial, requests_ok, requests_failed, wall_s, measures_json)
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO point_trials (point_id, trial, requests_ok, requests_failed, wall_s, measures_json, warmup)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(point_id)
         .bind(i as i64)
@@ -214,6 +214,7 @@ pub(super) async fn insert_level(tx: &mut Tx, run_row_id: i64, seq: i64, level: 
         .bind(t.requests_failed)
         .bind(t.wall_s)
         .bind(measures_json(&t.measures))
+        .bind(t.warmup)
         .execute(&mut *tx)
         .await?;
     }
@@ -236,7 +237,13 @@ fn measures_json(measures: &[Measure]) -> String {
 /// The stored form back; a statistic this version does not know is skipped.
 fn parse_measures(text: &str) -> Result<Vec<Measure>, DbError> {
     let list: Vec<serde_json::Value> = serde_json::from_str(text).map_err(|_| corrupt("measures_json", text))?;
-    let mut t = crate::domain::Trial { requests_ok: None, requests_failed: None, wall_s: None, measures: Vec::new() };
+    let mut t = crate::domain::Trial {
+        requests_ok: None,
+        requests_failed: None,
+        wall_s: None,
+        measures: Vec::new(),
+        warmup: false,
+    };
     for m in &list {
         let metric = m.get("metric").and_then(|v| v.as_str()).and_then(Metric::parse);
         let stat = m.get("stat").and_then(|v| v.as_str()).and_then(Stat::parse);
@@ -341,7 +348,7 @@ pub async fn get_run_raw(db: &Db, id: &RunId) -> Result<Run, DbError> {
         points.push((point_id, p));
     }
     let trial_rows = Q::new(
-        "SELECT t.point_id, t.requests_ok, t.requests_failed, t.wall_s, t.measures_json
+        "SELECT t.point_id, t.requests_ok, t.requests_failed, t.wall_s, t.measures_json, t.warmup
          FROM point_trials t JOIN points p ON p.id = t.point_id
          WHERE p.run_id = $1 ORDER BY t.point_id, t.trial",
     )
@@ -357,6 +364,7 @@ pub async fn get_run_raw(db: &Db, id: &RunId) -> Result<Run, DbError> {
                 requests_failed: r.try_get("requests_failed")?,
                 wall_s: r.try_get("wall_s")?,
                 measures: parse_measures(&json)?,
+                warmup: r.try_get("warmup")?,
             });
         }
     }

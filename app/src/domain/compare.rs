@@ -612,6 +612,30 @@ fn same_known_text(a: Option<&str>, b: Option<&str>) -> bool {
     matches!((a, b), (Some(a), Some(b)) if same_text(a, b))
 }
 
+/// The settings a run was measured under, from its `key=value` tags (a sweep folder's
+/// `SERVE--max_num_seqs=256-…` names become such tags on import).
+pub fn settings(facts: &RunFacts) -> Vec<(&str, &str)> {
+    facts.tags.iter().filter_map(|t| t.split_once('=')).filter(|(k, _)| !k.is_empty()).collect()
+}
+
+/// The settings whose value is not the same in every run (absent counts as a value), each
+/// with its value per run, in `runs` order: what tells the runs of an experiment apart.
+pub fn varied_settings(runs: &[Run]) -> Vec<(String, Vec<Option<String>>)> {
+    let mut keys: Vec<&str> = runs.iter().flat_map(|r| settings(&r.facts)).map(|(k, _)| k).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|key| {
+            let values: Vec<Option<String>> = runs
+                .iter()
+                .map(|r| settings(&r.facts).into_iter().find(|(k, _)| *k == key).map(|(_, v)| v.to_owned()))
+                .collect();
+            let first = values.first()?;
+            values.iter().any(|v| v != first).then(|| (key.to_owned(), values))
+        })
+        .collect()
+}
+
 /// Whether two runs are on the same model and GPU as far as both recorded: model and GPU
 /// type known and equal, GPU counts not known to differ.
 pub fn same_model_and_gpu(a: &RunFacts, b: &RunFacts) -> bool {
@@ -971,6 +995,26 @@ pub(crate) mod tests {
     use crate::domain::metrics::{TokenCountSource, TtftDefinition};
     use crate::domain::{EndpointKind, RunId, RunStatus, SourceFormat, SourceInfo};
     use proptest::prelude::*;
+
+    #[test]
+    fn varied_settings_are_the_key_value_tags_that_differ() {
+        let facts = |tags: &[&str]| RunFacts { tags: tags.iter().map(|t| (*t).to_owned()).collect(), ..RunFacts::default() };
+        let runs = [
+            run("aaaa1", "a", facts(&["max_num_seqs=128", "request_rate=16", "tpu"]), Vec::new()),
+            run("bbbb1", "b", facts(&["max_num_seqs=256", "request_rate=16", "tpu"]), Vec::new()),
+            run("cccc1", "c", facts(&["request_rate=16", "tpu", "max_model_len=4096"]), Vec::new()),
+        ];
+        let v = varied_settings(&runs);
+        assert_eq!(
+            v,
+            vec![
+                ("max_model_len".to_owned(), vec![None, None, Some("4096".to_owned())]),
+                ("max_num_seqs".to_owned(), vec![Some("128".to_owned()), Some("256".to_owned()), None]),
+            ],
+            "request_rate is the same everywhere; `tpu` is not a setting"
+        );
+        assert!(varied_settings(&runs[..1]).is_empty());
+    }
 
     /// Trials decide with Welch; without trials, per-request records decide
     /// latency metrics with Mann–Whitney; otherwise "cannot tell".

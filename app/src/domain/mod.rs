@@ -25,6 +25,7 @@ pub mod telemetry;
 pub mod text;
 pub mod trend;
 pub mod view;
+pub mod warmup;
 pub mod why;
 pub mod why_signals;
 
@@ -75,6 +76,42 @@ impl fmt::Display for RunId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// The public identifier of an experiment (a group of runs imported together from one
+/// sweep folder or archive): the same shape as a [`RunId`], never a row id.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ExperimentId(String);
+
+impl ExperimentId {
+    pub fn parse(s: &str) -> Option<Self> {
+        RunId::parse(s).map(|r| Self(r.0))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    #[cfg(feature = "ssr")]
+    pub fn generate() -> Self {
+        Self(RunId::generate().0)
+    }
+}
+
+impl fmt::Display for ExperimentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An experiment: runs imported together, one per setting under test, in import order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Experiment {
+    pub id: ExperimentId,
+    pub name: String,
+    pub created_at: String,
+    pub runs: Vec<RunId>,
 }
 
 /// Which OpenAI-compatible endpoint the sweep called. It matters: on a reasoning model the
@@ -426,6 +463,10 @@ pub struct Trial {
     pub wall_s: Option<f64>,
     /// Sorted by metric then statistic, like [`Point::measures`].
     pub measures: Vec<Measure>,
+    /// A warm-up (a cold start): kept and shown, but left out of the level's statistics
+    /// and intervals ([`Point::from_trials`], [`Point::trial_values`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
 }
 
 impl Trial {
@@ -436,6 +477,7 @@ impl Trial {
             requests_failed: p.requests_failed,
             wall_s: p.wall_s,
             measures: p.measures.clone(),
+            warmup: false,
         }
     }
 
@@ -464,34 +506,50 @@ impl Point {
     /// order run; at least one): each statistic every trial has is their mean; counts and
     /// wall time are sums (unknown if any trial lacks them); cut off or over capacity if
     /// any trial was. A single trial is returned as it is.
-    pub fn from_trials(mut trials: Vec<Point>) -> Option<Point> {
+    pub fn from_trials(trials: Vec<Point>) -> Option<Point> {
+        Self::from_trials_with_warmup(trials, &[])
+    }
+
+    /// [`Point::from_trials`] with the trials at the indices in `warmup` flagged as warm-up:
+    /// kept among the trials, left out of the statistics, counts and wall time (which are
+    /// then those of the others). Every trial flagged counts as none flagged.
+    pub fn from_trials_with_warmup(mut trials: Vec<Point>, warmup: &[usize]) -> Option<Point> {
         if trials.len() <= 1 {
             return trials.pop();
         }
-        let first = trials.first()?;
+        let flagged = |i: usize| warmup.contains(&i) && warmup.len() < trials.len();
+        let kept: Vec<&Point> = trials.iter().enumerate().filter(|(i, _)| !flagged(*i)).map(|(_, t)| t).collect();
+        let first = kept.first()?;
         let mut p = Point::at(first.load_kind, first.load_value);
-        let sum_i = |f: fn(&Point) -> Option<i64>| trials.iter().map(f).sum::<Option<i64>>();
+        let sum_i = |f: fn(&Point) -> Option<i64>| kept.iter().map(|t| f(t)).sum::<Option<i64>>();
         p.requests_ok = sum_i(|t| t.requests_ok);
         p.requests_failed = sum_i(|t| t.requests_failed);
-        p.wall_s = trials.iter().map(|t| t.wall_s).sum::<Option<f64>>();
-        p.truncated = trials.iter().any(|t| t.truncated);
-        p.over_capacity = trials.iter().any(|t| t.over_capacity);
+        p.wall_s = kept.iter().map(|t| t.wall_s).sum::<Option<f64>>();
+        p.truncated = kept.iter().any(|t| t.truncated);
+        p.over_capacity = kept.iter().any(|t| t.over_capacity);
         for m in &first.measures {
-            let values: Option<Vec<f64>> = trials.iter().map(|t| t.get(m.metric, m.stat)).collect();
+            let values: Option<Vec<f64>> = kept.iter().map(|t| t.get(m.metric, m.stat)).collect();
             if let Some(v) = values {
                 p.set(m.metric, m.stat, v.iter().sum::<f64>() / v.len() as f64);
             }
         }
-        p.trials = trials.iter().map(Trial::of).collect();
+        p.trials =
+            trials.iter().enumerate().map(|(i, t)| Trial { warmup: flagged(i), ..Trial::of(t) }).collect();
         Some(p)
     }
 
-    /// The trials' values of one statistic, when the level has ≥ 2 trials and each has it.
+    /// The trials that count: every trial but the warm-ups.
+    pub fn counted_trials(&self) -> impl Iterator<Item = &Trial> {
+        self.trials.iter().filter(|t| !t.warmup)
+    }
+
+    /// The counted trials' values of one statistic, when the level has ≥ 2 counted trials
+    /// and each has it.
     pub fn trial_values(&self, metric: Metric, stat: Stat) -> Option<Vec<f64>> {
-        if self.trials.len() < 2 {
+        if self.counted_trials().count() < 2 {
             return None;
         }
-        self.trials.iter().map(|t| t.get(metric, stat)).collect()
+        self.counted_trials().map(|t| t.get(metric, stat)).collect()
     }
 
     /// The 95 % confidence interval of one statistic across the level's trials.

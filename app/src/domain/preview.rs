@@ -12,6 +12,9 @@ pub struct PreviewFile {
     pub size_bytes: i64,
     /// The detected format, or `None` when no parser claims the file.
     pub format: Option<SourceFormat>,
+    /// Why a file of a folder or archive is not imported (a README, a chart …), if it is not.
+    #[serde(default)]
+    pub skipped: Option<String>,
 }
 
 /// A run the import would store.
@@ -51,6 +54,9 @@ pub struct ImportFields {
     pub group: String,
     /// Concurrency for files that do not record their load.
     pub concurrency: String,
+    /// The warm-up rule for repeated levels: `auto` (or empty), `off` or `first`.
+    #[serde(default)]
+    pub warmup: String,
 }
 
 impl ImportFields {
@@ -71,6 +77,7 @@ impl ImportFields {
             "format" => &mut self.format,
             "group" => &mut self.group,
             "concurrency" => &mut self.concurrency,
+            "warmup" => &mut self.warmup,
             _ => return false,
         };
         *slot = value;
@@ -82,6 +89,7 @@ impl ImportFields {
         Self {
             format: if self.format.trim().is_empty() { "auto".into() } else { self.format.clone() },
             group: if self.group.trim() == "separate" { "separate".into() } else { "auto".into() },
+            warmup: if self.warmup.trim().is_empty() { "auto".into() } else { self.warmup.clone() },
             ..self.clone()
         }
     }
@@ -96,4 +104,7 @@ pub struct ImportPreview {
     pub error: Option<String>,
     pub runs: Vec<PreviewRun>,
     pub fields: ImportFields,
+    /// The experiment the runs will form (folders or archives that became several runs).
+    #[serde(default)]
+    pub experiment: Option<String>,
 }

@@ -74,6 +74,13 @@ impl Validate for ImportFields {
                 None => None,
             },
             group: self.group.trim() != "separate",
+            warmup: match opt(&self.warmup) {
+                None => app::domain::warmup::WarmupRule::default(),
+                Some(w) => app::domain::warmup::WarmupRule::parse(&w).ok_or(ImportError::Field {
+                    field: "warmup",
+                    message: format!("`{w}` is not a warm-up rule; use `auto`, `off` or `first`"),
+                })?,
+            },
             concurrency: match opt(&self.concurrency) {
                 None => None,
                 Some(t) => {

@@ -3,6 +3,7 @@
 //! transaction. The upload form, `POST /api/v1/runs` and `plateau import` all come here,
 //! so they accept the same files and reject them with the same messages.
 
+pub mod bundle;
 pub mod form;
 pub mod formats;
 #[cfg(test)]
@@ -18,8 +19,11 @@ use app::db::{self, DbError};
 use app::domain::metrics::Metric;
 use app::domain::stats::{Summary, RECOMPUTED};
 use app::domain::text::{self, TextError};
+use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind};
+use app::domain::warmup::{self, WarmupRule};
 use app::domain::{
-    NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat, SourceInfo,
+    ExperimentId, NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat,
+    SourceInfo,
 };
 use json::FieldError;
 use model::{ParseOptions, ParsedFile};
@@ -88,11 +92,21 @@ pub struct ImportRequest {
     /// The concurrency of files that do not record their load (LLMPerf's individual
     /// responses, …). Never overrides a load a file states.
     pub concurrency: Option<f64>,
+    /// Which first trial of a repeated level is a warm-up (left out of its statistics).
+    pub warmup: WarmupRule,
 }
 
 impl Default for ImportRequest {
     fn default() -> Self {
-        Self { files: Vec::new(), name: None, facts: RunFacts::default(), format: None, group: true, concurrency: None }
+        Self {
+            files: Vec::new(),
+            name: None,
+            facts: RunFacts::default(),
+            format: None,
+            group: true,
+            concurrency: None,
+            warmup: WarmupRule::default(),
+        }
     }
 }
 
@@ -101,6 +115,52 @@ impl Default for ImportRequest {
 pub struct PreparedRun {
     pub run: NewRun,
     pub warnings: Vec<String>,
+    /// Annotations the import adds to the run (a warm-up trial left out, and why).
+    pub annotations: Vec<AnnotationInput>,
+}
+
+/// A file of a folder or archive that is not imported, and why.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Skipped {
+    pub file: String,
+    pub reason: String,
+}
+
+/// Everything an import would store: the runs, the files of its folders and archives that
+/// are not results, and the experiment the runs form.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Plan {
+    pub runs: Vec<PreparedRun>,
+    pub skipped: Vec<Skipped>,
+    /// The name of the experiment the runs form: an import of folders or archives that
+    /// became two runs or more.
+    pub experiment: Option<String>,
+}
+
+/// What an import stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Outcome {
+    pub runs: Vec<Imported>,
+    pub skipped: Vec<Skipped>,
+    pub experiment: Option<ExperimentStored>,
+}
+
+/// The experiment an import stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ExperimentStored {
+    pub id: ExperimentId,
+    pub name: String,
+}
+
+impl Outcome {
+    /// Where the import is seen: its experiment's comparison, its one run, or the runs list.
+    pub fn url(&self) -> String {
+        match (&self.experiment, self.runs.as_slice()) {
+            (Some(e), _) => format!("/experiments/{}", e.id),
+            (None, [one]) => format!("/runs/{}", one.id),
+            _ => "/".to_owned(),
+        }
+    }
 }
 
 /// What an import stored.
@@ -150,6 +210,12 @@ pub enum ImportError {
     Text { file: String, source: TextError },
     #[error("nothing to import: choose a file or paste the text")]
     NoInput,
+    /// A folder or archive refused: a path that leaves it, a link, an unreadable archive,
+    /// or (`too_large`, HTTP 413) a bound crossed: size, files, depth, path length, ratio.
+    #[error("{file}: {message}")]
+    Bundle { file: String, message: String, too_large: bool },
+    #[error("nothing to import: none of the {files} files is a result Plateau reads ({skipped})")]
+    NothingRead { files: usize, skipped: String },
     #[error("storing the run failed: {0}")]
     Db(#[from] DbError),
     /// A bug: reading the files stopped inside the server (the log has the detail).
@@ -187,6 +253,7 @@ impl ImportError {
                 | ImportError::TooManyFiles { .. }
                 | ImportError::TooManyLevels { .. }
                 | ImportError::TooManyRequests { .. }
+                | ImportError::Bundle { too_large: true, .. }
         )
     }
 
@@ -366,14 +433,47 @@ fn merge_facts(file: &RunFacts, user: &RunFacts) -> RunFacts {
 }
 
 /// Checks and parses every file and groups them into runs, without storing anything.
-/// This is what the upload preview shows.
 pub fn prepare(req: &ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>, ImportError> {
-    prepare_owned(req.clone(), max_bytes)
+    plan(req.clone(), max_bytes).map(|p| p.runs)
 }
 
-/// [`prepare`] for a request the caller no longer needs: the files' bytes move into the
-/// runs instead of being copied (uploads can be 64 MiB each).
-pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>, ImportError> {
+/// [`prepare`] for a request the caller no longer needs.
+pub fn prepare_owned(req: ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>, ImportError> {
+    plan(req, max_bytes).map(|p| p.runs)
+}
+
+/// Why a file of a folder or archive is not read, if it is not: what is not a result
+/// (a README, a chart, a hidden file) is skipped there, where a file chosen on its own is
+/// refused. `names` are every file's name, for files that only repeat their neighbours.
+fn skip_reason(f: &InputFile, names: &[&str]) -> Option<String> {
+    let name = f.file_name.as_deref().unwrap_or("");
+    let base = bundle::base_name(name);
+    if base.starts_with('.') || name.split('/').any(|p| p == "__MACOSX") {
+        return Some("a hidden file".into());
+    }
+    if bundle::Archive::of(&f.content).is_some() {
+        return Some("an archive inside a folder or archive is not opened".into());
+    }
+    if f.content.iter().all(u8::is_ascii_whitespace) {
+        return Some("empty".into());
+    }
+    if f.content.contains(&0) || std::str::from_utf8(&f.content).is_err() {
+        return Some("not text".into());
+    }
+    // vLLM's `bench sweep serve` writes a summary.json that lists the run=N.json beside it.
+    if base == "summary.json" {
+        let dir = bundle::folder_of(name);
+        let repeats = names.iter().filter(|n| bundle::folder_of(n) == dir && formats::vllm_family::is_sweep_repeat(n));
+        if repeats.count() > 0 {
+            return Some("lists the run=N.json files beside it, which are read as the trials".into());
+        }
+    }
+    None
+}
+
+/// Checks and parses every file (opening archives, skipping what in a folder is not a
+/// result) and groups them into runs: what the upload preview shows.
+pub fn plan(mut req: ImportRequest, max_bytes: usize) -> Result<Plan, ImportError> {
     let files = std::mem::take(&mut req.files);
     if files.is_empty() {
         return Err(ImportError::NoInput);
@@ -381,11 +481,24 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
     if files.len() > MAX_FILES {
         return Err(ImportError::TooManyFiles { files: files.len(), limit: MAX_FILES });
     }
+    let files = bundle::expand(files, max_bytes, &bundle::BOUNDS)?;
+    let from_folders = files.iter().any(bundle::in_folder);
+    let names: Vec<String> = files.iter().filter_map(|f| f.file_name.clone()).collect();
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let total_files = files.len();
+    let mut skipped = Vec::new();
     let mut read = Vec::with_capacity(files.len());
     let mut server_metrics = Vec::new();
     let mut gpu_telemetry = Vec::new();
     let mut genai_metadata = Vec::new();
     for f in files {
+        let lenient = bundle::in_folder(&f);
+        if lenient {
+            if let Some(reason) = skip_reason(&f, &name_refs) {
+                skipped.push(Skipped { file: f.display_name(), reason });
+                continue;
+            }
+        }
         if req.format.is_none_or(|f| f == SourceFormat::GenaiBench) {
             let text = text_of(&f, max_bytes)?;
             if formats::genai_bench::sniff_metadata(text) {
@@ -419,7 +532,16 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
                 continue;
             }
         }
+        if lenient && req.format.is_none() && formats::detect(text_of(&f, max_bytes)?).is_none() {
+            skipped.push(Skipped { file: f.display_name(), reason: "not a result file Plateau reads".into() });
+            continue;
+        }
         read.push(read_file(f, req.format, req.concurrency, max_bytes)?);
+    }
+    if read.is_empty() && !skipped.is_empty() {
+        let list: Vec<String> = skipped.iter().take(3).map(|s| format!("{}: {}", s.file, s.reason)).collect();
+        let more = if skipped.len() > 3 { format!("; and {} more", skipped.len() - 3) } else { String::new() };
+        return Err(ImportError::NothingRead { files: total_files, skipped: format!("{}{more}", list.join("; ")) });
     }
     // The server metrics first: they go to a level without telemetry.
     for (f, m) in server_metrics {
@@ -431,8 +553,22 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
     for (name, facts) in genai_metadata {
         apply_genai_metadata(&mut read, &name, &facts)?;
     }
+    // A folder's name can state the settings under test (vLLM's sweep folders): they
+    // become `key=value` tags, the columns of the experiment's comparison.
+    for r in &mut read {
+        let folder = r.input.file_name.as_deref().map(bundle::folder_of).unwrap_or("");
+        let settings = formats::vllm_family::sweep_settings(bundle::base_name(folder));
+        for (k, v) in settings {
+            let tag = format!("{k}={v}").to_lowercase();
+            if !r.parsed.facts.tags.contains(&tag) {
+                r.parsed.facts.tags.push(tag);
+            }
+        }
+    }
     // Single-level files of one format and one model are the levels of one sweep (vLLM and
-    // InferenceX write one file per concurrency): they become one run.
+    // InferenceX write one file per concurrency, AIPerf one folder per concurrency): they
+    // become one run. Files whose folder names a setting under test (vLLM's sweep folders)
+    // join only files of the same settings.
     let mut groups: Vec<Vec<ReadFile>> = Vec::new();
     for f in read {
         let joinable = req.group && f.parsed.levels.len() == 1;
@@ -440,6 +576,10 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
             groups.push(vec![f]);
             continue;
         }
+        let settings = |r: &ReadFile| {
+            let folder = r.input.file_name.as_deref().map(bundle::folder_of).unwrap_or("");
+            formats::vllm_family::sweep_settings(bundle::base_name(folder))
+        };
         let slot = groups.iter_mut().find(|g| {
             // A group holds one multi-level file, or single-level files only.
             (g.len() > 1 || g.first().is_some_and(|o| o.parsed.levels.len() == 1))
@@ -448,6 +588,7 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
                     o.format == f.format
                         && (a == b || a.is_none() || b.is_none())
                         && o.parsed.workload == f.parsed.workload
+                        && settings(o) == settings(&f)
                 })
         });
         match slot {
@@ -456,7 +597,45 @@ pub fn prepare_owned(mut req: ImportRequest, max_bytes: usize) -> Result<Vec<Pre
         }
     }
     let several = groups.len() > 1;
-    groups.into_iter().map(|g| build_run(g, &req, several)).collect()
+    let experiment = (from_folders && several).then(|| experiment_name(&req, &names));
+    // In an experiment each run is named after its own folder (the setting it measured).
+    let common = experiment.as_ref().map(|_| common_folder(&names));
+    let runs = groups
+        .into_iter()
+        .map(|g| {
+            let folder_name = common.as_deref().and_then(|c| {
+                let dir = g.first()?.input.file_name.as_deref().map(bundle::folder_of)?;
+                let rel = dir.strip_prefix(c).unwrap_or(dir).trim_start_matches('/');
+                (!rel.is_empty()).then(|| rel.to_owned())
+            });
+            build_run(g, &req, several, folder_name)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Plan { runs, skipped, experiment })
+}
+
+/// The folder every name is in (`""` when they share none).
+fn common_folder(names: &[String]) -> String {
+    let mut iter = names.iter().map(|n| bundle::folder_of(n));
+    let Some(first) = iter.next() else { return String::new() };
+    let mut common: Vec<&str> = first.split('/').filter(|p| !p.is_empty()).collect();
+    for dir in iter {
+        let parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+        let same = common.iter().zip(&parts).take_while(|(a, b)| a == b).count();
+        common.truncate(same);
+    }
+    common.join("/")
+}
+
+/// The experiment's name: the one the user gave, else the folder that holds every file.
+fn experiment_name(req: &ImportRequest, names: &[String]) -> String {
+    if let Some(n) = req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+        return n.to_owned();
+    }
+    let common = common_folder(names);
+    let last = bundle::base_name(&common);
+    let name = if last.is_empty() { format!("experiment of {} files", names.len()) } else { printable(last).into_owned() };
+    text::truncate(&name, text::MAX_NAME_CHARS)
 }
 
 /// Fills the facts genai-bench's run files do not state (model, engine, GPU) from the
@@ -662,32 +841,42 @@ fn fold_unknown_loads(levels: Vec<NewLevel>, files: &[String]) -> Result<Vec<New
 /// run of a tool — and become the trials of one level (`Point::from_trials`: each statistic
 /// the trials' mean, every trial kept), their requests pooled and their raw fields listed;
 /// each merge is named in a warning. Levels at the same load within one file are different
-/// tests (a nightly file's models, say): they stay apart, with a warning.
-fn merge_repeats(levels: Vec<(usize, NewLevel)>) -> (Vec<NewLevel>, Vec<String>) {
-    let mut out: Vec<NewLevel> = Vec::with_capacity(levels.len());
-    let mut notes = Vec::new();
+/// tests (a nightly file's models, say) and stay apart, with a warning — unless each
+/// states its own `run_number` (vLLM's sweep summary: the list of a setting's repeats).
+/// A first trial that `rule` judges a warm-up is kept, left out of the level's statistics,
+/// and annotated.
+fn merge_repeats(levels: Vec<(usize, NewLevel)>, rule: WarmupRule) -> Merged {
+    let mut merged = Merged::default();
     let mut group: Vec<(usize, NewLevel)> = Vec::new();
     let same =
         |a: &NewLevel, b: &NewLevel| a.point.load_kind == b.point.load_kind && a.point.load_value == b.point.load_value;
-    let flush = |group: &mut Vec<(usize, NewLevel)>, out: &mut Vec<NewLevel>, notes: &mut Vec<String>| {
+    let run_number = |l: &NewLevel| l.raw.get("run_number").and_then(serde_json::Value::as_i64);
+    let flush = |group: &mut Vec<(usize, NewLevel)>, m: &mut Merged| {
         let Some((_, first)) = group.first() else { return };
-        let label = app::domain::compare::load_label(first.point.load_kind, first.point.load_value);
+        let (load_kind, load) = (first.point.load_kind, first.point.load_value);
+        let label = app::domain::compare::load_label(load_kind, load);
         let mut files: Vec<usize> = group.iter().map(|(f, _)| *f).collect();
         files.sort_unstable();
         files.dedup();
-        if group.len() <= 1 || files.len() < group.len() {
+        let mut numbers: Vec<Option<i64>> = group.iter().map(|(_, l)| run_number(l)).collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        let numbered = numbers.len() == group.len() && numbers.iter().all(Option::is_some);
+        if group.len() <= 1 || (files.len() < group.len() && !numbered) {
             if group.len() > 1 {
-                notes.push(format!("{} levels at {label} in one file: kept apart", group.len()));
+                m.notes.push(format!("{} levels at {label} in one file: kept apart", group.len()));
             }
-            out.extend(group.drain(..).map(|(_, l)| l));
+            m.levels.extend(group.drain(..).map(|(_, l)| l));
             return;
         }
         // A level that is itself several trials brings each of them.
         let mut points = Vec::new();
+        let mut nested = false;
         for (_, l) in group.iter() {
             if l.point.trials.is_empty() {
                 points.push(Point { trials: Vec::new(), ..l.point.clone() });
             } else {
+                nested = true;
                 for t in &l.point.trials {
                     let mut p = Point::at(l.point.load_kind, l.point.load_value);
                     (p.requests_ok, p.requests_failed, p.wall_s) = (t.requests_ok, t.requests_failed, t.wall_s);
@@ -696,30 +885,65 @@ fn merge_repeats(levels: Vec<(usize, NewLevel)>) -> (Vec<NewLevel>, Vec<String>)
                 }
             }
         }
-        notes.push(format!(
+        m.notes.push(format!(
             "{label} was measured {} times: kept as {} trials of one level (statistics are their means)",
             group.len(),
             points.len()
         ));
+        let warm = if nested { None } else { warmup::flag(&points, rule) };
+        if let Some(why) = &warm {
+            m.notes.push(format!(
+                "{label}: {why}: flagged as a warm-up, kept, and left out of the level's statistics (warm-up rule `{}`)",
+                rule.as_str()
+            ));
+            m.annotations.push(AnnotationInput {
+                anchor: Anchor::Point { load_kind, load },
+                kind: AnnotationKind::Outlier,
+                effect: Default::default(),
+                body: format!(
+                    "Trial 1 of {} is a warm-up: {why}. It is kept with the level's trials and left out of its statistics.",
+                    points.len()
+                ),
+                superseded_by: None,
+                proposal_key: None,
+            });
+        }
         let telemetry = group.iter().find_map(|(_, l)| l.telemetry.clone());
         let raws: Vec<serde_json::Value> = group.iter_mut().map(|(_, l)| std::mem::take(&mut l.raw)).collect();
         let requests: Vec<_> = group.iter_mut().flat_map(|(_, l)| std::mem::take(&mut l.requests)).collect();
-        if let Some(point) = Point::from_trials(points) {
-            out.push(NewLevel { point, raw: serde_json::json!({ "trials": raws }), requests, telemetry });
+        let flagged: &[usize] = if warm.is_some() { &[0] } else { &[] };
+        if let Some(point) = Point::from_trials_with_warmup(points, flagged) {
+            m.levels.push(NewLevel { point, raw: serde_json::json!({ "trials": raws }), requests, telemetry });
         }
         group.clear();
     };
     for l in levels {
         if group.last().is_some_and(|(_, g)| !same(g, &l.1)) {
-            flush(&mut group, &mut out, &mut notes);
+            flush(&mut group, &mut merged);
         }
         group.push(l);
     }
-    flush(&mut group, &mut out, &mut notes);
-    (out, notes)
+    flush(&mut group, &mut merged);
+    merged
 }
 
-fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Result<PreparedRun, ImportError> {
+/// What [`merge_repeats`] made of a run's levels.
+#[derive(Default)]
+struct Merged {
+    levels: Vec<NewLevel>,
+    notes: Vec<String>,
+    annotations: Vec<AnnotationInput>,
+}
+
+/// One run of `group`'s files. `several`: the import makes other runs too (names say
+/// which file each warning is about); `folder`: the run's folder inside an experiment,
+/// its default name.
+fn build_run(
+    mut group: Vec<ReadFile>,
+    req: &ImportRequest,
+    several: bool,
+    folder: Option<String>,
+) -> Result<PreparedRun, ImportError> {
     let format = group.first().map_or(SourceFormat::Manual, |f| f.format);
     // The file that states the most facts speaks for the run.
     let file_facts = group
@@ -771,7 +995,7 @@ fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Re
             .partial_cmp(&(b.point.load_kind.as_str(), b.point.load_value))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
-    let (mut levels, merged) = merge_repeats(tagged);
+    let Merged { mut levels, notes: merged, annotations } = merge_repeats(tagged, req.warmup);
     warnings.extend(merged);
     levels.sort_by(|a, b| a.point.load_value.total_cmp(&b.point.load_value));
     let truncated = levels.iter().any(|l| l.point.truncated);
@@ -779,6 +1003,7 @@ fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Re
     // never typed them); what a file states as such (a restored run's name) is checked below.
     let file_label = if names.len() == 1 { names.first().cloned() } else { Some(names.join(", ")) }
         .map(|l| text::truncate(&l, text::MAX_SOURCE_LABEL_CHARS));
+    let folder_named = folder.is_some();
     let default_name = if names.len() == 1 {
         names.first().cloned().unwrap_or_default()
     } else {
@@ -788,9 +1013,11 @@ fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Re
             names.len()
         )
     };
-    let default_name = text::truncate(&default_name, text::MAX_NAME_CHARS);
+    let default_name = text::truncate(&printable(&folder.unwrap_or(default_name)), text::MAX_NAME_CHARS);
     let default_name = restored.as_ref().map_or(default_name, |r| r.name.clone());
     let name = match req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+        // In an experiment the name given is the experiment's.
+        Some(_) if folder_named => default_name,
         Some(n) if several => text::truncate(&format!("{n} · {default_name}"), text::MAX_NAME_CHARS),
         Some(n) => n.to_owned(),
         None => default_name,
@@ -809,21 +1036,29 @@ fn build_run(mut group: Vec<ReadFile>, req: &ImportRequest, several: bool) -> Re
     let run = NewRun { name, status, source, facts: merge_facts(&file_facts, &req.facts), definitions, levels, files };
     // Before anything is stored: the preview refuses it too, naming the file and field.
     text::check_new_run(&run).map_err(|source| ImportError::Text { file: files_label(&names), source })?;
-    Ok(PreparedRun { run, warnings })
+    Ok(PreparedRun { run, warnings, annotations })
 }
 
-/// [`prepare_owned`] on the blocking pool ([`crate::heavy`]): parsing a large upload never
-/// holds up the async runtime, and a parser panic becomes an error, not a dropped connection.
-pub async fn prepare_in_background(req: ImportRequest, max_bytes: usize) -> Result<Vec<PreparedRun>, ImportError> {
-    crate::heavy::run(move || prepare_owned(req, max_bytes)).await.unwrap_or_else(|e| Err(ImportError::Internal(e)))
+/// [`plan`] on the blocking pool ([`crate::heavy`]): parsing a large upload never holds up
+/// the async runtime, and a parser panic becomes an error, not a dropped connection.
+pub async fn plan_in_background(req: ImportRequest, max_bytes: usize) -> Result<Plan, ImportError> {
+    crate::heavy::run(move || plan(req, max_bytes)).await.unwrap_or_else(|e| Err(ImportError::Internal(e)))
 }
 
-/// Stores prepared runs in one transaction.
-pub async fn store(pool: &Db, prepared: Vec<PreparedRun>) -> Result<Vec<Imported>, ImportError> {
+/// Stores a plan's runs, the annotations it adds and its experiment in one transaction.
+pub async fn store(pool: &Db, plan: Plan) -> Result<Outcome, ImportError> {
     // Moved, not cloned: a run can carry 64 MiB of files and a million request records.
-    let (runs, warnings): (Vec<NewRun>, Vec<Vec<String>>) = prepared.into_iter().map(|p| (p.run, p.warnings)).unzip();
-    let ids = db::insert_runs(pool, &runs).await?;
-    Ok(ids
+    let Plan { runs: prepared, skipped, experiment } = plan;
+    let mut runs = Vec::with_capacity(prepared.len());
+    let mut warnings = Vec::with_capacity(prepared.len());
+    let mut notes = Vec::with_capacity(prepared.len());
+    for p in prepared {
+        runs.push(p.run);
+        warnings.push(p.warnings);
+        notes.push(p.annotations);
+    }
+    let (group, ids) = db::insert_import(pool, &runs, &notes, experiment.as_deref()).await?;
+    let imported = ids
         .into_iter()
         .zip(runs)
         .zip(warnings)
@@ -839,13 +1074,15 @@ pub async fn store(pool: &Db, prepared: Vec<PreparedRun>) -> Result<Vec<Imported
                 warnings,
             }
         })
-        .collect())
+        .collect();
+    let experiment = group.zip(experiment).map(|(id, name)| ExperimentStored { id, name });
+    Ok(Outcome { runs: imported, skipped, experiment })
 }
 
 /// Checks, parses and stores an import. Nothing is written unless every file is valid.
-pub async fn import(pool: &Db, req: ImportRequest, max_bytes: usize) -> Result<Vec<Imported>, ImportError> {
-    let prepared = prepare_in_background(req, max_bytes).await?;
-    store(pool, prepared).await
+pub async fn import(pool: &Db, req: ImportRequest, max_bytes: usize) -> Result<Outcome, ImportError> {
+    let plan = plan_in_background(req, max_bytes).await?;
+    store(pool, plan).await
 }
 
 #[cfg(test)]
@@ -910,6 +1147,110 @@ mod tests {
             "{:?}",
             runs[0].warnings
         );
+    }
+
+    /// The real `vllm bench sweep serve` folder: one directory per setting, `run=N.json` per
+    /// repeat and a `summary.json` listing them.
+    const SWEEP: &str = "vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results";
+    const SETTING: &str = "SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100";
+
+    /// The sweep folder as a browser sends it (paths inside the folder), with a second
+    /// setting (the same files under `max_num_seqs=128`), a README and a chart.
+    fn sweep_folder() -> Vec<InputFile> {
+        let top = "tpu-builders-vllm_qwen3-32b_tpu-v6e_results";
+        let mut files = Vec::new();
+        for setting in [SETTING.to_owned(), SETTING.replace("max_num_seqs=256", "max_num_seqs=128")] {
+            // Out of order, as a folder picker may list them.
+            for f in ["summary.json", "run=2.json", "run=0.json", "run=1.json"] {
+                files.push(InputFile {
+                    file_name: Some(format!("{top}/{setting}/{f}")),
+                    content: test_fixtures::read(&format!("{SWEEP}/{SETTING}/{f}")).into_bytes(),
+                });
+            }
+        }
+        files.push(InputFile { file_name: Some(format!("{top}/README.md")), content: b"# sweep\n".to_vec() });
+        files.push(InputFile { file_name: Some(format!("{top}/tput.png")), content: b"\x89PNG\r\n\x1a\n\0".to_vec() });
+        files
+    }
+
+    fn check_sweep_plan(plan: &Plan) {
+        assert_eq!(plan.experiment.as_deref(), Some("tpu-builders-vllm_qwen3-32b_tpu-v6e_results"));
+        assert_eq!(plan.runs.len(), 2, "one run per setting");
+        let reasons: Vec<(&str, &str)> =
+            plan.skipped.iter().map(|s| (bundle::base_name(&s.file), s.reason.as_str())).collect();
+        assert!(reasons.contains(&("README.md", "not a result file Plateau reads")), "{reasons:?}");
+        assert!(reasons.contains(&("tput.png", "not text")), "{reasons:?}");
+        assert_eq!(
+            reasons.iter().filter(|r| r.0 == "summary.json").count(),
+            2,
+            "each summary lists the run files beside it: {reasons:?}"
+        );
+        let seqs: Vec<bool> = plan.runs.iter().map(|r| r.run.facts.tags.contains(&"max_num_seqs=128".to_owned())).collect();
+        assert_eq!(seqs, [true, false], "settings become tags; runs in path order");
+        for p in &plan.runs {
+            let r = &p.run;
+            assert!(r.name.starts_with("SERVE--gpu_memory_utilization=0.9-max_num_seqs="), "{}", r.name);
+            assert!(r.facts.tags.contains(&"request_rate=16".to_owned()));
+            assert_eq!(r.levels.len(), 1, "three repeats of one level, not three levels");
+            let level = &r.levels[0].point;
+            assert_eq!(level.trials.len(), 3);
+            let tput: Vec<f64> =
+                level.trials.iter().map(|t| t.get(Metric::OutputThroughput, Stat::Mean).unwrap()).collect();
+            assert_eq!(tput, [1215.0983220159007, 1302.7803763044742, 1300.0518290103992], "run=0, 1, 2 digit for digit");
+            assert!(level.trials[0].warmup && !level.trials[1].warmup && !level.trials[2].warmup, "run 0 is the cold start");
+            assert_eq!(level.output_tok_s(), Some((1302.7803763044742 + 1300.0518290103992) / 2.0), "without the warm-up");
+            assert_eq!(level.requests_ok, Some(200), "the two counted trials' requests");
+            assert_eq!(p.annotations.len(), 1);
+            assert!(p.annotations[0].body.starts_with("Trial 1 of 3 is a warm-up: the first trial's TTFT mean of "));
+            assert!(p.warnings.iter().any(|w| w.contains("flagged as a warm-up")), "{:?}", p.warnings);
+            assert_eq!(r.files.len(), 3, "the run files are kept; the summary is not");
+        }
+    }
+
+    #[test]
+    fn a_vllm_sweep_folder_is_an_experiment_of_runs_with_trials_and_the_cold_start_flagged() {
+        let req = ImportRequest { files: sweep_folder(), ..ImportRequest::default() };
+        check_sweep_plan(&plan(req.clone(), 1 << 24).unwrap());
+        // Zipped, and as a .tar.gz: the same plan.
+        let entries: Vec<(String, Vec<u8>)> =
+            sweep_folder().into_iter().map(|f| (f.file_name.unwrap_or_default(), f.content)).collect();
+        let refs: Vec<(&str, &[u8])> = entries.iter().map(|(n, c)| (n.as_str(), c.as_slice())).collect();
+        let zipped = bundle::tests::zip_of(&refs);
+        let req = ImportRequest {
+            files: vec![InputFile { file_name: Some("sweep.zip".into()), content: zipped }],
+            ..ImportRequest::default()
+        };
+        check_sweep_plan(&plan(req, 1 << 24).unwrap());
+        let tgz = bundle::tests::tar_gz_of(&refs);
+        let req =
+            ImportRequest { files: vec![InputFile { file_name: Some("s.tgz".into()), content: tgz }], ..ImportRequest::default() };
+        check_sweep_plan(&plan(req, 1 << 24).unwrap());
+        // The rule can be turned off: every trial counts.
+        let off = plan(ImportRequest { files: sweep_folder(), warmup: WarmupRule::Off, ..ImportRequest::default() }, 1 << 24)
+            .unwrap();
+        assert!(off.runs[0].run.levels[0].point.trials.iter().all(|t| !t.warmup));
+        assert!(off.runs[0].annotations.is_empty());
+        // A folder of nothing Plateau reads is refused, naming what it skipped.
+        let junk = vec![InputFile { file_name: Some("d/notes.txt".into()), content: b"hello".to_vec() }];
+        let e = plan(ImportRequest { files: junk, ..ImportRequest::default() }, 1 << 20).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "nothing to import: none of the 1 files is a result Plateau reads (d/notes.txt: not a result file Plateau reads)"
+        );
+    }
+
+    /// The sweep's summary alone lists its repeats (each with its `run_number`): trials.
+    #[test]
+    fn a_sweep_summary_alone_is_one_level_of_trials() {
+        let file = InputFile {
+            file_name: Some("summary.json".into()),
+            content: test_fixtures::read(&format!("{SWEEP}/{SETTING}/summary.json")).into_bytes(),
+        };
+        let runs = prepare(&ImportRequest { files: vec![file], ..ImportRequest::default() }, 1 << 24).unwrap();
+        let level = &runs[0].run.levels[0].point;
+        assert_eq!(runs[0].run.levels.len(), 1);
+        assert_eq!(level.trials.len(), 3);
+        assert!(level.trials[0].warmup);
     }
 
     #[test]

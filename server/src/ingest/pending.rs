@@ -5,7 +5,7 @@
 //! and age; the oldest entries go first.
 
 use super::form::{ImportFields, Validate};
-use super::{formats, prepare_in_background, prepare_owned, ImportError, InputFile, PreparedRun};
+use super::{bundle, formats, plan, plan_in_background, ImportError, InputFile, Plan};
 use app::api::ImportPreviews;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::preview::{ImportPreview, PreviewFile, PreviewRun};
@@ -82,10 +82,10 @@ impl PendingImports {
 
     /// The runs an upload would become with its current fields (parsed on the blocking
     /// pool, see [`crate::heavy`]).
-    pub async fn prepare(&self, token: &str) -> Option<Result<Vec<PreparedRun>, ImportError>> {
+    pub async fn prepare(&self, token: &str) -> Option<Result<Plan, ImportError>> {
         let (files, fields) = self.current(token)?;
         Some(match fields.into_request(files) {
-            Ok(req) => prepare_in_background(req, self.max_file_bytes).await,
+            Ok(req) => plan_in_background(req, self.max_file_bytes).await,
             Err(e) => Err(e),
         })
     }
@@ -175,18 +175,12 @@ fn preview_of(
     fields: ImportFields,
     max_file_bytes: usize,
 ) -> Result<ImportPreview, AppError> {
-    let preview_files = files
-        .iter()
-        .map(|f| PreviewFile {
-            name: f.display_name(),
-            size_bytes: f.content.len() as i64,
-            format: std::str::from_utf8(&f.content).ok().and_then(formats::detect),
-        })
-        .collect();
     let view = ImportFields::shown(&fields);
-    let (runs, error) = match fields.into_request(files).and_then(|req| prepare_owned(req, max_file_bytes)) {
-        Ok(prepared) => (
-            prepared
+    // Archives are listed by their members, each with its format or why it is skipped.
+    let listed = bundle::expand(files.clone(), max_file_bytes, &bundle::BOUNDS).unwrap_or_else(|_| files.clone());
+    let (runs, skipped, experiment, error) = match fields.into_request(files).and_then(|req| plan(req, max_file_bytes)) {
+        Ok(p) => (
+            p.runs
                 .into_iter()
                 .map(|p| {
                     let points: Vec<_> = p.run.levels.iter().map(|l| l.point.clone()).collect();
@@ -207,12 +201,26 @@ fn preview_of(
                     }
                 })
                 .collect(),
+            p.skipped,
+            p.experiment,
             None,
         ),
-        Err(e) => (Vec::new(), Some(e.to_string())),
+        Err(e) => (Vec::new(), Vec::new(), None, Some(e.to_string())),
     };
+    let preview_files = listed
+        .iter()
+        .map(|f| {
+            let name = f.display_name();
+            PreviewFile {
+                skipped: skipped.iter().find(|s| s.file == name).map(|s| s.reason.clone()),
+                name,
+                size_bytes: f.content.len() as i64,
+                format: std::str::from_utf8(&f.content).ok().and_then(formats::detect),
+            }
+        })
+        .collect();
     let fields = with_file_facts(view, &runs);
-    Ok(ImportPreview { token, files: preview_files, error, runs, fields })
+    Ok(ImportPreview { token, files: preview_files, error, runs, fields, experiment })
 }
 
 #[cfg(test)]

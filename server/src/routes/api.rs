@@ -67,8 +67,9 @@ async fn create(
         m.import_received("api", req.files.iter().map(|f| f.content.len()).sum());
     }
     if q.dry_run {
-        let prepared = ingest::prepare_in_background(req, state.max_upload_bytes).await?;
-        let runs: Vec<_> = prepared
+        let plan = ingest::plan_in_background(req, state.max_upload_bytes).await?;
+        let runs: Vec<_> = plan
+            .runs
             .into_iter()
             .map(|p| {
                 json!({
@@ -82,13 +83,15 @@ async fn create(
                 })
             })
             .collect();
-        return Ok(Json(json!({ "runs": runs })).into_response());
+        return Ok(Json(json!({ "runs": runs, "skipped": plan.skipped, "experiment": plan.experiment }))
+            .into_response());
     }
     let done = ingest::import(&state.pool, req, state.max_upload_bytes).await?;
     if let Some(m) = &state.metrics {
-        m.runs_imported("api", done.len());
+        m.runs_imported("api", done.runs.len());
     }
     let runs: Vec<_> = done
+        .runs
         .iter()
         .map(|d| {
             json!({
@@ -103,8 +106,19 @@ async fn create(
             })
         })
         .collect();
-    let location = done.first().map(|d| format!("/runs/{}", d.id)).unwrap_or_default();
-    Ok((StatusCode::CREATED, [("location", location)], Json(json!({ "runs": runs }))).into_response())
+    let experiment = done.experiment.as_ref().map(|e| {
+        json!({ "id": e.id, "name": e.name, "url": format!("/experiments/{}", e.id) })
+    });
+    let location = match (&done.experiment, done.runs.first()) {
+        (Some(_), _) | (None, None) => done.url(),
+        (None, Some(d)) => format!("/runs/{}", d.id),
+    };
+    Ok((
+        StatusCode::CREATED,
+        [("location", location)],
+        Json(json!({ "runs": runs, "skipped": done.skipped, "experiment": experiment })),
+    )
+        .into_response())
 }
 
 async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {

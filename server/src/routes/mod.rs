@@ -8,6 +8,7 @@ mod annotations;
 mod api;
 pub mod assets;
 pub mod error;
+mod experiments;
 mod exports;
 pub mod headers;
 mod live;
@@ -171,6 +172,7 @@ pub fn router(state: AppState) -> Router {
         .merge(slos::form_router())
         .merge(prices::form_router())
         .merge(exports::router())
+        .merge(experiments::page_router())
         .nest(
             "/api/v1",
             api::router()
@@ -178,7 +180,8 @@ pub fn router(state: AppState) -> Router {
                 .merge(live::router())
                 .merge(annotations::api_router())
                 .merge(slos::api_router())
-                .merge(prices::api_router()),
+                .merge(prices::api_router())
+                .merge(experiments::api_router()),
         )
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))

@@ -57,12 +57,9 @@ pub async fn save(
     let done = ingest::store(&state.pool, prepared).await.or_back(&upload_page())?;
     state.pending.remove(&token);
     if let Some(m) = &state.metrics {
-        m.runs_imported("form", done.len());
+        m.runs_imported("form", done.runs.len());
     }
-    Ok(match done.as_slice() {
-        [one] => Redirect::to(&format!("/runs/{}", one.id)),
-        _ => Redirect::to("/"),
-    })
+    Ok(Redirect::to(&done.url()))
 }
 
 #[cfg(test)]

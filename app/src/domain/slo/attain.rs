@@ -123,11 +123,11 @@ pub fn limit_value(limit: &Limit, p: &Point) -> Option<f64> {
 
 /// The 95 % interval of a limit's quantity across the level's trials.
 fn trial_interval(limit: &Limit, p: &Point) -> Option<Interval> {
-    if p.trials.len() < 2 {
+    if p.counted_trials().count() < 2 {
         return None;
     }
     let values: Option<Vec<f64>> =
-        p.trials.iter().map(|t| value_in(limit, |m, s| t.get(m, s), t.requests_ok, t.requests_failed)).collect();
+        p.counted_trials().map(|t| value_in(limit, |m, s| t.get(m, s), t.requests_ok, t.requests_failed)).collect();
     Interval::of(&values?)
 }
 

@@ -121,9 +121,10 @@ fn side_label(kind: LoadKind, s: &Side, basis: Basis) -> String {
     }
 }
 
-/// A level of a run as one sweep's level: trial `k`'s measures and counts.
+/// A level of a run as one sweep's level: counted trial `k`'s measures and counts (warm-up
+/// trials are not counted).
 fn trial_point(p: &Point, k: usize) -> Option<Point> {
-    let t = p.trials.get(k)?;
+    let t = p.counted_trials().nth(k)?;
     let mut q = Point::at(p.load_kind, p.load_value);
     q.measures = t.measures.clone();
     q.requests_ok = t.requests_ok;
@@ -133,7 +134,7 @@ fn trial_point(p: &Point, k: usize) -> Option<Point> {
 }
 
 fn has_trials(run: &Run) -> bool {
-    run.points.iter().any(|p| p.trials.len() >= 2)
+    run.points.iter().any(|p| p.counted_trials().count() >= 2)
 }
 
 /// The capacity of each trial, its levels judged as one sweep: `Err` says why there is
@@ -141,8 +142,8 @@ fn has_trials(run: &Run) -> bool {
 fn trial_capacities(slo: &Slo, run: &Run, basis: Basis) -> Result<Vec<f64>, String> {
     let kind = run.points.first().map(|p| p.load_kind);
     let pts: Vec<&Point> = run.points.iter().filter(|p| Some(p.load_kind) == kind).collect();
-    let n = pts.first().map_or(0, |p| p.trials.len());
-    if n < 2 || pts.iter().any(|p| p.trials.len() != n) {
+    let n = pts.first().map_or(0, |p| p.counted_trials().count());
+    if n < 2 || pts.iter().any(|p| p.counted_trials().count() != n) {
         return Err(format!("the levels of “{}” do not all have the same number (≥ 2) of trials", run.name));
     }
     (0..n)

@@ -110,7 +110,8 @@ pub fn LevelsTable(
             .then_some("≈");
             let truncated = p.truncated;
             let over_capacity = p.over_capacity;
-            let trials = p.trials.len();
+            let trials = p.counted_trials().count();
+            let warmups = p.trials.len() - trials;
             let tok_ci = p.interval(Metric::OutputThroughput, Stat::Mean);
             let noisy = [
                 tok_ci,
@@ -139,6 +140,7 @@ pub fn LevelsTable(
                         {truncated.then(|| view! { <span class="badge" title="cut off in the source: missing values are unknown">"cut off"</span> })}
                         {over_capacity.then(|| view! { <span class="badge over-capacity" title="requests in flight and TTFT kept rising while this rate ran: its averages describe a growing queue, not a steady state">"over capacity"</span> })}
                         {(trials > 1).then(|| view! { <span class="badge trials" title="measured this many times; each value is the trials' mean ± its 95 % confidence interval">{format!("×{trials}")}</span> })}
+                        {(warmups > 0).then(|| view! { <span class="badge warmup" title="a trial unlike the others, as a cold start is (its TTFT beyond their spread): kept, left out of this level's statistics">{if warmups == 1 { "+1 warm-up".to_owned() } else { format!("+{warmups} warm-ups") }}</span> })}
                         {noisy.then(|| view! { <span class="badge noisy" title="the trials disagree: a coefficient of variation above 5 % in throughput or latency">"noisy"</span> })}
                     </td>
                     <td>{int(p.requests_ok)}" / "{int(p.requests_failed)}</td>

@@ -283,6 +283,19 @@ pub(crate) fn CompareView(
             }).collect_view()}
         </section>
     };
+    // The settings under test first (`key=value` tags, as a sweep folder's names give them):
+    // what tells an experiment's runs apart.
+    let varied = compare::varied_settings(&runs);
+    let setting_rows = varied
+        .iter()
+        .map(|(key, values)| {
+            let cells = values
+                .iter()
+                .map(|v| view! { <td>{v.clone().unwrap_or_else(|| UNKNOWN.to_owned())}</td> })
+                .collect_view();
+            view! { <tr class="differs setting"><th>{key.clone()}</th>{cells}</tr> }
+        })
+        .collect_view();
     let facts_rows = Fact::ALL
         .iter()
         .map(|fact| {
@@ -342,7 +355,7 @@ pub(crate) fn CompareView(
         <div class="table-wrap">
             <table class="facts-diff" id="facts-diff">
                 <thead><tr><th></th>{run_heads}</tr></thead>
-                <tbody>{facts_rows}</tbody>
+                <tbody>{setting_rows}{facts_rows}</tbody>
             </table>
         </div>
         <CompareAnnotations runs=runs.clone() editable back=live_path.clone() />

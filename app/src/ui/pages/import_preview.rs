@@ -55,11 +55,16 @@ fn PreviewView(p: ImportPreview) -> impl IntoView {
         .files
         .into_iter()
         .map(|f| {
+            let format = match (&f.skipped, f.format) {
+                (Some(why), _) => format!("skipped: {why}"),
+                (None, Some(format)) => format.label().to_owned(),
+                (None, None) => "not recognised".to_owned(),
+            };
             view! {
-                <tr>
+                <tr class:skipped=f.skipped.is_some()>
                     <td>{f.name}</td>
                     <td class="num">{size(f.size_bytes)}</td>
-                    <td class="format">{f.format.map_or("not recognised", SourceFormat::label)}</td>
+                    <td class="format">{format}</td>
                 </tr>
             }
         })
@@ -71,6 +76,11 @@ fn PreviewView(p: ImportPreview) -> impl IntoView {
             <thead><tr><th>"File"</th><th>"Size"</th><th>"Detected format"</th></tr></thead>
             <tbody>{files}</tbody>
         </table>
+        {p.experiment.map(|name| view! {
+            <p class="experiment" id="preview-experiment">
+                "These "{n}" runs are stored as the experiment “"<strong>{name}</strong>"”, which opens as their comparison."
+            </p>
+        })}
         {p.error.map(|e| view! {
             <div class="error-box" role="alert" id="preview-error"><strong>"These files cannot be imported as they are. "</strong>{e}</div>
         })}
@@ -119,6 +129,7 @@ pub fn FactsFields(f: ImportFields) -> impl IntoView {
     let endpoint = f.endpoint.clone();
     let format = f.format.clone();
     let separate = f.group == "separate";
+    let warmup = if f.warmup.trim().is_empty() { "auto".to_owned() } else { f.warmup.trim().to_owned() };
     view! {
         <fieldset class="grid">
             <legend>"What was measured"</legend>
@@ -150,6 +161,13 @@ pub fn FactsFields(f: ImportFields) -> impl IntoView {
                 </select>
             </label>
             <label>"Concurrency (files that do not record it)"<input name="concurrency" type="number" min="0" step="any" value=f.concurrency /></label>
+            <label>"Warm-up trial"
+                <select name="warmup">
+                    <option value="auto" selected=warmup == "auto">"flag a first trial unlike the others"</option>
+                    <option value="first" selected=warmup == "first">"always flag the first trial"</option>
+                    <option value="off" selected=warmup == "off">"count every trial"</option>
+                </select>
+            </label>
             <label>"Several files"
                 <select name="group">
                     <option value="auto" selected=!separate>"levels of one sweep → one run"</option>

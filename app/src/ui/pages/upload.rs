@@ -21,7 +21,9 @@ pub fn UploadPage() -> impl IntoView {
             "Result files of benchmark.py, vLLM "<code>"bench serve"</code>", SGLang "<code>"bench_serving"</code>
             ", GuideLLM, AIPerf, GenAI-Perf, genai-bench, LLMPerf, InferenceX, inference-benchmarker, inference-perf, llm-d, or a Plateau export. "
             "The format is detected from the content. Several single-level files of one sweep (one file per "
-            "concurrency) become one run. You will see a preview before anything is stored."
+            "concurrency) become one run. A folder or a .zip / .tar.gz of one (a vLLM sweep, a genai-bench "
+            "experiment) becomes an experiment: one run per setting, its repeats as trials, opened as a comparison. "
+            "You will see a preview before anything is stored."
         </p>
         {move || error().map(|e| view! {
             <div class="error-box" role="alert" id="upload-error"><strong>"Not imported. "</strong>{e}</div>
@@ -32,6 +34,9 @@ pub fn UploadPage() -> impl IntoView {
                 <label class="dropzone" id="dropzone">
                     <span>"Drop files here, or choose them"</span>
                     <input type="file" name="file" multiple />
+                </label>
+                <label class="folder-pick">"…or choose a folder"
+                    <input type="file" name="file" id="folder-input" multiple webkitdirectory />
                 </label>
                 <label>"…or paste the text"
                     <textarea name="text" rows="6" placeholder="C= 32 | 32/ 32 ok (0 err) | wall= 35.3s | 464.4 tok/s | lat avg= 35.23 p50= 35.25 p99= 35.26"></textarea>

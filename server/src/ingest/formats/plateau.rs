@@ -235,6 +235,7 @@ pub fn read(text: &str) -> Result<(ParsedFile, Restored), FieldError> {
                 requests_failed: trial.requests_failed,
                 wall_s: trial.wall_s,
                 measures: p.measures,
+                warmup: trial.warmup,
             });
         }
         if let Some(t) = &l.telemetry {

@@ -3,7 +3,8 @@
 //! names, the latency key vocabulary (`<stat>_<name>[_ms]`), reading one result object into
 //! a level ([`read_level`]), the load from `request_rate` / `max_concurrency`
 //! ([`read_load`]), and per-request records from the index-aligned arrays
-//! ([`read_requests`]).
+//! ([`read_requests`]), and the folder layout of vLLM's `bench sweep serve`
+//! ([`sweep_settings`], [`is_sweep_repeat`]).
 //!
 //! Not a parser: no detection and no format of its own. The parsers of the family import
 //! this module and [`super::common`], never each other.
@@ -377,4 +378,69 @@ pub(crate) fn read_requests(o: &Obj<'_>) -> Result<Vec<RequestRecord>, FieldErro
         });
     }
     Ok(out)
+}
+
+/// The settings a `vllm bench sweep serve` folder name states: `SERVE--a=1-b=x-y-BENCH--c=2`
+/// → `[(a, 1), (b, x-y), (c, 2)]` (serve overrides, then bench overrides; a value may hold
+/// `-`, a key never does). Empty for any other name.
+pub(crate) fn sweep_settings(folder: &str) -> Vec<(String, String)> {
+    let Some(rest) = folder.strip_prefix("SERVE--") else { return Vec::new() };
+    let (serve, bench) = rest.split_once("-BENCH--").map_or((rest, ""), |(s, b)| (s, b));
+    let bench = if bench.is_empty() { rest.strip_prefix("BENCH--").unwrap_or("") } else { bench };
+    let serve = if serve.starts_with("BENCH--") { "" } else { serve };
+    let mut out: Vec<(String, String)> = Vec::new();
+    for part in [serve, bench] {
+        for token in part.split('-').filter(|t| !t.is_empty()) {
+            match token.split_once('=') {
+                Some((k, v)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') => {
+                    out.push((k.to_owned(), v.to_owned()));
+                }
+                _ => match out.last_mut() {
+                    Some((_, v)) => {
+                        v.push('-');
+                        v.push_str(token);
+                    }
+                    None => return Vec::new(),
+                },
+            }
+        }
+    }
+    out
+}
+
+/// Whether a path names one repeat of a sweep setting: `…/run=<N>.json`.
+pub(crate) fn is_sweep_repeat(path: &str) -> bool {
+    let base = path.rsplit_once('/').map_or(path, |(_, b)| b);
+    base.strip_prefix("run=")
+        .and_then(|r| r.strip_suffix(".json"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_folder_names_give_their_settings() {
+        let s = sweep_settings(
+            "SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-BENCH--request_rate=16-dataset_name=random-input_len=1000-kv=fp8-e4m3",
+        );
+        let pairs: Vec<(&str, &str)> = s.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            pairs,
+            [
+                ("gpu_memory_utilization", "0.9"),
+                ("max_num_seqs", "256"),
+                ("request_rate", "16"),
+                ("dataset_name", "random"),
+                ("input_len", "1000"),
+                ("kv", "fp8-e4m3"),
+            ]
+        );
+        assert!(sweep_settings("results").is_empty());
+        assert!(sweep_settings("SERVE--oops").is_empty());
+        assert_eq!(sweep_settings("SERVE--BENCH--request_rate=4"), [("request_rate".to_owned(), "4".to_owned())]);
+        assert!(is_sweep_repeat("a/b/run=12.json") && !is_sweep_repeat("run=.json"));
+        assert!(!is_sweep_repeat("summary.json"));
+    }
 }

@@ -1,0 +1,56 @@
+//! Experiments: `GET /experiments/{id}` opens one as the comparison of its runs (the first
+//! ten, the most a comparison holds; one run alone opens as that run), and
+//! `GET /api/v1/experiments/{id}` answers it as JSON with each run's link.
+
+use super::error::{text, ApiError};
+use super::AppState;
+use app::db;
+use app::domain::compare::MAX_RUNS;
+use app::domain::view::ViewState;
+use app::domain::ExperimentId;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+
+pub fn page_router() -> Router<AppState> {
+    Router::new().route("/experiments/{id}", get(open))
+}
+
+pub fn api_router() -> Router<AppState> {
+    Router::new().route("/experiments/{id}", get(show))
+}
+
+fn experiment_id(s: &str) -> Result<ExperimentId, ApiError> {
+    ExperimentId::parse(s).ok_or_else(|| ApiError::not_found(format!("experiment {s:?}")))
+}
+
+/// Where an experiment is seen.
+pub fn comparison_href(runs: &[app::domain::RunId]) -> String {
+    match runs {
+        [] => "/".to_owned(),
+        [one] => format!("/runs/{one}"),
+        _ => ViewState { runs: runs.iter().take(MAX_RUNS).cloned().collect(), ..ViewState::default() }.href("/compare"),
+    }
+}
+
+async fn open(State(state): State<AppState>, Path(id): Path<String>) -> Result<Redirect, ApiError> {
+    let id = experiment_id(&id).map_err(text)?;
+    let e = db::get_experiment(&state.pool, &id).await.map_err(text)?;
+    Ok(Redirect::to(&comparison_href(&e.runs)))
+}
+
+async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let id = experiment_id(&id)?;
+    let e = db::get_experiment(&state.pool, &id).await?;
+    let runs: Vec<_> =
+        e.runs.iter().map(|r| serde_json::json!({ "id": r, "url": format!("/runs/{r}") })).collect();
+    Ok(Json(serde_json::json!({
+        "id": e.id,
+        "name": e.name,
+        "created_at": e.created_at,
+        "runs": runs,
+        "compare_url": comparison_href(&e.runs),
+    }))
+    .into_response())
+}
