@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { mkdtempSync, mkdirSync, readdirSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { withAppAndBrowser, startSim, watchErrors, seriesLength, STORY_FILE, ROOT, FIXTURES } from './support.mjs';
 
 const env = withAppAndBrowser();
@@ -80,7 +82,7 @@ test('uploading a file shows a preview, then saving lands on its new run page', 
   const page = await env.browser.newPage();
   const errors = watchErrors(page);
   await page.goto(env.server.base + '/upload');
-  await page.locator('input[name=file]').setInputFiles(STORY_FILE);
+  await page.locator('#file-input').setInputFiles(STORY_FILE);
   await page.locator('input[name=model]').fill('Kimi-K2.5 NVFP4');
   await page.locator('input[name=gpu]').fill('8x RTX PRO 6000');
   await page.locator('select[name=endpoint]').selectOption('chat');
@@ -116,7 +118,7 @@ test('several files of one sweep preview as one run, or one run each', async () 
   const errors = watchErrors(page);
   await page.goto(env.server.base + '/upload');
   const files = ['sweep-c4.txt', 'sweep-c1.txt', 'sweep-c2.txt'].map((f) => join(ROOT, 'end2end', 'data', f));
-  await page.locator('input[name=file]').setInputFiles(files);
+  await page.locator('#file-input').setInputFiles(files);
   await page.locator('input[name=name]').fill('three-file sweep');
   await page.locator('#import-submit').click();
   await page.waitForURL(/\/imports\/[a-z0-9]+$/);
@@ -148,7 +150,7 @@ test('vLLM result files of one sweep import as one run with TTFT and definitions
   const errors = watchErrors(page);
   await page.goto(env.server.base + '/upload');
   const files = ['inferencex-app_glm47_conc4.json', 'inferencex-app_glm47_conc1.json'].map((f) => join(FIXTURES, 'vllm', f));
-  await page.locator('input[name=file]').setInputFiles(files);
+  await page.locator('#file-input').setInputFiles(files);
   await page.locator('#import-submit').click();
   await page.waitForURL(/\/imports\/[a-z0-9]+$/);
   assert.deepEqual(await page.locator('#preview-files tbody td.format').allInnerTexts(), ['vLLM bench serve', 'vLLM bench serve']);
@@ -164,10 +166,50 @@ test('vLLM result files of one sweep import as one run with TTFT and definitions
   await page.close();
 });
 
+test('a vLLM sweep folder uploads as an experiment and lands on its comparison', async () => {
+  // The real sweep folder and the same repeats under a second setting, as `vllm bench
+  // sweep serve` lays out one folder per setting.
+  const src = join(FIXTURES, 'vllm-sweep', 'tpu-builders-vllm_qwen3-32b_tpu-v6e_results');
+  const setting = readdirSync(src, { withFileTypes: true }).find((e) => e.isDirectory()).name;
+  const root = join(mkdtempSync(join(tmpdir(), 'plateau-sweep-')), 'qwen3-sweep');
+  for (const name of [setting, setting.replace('max_num_seqs=256', 'max_num_seqs=128')]) {
+    mkdirSync(join(root, name), { recursive: true });
+    for (const f of readdirSync(join(src, setting))) copyFileSync(join(src, setting, f), join(root, name, f));
+  }
+  const page = await env.browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(env.server.base + '/upload');
+  await page.locator('#folder-input').setInputFiles(root);
+  await page.locator('#import-submit').click();
+  await page.waitForURL(/\/imports\/[a-z0-9]+$/);
+  // The plan: two runs of one level each, the summaries skipped with their reason.
+  assert.match(await page.locator('#preview-experiment').innerText(), /2 runs .* experiment “qwen3-sweep”/);
+  assert.equal(await page.locator('.preview-run').count(), 2);
+  assert.equal(await page.locator('#preview-files tbody tr').count(), 8);
+  const skipped = await page.locator('#preview-files tbody tr.skipped td.format').allInnerTexts();
+  assert.equal(skipped.length, 2);
+  for (const why of skipped) assert.match(why, /^skipped: /);
+  await page.locator('#import-save').click();
+  await page.waitForURL(/\/compare\?runs=/);
+  // The setting that tells the runs apart is the first row of the comparison.
+  const row = page.locator('tr.differs.setting').first();
+  assert.equal((await row.locator('th').innerText()).trim(), 'max_num_seqs');
+  const cells = (await row.locator('td').allInnerTexts()).map((t) => t.trim()).sort();
+  assert.deepEqual(cells, ['128', '256']);
+  // Each run's level holds its three repeats, the cold start flagged.
+  await page.goto(env.server.base + '/');
+  await page.locator('#runs tbody tr td a', { hasText: 'max_num_seqs=128' }).first().click();
+  await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+  assert.equal(await page.locator('#levels tbody tr').count(), 1);
+  assert.match(await page.locator('#levels .badge.warmup').innerText(), /\+1 warm-up/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('a malformed upload is previewed with its line and cannot be saved', async () => {
   const page = await env.browser.newPage();
   await page.goto(env.server.base + '/upload');
-  await page.locator('input[name=file]').setInputFiles(join(ROOT, 'end2end', 'data', 'malformed-benchmark.txt'));
+  await page.locator('#file-input').setInputFiles(join(ROOT, 'end2end', 'data', 'malformed-benchmark.txt'));
   await page.locator('#import-submit').click();
   await page.waitForURL(/\/imports\/[a-z0-9]+$/);
   const msg = await page.locator('#preview-error').innerText();

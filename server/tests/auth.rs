@@ -608,7 +608,11 @@ async fn read_login_refuses_anonymous_readers() {
         let resp = get("/runs/abcdefghijkl/history?level=knee").await.unwrap();
         assert_eq!(resp.status(), StatusCode::SEE_OTHER);
         assert_eq!(resp.headers()[LOCATION], "/login?next=%2Fruns%2Fabcdefghijkl%2Fhistory%3Flevel%3Dknee");
-        for path in ["/api/v1/runs", "/api/v1/runs/abcdefghijkl/export.json"] {
+        // An experiment opens as a comparison: a read like any other.
+        let resp = get("/experiments/abcdefghijkl").await.unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert_eq!(resp.headers()[LOCATION], "/login?next=%2Fexperiments%2Fabcdefghijkl");
+        for path in ["/api/v1/runs", "/api/v1/runs/abcdefghijkl/export.json", "/api/v1/experiments/abcdefghijkl"] {
             let resp = get(path).await.unwrap();
             assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{path}");
             assert!(resp.json::<Value>().await.unwrap()["error"].is_string());

@@ -127,8 +127,8 @@ async fn every_fixture_keeps_every_number_through_store_and_export() {
             let req =
                 ImportRequest { files: vec![file], concurrency: concurrency_for(&rel), ..ImportRequest::default() };
             let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
-            let done = ingest::store(&pool, prepared).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
-            let exported = server::export::json(&pool, &done[0].id).await.unwrap();
+            let done = ingest::store(&pool, prepared.into()).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
+            let exported = server::export::json(&pool, &done.runs[0].id).await.unwrap();
             let doc: serde_json::Value = serde_json::from_str(&exported).unwrap();
 
             // The source's own fields: every number is one the file wrote.
@@ -149,7 +149,7 @@ async fn every_fixture_keeps_every_number_through_store_and_export() {
                 .filter(|v| v.is_finite())
                 .collect();
             shifted.sort_by(f64::total_cmp);
-            let run = app::db::get_run_raw(&pool, &done[0].id).await.unwrap();
+            let run = app::db::get_run_raw(&pool, &done.runs[0].id).await.unwrap();
             let mut exact = 0;
             for p in &run.points {
                 for m in &p.measures {
@@ -225,8 +225,8 @@ async fn gpu_telemetry_keeps_every_number_through_store_and_export() {
             let req = ImportRequest { files, ..ImportRequest::default() };
             let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
             let before = prepared[0].run.levels[0].telemetry.clone().unwrap();
-            let done = ingest::store(&pool, prepared).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
-            let exported = server::export::json(&pool, &done[0].id).await.unwrap();
+            let done = ingest::store(&pool, prepared.into()).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
+            let exported = server::export::json(&pool, &done.runs[0].id).await.unwrap();
             let doc: serde_json::Value = serde_json::from_str(&exported).unwrap();
             let mut values = Vec::new();
             for level in doc["run"]["levels"].as_array().unwrap() {
@@ -239,7 +239,7 @@ async fn gpu_telemetry_keeps_every_number_through_store_and_export() {
             assert!(values.len() >= 15, "{rel}: {} values", values.len());
             let changed: Vec<&f64> = values.iter().filter(|v| !source.contains(&v.to_bits())).collect();
             assert!(changed.is_empty(), "{rel}: values not in the file: {:?}", &changed[..changed.len().min(5)]);
-            let stored = app::db::level_telemetry(&pool, &done[0].id, 0).await.unwrap().unwrap();
+            let stored = app::db::level_telemetry(&pool, &done.runs[0].id, 0).await.unwrap().unwrap();
             assert_eq!(stored, before, "{rel}: stored as prepared");
             let back = InputFile { file_name: Some("export.json".into()), content: exported.into_bytes() };
             let again = ingest::prepare(
@@ -249,6 +249,60 @@ async fn gpu_telemetry_keeps_every_number_through_store_and_export() {
             .unwrap_or_else(|e| panic!("{rel} export: {e}"));
             assert_eq!(again[0].run.levels[0].telemetry.as_ref(), Some(&before), "{rel}: the export reads back");
         }
+    }
+}
+
+/// A vLLM sweep folder imported whole: each repeat `run=N.json` is a trial of its level,
+/// and every trial statistic is a number its file wrote (or it moved by a power of ten), bit
+/// for bit; the export reads back with the same trials, the warm-up flag included.
+#[tokio::test]
+async fn a_sweep_folder_keeps_every_trial_number_through_store_and_export() {
+    let root = fixtures().join("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results");
+    let files =
+        ingest::bundle::read_folder(&root, ingest::DEFAULT_MAX_BYTES, &ingest::bundle::BOUNDS).unwrap().unwrap();
+    let mut source = HashSet::new();
+    for f in &files {
+        source.extend(numbers_in(&String::from_utf8_lossy(&f.content)));
+    }
+    let shifted: HashSet<u64> = source
+        .iter()
+        .flat_map(|&b| [-9, -6, -3, 0, 3, 6, 9].map(|s| shift10(f64::from_bits(b), s).to_bits()))
+        .collect();
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let pool = store.db.clone();
+        let req = ImportRequest { files: files.clone(), ..ImportRequest::default() };
+        let plan = ingest::plan(req, ingest::DEFAULT_MAX_BYTES).unwrap();
+        let done = ingest::store(&pool, plan).await.unwrap();
+        assert_eq!(done.runs.len(), 1, "one setting folder, one run");
+        let run = app::db::get_run_raw(&pool, &done.runs[0].id).await.unwrap();
+        assert_eq!(run.points.len(), 1);
+        let trials = &run.points[0].trials;
+        assert_eq!(trials.len(), 3, "run=0, run=1, run=2");
+        assert_eq!(trials.iter().map(|t| t.warmup).collect::<Vec<_>>(), [true, false, false]);
+        let mut checked = 0;
+        for (t, trial) in trials.iter().enumerate() {
+            for m in &trial.measures {
+                assert!(
+                    shifted.contains(&m.value.to_bits()),
+                    "trial {t}: {:?} {:?} = {:?} is not a number of the files",
+                    m.metric,
+                    m.stat,
+                    m.value
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 30, "{checked} trial statistics");
+        let exported = server::export::json(&pool, &done.runs[0].id).await.unwrap();
+        let back = InputFile { file_name: Some("export.json".into()), content: exported.into_bytes() };
+        let again = ingest::prepare(
+            &ImportRequest { files: vec![back], ..ImportRequest::default() },
+            ingest::DEFAULT_MAX_BYTES,
+        )
+        .unwrap();
+        assert_eq!(again[0].run.levels[0].point.trials, *trials, "the trials read back bit for bit");
+        assert_eq!(again[0].run.levels[0].point.measures, run.points[0].measures);
     }
 }
 

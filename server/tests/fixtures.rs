@@ -45,7 +45,7 @@ const FILES: &[(&str, SourceFormat, usize)] = &[
     ("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results/SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100/run=0.json", SourceFormat::Vllm, 1),
     ("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results/SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100/run=1.json", SourceFormat::Vllm, 1),
     ("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results/SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100/run=2.json", SourceFormat::Vllm, 1),
-    ("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results/SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100/summary.json", SourceFormat::Vllm, 3),
+    ("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results/SERVE--gpu_memory_utilization=0.9-max_num_seqs=256-max_num_batched_tokens=4096-max_model_len=4096-BENCH--num_prompts=100-request_rate=16-dataset_name=random-input_len=1000-output_len=100/summary.json", SourceFormat::Vllm, 1),
 ];
 
 fn read(rel: &str) -> InputFile {
@@ -124,8 +124,8 @@ async fn every_fixture_file_imports_as_its_own_format() {
                 assert!(!l.point.measures.is_empty(), "{rel}: no measures at load {}", l.point.load_value);
             }
             let n = run.levels.len();
-            let done = ingest::store(&pool, prepared).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
-            let stored = app::db::get_run(&pool, &done[0].id).await.unwrap();
+            let done = ingest::store(&pool, prepared.into()).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
+            let stored = app::db::get_run(&pool, &done.runs[0].id).await.unwrap();
             assert_eq!(stored.points.len(), n, "{rel}");
         }
     }

@@ -573,3 +573,43 @@ async fn priced_gpu_types_stay_text_on_pages_and_exports() {
         }
     }
 }
+
+/// An archive's folder names become the experiment's name, its runs' names and the settings
+/// rows of its comparison: all of it text wherever it is shown.
+#[tokio::test]
+async fn folder_names_of_an_archive_stay_text_on_the_experiment_pages() {
+    use std::io::Write;
+    let sweep = common::fixtures().join("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results");
+    let setting = std::fs::read_dir(&sweep).unwrap().filter_map(Result::ok).find(|e| e.path().is_dir()).unwrap().path();
+    let top = "\"><img src=x onerror=alert(1)>";
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for n in ["1", "2"] {
+        for f in ["run=0.json", "run=1.json", "run=2.json"] {
+            let name = format!("{top}/SERVE--max_num_seqs=<script>alert({n})-BENCH--request_rate=16/{f}");
+            w.start_file(name, zip::write::SimpleFileOptions::default()).unwrap();
+            w.write_all(&std::fs::read(setting.join(f)).unwrap()).unwrap();
+        }
+    }
+    let bytes = w.finish().unwrap().into_inner();
+    for app in TestApp::each().await {
+        let form = reqwest::multipart::Form::new()
+            .part("file", reqwest::multipart::Part::bytes(bytes.clone()).file_name("sweep.zip"));
+        let resp = app.client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["experiment"]["name"], top, "stored as given");
+        let url = body["experiment"]["url"].as_str().unwrap();
+        let resp = app.get(url).await;
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        let compare = resp.headers()["location"].to_str().unwrap().to_owned();
+        let (status, page) = app.text(&compare).await;
+        assert_eq!(status, StatusCode::OK, "{compare}");
+        let run = body["runs"][0]["id"].as_str().unwrap();
+        let (_, run_page) = app.text(&format!("/runs/{run}")).await;
+        for (what, html) in [("compare", &page), ("run", &run_page)] {
+            assert!(!html.contains("<script>alert("), "raw script on the {what} page");
+            assert!(!html.contains("<img src=x"), "raw markup on the {what} page");
+        }
+        assert!(page.contains("&lt;script&gt;alert(1)"), "the setting shown as text");
+    }
+}

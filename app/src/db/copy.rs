@@ -239,6 +239,18 @@ const TABLES: &[Table] = &[
         columns: &[("name", Text), ("text", Text), ("author", Text), ("created_at", Stamp)],
     },
     Table {
+        name: "experiments",
+        order: "id",
+        identity: true,
+        columns: &[("id", Int), ("public_id", Text), ("name", Text), ("created_at", Stamp)],
+    },
+    Table {
+        name: "experiment_runs",
+        order: "experiment_id, run_id",
+        identity: false,
+        columns: &[("experiment_id", Int), ("run_id", Int), ("position", Int)],
+    },
+    Table {
         name: "gpu_prices",
         order: "id",
         identity: true,

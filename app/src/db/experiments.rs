@@ -1,8 +1,8 @@
 //! Experiments: the runs one import of a sweep folder or archive created, stored with
 //! those runs in the same transaction, read back as the list of their ids in import order.
 
-use super::backend::{begin_write, Db, Q};
 use super::annotations::insert_in as insert_annotation_in;
+use super::backend::{begin_write, Db, Q};
 use super::runs::insert_in;
 use super::{corrupt, now_rfc3339, DbError};
 use crate::domain::annotations::AnnotationInput;

@@ -998,7 +998,8 @@ pub(crate) mod tests {
 
     #[test]
     fn varied_settings_are_the_key_value_tags_that_differ() {
-        let facts = |tags: &[&str]| RunFacts { tags: tags.iter().map(|t| (*t).to_owned()).collect(), ..RunFacts::default() };
+        let facts =
+            |tags: &[&str]| RunFacts { tags: tags.iter().map(|t| (*t).to_owned()).collect(), ..RunFacts::default() };
         let runs = [
             run("aaaa1", "a", facts(&["max_num_seqs=128", "request_rate=16", "tpu"]), Vec::new()),
             run("bbbb1", "b", facts(&["max_num_seqs=256", "request_rate=16", "tpu"]), Vec::new()),

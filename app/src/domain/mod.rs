@@ -533,8 +533,7 @@ impl Point {
                 p.set(m.metric, m.stat, v.iter().sum::<f64>() / v.len() as f64);
             }
         }
-        p.trials =
-            trials.iter().enumerate().map(|(i, t)| Trial { warmup: flagged(i), ..Trial::of(t) }).collect();
+        p.trials = trials.iter().enumerate().map(|(i, t)| Trial { warmup: flagged(i), ..Trial::of(t) }).collect();
         Some(p)
     }
 

@@ -111,7 +111,7 @@ mod tests {
         assert!(flag(&[trial(50.0), trial(50.0)], WarmupRule::First).is_some());
         assert_eq!(flag(&[trial(50.0)], WarmupRule::First), None);
         // No TTFT and no latency: nothing to judge by.
-        assert_eq!(flag(&[Point::at(LoadKind::Concurrency, 1.0); 3], WarmupRule::Auto), None);
+        assert_eq!(flag(&vec![Point::at(LoadKind::Concurrency, 1.0); 3], WarmupRule::Auto), None);
     }
 
     #[test]

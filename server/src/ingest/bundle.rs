@@ -292,7 +292,9 @@ fn read_zip(content: &[u8], max_file_bytes: usize, sink: &mut Sink<'_>) -> Resul
     // refused before any is read.
     let room = sink.bounds.max_files.saturating_sub(sink.out.len());
     if zip.len() > room {
-        let dirs = (0..zip.len()).filter(|i| zip.name_for_index(*i).is_some_and(|n| n.is_ok_and(|n| n.ends_with('/')))).count();
+        let dirs = (0..zip.len())
+            .filter(|i| zip.name_for_index(*i).is_some_and(|n| n.is_ok_and(|n| n.ends_with('/'))))
+            .count();
         if zip.len() - dirs > room {
             return Err(too_many(sink.out.len() + zip.len() - dirs, sink.bounds, sink.archive));
         }
@@ -300,7 +302,10 @@ fn read_zip(content: &[u8], max_file_bytes: usize, sink: &mut Sink<'_>) -> Resul
     for i in 0..zip.len() {
         let mut entry =
             zip.by_index(i).map_err(|e| sink.refuse(format!("entry {} cannot be read: {e}", i + 1), false))?;
-        let raw = entry.name().map_err(|e| sink.refuse(format!("entry {} has no readable name: {e}", i + 1), false))?.into_owned();
+        let raw = entry
+            .name()
+            .map_err(|e| sink.refuse(format!("entry {} has no readable name: {e}", i + 1), false))?
+            .into_owned();
         let path = sink.member_path(&raw)?;
         if entry.is_dir() {
             continue;
@@ -392,10 +397,8 @@ pub fn read_folder(
     max_file_bytes: usize,
     bounds: &Bounds,
 ) -> std::io::Result<Result<Vec<InputFile>, ImportError>> {
-    let top = root
-        .canonicalize()?
-        .file_name()
-        .map_or_else(|| "folder".to_owned(), |n| n.to_string_lossy().into_owned());
+    let top =
+        root.canonicalize()?.file_name().map_or_else(|| "folder".to_owned(), |n| n.to_string_lossy().into_owned());
     let mut out = Vec::new();
     let mut total = 0usize;
     // (folder on disk, its path in the import, depth)
@@ -407,7 +410,8 @@ pub fn read_folder(
             let name = format!("{shown}/{}", e.file_name().to_string_lossy());
             let printable = super::printable(&name).into_owned();
             let kind = e.file_type()?;
-            let refuse = |message: String, too_large: bool| ImportError::Bundle { file: top.clone(), message, too_large };
+            let refuse =
+                |message: String, too_large: bool| ImportError::Bundle { file: top.clone(), message, too_large };
             if kind.is_symlink() || !(kind.is_dir() || kind.is_file()) {
                 return Ok(Err(refuse(
                     format!("`{printable}` is a link or a special file: an import takes plain files only"),
@@ -542,8 +546,7 @@ pub(crate) mod tests {
 
     #[test]
     fn traversal_links_and_absolute_paths_are_refused() {
-        let e = expand(vec![file("evil.zip", &zip_of(&[("../../etc/cron.d/x", b"x")]))], 1 << 20, &BOUNDS)
-            .unwrap_err();
+        let e = expand(vec![file("evil.zip", &zip_of(&[("../../etc/cron.d/x", b"x")]))], 1 << 20, &BOUNDS).unwrap_err();
         assert_eq!(
             e.to_string(),
             "evil.zip: `../../etc/cron.d/x`: the path goes up (`..`): a path must stay inside its folder or archive"

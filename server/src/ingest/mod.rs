@@ -16,10 +16,10 @@ pub(crate) mod test_fixtures;
 
 use app::db::Db;
 use app::db::{self, DbError};
+use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind};
 use app::domain::metrics::Metric;
 use app::domain::stats::{Summary, RECOMPUTED};
 use app::domain::text::{self, TextError};
-use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind};
 use app::domain::warmup::{self, WarmupRule};
 use app::domain::{
     ExperimentId, NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat,
@@ -135,6 +135,13 @@ pub struct Plan {
     /// The name of the experiment the runs form: an import of folders or archives that
     /// became two runs or more.
     pub experiment: Option<String>,
+}
+
+impl From<Vec<PreparedRun>> for Plan {
+    /// Runs prepared file by file, with no folder around them.
+    fn from(runs: Vec<PreparedRun>) -> Self {
+        Self { runs, ..Self::default() }
+    }
 }
 
 /// What an import stored.
@@ -634,7 +641,8 @@ fn experiment_name(req: &ImportRequest, names: &[String]) -> String {
     }
     let common = common_folder(names);
     let last = bundle::base_name(&common);
-    let name = if last.is_empty() { format!("experiment of {} files", names.len()) } else { printable(last).into_owned() };
+    let name =
+        if last.is_empty() { format!("experiment of {} files", names.len()) } else { printable(last).into_owned() };
     text::truncate(&name, text::MAX_NAME_CHARS)
 }
 
@@ -1185,7 +1193,8 @@ mod tests {
             2,
             "each summary lists the run files beside it: {reasons:?}"
         );
-        let seqs: Vec<bool> = plan.runs.iter().map(|r| r.run.facts.tags.contains(&"max_num_seqs=128".to_owned())).collect();
+        let seqs: Vec<bool> =
+            plan.runs.iter().map(|r| r.run.facts.tags.contains(&"max_num_seqs=128".to_owned())).collect();
         assert_eq!(seqs, [true, false], "settings become tags; runs in path order");
         for p in &plan.runs {
             let r = &p.run;
@@ -1196,9 +1205,20 @@ mod tests {
             assert_eq!(level.trials.len(), 3);
             let tput: Vec<f64> =
                 level.trials.iter().map(|t| t.get(Metric::OutputThroughput, Stat::Mean).unwrap()).collect();
-            assert_eq!(tput, [1215.0983220159007, 1302.7803763044742, 1300.0518290103992], "run=0, 1, 2 digit for digit");
-            assert!(level.trials[0].warmup && !level.trials[1].warmup && !level.trials[2].warmup, "run 0 is the cold start");
-            assert_eq!(level.output_tok_s(), Some((1302.7803763044742 + 1300.0518290103992) / 2.0), "without the warm-up");
+            assert_eq!(
+                tput,
+                [1215.0983220159007, 1302.7803763044742, 1300.0518290103992],
+                "run=0, 1, 2 digit for digit"
+            );
+            assert!(
+                level.trials[0].warmup && !level.trials[1].warmup && !level.trials[2].warmup,
+                "run 0 is the cold start"
+            );
+            assert_eq!(
+                level.output_tok_s(),
+                Some((1302.7803763044742 + 1300.0518290103992) / 2.0),
+                "without the warm-up"
+            );
             assert_eq!(level.requests_ok, Some(200), "the two counted trials' requests");
             assert_eq!(p.annotations.len(), 1);
             assert!(p.annotations[0].body.starts_with("Trial 1 of 3 is a warm-up: the first trial's TTFT mean of "));
@@ -1222,12 +1242,15 @@ mod tests {
         };
         check_sweep_plan(&plan(req, 1 << 24).unwrap());
         let tgz = bundle::tests::tar_gz_of(&refs);
-        let req =
-            ImportRequest { files: vec![InputFile { file_name: Some("s.tgz".into()), content: tgz }], ..ImportRequest::default() };
+        let req = ImportRequest {
+            files: vec![InputFile { file_name: Some("s.tgz".into()), content: tgz }],
+            ..ImportRequest::default()
+        };
         check_sweep_plan(&plan(req, 1 << 24).unwrap());
         // The rule can be turned off: every trial counts.
-        let off = plan(ImportRequest { files: sweep_folder(), warmup: WarmupRule::Off, ..ImportRequest::default() }, 1 << 24)
-            .unwrap();
+        let off =
+            plan(ImportRequest { files: sweep_folder(), warmup: WarmupRule::Off, ..ImportRequest::default() }, 1 << 24)
+                .unwrap();
         assert!(off.runs[0].run.levels[0].point.trials.iter().all(|t| !t.warmup));
         assert!(off.runs[0].annotations.is_empty());
         // A folder of nothing Plateau reads is refused, naming what it skipped.

@@ -178,7 +178,8 @@ fn preview_of(
     let view = ImportFields::shown(&fields);
     // Archives are listed by their members, each with its format or why it is skipped.
     let listed = bundle::expand(files.clone(), max_file_bytes, &bundle::BOUNDS).unwrap_or_else(|_| files.clone());
-    let (runs, skipped, experiment, error) = match fields.into_request(files).and_then(|req| plan(req, max_file_bytes)) {
+    let (runs, skipped, experiment, error) = match fields.into_request(files).and_then(|req| plan(req, max_file_bytes))
+    {
         Ok(p) => (
             p.runs
                 .into_iter()

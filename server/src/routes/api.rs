@@ -83,8 +83,9 @@ async fn create(
                 })
             })
             .collect();
-        return Ok(Json(json!({ "runs": runs, "skipped": plan.skipped, "experiment": plan.experiment }))
-            .into_response());
+        return Ok(
+            Json(json!({ "runs": runs, "skipped": plan.skipped, "experiment": plan.experiment })).into_response()
+        );
     }
     let done = ingest::import(&state.pool, req, state.max_upload_bytes).await?;
     if let Some(m) = &state.metrics {
@@ -106,9 +107,10 @@ async fn create(
             })
         })
         .collect();
-    let experiment = done.experiment.as_ref().map(|e| {
-        json!({ "id": e.id, "name": e.name, "url": format!("/experiments/{}", e.id) })
-    });
+    let experiment = done
+        .experiment
+        .as_ref()
+        .map(|e| json!({ "id": e.id, "name": e.name, "url": format!("/experiments/{}", e.id) }));
     let location = match (&done.experiment, done.runs.first()) {
         (Some(_), _) | (None, None) => done.url(),
         (None, Some(d)) => format!("/runs/{}", d.id),

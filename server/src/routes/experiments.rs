@@ -43,8 +43,7 @@ async fn open(State(state): State<AppState>, Path(id): Path<String>) -> Result<R
 async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let id = experiment_id(&id)?;
     let e = db::get_experiment(&state.pool, &id).await?;
-    let runs: Vec<_> =
-        e.runs.iter().map(|r| serde_json::json!({ "id": r, "url": format!("/runs/{r}") })).collect();
+    let runs: Vec<_> = e.runs.iter().map(|r| serde_json::json!({ "id": r, "url": format!("/runs/{r}") })).collect();
     Ok(Json(serde_json::json!({
         "id": e.id,
         "name": e.name,

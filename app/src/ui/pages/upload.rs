@@ -33,7 +33,7 @@ pub fn UploadPage() -> impl IntoView {
                 <legend>"Results"</legend>
                 <label class="dropzone" id="dropzone">
                     <span>"Drop files here, or choose them"</span>
-                    <input type="file" name="file" multiple />
+                    <input type="file" name="file" id="file-input" multiple />
                 </label>
                 <label class="folder-pick">"…or choose a folder"
                     <input type="file" name="file" id="folder-input" multiple webkitdirectory />

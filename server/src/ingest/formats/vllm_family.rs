@@ -392,7 +392,9 @@ pub(crate) fn sweep_settings(folder: &str) -> Vec<(String, String)> {
     for part in [serve, bench] {
         for token in part.split('-').filter(|t| !t.is_empty()) {
             match token.split_once('=') {
-                Some((k, v)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') => {
+                Some((k, v))
+                    if !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') =>
+                {
                     out.push((k.to_owned(), v.to_owned()));
                 }
                 _ => match out.last_mut() {
