@@ -9,6 +9,7 @@ use super::{bundle, formats, plan, plan_in_background, ImportError, InputFile, P
 use app::api::ImportPreviews;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::preview::{ImportPreview, PreviewFile, PreviewRun};
+use app::domain::RunFacts;
 use app::error::AppError;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -131,9 +132,12 @@ fn unknowns(points: &[app::domain::Point]) -> Vec<String> {
     out
 }
 
-/// Fills empty fields with what the first run's files say, so the form shows it.
+/// Fills empty fields with what the files of every run say alike, so the form shows it. A
+/// fact the runs differ on (two models; an experiment's `max_num_seqs=128` and `=256`)
+/// stays empty: what the form holds on save is applied to every run, and would otherwise
+/// give them all the first run's value.
 fn with_file_facts(mut v: ImportFields, runs: &[PreviewRun]) -> ImportFields {
-    let Some(f) = runs.first().map(|r| &r.facts) else { return v };
+    let Some((first, rest)) = runs.split_first() else { return v };
     let fill = |slot: &mut String, value: Option<String>| {
         if slot.trim().is_empty() {
             if let Some(x) = value {
@@ -141,16 +145,26 @@ fn with_file_facts(mut v: ImportFields, runs: &[PreviewRun]) -> ImportFields {
             }
         }
     };
-    fill(&mut v.model, f.model.clone());
-    fill(&mut v.engine, f.engine.clone());
-    fill(&mut v.engine_version, f.engine_version.clone());
-    fill(&mut v.gpu, f.gpu_type.clone());
-    fill(&mut v.gpu_count, f.gpu_count.map(|n| n.to_string()));
-    fill(&mut v.endpoint, f.endpoint_kind.map(|e| e.as_str().to_owned()));
-    fill(&mut v.max_tokens, f.max_tokens.map(|n| n.to_string()));
-    fill(&mut v.prompt_tokens, f.prompt_tokens.map(|n| n.to_string()));
-    fill(&mut v.tags, (!f.tags.is_empty()).then(|| f.tags.join(", ")));
+    fill(&mut v.model, shared(runs, |f| f.model.clone()));
+    fill(&mut v.engine, shared(runs, |f| f.engine.clone()));
+    fill(&mut v.engine_version, shared(runs, |f| f.engine_version.clone()));
+    fill(&mut v.gpu, shared(runs, |f| f.gpu_type.clone()));
+    fill(&mut v.gpu_count, shared(runs, |f| f.gpu_count.map(|n| n.to_string())));
+    fill(&mut v.endpoint, shared(runs, |f| f.endpoint_kind.map(|e| e.as_str().to_owned())));
+    fill(&mut v.max_tokens, shared(runs, |f| f.max_tokens.map(|n| n.to_string())));
+    fill(&mut v.prompt_tokens, shared(runs, |f| f.prompt_tokens.map(|n| n.to_string())));
+    // Tags add to each run's own: the form shows those every run has.
+    let tags: Vec<&String> =
+        first.facts.tags.iter().filter(|t| rest.iter().all(|r| r.facts.tags.contains(t))).collect();
+    fill(&mut v.tags, (!tags.is_empty()).then(|| tags.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", ")));
     v
+}
+
+/// A fact every run states alike, if they do.
+fn shared(runs: &[PreviewRun], get: impl Fn(&RunFacts) -> Option<String>) -> Option<String> {
+    let mut values = runs.iter().map(|r| get(&r.facts));
+    let first = values.next()??;
+    values.all(|x| x.as_ref() == Some(&first)).then_some(first)
 }
 
 impl ImportPreviews for PendingImports {
@@ -249,6 +263,25 @@ mod tests {
         assert!(p.error.is_none());
         store.remove(&t);
         assert!(matches!(store.preview(&t).await, Err(AppError::NotFound(_))));
+    }
+
+    #[tokio::test]
+    async fn the_form_shows_only_the_facts_every_run_shares() {
+        // Two setting folders: the setting that differs must not reach the form, whose
+        // values are applied to every run on save.
+        let store = PendingImports::new(1 << 20);
+        let at = |folder: &str| InputFile { file_name: Some(format!("sweep/{folder}/s.txt")), ..story() };
+        let files = vec![
+            at("SERVE--max_num_seqs=128-BENCH--request_rate=16"),
+            at("SERVE--max_num_seqs=256-BENCH--request_rate=16"),
+        ];
+        let t = store.insert(files, ImportFields::default());
+        let p = store.preview(&t).await.unwrap();
+        assert_eq!(p.runs.len(), 2);
+        assert_eq!(p.experiment.as_deref(), Some("sweep"));
+        assert_eq!(p.fields.tags, "request_rate=16");
+        let tags: Vec<_> = p.runs.iter().map(|r| r.facts.tags.join(",")).collect();
+        assert_eq!(tags, ["max_num_seqs=128,request_rate=16", "max_num_seqs=256,request_rate=16"]);
     }
 
     #[tokio::test]
