@@ -100,17 +100,6 @@ fn collect_numbers(v: &serde_json::Value, out: &mut Vec<(String, f64)>, path: &s
     }
 }
 
-/// The user's load for files that do not record it (as `tests/fixtures.rs` gives it).
-fn concurrency_for(rel: &str) -> Option<f64> {
-    if rel.contains("individual") {
-        Some(5.0)
-    } else if rel.ends_with("genai_perf.csv") {
-        Some(10.0)
-    } else {
-        None
-    }
-}
-
 #[tokio::test]
 async fn every_fixture_keeps_every_number_through_store_and_export() {
     for store in app::db::testing::backends().await {
@@ -124,8 +113,11 @@ async fn every_fixture_keeps_every_number_through_store_and_export() {
             let text = String::from_utf8_lossy(&content).into_owned();
             let source = numbers_in(&text);
             let file = InputFile { file_name: Some(path.file_name().unwrap().to_string_lossy().into_owned()), content };
-            let req =
-                ImportRequest { files: vec![file], concurrency: concurrency_for(&rel), ..ImportRequest::default() };
+            let req = ImportRequest {
+                files: vec![file],
+                concurrency: common::concurrency_for(&rel),
+                ..ImportRequest::default()
+            };
             let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
             let done = ingest::store(&pool, prepared.into()).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
             let exported = server::export::json(&pool, &done.runs[0].id).await.unwrap();

@@ -19,6 +19,8 @@ use server::ingest::{self, ImportRequest, InputFile};
 const FILES: &[(&str, SourceFormat, usize)] = &[
     ("aiperf/aiperf-0.8.0_tests_audit_baseline-chat_bare_profile_export_aiperf.json", SourceFormat::Aiperf, 1),
     ("aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json", SourceFormat::Aiperf, 1),
+    ("aiperf/aiperf-examples_artifacts_run1_reasoning_profile_export_aiperf.csv", SourceFormat::Aiperf, 1),
+    ("aiperf/aiperf-tests_plot_qwen_concurrency2_profile_export.jsonl", SourceFormat::Aiperf, 1),
     ("genai-perf/cloudai-docs_ai_dynamo_profile_genai_perf.csv", SourceFormat::GenaiPerf, 1),
     ("genai-bench/baseten_TRT-LLM_text-to-text_gpt-oss-120b_20260106_003622/D8000_700_text-to-text_openai_gpt-oss-120b_num_concurrency_4_time_66s.json", SourceFormat::GenaiBench, 1),
     ("genai-bench/baseten_training_benchmark/N2000_200_200_20_text-to-text_num_concurrency_2_time_63s.json", SourceFormat::GenaiBench, 1),
@@ -99,16 +101,7 @@ async fn every_fixture_file_imports_as_its_own_format() {
         eprintln!("[{}]", store.name);
         let pool = store.db.clone();
         for (rel, format, levels) in FILES {
-            // LLMPerf's individual-responses file and GenAI-Perf's CSV do not record their
-            // concurrency: the user says it, as the form's `concurrency` field does (LLMPerf's
-            // is 5, from the matching summary; GenAI-Perf's is not known, 10 stands in).
-            let concurrency = if rel.contains("individual") {
-                Some(5.0)
-            } else if rel.ends_with("genai_perf.csv") {
-                Some(10.0)
-            } else {
-                None
-            };
+            let concurrency = common::concurrency_for(rel);
             let req = ImportRequest { files: vec![read(rel)], concurrency, ..ImportRequest::default() };
             let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
             assert_eq!(prepared.len(), 1, "{rel}");

@@ -550,6 +550,7 @@ pub fn plan(mut req: ImportRequest, max_bytes: usize) -> Result<Plan, ImportErro
         let more = if skipped.len() > 3 { format!("; and {} more", skipped.len() - 3) } else { String::new() };
         return Err(ImportError::NothingRead { files: total_files, skipped: format!("{}{more}", list.join("; ")) });
     }
+    let mut read = fold_companions(read);
     // The server metrics first: they go to a level without telemetry.
     for (f, m) in server_metrics {
         attach_server_metrics(&mut read, f, m)?;
@@ -644,6 +645,71 @@ fn experiment_name(req: &ImportRequest, names: &[String]) -> String {
     let name =
         if last.is_empty() { format!("experiment of {} files", names.len()) } else { printable(last).into_owned() };
     text::truncate(&name, text::MAX_NAME_CHARS)
+}
+
+/// A file whose one level has no load (AIPerf's CSV export or per-request records, LLMPerf's
+/// individual responses) read in the same folder as exactly one file of the same tool with
+/// one level of known load (AIPerf's `profile_export_aiperf.json`) is part of that level:
+/// its requests join it, the statistics the level lacks come from it, and it is kept with
+/// the level's run. Elsewhere it stays as it is (the user's concurrency, or the run-level
+/// fold, places it).
+fn fold_companions(read: Vec<ReadFile>) -> Vec<ReadFile> {
+    let folder = |r: &ReadFile| r.input.file_name.as_deref().map(bundle::folder_of).unwrap_or("").to_owned();
+    let unknown = |r: &ReadFile| matches!(r.parsed.levels.as_slice(), [l] if l.point.load_value.is_nan() || l.point.load_value <= 0.0);
+    let known = |r: &ReadFile| matches!(r.parsed.levels.as_slice(), [l] if l.point.load_value > 0.0);
+    let mut slots: Vec<Option<ReadFile>> = read.into_iter().map(Some).collect();
+    for i in 0..slots.len() {
+        let Some(c) = slots.get(i).and_then(Option::as_ref).filter(|c| unknown(c)) else { continue };
+        let dir = folder(c);
+        let mut targets = slots.iter().enumerate().filter_map(|(j, r)| {
+            r.as_ref().filter(|r| r.format == c.format && known(r) && folder(r) == dir).map(|_| j)
+        });
+        let (Some(t), None) = (targets.next(), targets.next()) else { continue };
+        let Some(c) = slots.get_mut(i).and_then(Option::take) else { continue };
+        let Some(target) = slots.get_mut(t).and_then(Option::as_mut) else { continue };
+        let name = c.input.display_name();
+        let Some(level) = target.parsed.levels.first_mut() else { continue };
+        for (from, l) in c.parsed.levels.into_iter().enumerate() {
+            let mut filled = 0usize;
+            for m in l.point.measures {
+                if level.point.get(m.metric, m.stat).is_none() {
+                    level.point.set(m.metric, m.stat, m.value);
+                    filled += 1;
+                }
+            }
+            let joined = l.requests.len();
+            level.requests.extend(l.requests);
+            if level.telemetry.is_none() {
+                level.telemetry = l.telemetry;
+            }
+            let target_name = target.input.display_name();
+            target.parsed.warnings.push(format!(
+                "{name}: read as part of {target_name}'s level (it records no load of its own){}{}",
+                if joined > 0 { format!("; its {joined} requests joined the level") } else { String::new() },
+                if filled > 0 && from == 0 {
+                    format!("; {filled} statistics the level lacked came from it")
+                } else {
+                    String::new()
+                },
+            ));
+        }
+        // Its warnings about the missing load are answered; the others still hold.
+        target.parsed.warnings.extend(
+            c.parsed
+                .warnings
+                .into_iter()
+                .filter(|w| !w.starts_with("concurrency not recorded"))
+                .map(|w| format!("{name}: {w}")),
+        );
+        for note in c.parsed.definitions.notes {
+            if !target.parsed.definitions.notes.contains(&note) {
+                target.parsed.definitions.notes.push(note);
+            }
+        }
+        target.extra.push(SourceFile { file_name: c.input.file_name, format: c.format, content: c.input.content });
+        target.extra.extend(c.extra);
+    }
+    slots.into_iter().flatten().collect()
 }
 
 /// Fills the facts genai-bench's run files do not state (model, engine, GPU) from the
@@ -1155,6 +1221,61 @@ mod tests {
             "{:?}",
             runs[0].warnings
         );
+    }
+
+    /// AIPerf's artifact folders (one per benchmark): the CSV export and the per-request
+    /// records record no load, and each is read as part of the JSON export of its own folder.
+    #[test]
+    fn aiperf_csv_and_records_join_the_level_of_their_folder() {
+        let file = |path: &str, fixture: &str| InputFile {
+            file_name: Some(path.to_owned()),
+            content: test_fixtures::read(&format!("aiperf/{fixture}")).into_bytes(),
+        };
+        let files = vec![
+            file(
+                "artifacts/c128/profile_export_aiperf.json",
+                "aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json",
+            ),
+            file(
+                "artifacts/c128/profile_export_aiperf.csv",
+                "aiperf-examples_artifacts_run1_reasoning_profile_export_aiperf.csv",
+            ),
+            file("artifacts/c128/profile_export.jsonl", "aiperf-tests_plot_qwen_concurrency2_profile_export.jsonl"),
+            file(
+                "artifacts/c4/profile_export_aiperf.json",
+                "aiperf-0.8.0_tests_audit_baseline-chat_bare_profile_export_aiperf.json",
+            ),
+            file("artifacts/c4/profile_export.jsonl", "aiperf-tests_plot_qwen_concurrency2_profile_export.jsonl"),
+        ];
+        let plan = plan(ImportRequest { files, ..ImportRequest::default() }, 1 << 24).unwrap();
+        let levels: Vec<&NewLevel> = plan.runs.iter().flat_map(|r| &r.run.levels).collect();
+        let mut loads: Vec<f64> = levels.iter().map(|l| l.point.load_value).collect();
+        loads.sort_by(f64::total_cmp);
+        assert_eq!(loads, [4.0, 128.0], "two levels, none of unknown load");
+        for l in &levels {
+            assert_eq!(l.requests.len(), 10, "each folder's records joined its own level");
+        }
+        let c128 = levels.iter().find(|l| l.point.load_value == 128.0).unwrap();
+        // The JSON's own numbers win; what it lacks comes from the CSV (its p1 TTFT, say).
+        let json_only = formats::aiperf::parse(&test_fixtures::read(
+            "aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json",
+        ))
+        .unwrap();
+        for m in &json_only.levels[0].point.measures {
+            assert_eq!(c128.point.get(m.metric, m.stat), Some(m.value), "{:?} {:?}", m.metric, m.stat);
+        }
+        let files: usize = plan.runs.iter().map(|r| r.run.files.len()).sum();
+        assert_eq!(files, 5, "every file is kept with its run");
+        let warnings: Vec<&String> = plan.runs.iter().flat_map(|r| &r.warnings).collect();
+        assert!(warnings.iter().any(|w| w.contains("profile_export.jsonl: read as part of")), "{warnings:?}");
+        assert!(!warnings.iter().any(|w| w.contains("concurrency not recorded")), "{warnings:?}");
+
+        // Alone, the records wait for the user's concurrency.
+        let alone = vec![file("profile_export.jsonl", "aiperf-tests_plot_qwen_concurrency2_profile_export.jsonl")];
+        let e = prepare(&ImportRequest { files: alone.clone(), ..ImportRequest::default() }, 1 << 24).unwrap_err();
+        assert!(matches!(e, ImportError::UnknownLoad { .. }), "{e}");
+        let ok = prepare(&ImportRequest { files: alone, concurrency: Some(2.0), ..ImportRequest::default() }, 1 << 24);
+        assert_eq!(ok.unwrap()[0].run.levels[0].point.load_value, 2.0);
     }
 
     /// The real `vllm bench sweep serve` folder: one directory per setting, `run=N.json` per

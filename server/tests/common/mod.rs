@@ -68,6 +68,24 @@ pub fn imported_fixture_files() -> Vec<String> {
     fixture_files().into_iter().filter(|f| !skip.contains(f)).collect()
 }
 
+/// The load the user gives for a fixture file that does not record its own, as the form's
+/// `concurrency` field does: LLMPerf's individual responses (5, from the matching summary),
+/// AIPerf's per-request records (2, from the folder they were written in) and the CSV
+/// exports of GenAI-Perf and AIPerf (not known: 10 and 4 stand in).
+pub fn concurrency_for(rel: &str) -> Option<f64> {
+    if rel.contains("individual") {
+        Some(5.0)
+    } else if rel.ends_with("genai_perf.csv") {
+        Some(10.0)
+    } else if rel.ends_with("profile_export_aiperf.csv") {
+        Some(4.0)
+    } else if rel.ends_with("concurrency2_profile_export.jsonl") {
+        Some(2.0)
+    } else {
+        None
+    }
+}
+
 /// Serves the real router with the real listener (`server::listener`: its timeouts and
 /// connection bounds) on a fresh loopback port, on the calling test's runtime: the one
 /// place the tests start a Plateau server (`state` gets the address, which the Leptos

@@ -25,20 +25,26 @@
 //! - `request_count` counts successful requests only; failures are `error_request_count`
 //!   (absent when there were none) and `error_summary` (which becomes notes).
 //!
-//! Not supported: AIPerf's CSV export (it lacks the load and the model: the parser asks for
-//! the JSON instead), the per-request `profile_export.jsonl`, and multi-run
-//! `_aggregate`/`_collated` files.
+//! AIPerf's other result files are read by this module's children, with the same mapping:
+//! the CSV export ([`csv`]) and the per-request records `profile_export.jsonl`
+//! ([`records`]). Neither records the load: the user gives it, or, in a folder, the JSON
+//! export beside them does (the import folds them into its level).
+//!
+//! Not supported: multi-run `_aggregate`/`_collated` files.
+
+mod csv;
+mod records;
 
 use super::aiperf_family::{cli_flag, load_num, per_second, read_stats, tag_streaming, tokens, Shape};
 use super::common::{bool_at, top_level, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
-use crate::ingest::model::{Format, ParsedFile};
+use crate::ingest::model::{Format, ParseOptions, ParsedFile};
 use app::domain::metrics::convert_unit;
 use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::Value;
 
-pub const FORMAT: Format = Format { format: SourceFormat::Aiperf, sniff, parse: |text, _| parse(text) };
+pub const FORMAT: Format = Format { format: SourceFormat::Aiperf, sniff, parse: parse_with };
 
 /// AIPerf tag → Plateau metric, by definition (METRICS.md §0, §4.2).
 const METRICS: &[(&str, Metric, Shape)] = &[
@@ -60,12 +66,15 @@ const METRICS: &[(&str, Metric, Shape)] = &[
     ("goodput", Metric::Goodput, Shape::Rate),
 ];
 
-/// Whether the text is an AIPerf profile export (JSON, either layout) or AIPerf's CSV
-/// export (claimed only to explain that the JSON is needed).
+/// Whether the text is an AIPerf profile export (JSON, either layout), its CSV export or
+/// its per-request records.
 pub fn sniff(text: &str) -> bool {
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if !t.starts_with('{') {
-        return is_aiperf_csv(t);
+        return csv::is_csv(t);
+    }
+    if records::sniff(t) {
+        return true;
     }
     // A cheap look for the keys first; only then are they checked to be top-level, so that
     // a file embedding an AIPerf export (Plateau's own export keeps each level's source
@@ -85,22 +94,21 @@ pub fn sniff(text: &str) -> bool {
             && ["was_cancelled", "error_summary", "records"].iter().any(|k| top.contains_key(*k)))
 }
 
-/// AIPerf's CSV starts with ascending percentiles and `std`; GenAI-Perf's descends from p99.
-fn is_aiperf_csv(t: &str) -> bool {
-    t.lines()
-        .find(|l| !l.trim().is_empty())
-        .is_some_and(|l| l.trim().replace(' ', "").starts_with("Metric,avg,min,max,p1,p5,"))
+/// Reads any of AIPerf's result files; the user's concurrency is the load of those that
+/// do not record one (the CSV, the per-request records).
+pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if !t.starts_with('{') {
+        return csv::parse(t, opts);
+    }
+    if records::sniff(t) {
+        return records::parse(t, opts);
+    }
+    parse(t)
 }
 
 pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
     let t = text.trim_start_matches('\u{feff}').trim_start();
-    if !t.starts_with('{') {
-        return Err(FieldError::line(
-            1,
-            "this is AIPerf's CSV export, which records neither the load nor the model; \
-             import profile_export_aiperf.json from the same artifact directory instead",
-        ));
-    }
     let doc = json::parse(t)?;
     if !doc.is_object() {
         return Err(top_level(format!("expected a JSON object, found {}", json::kind(&doc))));
@@ -115,20 +123,7 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
     };
 
     let mut point = Point::at(LoadKind::Concurrency, 1.0);
-    let mut definitions = Definitions {
-        ttft: Some(TtftDefinition::FirstTokenInclReasoning),
-        token_count: Some(TokenCountSource::ClientTokenizer),
-        throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),
-        // AIPerf documents its `std` as the sample standard deviation.
-        sample_std: Some(true),
-        notes: vec![
-            "AIPerf ITL = (e2e − TTFT) ÷ (OSL − 1) per request, shown as TPOT; \
-             AIPerf ICL (every chunk gap, pooled) is shown as ITL (chunk gaps)"
-                .to_owned(),
-            "output tokens are AIPerf's OSL: content and reasoning tokens".to_owned(),
-        ],
-        ..Default::default()
-    };
+    let mut definitions = definitions();
     let mut notes = Notes::default();
 
     let mut found = 0usize;
@@ -224,6 +219,24 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
     let mut level = NewLevel::new(point);
     level.raw = doc.clone();
     Ok(notes.finish(facts, definitions, vec![level]))
+}
+
+/// How AIPerf defines its numbers, whichever of its files they come from.
+fn definitions() -> Definitions {
+    Definitions {
+        ttft: Some(TtftDefinition::FirstTokenInclReasoning),
+        token_count: Some(TokenCountSource::ClientTokenizer),
+        throughput_window: Some(ThroughputWindow::FirstSendToLastResponse),
+        // AIPerf documents its `std` as the sample standard deviation.
+        sample_std: Some(true),
+        notes: vec![
+            "AIPerf ITL = (e2e − TTFT) ÷ (OSL − 1) per request, shown as TPOT; \
+             AIPerf ICL (every chunk gap, pooled) is shown as ITL (chunk gaps)"
+                .to_owned(),
+            "output tokens are AIPerf's OSL: content and reasoning tokens".to_owned(),
+        ],
+        ..Default::default()
+    }
 }
 
 /// An AIPerf timestamp (ISO 8601, with or without a zone; naive times are all in one zone)
@@ -515,9 +528,15 @@ mod tests {
         let mut checked = 0;
         for (name, parsed) in &files {
             let p = only_level(parsed);
-            assert!(p.load_value > 0.0, "{name}");
             assert_eq!(parsed.definitions.sample_std, Some(true));
             assert_eq!(parsed.definitions.throughput_window, Some(ThroughputWindow::FirstSendToLastResponse));
+            if name.ends_with(".csv") || name.ends_with(".jsonl") {
+                // The CSV and the per-request records (tested in their modules) record no load.
+                assert_eq!(p.load_value, 0.0, "{name}: unknown, for the user or the JSON beside it");
+                checked += 1;
+                continue;
+            }
+            assert!(p.load_value > 0.0, "{name}");
             assert!(parsed.levels[0].raw.get("input_config").is_some(), "{name}: raw keeps the source object");
 
             if name.starts_with("aiperf-0.8.0_tests_audit_baseline-chat") {
@@ -562,7 +581,7 @@ mod tests {
                 assert_eq!((p.load_kind, p.load_value), (LoadKind::Concurrency, 256.0));
             }
         }
-        assert_eq!(checked, 2, "both known fixtures were checked");
+        assert_eq!(checked, 4, "every known fixture was checked");
     }
 
     #[test]
@@ -655,13 +674,18 @@ mod tests {
     }
 
     #[test]
-    fn aiperf_csv_is_claimed_only_to_ask_for_the_json() {
+    fn the_csv_and_the_records_are_aiperf_s_and_genai_perf_s_csv_is_not() {
         let csv = "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\nRequest Latency (ms),1,1,1,1,1,1,1,1,1,1,1,1,0\n";
         assert!(sniff(csv));
-        let e = parse(csv).unwrap_err();
-        assert_eq!(e.line, Some(1));
-        assert!(e.message.contains("profile_export_aiperf.json"));
+        let p = parse_with(csv, &ParseOptions { concurrency: Some(3.0) }).unwrap();
+        assert_eq!(p.levels[0].point.get(Metric::E2e, Stat::Mean), Some(1.0));
         assert!(!sniff("Metric,avg,min,max,p99,p95,p90,p75,p50,p25\n"), "GenAI-Perf's CSV is not AIPerf's");
+        let record = r#"{"metadata": {"benchmark_phase": "profiling"}, "metrics": {"request_latency": {"value": 5, "unit": "ms"}}, "error": null}"#;
+        assert!(sniff(record));
+        assert_eq!(parse_with(record, &ParseOptions::default()).unwrap().levels[0].requests[0].e2e_ms, Some(5.0));
+        // A pretty-printed export is not a record file, and a line of anything else is neither.
+        assert!(!sniff("{\n  \"metadata\": {}, \"metrics\": {}\n}"));
+        assert!(!sniff(r#"{"metadata": {"x": 1}, "metrics": {}}"#));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! the same `{unit, avg, min, max, std, p1…p99}` block ([`read_stats`], with the unit
 //! conversions of [`unit_scale`]), record the load in `input_config` ([`load_num`]) or on a
 //! recorded command line ([`cli_flag`]), and state requested lengths as `n` or `{mean: n}`
-//! ([`tokens`]), and whether requests were streamed ([`tag_streaming`]).
+//! ([`tokens`]), and whether requests were streamed ([`tag_streaming`]). Both write CSV exports
+//! of the same shape: labelled rows with the unit in parentheses ([`split_csv`],
+//! [`split_label`], [`cell_number`]), which record no load ([`unknown_load_warning`]).
 //!
 //! Not a parser: no detection and no format of its own. `aiperf` and `genai_perf` import
 //! this module and [`super::common`], never each other.
@@ -171,6 +173,108 @@ pub(crate) fn tag_streaming(
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// CSV exports: AIPerf's and GenAI-Perf's are tables of `Metric,…` rows whose label carries
+// the unit (`Time to First Token (ms)`).
+
+/// A number as a JSON value (`null` for what JSON cannot hold).
+pub(crate) fn number_value(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+/// Splits one CSV line into cells: commas separate, double quotes enclose a cell (which
+/// may hold commas, as in `"1,146.31"`), `""` inside quotes is a quote.
+pub(crate) fn split_csv(line: &str) -> Result<Vec<String>, String> {
+    let mut cells = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if quoted {
+            if c == '"' {
+                if chars.peek() == Some(&'"') {
+                    cur.push('"');
+                    chars.next();
+                } else {
+                    quoted = false;
+                }
+            } else {
+                cur.push(c);
+            }
+        } else if c == '"' && cur.trim().is_empty() {
+            quoted = true;
+            cur.clear();
+        } else if c == ',' {
+            cells.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    if quoted {
+        return Err(format!("a quoted cell is not closed (cell {})", cells.len() + 1));
+    }
+    cells.push(cur);
+    Ok(cells.into_iter().map(|c| c.trim().to_owned()).collect())
+}
+
+/// A row label read: the metric's name in snake case and the unit in its last parentheses.
+/// `"Time To First Token (ms)"` → (`time_to_first_token`, `Some("ms")`);
+/// `"Output Sequence Length"` → (`output_sequence_length`, `None`); AIPerf's labels with a
+/// qualifier before the unit, `"Time to First Output Token (TTFO) (ms)"` →
+/// (`time_to_first_output_token`, `Some("ms")`): the qualifier is not part of the name.
+pub(crate) fn split_label(label: &str) -> (String, Option<String>) {
+    let l = label.trim();
+    let (name, unit) = match l.strip_suffix(')').and_then(|s| s.rsplit_once('(')) {
+        Some((name, unit)) => (name, Some(unit.trim().to_owned())),
+        None => (l, None),
+    };
+    // What is left in parentheses qualifies the name (an abbreviation, a source).
+    let mut bare = String::with_capacity(name.len());
+    let mut depth = 0usize;
+    for c in name.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            c if depth == 0 => bare.push(c),
+            _ => {}
+        }
+    }
+    let snake = bare.split_whitespace().map(str::to_ascii_lowercase).collect::<Vec<_>>().join("_");
+    (snake, unit.filter(|u| !u.is_empty()))
+}
+
+/// A numeric cell; empty and `N/A` are unknown. `what` names the cell in errors.
+pub(crate) fn cell_number(cell: &str, line: usize, what: &str) -> Result<Option<f64>, FieldError> {
+    if cell.is_empty() || cell.eq_ignore_ascii_case("n/a") {
+        return Ok(None);
+    }
+    crate::ingest::json::number(what, &Value::String(cell.to_owned()))
+        .map(Some)
+        .map_err(|e| FieldError::line(line, format!("{what}: {}", e.message)))
+}
+
+/// The warning for a level whose load the file does not record: what to do about it, with
+/// the mean number of requests in flight that Little's law implies as a hint.
+pub(crate) fn unknown_load_warning(tool: &str, json_file: &str, command: &str, point: &Point) -> String {
+    let mut w = format!(
+        "concurrency not recorded in the file: {tool} does not say what load produced it: enter it in \
+         the concurrency field, import {json_file} from the same artifact directory (it records the \
+         load), or paste the {command} command line (with --concurrency N) above the CSV"
+    );
+    if let (Some(rps), Some(e2e_ms)) =
+        (point.get(Metric::RequestThroughput, Stat::Mean), point.get(Metric::E2e, Stat::Mean))
+    {
+        let in_flight = rps * e2e_ms / 1000.0;
+        if in_flight.is_finite() && in_flight > 0.0 {
+            w.push_str(&format!(
+                ". Hint: request throughput × mean latency (Little's law) implies about \
+                 {in_flight:.1} requests in flight on average"
+            ));
+        }
+    }
+    w
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +286,22 @@ mod tests {
         assert_eq!(cli_flag("aiperf --concurrency-ramp-duration 5", "--concurrency"), None);
         assert_eq!(cli_flag("genai-perf --request-rate=2.5", "--request-rate"), Some(2.5));
         assert_eq!(cli_flag("x --concurrency ${c}", "--concurrency"), None);
+    }
+
+    #[test]
+    fn labels_split_into_name_and_unit() {
+        let l = |s: &str| split_label(s);
+        assert_eq!(l("Time To First Token (ms)"), ("time_to_first_token".into(), Some("ms".into())));
+        assert_eq!(l("Output Sequence Length"), ("output_sequence_length".into(), None));
+        assert_eq!(
+            l("Time to First Output Token (TTFO) (ms)"),
+            ("time_to_first_output_token".into(), Some("ms".into()))
+        );
+        assert_eq!(
+            l("Output Token Throughput Per User (tokens/sec/user)"),
+            ("output_token_throughput_per_user".into(), Some("tokens/sec/user".into()))
+        );
+        assert_eq!(split_csv(r#"a,"1,146.31", b ,"x""y""#).unwrap(), vec!["a", "1,146.31", "b", "x\"y"]);
+        assert!(split_csv(r#"a,"open"#).is_err());
     }
 }

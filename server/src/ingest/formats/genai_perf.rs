@@ -35,7 +35,10 @@
 //! not report failed requests. Not supported: `genai-perf analyze` summaries
 //! (`analyze_export_genai_perf.csv`), `checkpoint.json`, per-request `profile_export.json`.
 
-use super::aiperf_family::{cli_flag, load_num, read_stats, tag_streaming, tokens, unit_scale, Scale, Shape};
+use super::aiperf_family::{
+    cell_number, cli_flag, load_num, number_value, read_stats, split_csv, split_label, tag_streaming, tokens,
+    unit_scale, unknown_load_warning, Scale, Shape,
+};
 use super::common::{bool_at, top_level, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParseOptions, ParsedFile};
@@ -130,69 +133,8 @@ fn definitions(population_std: bool) -> Definitions {
     }
 }
 
-fn number_value(v: f64) -> Value {
-    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
-}
-
 // ---------------------------------------------------------------------------------------
 // CSV
-
-/// Splits one CSV line into cells: commas separate, double quotes enclose a cell (which
-/// may hold commas, as in `"1,146.31"`), `""` inside quotes is a quote.
-fn split_csv(line: &str) -> Result<Vec<String>, String> {
-    let mut cells = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if quoted {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    cur.push('"');
-                    chars.next();
-                } else {
-                    quoted = false;
-                }
-            } else {
-                cur.push(c);
-            }
-        } else if c == '"' && cur.trim().is_empty() {
-            quoted = true;
-            cur.clear();
-        } else if c == ',' {
-            cells.push(std::mem::take(&mut cur));
-        } else {
-            cur.push(c);
-        }
-    }
-    if quoted {
-        return Err(format!("a quoted cell is not closed (cell {})", cells.len() + 1));
-    }
-    cells.push(cur);
-    Ok(cells.into_iter().map(|c| c.trim().to_owned()).collect())
-}
-
-/// `"Time To First Token (ms)"` → (`time_to_first_token`, `Some("ms")`);
-/// `"Output Sequence Length"` → (`output_sequence_length`, `None`).
-fn split_label(label: &str) -> (String, Option<String>) {
-    let l = label.trim();
-    let (name, unit) = match l.strip_suffix(')').and_then(|s| s.rsplit_once('(')) {
-        Some((name, unit)) => (name, Some(unit.trim().to_owned())),
-        None => (l, None),
-    };
-    let snake = name.split_whitespace().map(str::to_ascii_lowercase).collect::<Vec<_>>().join("_");
-    (snake, unit.filter(|u| !u.is_empty()))
-}
-
-/// A numeric cell; empty and `N/A` are unknown. `what` names the cell in errors.
-fn cell_number(cell: &str, line: usize, what: &str) -> Result<Option<f64>, FieldError> {
-    if cell.is_empty() || cell.eq_ignore_ascii_case("n/a") {
-        return Ok(None);
-    }
-    json::number(what, &Value::String(cell.to_owned()))
-        .map(Some)
-        .map_err(|e| FieldError::line(line, format!("{what}: {}", e.message)))
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum BlockKind {
@@ -289,22 +231,7 @@ fn parse_csv(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> 
         // The user said it: nothing to ask for.
         point.load_value = c;
     } else {
-        let mut w = "concurrency not recorded in the file: GenAI-Perf's CSV does not say what load \
-                     produced it: enter it in the concurrency field, import \
-                     profile_export_genai_perf.json from the same artifact directory (it records the \
-                     load), or paste the genai-perf command line (with --concurrency N) above the CSV"
-            .to_owned();
-        if let (Some(rps), Some(e2e_ms)) =
-            (point.get(Metric::RequestThroughput, Stat::Mean), point.get(Metric::E2e, Stat::Mean))
-        {
-            let in_flight = rps * e2e_ms / 1000.0;
-            if in_flight.is_finite() && in_flight > 0.0 {
-                w.push_str(&format!(
-                    ". Hint: request throughput × mean latency (Little's law) implies about \
-                     {in_flight:.1} requests in flight on average"
-                ));
-            }
-        }
+        let w = unknown_load_warning("GenAI-Perf's CSV", "profile_export_genai_perf.json", "genai-perf", &point);
         notes.warn(w);
     }
 

@@ -80,6 +80,7 @@ mod tests {
     const FIXTURES: &[(&str, SourceFormat)] = &[
         ("aiperf/aiperf-0.8.0_tests_audit_baseline-chat_bare_profile_export_aiperf.json", Aiperf),
         ("aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json", Aiperf),
+        ("aiperf/aiperf-tests_plot_qwen_concurrency2_profile_export.jsonl", Aiperf),
         ("genai-perf/cloudai-docs_ai_dynamo_profile_genai_perf.csv", GenaiPerf),
         ("genai-bench/baseten_TRT-LLM_text-to-text_gpt-oss-120b_20260106_003622/D8000_700_text-to-text_openai_gpt-oss-120b_num_concurrency_4_time_66s.json", GenaiBench),
         ("genai-bench/baseten_training_benchmark/N2000_200_200_20_text-to-text_num_concurrency_2_time_63s.json", GenaiBench),
