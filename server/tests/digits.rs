@@ -244,6 +244,48 @@ async fn gpu_telemetry_keeps_every_number_through_store_and_export() {
     }
 }
 
+/// A saved Prometheus scrape (the real dcgm-exporter fixture), an extra file of an import
+/// with the result of its level: every gauge value stored is one the scrape wrote, bit for
+/// bit (`8.969000` is 8.969), through the store (SQLite, PostgreSQL, the migration that
+/// admits the source included) and the export, which reads back with the same telemetry.
+#[tokio::test]
+async fn a_saved_scrape_keeps_every_number_through_store_and_export() {
+    let rel = "prometheus/dcgm_exporter_scrape_tesla-t4_idle_datadog-integrations-core.txt";
+    let scrape = std::fs::read(fixtures().join(rel)).unwrap();
+    let source = numbers_in(&String::from_utf8_lossy(&scrape));
+    let result = std::fs::read(fixtures().join("vllm/inferencex-app_glm47_conc1.json")).unwrap();
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        let files = vec![
+            InputFile { file_name: Some("c1/result.json".into()), content: result.clone() },
+            InputFile { file_name: Some("c1/metrics.txt".into()), content: scrape.clone() },
+        ];
+        let prepared = ingest::prepare(&ImportRequest { files, ..ImportRequest::default() }, ingest::DEFAULT_MAX_BYTES)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let before = prepared[0].run.levels[0].telemetry.clone().unwrap();
+        let done = ingest::store(&store.db, prepared.into()).await.unwrap();
+        let exported = server::export::json(&store.db, &done.runs[0].id).await.unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&exported).unwrap();
+        let mut values = Vec::new();
+        for s in doc["run"]["levels"][0]["telemetry"]["series"].as_array().unwrap() {
+            assert_eq!(s["data"]["kind"], "gauge_stats", "a snapshot keeps values, not a series over time");
+            values.push(s["data"]["last"].as_f64().unwrap());
+        }
+        assert!(values.len() >= 10, "{} values", values.len());
+        let changed: Vec<&f64> = values.iter().filter(|v| !source.contains(&v.to_bits())).collect();
+        assert!(changed.is_empty(), "values not in the scrape: {:?}", &changed[..changed.len().min(5)]);
+        let stored = app::db::level_telemetry(&store.db, &done.runs[0].id, 0).await.unwrap().unwrap();
+        assert_eq!(stored, before, "stored as prepared");
+        let back = InputFile { file_name: Some("export.json".into()), content: exported.into_bytes() };
+        let again = ingest::prepare(
+            &ImportRequest { files: vec![back], ..ImportRequest::default() },
+            ingest::DEFAULT_MAX_BYTES,
+        )
+        .unwrap();
+        assert_eq!(again[0].run.levels[0].telemetry.as_ref(), Some(&before), "the export reads back");
+    }
+}
+
 /// A vLLM sweep folder imported whole: each repeat `run=N.json` is a trial of its level,
 /// and every trial statistic is a number its file wrote (or it moved by a power of ten), bit
 /// for bit; the export reads back with the same trials, the warm-up flag included.

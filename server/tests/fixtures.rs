@@ -90,7 +90,8 @@ fn extra_fixture_files_alone_say_what_they_need() {
         let e = e.to_string();
         let names_it = e.contains("needs the AIPerf result file")
             || e.contains("need the profile_export_aiperf.json")
-            || e.contains("needs the run files of its experiment");
+            || e.contains("needs the run files of its experiment")
+            || e.contains("import it with that level's result file");
         assert!(names_it, "{rel}: {e}");
     }
 }

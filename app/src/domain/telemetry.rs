@@ -27,6 +27,9 @@ pub enum TelemetrySource {
     Scrape,
     /// Read from AIPerf's server-metrics export.
     Aiperf,
+    /// Read from a saved Prometheus scrape (snapshots: gauge values, and counter growth
+    /// between two scrapes).
+    SavedScrape,
 }
 
 impl TelemetrySource {
@@ -34,6 +37,7 @@ impl TelemetrySource {
         match self {
             TelemetrySource::Scrape => "scrape",
             TelemetrySource::Aiperf => "aiperf",
+            TelemetrySource::SavedScrape => "saved_scrape",
         }
     }
 
@@ -41,6 +45,7 @@ impl TelemetrySource {
         match s {
             "scrape" => Some(TelemetrySource::Scrape),
             "aiperf" => Some(TelemetrySource::Aiperf),
+            "saved_scrape" => Some(TelemetrySource::SavedScrape),
             _ => None,
         }
     }

@@ -498,6 +498,7 @@ pub fn plan(mut req: ImportRequest, max_bytes: usize) -> Result<Plan, ImportErro
     let mut server_metrics = Vec::new();
     let mut gpu_telemetry = Vec::new();
     let mut genai_metadata = Vec::new();
+    let mut scrapes = Vec::new();
     for f in files {
         let lenient = bundle::in_folder(&f);
         if lenient {
@@ -539,6 +540,13 @@ pub fn plan(mut req: ImportRequest, max_bytes: usize) -> Result<Plan, ImportErro
                 continue;
             }
         }
+        if formats::prometheus_scrape::sniff(text_of(&f, max_bytes)?) {
+            let s = formats::prometheus_scrape::parse(text_of(&f, max_bytes)?).map_err(|source| {
+                ImportError::Parse { file: f.display_name(), format: "saved Prometheus scrape", source }
+            })?;
+            scrapes.push((f, s));
+            continue;
+        }
         if lenient && req.format.is_none() && formats::detect(text_of(&f, max_bytes)?).is_none() {
             skipped.push(Skipped { file: f.display_name(), reason: "not a result file Plateau reads".into() });
             continue;
@@ -561,6 +569,7 @@ pub fn plan(mut req: ImportRequest, max_bytes: usize) -> Result<Plan, ImportErro
     for (name, facts) in genai_metadata {
         apply_genai_metadata(&mut read, &name, &facts)?;
     }
+    attach_scrapes(&mut read, scrapes)?;
     // A folder's name can state the settings under test (vLLM's sweep folders): they
     // become `key=value` tags, the columns of the experiment's comparison.
     for r in &mut read {
@@ -710,6 +719,75 @@ fn fold_companions(read: Vec<ReadFile>) -> Vec<ReadFile> {
         target.extra.extend(c.extra);
     }
     slots.into_iter().flatten().collect()
+}
+
+/// Makes saved Prometheus scrapes the server metrics of the level they were taken at: the
+/// one level of the result file in the scrape's folder (when that folder holds exactly one
+/// one-level result file), else the one level of the whole import. Scrapes of one level
+/// become its telemetry together (before and after: what grew between them); the files
+/// are kept with the level's run. A level that already has server metrics (AIPerf's
+/// export) is not given a second set.
+fn attach_scrapes(
+    read: &mut [ReadFile],
+    scrapes: Vec<(InputFile, formats::prometheus_scrape::SavedScrape)>,
+) -> Result<(), ImportError> {
+    let folder = |name: &Option<String>| name.as_deref().map(bundle::folder_of).unwrap_or("").to_owned();
+    let all_levels: usize = read.iter().map(|r| r.parsed.levels.len()).sum();
+    let mut targets: Vec<(usize, Vec<(InputFile, formats::prometheus_scrape::SavedScrape)>)> = Vec::new();
+    for (f, s) in scrapes {
+        let dir = folder(&f.file_name);
+        let beside: Vec<usize> =
+            (0..read.len()).filter(|&i| read.get(i).is_some_and(|r| folder(&r.input.file_name) == dir)).collect();
+        let target = match beside.as_slice() {
+            [i] if read.get(*i).is_some_and(|r| r.parsed.levels.len() == 1) => Some(*i),
+            [] if all_levels == 1 => read.iter().position(|r| r.parsed.levels.len() == 1),
+            _ => None,
+        };
+        let Some(i) = target else {
+            return Err(ImportError::Field {
+                field: "files",
+                message: format!(
+                    "{}: a saved Prometheus scrape is the server metrics of one level: import it with that level's \
+                     result file, the two alone in their folder (beside it: {} result files; in the import: \
+                     {all_levels} levels)",
+                    f.display_name(),
+                    beside.len()
+                ),
+            });
+        };
+        match targets.iter_mut().find(|(t, _)| *t == i) {
+            Some((_, list)) => list.push((f, s)),
+            None => targets.push((i, vec![(f, s)])),
+        }
+    }
+    for (i, list) in targets {
+        let Some(r) = read.get_mut(i) else { continue };
+        let names: Vec<String> = list.iter().map(|(f, _)| f.display_name()).collect();
+        let Some(level) = r.parsed.levels.first_mut() else { continue };
+        if level.telemetry.is_some() {
+            return Err(ImportError::Field {
+                field: "files",
+                message: format!(
+                    "{}: the level of {} already has server metrics from another file of this import",
+                    names.join(", "),
+                    r.input.display_name()
+                ),
+            });
+        }
+        let (files, saved): (Vec<InputFile>, Vec<_>) = list.into_iter().unzip();
+        let (telemetry, warnings) = formats::prometheus_scrape::telemetry(saved);
+        telemetry.check().map_err(|e| ImportError::Field {
+            field: "files",
+            message: format!("{}: saved Prometheus scrape: {e}", names.join(", ")),
+        })?;
+        level.telemetry = Some(telemetry);
+        let label = names.join(", ");
+        r.parsed.warnings.push(format!("{label}: read as the server metrics of this level (a saved scrape)"));
+        r.parsed.warnings.extend(warnings.into_iter().map(|w| format!("{label}: {w}")));
+        let format = r.format;
+        r.extra.extend(files.into_iter().map(|f| SourceFile { file_name: f.file_name, format, content: f.content }));
+    }
+    Ok(())
 }
 
 /// Fills the facts genai-bench's run files do not state (model, engine, GPU) from the
@@ -1247,8 +1325,8 @@ mod tests {
             ),
             file("artifacts/c4/profile_export.jsonl", "aiperf-tests_plot_qwen_concurrency2_profile_export.jsonl"),
         ];
-        let plan = plan(ImportRequest { files, ..ImportRequest::default() }, 1 << 24).unwrap();
-        let levels: Vec<&NewLevel> = plan.runs.iter().flat_map(|r| &r.run.levels).collect();
+        let planned = plan(ImportRequest { files, ..ImportRequest::default() }, 1 << 24).unwrap();
+        let levels: Vec<&NewLevel> = planned.runs.iter().flat_map(|r| &r.run.levels).collect();
         let mut loads: Vec<f64> = levels.iter().map(|l| l.point.load_value).collect();
         loads.sort_by(f64::total_cmp);
         assert_eq!(loads, [4.0, 128.0], "two levels, none of unknown load");
@@ -1264,9 +1342,9 @@ mod tests {
         for m in &json_only.levels[0].point.measures {
             assert_eq!(c128.point.get(m.metric, m.stat), Some(m.value), "{:?} {:?}", m.metric, m.stat);
         }
-        let files: usize = plan.runs.iter().map(|r| r.run.files.len()).sum();
+        let files: usize = planned.runs.iter().map(|r| r.run.files.len()).sum();
         assert_eq!(files, 5, "every file is kept with its run");
-        let warnings: Vec<&String> = plan.runs.iter().flat_map(|r| &r.warnings).collect();
+        let warnings: Vec<&String> = planned.runs.iter().flat_map(|r| &r.warnings).collect();
         assert!(warnings.iter().any(|w| w.contains("profile_export.jsonl: read as part of")), "{warnings:?}");
         assert!(!warnings.iter().any(|w| w.contains("concurrency not recorded")), "{warnings:?}");
 
@@ -1276,6 +1354,44 @@ mod tests {
         assert!(matches!(e, ImportError::UnknownLoad { .. }), "{e}");
         let ok = prepare(&ImportRequest { files: alone, concurrency: Some(2.0), ..ImportRequest::default() }, 1 << 24);
         assert_eq!(ok.unwrap()[0].run.levels[0].point.load_value, 2.0);
+    }
+
+    /// A saved scrape beside a level's result file is that level's server metrics; beside
+    /// several, or alone, it is refused naming what it needs.
+    #[test]
+    fn a_saved_scrape_is_the_server_metrics_of_the_level_beside_it() {
+        let scrape = test_fixtures::read("prometheus/dcgm_exporter_scrape_tesla-t4_idle_datadog-integrations-core.txt");
+        let result = test_fixtures::read(&format!("{SWEEP}/{SETTING}/run=0.json"));
+        let file =
+            |name: &str, text: &str| InputFile { file_name: Some(name.into()), content: text.as_bytes().to_vec() };
+        let files = vec![
+            file("sweep/c16/result.json", &result),
+            file("sweep/c16/metrics.txt", &scrape),
+            file("sweep/c32/result.json", &result.replace("\"request_rate\": 16", "\"request_rate\": 32")),
+        ];
+        let planned = plan(ImportRequest { files, ..ImportRequest::default() }, 1 << 24).unwrap();
+        let levels: Vec<&NewLevel> = planned.runs.iter().flat_map(|r| &r.run.levels).collect();
+        let with: Vec<&&NewLevel> = levels.iter().filter(|l| l.telemetry.is_some()).collect();
+        assert_eq!(with.len(), 1, "only the level beside the scrape");
+        let t = with[0].telemetry.as_ref().unwrap();
+        assert_eq!(t.source, app::domain::telemetry::TelemetrySource::SavedScrape);
+        assert_eq!(t.last("gpu_power_w"), Some(8.969));
+        let kept: Vec<&str> =
+            planned.runs.iter().flat_map(|r| &r.run.files).filter_map(|f| f.file_name.as_deref()).collect();
+        assert!(kept.contains(&"sweep/c16/metrics.txt"), "{kept:?}");
+
+        // Beside two result files: which level is it? Refused, nothing planned.
+        let files = vec![
+            file("a/result.json", &result),
+            file("a/other.json", &result.replace("\"request_rate\": 16", "\"request_rate\": 32")),
+            file("a/metrics.txt", &scrape),
+        ];
+        let e = plan(ImportRequest { files, ..ImportRequest::default() }, 1 << 24).unwrap_err();
+        assert_eq!(e.field(), Some("files"));
+        assert!(e.to_string().contains("a/metrics.txt") && e.to_string().contains("2 result files"), "{e}");
+        // A broken scrape names itself.
+        let files = vec![file("r.json", &result), file("m.txt", "# HELP x y\n# TYPE x gauge\n")];
+        assert!(plan(ImportRequest { files, ..ImportRequest::default() }, 1 << 24).is_err());
     }
 
     /// The real `vllm bench sweep serve` folder: one directory per setting, `run=N.json` per

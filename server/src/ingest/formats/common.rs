@@ -1,6 +1,6 @@
 //! What every importer shares, and nothing specific to one tool: where a level sits in its
 //! file ([`Place`]), the one way to collect warnings and definition notes ([`Notes`]),
-//! splitting a file into JSON documents, small field readers (`first_num`, `list`,
+//! splitting a file into JSON documents, reading YAML ([`yaml`]), small field readers (`first_num`, `list`,
 //! `raw_without`, `fixed_length` …), and the run-wide steps after the levels are read
 //! (`one_load_kind`, `agree_facts`).
 //!
@@ -12,6 +12,30 @@ use crate::ingest::model::{ParseOptions, ParsedFile};
 use app::domain::metrics::Definitions;
 use app::domain::{EndpointKind, LoadKind, NewLevel, RunFacts};
 use serde_json::{Map, Value};
+
+/// A YAML document as JSON values, or an error naming the line at fault.
+///
+/// serde-saphyr: pure Rust, linear in the input, and its default budget refuses deep
+/// nesting (64 levels), alias bombs and node floods with an error instead of working for
+/// minutes (serde_yaml, archived, took 13 s on 100 KB of nested brackets). `.inf` (llm-d
+/// writes `concurrency: .inf` for an open-loop stage; PyYAML writes every infinity so)
+/// passes through, and reads as unknown where a number is expected, as JSON has no infinity.
+pub(crate) fn yaml(text: &str) -> Result<Value, FieldError> {
+    let mut options = serde_saphyr::Options::default();
+    options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
+    serde_saphyr::from_str_with_options::<Value>(text, options).map_err(|e| {
+        let line = e.location().and_then(|l| usize::try_from(l.line()).ok()).filter(|l| *l > 0);
+        let message = e.to_string();
+        // The error's own text repeats the location and may quote the input: first line only.
+        let first = message.lines().next().unwrap_or("").trim();
+        let first = first.strip_prefix("error: ").unwrap_or(first);
+        FieldError {
+            at: line.map_or_else(|| "YAML".to_owned(), |l| format!("line {l}")),
+            message: format!("not valid YAML: {first}"),
+            line,
+        }
+    })
+}
 
 /// Where a level sits in its file, for messages and error paths.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -39,7 +39,9 @@
 //!   are reported in a warning.
 //! - Per-request `requests` lists (possibly a sample, possibly large) become
 //!   [`RequestRecord`]s; each level's `raw` is its benchmark object without them.
-//! - Only JSON is read; GuideLLM's YAML and CSV outputs are not.
+//! - JSON and YAML (`--output-path benchmarks.yaml`: the same report, dumped by PyYAML with
+//!   sorted keys, `.inf` for infinities and `1.0e-05` exponents) are read alike; GuideLLM's
+//!   CSV and HTML outputs are not (they drop the per-strategy configuration).
 
 use super::common::{fixed_length, list, raw_without, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
@@ -52,9 +54,13 @@ use serde_json::{Map, Value};
 
 pub const FORMAT: Format = Format { format: SourceFormat::Guidellm, sniff, parse: |text, _| parse(text) };
 
-/// GuideLLM JSON: an object with `benchmarks`, and a marker only GuideLLM writes.
+/// GuideLLM JSON or YAML: a top-level `benchmarks`, and a marker only GuideLLM writes.
 pub fn sniff(text: &str) -> bool {
-    if !text.trim_start().starts_with('{') || !text.contains("\"benchmarks\"") {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if !t.starts_with('{') {
+        return sniff_yaml(t);
+    }
+    if !text.contains("\"benchmarks\"") {
         return false;
     }
     // v0.2+ tag every benchmark; v0.5+ name the tool in `metadata`.
@@ -62,6 +68,14 @@ pub fn sniff(text: &str) -> bool {
         || text.contains("\"guidellm_version\"")
         // v0.1 has no tag: its levels carry `mode` and a concurrency timeline.
         || (text.contains("\"mode\"") && text.contains("\"concurrencies\""))
+}
+
+/// The YAML form of the report: `benchmarks:` at the top level, and the same markers.
+fn sniff_yaml(t: &str) -> bool {
+    t.lines().any(|l| l.trim_end() == "benchmarks:" || l.starts_with("benchmarks: "))
+        && (t.contains("generative_benchmark")
+            || t.contains("guidellm_version")
+            || (t.contains("mode:") && t.contains("concurrencies:")))
 }
 
 /// The schema generation of a file, which decides where facts and strategies live.
@@ -102,7 +116,8 @@ fn generation(top: &Value, benchmarks: &[Value]) -> Generation {
 }
 
 pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
-    let root = json::parse(text)?;
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    let root = if t.starts_with('{') { json::parse(t)? } else { super::common::yaml(t)? };
     let top = Obj::new("", &root)?;
     let benchmarks = list(&top, "benchmarks")?
         .ok_or_else(|| FieldError::field("benchmarks", "missing: a GuideLLM report lists its benchmarks there"))?;
@@ -710,6 +725,96 @@ mod tests {
     use crate::ingest::test_fixtures::read;
 
     const REAL_V08: &str = "guidellm/llm-d-benchmark_guidellm_report_v2_constant_2_4rps.json";
+
+    /// `v` in block YAML as PyYAML's `yaml.dump` writes it (GuideLLM's YAML output): keys
+    /// sorted, two-space indents, lists under their key, `null`, `.inf`, exponents with a
+    /// decimal point (`1.0e-05`); strings double-quoted (valid YAML, and safe for any text).
+    fn pyyaml(v: &Value, indent: usize, out: &mut String) {
+        let pad = " ".repeat(indent);
+        let scalar = |v: &Value| -> String {
+            match v {
+                Value::Null => "null".into(),
+                Value::Bool(b) => b.to_string(),
+                Value::Number(n) if n.is_f64() => {
+                    let f = n.as_f64().unwrap_or_default();
+                    let r = format!("{f:?}");
+                    match r.split_once('e') {
+                        Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
+                        _ => r,
+                    }
+                }
+                Value::Number(n) => n.to_string(),
+                Value::String(s) => serde_json::to_string(s).unwrap_or_default(),
+                _ => unreachable!(),
+            }
+        };
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                for k in keys {
+                    let x = &m[k];
+                    match x {
+                        Value::Object(o) if !o.is_empty() => {
+                            out.push_str(&format!("{pad}{k}:\n"));
+                            pyyaml(x, indent + 2, out);
+                        }
+                        Value::Array(a) if !a.is_empty() => {
+                            out.push_str(&format!("{pad}{k}:\n"));
+                            pyyaml(x, indent, out);
+                        }
+                        Value::Object(_) => out.push_str(&format!("{pad}{k}: {{}}\n")),
+                        Value::Array(_) => out.push_str(&format!("{pad}{k}: []\n")),
+                        _ => out.push_str(&format!("{pad}{k}: {}\n", scalar(x))),
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for x in a {
+                    match x {
+                        Value::Object(o) if !o.is_empty() => {
+                            let mut inner = String::new();
+                            pyyaml(x, indent + 2, &mut inner);
+                            // The first key goes on the dash's line.
+                            out.push_str(&format!("{pad}- {}", inner.trim_start()));
+                        }
+                        Value::Array(b) if !b.is_empty() => {
+                            out.push_str(&format!("{pad}-\n"));
+                            pyyaml(x, indent + 2, out);
+                        }
+                        _ => out.push_str(&format!("{pad}- {}\n", scalar(x))),
+                    }
+                }
+            }
+            other => out.push_str(&format!("{pad}{}\n", scalar(other))),
+        }
+    }
+
+    /// GuideLLM's YAML output of the real v0.8 report reads exactly as its JSON: the same
+    /// levels, statistics, requests and raw fields, bit for bit.
+    #[test]
+    fn the_yaml_output_reads_as_the_json() {
+        let json_text = read(REAL_V08);
+        let doc: Value = serde_json::from_str(&json_text).unwrap();
+        let mut yaml = String::new();
+        pyyaml(&doc, 0, &mut yaml);
+        assert!(yaml.starts_with("benchmarks:\n- "), "{}", &yaml[..80]);
+        assert_eq!(crate::ingest::formats::detect(&yaml), Some(SourceFormat::Guidellm));
+        let (a, b) = (parse(&json_text).unwrap(), parse(&yaml).unwrap());
+        assert_eq!(a.levels.len(), b.levels.len());
+        for (x, y) in a.levels.iter().zip(&b.levels) {
+            let bits = |l: &NewLevel| -> Vec<(Metric, Stat, u64)> {
+                l.point.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits())).collect()
+            };
+            assert_eq!(bits(x), bits(y));
+            assert_eq!(x.requests, y.requests);
+            assert_eq!(x.raw, y.raw);
+        }
+        assert_eq!((a.facts, a.warnings), (b.facts, b.warnings));
+        // A broken YAML names its line.
+        let broken = yaml.replacen("benchmarks:\n- ", "benchmarks:\n- [\n", 1);
+        assert!(parse(&broken).unwrap_err().line.is_some());
+    }
 
     /// The real v0.8 file: two constant-rate benchmarks (2 and 4 req/s) against a mock server.
     #[test]

@@ -39,25 +39,7 @@ fn load_doc(text: &str) -> Result<Value, FieldError> {
     if text.trim_start().starts_with('{') {
         return crate::ingest::json::parse(text);
     }
-    // serde-saphyr: pure Rust, linear in the input, and its default budget refuses deep
-    // nesting (64 levels), alias bombs and node floods with an error instead of working
-    // for minutes (serde_yaml, archived, took 13 s on 100 KB of nested brackets).
-    let mut options = serde_saphyr::Options::default();
-    // `.inf` (llm-d writes `concurrency: .inf` for an open-loop stage) reads as unknown,
-    // as JSON has no infinity.
-    options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
-    serde_saphyr::from_str_with_options::<Value>(text, options).map_err(|e| {
-        let line = e.location().and_then(|l| usize::try_from(l.line()).ok()).filter(|l| *l > 0);
-        let message = e.to_string();
-        // The error's own text repeats the location and may quote the input: first line only.
-        let first = message.lines().next().unwrap_or("").trim();
-        let first = first.strip_prefix("error: ").unwrap_or(first);
-        FieldError {
-            at: line.map_or_else(|| "YAML".to_owned(), |l| format!("line {l}")),
-            message: format!("not valid YAML: {first}"),
-            line,
-        }
-    })
+    super::common::yaml(text)
 }
 
 /// Factor from a metric's `units` to Plateau's unit, or an error naming the field.

@@ -28,6 +28,8 @@ pub mod inferencex;
 pub mod llmd_report;
 pub mod llmperf;
 pub mod plateau;
+/// Not a registry format: a saved Prometheus scrape, an extra file of an import.
+pub mod prometheus_scrape;
 pub mod sglang;
 pub mod vllm;
 pub(crate) mod vllm_family;
@@ -167,7 +169,10 @@ mod tests {
 
     /// Whether one of the readers of an import's extra files (not registry formats) claims it.
     fn is_extra(text: &str) -> bool {
-        aiperf_server_metrics::sniff(text) || aiperf_gpu_telemetry::sniff(text) || genai_bench::sniff_metadata(text)
+        aiperf_server_metrics::sniff(text)
+            || aiperf_gpu_telemetry::sniff(text)
+            || genai_bench::sniff_metadata(text)
+            || prometheus_scrape::sniff(text)
     }
 
     #[test]
