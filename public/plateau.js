@@ -10,7 +10,55 @@ window.addEventListener('resize', function () {
   });
 });
 
-// Drag and drop onto the import form's drop zone: dropped files go into its file input.
+// Drag and drop onto the import form's drop zone. Dropped files go into its file input.
+// A dropped folder is walked (the browser's file-system entries), and its files are sent
+// with their paths inside it when the form is submitted, as the folder picker sends them:
+// the server groups them by folder (a sweep folder becomes an experiment).
+var droppedFolder = null; // [{ file, path }] of the last folder dropped, until a new drop
+
+// Every file below the entries, with its path (`top/sub/name`), in the order the browser
+// lists them; the server sorts them itself.
+function collectEntries(entries) {
+  var out = [];
+  function walk(entry) {
+    if (entry.isFile) {
+      return new Promise(function (resolve, reject) {
+        entry.file(function (f) { out.push({ file: f, path: entry.fullPath.replace(/^\/+/, '') }); resolve(); }, reject);
+      });
+    }
+    if (!entry.isDirectory) return Promise.resolve();
+    var reader = entry.createReader();
+    // readEntries answers in batches (100 in Chrome) until it answers none.
+    function next() {
+      return new Promise(function (resolve, reject) { reader.readEntries(resolve, reject); }).then(function (batch) {
+        if (!batch.length) return;
+        return Promise.all(batch.map(walk)).then(next);
+      });
+    }
+    return next();
+  }
+  return Promise.all(entries.map(walk)).then(function () { return out; });
+}
+window.plateauCollectEntries = collectEntries;
+
+function showDropped(zone, text) {
+  var span = zone.querySelector('span');
+  if (span) span.textContent = text;
+}
+
+function useFolder(zone, files) {
+  droppedFolder = files;
+  var input = zone.querySelector('input[type=file]');
+  if (input) input.value = '';
+  var tops = {};
+  files.forEach(function (f) { tops[f.path.split('/')[0]] = true; });
+  showDropped(zone, Object.keys(tops).join(', ') + ' (' + files.length + ' files)');
+}
+window.plateauUseFolder = function (files) {
+  var zone = document.querySelector('.dropzone');
+  if (zone) useFolder(zone, files);
+};
+
 document.addEventListener('dragover', function (e) {
   var zone = e.target.closest && e.target.closest('.dropzone');
   if (!zone) return;
@@ -23,14 +71,52 @@ document.addEventListener('dragleave', function (e) {
 });
 document.addEventListener('drop', function (e) {
   var zone = e.target.closest && e.target.closest('.dropzone');
-  if (!zone || !e.dataTransfer || !e.dataTransfer.files.length) return;
+  if (!zone || !e.dataTransfer) return;
   e.preventDefault();
   zone.classList.remove('over');
+  var items = Array.from(e.dataTransfer.items || []);
+  var entries = items.map(function (i) { return i.webkitGetAsEntry ? i.webkitGetAsEntry() : null; })
+    .filter(function (x) { return x; });
+  if (entries.some(function (x) { return x.isDirectory; })) {
+    showDropped(zone, 'Reading the folder…');
+    collectEntries(entries).then(function (files) { useFolder(zone, files); }, function (err) {
+      showDropped(zone, 'The folder could not be read: ' + err);
+    });
+    return;
+  }
+  if (!e.dataTransfer.files.length) return;
+  droppedFolder = null;
   var input = zone.querySelector('input[type=file]');
   if (input) {
     input.files = e.dataTransfer.files;
-    zone.querySelector('span').textContent = Array.from(input.files).map(function (f) { return f.name; }).join(', ');
+    showDropped(zone, Array.from(input.files).map(function (f) { return f.name; }).join(', '));
   }
+});
+// Choosing files again replaces a dropped folder.
+document.addEventListener('change', function (e) {
+  if (e.target.type === 'file' && e.target.closest && e.target.closest('form.upload')) droppedFolder = null;
+});
+
+// Submitting with a dropped folder: the form's fields and the folder's files, each named
+// by its path, posted as the form would post them; the answer is a redirect (to the
+// preview, or back here with the error), which the browser then opens.
+document.addEventListener('submit', function (e) {
+  var form = e.target;
+  if (!droppedFolder || !form.classList || !form.classList.contains('upload')) return;
+  e.preventDefault();
+  var data = new FormData(form);
+  data.delete('file');
+  droppedFolder.forEach(function (f) { data.append('file', f.file, f.path); });
+  var button = form.querySelector('button[type=submit]');
+  if (button) button.disabled = true;
+  fetch(form.action, { method: 'POST', body: data, credentials: 'same-origin' }).then(function (r) {
+    if (r.redirected) return window.location.assign(r.url);
+    if (button) button.disabled = false;
+    showDropped(form.querySelector('.dropzone'), 'Not imported: HTTP ' + r.status + ' ' + r.statusText);
+  }, function (err) {
+    if (button) button.disabled = false;
+    showDropped(form.querySelector('.dropzone'), 'Not sent: ' + err);
+  });
 });
 
 // Compare page: a run's checkbox shows or hides all its series (line, ideal, bands) in

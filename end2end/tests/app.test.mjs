@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { mkdtempSync, mkdirSync, readdirSync, copyFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { withAppAndBrowser, startSim, watchErrors, seriesLength, STORY_FILE, ROOT, FIXTURES } from './support.mjs';
 
@@ -202,6 +202,45 @@ test('a vLLM sweep folder uploads as an experiment and lands on its comparison',
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
   assert.equal(await page.locator('#levels tbody tr').count(), 1);
   assert.match(await page.locator('#levels .badge.warmup').innerText(), /\+1 warm-up/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a folder dropped on the drop zone is walked and sent with its paths', async () => {
+  // What the browser hands a drop of the sweep folder: file-system entries (a synthetic
+  // drop event cannot carry a directory, so the entries are built with the same API).
+  const src = join(FIXTURES, 'vllm-sweep', 'tpu-builders-vllm_qwen3-32b_tpu-v6e_results');
+  const setting = readdirSync(src, { withFileTypes: true }).find((e) => e.isDirectory()).name;
+  const folders = [setting, setting.replace('max_num_seqs=256', 'max_num_seqs=64')].map((name) => ({
+    name,
+    files: readdirSync(join(src, setting)).map((f) => ({ name: f, text: readFileSync(join(src, setting, f), 'utf8') })),
+  }));
+  const page = await env.browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(env.server.base + '/upload');
+  const collected = await page.evaluate(async (folders) => {
+    const file = (path, text) => ({
+      isFile: true, isDirectory: false, fullPath: '/' + path,
+      file: (ok) => ok(new File([text], path.split('/').pop(), { type: 'application/json' })),
+    });
+    // Entries come in batches until an empty one, as readEntries answers.
+    const dir = (path, children) => {
+      const batches = [children.slice(0, 2), children.slice(2), []];
+      return { isFile: false, isDirectory: true, fullPath: '/' + path, createReader: () => ({ readEntries: (ok) => ok(batches.shift() || []) }) };
+    };
+    const top = 'dropped-sweep';
+    const root = dir(top, folders.map((f) => dir(top + '/' + f.name, f.files.map((x) => file(top + '/' + f.name + '/' + x.name, x.text)))));
+    const files = await window.plateauCollectEntries([root]);
+    window.plateauUseFolder(files);
+    return files.map((f) => f.path).sort();
+  }, folders);
+  assert.equal(collected.length, 8);
+  assert.ok(collected.every((p) => p.startsWith('dropped-sweep/SERVE--')), collected.join(' '));
+  assert.match(await page.locator('#dropzone span').innerText(), /^dropped-sweep \(8 files\)$/);
+  await page.locator('#import-submit').click();
+  await page.waitForURL(/\/imports\/[a-z0-9]+$/);
+  assert.match(await page.locator('#preview-experiment').innerText(), /2 runs .* experiment “dropped-sweep”/);
+  assert.equal(await page.locator('#preview-files tbody tr').count(), 8);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -467,6 +467,15 @@ fn skip_reason(f: &InputFile, names: &[&str]) -> Option<String> {
     if f.content.contains(&0) || std::str::from_utf8(&f.content).is_err() {
         return Some("not text".into());
     }
+    // AIPerf's multi-run summaries (`--num-profile-runs`): the trials are read instead, and
+    // their intervals computed as for every repeated level.
+    for kind in ["aggregate", "sweep", "collated"] {
+        if base.starts_with(&format!("profile_export_aiperf_{kind}.")) {
+            return Some(format!(
+                "AIPerf's {kind} summary of the trials: the trials themselves are read (each profile_export_aiperf.json)"
+            ));
+        }
+    }
     // vLLM's `bench sweep serve` writes a summary.json that lists the run=N.json beside it.
     if base == "summary.json" {
         let dir = bundle::folder_of(name);
@@ -587,8 +596,17 @@ pub fn plan(mut req: ImportRequest, max_bytes: usize) -> Result<Plan, ImportErro
     // become one run. Files whose folder names a setting under test (vLLM's sweep folders)
     // join only files of the same settings.
     let mut groups: Vec<Vec<ReadFile>> = Vec::new();
+    // A multi-level file joins only files that measured the very same loads: repeats of one
+    // sweep (GuideLLM or benchmark.py run again with the same settings), whose levels then
+    // become trials. Plateau's own exports are whole runs and never join.
+    let loads = |r: &ReadFile| {
+        let mut l: Vec<(&'static str, u64)> =
+            r.parsed.levels.iter().map(|l| (l.point.load_kind.as_str(), l.point.load_value.to_bits())).collect();
+        l.sort_unstable();
+        l
+    };
     for f in read {
-        let joinable = req.group && f.parsed.levels.len() == 1;
+        let joinable = req.group && f.parsed.restored.is_none() && f.format != SourceFormat::Plateau;
         if !joinable {
             groups.push(vec![f]);
             continue;
@@ -597,9 +615,16 @@ pub fn plan(mut req: ImportRequest, max_bytes: usize) -> Result<Plan, ImportErro
             let folder = r.input.file_name.as_deref().map(bundle::folder_of).unwrap_or("");
             formats::vllm_family::sweep_settings(bundle::base_name(folder))
         };
+        let single = f.parsed.levels.len() == 1;
         let slot = groups.iter_mut().find(|g| {
-            // A group holds one multi-level file, or single-level files only.
-            (g.len() > 1 || g.first().is_some_and(|o| o.parsed.levels.len() == 1))
+            // A group holds single-level files (the levels of one sweep), or multi-level files
+            // of the same loads (its repeats).
+            let same_shape = if single {
+                g.iter().all(|o| o.parsed.levels.len() == 1)
+            } else {
+                g.iter().all(|o| o.parsed.restored.is_none() && loads(o) == loads(&f))
+            };
+            same_shape
                 && g.first().is_some_and(|o| {
                     let (a, b) = (&o.parsed.facts.model, &f.parsed.facts.model);
                     o.format == f.format
@@ -1354,6 +1379,82 @@ mod tests {
         assert!(matches!(e, ImportError::UnknownLoad { .. }), "{e}");
         let ok = prepare(&ImportRequest { files: alone, concurrency: Some(2.0), ..ImportRequest::default() }, 1 << 24);
         assert_eq!(ok.unwrap()[0].run.levels[0].point.load_value, 2.0);
+    }
+
+    /// AIPerf's multi-run layout (`--concurrency 4 --num-profile-runs 3`): one folder per
+    /// trial, and the aggregates across them. The trials are the trials of one level, the
+    /// cold first one flagged; the aggregates are skipped, saying why.
+    #[test]
+    fn aiperf_profile_runs_are_trials_of_their_level() {
+        let json = test_fixtures::read("aiperf/aiperf-0.8.0_tests_audit_baseline-chat_bare_profile_export_aiperf.json");
+        let csv = test_fixtures::read("aiperf/aiperf-examples_artifacts_run1_reasoning_profile_export_aiperf.csv");
+        let mut files = Vec::new();
+        for t in 1..=3 {
+            // The first trial is a cold start: every request ten times slower.
+            let text =
+                if t == 1 { json.replace("\"avg\": 1.516322453125", "\"avg\": 15.16322453125") } else { json.clone() };
+            let dir = format!("artifacts/profile_runs/trial_000{t}/concurrency_4");
+            files.push(InputFile {
+                file_name: Some(format!("{dir}/profile_export_aiperf.json")),
+                content: text.into_bytes(),
+            });
+            files.push(InputFile {
+                file_name: Some(format!("{dir}/profile_export_aiperf.csv")),
+                content: csv.clone().into_bytes(),
+            });
+        }
+        for name in [
+            "aggregate/concurrency_4/profile_export_aiperf_aggregate.json",
+            "aggregate/sweep_aggregate/profile_export_aiperf_sweep.json",
+        ] {
+            files.push(InputFile {
+                file_name: Some(format!("artifacts/{name}")),
+                content: b"{\"metadata\": {}, \"metrics\": {}}".to_vec(),
+            });
+        }
+        let planned = plan(ImportRequest { files, ..ImportRequest::default() }, 1 << 24).unwrap();
+        assert_eq!(planned.runs.len(), 1);
+        let run = &planned.runs[0].run;
+        assert_eq!(run.levels.len(), 1);
+        let p = &run.levels[0].point;
+        assert_eq!(p.load_value, 4.0);
+        assert_eq!(p.trials.len(), 3);
+        assert_eq!(p.trials.iter().map(|t| t.warmup).collect::<Vec<_>>(), [true, false, false]);
+        assert_eq!(p.get(Metric::E2e, Stat::Mean), Some(1.516322453125), "the warm-up left out");
+        assert_eq!(run.files.len(), 6, "each trial's JSON and CSV kept");
+        let reasons: Vec<&str> = planned.skipped.iter().map(|s| s.reason.as_str()).collect();
+        assert_eq!(reasons.len(), 2);
+        assert!(
+            reasons.iter().all(|r| r.starts_with("AIPerf's") && r.contains("the trials themselves are read")),
+            "{reasons:?}"
+        );
+    }
+
+    /// GuideLLM run twice with the same strategies: one run whose levels hold both runs as
+    /// trials, not two runs.
+    #[test]
+    fn repeated_multi_level_files_are_trials_of_one_run() {
+        let text = test_fixtures::read("guidellm/llm-d-benchmark_guidellm_report_v2_constant_2_4rps.json");
+        let again = text.replace("11.686325073242188", "12.686325073242188");
+        let files = vec![
+            InputFile { file_name: Some("rep1/benchmarks.json".into()), content: text.clone().into_bytes() },
+            InputFile { file_name: Some("rep2/benchmarks.json".into()), content: again.into_bytes() },
+        ];
+        let runs = prepare(&ImportRequest { files, ..ImportRequest::default() }, 1 << 24).unwrap();
+        assert_eq!(runs.len(), 1);
+        let levels = &runs[0].run.levels;
+        assert_eq!(levels.len(), 2);
+        assert!(levels.iter().all(|l| l.point.trials.len() == 2));
+        let p99: Vec<f64> = levels[0].point.trials.iter().filter_map(|t| t.get(Metric::Ttft, Stat::P99)).collect();
+        assert_eq!(p99, [11.686325073242188, 12.686325073242188], "each trial digit for digit");
+        // Another set of loads is another run.
+        let other = text.replace("\"rate\": 4.0", "\"rate\": 8.0");
+        let files = vec![
+            InputFile { file_name: Some("a.json".into()), content: text.into_bytes() },
+            InputFile { file_name: Some("b.json".into()), content: other.into_bytes() },
+        ];
+        let runs = prepare(&ImportRequest { files, ..ImportRequest::default() }, 1 << 24).unwrap();
+        assert_eq!(runs.len(), 2);
     }
 
     /// A saved scrape beside a level's result file is that level's server metrics; beside
