@@ -504,7 +504,7 @@ pub fn plan(mut req: ImportRequest, max_bytes: usize) -> Result<Plan, ImportErro
     let total_files = files.len();
     let mut skipped = Vec::new();
     let mut read = Vec::with_capacity(files.len());
-    let mut server_metrics = Vec::new();
+    let mut server_metrics: Vec<(InputFile, formats::aiperf_server_metrics::ServerMetrics)> = Vec::new();
     let mut gpu_telemetry = Vec::new();
     let mut genai_metadata = Vec::new();
     let mut scrapes = Vec::new();
@@ -568,7 +568,11 @@ pub fn plan(mut req: ImportRequest, max_bytes: usize) -> Result<Plan, ImportErro
         return Err(ImportError::NothingRead { files: total_files, skipped: format!("{}{more}", list.join("; ")) });
     }
     let mut read = fold_companions(read);
-    // The server metrics first: they go to a level without telemetry.
+    // The server metrics first: they go to a level without telemetry. Of one benchmark's
+    // several exports the richest is read (time series, then statistics, then CSV).
+    server_metrics.sort_by_key(|(f, _)| {
+        std::str::from_utf8(&f.content).map_or(u8::MAX, formats::aiperf_server_metrics::precedence)
+    });
     for (f, m) in server_metrics {
         attach_server_metrics(&mut read, f, m)?;
     }
@@ -845,8 +849,10 @@ fn apply_genai_metadata(read: &mut [ReadFile], name: &str, facts: &RunFacts) -> 
 }
 
 /// Makes AIPerf's server-metrics export `m` the telemetry of the AIPerf level of the same
-/// benchmark (`benchmark_id`; with none, the only AIPerf level of the import) and keeps the
-/// file with that level's run.
+/// benchmark (`benchmark_id`; else the AIPerf level of the same folder, else the only AIPerf
+/// level of the import) and keeps the file with that level's run. A level that
+/// already has server metrics (another export of the same scrapes, read first) keeps them:
+/// the file is kept, not read again.
 fn attach_server_metrics(
     read: &mut [ReadFile],
     f: InputFile,
@@ -855,13 +861,24 @@ fn attach_server_metrics(
     let same = |l: &NewLevel| {
         m.benchmark_id.as_deref().is_some_and(|id| l.raw.get("benchmark_id").and_then(|v| v.as_str()) == Some(id))
     };
-    let aiperf_levels =
-        read.iter().filter(|r| r.format == SourceFormat::Aiperf).map(|r| r.parsed.levels.len()).sum::<usize>();
-    let target = read.iter_mut().filter(|r| r.format == SourceFormat::Aiperf).find_map(|r| {
-        let i = r.parsed.levels.iter().position(|l| same(l) || (aiperf_levels == 1 && l.telemetry.is_none()))?;
-        Some((r, i))
+    let dir = f.file_name.as_deref().map(bundle::folder_of).unwrap_or("").to_owned();
+    let in_dir = |r: &ReadFile| r.input.file_name.as_deref().map(bundle::folder_of).unwrap_or("") == dir;
+    let aiperf = |r: &ReadFile| r.format == SourceFormat::Aiperf;
+    let aiperf_levels = read.iter().filter(|r| aiperf(r)).map(|r| r.parsed.levels.len()).sum::<usize>();
+    let beside: Vec<usize> = (0..read.len()).filter(|&i| read.get(i).is_some_and(|r| aiperf(r) && in_dir(r))).collect();
+    let by_id = read.iter().enumerate().filter(|(_, r)| aiperf(r)).find_map(|(i, r)| {
+        let j = r.parsed.levels.iter().position(same)?;
+        Some((i, j))
     });
-    let Some((r, i)) = target else {
+    let target = match (by_id, beside.as_slice()) {
+        (Some(t), _) => Some(t),
+        (None, [i]) if read.get(*i).is_some_and(|r| r.parsed.levels.len() == 1) => Some((*i, 0)),
+        (None, _) if aiperf_levels == 1 => {
+            read.iter().position(|r| aiperf(r) && r.parsed.levels.len() == 1).map(|i| (i, 0))
+        }
+        _ => None,
+    };
+    let Some((i, j)) = target else {
         return Err(ImportError::Field {
             field: "files",
             message: format!(
@@ -871,11 +888,20 @@ fn attach_server_metrics(
             ),
         });
     };
-    if let Some(level) = r.parsed.levels.get_mut(i) {
-        level.telemetry = Some(m.telemetry);
-    }
+    let Some(r) = read.get_mut(i) else { return Ok(()) };
     let name = f.display_name();
-    r.parsed.warnings.extend(m.warnings.into_iter().map(|w| format!("{name}: {w}")));
+    match r.parsed.levels.get_mut(j) {
+        Some(level) if level.telemetry.is_some() => {
+            r.parsed.warnings.push(format!(
+                "{name}: the same benchmark's server metrics were read from a richer export of this import; kept, not read"
+            ));
+        }
+        Some(level) => {
+            level.telemetry = Some(m.telemetry);
+            r.parsed.warnings.extend(m.warnings.into_iter().map(|w| format!("{name}: {w}")));
+        }
+        None => {}
+    }
     r.extra.push(SourceFile { file_name: f.file_name, format: SourceFormat::Aiperf, content: f.content });
     Ok(())
 }
@@ -1455,6 +1481,37 @@ mod tests {
         ];
         let runs = prepare(&ImportRequest { files, ..ImportRequest::default() }, 1 << 24).unwrap();
         assert_eq!(runs.len(), 2);
+    }
+
+    /// All of a benchmark's server-metrics exports in one import: the time series is read,
+    /// the JSON and CSV statistics of the same scrapes are kept with the run, not read again.
+    #[test]
+    fn of_several_server_metrics_exports_the_time_series_is_read() {
+        let data = format!("{}/tests/data/aiperf-server-metrics", env!("CARGO_MANIFEST_DIR"));
+        let read_data = |f: &str| std::fs::read(format!("{data}/{f}")).unwrap();
+        let jsonl = concat!(
+            r#"{"endpoint_url":"http://h:8000/metrics","timestamp_ns":1000000000,"metrics":{"vllm:num_requests_running":[{"value":2.0}]}}"#,
+            "\n",
+            r#"{"endpoint_url":"http://h:8000/metrics","timestamp_ns":2000000000,"metrics":{"vllm:num_requests_running":[{"value":6.0}]}}"#,
+            "\n"
+        );
+        let csv = test_fixtures::read(
+            "aiperf/inferencex_kimik2.7_mi355x_agentic_conc1_aiperf-0.8.0_server_metrics_export.csv",
+        );
+        let file = |name: &str, content: Vec<u8>| InputFile { file_name: Some(format!("run/{name}")), content };
+        let files = vec![
+            file("server_metrics_export.csv", csv.into_bytes()),
+            file("server_metrics_export.json", read_data("server_metrics_export.json")),
+            file("profile_export_aiperf.json", read_data("profile_export_aiperf.json")),
+            file("server_metrics_export.jsonl", jsonl.as_bytes().to_vec()),
+        ];
+        let runs = prepare(&ImportRequest { files, ..ImportRequest::default() }, 1 << 24).unwrap();
+        assert_eq!(runs.len(), 1);
+        let t = runs[0].run.levels[0].telemetry.as_ref().unwrap();
+        assert_eq!(t.gauge("requests_running"), vec![[0.0, 2.0], [1.0, 6.0]], "the time series, as points");
+        assert_eq!(runs[0].run.files.len(), 4, "every export kept");
+        let kept_only = runs[0].warnings.iter().filter(|w| w.contains("kept, not read")).count();
+        assert_eq!(kept_only, 2, "{:?}", runs[0].warnings);
     }
 
     /// A saved scrape beside a level's result file is that level's server metrics; beside

@@ -15,7 +15,10 @@
 //! Histograms carry `count`, `sum` and cumulative `buckets` by `le` (`"+Inf"` included):
 //! [`SeriesData::Histogram`]. AIPerf drops the `_total` of counter names
 //! (`vllm:generation_tokens`); `normalise` matches them either way. Summaries and types
-//! Plateau does not know are skipped with a warning.
+//! Plateau does not know are skipped with a warning. The time series of the same scrapes,
+//! `server_metrics_export.jsonl`, is read by [`jsonl`].
+
+mod jsonl;
 
 use crate::ingest::json::{self, FieldError};
 use app::domain::telemetry::{
@@ -32,17 +35,31 @@ pub struct ServerMetrics {
     pub warnings: Vec<String>,
 }
 
-/// An AIPerf server-metrics export, JSON or CSV.
+/// An AIPerf server-metrics export: JSON, CSV or the JSON Lines time series.
 pub fn sniff(text: &str) -> bool {
-    sniff_json(text) || sniff_csv(text)
+    sniff_json(text) || sniff_csv(text) || jsonl::sniff(text)
 }
 
-/// Reads the export, JSON or CSV. Errors name the field path (JSON) or the line (CSV).
+/// Reads the export. Errors name the field path (JSON) or the line (CSV, JSON Lines).
 pub fn parse(text: &str) -> Result<ServerMetrics, FieldError> {
     if sniff_csv(text) {
         parse_csv(text)
+    } else if jsonl::sniff(text) {
+        jsonl::parse(text)
     } else {
         parse_json(text)
+    }
+}
+
+/// Which of a benchmark's server-metrics files is read when several are imported: the time
+/// series first (points and growth), then the JSON statistics, then the CSV (4 decimals).
+pub fn precedence(text: &str) -> u8 {
+    if jsonl::sniff(text) {
+        0
+    } else if sniff_csv(text) {
+        2
+    } else {
+        1
     }
 }
 
