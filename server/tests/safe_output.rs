@@ -613,3 +613,32 @@ async fn folder_names_of_an_archive_stay_text_on_the_experiment_pages() {
         assert!(page.contains("&lt;script&gt;alert(1)"), "the setting shown as text");
     }
 }
+
+/// A saved Prometheus scrape's metric names and label values (text of someone else's
+/// server) become the level's server metrics: text on the run page and in its exports.
+#[tokio::test]
+async fn labels_of_a_saved_scrape_stay_text_on_the_run_page_and_exports() {
+    let result = std::fs::read(common::fixtures().join("vllm/inferencex-app_glm47_conc1.json")).unwrap();
+    let scrape = "# HELP vllm:num_requests_running Running.\n# TYPE vllm:num_requests_running gauge\n\
+                  vllm:num_requests_running{model_name=\"<script>alert(1)</script>\"} 3\n\
+                  # TYPE evil_total counter\n\
+                  evil_total{x=\"\\\"><img src=x onerror=alert(2)>\"} 7\n";
+    for app in TestApp::each().await {
+        let form = reqwest::multipart::Form::new()
+            .part("file", reqwest::multipart::Part::bytes(result.clone()).file_name("c1/result.json"))
+            .part("file", reqwest::multipart::Part::bytes(scrape.as_bytes().to_vec()).file_name("c1/metrics.txt"));
+        let resp = app.client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let body: Value = resp.json().await.unwrap();
+        let run = body["runs"][0]["id"].as_str().unwrap().to_owned();
+        let (status, page) = app.text(&format!("/runs/{run}")).await;
+        assert_eq!(status, StatusCode::OK);
+        let (_, md) = app.text(&format!("/api/v1/runs/{run}/export.md")).await;
+        let (_, json_export) = app.text(&format!("/api/v1/runs/{run}/export.json")).await;
+        assert!(json_export.contains("<script>alert(1)</script>"), "the label stored as given");
+        for (what, text) in [("run page", &page), ("markdown export", &md)] {
+            assert!(!text.contains("<script>alert(1)"), "raw script in the {what}");
+            assert!(!text.contains("<img src=x"), "raw markup in the {what}");
+        }
+    }
+}
