@@ -1024,8 +1024,17 @@ async fn steady_state_throughput_matches_the_simulators_model() {
         assert_eq!(raw["steady_window"]["used"], true, "{raw}");
         let whole = raw["steady_window"]["whole_level"]["output_tok_s"].as_f64().unwrap();
         eprintln!("C={c}: steady {got:.1} tok/s, model {want:.1}, whole level {whole:.1}");
+        // Within 5 % of the model: the tests beside this one (adaptive searches, not
+        // serialised by the timing lock) take a few % of 2 cores; the whole level's figure
+        // is 9 % off at C=12, so the window still has to be the steady one.
+        if (whole / want - 1.0).abs() > 0.05 {
+            assert!(
+                (got / want - 1.0).abs() < (whole / want - 1.0).abs(),
+                "C={c}: steady {got:.1} no closer than {whole:.1}"
+            );
+        }
         assert!(
-            (got / want - 1.0).abs() < 0.03,
+            (got / want - 1.0).abs() < 0.05,
             "C={c}: steady {got:.1} tok/s, model {want:.1} (whole level {whole:.1}); ttft p50 {:?}, e2e p50 {:?}, tpot {:?}, out {:?}; {} {}",
             p.get(Metric::Ttft, Stat::P50),
             p.latency_ms(Stat::P50),
