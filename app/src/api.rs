@@ -81,8 +81,10 @@ pub async fn get_history(
     metric: Option<String>,
     level: Option<String>,
     slo: Option<String>,
+    alpha: Option<String>,
+    min_segment: Option<String>,
 ) -> Result<crate::domain::trend::HistoryPage, AppError> {
-    use crate::domain::trend::{capacity_series, trend, HistoryPage, Measure};
+    use crate::domain::trend::{capacity_series, trend_with, HistoryPage, Measure};
     let pool = pool()?;
     let run_id = crate::domain::RunId::parse(&id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
     let run = crate::db::get_run(&pool, &run_id).await?;
@@ -96,10 +98,16 @@ pub async fn get_history(
         ),
         None => None,
     };
+    let settings = change_settings(alpha.as_deref(), min_segment.as_deref())?;
     let runs = crate::db::series(&pool, &run, HISTORY_RUNS).await?;
-    let t = trend(&runs, &run.id, measure, &crate::domain::regression::Thresholds::default());
+    let t = trend_with(&runs, &run.id, measure, &crate::domain::regression::Thresholds::default(), &settings);
     let json = crate::charts::history::option_json(&t);
-    let page = HistoryPage::new(&t, &run, json);
+    let slos = crate::db::list_slos(&pool).await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "named SLOs could not be read; their capacity is not searched for changes");
+        Vec::new()
+    });
+    let changes = crate::domain::changes::history_changes(&runs, &run, &slos, &settings);
+    let page = HistoryPage::new(&t, &run, json).with_changes(&changes, &settings);
     Ok(match slo {
         Some(slo) => {
             let series = capacity_series(&t, &runs, &slo);
@@ -108,6 +116,26 @@ pub async fn get_history(
         }
         None => page,
     })
+}
+
+/// The change-point detector's settings from the history page's query (`alpha`,
+/// `min_segment`; defaults where absent); a bad value is a 400 naming the field.
+#[cfg(feature = "ssr")]
+fn change_settings(
+    alpha: Option<&str>,
+    min_segment: Option<&str>,
+) -> Result<crate::domain::changepoint::Settings, AppError> {
+    let mut s = crate::domain::changepoint::Settings::default();
+    let given = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty() && v.len() <= 16).map(str::to_owned);
+    if let Some(a) = given(alpha) {
+        s.alpha = a.parse().map_err(|_| AppError::BadRequest("history query: alpha: a number such as 0.01".into()))?;
+    }
+    if let Some(m) = given(min_segment) {
+        s.min_segment =
+            m.parse().map_err(|_| AppError::BadRequest("history query: min_segment: a whole number of runs".into()))?;
+    }
+    s.check().map_err(|e| AppError::BadRequest(format!("history query: {e}")))?;
+    Ok(s)
 }
 
 /// What [`ImportPreviews::preview`] returns: the server parses off the request runtime.

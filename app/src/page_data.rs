@@ -75,7 +75,27 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
     let cost = or_none("prices", costs(pool, std::slice::from_ref(&run), stored.as_slice()).await)
         .and_then(|mut c| c.pop())
         .map(|c| c.view());
-    Ok(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos, cost })
+    let changes = or_empty("history change points", run_changes(pool, &run, &slos).await);
+    let alerts = or_empty("alerts", db::run_alerts(pool, id).await);
+    Ok(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos, cost, changes, alerts })
+}
+
+/// Runs of a configuration read to find its change points ([`crate::domain::changes`]):
+/// as many as the history page draws.
+pub const CHANGE_RUNS: usize = crate::api::HISTORY_RUNS;
+
+/// The change points of `run`'s configuration history (its newest [`CHANGE_RUNS`] runs)
+/// that start at `run`.
+async fn run_changes(
+    pool: &Db,
+    run: &Run,
+    slos: &[crate::domain::slo::NamedSlo],
+) -> Result<Vec<crate::domain::changes::HistoryChange>, AppError> {
+    let series = db::series(pool, run, CHANGE_RUNS).await?;
+    let settings = crate::domain::changepoint::Settings::default();
+    let mut all = crate::domain::changes::history_changes(&series, run, slos, &settings);
+    all.retain(|c| c.run_id == run.id);
+    Ok(all)
 }
 
 /// The compare page of `view` (its `runs` and `baseline`).

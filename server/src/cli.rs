@@ -402,6 +402,12 @@ pub struct ServeArgs {
     /// scrape needs an API token.
     #[arg(long, env = "PLATEAU_METRICS", value_enum, default_value = "off")]
     pub metrics: crate::telemetry::metrics::MetricsSwitch,
+    /// POST an alert (JSON with a Slack-compatible `text`) to this URL when a run lands
+    /// that the regression gate fails against its history or that starts a new segment of
+    /// it (repeatable, at most 8). Its host must pass the --sweep-allow rules; only its
+    /// origin is ever logged or shown.
+    #[arg(long = "alert-webhook", env = "PLATEAU_ALERT_WEBHOOKS", value_delimiter = ',', hide_env_values = true)]
+    pub alert_webhooks: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -506,6 +512,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 public_url: a.public_url,
                 max_connections: a.max_connections,
                 metrics: a.metrics,
+                alert_webhooks: a.alert_webhooks,
             })
             .await?;
             Ok(ExitCode::SUCCESS)

@@ -1,5 +1,7 @@
 //! The server side of Plateau, built into the `plateau` binary.
 //!
+//! - [`alerts`]: webhooks told when a landed run fails the gate or starts a new segment of
+//!   its configuration's history (retried, recorded, acknowledged on the run page).
 //! - [`auth`]: who a request comes from and whether it may write; it reads only its own
 //!   `AuthState` (handed over by the router), never [`routes`].
 //! - [`cli`]: command-line parsing and the subcommands (`serve`, `import`, `sim`, `sweep`,
@@ -27,6 +29,7 @@
 //!
 //! Domain types, analysis, SQL and pages live in the `app` crate.
 
+pub mod alerts;
 pub mod auth;
 pub mod check;
 pub mod cli;

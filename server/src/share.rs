@@ -66,6 +66,18 @@ pub async fn annotate(
     Ok(db::insert_annotation(pool, run, input, author).await?)
 }
 
+/// Acknowledges alert `key` of `run` by `author`, saying why: it stops alerting.
+pub async fn acknowledge_alert(
+    pool: &Db,
+    run: &RunId,
+    key: &str,
+    reason: &str,
+    author: &str,
+) -> Result<(), ShareError> {
+    app::domain::alerts::check_key(key.trim()).map_err(ShareError::Invalid)?;
+    Ok(db::acknowledge_alert(pool, run, key.trim(), author, reason).await?)
+}
+
 /// Edits an annotation's text, kind, effect (the anchor stays), keeping the old version.
 pub async fn edit(
     pool: &Db,

@@ -33,6 +33,8 @@ pub struct ServeConfig {
     pub max_connections: usize,
     /// Whether `/metrics` serves Plateau's own metrics.
     pub metrics: crate::telemetry::metrics::MetricsSwitch,
+    /// Webhooks told about landed runs that fail the gate or start a new segment.
+    pub alert_webhooks: Vec<String>,
 }
 
 /// The Leptos options for a site folder (tests and benches build one).
@@ -75,6 +77,17 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
     );
     state.site = cfg.site.clone();
     state.auth = cfg.auth;
+    if !cfg.alert_webhooks.is_empty() {
+        let alerts = crate::alerts::Alerts::new(
+            state.pool.clone(),
+            &cfg.alert_webhooks,
+            cfg.sweep_allow.clone(),
+            cfg.public_url.clone(),
+            crate::alerts::RetryPolicy::default(),
+        )?;
+        tracing::info!(webhooks = ?alerts.origins(), "alerts are posted to these webhooks");
+        state = state.with_alerts(std::sync::Arc::new(alerts), cfg.sweep_allow.clone());
+    }
     if cfg.metrics == crate::telemetry::metrics::MetricsSwitch::On {
         state.metrics = Some(std::sync::Arc::new(crate::telemetry::metrics::Metrics::new()));
         tracing::info!("Plateau's own metrics are served at /metrics");

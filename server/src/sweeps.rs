@@ -724,6 +724,8 @@ pub struct Sweeps {
     running: Mutex<HashMap<String, Running>>,
     /// One permit per sweep this server may run at once ([`MAX_RUNNING_SWEEPS`]).
     slots: Arc<tokio::sync::Semaphore>,
+    /// Told when a sweep's run completes.
+    alerts: Option<Arc<crate::alerts::Alerts>>,
 }
 
 /// Sweeps the server runs at once; one more is refused (`429`) until one ends. Each may
@@ -737,7 +739,14 @@ impl Sweeps {
             allow,
             running: Mutex::new(HashMap::new()),
             slots: Arc::new(tokio::sync::Semaphore::new(MAX_RUNNING_SWEEPS)),
+            alerts: None,
         }
+    }
+
+    /// Completed sweeps' runs are judged for alerts.
+    pub fn with_alerts(mut self, alerts: Arc<crate::alerts::Alerts>) -> Self {
+        self.alerts = Some(alerts);
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
@@ -814,6 +823,9 @@ impl Sweeps {
                 }
                 Err(e) => format!("interrupted: {e}"),
             };
+            if let (Some(alerts), Some(run), "complete") = (&this.alerts, key.as_deref(), status.as_str()) {
+                alerts.landed(RunId::parse(run).into_iter().collect());
+            }
             let _ = events_tx.send(SweepEvent::Finished { status });
             if let Some(k) = key {
                 this.lock().remove(&k);

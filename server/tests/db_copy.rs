@@ -95,6 +95,7 @@ async fn the_demo_and_two_thousand_runs_go_to_postgres_and_back_with_identical_e
         body: "first «note»".into(),
         superseded_by: None,
         proposal_key: None,
+        new_baseline: false,
     };
     let a = app::db::insert_annotation(db, &chat, &note, "ada").await.unwrap();
     app::db::update_annotation(db, a, &AnnotationInput { body: "second".into(), ..note }, "bob").await.unwrap();

@@ -9,6 +9,10 @@
 //! labels are dates, never user text. A click on a point opens that run: the option
 //! carries `plateauLinks` (one same-site path per category), read by public/charts.js.
 //!
+//! Change points split the measure into segments: each drawn as its mean (a flat line over
+//! its runs) with a dotted band of ± one standard deviation, a triangle at the first run
+//! after each change, a square at each run that starts a new baseline.
+//!
 //! With an SLO, a second chart on the same date axis: capacity at the SLO per run
 //! ([`capacity_option_json`]), estimates hollow, measured levels filled, a run where no
 //! level meets the SLO a break in the line (ECharts' "-"), never a point at zero.
@@ -26,6 +30,11 @@ use charming::series::{Line, Scatter};
 use charming::Chart;
 
 /// Series names tests and scripts find.
+pub const SEGMENT_MEAN: &str = "segment mean";
+pub const SEGMENT_HIGH: &str = "segment mean + 1 sd";
+pub const SEGMENT_LOW: &str = "segment mean − 1 sd";
+pub const CHANGE_POINT: &str = "change point";
+pub const BASELINE_START: &str = "new baseline starts";
 pub const REFERENCE: &str = "mean of the runs before";
 pub const LIMIT: &str = "regression limit";
 pub const REGRESSION: &str = "regression";
@@ -85,6 +94,47 @@ pub fn chart(trend: &Trend) -> Chart {
                 .show_symbol(false)
                 .line_style(LineStyle::new().type_(LineStyleType::Dotted).width(1.5).color("#c23531"))
                 .data(data(pts, |p| p.limit)),
+        );
+    // The segments between change points (their data is written in `option_json`, where
+    // a break between segments can be said), the change points, the baselines' starts.
+    for (name, width, style) in [
+        (SEGMENT_MEAN, 2.5, LineStyleType::Solid),
+        (SEGMENT_HIGH, 1.0, LineStyleType::Dotted),
+        (SEGMENT_LOW, 1.0, LineStyleType::Dotted),
+    ] {
+        c = c.series(
+            Line::new()
+                .name(name)
+                .show_symbol(false)
+                .line_style(LineStyle::new().type_(style).width(width).color("#3ba272"))
+                .data(Vec::<Vec<f64>>::new()),
+        );
+    }
+    let starts: Vec<usize> = trend.changes.iter().map(|ch| ch.run_index).collect();
+    c = c
+        .series(
+            Scatter::new()
+                .name(CHANGE_POINT)
+                .symbol(Symbol::Triangle)
+                .symbol_size(18.0)
+                .item_style(ItemStyle::new().color("#3ba272"))
+                .data(
+                    starts
+                        .iter()
+                        .filter_map(|&i| {
+                            let v = pts.get(i)?.value.filter(|v| v.is_finite())?;
+                            Some(vec![i as f64, round_for_display(v)])
+                        })
+                        .collect::<Vec<_>>(),
+                ),
+        )
+        .series(
+            Scatter::new()
+                .name(BASELINE_START)
+                .symbol(Symbol::Rect)
+                .symbol_size(14.0)
+                .item_style(ItemStyle::new().color("#9a60b4"))
+                .data(data(pts, |p| p.value.filter(|_| p.baseline_start))),
         );
     // One colour per engine version, in the order they first appear.
     let mut versions: Vec<Option<&str>> = Vec::new();
@@ -258,11 +308,34 @@ pub fn option_json(trend: &Trend) -> String {
     let links: Vec<String> = trend.points.iter().map(|p| format!("/runs/{}", p.run_id)).collect();
     match serde_json::to_value(chart(trend)) {
         Ok(serde_json::Value::Object(mut o)) => {
+            if let Some(serde_json::Value::Array(all)) = o.get_mut("series") {
+                for (name, offset) in [(SEGMENT_MEAN, 0.0), (SEGMENT_HIGH, 1.0), (SEGMENT_LOW, -1.0)] {
+                    if let Some(s) = all.iter_mut().find(|s| s["name"] == name) {
+                        s["data"] = segment_line(trend, offset).into();
+                    }
+                }
+            }
             o.insert("plateauLinks".into(), links.into());
             serde_json::Value::Object(o).to_string()
         }
         _ => chart(trend).to_string(),
     }
+}
+
+/// Each segment as a flat line at its mean (+ `sd_offset` standard deviations) over its
+/// runs, a break (`"-"`) between segments: `[index, value]` pairs.
+fn segment_line(trend: &Trend, sd_offset: f64) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for (k, s) in trend.segments.iter().enumerate() {
+        if k > 0 {
+            out.push(serde_json::json!([s.first, "-"]));
+        }
+        let v = round_for_display(s.mean + sd_offset * s.sd);
+        for i in s.first..=s.last {
+            out.push(serde_json::json!([i, v]));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -282,6 +355,7 @@ mod tests {
             window: i,
             regression: value.is_some_and(|v| i > 0 && v < 95.0),
             current: i == 2,
+            baseline_start: false,
             notes: vec![],
         }
     }
@@ -297,6 +371,8 @@ mod tests {
             unit: "tok/s",
             thresholds: Default::default(),
             points: pts,
+            segments: vec![],
+            changes: vec![],
         };
         let json: serde_json::Value = serde_json::from_str(&option_json(&trend)).unwrap();
         let series = json["series"].as_array().unwrap();
@@ -326,6 +402,8 @@ mod tests {
             unit: "tok/s",
             thresholds: Default::default(),
             points: pts,
+            segments: vec![],
+            changes: vec![],
         };
         let cp = |load: Option<f64>, kind: Option<CapacityKind>| CapacityPoint {
             load,

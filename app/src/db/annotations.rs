@@ -9,7 +9,7 @@ use crate::domain::text;
 use crate::domain::{LoadKind, RunId};
 
 const ANNOTATION_COLUMNS: &str = "a.id, a.anchor, a.load_kind, a.load_from, a.load_to, a.compare_runs, a.kind,
-     a.effect, a.body, a.author, a.created_at, a.updated_at, a.superseded_by, a.proposal_key, r.public_id";
+     a.effect, a.body, a.author, a.created_at, a.updated_at, a.superseded_by, a.proposal_key, a.new_baseline, r.public_id";
 
 fn annotation_row(row: &DbRow) -> Result<Annotation, DbError> {
     let anchor: String = row.try_get("anchor")?;
@@ -50,6 +50,7 @@ fn annotation_row(row: &DbRow) -> Result<Annotation, DbError> {
         updated_at: row.stamp("updated_at")?,
         superseded_by: superseded_by.as_deref().and_then(RunId::parse),
         proposal_key: row.try_get("proposal_key")?,
+        new_baseline: row.try_get("new_baseline")?,
         history: Vec::new(),
     })
 }
@@ -143,8 +144,8 @@ pub(super) async fn insert_in(tx: &mut Tx, row_id: i64, input: &AnnotationInput,
     let now = now_rfc3339();
     let id: i64 = Q::new(
         "INSERT INTO annotations (run_id, anchor, load_kind, load_from, load_to, compare_runs, kind, effect,
-                                  body, author, created_at, updated_at, superseded_by, proposal_key)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13) RETURNING id",
+                                  body, author, created_at, updated_at, superseded_by, proposal_key, new_baseline)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14) RETURNING id",
     )
     .bind(row_id)
     .bind(input.anchor.type_str())
@@ -159,6 +160,7 @@ pub(super) async fn insert_in(tx: &mut Tx, row_id: i64, input: &AnnotationInput,
     .stamp(now)
     .bind(input.superseded_by.as_ref().map(RunId::as_str))
     .bind(input.proposal_key.as_deref())
+    .bind(input.new_baseline)
     .scalar(&mut *tx)
     .await?;
     Ok(id)
@@ -185,7 +187,8 @@ pub async fn update_annotation(
     .await?;
     touched(copied, || format!("annotation {id}"))?;
     Q::new(
-        "UPDATE annotations SET body = $2, kind = $3, effect = $4, author = $5, updated_at = $6, superseded_by = $7
+        "UPDATE annotations SET body = $2, kind = $3, effect = $4, author = $5, updated_at = $6, superseded_by = $7,
+                            new_baseline = $8
          WHERE id = $1",
     )
     .bind(id.0)
@@ -195,6 +198,7 @@ pub async fn update_annotation(
     .bind(author)
     .stamp(now)
     .bind(input.superseded_by.as_ref().map(RunId::as_str))
+    .bind(input.new_baseline)
     .execute(&mut tx)
     .await?;
     let run_row_id: i64 = Q::new("SELECT run_id FROM annotations WHERE id = $1").bind(id.0).scalar(&mut tx).await?;
@@ -261,6 +265,7 @@ mod tests {
                 body: body.into(),
                 superseded_by: None,
                 proposal_key: None,
+                new_baseline: false,
             };
             // Exclude C=96: still a level, no longer the peak.
             let a = insert_annotation(

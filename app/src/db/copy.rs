@@ -184,6 +184,7 @@ const TABLES: &[Table] = &[
             ("updated_at", Stamp),
             ("superseded_by", Text),
             ("proposal_key", Text),
+            ("new_baseline", Bool),
         ],
     },
     Table {
@@ -205,6 +206,35 @@ const TABLES: &[Table] = &[
         order: "proposal_key",
         identity: false,
         columns: &[("proposal_key", Text), ("author", Text), ("dismissed_at", Stamp)],
+    },
+    Table {
+        name: "alert_deliveries",
+        order: "id",
+        identity: true,
+        columns: &[
+            ("id", Int),
+            ("run_id", Int),
+            ("alert_key", Text),
+            ("endpoint", Text),
+            ("summary", Text),
+            ("status", Text),
+            ("attempts", Int),
+            ("last_error", Text),
+            ("created_at", Stamp),
+            ("updated_at", Stamp),
+        ],
+    },
+    Table {
+        name: "alert_acks",
+        order: "alert_key",
+        identity: false,
+        columns: &[
+            ("alert_key", Text),
+            ("run_id", Int),
+            ("author", Text),
+            ("reason", Text),
+            ("acknowledged_at", Stamp),
+        ],
     },
     Table {
         name: "reports",
@@ -477,6 +507,7 @@ mod tests {
             body: "first".into(),
             superseded_by: None,
             proposal_key: None,
+            new_baseline: false,
         };
         let a = insert_annotation(db, &id, &input, "ada").await.unwrap();
         update_annotation(

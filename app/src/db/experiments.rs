@@ -132,6 +132,7 @@ mod tests {
                 body: "first trial flagged as warm-up".into(),
                 superseded_by: None,
                 proposal_key: None,
+                new_baseline: false,
             };
             let (id, runs) = insert_import(
                 db,

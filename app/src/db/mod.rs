@@ -16,6 +16,7 @@
 //! - `summary`: each run's stored level count and peak, kept up to date by every write
 //! - `live`: live runs (create, append a level, status, notes) and sweep leases
 //! - `annotations`: annotations with their history, dismissed proposals
+//! - `alerts`: alerts delivered to webhooks, and their acknowledgements
 //! - `reports`: saved reports and snapshots
 //! - `auth`: users, sessions, API tokens (hashes only)
 //! - `throttle`: the sign-in throttle's attempts (shared by every replica)
@@ -24,6 +25,7 @@
 //! - `prices`: the prices people set (per GPU type, per run), with their history
 //! - `copy`: `plateau db copy`, every table into another database, verified, all or nothing
 
+mod alerts;
 mod annotations;
 mod auth;
 mod backend;
@@ -42,6 +44,7 @@ mod telemetry;
 pub mod testing;
 mod throttle;
 
+pub use alerts::*;
 pub use annotations::*;
 pub use auth::*;
 pub use backend::{connect, connect_postgres, open, Backend, Db, DbTarget, PoolStats, BUSY_TIMEOUT};

@@ -125,6 +125,7 @@ mod tests {
             body: "x".into(),
             superseded_by: None,
             proposal_key: None,
+            new_baseline: false,
         }
     }
 
@@ -218,6 +219,7 @@ mod tests {
                 body: "cut off".into(),
                 superseded_by: None,
                 proposal_key: None,
+                new_baseline: false,
             };
             insert_annotation(db, &id, &exclude, "ada").await.unwrap();
             // As a database from before migration 0008 has it: no summary, then the

@@ -202,6 +202,11 @@ pub struct Annotation {
     pub superseded_by: Option<RunId>,
     /// Set when the annotation is an accepted anomaly proposal ([`super::anomalies::Anomaly::key`]).
     pub proposal_key: Option<String>,
+    /// "Expected change: new baseline" (whole-run annotations only): the regression gate
+    /// and the history's limits compare later runs of the configuration with the runs from
+    /// this one on only.
+    #[serde(default)]
+    pub new_baseline: bool,
     /// Earlier versions, oldest first.
     pub history: Vec<Revision>,
 }
@@ -218,6 +223,9 @@ pub struct AnnotationInput {
     pub superseded_by: Option<RunId>,
     #[serde(default)]
     pub proposal_key: Option<String>,
+    /// "Expected change: new baseline" (see [`Annotation::new_baseline`]).
+    #[serde(default)]
+    pub new_baseline: bool,
 }
 
 impl AnnotationInput {
@@ -231,6 +239,9 @@ impl AnnotationInput {
         let level_exists = |kind: LoadKind, load: f64| {
             run.points.iter().any(|p| LevelKey { load_kind: kind, load_value: load }.matches(p))
         };
+        if self.new_baseline && self.anchor != Anchor::Run {
+            return Err("new_baseline: only an annotation on the whole run can start a new baseline".into());
+        }
         match &self.anchor {
             Anchor::Run => {}
             Anchor::Point { load_kind, load } => {
@@ -435,6 +446,7 @@ pub(crate) fn test_note(id: i64, anchor: Anchor, effect: Effect, body: &str) -> 
         updated_at: String::new(),
         superseded_by: None,
         proposal_key: None,
+        new_baseline: false,
         history: vec![],
     }
 }
@@ -532,6 +544,7 @@ mod tests {
             body: body.into(),
             superseded_by: None,
             proposal_key: None,
+            new_baseline: false,
         };
         assert!(input(Anchor::Run, "why").validate(&run).is_ok());
         assert!(input(Anchor::Run, "  ").validate(&run).unwrap_err().starts_with("body"));

@@ -91,6 +91,8 @@ pub enum AnomalyKind {
     /// Worse than the run's configuration history beyond the regression gate's thresholds
     /// ([`super::regression`]).
     Regression,
+    /// The configuration's history changes level at this run ([`super::changes`]).
+    ChangePoint,
 }
 
 impl AnomalyKind {
@@ -107,6 +109,7 @@ impl AnomalyKind {
             AnomalyKind::ExceedsMaxTokens => "exceeds_max_tokens",
             AnomalyKind::ContradictsUsage => "contradicts_usage",
             AnomalyKind::Regression => "regression",
+            AnomalyKind::ChangePoint => "change_point",
             AnomalyKind::Why(w) => match w {
                 WhyKind::ClientBound => "why_client_bound",
                 WhyKind::NoServerMetrics => "why_no_server_metrics",
@@ -134,6 +137,7 @@ impl AnomalyKind {
             AnomalyKind::ExceedsMaxTokens => "more tokens than max_tokens",
             AnomalyKind::ContradictsUsage => "contradicts usage counts",
             AnomalyKind::Regression => "regression",
+            AnomalyKind::ChangePoint => "change point",
             AnomalyKind::Why(w) => w.label(),
         }
     }
@@ -141,7 +145,9 @@ impl AnomalyKind {
     /// The annotation kind an accepted proposal becomes.
     pub fn annotation_kind(self) -> SuggestedAnnotationKind {
         match self {
-            AnomalyKind::ThroughputGap | AnomalyKind::Regression => SuggestedAnnotationKind::Cause,
+            AnomalyKind::ThroughputGap | AnomalyKind::Regression | AnomalyKind::ChangePoint => {
+                SuggestedAnnotationKind::Cause
+            }
             AnomalyKind::TailBlowUp | AnomalyKind::ThroughputFalls => SuggestedAnnotationKind::Outlier,
             AnomalyKind::FailedRequests | AnomalyKind::InconsistentNumbers | AnomalyKind::ExceedsMaxTokens => {
                 SuggestedAnnotationKind::Invalid
@@ -210,6 +216,9 @@ pub struct Anomaly {
     /// The annotation text proposed to the reader.
     pub proposed_annotation_text: String,
     pub status: ProposalStatus,
+    /// For findings on a history series ([`super::changes::Series::key`]): which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<String>,
 }
 
 impl Anomaly {
@@ -222,7 +231,10 @@ impl Anomaly {
             .unwrap_or_else(|| "-".to_owned());
         let metric = self.metric.map(|m| m.as_str()).unwrap_or("-");
         let other = self.other_run_id.as_ref().map(RunId::as_str).unwrap_or("-");
-        format!("{}/{}/{level}/{metric}/{other}", self.kind.as_str(), self.run_id)
+        match &self.series {
+            None => format!("{}/{}/{level}/{metric}/{other}", self.kind.as_str(), self.run_id),
+            Some(series) => format!("{}/{}/{level}/{metric}/{other}/{series}", self.kind.as_str(), self.run_id),
+        }
     }
 
     /// The annotation kind an accepted proposal becomes.
@@ -262,6 +274,7 @@ fn new_anomaly(
         evidence,
         proposed_annotation_text,
         status: ProposalStatus::Proposed,
+        series: None,
     }
 }
 
@@ -656,6 +669,7 @@ pub fn why_findings(run_index: usize, run: &Run, signals: &RunSignals) -> Vec<An
                 evidence: evidence.join("; "),
                 proposed_annotation_text: f.sentence,
                 status: ProposalStatus::Proposed,
+                series: None,
             }
         })
         .collect()

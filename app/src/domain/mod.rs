@@ -4,9 +4,12 @@
 //! (`_ms`, `_s`, `_tok_s`); a value that the source did not report is `None` and is shown
 //! as "—", never as 0.
 
+pub mod alerts;
 pub mod analysis;
 pub mod annotations;
 pub mod anomalies;
+pub mod changepoint;
+pub mod changes;
 pub mod compare;
 pub mod cost;
 pub mod format;

@@ -56,6 +56,13 @@ pub struct RunPageData {
     /// What the run costs and its energy per token, formatted; `None` when the prices could
     /// not be read.
     pub cost: Option<CostView>,
+    /// The change points of its configuration's history that start at this run (each
+    /// proposed as an annotation); empty when none or the history could not be read.
+    #[serde(default)]
+    pub changes: Vec<super::changes::HistoryChange>,
+    /// What was sent to the alert webhooks about it, and what was acknowledged.
+    #[serde(default)]
+    pub alerts: super::alerts::RunAlerts,
 }
 
 /// A compare page (`/compare?runs=…`).

@@ -405,6 +405,8 @@ pub fn against_baseline(run: &Run, baseline: &Run, t: &Thresholds) -> CheckRepor
 /// `run` not among them; at most `t.window` are used). With fewer than two, it is checked
 /// against the one there is as a baseline.
 pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckReport {
+    // An accepted "expected change: new baseline" restarts the window at its run.
+    let history = super::changes::since_baseline(run, history);
     let window: Vec<&Run> = history.iter().filter(|h| h.id != run.id).take(t.window.max(1)).collect();
     let key = ConfigKey::of(run);
     if window.len() < 2 {
@@ -421,7 +423,12 @@ pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckRepor
                 against: format!("history of {}", key.label()),
                 thresholds: *t,
                 findings: Vec::new(),
-                note: Some("No earlier run of this configuration: nothing to check against.".to_owned()),
+                note: Some(if super::changes::starts_baseline(run) {
+                    "This run starts a new baseline (an annotation says so): nothing before it to check against."
+                        .to_owned()
+                } else {
+                    "No earlier run of this configuration: nothing to check against.".to_owned()
+                }),
                 capacity: None,
             },
         };
@@ -504,6 +511,7 @@ pub fn proposals(report: &CheckReport, run: usize, run_id: &super::RunId) -> Vec
             evidence: format!("{} against the {}", proposal_text(f), report.against),
             proposed_annotation_text: proposal_text(f),
             status: ProposalStatus::Proposed,
+            series: None,
         })
         .collect()
 }

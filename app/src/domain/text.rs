@@ -37,6 +37,8 @@ pub const MAX_DEFINITION_NOTES: usize = 64;
 pub const MAX_DEFINITION_NOTE_CHARS: usize = 1_000;
 /// An annotation's text.
 pub const MAX_ANNOTATION_CHARS: usize = 4_000;
+/// Why an alert was acknowledged.
+pub const MAX_ALERT_REASON_CHARS: usize = 1_000;
 /// A saved report's or a snapshot's title.
 pub const MAX_TITLE_CHARS: usize = 200;
 /// A saved report's description.
@@ -59,6 +61,8 @@ pub enum TextProblem {
     Bidi(char),
     /// A C0/C1 control character (tab and new line are allowed in multi-line texts).
     Control(char),
+    /// Nothing but white space where a text is required.
+    Empty,
 }
 
 /// A refused text: the field (as the request or the stored run names it) and why.
@@ -78,6 +82,7 @@ impl std::fmt::Display for TextProblem {
                 write!(f, "contains U+{:04X}, a bidirectional control that can show text reversed", u32::from(*c))
             }
             TextProblem::Control(c) => write!(f, "contains the control character U+{:04X}", u32::from(*c)),
+            TextProblem::Empty => write!(f, "write something"),
         }
     }
 }
@@ -171,6 +176,14 @@ pub fn check_run_note(line: &str) -> Result<(), TextError> {
 /// An annotation's text.
 pub fn check_annotation_body(body: &str) -> Result<(), TextError> {
     check_multiline("body", body, MAX_ANNOTATION_CHARS)
+}
+
+/// Why an alert was acknowledged: required, at most [`MAX_ALERT_REASON_CHARS`].
+pub fn check_alert_reason(reason: &str) -> Result<(), TextError> {
+    if reason.trim().is_empty() {
+        return Err(TextError { field: "reason", problem: TextProblem::Empty });
+    }
+    check_multiline("reason", reason, MAX_ALERT_REASON_CHARS)
 }
 
 /// A saved report's title, description and view path.

@@ -204,6 +204,10 @@ pub struct TrendPoint {
     pub regression: bool,
     /// The run the page was opened from.
     pub current: bool,
+    /// An annotation of this run says "expected change: new baseline": the limits of the
+    /// runs after it are drawn from this run on.
+    #[serde(default)]
+    pub baseline_start: bool,
     pub notes: Vec<Note>,
 }
 
@@ -215,12 +219,29 @@ pub struct Trend {
     pub unit: &'static str,
     pub thresholds: Thresholds,
     pub points: Vec<TrendPoint>,
+    /// The measure's segments between change points (over the runs with a value).
+    #[serde(default)]
+    pub segments: Vec<super::changes::RunSegment>,
+    /// Its change points, each at the first run after it.
+    #[serde(default)]
+    pub changes: Vec<super::changes::HistoryChange>,
 }
 
 /// The history of `measure` over `runs` (one key's, newest first as `db::series` returns
 /// them; sorted oldest first here by creation time, runs stored in the same second kept
 /// in the reverse of the given order), `current` marked.
 pub fn trend(runs: &[Run], current: &super::RunId, measure: Measure, t: &Thresholds) -> Trend {
+    trend_with(runs, current, measure, t, &super::changepoint::Settings::default())
+}
+
+/// [`trend`] with the change-point detector's settings.
+pub fn trend_with(
+    runs: &[Run],
+    current: &super::RunId,
+    measure: Measure,
+    t: &Thresholds,
+    settings: &super::changepoint::Settings,
+) -> Trend {
     let mut runs: Vec<&Run> = runs.iter().rev().collect();
     runs.sort_by(|a, b| a.created_at.cmp(&b.created_at));
     let key = runs.iter().find(|r| &r.id == current).or(runs.first()).map(|r| ConfigKey::of(r).label());
@@ -228,7 +249,12 @@ pub fn trend(runs: &[Run], current: &super::RunId, measure: Measure, t: &Thresho
     let higher = measure.higher_is_better();
     let mut known: Vec<f64> = Vec::new();
     let mut points = Vec::with_capacity(runs.len());
-    for run in runs {
+    for run in &runs {
+        let baseline_start = super::changes::starts_baseline(run);
+        if baseline_start {
+            // Expected change, new baseline: the runs before it no longer set the limits.
+            known.clear();
+        }
         let value = measure.value(run);
         // The window: the last `t.window` known values before this run, newest last.
         let past = &known[known.len().saturating_sub(t.window.max(1))..];
@@ -260,16 +286,30 @@ pub fn trend(runs: &[Run], current: &super::RunId, measure: Measure, t: &Thresho
             window: past.len(),
             regression,
             current: &run.id == current,
+            baseline_start,
             notes,
         });
         known.extend(value);
     }
+    let unit = measure.unit(load_kind);
+    let values: Vec<Option<f64>> = points.iter().map(|p| p.value).collect();
+    let segmented = super::changes::segment(&values, settings);
+    let series = super::changes::Series::Measure(measure);
+    let changes = segmented
+        .changes
+        .iter()
+        .filter_map(|(first, previous, c)| {
+            super::changes::HistoryChange::at(&series, unit, &runs, *first, *previous, c)
+        })
+        .collect();
     Trend {
         key: key.unwrap_or_else(|| "unknown configuration".into()),
         measure,
-        unit: measure.unit(load_kind),
+        unit,
         thresholds: *t,
         points,
+        segments: segmented.segments,
+        changes,
     }
 }
 
@@ -439,6 +479,32 @@ pub struct HistoryPage {
     pub slo: String,
     /// Capacity at that SLO over time, when the address names one.
     pub capacity: Option<CapacityView>,
+    /// The change-point detector's settings as given back (`alpha`, `min_segment`).
+    #[serde(default)]
+    pub alpha: String,
+    #[serde(default)]
+    pub min_segment: String,
+    /// How change points are found, in words.
+    #[serde(default)]
+    pub method: String,
+    /// Every change point of the configuration's headline series, oldest first.
+    #[serde(default)]
+    pub changes: Vec<ChangeRow>,
+}
+
+/// One change point in the page's list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChangeRow {
+    /// The first run after the change (its page).
+    pub href: String,
+    pub run_name: String,
+    pub when: String,
+    /// "Throughput at the plateau fell 18 % here (600.0 → 492.0 tok/s, p = 0.005)".
+    pub sentence: String,
+    /// This page showing the series.
+    pub series_href: String,
+    /// In the series' worse direction.
+    pub worse: bool,
 }
 
 /// The capacity chart of the history page.
@@ -470,6 +536,15 @@ pub struct HistoryRow {
     /// Capacity at the page's SLO ("C≈51 (estimate)", or why there is none); empty
     /// without an SLO.
     pub capacity: String,
+    /// At the first run after a change point of the measure: "−18 % (p = 0.005)".
+    #[serde(default)]
+    pub change: String,
+    /// The mean of the measure's segment this run belongs to.
+    #[serde(default)]
+    pub segment_mean: String,
+    /// An annotation of this run starts a new baseline.
+    #[serde(default)]
+    pub baseline_start: bool,
 }
 
 /// A value with the precision its size deserves ([`super::regression::fig`]), or the
@@ -489,8 +564,9 @@ impl HistoryPage {
         let rows = trend
             .points
             .iter()
+            .enumerate()
             .rev()
-            .map(|p| HistoryRow {
+            .map(|(i, p)| HistoryRow {
                 href: format!("/runs/{}", p.run_id),
                 name: p.run_name.clone(),
                 when: when(&p.created_at),
@@ -515,6 +591,22 @@ impl HistoryPage {
                     })
                     .collect(),
                 capacity: String::new(),
+                change: trend
+                    .changes
+                    .iter()
+                    .find(|c| c.run_index == i)
+                    .map(|c| {
+                        let pct = c.change_pct.map(super::noise::pct).unwrap_or_else(|| "changed".into());
+                        format!("{pct} ({})", super::changes::p_text(c.p_value))
+                    })
+                    .unwrap_or_default(),
+                segment_mean: trend
+                    .segments
+                    .iter()
+                    .find(|s| (s.first..=s.last).contains(&i))
+                    .map(|s| super::regression::fig(s.mean))
+                    .unwrap_or_default(),
+                baseline_start: p.baseline_start,
             })
             .collect();
         Self {
@@ -532,7 +624,44 @@ impl HistoryPage {
             chart_json,
             slo: String::new(),
             capacity: None,
+            alpha: String::new(),
+            min_segment: String::new(),
+            method: String::new(),
+            changes: Vec::new(),
         }
+    }
+
+    /// Adds the change points of every headline series (`changes`, oldest first) and the
+    /// detector's settings.
+    pub fn with_changes(
+        mut self,
+        changes: &[super::changes::HistoryChange],
+        settings: &super::changepoint::Settings,
+    ) -> Self {
+        self.alpha = settings.alpha.to_string();
+        self.min_segment = settings.min_segment.to_string();
+        self.method = format!(
+            "Change points: E-divisive means (the energy distance between the runs before and after a split), each \
+             split kept when a permutation test of {} shuffles gives p ≤ {} and both sides hold at least {} runs with \
+             a value; the line segments are each stretch's mean, the band its mean ± one standard deviation. A run \
+             without a value is a gap, not a zero.",
+            settings.permutations, settings.alpha, settings.min_segment
+        );
+        self.changes = changes
+            .iter()
+            .map(|c| ChangeRow {
+                href: format!("/runs/{}", c.run_id),
+                run_name: c.run_name.clone(),
+                when: when(&c.created_at),
+                sentence: format!("{}.", c.sentence()),
+                series_href: format!(
+                    "/runs/{}/history?{}&alpha={}&min_segment={}",
+                    self.run_id, c.history_query, self.alpha, self.min_segment
+                ),
+                worse: c.worse == Some(true),
+            })
+            .collect();
+        self
     }
 
     /// Adds capacity at an SLO: the chart (`chart_json`), and each row's value or reason.
@@ -644,6 +773,7 @@ mod tests {
             updated_at: String::new(),
             superseded_by: None,
             proposal_key: None,
+            new_baseline: false,
             history: vec![],
         };
         r.annotations = vec![

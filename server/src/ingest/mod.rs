@@ -1109,6 +1109,7 @@ fn merge_repeats(levels: Vec<(usize, NewLevel)>, rule: WarmupRule) -> Merged {
                 ),
                 superseded_by: None,
                 proposal_key: None,
+                new_baseline: false,
             });
         }
         let telemetry = group.iter().find_map(|(_, l)| l.telemetry.clone());

@@ -413,6 +413,7 @@ impl<S: RunSink> Runner<'_, S> {
                                     body: format!("Adaptive search: {text}."),
                                     superseded_by: None,
                                     proposal_key: None,
+                                    new_baseline: false,
                                 };
                                 if let Err(e) = self.sink.annotate(self.id, &note).await {
                                     // The finding is still in the notes; a lost marker is no reason to fail the sweep.
@@ -493,6 +494,7 @@ impl<S: RunSink> Runner<'_, S> {
                 body: format!("Capacity search: {text}"),
                 superseded_by: None,
                 proposal_key: None,
+                new_baseline: false,
             };
             if let Err(e) = self.sink.annotate(self.id, &note).await {
                 // The finding is still in the notes; a lost marker is no reason to fail the sweep.
@@ -789,6 +791,7 @@ impl<S: RunSink> Runner<'_, S> {
                 ),
                 superseded_by: None,
                 proposal_key: None,
+                new_baseline: false,
             };
             if let Err(e) = self.sink.annotate(self.id, &note).await {
                 tracing::warn!(run = %self.id, error = %e, "could not annotate the over-capacity level");

@@ -98,6 +98,8 @@ fn input_from_form(form: &HashMap<String, String>, with_anchor: bool) -> Result<
         body: form.get("body").cloned().unwrap_or_default(),
         superseded_by,
         proposal_key: field(form, "proposal_key").map(str::to_owned),
+        // A checkbox: present ("on") when ticked.
+        new_baseline: field(form, "new_baseline").is_some_and(|v| matches!(v, "on" | "true" | "1")),
     })
 }
 

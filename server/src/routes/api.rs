@@ -91,6 +91,7 @@ async fn create(
     if let Some(m) = &state.metrics {
         m.runs_imported("api", done.runs.len());
     }
+    state.alerts.landed(done.runs.iter().map(|d| d.id.clone()).collect());
     let runs: Vec<_> = done
         .runs
         .iter()

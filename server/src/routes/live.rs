@@ -166,6 +166,9 @@ async fn finish(
         db::append_run_note(&state.pool, &id, note).await?;
     }
     db::set_run_status(&state.pool, &id, status).await?;
+    if status == RunStatus::Complete {
+        state.alerts.landed(vec![id.clone()]);
+    }
     Ok(Json(json!({ "id": id, "status": status.as_str() })).into_response())
 }
 

@@ -4,6 +4,7 @@
 //! they decode the request, call one service (`crate::ingest`, `app::db`, `crate::share`
 //! …) and return `Result<_, `[`error::ApiError`]`>` (form posts: [`error::FormError`]).
 
+mod alerts;
 mod annotations;
 mod api;
 pub mod assets;
@@ -56,6 +57,8 @@ pub struct AppState {
     pub site: crate::site::Site,
     /// Plateau's own metrics, when `serve --metrics on` (`None`: no `/metrics`, nothing counted).
     pub metrics: Option<Arc<crate::telemetry::metrics::Metrics>>,
+    /// The webhooks told about landed runs (none unless `serve --alert-webhook`).
+    pub alerts: Arc<crate::alerts::Alerts>,
 }
 
 impl AppState {
@@ -74,6 +77,7 @@ impl AppState {
         let site = crate::site::Site::Dir(std::path::PathBuf::from(leptos_options.site_root.as_ref()));
         Self {
             sweeps: Arc::new(crate::sweeps::Sweeps::new(pool.clone(), allow)),
+            alerts: Arc::new(crate::alerts::Alerts::none(pool.clone())),
             login_throttle: Arc::new(crate::auth::throttle::LoginThrottle::new(pool.clone())),
             pool,
             leptos_options,
@@ -85,6 +89,14 @@ impl AppState {
             site,
             metrics: None,
         }
+    }
+
+    /// Tells `alerts`' webhooks about landed runs, sweeps' included (at start-up: no sweep
+    /// is running yet).
+    pub fn with_alerts(mut self, alerts: Arc<crate::alerts::Alerts>, allow: crate::sweeps::AllowList) -> Self {
+        self.sweeps = Arc::new(crate::sweeps::Sweeps::new(self.pool.clone(), allow).with_alerts(alerts.clone()));
+        self.alerts = alerts;
+        self
     }
 
     /// What server functions find in their context.
@@ -169,6 +181,7 @@ pub fn router(state: AppState) -> Router {
         .route("/sweeps", post(sweeps::start_form))
         .route("/imports/{token}/save", post(upload::save))
         .merge(annotations::form_router())
+        .merge(alerts::form_router())
         .merge(slos::form_router())
         .merge(prices::form_router())
         .merge(exports::router())
@@ -179,6 +192,7 @@ pub fn router(state: AppState) -> Router {
                 .merge(sweeps::router())
                 .merge(live::router())
                 .merge(annotations::api_router())
+                .merge(alerts::api_router())
                 .merge(slos::api_router())
                 .merge(prices::api_router())
                 .merge(experiments::api_router()),

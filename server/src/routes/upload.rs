@@ -59,6 +59,7 @@ pub async fn save(
     if let Some(m) = &state.metrics {
         m.runs_imported("form", done.runs.len());
     }
+    state.alerts.landed(done.runs.iter().map(|d| d.id.clone()).collect());
     Ok(Redirect::to(&done.url()))
 }
 

@@ -373,6 +373,8 @@ pub fn against_baseline(slo: &Slo, run: &Run, baseline: &Run, t: &Thresholds) ->
 /// Capacity at `slo` of `run` against the runs before it of its configuration (`history`:
 /// newest first, at most `t.window` used; fewer than two: the one there is as a baseline).
 pub fn against_history(slo: &Slo, run: &Run, history: &[Run], t: &Thresholds) -> CapacityFinding {
+    // An accepted "expected change: new baseline" restarts the window at its run.
+    let history = crate::domain::changes::since_baseline(run, history);
     let window: Vec<&Run> = history.iter().filter(|h| h.id != run.id).take(t.window.max(1)).collect();
     let c = capacity(slo, &run.points);
     if window.len() < 2 {

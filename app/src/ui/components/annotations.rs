@@ -75,6 +75,10 @@ fn AnnotationItem(a: Annotation, back: String, editable: bool) -> impl IntoView 
         view! { <span class="superseded">" superseded by "<a href=href>{r.to_string()}</a></span> }
     });
     let effect = (a.effect != Effect::None).then(|| view! { <span class="badge bad effect">{a.effect.label()}</span> });
+    let whole_run = a.anchor == Anchor::Run;
+    let new_baseline = a.new_baseline.then(|| {
+        view! { <span class="badge info new-baseline" title="the regression gate compares later runs with the runs from this one on">"new baseline"</span> }
+    });
     let proposal = a
         .proposal_key
         .is_some()
@@ -84,7 +88,7 @@ fn AnnotationItem(a: Annotation, back: String, editable: bool) -> impl IntoView 
             <div class="annotation-head">
                 <span class="badge">{a.kind.label()}</span>" "
                 <span class="anchor">{a.anchor.label()}</span>" "
-                {effect}{proposal}{superseded}
+                {effect}{new_baseline}{proposal}{superseded}
             </div>
             <div class="annotation-text"><AnnotationText body=a.body.clone() /></div>
             <div class="annotation-meta">
@@ -112,6 +116,9 @@ fn AnnotationItem(a: Annotation, back: String, editable: bool) -> impl IntoView 
                         <label>"Kind "<select name="kind">{kind_options(a.kind)}</select></label>
                         <label>"Effect "<select name="effect">{effect_options(a.effect)}</select></label>
                         <label>"Superseded by (run id) "<input name="superseded_by" value=a.superseded_by.as_ref().map(ToString::to_string).unwrap_or_default() /></label>
+                        {whole_run.then(|| view! {
+                            <label><input type="checkbox" name="new_baseline" checked=a.new_baseline />" expected change: new baseline"</label>
+                        })}
                         <label class="wide">"Text "<textarea name="body" rows="3" required inner_html=textarea_html(&a.body)></textarea></label>
                         <button type="submit">"Save changes"</button>
                     </form>
@@ -175,6 +182,7 @@ pub fn AnnotationsSection(run: Run, back: String, editable: bool) -> impl IntoVi
                         <label>"Kind "<select name="kind">{kind_options(AnnotationKind::Note)}</select></label>
                         <label>"Effect "<select name="effect">{effect_options(Effect::None)}</select></label>
                         <label>"Superseded by (run id) "<input name="superseded_by" placeholder="only for “superseded”" /></label>
+                        <label title="whole run only: the regression gate then compares later runs with the runs from this one on"><input type="checkbox" name="new_baseline" />" expected change: new baseline"</label>
                         <label class="wide">"Text "<textarea name="body" rows="3" required placeholder="C=32 dropped because this run used the chat endpoint. *emphasis*, `code`, [links](https://…)"></textarea></label>
                         <button type="submit">"Annotate"</button>
                     </form>
@@ -231,6 +239,8 @@ pub fn ProposalsList(
                     None => ("run", String::new(), "concurrency"),
                 };
                 let kind = suggested(a.annotation_kind()).as_str();
+                // A change point can be accepted as the start of a new baseline.
+                let change_point = a.kind == crate::domain::anomalies::AnomalyKind::ChangePoint;
                 view! {
                     <li data-key=key.clone()>
                         <span class=sev>{a.kind.label()}</span>" "<strong>{who}</strong>{at}": "{a.evidence.clone()}
@@ -246,6 +256,9 @@ pub fn ProposalsList(
                                     <input type="hidden" name="effect" value="none" />
                                     <input type="hidden" name="body" value=a.proposed_annotation_text.clone() />
                                     <input type="hidden" name="proposal_key" value=key.clone() />
+                                    {change_point.then(|| view! {
+                                        <label class="new-baseline-choice"><input type="checkbox" name="new_baseline" />" expected change: new baseline"</label>" "
+                                    })}
                                     <button type="submit" class="accept-proposal">"Accept"</button>
                                 </form>
                                 <form method="post" action="/proposals/dismiss" class="inline">

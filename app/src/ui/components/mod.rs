@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+mod alerts;
 mod annotations;
 mod chart;
 mod cost;
@@ -11,6 +12,7 @@ mod levels_table;
 mod measures_table;
 mod slo;
 
+pub use alerts::AlertsSection;
 pub use annotations::{
     textarea_html, visible_annotations, AnnotationText, AnnotationsSection, ModeBanner, ProposalsList, ShareBar,
     ViewProblems,

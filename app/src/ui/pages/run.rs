@@ -69,8 +69,8 @@ pub fn RunPage() -> impl IntoView {
                     }
                 };
                 match run.await {
-                    Ok(Some(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos, cost })) => view! {
-                        <RunView run view=state mode=PageMode::Live dismissed stored history percentiles charts goodput slos cost error />
+                    Ok(Some(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos, cost, changes, alerts })) => view! {
+                        <RunView run view=state mode=PageMode::Live dismissed stored history percentiles charts goodput slos cost changes alerts error />
                     }.into_any(),
                     Ok(None) => view! { <p>"Loading run…"</p> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
@@ -138,6 +138,12 @@ pub(crate) fn RunView(
     /// shared pages and snapshots.
     #[prop(optional_no_strip)]
     history: Option<crate::domain::regression::CheckReport>,
+    /// The change points of its configuration's history that start at this run (live page).
+    #[prop(optional)]
+    changes: Vec<crate::domain::changes::HistoryChange>,
+    /// What was sent to the alert webhooks about it (live page).
+    #[prop(optional)]
+    alerts: crate::domain::alerts::RunAlerts,
     /// Bootstrap intervals of the levels' latency percentiles (from per-request records);
     /// empty on shared pages and snapshots.
     #[prop(optional)]
@@ -201,6 +207,7 @@ pub(crate) fn RunView(
     if let Some(h) = &history {
         found.extend(crate::domain::regression::proposals(h, 0, &run.id));
     }
+    found.extend(crate::domain::changes::proposals(&changes, 0, &run.id));
     // One line on the regression gate: what the run was checked against, and the verdict.
     let history_line = history.filter(|h| !h.findings.is_empty()).map(|h| {
         let n = h.regressions();
@@ -338,6 +345,9 @@ pub(crate) fn RunView(
             <p class="history-link"><a id="history-link" href=format!("/runs/{}/history", run.id)>"This configuration’s history"</a>" — every run of it over time, with the regression limits"</p>
         })}
         <ProposalsList runs=vec![run.clone()] found dismissed back=back.clone() editable />
+        {(!alerts.deliveries.is_empty()).then(|| view! {
+            <crate::ui::components::AlertsSection run_id=run.id.to_string() alerts back=back.clone() editable />
+        })}
         <h2>"How these numbers are defined"</h2>
         <DefinitionsView definitions=definitions points=run.points.clone() />
         <details class="all-measures">
