@@ -14,8 +14,9 @@
 //!   attempt); each delivery and its outcome recorded (`db::alerts`) and shown on the run
 //!   page, where a person acknowledges it; an acknowledged or already delivered alert is
 //!   not sent again.
-//! - A webhook's URL is a secret (Slack's path is its key): only its origin is logged,
-//!   stored or shown.
+//! - A webhook's URL is a secret (Slack's path is its key): only its origin and a short
+//!   digest of the whole URL (to tell two webhooks of one origin apart) are logged, stored
+//!   or shown.
 
 use crate::sweeps::{AllowList, SweepError};
 use app::db::{self, Db};
@@ -23,6 +24,7 @@ use app::domain::alerts::{Alert, DeliveryStatus};
 use app::domain::changepoint::Settings;
 use app::domain::regression::{against_history, Thresholds};
 use app::domain::RunId;
+use sha2::Digest;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -82,7 +84,11 @@ impl Webhook {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(AlertError::Invalid("the URL must start with http:// or https://".into()));
         }
-        let origin = url.origin().ascii_serialization();
+        // Several webhooks often share an origin (one per Slack channel): a short digest of
+        // the whole URL tells them apart without saying anything of its secret.
+        let digest = sha2::Sha256::digest(url.as_str().as_bytes());
+        let tag: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+        let origin = format!("{} #{tag}", url.origin().ascii_serialization());
         // The host rules are the sweep targets' (`AllowList::candidate` wants http).
         let mut as_http = url.clone();
         as_http.set_scheme("http").map_err(|()| AlertError::Invalid("the URL has no host".into()))?;
@@ -104,7 +110,8 @@ impl Webhook {
         Ok(Self { url, origin })
     }
 
-    /// The origin, what is stored and shown (`https://hooks.slack.com`).
+    /// What is stored and shown: the origin and a digest of the URL
+    /// (`https://hooks.slack.com #1a2b3c4d`).
     pub fn origin(&self) -> &str {
         &self.origin
     }
@@ -282,7 +289,9 @@ mod tests {
     fn webhooks_follow_the_sweep_allow_list_and_keep_their_path_secret() {
         let loopback = AllowList::loopback();
         let ok = Webhook::parse("http://127.0.0.1:9/hooks/T000/B000/secret", &loopback).unwrap();
-        assert_eq!(ok.origin(), "http://127.0.0.1:9");
+        assert!(ok.origin().starts_with("http://127.0.0.1:9 #"), "{}", ok.origin());
+        let other = Webhook::parse("http://127.0.0.1:9/hooks/T000/B001/secret", &loopback).unwrap();
+        assert_ne!(ok.origin(), other.origin(), "two webhooks of one origin are told apart");
         assert!(!format!("{ok:?}").contains("secret"));
         assert!(matches!(
             Webhook::parse("https://hooks.slack.com/services/x", &loopback),
@@ -290,7 +299,7 @@ mod tests {
         ));
         let listed = AllowList { hosts: vec!["hooks.slack.com".into()] };
         let slack = Webhook::parse("https://hooks.slack.com/services/x", &listed).unwrap();
-        assert_eq!(slack.origin(), "https://hooks.slack.com");
+        assert!(slack.origin().starts_with("https://hooks.slack.com #"));
         for bad in ["ftp://127.0.0.1/", "http://user:pw@127.0.0.1/", "not a url", "http://169.254.169.254/latest"] {
             assert!(Webhook::parse(bad, &listed).is_err(), "{bad}");
         }

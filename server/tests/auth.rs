@@ -160,6 +160,9 @@ fn write_routes() -> Vec<WriteRoute> {
         r(Method::DELETE, "/api/v1/annotations/{id}", Body::Empty),
         r(Method::POST, "/proposals/dismiss", Body::Empty),
         r(Method::POST, "/api/v1/proposals/dismiss", Body::Empty),
+        // alerts
+        r(Method::POST, "/runs/{id}/alerts/ack", Body::Empty),
+        r(Method::POST, "/api/v1/runs/{id}/alerts/ack", Body::Empty),
         r(Method::POST, "/reports", Body::Empty),
         r(Method::POST, "/api/v1/reports", Body::Empty),
         r(Method::POST, "/snapshots", Body::Empty),

@@ -117,6 +117,8 @@ pub struct TestApp {
     pub backend: &'static str,
     pub store: TestDb,
     pub client: reqwest::Client,
+    /// The app's alerting (none unless the builder named webhooks).
+    pub alerts: Arc<server::alerts::Alerts>,
 }
 
 impl TestApp {
@@ -133,6 +135,8 @@ impl TestApp {
             allowed_hosts: Vec::new(),
             public_url: None,
             metrics: false,
+            alert_webhooks: Vec::new(),
+            alert_retry: server::alerts::RetryPolicy::default(),
         }
     }
 
@@ -154,6 +158,8 @@ pub struct AppBuilder {
     allowed_hosts: Vec<String>,
     public_url: Option<String>,
     metrics: bool,
+    alert_webhooks: Vec<String>,
+    alert_retry: server::alerts::RetryPolicy,
 }
 
 impl AppBuilder {
@@ -185,6 +191,13 @@ impl AppBuilder {
         self
     }
 
+    /// Alert webhooks (`--alert-webhook`; loopback only) retried with `retry`.
+    pub fn alert_webhooks(mut self, urls: &[String], retry: server::alerts::RetryPolicy) -> Self {
+        self.alert_webhooks = urls.to_vec();
+        self.alert_retry = retry;
+        self
+    }
+
     /// One app per backend (a fresh SQLite file, a fresh PostgreSQL schema), each on the
     /// calling test's runtime; the test runs its body on each in turn.
     pub async fn each(self) -> Vec<TestApp> {
@@ -200,6 +213,14 @@ impl AppBuilder {
         let dir = tempfile::tempdir().unwrap();
         let pool = store.db.clone();
         let backend = store.name;
+        let allow = server::sweeps::AllowList::loopback();
+        let alerts = Arc::new(if self.alert_webhooks.is_empty() {
+            server::alerts::Alerts::none(pool.clone())
+        } else {
+            let public = self.public_url.clone();
+            server::alerts::Alerts::new(pool.clone(), &self.alert_webhooks, allow.clone(), public, self.alert_retry)
+                .unwrap()
+        });
         let (base, addr) = serve(|addr| {
             let mut state =
                 AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), self.max_upload_bytes);
@@ -212,12 +233,12 @@ impl AppBuilder {
                 state.hosts =
                     Arc::new(AllowedHosts::new(addr, &self.allowed_hosts, self.public_url.as_deref()).unwrap());
             }
-            state
+            state.with_alerts(alerts.clone(), allow)
         })
         .await;
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         // Shown with a failing test's output: which backend it failed on.
         eprintln!("[{backend}] app at http://{addr}");
-        TestApp { base, addr, dir, pool, backend, store, client }
+        TestApp { base, addr, dir, pool, backend, store, client, alerts }
     }
 }
