@@ -76,7 +76,7 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
         .and_then(|mut c| c.pop())
         .map(|c| c.view());
     let changes = or_empty("history change points", run_changes(pool, &run, &slos).await);
-    let alerts = or_empty("alerts", db::run_alerts(pool, id).await);
+    let alerts = or_empty("alerts", db::run_alerts(pool, id).await).views();
     Ok(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos, cost, changes, alerts })
 }
 
@@ -90,12 +90,11 @@ async fn run_changes(
     pool: &Db,
     run: &Run,
     slos: &[crate::domain::slo::NamedSlo],
-) -> Result<Vec<crate::domain::changes::HistoryChange>, AppError> {
+) -> Result<Vec<crate::domain::changes::ChangeProposal>, AppError> {
     let series = db::series(pool, run, CHANGE_RUNS).await?;
     let settings = crate::domain::changepoint::Settings::default();
-    let mut all = crate::domain::changes::history_changes(&series, run, slos, &settings);
-    all.retain(|c| c.run_id == run.id);
-    Ok(all)
+    let all = crate::domain::changes::history_changes(&series, run, slos, &settings);
+    Ok(all.iter().filter(|c| c.run_id == run.id).map(crate::domain::changes::HistoryChange::proposal).collect())
 }
 
 /// The compare page of `view` (its `runs` and `baseline`).

@@ -95,12 +95,14 @@ export function withAppAndBrowser(ready) {
   return env;
 }
 
-/** Starts `plateau sim` (fast: 5 ms per decode step) on a free loopback port. */
-export async function startSim() {
+/** Starts `plateau sim` (fast: 5 ms per decode step) on a free loopback port; `extra`:
+ * more of its options (`['--max-batch', '4']`). */
+export async function startSim(extra = []) {
   const bin = process.env.PLATEAU_BIN || join(ROOT, 'target', 'debug', 'plateau');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(bin, ['sim', '--addr', `127.0.0.1:${port}`, '--decode-ms', '5', '--per-seq-ms', '0.5'], {
+  const args = ['sim', '--addr', `127.0.0.1:${port}`, '--decode-ms', '5', '--per-seq-ms', '0.5', ...extra];
+  const child = spawn(bin, args, {
     env: { ...process.env, RUST_LOG: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -266,6 +266,55 @@ impl RunAlerts {
     }
 }
 
+/// One alert as the run page shows it, formatted on the server (the browser bundle
+/// carries strings only).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AlertView {
+    pub key: String,
+    pub summary: String,
+    /// One line per delivery: "http://hooks.example #1a2b3c4d: failed after 3 attempt(s),
+    /// 2026-12-04 06:50 UTC — no answer within 10 s".
+    pub deliveries: Vec<String>,
+    /// Some delivery failed.
+    pub failed: bool,
+    /// "Acknowledged by ana on 2026-12-04 07:01 UTC: expected, vLLM upgrade".
+    pub ack: Option<String>,
+}
+
+impl RunAlerts {
+    /// The run page's view, one entry per alert, in the order first sent.
+    pub fn views(&self) -> Vec<AlertView> {
+        use super::format::when;
+        self.keys()
+            .into_iter()
+            .map(|key| {
+                let of_key: Vec<&Delivery> = self.deliveries.iter().filter(|d| d.alert_key == key).collect();
+                AlertView {
+                    key: key.to_owned(),
+                    summary: of_key.first().map(|d| d.summary.clone()).unwrap_or_default(),
+                    deliveries: of_key
+                        .iter()
+                        .map(|d| {
+                            let error = d.last_error.as_ref().map(|e| format!(" — {e}")).unwrap_or_default();
+                            format!(
+                                "{}: {} after {} attempt(s), {}{error}",
+                                d.endpoint,
+                                d.status.as_str(),
+                                d.attempts,
+                                when(&d.updated_at)
+                            )
+                        })
+                        .collect(),
+                    failed: of_key.iter().any(|d| d.status == DeliveryStatus::Failed),
+                    ack: self
+                        .ack(key)
+                        .map(|a| format!("Acknowledged by {} on {}: {}", a.author, when(&a.acknowledged_at), a.reason)),
+                }
+            })
+            .collect()
+    }
+}
+
 /// Longest stored alert key (a run id and a series key).
 pub const MAX_KEY_CHARS: usize = 200;
 

@@ -290,28 +290,53 @@ pub fn history_changes(runs: &[Run], current: &Run, slos: &[NamedSlo], settings:
     out
 }
 
+/// What the run page needs of a change point that starts at its run: plain text, so the
+/// browser bundle carries no more than this (the page proposes it as an annotation).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChangeProposal {
+    /// [`Series::key`].
+    pub series: String,
+    /// The last run before the change.
+    pub previous_run: RunId,
+    /// [`HistoryChange::sentence`].
+    pub sentence: String,
+    /// In the series' worse direction.
+    pub worse: bool,
+}
+
+impl HistoryChange {
+    /// The run page's view of it.
+    pub fn proposal(&self) -> ChangeProposal {
+        ChangeProposal {
+            series: self.series_key.clone(),
+            previous_run: self.previous_run_id.clone(),
+            sentence: self.sentence(),
+            worse: self.worse == Some(true),
+        }
+    }
+}
+
 /// The change points that start at `run_id`, as proposed annotations on its page
 /// (`run`: its index among the page's runs).
-pub fn proposals(changes: &[HistoryChange], run: usize, run_id: &RunId) -> Vec<Anomaly> {
+pub fn proposals(changes: &[ChangeProposal], run: usize, run_id: &RunId) -> Vec<Anomaly> {
     changes
         .iter()
-        .filter(|c| &c.run_id == run_id)
         .map(|c| Anomaly {
             kind: AnomalyKind::ChangePoint,
-            severity: if c.worse == Some(true) { Severity::Warning } else { Severity::Info },
+            severity: if c.worse { Severity::Warning } else { Severity::Info },
             run,
             run_id: run_id.clone(),
             level: None,
             metric: None,
             other_run: None,
-            other_run_id: Some(c.previous_run_id.clone()),
+            other_run_id: Some(c.previous_run.clone()),
             evidence: format!(
                 "{}: the configuration's history changes level at this run (E-divisive means, permutation test).",
-                c.sentence()
+                c.sentence
             ),
-            proposed_annotation_text: format!("{}.", c.sentence()),
+            proposed_annotation_text: format!("{}.", c.sentence),
             status: ProposalStatus::Proposed,
-            series: Some(c.series_key.clone()),
+            series: Some(c.series.clone()),
         })
         .collect()
 }
@@ -401,9 +426,13 @@ mod tests {
         let s = c.sentence();
         assert!(s.starts_with("Throughput at the plateau fell 18 % here (600"), "{s}");
         assert!(s.contains("→ 490"), "{s}");
-        let proposed = proposals(&changes, 0, &c.run_id);
+        let at = |id: &RunId| -> Vec<ChangeProposal> {
+            changes.iter().filter(|c| &c.run_id == id).map(HistoryChange::proposal).collect()
+        };
+        let proposed = proposals(&at(&c.run_id), 0, &c.run_id);
         assert!(proposed.iter().any(|a| a.proposed_annotation_text.starts_with("Throughput at the plateau fell")));
-        assert!(proposals(&changes, 0, &current.id).is_empty(), "the newest run starts no change");
+        assert!(proposed.iter().all(|a| a.key().starts_with(&format!("change_point/{}/-/-/", c.run_id))));
+        assert!(at(&current.id).is_empty(), "the newest run starts no change");
     }
 
     #[test]

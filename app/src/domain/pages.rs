@@ -59,10 +59,10 @@ pub struct RunPageData {
     /// The change points of its configuration's history that start at this run (each
     /// proposed as an annotation); empty when none or the history could not be read.
     #[serde(default)]
-    pub changes: Vec<super::changes::HistoryChange>,
-    /// What was sent to the alert webhooks about it, and what was acknowledged.
+    pub changes: Vec<super::changes::ChangeProposal>,
+    /// What was sent to the alert webhooks about it, and what was acknowledged, formatted.
     #[serde(default)]
-    pub alerts: super::alerts::RunAlerts,
+    pub alerts: Vec<super::alerts::AlertView>,
 }
 
 /// A compare page (`/compare?runs=…`).

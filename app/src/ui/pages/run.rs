@@ -140,10 +140,10 @@ pub(crate) fn RunView(
     history: Option<crate::domain::regression::CheckReport>,
     /// The change points of its configuration's history that start at this run (live page).
     #[prop(optional)]
-    changes: Vec<crate::domain::changes::HistoryChange>,
+    changes: Vec<crate::domain::changes::ChangeProposal>,
     /// What was sent to the alert webhooks about it (live page).
     #[prop(optional)]
-    alerts: crate::domain::alerts::RunAlerts,
+    alerts: Vec<crate::domain::alerts::AlertView>,
     /// Bootstrap intervals of the levels' latency percentiles (from per-request records);
     /// empty on shared pages and snapshots.
     #[prop(optional)]
@@ -345,7 +345,7 @@ pub(crate) fn RunView(
             <p class="history-link"><a id="history-link" href=format!("/runs/{}/history", run.id)>"This configuration’s history"</a>" — every run of it over time, with the regression limits"</p>
         })}
         <ProposalsList runs=vec![run.clone()] found dismissed back=back.clone() editable />
-        {(!alerts.deliveries.is_empty()).then(|| view! {
+        {(!alerts.is_empty()).then(|| view! {
             <crate::ui::components::AlertsSection run_id=run.id.to_string() alerts back=back.clone() editable />
         })}
         <h2>"How these numbers are defined"</h2>

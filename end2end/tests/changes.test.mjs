@@ -1,0 +1,111 @@
+// Browser test of change points: sixteen nightly sweeps of one configuration against
+// `plateau sim`, the first eight with a batch limit of 8 and the last eight with 4 (the
+// deployment's batch limit halved half-way). The history page must show exactly one change
+// point of the plateau's throughput, at the ninth run, with its segments either side; that
+// run's page proposes it as an annotation, which accepted as "expected change: new
+// baseline" restarts the regression gate's window there and marks the history.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { withAppAndBrowser, watchErrors, startSim } from './support.mjs';
+
+const env = withAppAndBrowser();
+
+async function sweep(url, name) {
+  const r = await fetch(`${env.server.base}/api/v1/sweeps`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      url, model: 'plateau-sim', name, concurrency: [4, 8, 16], requests: 16, max_tokens: 16, ignore_eos: true,
+      no_metrics: true, seed: 1,
+    }),
+  });
+  assert.equal(r.status, 201, await r.clone().text());
+  const { id } = await r.json();
+  for (let i = 0; i < 600; i++) {
+    const run = await (await fetch(`${env.server.base}/api/v1/runs/${id}`)).json();
+    if (run.status !== 'running') {
+      assert.equal(run.status, 'complete', JSON.stringify(run.status));
+      return id;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`sweep ${name} did not finish`);
+}
+
+/** The history chart's series named `name` (its data). */
+function series(page, name) {
+  return page.evaluate((n) => {
+    const chart = window.echarts.getInstanceByDom(document.getElementById('chart-history'));
+    const s = chart.getOption().series.find((x) => x.name === n);
+    return s ? (s.data || []) : null;
+  }, name);
+}
+
+test('a batch limit halved half-way is one change point at the right run, and a new baseline there', { timeout: 300_000 }, async () => {
+  const wide = await startSim(['--max-batch', '8']);
+  const narrow = await startSim(['--max-batch', '4']);
+  const ids = [];
+  try {
+    for (let i = 0; i < 16; i++) ids.push(await sweep(i < 8 ? wide.url : narrow.url, `nightly ${i}`));
+  } finally {
+    await wide.stop();
+    await narrow.stop();
+  }
+  const page = await env.browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${env.server.base}/runs/${ids[15]}/history`);
+  await page.locator('#chart-history canvas').waitFor();
+  // The plateau's throughput: one change point, at the ninth run (index 8).
+  const plateau = await series(page, 'Plateau throughput');
+  assert.equal(plateau.length, 16, JSON.stringify(plateau));
+  const change = await series(page, 'change point');
+  assert.equal(change.length, 1, JSON.stringify(change));
+  assert.equal(change[0][0], 8);
+  // Two segments: a flat mean over runs 0–7, a break, a lower one over 8–15.
+  const seg = await series(page, 'segment mean');
+  const before = seg.filter(([i, v]) => i < 8 && v !== '-').map(([, v]) => v);
+  const after = seg.filter(([i, v]) => i >= 8 && v !== '-').map(([, v]) => v);
+  assert.equal(before.length, 8);
+  assert.equal(after.length, 8);
+  assert.equal(new Set(before).size, 1);
+  assert.equal(new Set(after).size, 1);
+  assert.ok(after[0] < before[0] * 0.85, `the plateau fell: ${before[0]} → ${after[0]}`);
+  assert.ok(seg.some(([i, v]) => i === 8 && v === '-'), 'a break between the segments');
+  // The list: the plateau's change, with its size and p-value, linked to the ninth run.
+  const item = page.locator('#history-changes li', { hasText: 'Throughput at the plateau fell' });
+  assert.equal(await item.count(), 1);
+  assert.match(await item.innerText(), /fell \d+ % here \([\d.]+ → [\d.]+ tok\/s, p = 0\.0\d\d\)/);
+  assert.equal(await item.locator('a.change-run').getAttribute('href'), `/runs/${ids[8]}`);
+  assert.match(await page.locator('#history-method').innerText(), /E-divisive means/);
+  // The table marks the run that starts the new segment.
+  const rows = page.locator('#history-table tbody tr');
+  assert.equal(await rows.count(), 16);
+  assert.equal(await page.locator('#history-table tbody tr.change-start').count(), 1);
+  assert.match(await rows.nth(7).innerText(), /nightly 8\t/);
+  assert.match(await rows.nth(7).getAttribute('class'), /change-start/);
+
+  // The ninth run's page proposes the change; accepted as a new baseline.
+  await item.locator('a.change-run').click();
+  await page.waitForURL(new RegExp(`/runs/${ids[8]}$`));
+  const proposal = page.locator('#anomalies li', { hasText: 'Throughput at the plateau fell' });
+  await proposal.waitFor();
+  await proposal.locator('input[name=new_baseline]').check();
+  await proposal.locator('button.accept-proposal').click();
+  await page.waitForURL(new RegExp(`/runs/${ids[8]}#annotation-\\d+$`));
+  const note = page.locator('#annotations li.annotation', { hasText: 'Throughput at the plateau fell' });
+  assert.match(await note.innerText(), /new baseline/);
+  assert.equal(await page.locator('#anomalies li', { hasText: 'Throughput at the plateau fell' }).count(), 0, 'handled');
+
+  // The gate of the newest run now compares with the runs from the ninth on only.
+  const check = await (await fetch(`${env.server.base}/api/v1/runs/${ids[15]}/check?history=true`)).json();
+  assert.match(check.report.against, /\(7 runs\)/, JSON.stringify(check.report.against));
+  assert.equal(check.passed, true, JSON.stringify(check.report.findings.filter((f) => f.regression)));
+  // The history marks where the baseline starts.
+  await page.goto(`${env.server.base}/runs/${ids[15]}/history`);
+  await page.locator('#chart-history canvas').waitFor();
+  const starts = await series(page, 'new baseline starts');
+  assert.deepEqual(starts.map(([i]) => i), [8]);
+  assert.match(await page.locator('#history-table tbody tr').nth(7).innerText(), /new baseline/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
