@@ -56,8 +56,9 @@ test('a configuration’s runs over time, with limits, versions and the regressi
   await page.selectOption('#history-level', '2');
   await page.selectOption('#history-metric', 'output_throughput');
   await page.locator('#history-form button').click();
-  // The form also sends its SLO field, empty here: no capacity chart.
-  await page.waitForURL(/metric=output_throughput&level=2&slo=$/);
+  // The form also sends its SLO field, empty here (no capacity chart), and the change-point
+  // detector's settings.
+  await page.waitForURL(/metric=output_throughput&level=2&slo=&alpha=0\.01&min_segment=3$/);
   assert.equal(await page.locator('#chart-history-capacity').count(), 0);
   await page.locator('#chart-history canvas').waitFor();
   await page.waitForFunction(() => document.querySelector('#history-table td.num')?.innerText !== '—');
