@@ -436,6 +436,9 @@ async fn the_history_page_keeps_names_versions_and_notes_as_text() {
             ("?slo=%3Cscript%3Ealert(1)", "slo"),
             (&format!("?slo={}", "x".repeat(600)), "slo"),
             (&format!("?level={}", "9".repeat(100)), "level"),
+            ("?alpha=%3Cscript%3E", "alpha"),
+            ("?alpha=NaN", "alpha"),
+            ("?min_segment=999", "min_segment"),
         ] {
             let (status, page) = app.text(&format!("/runs/{}/history{q}", ids[0])).await;
             assert_eq!(status, StatusCode::BAD_REQUEST, "{q}");
@@ -444,6 +447,32 @@ async fn the_history_page_keeps_names_versions_and_notes_as_text() {
         }
         let (status, _) = app.text("/runs/nope00000000/history").await;
         assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+}
+
+/// A change point's first run keeps its name as text in the history page's list of
+/// changes and in its table: sixteen runs named with markup whose TTFT p99 at C=32 steps
+/// up half-way.
+#[tokio::test]
+async fn change_points_keep_run_names_as_text() {
+    use app::domain::metrics::{Metric, Stat};
+    for app in TestApp::each().await {
+        let mut ids = Vec::new();
+        for i in 0..16 {
+            let mut r = app::db::testing::sample();
+            r.name = format!("{TITLE_XSS} {i}");
+            for l in &mut r.levels {
+                l.point.set(Metric::Ttft, Stat::P99, if i < 8 { 400.0 } else { 900.0 } + f64::from(i % 3));
+            }
+            ids.push(app::db::insert_run(&app.pool, &r).await.unwrap().to_string());
+        }
+        let (status, page) = app.text(&format!("/runs/{}/history", ids[15])).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(page.contains("TTFT p99 at C=32 rose"), "the change is listed: {page}");
+        for raw in ["<script>window", "<img src=x", "</title><img"] {
+            assert!(!page.contains(raw), "{raw} unescaped");
+        }
+        assert!(page.contains(&format!("href=\"/runs/{}\"", ids[8])), "the first run after is linked");
     }
 }
 
