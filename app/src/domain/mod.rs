@@ -9,6 +9,7 @@ pub mod annotations;
 pub mod anomalies;
 pub mod compare;
 pub mod cost;
+pub mod curve;
 pub mod format;
 #[cfg(test)]
 mod fuzz;
