@@ -1,7 +1,9 @@
 //! The regression gate as a service: `plateau check RUN --baseline RUN | --history` and
 //! `GET /api/v1/runs/{id}/check` both build a [`CheckRequest`] and call [`check`], which
 //! reads the runs and hands them to the pure rules of `app::domain::regression` (and, with
-//! an SLO, of `app::domain::slo::gate`: capacity at the SLO as one more gated metric).
+//! an SLO, of `app::domain::slo::gate`: capacity at the SLO as one more gated metric). The
+//! report's curve verdict (`app::domain::curve`: the knee, the plateau, and capacity when an
+//! SLO is given) is made by the same rules, against the same baseline or history.
 
 use app::db::{self, Db, DbError};
 use app::domain::regression::{against_baseline, against_history, CheckReport, Thresholds};
@@ -119,15 +121,19 @@ pub async fn check(db: &Db, req: &CheckRequest) -> Result<CheckReport, CheckErro
                 id("baseline", b)?
             };
             let base = db::get_run(db, &base_id).await?;
-            let mut report = against_baseline(&run, &base, &req.thresholds);
-            report.capacity = req.slo.as_ref().map(|slo| gate::against_baseline(slo, &run, &base, &req.thresholds));
-            report
+            let report = against_baseline(&run, &base, &req.thresholds);
+            match &req.slo {
+                Some(slo) => report.with_capacity(gate::against_baseline(slo, &run, &base, &req.thresholds)),
+                None => report,
+            }
         }
         Against::History => {
             let history = db::history(db, &run, req.thresholds.window).await?;
-            let mut report = against_history(&run, &history, &req.thresholds);
-            report.capacity = req.slo.as_ref().map(|slo| gate::against_history(slo, &run, &history, &req.thresholds));
-            report
+            let report = against_history(&run, &history, &req.thresholds);
+            match &req.slo {
+                Some(slo) => report.with_capacity(gate::against_history(slo, &run, &history, &req.thresholds)),
+                None => report,
+            }
         }
     })
 }

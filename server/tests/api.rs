@@ -869,6 +869,95 @@ async fn check_gates_capacity_at_an_slo_through_the_api_and_the_cli() {
     }
 }
 
+/// A closed-loop sweep stored in `app`'s database: each level `(C, tok/s)` measured in
+/// three trials (±1 %), so the knee has a range and the plateau a t-test.
+async fn trial_sweep(app: &TestApp, name: &str, levels: &[(f64, f64)]) -> String {
+    use app::domain::metrics::{Metric, Stat};
+    use app::domain::{LoadKind, NewLevel, Point, RunStatus};
+    let mut run = app::db::testing::sample();
+    run.name = name.into();
+    run.status = RunStatus::Complete;
+    run.levels = levels
+        .iter()
+        .map(|(c, tok_s)| {
+            let trials = [0.99, 1.0, 1.01]
+                .iter()
+                .map(|f| {
+                    let mut p = Point::at(LoadKind::Concurrency, *c);
+                    p.requests_ok = Some(100);
+                    p.requests_failed = Some(0);
+                    p.set(Metric::OutputThroughput, Stat::Mean, tok_s * f);
+                    p
+                })
+                .collect();
+            NewLevel::new(Point::from_trials(trials).unwrap())
+        })
+        .collect();
+    app::db::insert_run(&app.pool, &run).await.unwrap().to_string()
+}
+
+/// The check judges the curve: a run whose knee moved from C=64 to C=32 (three trials a
+/// level) is faster at C=8 and slower at C=64 and up; the report's curve verdict says the
+/// knee moved beyond noise and the plateau fell, in one sentence, the Markdown says it
+/// first, and the move is a regression — against the baseline and against the history.
+#[tokio::test]
+async fn check_carries_the_curve_verdict_with_the_knee_move() {
+    const KNEE_64: [(f64, f64); 5] = [(8.0, 400.0), (16.0, 760.0), (32.0, 1400.0), (64.0, 2400.0), (128.0, 2450.0)];
+    const KNEE_32: [(f64, f64); 5] = [(8.0, 480.0), (16.0, 900.0), (32.0, 1500.0), (64.0, 1520.0), (128.0, 1530.0)];
+    for app in TestApp::each().await {
+        let base = trial_sweep(&app, "base", &KNEE_64).await;
+        let twin = trial_sweep(&app, "twin", &KNEE_64).await;
+        let bent = trial_sweep(&app, "bent", &KNEE_32).await;
+        let get = |path: String| {
+            let client = app.client.clone();
+            let url = app.url(&path);
+            async move {
+                let resp = client.get(url).send().await.unwrap();
+                let status = resp.status();
+                (status, resp.json::<Value>().await.unwrap())
+            }
+        };
+        let (status, body) = get(format!("/api/v1/runs/{bent}/check?baseline={base}")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let curve = &body["report"]["curve"];
+        assert_eq!(curve["knee"]["reference"], serde_json::json!({ "kind": "level", "load": 64.0 }), "{body}");
+        assert_eq!(curve["knee"]["value"], serde_json::json!({ "kind": "level", "load": 32.0 }), "{body}");
+        assert_eq!(
+            (curve["knee"]["shift"].as_str(), curve["knee"]["verdict"].as_str()),
+            (Some("lower"), Some("beyond_noise")),
+            "[{}] {body}",
+            app.backend
+        );
+        assert_eq!(curve["knee"]["value_range"]["curves"], 3, "{body}");
+        assert_eq!(
+            (curve["plateau"]["verdict"].as_str(), curve["plateau"]["test"].as_str()),
+            (Some("beyond_noise"), Some("t_test"))
+        );
+        assert_eq!(
+            curve["headline"], "The knee moved from C≈64 to C≈32 (beyond noise); the plateau fell 38 % (beyond noise).",
+            "{body}"
+        );
+        assert_eq!(body["passed"], false, "{body}");
+        let md = body["markdown"].as_str().unwrap();
+        let curve_at = md.find("### Curve\n\n❌ The knee moved from C≈64 to C≈32 (beyond noise)").expect(md);
+        assert!(md.find("Thresholds:").is_some_and(|t| t > curve_at), "the curve first: {md}");
+        // The twin: the knee held, within noise; the curve is not a regression.
+        let (_, body) = get(format!("/api/v1/runs/{twin}/check?baseline={base}")).await;
+        assert_eq!(body["report"]["curve"]["knee"]["verdict"], "within_noise", "{body}");
+        assert_eq!(body["passed"], true, "{body}");
+        // Against the history (base and twin before it): the knee left the earlier runs' range.
+        let (_, body) = get(format!("/api/v1/runs/{bent}/check?history=true")).await;
+        let curve = &body["report"]["curve"];
+        assert_eq!(
+            (curve["knee"]["shift"].as_str(), curve["knee"]["verdict"].as_str()),
+            (Some("lower"), Some("beyond_noise")),
+            "{body}"
+        );
+        assert_eq!(curve["reference"], "the 2 earlier runs", "{body}");
+        assert_eq!(body["passed"], false, "{body}");
+    }
+}
+
 const SWEEP_DIR: &str = "vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results";
 
 /// The real vLLM sweep folder with a second setting beside it (the same files under

@@ -12,6 +12,7 @@ pub mod changepoint;
 pub mod changes;
 pub mod compare;
 pub mod cost;
+pub mod curve;
 pub mod format;
 #[cfg(test)]
 mod fuzz;

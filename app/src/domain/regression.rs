@@ -11,6 +11,7 @@
 //! an engine upgrade move the numbers, and the gate exists to catch exactly that.
 
 use super::compare::{load_label, LevelKey};
+use super::curve::CurveVerdict;
 use super::metrics::{Metric, Stat};
 use super::noise::{Significance, Verdict};
 use super::slo::gate::{Basis, CapacityFinding};
@@ -170,17 +171,40 @@ pub struct CheckReport {
     /// family of the per-level findings: it is one question asked of the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacityFinding>,
+    /// The run's curve against the same reference (`curve`): the knee, the plateau and,
+    /// with an SLO, capacity in one sentence. A knee that moved to a lower load beyond
+    /// noise, or a plateau that fell by more than `max_worse_pct` beyond noise, is one
+    /// regression more (the plateau level's own finding may count as well: the curve is a
+    /// question about the whole run, the finding about one level). Absent from reports
+    /// written before curves were judged, and when there is nothing to judge against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<CurveVerdict>,
 }
 
 impl CheckReport {
     pub fn regressions(&self) -> usize {
         self.findings.iter().filter(|f| f.regression).count()
             + usize::from(self.capacity.as_ref().is_some_and(|c| c.regression))
+            + usize::from(self.curve_regressed())
+    }
+
+    /// The curve verdict counts as a regression (see [`CheckReport::curve`]).
+    pub fn curve_regressed(&self) -> bool {
+        self.curve.as_ref().is_some_and(|c| c.regression(self.thresholds.max_worse_pct))
+    }
+
+    /// Capacity at an SLO gated too: the finding, and the curve verdict's last clause.
+    pub fn with_capacity(mut self, capacity: CapacityFinding) -> Self {
+        self.curve = self.curve.take().map(|c| c.with_capacity_finding(&capacity, &self.thresholds));
+        self.capacity = Some(capacity);
+        self
     }
 
     /// Something was judged: a per-level finding, or capacity at the SLO.
     fn judged_anything(&self) -> bool {
-        !self.findings.is_empty() || self.capacity.as_ref().is_some_and(|c| c.not_judged.is_none())
+        !self.findings.is_empty()
+            || self.capacity.as_ref().is_some_and(|c| c.not_judged.is_none())
+            || self.curve.as_ref().is_some_and(CurveVerdict::judged)
     }
 
     /// Passed: nothing worse beyond the thresholds (and something was checked).
@@ -208,6 +232,9 @@ impl CheckReport {
             md(&self.run_id),
             md(&self.against)
         ));
+        if let Some(c) = &self.curve {
+            out.push_str(&curve_markdown(c, self.curve_regressed()));
+        }
         out.push_str(&format!(
             "Thresholds: worse by more than {} %{}; throughput lower is worse, latency higher is worse.\n\n",
             self.thresholds.max_worse_pct,
@@ -248,6 +275,22 @@ impl CheckReport {
         }
         out
     }
+}
+
+/// The curve section of a check's summary, first after the verdict: the headline sentence,
+/// then the knee's and the plateau's evidence.
+fn curve_markdown(c: &CurveVerdict, regression: bool) -> String {
+    let mark = if regression {
+        "❌"
+    } else if c.judged() {
+        "✅"
+    } else {
+        "⚠️"
+    };
+    let mut out = format!("### Curve\n\n{mark} {}\n\n", md(&c.headline));
+    out.push_str(&format!("- Knee: {}\n", md(&c.knee.detail)));
+    out.push_str(&format!("- Plateau: {}\n\n", md(&c.plateau.detail)));
+    out
 }
 
 /// The capacity section of a check's summary: the verdict and the change in one line, the
@@ -398,6 +441,7 @@ pub fn against_baseline(run: &Run, baseline: &Run, t: &Thresholds) -> CheckRepor
         findings,
         note,
         capacity: None,
+        curve: Some(super::curve::curve_verdict(baseline, run)),
     }
 }
 
@@ -430,6 +474,7 @@ pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckRepor
                     "No earlier run of this configuration: nothing to check against.".to_owned()
                 }),
                 capacity: None,
+                curve: None,
             },
         };
     }
@@ -488,6 +533,7 @@ pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckRepor
         findings,
         note,
         capacity: None,
+        curve: super::curve::against_history(run, history, t),
     }
 }
 
@@ -666,6 +712,41 @@ mod tests {
         assert!(lone.markdown().contains("nothing to check"));
         lone.capacity = Some(crate::domain::slo::gate::against_baseline(&slo, &base, &slow, &Thresholds::default()));
         assert!(lone.passed() && lone.markdown().contains("✅ **no regression**"), "{}", lone.markdown());
+    }
+
+    /// A run whose knee moved from C=64 to C=32 (three trials a level): the curve is one
+    /// regression more, said first in the summary; a report written before curves were
+    /// judged still reads.
+    #[test]
+    fn a_knee_that_moved_down_beyond_noise_is_a_regression_said_first() {
+        let sweep = |name: &str, levels: &[(f64, f64)]| {
+            let mut r = run_with(name, &[]);
+            r.points = levels
+                .iter()
+                .map(|(c, t)| {
+                    Point::from_trials([0.99, 1.0, 1.01].iter().map(|f| level(*c, t * f, Some(2.0))).collect()).unwrap()
+                })
+                .collect();
+            r
+        };
+        let base = sweep("a", &[(8.0, 400.0), (16.0, 760.0), (32.0, 1400.0), (64.0, 2400.0), (128.0, 2450.0)]);
+        let bent = sweep("b", &[(8.0, 480.0), (16.0, 900.0), (32.0, 1500.0), (64.0, 1520.0), (128.0, 1530.0)]);
+        let r = against_baseline(&bent, &base, &Thresholds::default());
+        assert!(r.curve_regressed(), "{r:#?}");
+        let per_level = r.findings.iter().filter(|f| f.regression).count();
+        assert_eq!(r.regressions(), per_level + 1);
+        let md = r.markdown();
+        let curve = md.find("### Curve\n\n❌ The knee moved from C≈64 to C≈32 (beyond noise); the plateau fell 38 %");
+        assert!(curve.is_some_and(|at| md.find("Thresholds:").is_some_and(|t| t > at)), "{md}");
+        assert!(md.contains("- Knee: the baseline C≈64 (each of 3 trials: C≈64), this run C≈32"), "{md}");
+        // The same run against itself: the curve held, within noise.
+        let same = against_baseline(&base, &base, &Thresholds::default());
+        assert!(same.passed() && same.markdown().contains("✅ The knee held at C≈64 (within noise)"));
+        // Older JSON, without `curve`, reads; a report without one writes none.
+        let mut old = serde_json::to_value(&same).unwrap();
+        old.as_object_mut().unwrap().remove("curve");
+        let back: CheckReport = serde_json::from_value(old).unwrap();
+        assert!(back.curve.is_none() && !serde_json::to_string(&back).unwrap().contains("\"curve\""));
     }
 
     #[test]

@@ -123,7 +123,7 @@ fn side_label(kind: LoadKind, s: &Side, basis: Basis) -> String {
 
 /// A level of a run as one sweep's level: counted trial `k`'s measures and counts (warm-up
 /// trials are not counted).
-fn trial_point(p: &Point, k: usize) -> Option<Point> {
+pub(crate) fn trial_point(p: &Point, k: usize) -> Option<Point> {
     let t = p.counted_trials().nth(k)?;
     let mut q = Point::at(p.load_kind, p.load_value);
     q.measures = t.measures.clone();

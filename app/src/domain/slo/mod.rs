@@ -37,7 +37,9 @@ mod parse;
 pub use attain::{
     attain, goodput, limit_value, Goodput, LevelAttainment, LevelGoodput, LimitResult, NoGoodput, Verdict,
 };
-pub use capacity::{capacity, estimate_label, sentence, AtLevel, Capacity, Estimate, Failure, Unjudged};
+pub use capacity::{
+    capacity, estimate_label, estimate_range, sentence, AtLevel, Capacity, Estimate, Failure, Unjudged,
+};
 pub use change::{across, bracket, change, CapacityChange, CapacityValue, Direction, RunCapacity};
 
 #[cfg(doc)]

@@ -1,4 +1,5 @@
-//! `/compare?runs=a&runs=b[&baseline=b]`: 2 to 10 runs side by side — overlaid charts, the
+//! `/compare?runs=a&runs=b[&baseline=b]`: 2 to 10 runs side by side — each run's curve
+//! against the baseline in one sentence (knee, plateau, capacity at the view's SLO), overlaid charts, the
 //! per-level table with % change against the baseline, the explanation of each throughput
 //! change, the facts diff with a comparability verdict, and the anomalies found, proposed
 //! as annotations. Tables carry every number, so the page reads without JavaScript.
@@ -233,6 +234,38 @@ pub(crate) fn CompareView(
         })
         .collect();
     let found = anomalies::detect(&runs);
+    // Each run's curve against the baseline: the knee, the plateau and capacity at the
+    // view's SLO, in one sentence with its evidence (`domain::curve`).
+    let curves = crate::domain::curve::across(&runs, baseline, view.slo.as_ref())
+        .into_iter()
+        .filter_map(|rc| {
+            let run = runs.get(rc.run)?;
+            let v = rc.verdict;
+            let class = if v.regression(crate::domain::regression::Thresholds::default().max_worse_pct) {
+                "curve-verdict worse"
+            } else {
+                "curve-verdict"
+            };
+            let knee_verdict = v.knee.verdict.label();
+            let plateau_verdict = v.plateau.verdict.label();
+            Some(view! {
+                <li class=class data-knee=knee_verdict data-plateau=plateau_verdict>
+                    <span class="swatch" style=format!("background:{}", run_colour(rc.run))></span>
+                    <strong>{run.name.clone()}</strong>": "{v.headline}
+                    <ul class="curve-details">
+                        <li class="curve-knee">"Knee: "{v.knee.detail}"."</li>
+                        <li class="curve-plateau">"Plateau: "{v.plateau.detail}"."</li>
+                    </ul>
+                </li>
+            })
+        })
+        .collect_view();
+    let curve_view = view! {
+        <section class="curve" id="curve">
+            <h2>"Curve"</h2>
+            <ul class="curve-verdicts" id="curve-verdicts">{curves}</ul>
+        </section>
+    };
     // Capacity at the view's SLO per run, and its change from the baseline.
     let slo_view = view.slo.clone().map(|slo| {
         let points: Vec<&[Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
@@ -335,6 +368,7 @@ pub(crate) fn CompareView(
         {error.map(|e| view! { <div class="error-box" role="alert" id="form-error">{e}</div> })}
         <h1 class:sub-head=is_report>"Compare "{n}" runs"</h1>
         <ul class="run-chips">{chips}</ul>
+        {curve_view}
         {slo_view}
         {(!cmp.runs.is_empty()).then(|| view! { <ul class="verdicts" id="verdicts">{verdicts}</ul> })}
         {(!explanations.is_empty()).then(|| view! {
