@@ -109,7 +109,8 @@ pub async fn compare_page(pool: &Db, view: &ViewState) -> Result<ComparePageData
     let costs = or_empty("prices", costs(pool, &runs, &stored).await);
     charts.extend(crate::charts::pages::cost_pareto_spec(&runs, &costs));
     let costs = compare_costs(&runs, &costs, view);
-    Ok(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, costs })
+    let curves = curve_lines(false, &runs, view);
+    Ok(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, costs, curves })
 }
 
 /// The saved report `slug`: its view over today's data.
@@ -129,7 +130,19 @@ pub async fn report_page(pool: &Db, slug: &str) -> Result<ReportPageData, AppErr
     let charts = view_charts(run.is_some(), &runs, &stored, &view);
     let costs = or_empty("prices", costs(pool, &runs, &stored).await);
     let (cost, compare_costs) = cost_views(run.is_some(), &runs, &costs, &view);
-    Ok(ReportPageData { report, view, is_run: run.is_some(), runs, stored, dismissed, charts, cost, compare_costs })
+    let curves = curve_lines(run.is_some(), &runs, &view);
+    Ok(ReportPageData {
+        report,
+        view,
+        is_run: run.is_some(),
+        runs,
+        stored,
+        dismissed,
+        charts,
+        cost,
+        compare_costs,
+        curves,
+    })
 }
 
 /// The snapshot `id`: the runs and signals exactly as they were frozen, charted for its view.
@@ -150,12 +163,13 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         AppError::Internal
     })?;
     // A snapshot whose view no longer parses still opens; its page says what is wrong.
-    let (charts, (cost, compare_costs)) = match split_view_path(&s.view_path) {
+    let (charts, (cost, compare_costs), curves) = match split_view_path(&s.view_path) {
         Ok((run, view)) => (
             view_charts(run.is_some(), &payload.runs, &payload.signals, &view),
             cost_views(run.is_some(), &payload.runs, &payload.costs, &view),
+            curve_lines(run.is_some(), &payload.runs, &view),
         ),
-        Err(_) => (Vec::new(), (None, Vec::new())),
+        Err(_) => (Vec::new(), (None, Vec::new()), Vec::new()),
     };
     Ok(SnapshotData {
         id: s.id,
@@ -168,10 +182,19 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         cost,
         compare_costs,
         charts,
+        curves,
     })
 }
 
 /// The charts of a run page (the first of `runs`) or of a compare page.
+/// A comparison's curve per run against its baseline (none for a run page).
+fn curve_lines(run_page: bool, runs: &[Run], view: &ViewState) -> Vec<crate::domain::curve::CurveLine> {
+    if run_page {
+        return Vec::new();
+    }
+    crate::domain::curve::lines(runs, baseline_index(runs, view.baseline.as_ref()), view.slo.as_ref())
+}
+
 fn view_charts(run_page: bool, runs: &[Run], stored: &[StoredSignals], view: &ViewState) -> Vec<ChartSpec> {
     if run_page {
         runs.first().map(|r| run_chart_specs(r, stored.first(), view)).unwrap_or_default()

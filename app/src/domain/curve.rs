@@ -669,6 +669,39 @@ pub fn across(runs: &[Run], baseline: usize, slo: Option<&Slo>) -> Vec<RunCurve>
         .collect()
 }
 
+/// One compared run's curve as the compare page shows it, formatted on the server (the
+/// browser bundle then carries strings, not the verdict's types and rules).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CurveLine {
+    /// Index into the compared runs.
+    pub run: usize,
+    pub headline: String,
+    pub knee: String,
+    pub plateau: String,
+    /// [`NoiseVerdict::label`] of the knee's and the plateau's change.
+    pub knee_verdict: String,
+    pub plateau_verdict: String,
+    /// Worse beyond the gate's default thresholds.
+    pub worse: bool,
+}
+
+/// [`across`], formatted: one line per compared run.
+pub fn lines(runs: &[Run], baseline: usize, slo: Option<&Slo>) -> Vec<CurveLine> {
+    let max_worse_pct = Thresholds::default().max_worse_pct;
+    across(runs, baseline, slo)
+        .into_iter()
+        .map(|rc| CurveLine {
+            run: rc.run,
+            worse: rc.verdict.regression(max_worse_pct),
+            knee_verdict: rc.verdict.knee.verdict.label().to_owned(),
+            plateau_verdict: rc.verdict.plateau.verdict.label().to_owned(),
+            headline: rc.verdict.headline,
+            knee: rc.verdict.knee.detail,
+            plateau: rc.verdict.plateau.detail,
+        })
+        .collect()
+}
+
 /// `run`'s curve against the runs before it of its configuration (`history`: newest first,
 /// `run` not among them; at most `t.window` used). With fewer than two, against the one
 /// there is as a baseline; with none, `None`.

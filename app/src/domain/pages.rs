@@ -80,6 +80,10 @@ pub struct ComparePageData {
     /// Each run's cost at its peak, formatted, indexed like `runs`; empty when the prices
     /// could not be read.
     pub costs: Vec<CompareCostRow>,
+    /// Each compared run's curve against the baseline (knee, plateau, capacity at the
+    /// view's SLO), formatted.
+    #[serde(default)]
+    pub curves: Vec<super::curve::CurveLine>,
 }
 
 /// A saved report (`/r/<slug>`): the view it names, over today's data.
@@ -100,4 +104,7 @@ pub struct ReportPageData {
     pub cost: Option<CostView>,
     /// A comparison's cost rows (empty for a run report).
     pub compare_costs: Vec<CompareCostRow>,
+    /// A comparison's curve per run against the baseline (empty for a run).
+    #[serde(default)]
+    pub curves: Vec<super::curve::CurveLine>,
 }

@@ -177,7 +177,10 @@ pub struct CheckReport {
     /// regression more (the plateau level's own finding may count as well: the curve is a
     /// question about the whole run, the finding about one level). Absent from reports
     /// written before curves were judged, and when there is nothing to judge against.
+    /// (The browser never reads it — the run page words the check on the server — so the
+    /// wasm build skips it and carries none of the verdict's serde code.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(not(feature = "ssr"), serde(skip))]
     pub curve: Option<CurveVerdict>,
 }
 

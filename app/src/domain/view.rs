@@ -257,6 +257,9 @@ pub struct SnapshotData {
     /// The page's charts, built on the server from the frozen data (never stored).
     #[serde(default)]
     pub charts: Vec<super::pages::ChartSpec>,
+    /// A comparison's curve per run against the baseline (empty for a run).
+    #[serde(default)]
+    pub curves: Vec<super::curve::CurveLine>,
 }
 
 /// How a run or compare page is being shown.

@@ -48,8 +48,8 @@ pub fn ComparePage() -> impl IntoView {
                     Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),
                 };
                 match runs.await {
-                    Ok(Some(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, costs })) => view! {
-                        <CompareView runs view=state mode=PageMode::Live dismissed stored request_tests charts slos costs error />
+                    Ok(Some(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, costs, curves })) => view! {
+                        <CompareView runs view=state mode=PageMode::Live dismissed stored request_tests charts slos costs curves error />
                     }.into_any(),
                     Ok(None) => view! { <p>"Loading runs…"</p> }.into_any(),
                     Err(e) => view! {
@@ -165,6 +165,9 @@ pub(crate) fn CompareView(
     /// Each run's cost, indexed like `runs` (empty: none could be read).
     #[prop(optional)]
     costs: Vec<crate::domain::cost::CompareCostRow>,
+    /// Each compared run's curve against the baseline, formatted on the server.
+    #[prop(optional)]
+    curves: Vec<crate::domain::curve::CurveLine>,
     error: Option<String>,
 ) -> impl IntoView {
     let baseline = compare::baseline_index(&runs, view.baseline.as_ref());
@@ -236,25 +239,18 @@ pub(crate) fn CompareView(
     let found = anomalies::detect(&runs);
     // Each run's curve against the baseline: the knee, the plateau and capacity at the
     // view's SLO, in one sentence with its evidence (`domain::curve`).
-    let curves = crate::domain::curve::across(&runs, baseline, view.slo.as_ref())
+    let curves = curves
         .into_iter()
-        .filter_map(|rc| {
-            let run = runs.get(rc.run)?;
-            let v = rc.verdict;
-            let class = if v.regression(crate::domain::regression::Thresholds::default().max_worse_pct) {
-                "curve-verdict worse"
-            } else {
-                "curve-verdict"
-            };
-            let knee_verdict = v.knee.verdict.label();
-            let plateau_verdict = v.plateau.verdict.label();
+        .filter_map(|c| {
+            let run = runs.get(c.run)?;
+            let class = if c.worse { "curve-verdict worse" } else { "curve-verdict" };
             Some(view! {
-                <li class=class data-knee=knee_verdict data-plateau=plateau_verdict>
-                    <span class="swatch" style=format!("background:{}", run_colour(rc.run))></span>
-                    <strong>{run.name.clone()}</strong>": "{v.headline}
+                <li class=class data-knee=c.knee_verdict data-plateau=c.plateau_verdict>
+                    <span class="swatch" style=format!("background:{}", run_colour(c.run))></span>
+                    <strong>{run.name.clone()}</strong>": "{c.headline}
                     <ul class="curve-details">
-                        <li class="curve-knee">"Knee: "{v.knee.detail}"."</li>
-                        <li class="curve-plateau">"Plateau: "{v.plateau.detail}"."</li>
+                        <li class="curve-knee">"Knee: "{c.knee}"."</li>
+                        <li class="curve-plateau">"Plateau: "{c.plateau}"."</li>
                     </ul>
                 </li>
             })

@@ -23,7 +23,7 @@ pub fn ReportPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading report…"</p> }>
             {move || Suspend::new(async move {
                 match data.await {
-                    Ok(ReportPageData { report, view: state, is_run, mut runs, mut stored, dismissed, charts, cost, compare_costs }) => {
+                    Ok(ReportPageData { report, view: state, is_run, mut runs, mut stored, dismissed, charts, cost, compare_costs, curves }) => {
                         let title = report.title.clone();
                         let desc = if report.description.is_empty() { format!("Plateau report: {}", report.title) } else { report.description.clone() };
                         let mode = PageMode::Report(report);
@@ -36,7 +36,7 @@ pub fn ReportPage() -> impl IntoView {
                                 None => { crate::ui::components::set_page_status(404); view! { <p>"The report's run is gone."</p> }.into_any() }
                             }
                         } else {
-                            view! { <CompareView runs view=state mode dismissed stored charts costs=compare_costs error=None /> }.into_any()
+                            view! { <CompareView runs view=state mode dismissed stored charts costs=compare_costs curves error=None /> }.into_any()
                         };
                         view! {
                             <Title text=title.clone() />
@@ -74,6 +74,7 @@ pub fn SnapshotPage() -> impl IntoView {
                         let mut stored = snap.signals;
                         // The costs as they were when frozen (prices included).
                         let (cost, compare_costs) = (snap.cost, snap.compare_costs);
+                        let curves = snap.curves;
                         let body = if run.is_some() {
                             match runs.pop() {
                                 Some(run) => {
@@ -83,7 +84,7 @@ pub fn SnapshotPage() -> impl IntoView {
                                 None => view! { <p>"The snapshot holds no run."</p> }.into_any(),
                             }
                         } else {
-                            view! { <CompareView runs view=state mode stored charts costs=compare_costs error=None /> }.into_any()
+                            view! { <CompareView runs view=state mode stored charts costs=compare_costs curves error=None /> }.into_any()
                         };
                         view! { <Title text=title /> {body} }.into_any()
                     }
