@@ -1240,6 +1240,17 @@ async fn alerts_reach_webhooks_with_retries_and_stop_once_acknowledged() {
             let url = app.url(&format!("/api/v1/runs/{id}/alerts/ack"));
             async move { client.post(url).json(&body).send().await.unwrap() }
         };
+        // The run page's form: a missing reason goes back to the page with the error.
+        let resp = app
+            .client
+            .post(app.url(&format!("/runs/{id}/alerts/ack")))
+            .form(&[("key", key.as_str()), ("reason", ""), ("back", &format!("/runs/{id}"))])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        let to = resp.headers()["location"].to_str().unwrap().to_owned();
+        assert!(to.starts_with(&format!("/runs/{id}?error=")) && to.contains("reason"), "{to}");
         let resp = ack(serde_json::json!({ "key": key, "reason": "  " })).await;
         assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
         assert!(resp.text().await.unwrap().contains("reason"));
