@@ -200,6 +200,8 @@ test('a vLLM sweep folder uploads as an experiment and lands on its comparison',
   await page.goto(env.server.base + '/');
   await page.locator('#runs tbody tr td a', { hasText: 'max_num_seqs=128' }).first().click();
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+  // A client-side navigation: the run's data arrives after the address changes.
+  await page.locator('#levels tbody tr').first().waitFor();
   assert.equal(await page.locator('#levels tbody tr').count(), 1);
   assert.match(await page.locator('#levels .badge.warmup').innerText(), /\+1 warm-up/);
   assert.deepEqual(errors, []);

@@ -15,7 +15,9 @@ async function sweep(url, name) {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      url, model: 'plateau-sim', name, concurrency: [4, 8, 16], requests: 16, max_tokens: 16, ignore_eos: true,
+      // Two levels past the knee and 32-token answers, so each run finds its plateau even
+      // on a busy machine.
+      url, model: 'plateau-sim', name, concurrency: [4, 8, 16, 32], requests: 32, max_tokens: 32, ignore_eos: true,
       no_metrics: true, seed: 1,
     }),
   });
@@ -41,7 +43,7 @@ function series(page, name) {
   }, name);
 }
 
-test('a batch limit halved half-way is one change point at the right run, and a new baseline there', { timeout: 300_000 }, async () => {
+test('a batch limit halved half-way is one change point at the right run, and a new baseline there', { timeout: 600_000 }, async () => {
   const wide = await startSim(['--max-batch', '8']);
   const narrow = await startSim(['--max-batch', '4']);
   const ids = [];
