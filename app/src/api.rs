@@ -111,7 +111,7 @@ pub async fn get_history(
     Ok(match slo {
         Some(slo) => {
             let series = capacity_series(&t, &runs, &slo);
-            let json = crate::charts::history::capacity_option_json(&t, &series);
+            let json = crate::charts::history::capacity_option_json(&t, &series, &settings);
             page.with_capacity(&series, json)
         }
         None => page,

@@ -276,8 +276,20 @@ pub fn capacity_chart(trend: &Trend, series: &CapacitySeries) -> Chart {
 /// The capacity chart as the JSON the page draws, with `plateauLinks` as on the main
 /// chart. The line's points are written here: a run without capacity is `[i, "-"]`,
 /// which ECharts draws as a break in the line (charming's numeric data cannot say it).
-pub fn capacity_option_json(trend: &Trend, series: &CapacitySeries) -> String {
+pub fn capacity_option_json(
+    trend: &Trend,
+    series: &CapacitySeries,
+    settings: &crate::domain::changepoint::Settings,
+) -> String {
     let links: Vec<String> = trend.points.iter().map(|p| format!("/runs/{}", p.run_id)).collect();
+    // Capacity's own segments and change points, as on the main chart.
+    let loads: Vec<Option<f64>> = series.points.iter().map(|p| p.load).collect();
+    let segmented = crate::domain::changes::segment(&loads, settings);
+    let changes: Vec<serde_json::Value> = segmented
+        .changes
+        .iter()
+        .filter_map(|(i, _, _)| Some(serde_json::json!([i, round_for_display(loads.get(*i).copied().flatten()?)])))
+        .collect();
     let line: Vec<serde_json::Value> = series
         .points
         .iter()
@@ -294,6 +306,18 @@ pub fn capacity_option_json(trend: &Trend, series: &CapacitySeries) -> String {
                 if let Some(first) = all.iter_mut().find(|s| s["name"] == CAPACITY_LINE) {
                     first["data"] = line.into();
                 }
+                for (name, offset) in [(SEGMENT_MEAN, 0.0), (SEGMENT_HIGH, 1.0), (SEGMENT_LOW, -1.0)] {
+                    all.push(serde_json::json!({
+                        "type": "line", "name": name, "showSymbol": false,
+                        "lineStyle": { "color": "#3ba272", "width": if offset == 0.0 { 2.5 } else { 1.0 },
+                                       "type": if offset == 0.0 { "solid" } else { "dotted" } },
+                        "data": segment_line(&segmented.segments, offset),
+                    }));
+                }
+                all.push(serde_json::json!({
+                    "type": "scatter", "name": CHANGE_POINT, "symbol": "triangle", "symbolSize": 18,
+                    "itemStyle": { "color": "#3ba272" }, "data": changes,
+                }));
             }
             o.insert("plateauLinks".into(), links.into());
             serde_json::Value::Object(o).to_string()
@@ -311,7 +335,7 @@ pub fn option_json(trend: &Trend) -> String {
             if let Some(serde_json::Value::Array(all)) = o.get_mut("series") {
                 for (name, offset) in [(SEGMENT_MEAN, 0.0), (SEGMENT_HIGH, 1.0), (SEGMENT_LOW, -1.0)] {
                     if let Some(s) = all.iter_mut().find(|s| s["name"] == name) {
-                        s["data"] = segment_line(trend, offset).into();
+                        s["data"] = segment_line(&trend.segments, offset).into();
                     }
                 }
             }
@@ -324,9 +348,9 @@ pub fn option_json(trend: &Trend) -> String {
 
 /// Each segment as a flat line at its mean (+ `sd_offset` standard deviations) over its
 /// runs, a break (`"-"`) between segments: `[index, value]` pairs.
-fn segment_line(trend: &Trend, sd_offset: f64) -> Vec<serde_json::Value> {
+fn segment_line(segments: &[crate::domain::changes::RunSegment], sd_offset: f64) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
-    for (k, s) in trend.segments.iter().enumerate() {
+    for (k, s) in segments.iter().enumerate() {
         if k > 0 {
             out.push(serde_json::json!([s.first, "-"]));
         }
@@ -420,7 +444,8 @@ mod tests {
                 cp(Some(32.0), Some(CapacityKind::Measured)),
             ],
         };
-        let json: serde_json::Value = serde_json::from_str(&capacity_option_json(&trend, &series)).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&capacity_option_json(&trend, &series, &Default::default())).unwrap();
         let series_of =
             |n: &str| json["series"].as_array().unwrap().iter().find(|s| s["name"] == n).cloned().unwrap_or_default();
         assert_eq!(series_of(CAPACITY_LINE)["data"], serde_json::json!([[0, 50.8], [1, "-"], [2, 32.0]]));
@@ -429,5 +454,45 @@ mod tests {
         assert_eq!(series_of(THIS_RUN)["data"], serde_json::json!([[2.0, 32.0]]));
         assert_eq!(json["yAxis"]["name"], "Capacity at the SLO (concurrent requests)");
         assert!(!json.to_string().contains("[1.0,0"), "a gap is never a zero: {json}");
+        // Three runs: one segment over the two with a capacity, no change point.
+        assert_eq!(series_of(SEGMENT_MEAN)["data"], serde_json::json!([[0, 41.4], [1, 41.4], [2, 41.4]]));
+        assert_eq!(series_of(CHANGE_POINT)["data"], serde_json::json!([]));
+    }
+
+    /// Capacity that halves half-way: its own change point on the capacity chart, at the
+    /// first run after, and two segments either side of a break.
+    #[test]
+    fn capacity_gets_its_segments_and_change_points() {
+        use crate::domain::trend::{CapacityPoint, CapacitySeries};
+        let pts: Vec<TrendPoint> = (0..16).map(|i| point(i % 3, Some(1.0), None)).collect();
+        let trend = Trend {
+            key: "k".into(),
+            measure: Measure::Plateau,
+            unit: "tok/s",
+            thresholds: Default::default(),
+            points: pts,
+            segments: vec![],
+            changes: vec![],
+        };
+        let series = CapacitySeries {
+            slo: "ttft:p99<=2s".into(),
+            load_kind: crate::domain::LoadKind::Concurrency,
+            points: (0..16)
+                .map(|i| CapacityPoint {
+                    load: Some(if i < 8 { 64.0 } else { 32.0 }),
+                    kind: Some(CapacityKind::Measured),
+                    label: String::new(),
+                    reason: None,
+                })
+                .collect(),
+        };
+        let json: serde_json::Value =
+            serde_json::from_str(&capacity_option_json(&trend, &series, &Default::default())).unwrap();
+        let series_of =
+            |n: &str| json["series"].as_array().unwrap().iter().find(|s| s["name"] == n).cloned().unwrap_or_default();
+        assert_eq!(series_of(CHANGE_POINT)["data"], serde_json::json!([[8, 32.0]]));
+        let seg = series_of(SEGMENT_MEAN)["data"].as_array().unwrap().clone();
+        assert_eq!(seg.len(), 17, "16 runs and one break: {seg:?}");
+        assert_eq!(seg[8], serde_json::json!([8, "-"]));
     }
 }
