@@ -384,20 +384,30 @@ mod tests {
         }
     }
 
+    /// A plateau trend over `points`, with no segments of its own.
+    fn plateau_trend(points: Vec<TrendPoint>) -> Trend {
+        Trend {
+            key: "k".into(),
+            measure: Measure::Plateau,
+            unit: "tok/s",
+            thresholds: Default::default(),
+            points,
+            segments: vec![],
+            changes: vec![],
+        }
+    }
+
+    /// The series of a chart option named `name` (`null` when there is none).
+    fn named(json: &serde_json::Value, name: &str) -> serde_json::Value {
+        json["series"].as_array().unwrap().iter().find(|s| s["name"] == name).cloned().unwrap_or_default()
+    }
+
     #[test]
     fn the_chart_draws_values_limits_versions_and_marks_with_escaped_text() {
         let mut pts = vec![point(0, Some(100.0), Some("0.6")), point(1, None, Some("0.6")), point(2, Some(80.0), None)];
         pts[2].notes.push(Note { id: "1".into(), kind: "cause".into(), body: "<img src=x onerror=alert(1)>".into() });
         pts[0].engine_version = Some("<script>".into());
-        let trend = Trend {
-            key: "k".into(),
-            measure: Measure::Plateau,
-            unit: "tok/s",
-            thresholds: Default::default(),
-            points: pts,
-            segments: vec![],
-            changes: vec![],
-        };
+        let trend = plateau_trend(pts);
         let json: serde_json::Value = serde_json::from_str(&option_json(&trend)).unwrap();
         let series = json["series"].as_array().unwrap();
         let named = |n: &str| series.iter().find(|s| s["name"] == n).unwrap_or_else(|| panic!("{n}: {json}"));
@@ -420,15 +430,7 @@ mod tests {
     fn the_capacity_chart_marks_estimates_and_leaves_gaps() {
         use crate::domain::trend::{CapacityPoint, CapacitySeries};
         let pts = vec![point(0, Some(1.0), None), point(1, Some(1.0), None), point(2, Some(1.0), None)];
-        let trend = Trend {
-            key: "k".into(),
-            measure: Measure::Plateau,
-            unit: "tok/s",
-            thresholds: Default::default(),
-            points: pts,
-            segments: vec![],
-            changes: vec![],
-        };
+        let trend = plateau_trend(pts);
         let cp = |load: Option<f64>, kind: Option<CapacityKind>| CapacityPoint {
             load,
             kind,
@@ -446,8 +448,7 @@ mod tests {
         };
         let json: serde_json::Value =
             serde_json::from_str(&capacity_option_json(&trend, &series, &Default::default())).unwrap();
-        let series_of =
-            |n: &str| json["series"].as_array().unwrap().iter().find(|s| s["name"] == n).cloned().unwrap_or_default();
+        let series_of = |n: &str| named(&json, n);
         assert_eq!(series_of(CAPACITY_LINE)["data"], serde_json::json!([[0, 50.8], [1, "-"], [2, 32.0]]));
         assert_eq!(series_of(CAPACITY_ESTIMATE)["data"], serde_json::json!([[0.0, 50.8]]));
         assert_eq!(series_of(CAPACITY_MEASURED)["data"], serde_json::json!([[2.0, 32.0]]));
@@ -465,15 +466,7 @@ mod tests {
     fn capacity_gets_its_segments_and_change_points() {
         use crate::domain::trend::{CapacityPoint, CapacitySeries};
         let pts: Vec<TrendPoint> = (0..16).map(|i| point(i % 3, Some(1.0), None)).collect();
-        let trend = Trend {
-            key: "k".into(),
-            measure: Measure::Plateau,
-            unit: "tok/s",
-            thresholds: Default::default(),
-            points: pts,
-            segments: vec![],
-            changes: vec![],
-        };
+        let trend = plateau_trend(pts);
         let series = CapacitySeries {
             slo: "ttft:p99<=2s".into(),
             load_kind: crate::domain::LoadKind::Concurrency,
@@ -488,8 +481,7 @@ mod tests {
         };
         let json: serde_json::Value =
             serde_json::from_str(&capacity_option_json(&trend, &series, &Default::default())).unwrap();
-        let series_of =
-            |n: &str| json["series"].as_array().unwrap().iter().find(|s| s["name"] == n).cloned().unwrap_or_default();
+        let series_of = |n: &str| named(&json, n);
         assert_eq!(series_of(CHANGE_POINT)["data"], serde_json::json!([[8, 32.0]]));
         let seg = series_of(SEGMENT_MEAN)["data"].as_array().unwrap().clone();
         assert_eq!(seg.len(), 17, "16 runs and one break: {seg:?}");

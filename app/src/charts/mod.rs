@@ -331,7 +331,7 @@ mod tests {
 
     #[test]
     fn axis_tops_are_round_and_above_the_data() {
-        // The case: a 613 tok/s peak gets an 800 axis, not 6,000.
+        // A 613 tok/s peak gets an 800 axis, not 6,000.
         assert_eq!(nice_max(613.0), Some(800.0));
         assert_eq!(nice_max(1017.0), Some(1200.0));
         assert_eq!(nice_max(45.0), Some(50.0));

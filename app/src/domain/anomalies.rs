@@ -319,7 +319,7 @@ pub fn failed_requests(run_index: usize, run: &Run) -> Vec<Anomaly> {
             };
             let text = format!(
                 "{}; its throughput and latency may not compare with levels without failures.",
-                capitalise(&evidence)
+                super::format::capitalise(&evidence)
             );
             Some(new_anomaly(AnomalyKind::FailedRequests, severity, run_index, run, Some(p), evidence, text))
         })
@@ -583,7 +583,7 @@ pub fn max_tokens_contradictions(run_index: usize, run: &Run) -> Vec<Anomaly> {
             let text = format!(
                 "{} — a request cannot generate more than max_tokens, so tok/s counts more than output \
                  tokens (reasoning? input?) or max_tokens was not {max}.",
-                capitalise(&evidence)
+                super::format::capitalise(&evidence)
             );
             Some(new_anomaly(
                 AnomalyKind::ExceedsMaxTokens,
@@ -675,14 +675,6 @@ pub fn why_findings(run_index: usize, run: &Run, signals: &RunSignals) -> Vec<An
         .collect()
 }
 
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(first) => first.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
-}
-
 /// Throughput gaps above [`THROUGHPUT_GAP_FRACTION`] at shared levels between every pair of
 /// runs on the same model and GPU (see [`same_model_and_gpu`]). The anomaly sits on the
 /// later run of the pair, compared with the earlier one, and carries the delta attribution
@@ -734,7 +726,7 @@ pub fn throughput_gaps(runs: &[Run]) -> Vec<Anomaly> {
                     text.push_str(&format!(": {}", at.explanation));
                 }
                 evidence.push_str(&format!("; facts: {}", facts.explanation));
-                text.push_str(&format!(". {}.", capitalise(&facts.explanation)));
+                text.push_str(&format!(". {}.", super::format::capitalise(&facts.explanation)));
                 let severity =
                     if facts.verdict == Comparability::NotLikeForLike { Severity::Info } else { Severity::Warning };
                 let mut an = new_anomaly(AnomalyKind::ThroughputGap, severity, j, run, Some(pb), evidence, text);

@@ -158,11 +158,7 @@ pub struct HistoryChange {
 
 /// "p = 0.005", "p < 0.001".
 pub fn p_text(p: f64) -> String {
-    if p < 0.001 {
-        "p < 0.001".into()
-    } else {
-        format!("p = {p:.3}")
-    }
+    format!("p {}", super::noise::p_text(p))
 }
 
 impl HistoryChange {
@@ -204,7 +200,7 @@ impl HistoryChange {
             .unwrap_or_default();
         format!(
             "{} {verb}{by} here ({} → {} {}, {})",
-            first_upper(&self.label),
+            super::format::capitalise(&self.label),
             super::regression::fig(self.before_mean),
             super::regression::fig(self.after_mean),
             self.unit,
@@ -220,14 +216,6 @@ impl HistoryChange {
     /// The history page showing it.
     pub fn history_href(&self) -> String {
         format!("/runs/{}/history?{}", self.run_id, self.history_query)
-    }
-}
-
-fn first_upper(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
     }
 }
 

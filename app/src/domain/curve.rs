@@ -211,6 +211,25 @@ pub struct PlateauChange {
     pub detail: String,
 }
 
+impl PlateauChange {
+    /// Both plateaus as `(load, tok/s)` where known, nothing judged yet.
+    fn unjudged(reference: Option<(f64, f64)>, value: Option<(f64, f64)>) -> Self {
+        Self {
+            reference_tok_s: reference.map(|r| r.1),
+            value_tok_s: value.map(|v| v.1),
+            reference_load: reference.map(|r| r.0),
+            value_load: value.map(|v| v.0),
+            change_pct: None,
+            test: None,
+            significance: None,
+            z: None,
+            verdict: NoiseVerdict::CannotTell,
+            clause: String::new(),
+            detail: String::new(),
+        }
+    }
+}
+
 /// Capacity at an SLO as the curve verdict says it (computed by `slo`, attached here).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CurveCapacity {
@@ -311,11 +330,10 @@ fn headline(v: &CurveVerdict) -> String {
         clauses.push(c.clause.as_str());
     }
     let text = clauses.into_iter().filter(|c| !c.is_empty()).collect::<Vec<_>>().join("; ");
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
-        None => String::new(),
+    if text.is_empty() {
+        return text;
     }
+    format!("{}.", super::format::capitalise(&text))
 }
 
 /// "12 %", "3.4 %": a magnitude with `noise::pct`'s precision.
@@ -530,19 +548,7 @@ fn no_plateau(reference: bool, value: bool, reference_name: &str) -> String {
 
 fn plateau_against_baseline(baseline: &Run, other: &Run) -> PlateauChange {
     let (b, o) = (plateau_of(baseline), plateau_of(other));
-    let mut p = PlateauChange {
-        reference_tok_s: b.map(|x| x.1),
-        value_tok_s: o.map(|x| x.1),
-        reference_load: b.map(|x| x.0.load_value),
-        value_load: o.map(|x| x.0.load_value),
-        change_pct: None,
-        test: None,
-        significance: None,
-        z: None,
-        verdict: NoiseVerdict::CannotTell,
-        clause: String::new(),
-        detail: String::new(),
-    };
+    let mut p = PlateauChange::unjudged(b.map(|x| (x.0.load_value, x.1)), o.map(|x| (x.0.load_value, x.1)));
     let (Some((bp, bt)), Some((op, ot))) = (b, o) else {
         p.clause = no_plateau(b.is_some(), o.is_some(), "the baseline");
         p.detail = p.clause.clone();
@@ -822,19 +828,7 @@ fn knee_against_history(kind: LoadKind, run: &Run, window: &[&Run], t: &Threshol
 fn plateau_against_history(run: &Run, window: &[&Run], t: &Thresholds) -> PlateauChange {
     let own = plateau_of(run);
     let past: Vec<f64> = window.iter().filter_map(|h| plateau_of(h).map(|p| p.1)).collect();
-    let mut p = PlateauChange {
-        reference_tok_s: None,
-        value_tok_s: own.map(|x| x.1),
-        reference_load: None,
-        value_load: own.map(|x| x.0.load_value),
-        change_pct: None,
-        test: None,
-        significance: None,
-        z: None,
-        verdict: NoiseVerdict::CannotTell,
-        clause: String::new(),
-        detail: String::new(),
-    };
+    let mut p = PlateauChange::unjudged(None, own.map(|x| (x.0.load_value, x.1)));
     let Some((_, value)) = own else {
         p.clause = no_plateau(!past.is_empty(), false, "the earlier runs");
         p.detail = p.clause.clone();

@@ -5,6 +5,15 @@
 pub const UNKNOWN: &str = "—";
 
 /// A number with `digits` decimals, or "—".
+/// `s` with its first character upper-cased (sentences built from labels).
+pub fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
 pub fn num(v: Option<f64>, digits: usize) -> String {
     match v {
         Some(x) if x.is_finite() => format!("{x:.digits$}"),

@@ -440,7 +440,7 @@ pub fn pct(v: f64) -> String {
 }
 
 /// "= 0.003", "< 0.001".
-fn p_text(p: f64) -> String {
+pub fn p_text(p: f64) -> String {
     if p < 0.001 {
         "< 0.001".to_owned()
     } else {
