@@ -1155,24 +1155,26 @@ async fn alerts_reach_webhooks_with_retries_and_stop_once_acknowledged() {
     for app in builder.each().await {
         seen.lock().unwrap().clear();
         let text = std::fs::read_to_string(story_file()).unwrap();
-        let import = |text: String| {
+        let import = |text: String, name: &'static str| {
             let client = app.client.clone();
             let url = app.url("/api/v1/runs");
             async move {
-                let resp = client.post(url).multipart(story_form_with(text.into_bytes())).send().await.unwrap();
+                let form = story_form_with(text.into_bytes()).text("name", name);
+                let resp = client.post(url).multipart(form).send().await.unwrap();
                 assert_eq!(resp.status(), StatusCode::CREATED);
                 let body: Value = resp.json().await.unwrap();
                 body["runs"][0]["id"].as_str().unwrap().to_owned()
             }
         };
         for _ in 0..3 {
-            import(text.clone()).await;
+            import(text.clone(), "nightly").await;
         }
         // Nothing alerted for runs that pass.
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         assert!(seen.lock().unwrap().is_empty(), "{:?}", seen.lock().unwrap());
         let slow = regex_lite_scale(&text, 0.7);
-        let id = import(slow).await;
+        // Named with markup: the alert's summary carries the name, and stays text.
+        let id = import(slow, "<img src=x onerror=alert(1)> nightly").await;
         let alerts_of = || {
             let client = app.client.clone();
             let url = app.url(&format!("/api/v1/runs/{id}/alerts"));
@@ -1230,6 +1232,7 @@ async fn alerts_reach_webhooks_with_retries_and_stop_once_acknowledged() {
         let said = ok_body["text"].as_str().unwrap();
         assert!(said.starts_with("*Plateau — Regression* · kimi-k2.5 nvfp4 · 8× rtx pro 6000"), "{said}");
         assert!(said.contains("−30 %"), "{said}");
+        assert!(said.contains("“&lt;img src=x onerror=alert(1)&gt; nightly”"), "Slack markup escaped: {said}");
         assert!(said.ends_with(&format!("<http://plateau.test/runs/{id}|Open in Plateau>")), "{said}");
         let (before, after) = (ok_body["before"].as_f64().unwrap(), ok_body["after"].as_f64().unwrap());
         assert!((after / before - 0.7).abs() < 0.01, "{ok_body}");
@@ -1273,6 +1276,8 @@ async fn alerts_reach_webhooks_with_retries_and_stop_once_acknowledged() {
         assert!(html.contains("id=\"alerts\""), "the run page lists its alerts");
         assert!(html.contains("expected: smaller batch on purpose"));
         assert!(html.contains("no answer within 0.4 s"));
+        assert!(!html.contains("<img src=x"), "the run name in the alert's summary is escaped");
+        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt; nightly"));
     }
 }
 
