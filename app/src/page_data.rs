@@ -18,6 +18,7 @@ use crate::domain::regression::{against_history, CheckReport, Thresholds};
 use crate::domain::slo::{LevelGoodput, NoGoodput, Slo};
 use crate::domain::view::{split_view_path, SnapshotData, ViewProblem, ViewState};
 use crate::domain::why_signals::StoredSignals;
+use crate::domain::workload::{TurnLevel, TurnPanel};
 use crate::domain::{Run, RunId};
 use crate::error::AppError;
 use std::collections::HashMap;
@@ -65,7 +66,8 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
     let mut run = db::get_run_raw(pool, id).await?;
     // From the stored levels, before the annotations' effects set any aside (the records
     // are stored by level).
-    let (percentiles, goodput) = or_empty("per-request records", from_records(pool, &run, view.slo.as_ref()).await);
+    let (percentiles, goodput, turns) =
+        or_empty("per-request records", from_records(pool, &run, view.slo.as_ref()).await);
     crate::domain::annotations::apply_effects(&mut run);
     let stored = or_none("stored signals", db::stored_signals(pool, id).await);
     let history = or_none("run history", history_check(pool, &run).await);
@@ -77,7 +79,20 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
         .map(|c| c.view());
     let changes = or_empty("history change points", run_changes(pool, &run, &slos).await);
     let alerts = or_empty("alerts", db::run_alerts(pool, id).await).views();
-    Ok(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos, cost, changes, alerts })
+    Ok(RunPageData {
+        run,
+        stored,
+        dismissed,
+        history,
+        percentiles,
+        charts,
+        goodput,
+        slos,
+        cost,
+        changes,
+        alerts,
+        turns,
+    })
 }
 
 /// Runs of a configuration read to find its change points ([`crate::domain::changes`]):
@@ -334,9 +349,12 @@ async fn from_records(
     pool: &Db,
     run: &Run,
     slo: Option<&Slo>,
-) -> Result<(Vec<LevelPercentiles>, Vec<LevelGoodput>), AppError> {
+) -> Result<(Vec<LevelPercentiles>, Vec<LevelGoodput>, Option<TurnPanel>), AppError> {
     let seqs = db::level_seqs(pool, &run.id).await?;
     let (mut percentiles, mut goodput) = (Vec::new(), Vec::new());
+    let workload = run.definitions.workload.as_ref().filter(|w| w.has_turns());
+    let mut turns =
+        workload.map(|w| TurnPanel { word: w.turn_word().to_owned(), describe: w.describe(), levels: Vec::new() });
     let mut budget = MAX_PERCENTILE_RECORDS;
     for (i, (p, seq)) in run.points.iter().zip(&seqs).enumerate() {
         // The level's request count is stored with it: too many, and it is not read at all.
@@ -350,6 +368,13 @@ async fn from_records(
         if let Some(records) = &records {
             let e2e: Vec<f64> = records.iter().filter(|r| r.ok).filter_map(|r| r.e2e_ms).collect();
             percentiles.extend(LevelPercentiles::of(p.load_value, &e2e));
+            if let Some(panel) = turns.as_mut() {
+                let rows = crate::domain::workload::by_turn(records);
+                if !rows.is_empty() {
+                    let load = crate::domain::compare::load_label(p.load_kind, p.load_value);
+                    panel.levels.push(TurnLevel::of(load, &rows, &panel.word));
+                }
+            }
         }
         if let Some(slo) = slo {
             goodput.push(LevelGoodput {
@@ -369,7 +394,7 @@ async fn from_records(
     }
     // In load order, so the levels table finds a row's goodput by binary search.
     goodput.sort_by(|a, b| a.load_value.total_cmp(&b.load_value));
-    Ok((percentiles, goodput))
+    Ok((percentiles, goodput, turns))
 }
 
 #[cfg(test)]

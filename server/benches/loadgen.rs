@@ -5,7 +5,9 @@
 //! 0. Reading one streamed event: as a `serde_json::Value` tree (the reference) and typed
 //!    (`loadgen::event`), ns per event and the ratio, in the same run.
 //! 1. CPU: client CPU-seconds (getrusage of this process) per million streamed tokens at a
-//!    steady C=64, next to the simulator's own CPU for the same tokens (/proc/PID/stat).
+//!    steady C=64, next to the simulator's own CPU for the same tokens (/proc/PID/stat);
+//!    a row of 4-turn conversations (the history resent each turn, replies kept), and its
+//!    client CPU per token as a ratio to single-turn's.
 //! 2. Streams: waves of 1,000 … 10,000 concurrent streams (RLIMIT_NOFILE soft limit raised
 //!    to the hard limit), the most held open at once, failures, and peak RSS (VmHWM).
 //! 3. TTFT: the client's TTFT minus the simulator's own (`timings.ttft_ms`, admission →
@@ -217,6 +219,7 @@ fn spec(url: &str, loads: Loads, mode: LoadMode, max_tokens: u32, timeout_s: u64
         metrics: loadgen::MetricsSpec::off(),
         repeat: 1,
         repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
+        sessions: None,
     }
 }
 
@@ -646,8 +649,9 @@ async fn main() {
             assert!(seen == PARSE_ROUNDS || seen == 0);
             t0.elapsed().as_nanos() as f64 / PARSE_ROUNDS as f64
         };
-        let tree = time(&|e| loadgen::event::parse_as_tree(e).unwrap().choice.is_some_and(|c| c.content));
-        let typed = time(&|e| loadgen::event::StreamEvent::parse(e).unwrap().choice.is_some_and(|c| c.content));
+        let tree = time(&|e| loadgen::event::parse_as_tree(e).unwrap().choice.is_some_and(|c| c.content.is_some()));
+        let typed =
+            time(&|e| loadgen::event::StreamEvent::parse(e).unwrap().choice.is_some_and(|c| c.content.is_some()));
         println!("| {label} | {tree:.0} | {typed:.0} | {:.2}× |", tree / typed);
     }
 
@@ -656,13 +660,29 @@ async fn main() {
     println!();
     println!("| C=64 steady, 1,280 requests × 256 tokens | client CPU-s per M tokens | simulator CPU-s per M tokens | client ÷ simulator | streamed tok/s | scrapes |");
     println!("|---|---:|---:|---:|---:|---:|");
-    for (label, metrics) in [
-        ("server metrics off", loadgen::MetricsSpec::off()),
-        ("scraped every 500 ms (default)", loadgen::MetricsSpec::default()),
+    // The multi-turn row: 64 users in 4-turn conversations (each turn resends the history,
+    // the replies kept as streamed), server metrics off: against the first row, what the
+    // history costs the client per token.
+    let conversations = loadgen::session::SessionSpec {
+        kind: loadgen::session::SessionKind::Conversation,
+        turns: 4,
+        user_tokens: 128,
+        system_tokens: 0,
+        tool_tokens: 0,
+        context_cap_tokens: 0,
+        think: app::domain::workload::Think::NONE,
+        dataset: None,
+    };
+    let mut per_token: Vec<f64> = Vec::new();
+    for (label, metrics, sessions) in [
+        ("server metrics off", loadgen::MetricsSpec::off(), None),
+        ("scraped every 500 ms (default)", loadgen::MetricsSpec::default(), None),
         (
             "scraped every 100 ms",
             loadgen::MetricsSpec { interval: Duration::from_millis(100), ..loadgen::MetricsSpec::default() },
+            None,
         ),
+        ("multi-turn, 4 turns per conversation, metrics off", loadgen::MetricsSpec::off(), Some(conversations)),
     ] {
         let sim = start_sim(&["--max-batch", "64", "--decode-ms", "2"]);
         let sim_cpu0 = proc_cpu_s(sim.child.id());
@@ -670,6 +690,7 @@ async fn main() {
         let t0 = Instant::now();
         let mut s = spec(&sim.url, Loads::Concurrency(vec![64]), LoadMode::Steady { requests: 1280 }, 256, 120);
         s.metrics = metrics;
+        s.sessions = sessions;
         let levels = sweep(s).await;
         let wall_s = t0.elapsed().as_secs_f64();
         let client_s = self_cpu_s() - cpu0;
@@ -687,6 +708,11 @@ async fn main() {
             client_s / sim_s,
             toks / wall_s
         );
+        per_token.push(client_s / toks);
+    }
+    if let (Some(single), Some(multi)) = (per_token.first(), per_token.last()) {
+        println!();
+        println!("multi-turn ÷ single-turn client CPU per token (metrics off both): {:.2}×", multi / single);
     }
     if std::env::var("PLATEAU_BENCH_ONLY").is_ok_and(|v| v == "cpu") {
         return;

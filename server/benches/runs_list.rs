@@ -169,6 +169,8 @@ fn records(c: f64, n: usize) -> Vec<app::domain::RequestRecord> {
                 input_tokens: Some(512.0),
                 output_tokens: Some(256.0),
                 error: None,
+                turn: None,
+                cached_tokens: None,
             }
         })
         .collect()

@@ -310,6 +310,48 @@ pub struct SweepArgs {
     /// spreads over every level).
     #[arg(long, default_value = "back-to-back")]
     pub repeat_order: String,
+    /// What each user does: single-turn (one request, its own prompt), multi-turn (a
+    /// conversation of --turns turns, each resending the history with the replies as
+    /// streamed) or agentic (a session of up to --turns steps, each adding a tool result of
+    /// --tool-tokens until the context reaches --context-cap). Concurrency counts users.
+    #[arg(long, default_value = "single-turn")]
+    pub workload: String,
+    /// Turns per conversation (default 5) or most steps per agent session (default 8).
+    #[arg(long)]
+    pub turns: Option<u32>,
+    /// Tokens of each new user message (default --prompt-tokens).
+    #[arg(long)]
+    pub user_tokens: Option<u32>,
+    /// A system prompt of N tokens every session starts with, the same for all.
+    #[arg(long)]
+    pub system_tokens: Option<u32>,
+    /// Think time between turns, ms (fixed, or the mean with --think exponential).
+    #[arg(long)]
+    pub think_ms: Option<f64>,
+    /// fixed or exponential (seeded by --seed).
+    #[arg(long)]
+    pub think: Option<String>,
+    /// An agent's tool result each step, tokens (default 512).
+    #[arg(long)]
+    pub tool_tokens: Option<u32>,
+    /// An agent's session ends before its context passes N tokens (default 16384; 0: none).
+    #[arg(long)]
+    pub context_cap: Option<u32>,
+    /// A conversation dataset (ShareGPT JSON or JSONL, or OpenAI messages JSONL): its first
+    /// turns as prompts, or whole conversations with --workload multi-turn. Its name and
+    /// SHA-256 are recorded with the run.
+    #[arg(long, conflicts_with_all = ["prompts", "trace"])]
+    pub dataset: Option<PathBuf>,
+    /// Replay a trace (Mooncake JSONL: timestamp, input_length, output_length, hash_ids;
+    /// or CSV with those columns) at its timestamps, instead of concurrency levels or rates.
+    #[arg(long, conflicts_with_all = ["prompts", "rates", "adaptive", "find"])]
+    pub trace: Option<PathBuf>,
+    /// Trace replay speeds, one level each (1 = as recorded, 2 = twice as fast).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub trace_speed: Vec<f64>,
+    /// Tokens per trace hash-id block.
+    #[arg(long, default_value_t = crate::sweep_workload::DEFAULT_BLOCK_TOKENS)]
+    pub block_tokens: u32,
     /// Run name (default: model, endpoint and levels).
     #[arg(long)]
     pub name: Option<String>,
@@ -731,13 +773,48 @@ async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> 
         None => None,
         Some(path) => Some(std::sync::Arc::new(loadgen::PromptTokenizer::load(path).map_err(anyhow::Error::msg)?)),
     };
+    let read_file = |path: &std::path::Path| -> anyhow::Result<crate::sweep_workload::FileRequest> {
+        let limit = crate::sweep_workload::MAX_WORKLOAD_FILE_BYTES;
+        let size = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?.len();
+        if size > limit as u64 {
+            anyhow::bail!("{}: {size} bytes; at most {limit}", path.display());
+        }
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        Ok(crate::sweep_workload::FileRequest { name, text })
+    };
+    let dataset = a.dataset.as_deref().map(read_file).transpose()?;
+    let trace = match a.trace.as_deref().map(read_file).transpose()? {
+        None => None,
+        Some(f) => Some(crate::sweep_workload::TraceRequest {
+            name: f.name,
+            text: f.text,
+            speeds: a.trace_speed.clone(),
+            block_tokens: Some(a.block_tokens),
+        }),
+    };
+    let workload = crate::sweep_workload::WorkloadRequest {
+        kind: Some(a.workload.replace('-', "_")),
+        turns: a.turns,
+        user_tokens: a.user_tokens,
+        system_tokens: a.system_tokens,
+        think_ms: a.think_ms,
+        think: a.think.clone(),
+        tool_tokens: a.tool_tokens,
+        context_cap_tokens: a.context_cap,
+    };
+    // A trace is its own load: the default concurrency list does not apply.
+    let concurrency = if trace.is_some() { Vec::new() } else { a.concurrency };
     // The same request → spec conversion (and bounds) as the JSON API and the form.
     let request = crate::sweeps::SweepRequest {
+        workload: Some(workload),
+        dataset,
+        trace,
         url: a.url,
         model: a.model,
         api_key: a.api_key,
         endpoint: a.endpoint,
-        concurrency: a.concurrency,
+        concurrency,
         rates: a.rates,
         arrival: Some(a.arrival),
         adaptive: a.adaptive.then_some(crate::sweeps::AdaptiveRequest {

@@ -18,6 +18,8 @@
 //!   sweep field's bound (`loadgen::bounds`).
 //! - [`sweeps`]: sweeps started through the server: target checks, registry, progress, and
 //!   `SweepRequest::into_spec`, the one request → spec conversion (CLI, API, form).
+//! - [`sweep_workload`]: a sweep request's workload, dataset and trace fields, parsed and
+//!   bounded into sessions, prompts or a trace.
 //! - [`preview_image`]: a run's throughput curve as the PNG of its link preview.
 //! - [`report`]: the offline HTML report and a comparison's CSV / JSON / Markdown.
 //! - [`share`]: annotations, saved reports and snapshots (validation, content hashes).
@@ -48,5 +50,6 @@ pub mod share;
 pub mod sim;
 pub mod site;
 pub mod startup;
+pub mod sweep_workload;
 pub mod sweeps;
 pub mod telemetry;

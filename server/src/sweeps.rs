@@ -373,6 +373,17 @@ pub struct SweepRequest {
     /// (one pass over the levels per trial; concurrency lists only).
     #[serde(default)]
     pub repeat_order: Option<String>,
+    /// What each user does: single-turn (default), multi-turn conversations or agentic
+    /// sessions (`crate::sweep_workload::WorkloadRequest`).
+    #[serde(default)]
+    pub workload: Option<crate::sweep_workload::WorkloadRequest>,
+    /// A conversation dataset (ShareGPT JSON/JSONL, OpenAI messages JSONL) as text: its
+    /// first turns as prompts, or its conversations with a multi-turn workload.
+    #[serde(default)]
+    pub dataset: Option<crate::sweep_workload::FileRequest>,
+    /// A trace to replay (Mooncake JSONL or CSV) as text, instead of concurrency levels or rates.
+    #[serde(default)]
+    pub trace: Option<crate::sweep_workload::TraceRequest>,
 }
 
 /// A field's text as an error message shows it: at most 40 characters.
@@ -403,7 +414,32 @@ impl SweepRequest {
             ));
         }
         let seed = *self.seed.get_or_insert_with(fresh_seed);
-        let (loads, mode) = self.loads(seed)?;
+        let work = crate::sweep_workload::Workloads::resolve(
+            self.workload.as_ref(),
+            self.dataset.as_ref(),
+            self.trace.as_ref(),
+            self.prompt_tokens,
+        )?;
+        if work.prompts.is_some() && prompts.is_some() {
+            return Err(SpecError::new("dataset", "give a prompt file or a dataset, not both"));
+        }
+        let prompts = prompts.or(work.prompts);
+        let (loads, mode) = match work.trace {
+            Some((trace, speeds, block_tokens)) => {
+                if !self.concurrency.is_empty()
+                    || !self.rates.is_empty()
+                    || self.adaptive.is_some()
+                    || self.capacity.is_some()
+                {
+                    return Err(SpecError::new(
+                        "trace",
+                        "a trace is its own load: leave concurrency, rates, adaptive and capacity out",
+                    ));
+                }
+                (Loads::Trace { trace, speeds, block_tokens }, LoadMode::Wave)
+            }
+            None => self.loads(seed)?,
+        };
         let url = self.url.trim().to_owned();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(SpecError::new("url", "must start with http:// (or https:// from the command line)"));
@@ -437,6 +473,7 @@ impl SweepRequest {
                 tokenizer: self.tokenizer,
                 shared_prefix_tokens: self.shared_prefix_tokens,
             },
+            sessions: work.sessions,
             loads,
             mode,
             warmup: self.warmup,

@@ -111,6 +111,7 @@ async fn a_short_real_sweep_against_llama_cpp() {
         metrics: loadgen::MetricsSpec::off(),
         repeat: 1,
         repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
+        sessions: None,
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
@@ -196,6 +197,7 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
         metrics: loadgen::MetricsSpec { interval: Duration::from_millis(250), ..loadgen::MetricsSpec::default() },
         repeat: 1,
         repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
+        sessions: None,
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
@@ -367,4 +369,53 @@ async fn default_sweeps_miss_the_prefix_cache_and_prompts_are_the_requested_toke
     eprintln!("64-token shared prefix: {cached} prompt tokens cached, {processed} processed ({:.1} %)", share * 100.0);
     // Measured: 384 of 1,024 (6 of the 8 requests found a slot holding the prefix).
     assert!((0.2..0.55).contains(&share), "up to half of each prompt cached: {share}");
+}
+
+/// A 3-turn conversation against llama.cpp: every turn resends the history with the reply
+/// as llama.cpp streamed it, and llama.cpp's own usage (`prompt_tokens_details.
+/// cached_tokens`) and `/metrics` say it served that history from its prompt cache from
+/// turn 2 on. About half a minute on one llama.cpp thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_turn_conversation_is_served_from_llama_cpps_prompt_cache_from_turn_two() {
+    let (_server, base) = start_llama(2).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("llama-turns.db")).await.unwrap();
+    let spec = default_sweep(
+        &base,
+        serde_json::json!({
+            "endpoint": "chat", "concurrency": [2], "requests": 6,
+            "workload": { "kind": "multi_turn", "turns": 3, "user_tokens": 48 }
+        }),
+    );
+    let (run, _, cached_total, _) = sweep_once(&pool, spec).await;
+    assert_eq!(run.definitions.workload.as_ref().unwrap().label(), "multi-turn 3 turns");
+    let records = app::db::level_requests(&pool, &run.id, 0).await.unwrap();
+    let rows = app::domain::workload::by_turn(&records);
+    eprintln!("{rows:#?}");
+    assert_eq!(rows.iter().map(|r| r.turn).collect::<Vec<_>>(), vec![1, 2, 3]);
+    let input = |t: u32| rows.iter().find(|r| r.turn == t).unwrap().input_tokens_mean.unwrap();
+    // A new conversation shares only the chat template's opening (SmolLM2's default system
+    // prompt) with what came before; from turn 2 on the history — the last prompt and the
+    // reply llama.cpp streamed — comes from the cache, all but the template's last tokens.
+    let template = records.iter().filter(|r| r.turn == Some(1)).filter_map(|r| r.cached_tokens).fold(0.0, f64::max);
+    for r in &records {
+        let (cached, input_tokens) =
+            (r.cached_tokens.expect("llama.cpp reports cached tokens"), r.input_tokens.unwrap());
+        match r.turn {
+            Some(1) => assert!(cached < input_tokens * 0.5, "turn 1: {cached} of {input_tokens} cached"),
+            Some(t) => assert!(
+                cached > template + 20.0 && cached >= input(t - 1) * 0.8,
+                "turn {t}: {cached} of {input_tokens} cached (turn {} sent {})",
+                t - 1,
+                input(t - 1)
+            ),
+            None => panic!("a conversation's request without its turn: {r:?}"),
+        }
+    }
+    let share = |t: u32| rows.iter().find(|r| r.turn == t).unwrap().cached_share.unwrap();
+    assert!(share(1) < share(2) && share(2) < share(3), "the history's share grows: {rows:?}");
+    assert!(input(3) > input(2) && input(2) > input(1) + 48.0, "the context grows: {rows:?}");
+    assert!(cached_total > 0.0, "llama.cpp's own prompt_tokens_cached counter moved");
+    let story = app::domain::workload::turn_story(&rows, "turn").unwrap();
+    assert!(story.contains("prefix cache"), "{story}");
 }

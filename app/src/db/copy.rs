@@ -133,6 +133,8 @@ const TABLES: &[Table] = &[
             ("input_tokens", Real),
             ("output_tokens", Real),
             ("error", Text),
+            ("turn", Int),
+            ("cached_tokens", Real),
         ],
     },
     Table {

@@ -188,8 +188,8 @@ pub(super) async fn insert_level(tx: &mut Tx, run_row_id: i64, seq: i64, level: 
     for (i, r) in level.requests.iter().enumerate() {
         Q::new(
             "INSERT INTO requests (point_id, seq, ok, ttft_ms, e2e_ms, tpot_ms, input_tokens,
-                                   output_tokens, error)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                                   output_tokens, error, turn, cached_tokens)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(point_id)
         .bind(i as i64)
@@ -200,6 +200,8 @@ pub(super) async fn insert_level(tx: &mut Tx, run_row_id: i64, seq: i64, level: 
         .bind(r.input_tokens)
         .bind(r.output_tokens)
         .bind(&r.error)
+        .bind(r.turn.map(i64::from))
+        .bind(r.cached_tokens)
         .execute(&mut *tx)
         .await?;
     }
@@ -456,7 +458,7 @@ pub async fn level_raw(db: &Db, id: &RunId, seq: i64) -> Result<serde_json::Valu
 pub async fn level_requests(db: &Db, id: &RunId, seq: i64) -> Result<Vec<RequestRecord>, DbError> {
     let point_id = point_row_id(db, id, seq).await?;
     let rows = Q::new(
-        "SELECT ok, ttft_ms, e2e_ms, tpot_ms, input_tokens, output_tokens, error
+        "SELECT ok, ttft_ms, e2e_ms, tpot_ms, input_tokens, output_tokens, error, turn, cached_tokens
          FROM requests WHERE point_id = $1 ORDER BY seq",
     )
     .bind(point_id)
@@ -472,6 +474,8 @@ pub async fn level_requests(db: &Db, id: &RunId, seq: i64) -> Result<Vec<Request
                 input_tokens: r.try_get("input_tokens")?,
                 output_tokens: r.try_get("output_tokens")?,
                 error: r.try_get("error")?,
+                turn: r.try_get::<Option<i64>, _>("turn")?.and_then(|t| u32::try_from(t).ok()),
+                cached_tokens: r.try_get("cached_tokens")?,
             })
         })
         .collect()

@@ -489,6 +489,8 @@ pub enum Fact {
     Endpoint,
     MaxTokens,
     PromptTokens,
+    /// What each user asked (single-turn, multi-turn, agentic, a trace) and from which file.
+    Workload,
     /// The run's metric definitions (see [`Definitions::differences`]).
     Definitions,
     Engine,
@@ -514,11 +516,12 @@ pub enum FactRole {
 
 impl Fact {
     /// In the order a facts panel lists them: workload, measurement, setup, labels.
-    pub const ALL: [Fact; 10] = [
+    pub const ALL: [Fact; 11] = [
         Fact::Model,
         Fact::Endpoint,
         Fact::MaxTokens,
         Fact::PromptTokens,
+        Fact::Workload,
         Fact::Definitions,
         Fact::Engine,
         Fact::EngineVersion,
@@ -529,7 +532,7 @@ impl Fact {
 
     pub fn role(self) -> FactRole {
         match self {
-            Fact::Model | Fact::Endpoint | Fact::MaxTokens | Fact::PromptTokens => FactRole::Workload,
+            Fact::Model | Fact::Endpoint | Fact::MaxTokens | Fact::PromptTokens | Fact::Workload => FactRole::Workload,
             Fact::Definitions => FactRole::Measurement,
             Fact::Engine | Fact::EngineVersion | Fact::GpuType | Fact::GpuCount => FactRole::Setup,
             Fact::Tags => FactRole::Label,
@@ -543,6 +546,7 @@ impl Fact {
             Fact::Endpoint => "endpoint",
             Fact::MaxTokens => "max_tokens",
             Fact::PromptTokens => "prompt length",
+            Fact::Workload => "workload",
             Fact::Definitions => "metric definitions",
             Fact::Engine => "engine",
             Fact::EngineVersion => "engine version",
@@ -667,6 +671,13 @@ fn facts_diff_of(base: &RunFacts, base_defs: &Definitions, this: &RunFacts, this
         (Fact::GpuType, this.gpu_type.clone(), base.gpu_type.clone(), true),
         (Fact::GpuCount, num(this.gpu_count), num(base.gpu_count), false),
     ];
+    // The workload is unknown only when one run recorded it: imports record none, and a
+    // pair of them is not "not recorded" on every comparison.
+    let workload_kind: Option<Result<Option<String>, ()>> = match (&this_defs.workload, &base_defs.workload) {
+        (Some(a), Some(b)) => Some(Ok(a.difference(b))),
+        (None, None) => None,
+        _ => Some(Err(())),
+    };
     let mut scalar =
         |out: &mut Vec<FactDifference>, (fact, a, b, loose): (Fact, Option<String>, Option<String>, bool)| match (a, b)
         {
@@ -687,6 +698,19 @@ fn facts_diff_of(base: &RunFacts, base_defs: &Definitions, this: &RunFacts, this
     }
     for f in setup {
         scalar(&mut differences, f);
+    }
+    // In `Fact::ALL` order: after the other workload facts.
+    let before = |f: &Fact| matches!(f, Fact::Model | Fact::Endpoint | Fact::MaxTokens | Fact::PromptTokens);
+    match workload_kind {
+        Some(Ok(Some(detail))) => {
+            let at = differences.iter().take_while(|d| before(&d.fact)).count();
+            differences.insert(at, FactDifference { fact: Fact::Workload, detail });
+        }
+        Some(Err(())) => {
+            let at = unknown.iter().take_while(|f| before(f)).count();
+            unknown.insert(at, Fact::Workload);
+        }
+        Some(Ok(None)) | None => {}
     }
     // Tags are sets, normalised by `RunFacts::set_tags`; no tags is "none", not unknown.
     let only_here: Vec<&str> = this.tags.iter().filter(|t| !base.tags.contains(t)).map(String::as_str).collect();

@@ -413,6 +413,10 @@ pub struct Definitions {
     /// (`Some(0)`: each prompt its own from the first word; `None`: not recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_prefix_tokens: Option<u32>,
+    /// What each user asked of the server (single-turn, multi-turn, agentic, a trace) and
+    /// the file its prompts came from; `None`: not recorded (imports, older sweeps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<super::workload::Workload>,
 }
 
 /// How a sweep repeated its levels.

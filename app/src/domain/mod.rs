@@ -32,6 +32,7 @@ pub mod view;
 pub mod warmup;
 pub mod why;
 pub mod why_signals;
+pub mod workload;
 
 use metrics::{Definitions, Measure, Metric, Stat};
 
@@ -629,6 +630,14 @@ pub struct RequestRecord {
     pub output_tokens: Option<f64>,
     /// What went wrong, for failed requests.
     pub error: Option<String>,
+    /// The turn (or agent step) of a multi-turn or agentic session this request was,
+    /// 1-based; `None` for single-turn workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// Input tokens the server served from its prefix cache
+    /// (`usage.prompt_tokens_details.cached_tokens`); `None`: not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<f64>,
 }
 
 /// A level about to be stored: the point, the source's own fields, per-request records.

@@ -63,6 +63,10 @@ pub struct RunPageData {
     /// What was sent to the alert webhooks about it, and what was acknowledged, formatted.
     #[serde(default)]
     pub alerts: Vec<super::alerts::AlertView>,
+    /// A multi-turn or agentic run's requests by turn (step), level by level, formatted;
+    /// `None` for single-turn workloads.
+    #[serde(default)]
+    pub turns: Option<super::workload::TurnPanel>,
 }
 
 /// A compare page (`/compare?runs=…`).

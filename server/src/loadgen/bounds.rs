@@ -60,6 +60,15 @@ pub const MAX_METRICS_INTERVAL_MS: u64 = 60_000;
 /// Metrics endpoints scraped by one sweep: the engine's (`metrics_urls`) and the GPU
 /// exporters (`gpu_metrics_urls`) together (every interval scrapes each of them in turn).
 pub const MAX_METRICS_URLS: usize = 8;
+/// Turns of a conversation, steps of an agent's session.
+pub const MAX_TURNS: u32 = 64;
+/// Think time between turns (its mean, when exponential), ms.
+pub const MAX_THINK_MS: f64 = 600_000.0;
+/// An agent's context cap, tokens.
+pub const MAX_CONTEXT_CAP_TOKENS: u32 = 1_048_576;
+/// Trace replay speeds (a multiple of the recorded pace).
+pub const MIN_TRACE_SPEED: f64 = 0.01;
+pub const MAX_TRACE_SPEED: f64 = 1_000.0;
 /// Open files kept back for the database, the listener and the server's own clients.
 pub const RESERVED_FILES: u64 = 128;
 
@@ -227,6 +236,12 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
         // each level from the last: neither has a fixed list of levels to pass over again.
         return err("repeat_order", "interleaved needs a list of concurrency levels".to_owned());
     }
+    if let Some(sessions) = &spec.sessions {
+        sessions_ok(sessions, spec, limit)?;
+    }
+    if let Loads::Trace { trace, speeds, block_tokens } = &spec.loads {
+        return trace_ok(trace, speeds, *block_tokens, spec.repeat);
+    }
     let steady = match spec.mode {
         LoadMode::Wave => None,
         LoadMode::Steady { requests } => Some(requests),
@@ -304,6 +319,8 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
             let c = a.max_concurrency as usize;
             (steady.map_or(c, |n| n.max(2 * c)), c)
         }
+        // Checked (and returned) above.
+        Loads::Trace { .. } => (0, 0),
         Loads::Capacity { search, requests, .. } => {
             search.slo.check().or_else(|e| err("capacity.slo", e.to_string()))?;
             if search.slo.limits.is_empty() {
@@ -390,6 +407,104 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
                 "{} tokens × {per_level} requests per level (all trials) is {output} output tokens per level; at most {MAX_OUTPUT_TOKENS_PER_LEVEL}",
                 t.max_tokens
             ),
+        );
+    }
+    Ok(())
+}
+
+/// A session workload's fields, and the history its users hold at once: every user's
+/// context may reach turns × (user message or tool result + reply) tokens.
+fn sessions_ok(s: &super::session::SessionSpec, spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
+    if s.turns == 0 || s.turns > MAX_TURNS {
+        return err("workload.turns", format!("{} is not between 1 and {MAX_TURNS}", s.turns));
+    }
+    for (field, v, least) in [
+        ("workload.user_tokens", s.user_tokens, 1),
+        ("workload.system_tokens", s.system_tokens, 0),
+        ("workload.tool_tokens", s.tool_tokens, 0),
+    ] {
+        if v < least || v > MAX_PROMPT_TOKENS {
+            return err(field, format!("{v} is not between {least} and {MAX_PROMPT_TOKENS}"));
+        }
+    }
+    if s.context_cap_tokens > MAX_CONTEXT_CAP_TOKENS {
+        return err(
+            "workload.context_cap_tokens",
+            format!("{} is above the maximum of {MAX_CONTEXT_CAP_TOKENS}", s.context_cap_tokens),
+        );
+    }
+    let think = s.think.mean_ms;
+    if !(think.is_finite() && (0.0..=MAX_THINK_MS).contains(&think)) {
+        return err("workload.think_ms", format!("{think} is not between 0 and {MAX_THINK_MS}"));
+    }
+    let users = match &spec.loads {
+        Loads::Concurrency(levels) => levels.iter().copied().max().unwrap_or(1),
+        Loads::Adaptive(a) => a.max_concurrency,
+        Loads::Capacity { search, .. } => search.max.min(f64::from(limit)) as u32,
+        Loads::Rates { .. } | Loads::Trace { .. } => {
+            return err("workload", "sessions run on concurrency levels (users in session), not on request rates")
+        }
+    };
+    let per_turn = u64::from(s.user_tokens.max(s.tool_tokens)) + u64::from(spec.target.max_tokens);
+    let history = u64::from(users) * (u64::from(s.system_tokens) + u64::from(s.turns) * per_turn);
+    if history > MAX_PROMPT_WORDS_IN_MEMORY {
+        return err(
+            "workload.turns",
+            format!(
+                "{users} users × {} turns of up to {per_turn} tokens is {history} tokens of history in memory; at most {MAX_PROMPT_WORDS_IN_MEMORY}",
+                s.turns
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// A trace replay: its speeds, and what its levels hold (every body is built before the
+/// clock starts; every output token's gap is kept).
+fn trace_ok(trace: &super::trace::Trace, speeds: &[f64], block_tokens: u32, repeat: u32) -> Result<(), SpecError> {
+    if speeds.is_empty() {
+        return err("trace.speeds", "give at least one speed (1 = as recorded)");
+    }
+    if speeds.len() > MAX_LEVELS {
+        return err("trace.speeds", format!("{} speeds; at most {MAX_LEVELS}", speeds.len()));
+    }
+    if block_tokens == 0 || block_tokens > MAX_PROMPT_TOKENS {
+        return err("trace.block_tokens", format!("{block_tokens} is not between 1 and {MAX_PROMPT_TOKENS}"));
+    }
+    for &speed in speeds {
+        if !(speed.is_finite() && (MIN_TRACE_SPEED..=MAX_TRACE_SPEED).contains(&speed)) {
+            return err("trace.speeds", format!("{speed} is not between {MIN_TRACE_SPEED} and {MAX_TRACE_SPEED}"));
+        }
+        let schedule_s = trace.duration_s() / speed;
+        if schedule_s > MAX_LEVEL_SCHEDULE.as_secs_f64() {
+            return err(
+                "trace.speeds",
+                format!(
+                    "the trace's {:.0} s at ×{speed} take {schedule_s:.0} s; a level may last at most {} s",
+                    trace.duration_s(),
+                    MAX_LEVEL_SCHEDULE.as_secs()
+                ),
+            );
+        }
+    }
+    let input: u64 = trace.requests.iter().map(|r| u64::from(r.input_length)).sum();
+    if input > MAX_PROMPT_WORDS_IN_MEMORY {
+        return err(
+            "trace",
+            format!("its prompts total {input} tokens, built before each level starts; at most {MAX_PROMPT_WORDS_IN_MEMORY}"),
+        );
+    }
+    let output: u64 = trace.requests.iter().map(|r| u64::from(r.output_length.max(1))).sum::<u64>() * u64::from(repeat);
+    if output > MAX_OUTPUT_TOKENS_PER_LEVEL {
+        return err(
+            "trace",
+            format!("its outputs total {output} tokens per level (all trials); at most {MAX_OUTPUT_TOKENS_PER_LEVEL}"),
+        );
+    }
+    if let Some(r) = trace.requests.iter().find(|r| r.output_length > MAX_OUTPUT_TOKENS) {
+        return err(
+            "trace",
+            format!("an output_length of {} is above the maximum of {MAX_OUTPUT_TOKENS}", r.output_length),
         );
     }
     Ok(())

@@ -112,6 +112,16 @@ pub struct RequestSample {
     /// The server's own time to first token (`timings.ttft_ms`, Plateau's simulator):
     /// admission → first token, to check the client's TTFT against.
     pub server_ttft_ms: Option<f64>,
+    /// `usage.prompt_tokens_details.cached_tokens`: input tokens served from the server's
+    /// prefix cache (vLLM with `--enable-prompt-tokens-details`, llama.cpp, SGLang).
+    pub cached_tokens: Option<u64>,
+    /// The turn (or agent step) of a session this request was, 1-based (multi-turn and
+    /// agentic workloads).
+    pub turn: Option<u32>,
+    /// The reply's content as streamed, kept when the endpoint asks for it
+    /// ([`Endpoint::keep_reply`]: a conversation resends it next turn); bounded by the
+    /// stream's own byte budget.
+    pub reply: Option<String>,
     pub error: Option<RequestError>,
 }
 
@@ -159,6 +169,8 @@ pub struct Endpoint {
     /// Only used to scrub error messages.
     pub key: Option<Secret>,
     pub timeout: Duration,
+    /// Keep each reply's text ([`RequestSample::reply`]): sessions resend it.
+    pub keep_reply: bool,
 }
 
 /// How long to wait for the end of a body after `[DONE]`.
@@ -192,6 +204,7 @@ pub async fn send_watched(
     let mut sample = RequestSample {
         scheduled_at_ms: due.map(|d| ms(d.saturating_duration_since(level_start))),
         sent_at_ms: ms(sent.saturating_duration_since(level_start)),
+        reply: endpoint.keep_reply.then(String::new),
         ..RequestSample::default()
     };
     let (result, connect) = phases::scoped(tokio::time::timeout(
@@ -429,6 +442,7 @@ fn on_event(
         s.prompt_tokens = u.prompt_tokens.or(s.prompt_tokens);
         s.completion_tokens = u.completion_tokens.or(s.completion_tokens);
         s.reasoning_tokens = u.reasoning_tokens.or(s.reasoning_tokens);
+        s.cached_tokens = u.cached_tokens.or(s.cached_tokens);
     }
     if let Some(t) = v.server_ms_per_token {
         s.server_ms_per_token = Some(t);
@@ -442,7 +456,10 @@ fn on_event(
     if let Some(reason) = choice.finish_reason {
         s.finish_reason = Some(reason);
     }
-    let (content, reasoning) = (choice.content, choice.reasoning);
+    let (content, reasoning) = (choice.content.is_some(), choice.reasoning);
+    if let (Some(reply), Some(text)) = (s.reply.as_mut(), choice.content) {
+        reply.push_str(&text);
+    }
     if !(content || reasoning) {
         return Ok(());
     }

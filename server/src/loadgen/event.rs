@@ -36,6 +36,8 @@ pub struct UsageCounts {
     pub completion_tokens: Option<u64>,
     /// `completion_tokens_details.reasoning_tokens`.
     pub reasoning_tokens: Option<u64>,
+    /// `prompt_tokens_details.cached_tokens`: input served from the prefix cache.
+    pub cached_tokens: Option<u64>,
 }
 
 /// What the first choice carries.
@@ -43,8 +45,9 @@ pub struct UsageCounts {
 pub struct ChoiceSeen {
     /// A string `finish_reason`.
     pub finish_reason: Option<String>,
-    /// Non-empty `delta.content` or (completions) `text`.
-    pub content: bool,
+    /// Non-empty `delta.content` or (completions) `text`: the text (a sweep's session
+    /// resends it; one small copy per token, which the loadgen bench keeps in view).
+    pub content: Option<String>,
     /// Non-empty `delta.reasoning_content` or `delta.reasoning`.
     pub reasoning: bool,
 }
@@ -65,6 +68,7 @@ impl StreamEvent {
                 prompt_tokens: u.prompt_tokens.0,
                 completion_tokens: u.completion_tokens.0,
                 reasoning_tokens: u.completion_tokens_details.0.and_then(|d| d.reasoning_tokens.0),
+                cached_tokens: u.prompt_tokens_details.0.and_then(|d| d.cached_tokens.0),
             }),
             server_ms_per_token: timings.predicted_per_token_ms.0,
             server_ttft_ms: timings.ttft_ms.0,
@@ -72,7 +76,7 @@ impl StreamEvent {
                 let delta = c.delta.0.unwrap_or_default();
                 ChoiceSeen {
                     finish_reason: c.finish_reason.0,
-                    content: delta.content.0 || c.text.0,
+                    content: delta.content.0.or(c.text.0),
                     reasoning: delta.reasoning_content.0 || delta.reasoning.0,
                 }
             }),
@@ -96,6 +100,13 @@ struct RawUsage {
     prompt_tokens: Count,
     completion_tokens: Count,
     completion_tokens_details: Obj<RawDetails>,
+    prompt_tokens_details: Obj<RawPromptDetails>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct RawPromptDetails {
+    cached_tokens: Count,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -116,13 +127,13 @@ struct RawTimings {
 struct RawChoice {
     finish_reason: Text,
     delta: Obj<RawDelta>,
-    text: NonEmpty,
+    text: NonEmptyText,
 }
 
 #[derive(serde::Deserialize, Default)]
 #[serde(default)]
 struct RawDelta {
-    content: NonEmpty,
+    content: NonEmptyText,
     reasoning_content: NonEmpty,
     reasoning: NonEmpty,
 }
@@ -199,7 +210,7 @@ macro_rules! lenient {
         }
     )*};
 }
-lenient!(Obj<T>, FirstOf<T>, NonEmpty, Text, Count, Number);
+lenient!(Obj<T>, FirstOf<T>, NonEmpty, NonEmptyText, Text, Count, Number);
 
 /// `T` when the value is an object; anything else reads as absent.
 struct Obj<T>(Option<T>);
@@ -240,6 +251,16 @@ struct NonEmpty(bool);
 impl Lenient<'_> for NonEmpty {
     fn from_str(v: &str) -> Self {
         NonEmpty(!v.is_empty())
+    }
+}
+
+/// A non-empty string, copied (a token's text); anything else reads as absent.
+#[derive(Default)]
+struct NonEmptyText(Option<String>);
+
+impl Lenient<'_> for NonEmptyText {
+    fn from_str(v: &str) -> Self {
+        NonEmptyText((!v.is_empty()).then(|| v.to_owned()))
     }
 }
 
@@ -298,6 +319,7 @@ pub fn parse_as_tree(data: &str) -> Result<StreamEvent, serde_json::Error> {
             .get("completion_tokens_details")
             .and_then(|d| d.get("reasoning_tokens"))
             .and_then(Value::as_u64),
+        cached_tokens: u.get("prompt_tokens_details").and_then(|d| d.get("cached_tokens")).and_then(Value::as_u64),
     });
     let timings = v.get("timings");
     let choice = v.get("choices").and_then(Value::as_array).and_then(|c| c.first()).filter(|c| c.is_object());
@@ -310,7 +332,12 @@ pub fn parse_as_tree(data: &str) -> Result<StreamEvent, serde_json::Error> {
             let delta = c.get("delta");
             ChoiceSeen {
                 finish_reason: c.get("finish_reason").and_then(Value::as_str).map(str::to_owned),
-                content: non_empty(delta.and_then(|d| d.get("content"))) || non_empty(c.get("text")),
+                content: [delta.and_then(|d| d.get("content")), c.get("text")]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .find(|t| !t.is_empty())
+                    .map(str::to_owned),
                 reasoning: non_empty(delta.and_then(|d| d.get("reasoning_content")))
                     || non_empty(delta.and_then(|d| d.get("reasoning"))),
             }
@@ -347,6 +374,7 @@ mod tests {
         r#"42"#,
         r#"null"#,
         r#"{}"#,
+        r#"{"choices":[],"usage":{"completion_tokens":4,"prompt_tokens":40,"total_tokens":44,"prompt_tokens_details":{"cached_tokens":5}},"timings":{"cache_n":5,"prompt_n":35}}"#,
     ];
 
     #[test]
@@ -354,8 +382,16 @@ mod tests {
         for e in EVENTS {
             assert_eq!(StreamEvent::parse(e).unwrap(), parse_as_tree(e).unwrap(), "{e}");
         }
+        // llama.cpp's (and vLLM's) cached prompt tokens, and a token's text kept as sent.
+        let usage = StreamEvent::parse(EVENTS[EVENTS.len() - 1]).unwrap().usage.unwrap();
+        assert_eq!((usage.prompt_tokens, usage.cached_tokens), (Some(40), Some(5)));
+        let escaped = StreamEvent::parse(EVENTS[2]).unwrap().choice.unwrap();
+        assert_eq!(escaped.content.as_deref(), Some("\u{e9}\n\"q\""));
         let chunk = StreamEvent::parse(EVENTS[1]).unwrap();
-        assert_eq!(chunk.choice, Some(ChoiceSeen { finish_reason: None, content: true, reasoning: false }));
+        assert_eq!(
+            chunk.choice,
+            Some(ChoiceSeen { finish_reason: None, content: Some(" the".into()), reasoning: false })
+        );
         let usage = StreamEvent::parse(EVENTS[6]).unwrap().usage.unwrap();
         assert_eq!(
             (usage.prompt_tokens, usage.completion_tokens, usage.reasoning_tokens),

@@ -7,6 +7,12 @@
 //! - [`phases`]: the phases before the first token (connect, sent, first byte).
 //! - [`prompt`]: synthetic prompts of a chosen length distribution (and shared prefix), or
 //!   a JSONL file.
+//! - [`dataset`]: conversation datasets (ShareGPT JSON/JSONL, OpenAI messages JSONL):
+//!   first turns as prompts, or whole conversations as sessions.
+//! - [`session`]: multi-turn conversations and agentic sessions (closed loop over users in
+//!   session, each request with its turn).
+//! - [`trace`]: Mooncake-format traces (JSONL, CSV) replayed at their timestamps, prompts
+//!   sharing prefix blocks as the trace's hash ids say.
 //! - [`tokens`]: prompt lengths in tokens: the model's tokenizer (`--tokenizer`), else a
 //!   calibration from the server's `usage.prompt_tokens` before the sweep, else words.
 //! - [`arrival`]: open-loop send schedules (constant or Poisson, seeded).
@@ -40,16 +46,19 @@ pub mod bounds;
 pub mod bracket;
 pub mod capacity;
 pub mod client;
+pub mod dataset;
 pub mod event;
 pub mod phases;
 pub mod prompt;
 pub mod read;
 pub mod saturation;
 pub mod scrape;
+pub mod session;
 pub mod sink;
 pub mod stats;
 pub mod sweep;
 pub mod tokens;
+pub mod trace;
 
 #[cfg(test)]
 mod tests;
@@ -69,6 +78,7 @@ pub use tokens::{Calibration, Lengths, PromptTokenizer};
 
 use app::db::DbError;
 use app::domain::metrics::{Definitions, RepeatOrder, Repeats, ThroughputWindow, TokenCountSource, TtftDefinition};
+use app::domain::workload::{Shape, SourceKind, SourceRef, Workload};
 use app::domain::{EndpointKind, LoadKind, Point, RunId};
 use std::fmt;
 use std::net::SocketAddr;
@@ -223,6 +233,9 @@ pub enum Loads {
     /// `arrival`'s schedule (open loop); on the concurrency axis `arrival` and `requests`
     /// are unused (the closed-loop levels follow [`SweepSpec::mode`]).
     Capacity { search: CapacitySpec, arrival: Arrival, requests: usize },
+    /// Open loop: a trace replayed at its timestamps, once per speed (1 = as recorded, 2 =
+    /// twice as fast); each level's load is the trace's mean rate at that speed.
+    Trace { trace: std::sync::Arc<trace::Trace>, speeds: Vec<f64>, block_tokens: u32 },
 }
 
 impl Loads {
@@ -231,6 +244,7 @@ impl Loads {
         match self {
             Loads::Concurrency(c) => Some(c.len()),
             Loads::Rates { rates_rps, .. } => Some(rates_rps.len()),
+            Loads::Trace { speeds, .. } => Some(speeds.len()),
             Loads::Adaptive(_) | Loads::Capacity { .. } => None,
         }
     }
@@ -244,6 +258,13 @@ impl Loads {
                 format!("rate={} req/s", join(rates_rps.iter().map(|r| app::domain::format::load(*r)).collect()))
             }
             Loads::Adaptive(a) => format!("adaptive C≤{}", a.max_concurrency),
+            Loads::Trace { trace, speeds, .. } => {
+                format!(
+                    "trace {} ×{}",
+                    trace.name,
+                    join(speeds.iter().map(|s| app::domain::format::load(*s)).collect())
+                )
+            }
             Loads::Capacity { search, .. } => match search.axis {
                 Axis::Concurrency => format!("capacity C≤{}", search.max),
                 Axis::Rate => format!("capacity rate≤{} req/s", app::domain::format::load(search.max)),
@@ -256,7 +277,7 @@ impl Loads {
     /// Whether the levels are request rates (open loop).
     pub fn open_loop(&self) -> bool {
         match self {
-            Loads::Rates { .. } => true,
+            Loads::Rates { .. } | Loads::Trace { .. } => true,
             Loads::Capacity { search, .. } => search.axis == Axis::Rate,
             Loads::Concurrency(_) | Loads::Adaptive(_) => false,
         }
@@ -286,6 +307,9 @@ pub struct SweepSpec {
     /// In which order the trials run: back to back, or interleaved (one pass over the
     /// levels per trial; concurrency lists only).
     pub repeat_order: RepeatOrder,
+    /// Multi-turn conversations or agentic sessions instead of single-turn requests
+    /// (closed-loop loads only); `None`: every request its own prompt.
+    pub sessions: Option<session::SessionSpec>,
 }
 
 impl SweepSpec {
@@ -300,6 +324,10 @@ impl SweepSpec {
                 return bad("a request rate is not a number above 0")
             }
             Loads::Rates { requests: 0, .. } => return bad("open-loop levels need at least one request each"),
+            Loads::Trace { speeds, .. } if speeds.is_empty() => return bad("no trace speeds"),
+            Loads::Trace { speeds, .. } if speeds.iter().any(|s| !(s.is_finite() && *s > 0.0)) => {
+                return bad("a trace speed is not a number above 0")
+            }
             Loads::Adaptive(a) => a.validate().map_err(LoadgenError::InvalidSpec)?,
             Loads::Capacity { search, requests, .. } => {
                 search.validate().map_err(LoadgenError::InvalidSpec)?;
@@ -308,6 +336,14 @@ impl SweepSpec {
                 }
             }
             _ => {}
+        }
+        if self.sessions.is_some() && self.loads.open_loop() {
+            return bad(
+                "sessions (multi-turn, agentic) run on concurrency levels: users in session, not a request rate",
+            );
+        }
+        if self.sessions.as_ref().is_some_and(|s| s.turns == 0) {
+            return bad("a session needs at least one turn");
         }
         if !(self.prompt.spread.is_finite() && (0.0..1.0).contains(&self.prompt.spread)) {
             return bad("prompt spread must be at least 0 and below 1");
@@ -395,14 +431,17 @@ pub fn definitions() -> Definitions {
 /// steady-state window ([`stats::SteadyWindow`]).
 pub fn definitions_for(spec: &SweepSpec, lengths: &Lengths) -> Definitions {
     let mut d = definitions();
-    let synthetic = spec.prompt.file.is_none();
+    d.workload = Some(workload_of(spec));
+    let synthetic = spec.prompt.file.is_none() && !matches!(spec.loads, Loads::Trace { .. });
     d.prompt_seed = synthetic.then_some(spec.prompt.seed);
     d.prompt_length_source = synthetic.then(|| lengths.source());
     d.shared_prefix_tokens = synthetic.then_some(spec.prompt.shared_prefix_tokens);
     if spec.repeat > 1 {
         d.repeats = Some(Repeats { trials: spec.repeat, order: spec.repeat_order });
     }
-    let steady = matches!(spec.mode, LoadMode::Steady { .. }) && !spec.loads.open_loop();
+    // Users in session think between turns: C requests are not always in flight, so a
+    // session level's throughput is over the whole level.
+    let steady = matches!(spec.mode, LoadMode::Steady { .. }) && !spec.loads.open_loop() && spec.sessions.is_none();
     if steady {
         d.throughput_window = Some(ThroughputWindow::MeasuredWindow);
         if let Some(n) = d.notes.iter_mut().find(|n| n.starts_with("throughput window")) {
@@ -410,6 +449,30 @@ pub fn definitions_for(spec: &SweepSpec, lengths: &Lengths) -> Definitions {
         }
     }
     d
+}
+
+/// What the sweep asks of each user, and the file its prompts come from, as its run
+/// records it.
+pub fn workload_of(spec: &SweepSpec) -> Workload {
+    let shape = match (&spec.sessions, &spec.loads) {
+        (Some(s), _) => s.shape(),
+        (None, Loads::Trace { trace, block_tokens, .. }) => Shape::Trace {
+            requests: trace.requests.len() as u64,
+            block_tokens: *block_tokens,
+            duration_s: trace.duration_s(),
+        },
+        (None, _) => Shape::SingleTurn,
+    };
+    let source = match (&spec.sessions, &spec.loads) {
+        (Some(session::SessionSpec { dataset: Some(d), .. }), _) => {
+            Some(SourceRef { kind: SourceKind::Dataset, name: d.name.clone(), sha256: d.sha256.clone() })
+        }
+        (_, Loads::Trace { trace, .. }) => {
+            Some(SourceRef { kind: SourceKind::Trace, name: trace.name.clone(), sha256: trace.sha256.clone() })
+        }
+        _ => spec.prompt.file.as_ref().map(|f| f.source.clone()),
+    };
+    Workload { shape, source }
 }
 
 /// `text` with every occurrence of the key replaced by `***`.

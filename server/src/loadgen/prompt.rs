@@ -5,11 +5,13 @@
 //! sweep's [`Lengths`] (the model's tokenizer, a calibration, or one word per token); or
 //! the prompts of a JSONL file.
 
+use super::dataset::Dataset;
 use super::tokens::Lengths;
 use super::PromptSpec;
+use app::domain::workload::{SourceKind, SourceRef};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// Common English words, most of them one token in the usual tokenizers.
@@ -36,6 +38,8 @@ pub struct PromptFile {
     /// The file name, for notes and messages.
     pub name: String,
     pub prompts: Vec<Prompt>,
+    /// The file as a run records it: kind, name and SHA-256 of its bytes.
+    pub source: SourceRef,
 }
 
 impl PromptFile {
@@ -67,8 +71,32 @@ impl PromptFile {
         if prompts.is_empty() {
             return Err(format!("{name}: no prompts"));
         }
-        Ok(Self { name: name.to_owned(), prompts })
+        let source =
+            SourceRef { kind: SourceKind::PromptFile, name: name.to_owned(), sha256: sha256_hex(text.as_bytes()) };
+        Ok(Self { name: name.to_owned(), prompts, source })
     }
+
+    /// A conversation dataset's first turns (each with its system message) as prompts.
+    pub fn from_dataset(d: &Dataset) -> Self {
+        let prompts = d
+            .first_turns()
+            .map(|(system, user)| match system {
+                Some(system) => Prompt::Messages(vec![
+                    json!({ "role": "system", "content": system }),
+                    json!({ "role": "user", "content": user }),
+                ]),
+                None => Prompt::Text(user.to_owned()),
+            })
+            .collect();
+        let source = SourceRef { kind: SourceKind::Dataset, name: d.name.clone(), sha256: d.sha256.clone() };
+        Self { name: d.name.clone(), prompts, source }
+    }
+}
+
+/// SHA-256 of `bytes`, lowercase hex: how a run names the exact file its prompts came from.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Generates prompts; repeatable for a given spec (and calibration).
@@ -135,6 +163,11 @@ impl PromptGen {
         }
     }
 
+    /// How this generator counts tokens.
+    pub fn lengths(&self) -> &Lengths {
+        &self.lengths
+    }
+
     /// The shared prefix's text (empty when prompts share none).
     pub fn prefix(&self) -> &str {
         &self.prefix
@@ -174,6 +207,17 @@ impl PromptGen {
             (false, true) => self.prefix.clone(),
             (false, false) => format!("{} {own}", self.prefix),
         }
+    }
+}
+
+/// Text of `tokens` tokens as `lengths` count a message's own text (a calibration's
+/// per-prompt overhead left out: the text joins a prompt that already pays it), drawn from
+/// `rng`: a session's user messages and tool results, a trace's blocks.
+pub fn text_of(lengths: &Lengths, rng: &mut StdRng, tokens: usize) -> String {
+    match lengths {
+        Lengths::Tokenizer(t) => t.fill(rng, "", 0, tokens),
+        Lengths::Calibrated(c) => random_words(rng, c.text_words(tokens)),
+        Lengths::Words { .. } => random_words(rng, tokens),
     }
 }
 

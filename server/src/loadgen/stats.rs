@@ -183,6 +183,8 @@ pub fn level_from_records(kind: LoadKind, load: f64, records: &[RequestSample], 
             input_tokens: r.prompt_tokens.map(as_f64),
             output_tokens: r.output_tokens().map(as_f64),
             error: r.error.as_ref().map(ToString::to_string),
+            turn: r.turn,
+            cached_tokens: r.cached_tokens.map(as_f64),
         })
         .collect();
     NewLevel { point: p, raw, requests, telemetry: None }

@@ -8,12 +8,14 @@ use super::arrival::schedule_ms;
 use super::bracket::Axis;
 use super::capacity::{self, CapacitySpec};
 use super::client::{self, Endpoint, ErrorKind, RequestError, RequestSample};
-use super::prompt::{Prompt, PromptGen};
+use super::prompt::{text_of, Prompt, PromptGen};
 use super::saturation::{Detector, Finding};
 use super::scrape::Scraper;
+use super::session::{self, Scripts};
 use super::sink::RunSink;
 use super::stats::{apply_steady_window, level_from_records};
 use super::tokens::Lengths;
+use super::trace::Trace;
 use super::{definitions_for, Connections, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
 use app::db::Db;
 use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
@@ -23,9 +25,10 @@ use app::domain::{
     EndpointKind, LoadKind, NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFormat,
     SourceInfo,
 };
+use rand::SeedableRng;
 use reqwest::header::HeaderValue;
 use serde_json::{json, Value};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
@@ -54,7 +57,10 @@ pub async fn run_sweep_to<S: RunSink>(
     mut cancel: watch::Receiver<bool>,
 ) -> Result<RunId, LoadgenError> {
     spec.validate()?;
-    let endpoint = Arc::new(endpoint_for(&spec.target, spec.request_timeout)?);
+    let mut endpoint = endpoint_for(&spec.target, spec.request_timeout)?;
+    // A session resends each reply in its next turn.
+    endpoint.keep_reply = spec.sessions.is_some();
+    let endpoint = Arc::new(endpoint);
     let (scraper, engine) = start_scraper(&spec).await?;
     // Before the run exists: its definitions say how prompt lengths were made.
     let lengths = super::tokens::lengths_for(&spec, &endpoint).await;
@@ -78,8 +84,12 @@ pub async fn run_sweep_to<S: RunSink>(
             engine: engine.map(str::to_owned),
             endpoint_kind: Some(spec.target.endpoint),
             max_tokens: Some(i64::from(spec.target.max_tokens)),
-            // A prompt file's lengths are whatever its lines are: unknown here.
-            prompt_tokens: spec.prompt.file.is_none().then_some(i64::from(spec.prompt.tokens)),
+            // A prompt file's lengths are whatever its lines are, a session's grow with the
+            // turn, a trace's vary by request: unknown here.
+            prompt_tokens: (spec.prompt.file.is_none()
+                && spec.sessions.is_none()
+                && !matches!(spec.loads, Loads::Trace { .. }))
+            .then_some(i64::from(spec.prompt.tokens)),
             notes,
             ..RunFacts::default()
         },
@@ -91,9 +101,12 @@ pub async fn run_sweep_to<S: RunSink>(
     tracing::info!(run = %id, url = %endpoint.url, loads = %spec.loads.label(), "sweep started");
     let _ = progress.try_send(Progress::Started { run: id.clone(), levels: spec.loads.planned_levels() });
 
+    let scripts =
+        spec.sessions.as_ref().map(|s| Arc::new(Mutex::new(Scripts::new(s, lengths.clone(), spec.prompt.seed))));
     let mut runner = Runner {
         sink,
         id: &id,
+        scripts,
         prompts: PromptGen::with_lengths(&spec.prompt, lengths),
         spec: &spec,
         endpoint: &endpoint,
@@ -176,6 +189,10 @@ fn notes(spec: &SweepSpec, lengths: &Lengths) -> String {
     };
     let loads = match &spec.loads {
         Loads::Concurrency(_) => format!("closed loop, {closed}"),
+        Loads::Trace { speeds, .. } => format!(
+            "open loop, trace replay at ×{} its recorded speed; latency timed from the scheduled send",
+            speeds.iter().map(|s| app::domain::format::load(*s)).collect::<Vec<_>>().join(", ×")
+        ),
         Loads::Rates { arrival, requests, .. } => format!(
             "open loop, {} arrivals, {requests} requests per rate; latency timed from the scheduled send",
             arrival.label()
@@ -229,6 +246,13 @@ fn notes(spec: &SweepSpec, lengths: &Lengths) -> String {
         ),
         None => format!("synthetic prompts of {} {unit} (seed {}; {}{prefix})", p.tokens, p.seed, lengths.short()),
     };
+    // Sessions and traces say what they send in their own words (lengths, think time, file).
+    let workload = super::workload_of(spec);
+    let prompts = if matches!(workload.shape, app::domain::workload::Shape::SingleTurn) {
+        prompts
+    } else {
+        format!("workload {} (lengths {})", workload.describe(), lengths.short())
+    };
     format!(
         "Plateau sweep, {loads}; {} warm-up request(s) per level; {}; {prompts}; ignore_eos {}",
         spec.warmup,
@@ -278,6 +302,7 @@ pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoin
         auth,
         key: target.api_key.clone(),
         timeout,
+        keep_reply: false,
     })
 }
 
@@ -319,11 +344,12 @@ pub fn request_body(target: &Target, prompt: Prompt) -> Value {
     Value::Object(body)
 }
 
-/// Measured requests of a closed-loop level at concurrency `c`.
-fn closed_total(mode: LoadMode, c: u32, adaptive: bool) -> usize {
+/// Measured requests of a closed-loop level at concurrency `c`, whose users send `turns`
+/// requests each (1, or a session's turns): a wave is one session per user.
+fn closed_total(mode: LoadMode, c: u32, adaptive: bool, turns: u32) -> usize {
     let c = usize::try_from(c).unwrap_or(usize::MAX);
     match mode {
-        LoadMode::Wave => c,
+        LoadMode::Wave => c.saturating_mul(usize::try_from(turns.max(1)).unwrap_or(1)),
         // The adaptive search climbs to C it does not know in advance: at least two
         // rounds of C per level, so every level reaches a steady state.
         LoadMode::Steady { requests } if adaptive => requests.max(c.saturating_mul(2)),
@@ -338,6 +364,8 @@ struct Runner<'a, S> {
     spec: &'a SweepSpec,
     endpoint: &'a Arc<Endpoint>,
     prompts: PromptGen,
+    /// The session scripts users follow (multi-turn and agentic workloads).
+    scripts: Option<Arc<Mutex<Scripts>>>,
     progress: &'a mpsc::Sender<Progress>,
     cancel: &'a mut watch::Receiver<bool>,
     /// The next level's index (0-based), in measurement order.
@@ -365,7 +393,26 @@ impl<S: RunSink> Runner<'_, S> {
             }
             Loads::Concurrency(levels) => {
                 for &c in levels {
-                    self.closed_level(c, closed_total(self.spec.mode, c, false), json!({})).await?;
+                    self.closed_level(c, closed_total(self.spec.mode, c, false, self.turns()), json!({})).await?;
+                }
+                Ok(None)
+            }
+            Loads::Trace { trace, speeds, block_tokens } => {
+                for &speed in speeds {
+                    let due_ms = trace.schedule_ms(speed);
+                    let rate = trace.mean_rate_rps().unwrap_or(trace.requests.len() as f64) * speed;
+                    let raw =
+                        json!({ "trace": { "name": trace.name, "speed": speed, "requests": trace.requests.len() } });
+                    let replay = Replay { trace, block_tokens: *block_tokens };
+                    let (_, over) = self.open_level_of(rate, &due_ms, raw, Some(replay)).await?;
+                    if over {
+                        let text = format!(
+                            "Trace replay: over capacity at ×{} ({} req/s on average; requests in flight and TTFT kept rising); nothing more was sent at that speed and the faster ones were not run.",
+                            app::domain::format::load(speed),
+                            app::domain::format::load(rate)
+                        );
+                        return Ok(Some(text));
+                    }
                 }
                 Ok(None)
             }
@@ -392,7 +439,7 @@ impl<S: RunSink> Runner<'_, S> {
                     match adaptive::next_step(a, &measured) {
                         Step::Measure { concurrency, refine } => {
                             let raw = json!({ "adaptive_phase": if refine { "refine" } else { "doubling" } });
-                            let total = closed_total(self.spec.mode, concurrency, true);
+                            let total = closed_total(self.spec.mode, concurrency, true, self.turns());
                             let point = self.closed_level(concurrency, total, raw).await?;
                             measured.push(outcome(concurrency, &point));
                         }
@@ -447,7 +494,7 @@ impl<S: RunSink> Runner<'_, S> {
                     let point = match search.axis {
                         Axis::Concurrency => {
                             let c = adaptive::whole(load);
-                            self.closed_level(c, closed_total(self.spec.mode, c, true), raw).await?
+                            self.closed_level(c, closed_total(self.spec.mode, c, true, self.turns()), raw).await?
                         }
                         Axis::Rate => {
                             let due_ms = schedule_ms(arrival, load, requests, self.level as u64);
@@ -536,8 +583,20 @@ impl<S: RunSink> Runner<'_, S> {
             endpoint: self.endpoint,
             target: &self.spec.target,
             prompts: &mut self.prompts,
+            sessions: self.scripts.as_ref(),
             cancel: &mut *self.cancel,
         }
+    }
+
+    /// Requests per user in a closed-loop wave: a session's turns, else 1.
+    fn turns(&self) -> u32 {
+        self.spec.sessions.as_ref().map_or(1, |s| s.turns.max(1))
+    }
+
+    /// The requests in flight a closed-loop level's throughput window relies on: `None`
+    /// for sessions (users think between turns; throughput is over the whole level).
+    fn steady_in_flight(&self, in_flight: usize) -> Option<usize> {
+        self.spec.sessions.is_none().then_some(in_flight)
     }
 
     /// Warm-up, then `total` requests with `c` always in flight, `spec.repeat` times back
@@ -561,20 +620,19 @@ impl<S: RunSink> Runner<'_, S> {
             let before = t * total;
             let measured = self
                 .batch()
-                .run(total, in_flight, |done| {
+                .closed(total, in_flight, |done| {
                     let _ = progress.try_send(Progress::RequestDone { level, done: before + done, total: all });
                 })
                 .await;
+            let steady = self.steady_in_flight(in_flight);
             match measured {
-                Ok(samples) => {
-                    done_trials.push(self.measure(LoadKind::Concurrency, f64::from(c), &samples, Some(in_flight)))
-                }
+                Ok(samples) => done_trials.push(self.measure(LoadKind::Concurrency, f64::from(c), &samples, steady)),
                 // Cancelled mid-level: the requests that finished are kept, as a level marked
                 // partial (cut off: `truncated`), before the run is marked interrupted.
                 Err(finished) => {
                     self.end_telemetry().await;
                     if !finished.is_empty() {
-                        done_trials.push(self.measure(LoadKind::Concurrency, f64::from(c), &finished, Some(in_flight)));
+                        done_trials.push(self.measure(LoadKind::Concurrency, f64::from(c), &finished, steady));
                     }
                     if !done_trials.is_empty() {
                         self.truncate_next = true;
@@ -611,7 +669,7 @@ impl<S: RunSink> Runner<'_, S> {
         for pass in 0..passes {
             for (i, &c) in levels.iter().enumerate() {
                 let in_flight = usize::try_from(c).unwrap_or(usize::MAX);
-                let total = closed_total(self.spec.mode, c, false);
+                let total = closed_total(self.spec.mode, c, false, self.turns());
                 let all = total.saturating_mul(passes);
                 let before = pass * total;
                 let started_ms = began.elapsed().as_secs_f64() * 1000.0;
@@ -624,7 +682,7 @@ impl<S: RunSink> Runner<'_, S> {
                             self.begin_telemetry().await;
                             let m = self
                                 .batch()
-                                .run(total, in_flight, |done| {
+                                .closed(total, in_flight, |done| {
                                     let _ = progress.try_send(Progress::RequestDone {
                                         level: i,
                                         done: before + done,
@@ -639,15 +697,16 @@ impl<S: RunSink> Runner<'_, S> {
                     }
                 };
                 let pass_raw = json!({ "pass": pass, "started_ms": started_ms });
+                let steady = self.steady_in_flight(in_flight);
                 match measured {
                     Ok(samples) => {
-                        let mut t = self.measure(LoadKind::Concurrency, f64::from(c), &samples, Some(in_flight));
+                        let mut t = self.measure(LoadKind::Concurrency, f64::from(c), &samples, steady);
                         t.raw = merge(t.raw, pass_raw);
                         trials[i].push(t);
                     }
                     Err(finished) => {
                         if !finished.is_empty() {
-                            let mut t = self.measure(LoadKind::Concurrency, f64::from(c), &finished, Some(in_flight));
+                            let mut t = self.measure(LoadKind::Concurrency, f64::from(c), &finished, steady);
                             t.raw = merge(t.raw, pass_raw);
                             trials[i].push(t);
                         }
@@ -705,6 +764,18 @@ impl<S: RunSink> Runner<'_, S> {
     /// on time however many are in flight, `spec.repeat` times back to back; stores the
     /// level. A trial found over capacity ends the level's trials.
     async fn open_level(&mut self, rate_rps: f64, due_ms: &[f64], raw: Value) -> Result<(Point, bool), LoadgenError> {
+        self.open_level_of(rate_rps, due_ms, raw, None).await
+    }
+
+    /// [`Runner::open_level`], each request's body from `replay`'s trace when given (each
+    /// trial its own block texts: a trial must not be served from the last one's cache).
+    async fn open_level_of(
+        &mut self,
+        rate_rps: f64,
+        due_ms: &[f64],
+        raw: Value,
+        replay: Option<Replay<'_>>,
+    ) -> Result<(Point, bool), LoadgenError> {
         self.check_cancel()?;
         let level = self.level;
         let total = due_ms.len();
@@ -721,9 +792,13 @@ impl<S: RunSink> Runner<'_, S> {
         let mut in_flight_at = 0;
         for t in 0..trials {
             let before = t * total;
+            let bodies = replay.as_ref().map(|r| {
+                let salt = (self.level as u64) << 16 | t as u64;
+                trace_bodies(&self.spec.target, r.trace, r.block_tokens, self.prompts.lengths(), salt)
+            });
             let out = match self
                 .batch()
-                .open(due_ms, |done| {
+                .open(due_ms, bodies, |done| {
                     let _ = progress.try_send(Progress::RequestDone { level, done: before + done, total: all });
                 })
                 .await
@@ -878,10 +953,54 @@ struct Batch<'a> {
     endpoint: &'a Arc<Endpoint>,
     target: &'a Target,
     prompts: &'a mut PromptGen,
+    /// Users in session instead of single requests (closed-loop levels).
+    sessions: Option<&'a Arc<Mutex<Scripts>>>,
     cancel: &'a mut watch::Receiver<bool>,
 }
 
+/// A trace to replay on an open-loop level.
+struct Replay<'a> {
+    trace: &'a Trace,
+    block_tokens: u32,
+}
+
+/// Every request of `trace` as a body: its prompt made of its blocks (a block's text drawn
+/// from its hash id and `salt`, so requests sharing a hash id share that text, and another
+/// level or trial shares nothing with this one), `max_tokens` its output length.
+fn trace_bodies(target: &Target, trace: &Trace, block_tokens: u32, lengths: &Lengths, salt: u64) -> Vec<Value> {
+    trace
+        .requests
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut fill = |seed: u64, tokens: usize| {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                text_of(lengths, &mut rng, tokens)
+            };
+            let prompt = super::trace::prompt_for(r, i, block_tokens, &mut fill);
+            let mut body = request_body(target, Prompt::Text(prompt));
+            body["max_tokens"] = json!(r.output_length.max(1));
+            body
+        })
+        .collect()
+}
+
 impl Batch<'_> {
+    /// A closed-loop level's measured requests: users in session, or single requests.
+    async fn closed(
+        &mut self,
+        total: usize,
+        in_flight: usize,
+        on_done: impl FnMut(usize),
+    ) -> Result<Vec<RequestSample>, Vec<RequestSample>> {
+        match self.sessions {
+            Some(scripts) => {
+                session::run(self.endpoint, self.target, scripts, total, in_flight, self.cancel, on_done).await
+            }
+            None => self.run(total, in_flight, on_done).await,
+        }
+    }
+
     /// `total` requests with at most `in_flight` at a time (a new one starts as soon as one
     /// ends); samples in send order. Cancelled: `Err` with the requests that had finished
     /// (those in flight are aborted).
@@ -935,11 +1054,14 @@ impl Batch<'_> {
     async fn open(
         &mut self,
         due_ms: &[f64],
+        bodies: Option<Vec<Value>>,
         mut on_done: impl FnMut(usize),
     ) -> Result<OpenOutcome, Vec<RequestSample>> {
         // Bodies are built before the clock starts, so building them cannot make sends late.
-        let mut bodies: Vec<Option<Value>> =
-            due_ms.iter().map(|_| Some(request_body(self.target, self.prompts.next_input()))).collect();
+        let mut bodies: Vec<Option<Value>> = match bodies {
+            Some(b) => b.into_iter().map(Some).collect(),
+            None => due_ms.iter().map(|_| Some(request_body(self.target, self.prompts.next_input()))).collect(),
+        };
         let start = Instant::now();
         let due_at = |ms: f64| start + Duration::from_secs_f64(ms.max(0.0) / 1000.0);
         let mut set: JoinSet<(usize, RequestSample)> = JoinSet::new();
@@ -1050,7 +1172,7 @@ fn failed_task(e: &tokio::task::JoinError) -> RequestSample {
 }
 
 /// Resolves once cancel is `true`; never, if the sender is gone without cancelling.
-async fn cancelled(rx: &mut watch::Receiver<bool>) {
+pub(crate) async fn cancelled(rx: &mut watch::Receiver<bool>) {
     loop {
         if *rx.borrow_and_update() {
             return;
@@ -1081,5 +1203,60 @@ mod outcome_tests {
         let p = Point::from_trials(vec![trial(90.0), trial(100.0), trial(110.0)]).unwrap();
         let noise = outcome(8, &p).noise.unwrap();
         assert!((noise - 4.302_652_7 * 10.0 / 3f64.sqrt() / 100.0).abs() < 1e-6, "{noise}");
+    }
+}
+
+#[cfg(test)]
+mod trace_tests {
+    use super::*;
+
+    /// The prompts a trace replay sends, counted with a tokenizer, share exactly the blocks
+    /// the trace's hash ids say, and nothing more; another salt (level, trial) shares nothing.
+    #[test]
+    fn trace_prompts_share_exactly_the_blocks_of_their_hash_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = crate::loadgen::tokens::tests::word_level_file(dir.path());
+        let t = Arc::new(crate::loadgen::PromptTokenizer::load(&path).unwrap());
+        let lengths = Lengths::Tokenizer(Arc::clone(&t));
+        let text = [
+            r#"{"timestamp": 0, "input_length": 40, "output_length": 3, "hash_ids": [1, 2, 3]}"#,
+            r#"{"timestamp": 10, "input_length": 36, "output_length": 5, "hash_ids": [1, 2, 4]}"#,
+            r#"{"timestamp": 20, "input_length": 44, "output_length": 7, "hash_ids": [9, 2, 3]}"#,
+        ]
+        .join("\n");
+        let trace = Trace::parse("t.jsonl", text.as_bytes(), 16, &Default::default()).unwrap();
+        let target = Target {
+            base_url: "http://127.0.0.1:1".into(),
+            model: "m".into(),
+            api_key: None,
+            endpoint: EndpointKind::Chat,
+            max_tokens: 64,
+            temperature: None,
+            ignore_eos: true,
+            extra_body: serde_json::Map::new(),
+            connections: Connections::KeepAlive,
+            pin: None,
+        };
+        let words = |b: &Value| -> Vec<String> {
+            let m = b["messages"][0]["content"].as_str().unwrap();
+            m.split(' ').map(str::to_owned).collect()
+        };
+        let bodies = trace_bodies(&target, &trace, 16, &lengths, 7);
+        let p: Vec<Vec<String>> = bodies.iter().map(words).collect();
+        for (body, r) in bodies.iter().zip(&trace.requests) {
+            let prompt = body["messages"][0]["content"].as_str().unwrap();
+            assert_eq!(t.count(prompt).unwrap(), r.input_length as usize, "exactly the trace's input length");
+            assert_eq!(body["max_tokens"], r.output_length, "its own output length");
+        }
+        // Requests 0 and 1 share blocks 1 and 2 (32 tokens) and differ right after.
+        assert_eq!(p[0][..32], p[1][..32]);
+        assert_ne!(p[0][32..36], p[1][32..36]);
+        // Request 2 starts with another block: nothing shared, although it has blocks 2 and 3
+        // (a prefix is only a prefix from the first token).
+        assert_ne!(p[2][..16], p[0][..16]);
+        // Another level or trial (salt) draws other texts for the same blocks.
+        let other: Vec<Vec<String>> = trace_bodies(&target, &trace, 16, &lengths, 8).iter().map(words).collect();
+        assert_ne!(other[0][..16], p[0][..16]);
+        assert_eq!(other[0][..32], other[1][..32]);
     }
 }

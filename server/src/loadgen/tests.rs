@@ -125,6 +125,7 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
         metrics: super::MetricsSpec::off(),
         repeat: 1,
         repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
+        sessions: None,
     }
 }
 
@@ -180,6 +181,7 @@ async fn wave_sweep_stores_every_level_with_consistent_timings() {
             overhead_tokens: 0.0,
         }),
         shared_prefix_tokens: Some(0),
+        workload: Some(app::domain::workload::Workload::single_turn()),
         ..definitions()
     };
     assert_eq!(run.definitions, expected);

@@ -24,7 +24,7 @@ use axum::{Json, Router};
 use serde_json::json;
 
 /// The New sweep form's fields, as text.
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, Default)]
 pub struct SweepForm {
     url: String,
     model: String,
@@ -92,11 +92,43 @@ pub struct SweepForm {
     /// `back-to-back` (empty) or `interleaved`.
     #[serde(default)]
     repeat_order: String,
+    /// `single_turn` (empty), `multi_turn` or `agentic`.
+    #[serde(default)]
+    workload: String,
+    #[serde(default)]
+    turns: String,
+    #[serde(default)]
+    user_tokens: String,
+    #[serde(default)]
+    system_tokens: String,
+    #[serde(default)]
+    think_ms: String,
+    /// `fixed` (empty) or `exponential`.
+    #[serde(default)]
+    think: String,
+    #[serde(default)]
+    tool_tokens: String,
+    #[serde(default)]
+    context_cap_tokens: String,
+    /// A conversation dataset pasted as text, and its name.
+    #[serde(default)]
+    dataset_name: String,
+    #[serde(default)]
+    dataset_text: String,
+    /// With `load` = `trace`: the trace pasted as text, its name, speeds and block size.
+    #[serde(default)]
+    trace_name: String,
+    #[serde(default)]
+    trace_text: String,
+    #[serde(default)]
+    trace_speeds: String,
+    #[serde(default)]
+    block_tokens: String,
 }
 
 /// The New sweep form's text as a [`SweepRequest`]; a field that does not read is a
 /// [`SpecError`] naming it (its bounds are checked later, by `SweepRequest::into_spec`).
-fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
+fn form_to_request(mut f: SweepForm) -> Result<SweepRequest, SpecError> {
     fn num<T: std::str::FromStr>(field: &'static str, s: &str, default: T) -> Result<T, SpecError> {
         let t = s.trim();
         if t.is_empty() {
@@ -127,7 +159,25 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
     }
     let load = f.load.trim();
     let mut capacity = None;
+    let mut trace = None;
     let (concurrency, rates, adaptive) = match load {
+        "trace" => {
+            if f.trace_text.trim().is_empty() {
+                return Err(SpecError::new("trace.text", "paste the trace (Mooncake JSONL or CSV)"));
+            }
+            trace = Some(crate::sweep_workload::TraceRequest {
+                name: Some(f.trace_name.trim().to_owned())
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| "trace.jsonl".into()),
+                text: std::mem::take(&mut f.trace_text),
+                speeds: list::<f64>("trace.speeds", &f.trace_speeds, "a number")?,
+                block_tokens: match f.block_tokens.trim() {
+                    "" => None,
+                    t => Some(num("trace.block_tokens", t, 512u32)?),
+                },
+            });
+            (Vec::new(), Vec::new(), None)
+        }
         "" | "concurrency" => (list::<u32>("concurrency", &f.concurrency, "a whole number")?, Vec::new(), None),
         "capacity" => {
             let c = crate::sweeps::CapacityRequest {
@@ -160,7 +210,7 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
             return Err(SpecError::new(
                 "load",
                 format!(
-                    "`{}` is not concurrency, rates, adaptive or capacity",
+                    "`{}` is not concurrency, rates, adaptive, capacity or trace",
                     other.chars().take(40).collect::<String>()
                 ),
             ))
@@ -178,7 +228,32 @@ fn form_to_request(f: SweepForm) -> Result<SweepRequest, SpecError> {
             Err(e) => return Err(SpecError::new("extra_body", format!("not valid JSON ({e})"))),
         },
     };
+    let opt = |field: &'static str, s: &str| -> Result<Option<u32>, SpecError> {
+        match s.trim() {
+            "" => Ok(None),
+            t => num(field, t, 0u32).map(Some),
+        }
+    };
+    let workload = crate::sweep_workload::WorkloadRequest {
+        kind: Some(f.workload.trim().to_owned()).filter(|k| !k.is_empty()),
+        turns: opt("workload.turns", &f.turns)?,
+        user_tokens: opt("workload.user_tokens", &f.user_tokens)?,
+        system_tokens: opt("workload.system_tokens", &f.system_tokens)?,
+        think_ms: decimal("workload.think_ms", &f.think_ms)?,
+        think: Some(f.think.trim().to_owned()).filter(|t| !t.is_empty()),
+        tool_tokens: opt("workload.tool_tokens", &f.tool_tokens)?,
+        context_cap_tokens: opt("workload.context_cap_tokens", &f.context_cap_tokens)?,
+    };
+    let dataset = (!f.dataset_text.trim().is_empty()).then(|| crate::sweep_workload::FileRequest {
+        name: Some(f.dataset_name.trim().to_owned())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "dataset.jsonl".into()),
+        text: std::mem::take(&mut f.dataset_text),
+    });
     Ok(SweepRequest {
+        workload: Some(workload),
+        dataset,
+        trace,
         temperature,
         extra_body,
         url: f.url.trim().to_owned(),
@@ -372,6 +447,7 @@ mod tests {
             slo: String::new(),
             capacity_load: String::new(),
             capacity_max: String::new(),
+            ..SweepForm::default()
         }
     }
 

@@ -406,6 +406,9 @@ struct Plan {
     cut_at: Option<u32>,
     /// The prompt's prefix-cache blocks.
     blocks: Vec<(u64, u32)>,
+    /// Prompt tokens the prefix cache served (`usage.prompt_tokens_details.cached_tokens`,
+    /// as vLLM with `--enable-prompt-tokens-details` and llama.cpp report them).
+    cached_tokens: u32,
 }
 
 struct ApiError(StatusCode, &'static str, String);
@@ -513,6 +516,7 @@ fn plan(
         include_usage: common.stream_options.as_ref().and_then(|o| o.include_usage).unwrap_or(false),
         cut_at: cut.then_some((output_tokens / 2).max(1)),
         blocks: Vec::new(),
+        cached_tokens: 0,
     })
 }
 
@@ -577,7 +581,7 @@ async fn chat_completions(State(state): State<AppState>, body: Bytes) -> Respons
 }
 
 /// Queues the request with the scheduler and answers, streamed or not.
-async fn run(state: &Shared, plan: Plan, guard: InFlight) -> Result<Response, ApiError> {
+async fn run(state: &Shared, mut plan: Plan, guard: InFlight) -> Result<Response, ApiError> {
     let initial = Progress {
         produced: 0,
         queued_at: Instant::now(),
@@ -595,6 +599,7 @@ async fn run(state: &Shared, plan: Plan, guard: InFlight) -> Result<Response, Ap
         s.prefix_queries += u64::from(plan.prompt_tokens);
         hits
     };
+    plan.cached_tokens = cached;
     let slot = Slot::new(Ticket { tx, progress: initial }, plan.prompt_tokens, plan.output_tokens).with_cached(cached);
     if jobs(state).send(slot).await.is_err() {
         return Err(ApiError(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "scheduler stopped".into()));
@@ -793,6 +798,7 @@ fn usage(plan: &Plan) -> Value {
         "prompt_tokens": plan.prompt_tokens,
         "completion_tokens": plan.output_tokens,
         "total_tokens": u64::from(plan.prompt_tokens) + u64::from(plan.output_tokens),
+        "prompt_tokens_details": { "cached_tokens": plan.cached_tokens },
     });
     if plan.kind == Kind::Chat && plan.reasoning_tokens > 0 {
         usage["completion_tokens_details"] = json!({ "reasoning_tokens": plan.reasoning_tokens });

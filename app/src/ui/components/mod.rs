@@ -11,6 +11,7 @@ mod error_box;
 mod levels_table;
 mod measures_table;
 mod slo;
+mod turns;
 
 pub use alerts::AlertsSection;
 pub use annotations::{
@@ -24,6 +25,7 @@ pub use error_box::{set_page_status, ErrorBox};
 pub use levels_table::LevelsTable;
 pub use measures_table::MeasuresTable;
 pub use slo::{SloPicker, SloSection};
+pub use turns::TurnsSection;
 
 /// `path` as an absolute URL on this site, for link previews (chat apps fetch `og:image`
 /// by absolute address). Server side from the request's `Host`, in the browser from the

@@ -113,6 +113,7 @@ fn fact_value(run: &Run, fact: Fact) -> String {
             Some(source) => source.label(n),
             None => n.to_string(),
         })),
+        Fact::Workload => d(run.definitions.workload.as_ref().map(|w| w.label())),
         Fact::Definitions => {
             let x = &run.definitions;
             let parts: Vec<&str> = [

@@ -49,6 +49,7 @@ pub fn NewSweepPage() -> impl IntoView {
                         <option value="rates">"Request rates (open loop)"</option>
                         <option value="adaptive">"Adaptive: find the plateau"</option>
                         <option value="capacity">"Find capacity at SLO"</option>
+                        <option value="trace">"Replay a trace (open loop)"</option>
                     </select>
                 </label>
                 // `data-load`: the load kinds a field applies to; public/plateau.js shows only
@@ -71,6 +72,10 @@ pub fn NewSweepPage() -> impl IntoView {
                     </select>
                 </label>
                 <label data-load="capacity">"Highest load tried (concurrency, or req/s)"<input name="capacity_max" type="number" min="0" step="any" placeholder="256" /></label>
+                <label data-load="trace">"Trace (Mooncake JSONL, or CSV: timestamp, input_length, output_length, hash_ids)"<textarea name="trace_text" rows="4" placeholder="{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 64, \"hash_ids\": [1, 2]}"></textarea></label>
+                <label data-load="trace">"Trace file name"<input name="trace_name" placeholder="trace.jsonl" /></label>
+                <label data-load="trace">"Speeds (one level each; 1 = as recorded)"<input name="trace_speeds" placeholder="1" /></label>
+                <label data-load="trace">"Tokens per hash-id block"<input name="block_tokens" type="number" min="1" placeholder="512" /></label>
                 <label>"Requests per level (concurrency: empty sends one wave of C at once, a number keeps C in flight until that many; rates: per rate, 50 if empty)"<input name="requests" type="number" min="1" placeholder="one wave of C; 50 per rate" /></label>
                 <label>"Trials per level (each level measured N times: mean ± 95 % CI)"<input name="repeat" type="number" min="1" max="20" placeholder="1" /></label>
                 <label>"Order of the trials"<select name="repeat_order"><option value="back-to-back">"back to back (all trials of a level, then the next)"</option><option value="interleaved">"interleaved (one pass over the levels per trial)"</option></select></label>
@@ -87,6 +92,25 @@ pub fn NewSweepPage() -> impl IntoView {
                 <label>"GPU metrics URLs (comma-separated; dcgm-exporter)"<input name="gpu_metrics_urls" placeholder="none (e.g. http://gpu-node:9400/metrics)" /></label>
                 <label>"Metrics scrape interval (ms)"<input name="metrics_interval_ms" type="number" min="100" placeholder="500" /></label>
                 <label class="check"><input name="no_metrics" type="checkbox" value="true" />" no server metrics"</label>
+            </fieldset>
+            <fieldset class="grid">
+                <legend>"Workload"</legend>
+                <label>"What each user does"
+                    <select name="workload">
+                        <option value="single_turn">"Single-turn: one request, its own prompt"</option>
+                        <option value="multi_turn">"Multi-turn conversation (each turn resends the history)"</option>
+                        <option value="agentic">"Agentic session (each step adds a tool result)"</option>
+                    </select>
+                </label>
+                <label>"Turns per conversation, or most steps per session"<input name="turns" type="number" min="1" max="64" placeholder="5 turns; 8 steps" /></label>
+                <label>"Tokens per new user message"<input name="user_tokens" type="number" min="1" placeholder="the prompt length" /></label>
+                <label>"System prompt (tokens, the same for every session)"<input name="system_tokens" type="number" min="0" placeholder="0: none" /></label>
+                <label>"Think time between turns (ms)"<input name="think_ms" type="number" min="0" step="any" placeholder="0" /></label>
+                <label>"Think time"<select name="think"><option value="fixed">"fixed"</option><option value="exponential">"exponential around it (seeded)"</option></select></label>
+                <label>"Agent: tool result per step (tokens)"<input name="tool_tokens" type="number" min="0" placeholder="512" /></label>
+                <label>"Agent: context cap (tokens)"<input name="context_cap_tokens" type="number" min="0" placeholder="16384" /></label>
+                <label>"Dataset (ShareGPT JSON/JSONL or OpenAI messages JSONL; first turns, or whole conversations when multi-turn)"<textarea name="dataset_text" rows="3" placeholder="paste the dataset, or leave empty for synthetic prompts"></textarea></label>
+                <label>"Dataset file name"<input name="dataset_name" placeholder="dataset.jsonl" /></label>
             </fieldset>
             <button type="submit" id="sweep-submit">"Start the sweep"</button>
         </form>

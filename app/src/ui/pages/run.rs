@@ -69,8 +69,8 @@ pub fn RunPage() -> impl IntoView {
                     }
                 };
                 match run.await {
-                    Ok(Some(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos, cost, changes, alerts })) => view! {
-                        <RunView run view=state mode=PageMode::Live dismissed stored history percentiles charts goodput slos cost changes alerts error />
+                    Ok(Some(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos, cost, changes, alerts, turns })) => view! {
+                        <RunView run view=state mode=PageMode::Live dismissed stored history percentiles charts goodput slos cost changes alerts turns error />
                     }.into_any(),
                     Ok(None) => view! { <p>"Loading run…"</p> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
@@ -157,6 +157,9 @@ pub(crate) fn RunView(
     /// The team's named SLOs, for the picker.
     #[prop(optional)]
     slos: Vec<crate::domain::slo::NamedSlo>,
+    /// A multi-turn or agentic run's requests by turn (live page).
+    #[prop(optional_no_strip)]
+    turns: Option<crate::domain::workload::TurnPanel>,
     error: Option<String>,
 ) -> impl IntoView {
     let f = run.facts.clone();
@@ -290,6 +293,7 @@ pub(crate) fn RunView(
                 Some(source) => source.label(n),
                 None => format!("{n} tokens"),
             }))}
+            {fact("Workload", run.definitions.workload.as_ref().map(|w| w.label()))}
             {fact("Source", Some(source))}
             {fact(created_label, Some(when(&run.created_at)))}
         </dl>
@@ -316,6 +320,7 @@ pub(crate) fn RunView(
         {picker}
         <h2>"Levels"</h2>
         <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations percentiles slo=capacity goodput /></div>
+        {turns.map(|panel| view! { <crate::ui::components::TurnsSection panel /> })}
         {(!set_aside.is_empty()).then(|| view! {
             <h3>"Levels set aside by annotations"</h3>
             <table class="levels set-aside" id="set-aside">

@@ -405,6 +405,8 @@ fn requests_v02(b: &Obj<'_>) -> Result<(Vec<RequestRecord>, Option<String>), Fie
                 )
             };
             out.push(RequestRecord {
+                turn: None,
+                cached_tokens: None,
                 ok,
                 ttft_ms: r.num("time_to_first_token_ms")?,
                 e2e_ms: r.num("request_latency")?.map(|s| convert_unit(s, 1000.0)),
@@ -489,6 +491,8 @@ fn parse_v01_level(path: &str, v: &Value, notes: &mut Notes) -> Result<NewLevel,
         let out = r.num("output_token_count")?;
         output_tokens += out.unwrap_or(0.0);
         requests.push(RequestRecord {
+            turn: None,
+            cached_tokens: None,
             ok: true,
             ttft_ms: r.num("first_token_time")?.map(|s| convert_unit(s, 1000.0)),
             e2e_ms,

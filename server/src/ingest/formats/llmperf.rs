@@ -215,6 +215,8 @@ fn read_response(i: usize, v: &Value) -> Result<Response, FieldError> {
     });
     Ok(Response {
         record: RequestRecord {
+            turn: None,
+            cached_tokens: None,
             ok: error.is_none(),
             ttft_ms,
             e2e_ms,

@@ -368,6 +368,8 @@ pub(crate) fn read_requests(o: &Obj<'_>) -> Result<Vec<RequestRecord>, FieldErro
             _ => None,
         };
         out.push(RequestRecord {
+            turn: None,
+            cached_tokens: None,
             ok,
             ttft_ms,
             e2e_ms,

@@ -153,6 +153,8 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
             _ => return Err(FieldError::line(n, "metrics: missing for a request without error")),
         };
         let r = RequestRecord {
+            turn: None,
+            cached_tokens: None,
             ok: true,
             ttft_ms: single(values(metrics, "time_to_first_token", Metric::Ttft, n)?),
             e2e_ms: single(values(metrics, "request_latency", Metric::E2e, n)?),
