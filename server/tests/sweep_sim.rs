@@ -544,12 +544,66 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
                 400,
                 "metrics_interval_ms",
             ),
+            // Workloads: every field bounded and named; a trace or dataset that does not
+            // read is refused with its line before anything is sent.
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "workload": {"kind": "multi_turn", "turns": 65}}),
+                400,
+                "workload.turns",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "rates": [1],
+                                   "workload": {"kind": "multi_turn"}}),
+                400,
+                "workload",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "workload": {"kind": "agentic", "think_ms": 1e9}}),
+                400,
+                "workload.think_ms",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "workload": {"kind": "chatty"}}),
+                400,
+                "workload.kind",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m",
+                                   "trace": {"name": "t.jsonl", "text": "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2, \"hash_ids\": []}\n{\"timestamp\": \"soon\"}"}}),
+                400,
+                "trace.text",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m",
+                                   "trace": {"name": "t.jsonl", "text": "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2, \"hash_ids\": []}", "speeds": [0]}}),
+                400,
+                "trace.speeds",
+            ),
+            (
+                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                                   "dataset": {"name": "d.json", "text": "[{\"conversations\": 7}]"}}),
+                400,
+                "dataset.text",
+            ),
         ] {
             let resp = post(body.clone()).await.unwrap();
             assert_eq!(resp.status().as_u16(), status, "{body}");
             let answer: serde_json::Value = resp.json().await.unwrap();
             assert_eq!(answer["field"], field, "{body}: {answer}");
         }
+        // The trace's message names the line and the field at fault; one beyond a bound
+        // names the bound.
+        let bad = serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "trace": {"name": "t.jsonl",
+            "text": "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2, \"hash_ids\": []}\n\n{\"timestamp\": 5, \"input_length\": 200000, \"output_length\": 2, \"hash_ids\": []}"}});
+        let answer: serde_json::Value = post(bad).await.unwrap().json().await.unwrap();
+        assert_eq!(
+            answer["error"].as_str().unwrap(),
+            "field `trace.text`: t.jsonl: line 3: input_length 200000 is above the bound of 131072 tokens",
+            "{answer}"
+        );
         // The form names the field too.
         let resp = client
             .post(format!("{base}/sweeps"))
@@ -564,6 +618,21 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
             .unwrap();
         let to = resp.headers()["location"].to_str().unwrap().to_owned();
         assert!(to.starts_with("/sweeps/new?error=") && to.contains("prompt_tokens"), "{to}");
+        // A pasted trace with a bad line: back to the form, its line named.
+        let resp = client
+            .post(format!("{base}/sweeps"))
+            .form(&[
+                ("url", "http://127.0.0.1:9"),
+                ("model", "m"),
+                ("load", "trace"),
+                ("trace_text", "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2, \"hash_ids\": []}\n[1]"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        let to = resp.headers()["location"].to_str().unwrap().to_owned();
+        let to = percent_decode(&to);
+        assert!(to.contains("trace.text") && to.contains("line 2"), "{to}");
         assert!(app::db::list_runs(&pool).await.unwrap().is_empty(), "nothing stored");
         // …and so does the CLI, which stops with an error (the binary exits non-zero).
         let local = dir.path().join("cli.db");
@@ -586,10 +655,42 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
         let mut args = args.to_vec();
         args.truncate(args.len() - 2);
         args.extend(["--find", "capacity", "--slo", "ttft:p99<=2s,tpot:p99<=soon"]);
-        let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
+        let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args.clone()).unwrap();
         let err = server::cli::run(cli).await.unwrap_err().to_string();
         assert!(err.starts_with("field `capacity.slo`: ") && err.contains("tpot:p99<=soon"), "{err}");
+        // A trace file with a bad line stops the CLI before anything is sent.
+        let trace = dir.path().join("bad.csv");
+        std::fs::write(&trace, "timestamp,input_length,output_length,hash_ids\n0,8,2,1\n5,eight,2,\n").unwrap();
+        args.truncate(args.len() - 4);
+        args.extend(["--trace", trace.to_str().unwrap()]);
+        let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
+        let err = server::cli::run(cli).await.unwrap_err().to_string();
+        assert_eq!(err, "field `trace.text`: bad.csv: line 3: `input_length` must be a whole number ≥ 0");
     }
+}
+
+/// `%XX` escapes of a redirect's query read back as text.
+fn percent_decode(s: &str) -> String {
+    let mut out = Vec::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match (b[i], b.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok())) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (b'+', _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1244,6 +1244,28 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_different_workload_is_not_like_for_like_and_an_unrecorded_one_is_named() {
+        use crate::domain::workload::{Shape, Think, Workload};
+        let mut single = completions_run();
+        single.definitions.workload = Some(Workload::single_turn());
+        let mut multi = completions_run();
+        multi.definitions.workload = Some(Workload {
+            shape: Shape::MultiTurn { turns: 5, user_tokens: 64, system_tokens: 0, think: Think::NONE },
+            source: None,
+        });
+        let d = facts_diff(&single, &multi);
+        assert_eq!(d.verdict, Comparability::NotLikeForLike);
+        assert_eq!(d.explanation, "not like for like: workload differs (multi-turn 5 turns vs single-turn)");
+        assert_eq!(facts_diff(&multi, &multi.clone()).verdict, Comparability::LikeForLike);
+        // One recorded, one not (an import): unknown, named among the facts not recorded.
+        let d = facts_diff(&completions_run(), &multi);
+        assert_eq!(d.verdict, Comparability::LikeForLike);
+        assert!(d.explanation.contains("prompt length, workload, engine version"), "{}", d.explanation);
+        // Neither recorded: not listed (two imports are not "unknown workload" forever).
+        assert!(!facts_diff(&completions_run(), &completions_run()).unknown.contains(&Fact::Workload));
+    }
+
+    #[test]
     fn verdicts_by_role() {
         let base = completions_run();
         let mut same = completions_run();

@@ -628,4 +628,22 @@ mod tests {
         let one = Trace { requests: t.requests[..1].to_vec(), ..t };
         assert_eq!((one.duration_s(), one.mean_rate_rps()), (0.0, None));
     }
+
+    /// AIPerf's example trace, as committed in its repository: three requests sharing the
+    /// blocks 46 and 47, read digit for digit.
+    #[test]
+    fn the_real_mooncake_example_reads_and_shares_its_two_blocks() {
+        let rel = "workloads/aiperf_example_trace_mooncake-format.jsonl";
+        let text = crate::ingest::test_fixtures::read(rel);
+        let t = Trace::parse("example_trace.jsonl", text.as_bytes(), 512, &TraceBounds::default()).unwrap();
+        let got: Vec<(f64, u32, u32)> = t.requests.iter().map(|r| (r.timestamp_ms, r.input_length, r.output_length)).collect();
+        assert_eq!(got, vec![(0.0, 655, 52), (10535.0, 672, 26), (27482.0, 655, 52)]);
+        assert!(t.requests.iter().all(|r| r.hash_ids == vec![46, 47]));
+        assert_eq!(t.format, TraceFormat::Jsonl);
+        assert!((t.duration_s() - 27.482).abs() < 1e-12);
+        assert_eq!(block_lengths(&t.requests[1], 512), vec![512, 160]);
+        // The first request's blocks are new; the later two find both of theirs (a cache
+        // keyed by hash id, as the format means it): 672 + 655 of 1,982 input tokens.
+        assert!((t.ideal_prefix_share(512) - 1327.0 / 1982.0).abs() < 1e-12);
+    }
 }
