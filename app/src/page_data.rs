@@ -352,9 +352,17 @@ async fn from_records(
 ) -> Result<(Vec<LevelPercentiles>, Vec<LevelGoodput>, Option<TurnPanel>), AppError> {
     let seqs = db::level_seqs(pool, &run.id).await?;
     let (mut percentiles, mut goodput) = (Vec::new(), Vec::new());
-    let workload = run.definitions.workload.as_ref().filter(|w| w.has_turns());
-    let mut turns =
-        workload.map(|w| TurnPanel { word: w.turn_word().to_owned(), describe: w.describe(), levels: Vec::new() });
+    // A live session workload, or an import whose requests carry their turns (AIPerf's
+    // multi-turn records): the per-turn panel.
+    let workload = run.definitions.workload.as_ref();
+    let mut turns = TurnPanel {
+        word: workload.map_or("turn", |w| w.turn_word()).to_owned(),
+        describe: workload.filter(|w| w.has_turns()).map_or_else(
+            || "Each request's turn as the source recorded it.".to_owned(),
+            |w| crate::domain::format::capitalise(&format!("{}.", w.describe())),
+        ),
+        levels: Vec::new(),
+    };
     let mut budget = MAX_PERCENTILE_RECORDS;
     for (i, (p, seq)) in run.points.iter().zip(&seqs).enumerate() {
         // The level's request count is stored with it: too many, and it is not read at all.
@@ -368,12 +376,10 @@ async fn from_records(
         if let Some(records) = &records {
             let e2e: Vec<f64> = records.iter().filter(|r| r.ok).filter_map(|r| r.e2e_ms).collect();
             percentiles.extend(LevelPercentiles::of(p.load_value, &e2e));
-            if let Some(panel) = turns.as_mut() {
-                let rows = crate::domain::workload::by_turn(records);
-                if !rows.is_empty() {
-                    let load = crate::domain::compare::load_label(p.load_kind, p.load_value);
-                    panel.levels.push(TurnLevel::of(load, &rows, &panel.word));
-                }
+            let rows = crate::domain::workload::by_turn(records);
+            if !rows.is_empty() {
+                let load = crate::domain::compare::load_label(p.load_kind, p.load_value);
+                turns.levels.push(TurnLevel::of(load, &rows, &turns.word));
             }
         }
         if let Some(slo) = slo {
@@ -394,7 +400,7 @@ async fn from_records(
     }
     // In load order, so the levels table finds a row's goodput by binary search.
     goodput.sort_by(|a, b| a.load_value.total_cmp(&b.load_value));
-    Ok((percentiles, goodput, turns))
+    Ok((percentiles, goodput, (!turns.levels.is_empty()).then_some(turns)))
 }
 
 #[cfg(test)]

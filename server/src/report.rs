@@ -174,11 +174,16 @@ pub fn html_report(
     body.push_str("<section class=\"runs\">");
     for (r, signals) in runs.iter().zip(&signals) {
         let sat = saturation(&r.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence()).unwrap_or_default();
-        let facts = [r.facts.model.clone(), r.facts.gpu_label(), r.facts.endpoint_kind.map(|e| e.path().to_owned())]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" · ");
+        let facts = [
+            r.facts.model.clone(),
+            r.facts.gpu_label(),
+            r.facts.endpoint_kind.map(|e| e.path().to_owned()),
+            r.definitions.workload.as_ref().map(|w| w.label()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" · ");
         body.push_str(&format!(
             "<h2>{}</h2><p>{}</p><p class=\"saturation\">{}</p>",
             escape_html(&r.name),

@@ -671,3 +671,30 @@ async fn labels_of_a_saved_scrape_stay_text_on_the_run_page_and_exports() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_workloads_file_name_stays_text_on_the_run_and_compare_pages() {
+    use app::domain::workload::{Shape, SourceKind, SourceRef, Think, Workload};
+    let name = "<img src=x onerror=alert(3)>.json";
+    for app in TestApp::each().await {
+        let mut run = app::db::testing::sample();
+        run.definitions.workload = Some(Workload {
+            shape: Shape::MultiTurn { turns: 3, user_tokens: 64, system_tokens: 0, think: Think::NONE },
+            source: Some(SourceRef { kind: SourceKind::Dataset, name: name.into(), sha256: "ab".repeat(32) }),
+        });
+        let id = app::db::insert_run(&app.pool, &run).await.unwrap();
+        let other = app::db::insert_run(&app.pool, &app::db::testing::sample()).await.unwrap();
+        let (status, page) = app.text(&format!("/runs/{id}")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(page.contains("id=\"turns\""), "the By turn section");
+        let (_, compare) = app.text(&format!("/compare?runs={other},{id}")).await;
+        // The report inlines ECharts from the built site: a stand-in.
+        std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={init:function(){}};").unwrap();
+        let (status, report) = app.text(&format!("/runs/{id}/report.html")).await;
+        assert_eq!(status, StatusCode::OK, "{report}");
+        for (what, text) in [("run page", &page), ("compare page", &compare), ("offline report", &report)] {
+            assert!(!text.contains("<img src=x"), "raw markup in the {what}");
+            assert!(text.contains("&lt;img src=x onerror=alert(3)&gt;.json"), "the name shown as text on the {what}");
+        }
+    }
+}

@@ -259,6 +259,10 @@ pub fn sample() -> NewRun {
                         ttft_ms: Some(120.0),
                         e2e_ms: Some(35_000.0),
                         output_tokens: Some(512.0),
+                        input_tokens: Some(2048.0),
+                        // A turn and the tokens its prefix cache served: stored and read back.
+                        turn: Some(3),
+                        cached_tokens: Some(1536.0),
                         ..Default::default()
                     },
                     RequestRecord { ok: false, error: Some("HTTP 500".into()), ..Default::default() },

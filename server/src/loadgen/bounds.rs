@@ -440,8 +440,10 @@ fn sessions_ok(s: &super::session::SessionSpec, spec: &SweepSpec, limit: u32) ->
     let users = match &spec.loads {
         Loads::Concurrency(levels) => levels.iter().copied().max().unwrap_or(1),
         Loads::Adaptive(a) => a.max_concurrency,
-        Loads::Capacity { search, .. } => search.max.min(f64::from(limit)) as u32,
-        Loads::Rates { .. } | Loads::Trace { .. } => {
+        Loads::Capacity { search, .. } if search.axis == super::Axis::Concurrency => {
+            search.max.min(f64::from(limit)) as u32
+        }
+        Loads::Capacity { .. } | Loads::Rates { .. } | Loads::Trace { .. } => {
             return err("workload", "sessions run on concurrency levels (users in session), not on request rates")
         }
     };
@@ -580,6 +582,16 @@ pub fn table() -> String {
         (
             "metrics_urls + gpu_metrics_urls",
             format!("0 – {MAX_METRICS_URLS} endpoints together, each ≤ {MAX_TEXT_CHARS} characters, http(s)"),
+        ),
+        ("workload.turns", format!("1 – {MAX_TURNS}")),
+        ("workload.think_ms", format!("0 – {MAX_THINK_MS}")),
+        ("workload.context_cap_tokens", format!("0 – {MAX_CONTEXT_CAP_TOKENS}")),
+        (
+            "trace.speeds",
+            format!(
+                "{MIN_TRACE_SPEED} – {MAX_TRACE_SPEED}; the trace's duration ÷ speed ≤ {} s",
+                MAX_LEVEL_SCHEDULE.as_secs()
+            ),
         ),
     ];
     let mut out = String::from("| field | bound |\n|---|---|\n");

@@ -636,7 +636,8 @@ mod tests {
         let rel = "workloads/aiperf_example_trace_mooncake-format.jsonl";
         let text = crate::ingest::test_fixtures::read(rel);
         let t = Trace::parse("example_trace.jsonl", text.as_bytes(), 512, &TraceBounds::default()).unwrap();
-        let got: Vec<(f64, u32, u32)> = t.requests.iter().map(|r| (r.timestamp_ms, r.input_length, r.output_length)).collect();
+        let got: Vec<(f64, u32, u32)> =
+            t.requests.iter().map(|r| (r.timestamp_ms, r.input_length, r.output_length)).collect();
         assert_eq!(got, vec![(0.0, 655, 52), (10535.0, 672, 26), (27482.0, 655, 52)]);
         assert!(t.requests.iter().all(|r| r.hash_ids == vec![46, 47]));
         assert_eq!(t.format, TraceFormat::Jsonl);

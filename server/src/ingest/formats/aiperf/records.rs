@@ -121,6 +121,9 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
             }
             busy_ns += (e - s) as f64;
         }
+        // A multi-turn session's turn, 0-based in AIPerf (kept 1-based; single-turn files,
+        // where every record says 0, keep none).
+        let turn = meta.get("turn_index").and_then(Value::as_u64).and_then(|t| u32::try_from(t + 1).ok());
         let was_cancelled = meta.get("was_cancelled").and_then(Value::as_bool) == Some(true);
         let error = match rec.get("error") {
             None | Some(Value::Null) => None,
@@ -145,7 +148,7 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
                 Some((_, c)) => *c += 1,
                 None => kinds.push((kind, 1)),
             }
-            requests.push(RequestRecord { ok: false, error, ..RequestRecord::default() });
+            requests.push(RequestRecord { ok: false, error, turn, ..RequestRecord::default() });
             continue;
         }
         let metrics = match rec.get("metrics") {
@@ -153,7 +156,7 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
             _ => return Err(FieldError::line(n, "metrics: missing for a request without error")),
         };
         let r = RequestRecord {
-            turn: None,
+            turn,
             cached_tokens: None,
             ok: true,
             ttft_ms: single(values(metrics, "time_to_first_token", Metric::Ttft, n)?),
@@ -168,6 +171,11 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
             pool.extend(values(metrics, tag, *metric, n)?);
         }
         requests.push(r);
+    }
+    if requests.iter().all(|r| r.turn.is_none_or(|t| t <= 1)) {
+        for r in &mut requests {
+            r.turn = None;
+        }
     }
     if requests.is_empty() {
         return Err(FieldError::line(
@@ -281,6 +289,26 @@ mod tests {
         let out = l.get(Metric::OutputThroughput, Stat::Mean).unwrap();
         let req = l.get(Metric::RequestThroughput, Stat::Mean).unwrap();
         assert!((out / req - 200.0).abs() < 1e-9, "{out} / {req}");
+    }
+
+    /// AIPerf numbers a multi-turn session's requests by `metadata.turn_index` (0-based):
+    /// kept as turns 1, 2 …; a single-turn file (every index 0, as this real one) keeps none.
+    #[test]
+    fn turn_indexes_become_turns_only_in_multi_turn_files() {
+        let text = read(QWEN);
+        let single = parse(&text, &ParseOptions { concurrency: Some(2.0) }).unwrap();
+        assert!(single.levels[0].requests.iter().all(|r| r.turn.is_none()));
+        // The same records as two-turn sessions: odd records the second turn.
+        let multi: String = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| format!("{}\n", l.replacen("\"turn_index\": 0", &format!("\"turn_index\": {}", i % 2), 1)))
+            .collect();
+        let p = parse(&multi, &ParseOptions { concurrency: Some(2.0) }).unwrap();
+        let turns: Vec<Option<u32>> = p.levels[0].requests.iter().map(|r| r.turn).collect();
+        assert_eq!(turns.len(), 10);
+        assert!(turns.iter().enumerate().all(|(i, t)| *t == Some(1 + (i as u32 % 2))), "{turns:?}");
+        assert_eq!(p.levels[0].requests[0].ttft_ms, Some(38.007808), "the figures themselves unchanged");
     }
 
     #[test]
