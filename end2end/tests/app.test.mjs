@@ -65,7 +65,9 @@ test('the chat run page draws both charts with 4 points and tooltips', async () 
   assert.equal(await seriesLength(page, 'chart-throughput', 1), 4, 'ideal linear');
   assert.equal(await seriesLength(page, 'chart-latency', 0), 4, 'latency avg');
   assert.equal(await seriesLength(page, 'chart-latency', 1), 3, 'p50 is unknown at the cut-off level');
-  // A tooltip appears when the pointer is over the plot.
+  // A tooltip appears when the pointer is over the plot (scrolled into view first: the
+  // pointer only reaches what the viewport shows).
+  await page.locator('#chart-throughput').scrollIntoViewIfNeeded();
   const box = await page.locator('#chart-throughput').boundingBox();
   await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
   await page.mouse.move(box.x + box.width * 0.55, box.y + box.height * 0.5);

@@ -293,7 +293,8 @@ pub(crate) fn RunView(
                 Some(source) => source.label(n),
                 None => format!("{n} tokens"),
             }))}
-            {fact("Workload", run.definitions.workload.as_ref().map(|w| w.label()))}
+            // Only when recorded: an import says nothing of its workload.
+            {run.definitions.workload.as_ref().map(|w| fact("Workload", Some(w.label())))}
             {fact("Source", Some(source))}
             {fact(created_label, Some(when(&run.created_at)))}
         </dl>
