@@ -407,7 +407,7 @@ impl<S: RunSink> Runner<'_, S> {
                     let (_, over) = self.open_level_of(rate, &due_ms, raw, Some(replay)).await?;
                     if over {
                         let text = format!(
-                            "Trace replay: over capacity at ×{} ({} req/s on average; requests in flight and TTFT kept rising); nothing more was sent at that speed and the faster ones were not run.",
+                            "Trace replay: over capacity at ×{} ({} req/s on average; requests in flight and TTFT kept rising); nothing more was sent at that speed and the speeds after it were not run.",
                             app::domain::format::load(speed),
                             app::domain::format::load(rate)
                         );
