@@ -498,19 +498,7 @@ fn not_compared(kind: LoadKind, why: &str) -> (KneeChange, PlateauChange) {
         clause: format!("the curves are not compared: {why}"),
         detail: why.to_owned(),
     };
-    let plateau = PlateauChange {
-        reference_tok_s: None,
-        value_tok_s: None,
-        reference_load: None,
-        value_load: None,
-        change_pct: None,
-        test: None,
-        significance: None,
-        z: None,
-        verdict: NoiseVerdict::CannotTell,
-        clause: String::new(),
-        detail: why.to_owned(),
-    };
+    let plateau = PlateauChange { detail: why.to_owned(), ..PlateauChange::unjudged(None, None) };
     (knee, plateau)
 }
 

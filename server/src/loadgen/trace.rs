@@ -6,7 +6,6 @@
 use std::collections::HashSet;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// The two on-disk layouts a trace may have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,11 +229,6 @@ impl Collector<'_> {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    bytes.iter().flat_map(|b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]]).map(char::from).collect()
-}
-
 impl Trace {
     /// Parses and checks every line before anything is returned.
     pub fn parse(name: &str, bytes: &[u8], block_tokens: u32, bounds: &TraceBounds) -> Result<Trace, String> {
@@ -268,7 +262,7 @@ impl Trace {
         let mut requests: Vec<TraceRequest> = c.rows.into_iter().map(|(_, r)| r).collect();
         // `sort_by` is stable: requests with equal timestamps keep their file order.
         requests.sort_by(|a, b| a.timestamp_ms.total_cmp(&b.timestamp_ms));
-        Ok(Trace { name: name.to_string(), sha256: hex(&Sha256::digest(bytes)), format, requests })
+        Ok(Trace { name: name.to_string(), sha256: super::prompt::sha256_hex(bytes), format, requests })
     }
 
     /// Last timestamp − first, in seconds (0 for one request).
@@ -423,10 +417,14 @@ mod tests {
         assert_eq!(t.format, TraceFormat::Jsonl);
         assert_eq!(t.name, "mooncake.jsonl");
         assert_eq!(t.requests, expected());
-        let digest = Sha256::digest(JSONL.as_bytes());
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(JSONL.as_bytes());
         let want = digest.iter().fold(String::new(), |s, b| s + &format!("{b:02x}"));
         assert_eq!(t.sha256, want);
-        assert_eq!(hex(&Sha256::digest(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            super::super::prompt::sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
         assert!((t.duration_s() - 27.482).abs() < 1e-12);
         assert!((t.mean_rate_rps().unwrap() - 4.0 / 27.482).abs() < 1e-12);
     }
