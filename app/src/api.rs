@@ -66,12 +66,8 @@ pub async fn get_compare_page(view: String) -> Result<ComparePageData, AppError>
     answered(async { crate::page_data::compare_page(&pool()?, &crate::page_data::view(&view)?).await }.await)
 }
 
-/// Runs read for a history page: the newest of the run's configuration (the run itself
-/// always among them). Bounded so the page stays one cheap request.
-pub const HISTORY_RUNS: usize = 100;
-
-/// The history page of a run: its configuration's runs (at most [`HISTORY_RUNS`]), one
-/// measure over time (`metric`, `level`: see `domain::trend::Measure::parse`; a bad value
+/// The history page of a run: its configuration's runs (at most [`crate::page_data::HISTORY_RUNS`]), one
+/// measure over time (`metric`, `level`: see `domain::measure::Measure::parse`; a bad value
 /// is a 400 naming the field), with the gate's limits; with `slo`, capacity at that SLO
 /// per run as a second chart (a bad SLO is a 400 naming the part at fault). The charts
 /// are built here.
@@ -84,7 +80,8 @@ pub async fn get_history(
     alpha: Option<String>,
     min_segment: Option<String>,
 ) -> Result<crate::domain::trend::HistoryPage, AppError> {
-    use crate::domain::trend::{capacity_series, trend_with, HistoryPage, Measure};
+    use crate::domain::measure::Measure;
+    use crate::domain::trend::{capacity_series, trend_with, HistoryPage};
     let pool = pool()?;
     let run_id = crate::domain::RunId::parse(&id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
     let run = crate::db::get_run(&pool, &run_id).await?;
@@ -99,8 +96,8 @@ pub async fn get_history(
         None => None,
     };
     let settings = change_settings(alpha.as_deref(), min_segment.as_deref())?;
-    let runs = crate::db::series(&pool, &run, HISTORY_RUNS).await?;
-    let t = trend_with(&runs, &run.id, measure, &crate::domain::regression::Thresholds::default(), &settings);
+    let runs = crate::db::series(&pool, &run, crate::page_data::HISTORY_RUNS).await?;
+    let t = trend_with(&runs, &run.id, measure, &crate::domain::thresholds::Thresholds::default(), &settings);
     let json = crate::charts::history::option_json(&t);
     let slos = crate::db::list_slos(&pool).await.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "named SLOs could not be read; their capacity is not searched for changes");

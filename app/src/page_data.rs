@@ -13,12 +13,14 @@ use crate::db::{self, Db};
 use crate::domain::compare::{baseline_index, check_run_count, request_tests as tests_between, LevelKey, RequestTest};
 use crate::domain::cost::{CompareCostRow, CostView};
 use crate::domain::noise::LevelPercentiles;
-use crate::domain::pages::{ChartSpec, ComparePageData, ReportPageData, RunPageData};
-use crate::domain::regression::{against_history, CheckReport, Thresholds};
+use crate::domain::pages::{ComparePageData, ReportPageData, RunPageData};
+use crate::domain::regression::{against_history, CheckReport};
 use crate::domain::slo::{LevelGoodput, NoGoodput, Slo};
+use crate::domain::thresholds::Thresholds;
+use crate::domain::turns::{TurnLevel, TurnPanel};
+use crate::domain::view::ChartSpec;
 use crate::domain::view::{split_view_path, SnapshotData, ViewProblem, ViewState};
 use crate::domain::why_signals::StoredSignals;
-use crate::domain::workload::{TurnLevel, TurnPanel};
 use crate::domain::{Run, RunId};
 use crate::error::AppError;
 use std::collections::HashMap;
@@ -97,7 +99,11 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
 
 /// Runs of a configuration read to find its change points ([`crate::domain::changes`]):
 /// as many as the history page draws.
-pub const CHANGE_RUNS: usize = crate::api::HISTORY_RUNS;
+pub const CHANGE_RUNS: usize = HISTORY_RUNS;
+
+/// Runs read for a history page: the newest of the run's configuration (the run itself
+/// always among them). Bounded so the page stays one cheap request.
+pub const HISTORY_RUNS: usize = 100;
 
 /// The change points of `run`'s configuration history (its newest [`CHANGE_RUNS`] runs)
 /// that start at `run`.
@@ -376,7 +382,7 @@ async fn from_records(
         if let Some(records) = &records {
             let e2e: Vec<f64> = records.iter().filter(|r| r.ok).filter_map(|r| r.e2e_ms).collect();
             percentiles.extend(LevelPercentiles::of(p.load_value, &e2e));
-            let rows = crate::domain::workload::by_turn(records);
+            let rows = crate::domain::turns::by_turn(records);
             if !rows.is_empty() {
                 let load = crate::domain::compare::load_label(p.load_kind, p.load_value);
                 turns.levels.push(TurnLevel::of(load, &rows, &turns.word));

@@ -18,11 +18,13 @@
 //!   digest of the whole URL (to tell two webhooks of one origin apart) are logged, stored
 //!   or shown.
 
-use crate::sweeps::{AllowList, SweepError};
+use crate::sweeps::allow::AllowList;
+use crate::sweeps::error::SweepError;
 use app::db::{self, Db};
 use app::domain::alerts::{Alert, DeliveryStatus};
 use app::domain::changepoint::Settings;
-use app::domain::regression::{against_history, Thresholds};
+use app::domain::regression::against_history;
+use app::domain::thresholds::Thresholds;
 use app::domain::RunId;
 use sha2::Digest;
 use std::net::SocketAddr;

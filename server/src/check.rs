@@ -6,8 +6,9 @@
 //! SLO is given) is made by the same rules, against the same baseline or history.
 
 use app::db::{self, Db, DbError};
-use app::domain::regression::{against_baseline, against_history, CheckReport, Thresholds};
+use app::domain::regression::{against_baseline, against_history, CheckReport};
 use app::domain::slo::{gate, Slo};
+use app::domain::thresholds::Thresholds;
 use app::domain::RunId;
 use serde::Deserialize;
 

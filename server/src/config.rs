@@ -37,22 +37,22 @@ const GLOBAL_KEYS: [&str; 2] = ["db", "log-format"];
 
 /// Parses a command line, reading `serve --config FILE` (or `PLATEAU_CONFIG`) first when
 /// given. Errors are clap's, printed and exited on like any other usage error (status 2).
-pub fn parse_args<I, T>(args: I) -> Result<crate::cli::Cli, clap::Error>
+pub fn parse_args<I, T>(args: I) -> Result<crate::cli::args::Cli, clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let cmd = crate::cli::Cli::command();
+    let cmd = crate::cli::args::Cli::command();
     let first = cmd.clone().try_get_matches_from(&args)?;
     let file = match first.subcommand() {
         Some(("serve", serve)) => serve.get_one::<PathBuf>("config").cloned(),
         _ => None,
     };
-    let Some(file) = file else { return crate::cli::Cli::from_arg_matches(&first) };
+    let Some(file) = file else { return crate::cli::args::Cli::from_arg_matches(&first) };
     let cmd = with_file_defaults(cmd, &file)?;
     let matches = cmd.try_get_matches_from(&args)?;
-    crate::cli::Cli::from_arg_matches(&matches)
+    crate::cli::args::Cli::from_arg_matches(&matches)
 }
 
 /// The command with the config file's values as the defaults of their options.
@@ -207,7 +207,7 @@ fn scalars(v: &toml::de::DeValue<'_>, arg: &clap::Arg) -> Result<Vec<String>, St
 /// The reference of every command's options, as Markdown: what docs/configuration.md
 /// holds between its `generated` markers.
 pub fn reference_markdown() -> String {
-    let root = crate::cli::Cli::command();
+    let root = crate::cli::args::Cli::command();
     let mut out = String::new();
     out.push_str("### Every command\n\nBefore or after the command: `plateau --db x.db import …` or `plateau import --db x.db …`.\n\n");
     out.push_str(&options_table(&root, true));
@@ -311,11 +311,11 @@ mod tests {
         f
     }
 
-    fn serve(args: &[&str]) -> Result<crate::cli::ServeArgs, clap::Error> {
+    fn serve(args: &[&str]) -> Result<crate::cli::args::ServeArgs, clap::Error> {
         let mut all = vec!["plateau", "serve"];
         all.extend_from_slice(args);
         match parse_args(all)?.command {
-            crate::cli::Command::Serve(a) => Ok(a),
+            crate::cli::args::Command::Serve(a) => Ok(a),
             other => panic!("not serve: {other:?}"),
         }
     }
@@ -326,16 +326,16 @@ mod tests {
         let path = f.path().to_str().unwrap();
         let cli = parse_args(["plateau", "serve", "--config", path]).unwrap();
         assert_eq!(cli.db.as_deref(), Some(Path::new("team.db")));
-        let crate::cli::Command::Serve(a) = cli.command else { panic!("serve") };
+        let crate::cli::args::Command::Serve(a) = cli.command else { panic!("serve") };
         assert_eq!(a.addr.to_string(), "0.0.0.0:3100");
-        assert_eq!(a.auth, crate::cli::AuthSwitch::On);
+        assert_eq!(a.auth, crate::cli::args::AuthSwitch::On);
         assert_eq!(a.allowed_hosts, ["plateau.example", "plateau"]);
         assert_eq!(a.max_upload_mib, 16);
         assert!(a.demo);
         let a = serve(&["--config", path, "--addr", "127.0.0.1:3200", "--max-upload-mib", "8"]).unwrap();
         assert_eq!(a.addr.to_string(), "127.0.0.1:3200", "a flag wins over the file");
         assert_eq!(a.max_upload_mib, 8);
-        assert_eq!(a.auth, crate::cli::AuthSwitch::On, "what the flags leave alone comes from the file");
+        assert_eq!(a.auth, crate::cli::args::AuthSwitch::On, "what the flags leave alone comes from the file");
     }
 
     #[test]
@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn every_serve_option_is_a_key() {
-        let root = crate::cli::Cli::command();
+        let root = crate::cli::args::Cli::command();
         let serve = root.find_subcommand("serve").unwrap();
         let keys = key_list(serve);
         for a in serve.get_arguments().filter(|a| documented(a)) {
@@ -391,7 +391,7 @@ mod tests {
     fn the_packaged_example_config_is_valid() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("package/plateau.toml");
         let a = serve(&["--config", path.to_str().unwrap()]).unwrap();
-        assert_eq!(a.auth, crate::cli::AuthSwitch::On);
+        assert_eq!(a.auth, crate::cli::args::AuthSwitch::On);
     }
 
     /// docs/configuration.md holds the reference generated from the command line.
@@ -422,7 +422,7 @@ mod tests {
         let example = page.split("```toml\n").nth(1).and_then(|b| b.split("```").next()).expect("a toml block");
         let f = file(example);
         let a = serve(&["--config", f.path().to_str().unwrap()]).unwrap();
-        assert_eq!(a.metrics, crate::telemetry::metrics::MetricsSwitch::On);
+        assert_eq!(a.metrics, crate::observability::metrics::MetricsSwitch::On);
         assert!(!a.allowed_hosts.is_empty());
     }
 

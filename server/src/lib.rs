@@ -17,16 +17,17 @@
 //! - [`loadgen`]: the load generator: sweeps stored level by level as they finish; every
 //!   sweep field's bound (`loadgen::bounds`).
 //! - [`sweeps`]: sweeps started through the server: target checks, registry, progress, and
-//!   `SweepRequest::into_spec`, the one request → spec conversion (CLI, API, form).
-//! - [`sweep_workload`]: a sweep request's workload, dataset and trace fields, parsed and
-//!   bounded into sessions, prompts or a trace.
+//!   `SweepRequest::into_spec`, the one request → spec conversion (CLI, API, form), and a
+//!   request's workload, dataset and trace fields (`sweeps::workload`).
 //! - [`preview_image`]: a run's throughput curve as the PNG of its link preview.
 //! - [`report`]: the offline HTML report and a comparison's CSV / JSON / Markdown.
 //! - [`share`]: annotations, saved reports and snapshots (validation, content hashes).
 //! - [`demo`]: the story's two runs, loaded by `plateau serve --demo`.
 //! - [`export`]: a stored run in Plateau's own format (JSON, CSV).
 //! - [`heavy`]: CPU-heavy work (import parsing, page renders) kept off the request runtime.
-//! - [`telemetry`]: logging set-up.
+//! - [`observability`]: the server's own logs (request log, text or JSON) and Prometheus
+//!   metrics (`/metrics`). Not to be confused with *telemetry*, the target's server and GPU
+//!   metrics a run stores.
 //! - [`sim`]: `plateau sim`, an OpenAI-compatible server with continuous-batching timing.
 //!
 //! Domain types, analysis, SQL and pages live in the `app` crate.
@@ -37,11 +38,13 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod digest;
 pub mod export;
 pub mod heavy;
 pub mod ingest;
 pub mod listener;
 pub mod loadgen;
+pub mod observability;
 pub mod preview_image;
 pub mod prices;
 pub mod report;
@@ -50,6 +53,4 @@ pub mod share;
 pub mod sim;
 pub mod site;
 pub mod startup;
-pub mod sweep_workload;
 pub mod sweeps;
-pub mod telemetry;

@@ -4,7 +4,7 @@
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = server::config::parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit());
-    server::telemetry::init(cli.log_format);
+    server::observability::init(cli.log_format);
     match server::cli::run(cli).await {
         Ok(code) => code,
         Err(e) => {

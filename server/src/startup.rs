@@ -32,7 +32,7 @@ pub struct ServeConfig {
     /// Connections served at once (`--max-connections`), before the open-file limit's say.
     pub max_connections: usize,
     /// Whether `/metrics` serves Plateau's own metrics.
-    pub metrics: crate::telemetry::metrics::MetricsSwitch,
+    pub metrics: crate::observability::metrics::MetricsSwitch,
     /// Webhooks told about landed runs that fail the gate or start a new segment.
     pub alert_webhooks: Vec<String>,
 }
@@ -88,8 +88,8 @@ pub async fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
         tracing::info!(webhooks = ?alerts.origins(), "alerts are posted to these webhooks");
         state = state.with_alerts(std::sync::Arc::new(alerts), cfg.sweep_allow.clone());
     }
-    if cfg.metrics == crate::telemetry::metrics::MetricsSwitch::On {
-        state.metrics = Some(std::sync::Arc::new(crate::telemetry::metrics::Metrics::new()));
+    if cfg.metrics == crate::observability::metrics::MetricsSwitch::On {
+        state.metrics = Some(std::sync::Arc::new(crate::observability::metrics::Metrics::new()));
         tracing::info!("Plateau's own metrics are served at /metrics");
     }
     let hosts = crate::auth::hosts::AllowedHosts::new(cfg.addr, &cfg.allowed_hosts, cfg.public_url.as_deref())

@@ -390,7 +390,7 @@ async fn a_three_turn_conversation_is_served_from_llama_cpps_prompt_cache_from_t
     let (run, _, cached_total, _) = sweep_once(&pool, spec).await;
     assert_eq!(run.definitions.workload.as_ref().unwrap().label(), "multi-turn 3 turns");
     let records = app::db::level_requests(&pool, &run.id, 0).await.unwrap();
-    let rows = app::domain::workload::by_turn(&records);
+    let rows = app::domain::turns::by_turn(&records);
     eprintln!("{rows:#?}");
     assert_eq!(rows.iter().map(|r| r.turn).collect::<Vec<_>>(), vec![1, 2, 3]);
     let input = |t: u32| rows.iter().find(|r| r.turn == t).unwrap().input_tokens_mean.unwrap();
@@ -416,6 +416,6 @@ async fn a_three_turn_conversation_is_served_from_llama_cpps_prompt_cache_from_t
     assert!(share(1) < share(2) && share(2) < share(3), "the history's share grows: {rows:?}");
     assert!(input(3) > input(2) && input(2) > input(1) + 48.0, "the context grows: {rows:?}");
     assert!(cached_total > 0.0, "llama.cpp's own prompt_tokens_cached counter moved");
-    let story = app::domain::workload::turn_story(&rows, "turn").unwrap();
+    let story = app::domain::turns::turn_story(&rows, "turn").unwrap();
     assert!(story.contains("prefix cache"), "{story}");
 }

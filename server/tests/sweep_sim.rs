@@ -2074,7 +2074,7 @@ async fn a_multi_turn_conversation_resends_its_history_and_hits_the_prefix_cache
         let p = &run.points[seq as usize];
         assert_eq!(p.requests_ok, Some((users * 3) as i64), "a wave is one conversation per user");
         let records = app::db::level_requests(&pool, &run.id, seq).await.unwrap();
-        let rows = app::domain::workload::by_turn(&records);
+        let rows = app::domain::turns::by_turn(&records);
         assert_eq!(
             rows.iter().map(|r| (r.turn, r.requests)).collect::<Vec<_>>(),
             vec![(1, users), (2, users), (3, users)]
@@ -2103,7 +2103,7 @@ async fn a_multi_turn_conversation_resends_its_history_and_hits_the_prefix_cache
                 assert!(r.cached_tokens.unwrap() > 0.0 && r.cached_tokens.unwrap() <= input(t - 1) + 1.0, "{r:?}");
             }
         }
-        let story = app::domain::workload::turn_story(&rows, "turn").unwrap();
+        let story = app::domain::turns::turn_story(&rows, "turn").unwrap();
         assert!(story.contains("prefix cache"), "{story}");
     }
 }
@@ -2127,7 +2127,7 @@ async fn an_agents_session_grows_by_tool_results_up_to_its_context_cap() {
     let steps: Vec<u32> = records.iter().filter_map(|r| r.turn).collect();
     assert!(steps.iter().all(|s| *s <= 3), "the cap stops sessions before step 4: {steps:?}");
     assert!(steps.iter().filter(|s| **s == 1).count() > 2, "sessions restart after the cap: {steps:?}");
-    let rows = app::domain::workload::by_turn(&records);
+    let rows = app::domain::turns::by_turn(&records);
     let step = |n: u32| rows.iter().find(|r| r.turn == n).unwrap().input_tokens_mean.unwrap();
     assert!(step(2) >= step(1) + 16.0 + 40.0, "a step adds the reply and a 40-token tool result");
 }

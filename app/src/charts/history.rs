@@ -54,9 +54,11 @@ pub fn chart(trend: &Trend) -> Chart {
     let pts = &trend.points;
     let dates: Vec<String> = pts.iter().map(Trend::axis_label).collect();
     let quantity = match trend.measure {
-        crate::domain::trend::Measure::At { metric, stat, .. } => crate::domain::trend::metric_label(metric, stat),
-        crate::domain::trend::Measure::Plateau => "Plateau throughput".to_owned(),
-        crate::domain::trend::Measure::Knee => "Knee".to_owned(),
+        crate::domain::measure::Measure::At { metric, stat, .. } => {
+            crate::domain::thresholds::metric_label(metric, stat)
+        }
+        crate::domain::measure::Measure::Plateau => "Plateau throughput".to_owned(),
+        crate::domain::measure::Measure::Knee => "Knee".to_owned(),
     };
     let line_name = series_name(&quantity);
     let mut c = Chart::new()
@@ -365,7 +367,8 @@ fn segment_line(segments: &[crate::domain::changes::RunSegment], sd_offset: f64)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::trend::{Measure, Note};
+    use crate::domain::measure::Measure;
+    use crate::domain::trend::Note;
 
     fn point(i: usize, value: Option<f64>, version: Option<&str>) -> TrendPoint {
         TrendPoint {

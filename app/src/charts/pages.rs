@@ -5,7 +5,7 @@ use super::compare as cmp;
 use super::marks::{annotation_series, apply_view};
 use super::telemetry as tm;
 use crate::domain::metrics::{Metric, Stat};
-use crate::domain::pages::ChartSpec;
+use crate::domain::view::ChartSpec;
 use crate::domain::view::ViewState;
 use crate::domain::why::RunSignals;
 use crate::domain::why_signals::{run_signals, StoredSignals};

@@ -2,8 +2,9 @@
 //! per alert and endpoint (its attempts, outcome and last error), and one acknowledgement
 //! per alert key (who, when, why). The endpoint is stored as its origin only.
 
+use super::backend::now_rfc3339;
 use super::backend::{Db, DbRow, Q};
-use super::{corrupt, now_rfc3339, DbError};
+use super::error::{corrupt, DbError};
 use crate::domain::alerts::{Ack, Delivery, DeliveryStatus, RunAlerts};
 use crate::domain::{text, RunId};
 

@@ -1,9 +1,10 @@
 //! Annotations with their edit history, and dismissed anomaly proposals (migration 0003).
 
+use super::backend::now_rfc3339;
 use super::backend::{begin_write, Db, DbRow, Tx, Q};
+use super::error::touched;
+use super::error::{corrupt, DbError};
 use super::summary::refresh_summary;
-use super::touched;
-use super::{corrupt, now_rfc3339, DbError};
 use crate::domain::annotations::{Anchor, Annotation, AnnotationId, AnnotationInput, AnnotationKind, Effect, Revision};
 use crate::domain::text;
 use crate::domain::{LoadKind, RunId};

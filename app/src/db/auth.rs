@@ -2,9 +2,10 @@
 //! functions take and compare hashes only: the caller hashes a password (argon2id) or a
 //! token (SHA-256) before it gets here, so no secret ever reaches SQL or a log line.
 
+use super::backend::now_rfc3339;
 use super::backend::{begin_write, format_stamp, Db, Q};
-use super::touched;
-use super::{now_rfc3339, DbError};
+use super::error::touched;
+use super::error::DbError;
 
 /// A user as logging in needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]

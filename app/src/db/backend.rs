@@ -12,7 +12,7 @@
 //! types; a store trait would have doubled every function for a handful of differences.
 //! Nothing outside `app::db` depends on which backend it is: it passes `&Db`.
 
-use super::DbError;
+use super::error::DbError;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow, Postgres};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow};
 use sqlx::{Decode, Row, Sqlite, Type};
@@ -516,6 +516,11 @@ pub(crate) async fn begin_write(db: &Db) -> Result<Tx, DbError> {
         }
         Db::Postgres(pool) => Ok(Tx::Postgres(pool.begin().await?)),
     }
+}
+
+/// Now, as the stamp every store writes.
+pub(super) fn now_rfc3339() -> String {
+    format_stamp(chrono::Utc::now())
 }
 
 #[cfg(test)]

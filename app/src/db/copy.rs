@@ -5,7 +5,7 @@
 //! mismatch anywhere rolls everything back.
 
 use super::backend::{begin_write, Arg, Backend, Db, DbRow, Exec, Tx, Q};
-use super::DbError;
+use super::error::DbError;
 use sha2::{Digest, Sha256};
 
 /// The type of a column, so each backend binds and reads its own.

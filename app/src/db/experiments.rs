@@ -2,9 +2,10 @@
 //! those runs in the same transaction, read back as the list of their ids in import order.
 
 use super::annotations::insert_in as insert_annotation_in;
+use super::backend::now_rfc3339;
 use super::backend::{begin_write, Db, Q};
+use super::error::{corrupt, DbError};
 use super::runs::insert_in;
-use super::{corrupt, now_rfc3339, DbError};
 use crate::domain::annotations::AnnotationInput;
 use crate::domain::text;
 use crate::domain::{Experiment, ExperimentId, NewRun, RunId};

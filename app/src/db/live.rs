@@ -1,14 +1,15 @@
 //! Live runs (a sweep storing its levels as it measures them): creating the run, appending
 //! a level, its status and notes, and the sweep's lease (migration 0005).
 
+use super::backend::now_rfc3339;
 use super::backend::{begin_write, Db, Q};
+use super::error::touched;
+use super::error::DbError;
+use super::lease::lease_cutoff;
 use super::runs::{insert_level, insert_run};
 use super::summary::refresh_summary;
-use super::touched;
-use super::{now_rfc3339, DbError};
 use crate::domain::text;
 use crate::domain::{NewLevel, NewRun, RunId, RunStatus};
-use std::time::Duration;
 
 /// Creates the run of a live sweep with no levels yet (status as given, normally
 /// `running`; any levels in `run` are ignored) and returns its public id. Levels follow
@@ -80,22 +81,6 @@ pub async fn append_run_note(db: &Db, id: &RunId, line: &str) -> Result<(), DbEr
     Ok(())
 }
 
-/// How long a running sweep's lease lasts without a heartbeat. The writer renews it every
-/// few seconds (`loadgen::HEARTBEAT`); a `running` run whose last heartbeat is older (or
-/// missing: a run from before leases) counts as interrupted.
-pub const SWEEP_LEASE: Duration = Duration::from_secs(30);
-
-/// The oldest heartbeat that still holds the lease at `now`, as stored text.
-fn lease_cutoff(now: chrono::DateTime<chrono::Utc>) -> String {
-    let lease = chrono::Duration::from_std(SWEEP_LEASE).unwrap_or(chrono::Duration::zero());
-    (now - lease).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// Whether a lease last renewed at `beat` has lapsed at `now`.
-pub(super) fn lease_lapsed(beat: Option<&str>, now: chrono::DateTime<chrono::Utc>) -> bool {
-    beat.is_none_or(|b| b < lease_cutoff(now).as_str())
-}
-
 /// Renews the lease of a running sweep's run; `false` when the run is not `running`
 /// (finished, or not a live run), `NotFound` when there is no such run.
 pub async fn heartbeat_run(db: &Db, id: &RunId) -> Result<bool, DbError> {
@@ -114,7 +99,7 @@ pub async fn heartbeat_run(db: &Db, id: &RunId) -> Result<bool, DbError> {
     Ok(true)
 }
 
-/// Marks sweeps whose lease lapsed (their writer died: no heartbeat for [`SWEEP_LEASE`])
+/// Marks sweeps whose lease lapsed (their writer died: no heartbeat for [`super::lease::SWEEP_LEASE`])
 /// as `interrupted`; their finished levels are whole. A sweep still writing to the same
 /// database (a `plateau sweep` next to `plateau serve`) keeps its lease and stays `running`.
 /// Called when the server starts.
@@ -295,8 +280,9 @@ mod tests {
             assert!(!heartbeat_run(pool, &dead).await.unwrap(), "an interrupted run is not revived");
             assert_eq!(get_run(pool, &dead).await.unwrap().status, RunStatus::Interrupted);
             // without heartbeats the live one lapses too
-            let later =
-                chrono::Utc::now() + chrono::Duration::from_std(SWEEP_LEASE).unwrap() + chrono::Duration::seconds(1);
+            let later = chrono::Utc::now()
+                + chrono::Duration::from_std(crate::db::SWEEP_LEASE).unwrap()
+                + chrono::Duration::seconds(1);
             assert_eq!(interrupt_sweeps_lapsed_at(pool, later).await.unwrap(), 1);
             assert_eq!(get_run(pool, &alive).await.unwrap().status, RunStatus::Interrupted);
             let missing = RunId::parse("nosuchrun000").unwrap();

@@ -30,8 +30,10 @@ mod annotations;
 mod auth;
 mod backend;
 mod copy;
+mod error;
 mod experiments;
 mod history;
+mod lease;
 mod live;
 mod prices;
 mod reports;
@@ -49,8 +51,10 @@ pub use annotations::*;
 pub use auth::*;
 pub use backend::{connect, connect_postgres, open, Backend, Db, DbTarget, PoolStats, BUSY_TIMEOUT};
 pub use copy::{copy_database, CopiedTable};
+pub use error::DbError;
 pub use experiments::*;
 pub use history::{history, latest_run, series};
+pub use lease::SWEEP_LEASE;
 pub use live::*;
 pub use prices::*;
 pub use reports::*;
@@ -60,47 +64,3 @@ pub use slos::*;
 pub use summary::stale_summaries;
 pub use telemetry::{level_telemetry, run_telemetry, stored_signals, StoredTelemetry};
 pub use throttle::*;
-
-/// What can go wrong in the storage layer.
-#[derive(Debug, thiserror::Error)]
-pub enum DbError {
-    #[error("{0} was not found")]
-    NotFound(String),
-    /// A text over its bound or with refused characters (`domain::text`): the caller's
-    /// mistake, answered 400 naming the field. Checked here too so no path stores one.
-    #[error("{0}")]
-    Text(#[from] crate::domain::text::TextError),
-    /// An SLO or its name refused (`domain::slo`): answered 400 naming the field and part.
-    #[error("{field}: {error}")]
-    Slo { field: &'static str, error: crate::domain::slo::SloError },
-    /// A price or its GPU type refused (`domain::cost`): answered 400 naming the field.
-    #[error("{0}")]
-    Price(#[from] crate::domain::cost::PriceError),
-    #[error("database error: {0}")]
-    Sqlx(#[from] sqlx::Error),
-    #[error("migration failed: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
-    #[error("stored value is invalid: {0}")]
-    Corrupt(String),
-    /// `plateau db copy` refused or undid a copy (target not empty, a table differed).
-    #[error("copy refused: {0}")]
-    Copy(String),
-    #[error("cannot create the database directory {path}: {source}")]
-    Directory { path: String, source: std::io::Error },
-}
-
-/// `NotFound(what)` when a write touched no row: what it names does not exist.
-fn touched(rows: u64, what: impl FnOnce() -> String) -> Result<(), DbError> {
-    if rows == 0 {
-        return Err(DbError::NotFound(what()));
-    }
-    Ok(())
-}
-
-fn now_rfc3339() -> String {
-    backend::format_stamp(chrono::Utc::now())
-}
-
-fn corrupt(what: &str, value: &str) -> DbError {
-    DbError::Corrupt(format!("{what} = {value:?}"))
-}

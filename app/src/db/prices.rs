@@ -6,7 +6,7 @@
 //! the API would refuse.
 
 use super::backend::{begin_write, Db, DbRow, Q};
-use super::DbError;
+use super::error::DbError;
 use crate::domain::cost::{
     check_gpu_type, check_usd_per_hour, gpu_key, GpuPrice, PriceChange, PriceError, RunPrice, MAX_GPU_PRICES,
 };

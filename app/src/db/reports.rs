@@ -2,7 +2,7 @@
 //! derived from the content), migration 0003.
 
 use super::backend::{Db, Q};
-use super::DbError;
+use super::error::DbError;
 use crate::domain::text;
 use crate::domain::view::SavedReport;
 

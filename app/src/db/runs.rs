@@ -2,9 +2,10 @@
 //! measures and per-request records) in one transaction, and reading it back: the run,
 //! its levels' raw fields and requests, and its source files.
 
+use super::backend::now_rfc3339;
 use super::backend::{begin_write, Backend, Db, DbRow, Tx, Q};
+use super::error::{corrupt, DbError};
 use super::summary::refresh_summary;
-use super::{corrupt, now_rfc3339, DbError};
 use crate::domain::annotations::apply_effects;
 use crate::domain::metrics::{Definitions, Measure, Metric, Stat};
 use crate::domain::text;
@@ -269,13 +270,13 @@ pub(super) fn run_id(row: &DbRow) -> Result<RunId, DbError> {
 }
 
 /// A run's status as stored, except that a `running` run whose lease lapsed (see
-/// [`super::SWEEP_LEASE`]) is `interrupted`: the process writing it is gone.
+/// [`super::lease::SWEEP_LEASE`]) is `interrupted`: the process writing it is gone.
 pub(super) fn status(row: &DbRow) -> Result<RunStatus, DbError> {
     let s: String = row.try_get("status")?;
     let status = RunStatus::parse(&s).ok_or_else(|| corrupt("status", &s))?;
     if status == RunStatus::Running {
         let beat = row.opt_stamp("heartbeat_at")?;
-        if super::live::lease_lapsed(beat.as_deref(), chrono::Utc::now()) {
+        if super::lease::lease_lapsed(beat.as_deref(), chrono::Utc::now()) {
             return Ok(RunStatus::Interrupted);
         }
     }

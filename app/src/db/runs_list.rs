@@ -2,8 +2,8 @@
 //! and peaks honour the annotations' effects, like the pages do.
 
 use super::backend::{Arg, Backend, Db, Q};
+use super::error::DbError;
 use super::runs::{endpoint, run_id, status};
-use super::DbError;
 use crate::domain::query::{Facets, RunPage, RunQuery, SortKey, MAX_PAGE, PAGE_SIZE};
 use crate::domain::{EndpointKind, RunFacts, RunSummary, SourceFormat};
 

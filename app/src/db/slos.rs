@@ -3,7 +3,7 @@
 //! [`Slo::parse`], so a stored SLO is always one the syntax accepts.
 
 use super::backend::{Db, Q};
-use super::DbError;
+use super::error::DbError;
 use crate::domain::slo::{check_name, NamedSlo, Slo};
 
 /// At most this many named SLOs are listed (and stored).

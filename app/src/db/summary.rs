@@ -8,7 +8,7 @@
 //! summary, with it.
 
 use super::backend::{Db, Tx, Q};
-use super::DbError;
+use super::error::DbError;
 
 /// True for a level of `points p` that no annotation with one of `effects` covers: the
 /// SQL twin of `Anchor::covers` (same relative tolerance as `LevelKey::same_as`).

@@ -5,7 +5,7 @@
 //! for digit.
 
 use super::backend::{Db, Tx, Q};
-use super::{corrupt, DbError};
+use super::error::{corrupt, DbError};
 use crate::domain::compare::LevelKey;
 use crate::domain::telemetry::{LevelTelemetry, Series, SeriesData, TelemetrySource};
 use crate::domain::why_signals::{self, StoredSignals};

@@ -5,7 +5,7 @@
 //! the name first, so two replicas checking the same name run one after the other.
 
 use super::backend::{begin_write, format_stamp, Db, Q};
-use super::DbError;
+use super::error::DbError;
 use std::time::Duration;
 
 /// What [`take_login_slot`] decided.
@@ -32,7 +32,7 @@ pub async fn take_login_slot(
     let window_c = chrono::Duration::from_std(window).map_err(|_| DbError::Corrupt("window too long".into()))?;
     let cutoff = format_stamp(now - window_c);
     let mut tx = begin_write(db).await?;
-    if db.backend() == super::Backend::Postgres {
+    if db.backend() == super::backend::Backend::Postgres {
         // Held until the transaction ends: one slot decision per name at a time, across replicas.
         Q::new("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))").bind(key).execute(&mut tx).await?;
     }

@@ -14,7 +14,9 @@
 //! (`db::alerts`).
 
 use super::changes::{p_text, HistoryChange};
-use super::regression::{fig, metric_label, CheckReport};
+use super::format::fig;
+use super::regression::CheckReport;
+use super::thresholds::metric_label;
 use super::{Run, RunId};
 use serde::{Deserialize, Serialize};
 
@@ -72,7 +74,7 @@ impl Alert {
             .iter()
             .filter(|f| f.regression)
             .max_by(|a, b| a.change_pct.abs().total_cmp(&b.change_pct.abs()));
-        let configuration = super::regression::ConfigKey::of(run).label();
+        let configuration = super::thresholds::ConfigKey::of(run).label();
         let (metric, before, after, unit, change_pct, significance) = match worst {
             Some(f) => (
                 format!("{} at {}", metric_label(f.metric, f.stat), f.level.label()),
@@ -122,7 +124,7 @@ impl Alert {
             run_id: run.id.clone(),
             run_name: run.name.clone(),
             about_run_id: change.run_id.clone(),
-            configuration: super::regression::ConfigKey::of(run).label(),
+            configuration: super::thresholds::ConfigKey::of(run).label(),
             metric: change.label.clone(),
             before: Some(change.before_mean),
             after: Some(change.after_mean),

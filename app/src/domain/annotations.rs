@@ -336,9 +336,9 @@ pub enum Inline {
 
 fn safe_href(href: &str) -> bool {
     let h = href.trim();
-    // A same-site path follows the one rule of `view::same_site_path` (no `//host`, no
+    // A same-site path follows the one rule of `text::same_site_path` (no `//host`, no
     // `/\host`); http(s) links may point anywhere.
-    (h.starts_with("https://") || h.starts_with("http://") || super::view::same_site_path(h).is_some())
+    (h.starts_with("https://") || h.starts_with("http://") || super::text::same_site_path(h).is_some())
         && !h.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '<' || c == '>' || c == '\\')
 }
 

@@ -21,9 +21,9 @@
 use super::anomalies::{Anomaly, AnomalyKind, ProposalStatus, Severity};
 use super::changepoint::{detect, Settings};
 use super::compare::LevelKey;
+use super::measure::Measure;
 use super::metrics::{Metric, Stat};
 use super::slo::NamedSlo;
-use super::trend::Measure;
 use super::{LoadKind, Run, RunId};
 use serde::{Deserialize, Serialize};
 
@@ -44,7 +44,7 @@ impl Series {
             Series::Measure(Measure::Plateau) => "plateau".into(),
             Series::Measure(Measure::Knee) => "knee".into(),
             Series::Measure(Measure::At { metric, stat, level }) => {
-                format!("{}@{}", super::trend::metric_param(*metric, *stat), super::format::load(level.load_value))
+                format!("{}@{}", super::measure::metric_param(*metric, *stat), super::format::load(level.load_value))
             }
             Series::Capacity { name, .. } => format!("capacity:{name}"),
         }
@@ -201,8 +201,8 @@ impl HistoryChange {
         format!(
             "{} {verb}{by} here ({} → {} {}, {})",
             super::format::capitalise(&self.label),
-            super::regression::fig(self.before_mean),
-            super::regression::fig(self.after_mean),
+            super::format::fig(self.before_mean),
+            super::format::fig(self.after_mean),
             self.unit,
             p_text(self.p_value)
         )
@@ -329,34 +329,12 @@ pub fn proposals(changes: &[ChangeProposal], run: usize, run_id: &RunId) -> Vec<
         .collect()
 }
 
-/// The runs a regression check of `run` compares with: `history` (newest first, before
-/// `run`) up to the newest run that starts a new baseline (an annotation saying so),
-/// that run included; none when `run` itself starts one.
-pub fn since_baseline<'a>(run: &Run, history: &'a [Run]) -> &'a [Run] {
-    if starts_baseline(run) {
-        return &history[..0];
-    }
-    match history.iter().position(starts_baseline) {
-        Some(i) => &history[..=i],
-        None => history,
-    }
-}
-
-/// Whether an annotation of `run` says "expected change: new baseline".
-pub fn starts_baseline(run: &Run) -> bool {
-    run.annotations.iter().any(|a| a.new_baseline)
-}
-
-/// The index, among `history`, of the newest run that starts a new baseline.
-pub fn baseline_start(history: &[Run]) -> Option<usize> {
-    history.iter().position(starts_baseline)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::annotations::{Anchor, Annotation, AnnotationId, AnnotationKind, Effect};
     use crate::domain::compare::tests::level;
+    use crate::domain::thresholds::{baseline_start, since_baseline};
 
     fn run(i: usize, tok_s_at_8: f64) -> Run {
         let mut r = crate::domain::compare::tests::chat_run();

@@ -38,12 +38,14 @@
 //!   said as the headline's last clause.
 
 use super::compare::load_label;
+use super::format::fig;
 use super::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
 use super::metrics::{Metric, Stat};
 use super::noise::{self, Significance, Verdict};
-use super::regression::{fig, mean_sd, Test, Thresholds};
 use super::slo::gate::{trial_point, CapacityFinding};
 use super::slo::{estimate_label, estimate_range, CapacityChange, Slo};
+use super::stats::mean_sd;
+use super::thresholds::{Test, Thresholds};
 use super::{LoadKind, Point, Run};
 use serde::{Deserialize, Serialize};
 

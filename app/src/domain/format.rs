@@ -165,6 +165,18 @@ pub fn run_colour(i: usize) -> &'static str {
     RUN_PALETTE.get(i % RUN_PALETTE.len()).copied().unwrap_or("#333")
 }
 
+/// A number with the precision its size deserves: 601.3, 42.75, 0.123.
+pub fn fig(v: f64) -> String {
+    let digits = if v.abs() >= 100.0 {
+        1
+    } else if v.abs() >= 1.0 {
+        2
+    } else {
+        3
+    };
+    num(Some(v), digits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,7 @@ pub mod format;
 #[cfg(test)]
 mod fuzz;
 pub mod knee;
+pub mod measure;
 pub mod metrics;
 pub mod noise;
 pub mod pages;
@@ -27,7 +28,9 @@ pub mod slo;
 pub mod stats;
 pub mod telemetry;
 pub mod text;
+pub mod thresholds;
 pub mod trend;
+pub mod turns;
 pub mod view;
 pub mod warmup;
 pub mod why;

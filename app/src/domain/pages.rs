@@ -9,26 +9,10 @@ use super::cost::{CompareCostRow, CostView};
 use super::noise::LevelPercentiles;
 use super::regression::CheckReport;
 use super::slo::{LevelGoodput, NamedSlo};
-use super::view::{SavedReport, ViewState};
+use super::view::{ChartSpec, SavedReport, ViewState};
 use super::why_signals::StoredSignals;
 use super::Run;
 use serde::{Deserialize, Serialize};
-
-/// One chart of a page, its ECharts option already serialised. The page draws `option_json`
-/// into the element `id` after hydration (`ui::components::ChartView`); a chart with nothing
-/// to draw says why (`empty`) in its place.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ChartSpec {
-    /// DOM id of the container (tests find the ECharts instance by it).
-    pub id: String,
-    pub caption: String,
-    /// What the chart shows, for screen readers.
-    pub label: String,
-    /// The ECharts option as JSON text (empty when `empty` is set).
-    pub option_json: String,
-    /// Why there is nothing to draw: shown instead of the chart.
-    pub empty: Option<String>,
-}
 
 /// A run page (`/runs/<id>`): the run is read once for all of it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,7 +50,7 @@ pub struct RunPageData {
     /// A multi-turn or agentic run's requests by turn (step), level by level, formatted;
     /// `None` for single-turn workloads.
     #[serde(default)]
-    pub turns: Option<super::workload::TurnPanel>,
+    pub turns: Option<super::turns::TurnPanel>,
 }
 
 /// A compare page (`/compare?runs=…`).

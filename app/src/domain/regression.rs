@@ -12,127 +12,14 @@
 
 use super::compare::{load_label, LevelKey};
 use super::curve::CurveVerdict;
+use super::format::fig;
 use super::metrics::{Metric, Stat};
 use super::noise::{Significance, Verdict};
 use super::slo::gate::{Basis, CapacityFinding};
-use super::{EndpointKind, LoadKind, Point, Run};
+use super::stats::mean_sd;
+use super::thresholds::{metric_label, ConfigKey, Test, Thresholds, CHECKED};
+use super::{Point, Run};
 use serde::{Deserialize, Serialize};
-
-/// What makes two runs the same test (see the module's note on the engine version).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConfigKey {
-    pub model: Option<String>,
-    pub engine: Option<String>,
-    pub gpu_type: Option<String>,
-    pub gpu_count: Option<i64>,
-    pub endpoint_kind: Option<EndpointKind>,
-    pub prompt_tokens: Option<i64>,
-    pub max_tokens: Option<i64>,
-    /// Concurrency or request rate (the first level's; `None` without levels).
-    pub load_kind: Option<LoadKind>,
-}
-
-impl ConfigKey {
-    pub fn of(run: &Run) -> Self {
-        Self::of_facts(&run.facts, run.points.first().map(|p| p.load_kind))
-    }
-
-    /// The key of runs with these facts and load kind.
-    pub fn of_facts(f: &super::RunFacts, load_kind: Option<LoadKind>) -> Self {
-        let norm = |s: &Option<String>| s.as_ref().map(|v| v.trim().to_lowercase()).filter(|v| !v.is_empty());
-        Self {
-            model: norm(&f.model),
-            engine: norm(&f.engine),
-            gpu_type: norm(&f.gpu_type),
-            gpu_count: f.gpu_count,
-            endpoint_kind: f.endpoint_kind,
-            prompt_tokens: f.prompt_tokens,
-            max_tokens: f.max_tokens,
-            load_kind,
-        }
-    }
-
-    /// "llama-3 · vllm · 8× h100 · chat · 128 → 256 tokens · concurrency"; unknown parts left out.
-    pub fn label(&self) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        parts.extend(self.model.clone());
-        parts.extend(self.engine.clone());
-        match (self.gpu_count, &self.gpu_type) {
-            (Some(n), Some(g)) => parts.push(format!("{n}× {g}")),
-            (None, Some(g)) => parts.push(g.clone()),
-            _ => {}
-        }
-        parts.extend(self.endpoint_kind.map(|e| e.as_str().to_owned()));
-        let len = |v: Option<i64>| v.map_or("?".to_owned(), |n| n.to_string());
-        if self.prompt_tokens.is_some() || self.max_tokens.is_some() {
-            parts.push(format!("{} → {} tokens", len(self.prompt_tokens), len(self.max_tokens)));
-        }
-        parts.extend(self.load_kind.map(|k| k.as_str().replace('_', " ")));
-        if parts.is_empty() {
-            "unknown configuration".to_owned()
-        } else {
-            parts.join(" · ")
-        }
-    }
-}
-
-/// The numbers the gate checks at every level, with the direction that is worse.
-pub const CHECKED: [(Metric, Stat); 5] = [
-    (Metric::OutputThroughput, Stat::Mean),
-    (Metric::E2e, Stat::P50),
-    (Metric::E2e, Stat::P99),
-    (Metric::Ttft, Stat::P50),
-    (Metric::Ttft, Stat::P99),
-];
-
-/// "output tok/s", "TTFT p99": a rate's mean by its name alone, anything else with its
-/// statistic (the gate's summary and the history page name metrics alike).
-pub fn metric_label(metric: Metric, stat: Stat) -> String {
-    if stat == Stat::Mean && metric.unit() != super::metrics::Unit::Ms {
-        metric.label().to_owned()
-    } else {
-        format!("{} {}", metric.label(), stat.name())
-    }
-}
-
-/// When a change is a regression.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Thresholds {
-    /// A change in the worse direction by more than this percentage…
-    pub max_worse_pct: f64,
-    /// …and, against a history, more than this many standard deviations of the window…
-    pub z: f64,
-    /// …of at most this many past runs of the same configuration (newest first).
-    pub window: usize,
-}
-
-impl Default for Thresholds {
-    fn default() -> Self {
-        Self { max_worse_pct: 5.0, z: 3.0, window: 10 }
-    }
-}
-
-/// How a finding was judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Test {
-    /// Both sides have trials: the percentage threshold and Welch's t-test must both say so.
-    TTest,
-    /// Against a history of ≥ 2 runs: the percentage threshold and the z-score.
-    ZScore,
-    /// A single measurement on a side: the percentage threshold alone (noise unknown).
-    Percentage,
-}
-
-impl Test {
-    pub fn label(self) -> &'static str {
-        match self {
-            Test::TTest => "t-test",
-            Test::ZScore => "z-score",
-            Test::Percentage => "percentage only (single measurement: noise unknown)",
-        }
-    }
-}
 
 /// One number at one level, checked.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -326,31 +213,6 @@ fn capacity_markdown(c: &CapacityFinding) -> String {
     out
 }
 
-/// The mean and the sample standard deviation (n − 1; 0 for one value) of a window of
-/// past values: what the z-score threshold reads (also `trend`'s limits).
-pub(crate) fn mean_sd(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let sd = if values.len() >= 2 {
-        (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-    } else {
-        0.0
-    };
-    (mean, sd)
-}
-
-/// A number with the precision its size deserves: 601.3, 42.75, 0.123.
-pub(crate) fn fig(v: f64) -> String {
-    let digits = if v.abs() >= 100.0 {
-        1
-    } else if v.abs() >= 1.0 {
-        2
-    } else {
-        3
-    };
-    super::format::num(Some(v), digits)
-}
-
 /// Text safe inside a Markdown table cell and free of Markdown/HTML syntax.
 fn md(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -453,7 +315,7 @@ pub fn against_baseline(run: &Run, baseline: &Run, t: &Thresholds) -> CheckRepor
 /// against the one there is as a baseline.
 pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckReport {
     // An accepted "expected change: new baseline" restarts the window at its run.
-    let history = super::changes::since_baseline(run, history);
+    let history = super::thresholds::since_baseline(run, history);
     let window: Vec<&Run> = history.iter().filter(|h| h.id != run.id).take(t.window.max(1)).collect();
     let key = ConfigKey::of(run);
     if window.len() < 2 {
@@ -470,7 +332,7 @@ pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckRepor
                 against: format!("history of {}", key.label()),
                 thresholds: *t,
                 findings: Vec::new(),
-                note: Some(if super::changes::starts_baseline(run) {
+                note: Some(if super::thresholds::starts_baseline(run) {
                     "This run starts a new baseline (an annotation says so): nothing before it to check against."
                         .to_owned()
                 } else {
@@ -581,6 +443,7 @@ pub fn proposal_text(f: &Finding) -> String {
 mod tests {
     use super::*;
     use crate::domain::compare::tests::{level, run};
+    use crate::domain::LoadKind;
     use crate::domain::RunFacts;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -64,6 +64,19 @@ impl Summary {
 pub const RECOMPUTED: [Stat; 8] =
     [Stat::Mean, Stat::Std, Stat::Min, Stat::Max, Stat::P50, Stat::P90, Stat::P95, Stat::P99];
 
+/// The mean and the sample standard deviation (n − 1; 0 for one value) of a window of
+/// past values: what the z-score threshold reads (also `trend`'s limits).
+pub fn mean_sd(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let sd = if values.len() >= 2 {
+        (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        0.0
+    };
+    (mean, sd)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -211,6 +211,19 @@ pub fn truncate(text: &str, max: usize) -> String {
     out
 }
 
+/// `path` if it is a path on this site, safe to redirect to or link: it starts with one
+/// `/` and is not `//host` or `/\host` (browsers read both as another host), and has no
+/// backslash or control character anywhere (browsers drop tabs and newlines from URLs, so
+/// `/\t/host` would become `//host`). The one rule for every `back=`, `next=` and
+/// same-site link; callers fall back to a default of their own when it says `None`.
+pub fn same_site_path(path: &str) -> Option<&str> {
+    let mut chars = path.chars();
+    let local = chars.next() == Some('/')
+        && !matches!(chars.next(), Some('/' | '\\'))
+        && !path.chars().any(|c| c == '\\' || c.is_control());
+    local.then_some(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,5 +346,29 @@ mod tests {
         let long = truncate(&"é".repeat(1000), MAX_NAME_CHARS);
         assert_eq!(long.chars().count(), MAX_NAME_CHARS);
         assert_eq!(check_line("name", &long, MAX_NAME_CHARS), Ok(()));
+    }
+
+    #[test]
+    fn same_site_paths_never_leave_the_site() {
+        for ok in ["/", "/runs/abc?x=1#n", "/compare?runs=a,b", "/r/slug"] {
+            assert_eq!(same_site_path(ok), Some(ok), "{ok:?}");
+        }
+        for bad in [
+            "",
+            "runs",
+            "//evil.example",
+            "/\\evil.example",
+            "\\\\evil.example",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/\r//evil.example",
+            "/a\\b",
+            "https://evil.example",
+            "javascript:alert(1)",
+            " /x",
+            "/x\u{7f}",
+        ] {
+            assert_eq!(same_site_path(bad), None, "{bad:?}");
+        }
     }
 }

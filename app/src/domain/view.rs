@@ -256,7 +256,7 @@ pub struct SnapshotData {
     pub compare_costs: Vec<super::cost::CompareCostRow>,
     /// The page's charts, built on the server from the frozen data (never stored).
     #[serde(default)]
-    pub charts: Vec<super::pages::ChartSpec>,
+    pub charts: Vec<ChartSpec>,
     /// A comparison's curve per run against the baseline (empty for a run).
     #[serde(default)]
     pub curves: Vec<super::curve::CurveLine>,
@@ -322,17 +322,20 @@ pub fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// `path` if it is a path on this site, safe to redirect to or link: it starts with one
-/// `/` and is not `//host` or `/\host` (browsers read both as another host), and has no
-/// backslash or control character anywhere (browsers drop tabs and newlines from URLs, so
-/// `/\t/host` would become `//host`). The one rule for every `back=`, `next=` and
-/// same-site link; callers fall back to a default of their own when it says `None`.
-pub fn same_site_path(path: &str) -> Option<&str> {
-    let mut chars = path.chars();
-    let local = chars.next() == Some('/')
-        && !matches!(chars.next(), Some('/' | '\\'))
-        && !path.chars().any(|c| c == '\\' || c.is_control());
-    local.then_some(path)
+/// One chart of a page, its ECharts option already serialised. The page draws `option_json`
+/// into the element `id` after hydration (`ui::components::ChartView`); a chart with nothing
+/// to draw says why (`empty`) in its place.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChartSpec {
+    /// DOM id of the container (tests find the ECharts instance by it).
+    pub id: String,
+    pub caption: String,
+    /// What the chart shows, for screen readers.
+    pub label: String,
+    /// The ECharts option as JSON text (empty when `empty` is set).
+    pub option_json: String,
+    /// Why there is nothing to draw: shown instead of the chart.
+    pub empty: Option<String>,
 }
 
 #[cfg(test)]
@@ -388,29 +391,5 @@ mod tests {
         let v = ViewState { hide: vec!["run <a>".into()], ..ViewState::default() };
         assert!(v.hides("run <a>") && v.hides("run <a> · ideal"));
         assert!(!v.hides("run <a>2") && !v.hides("other"));
-    }
-
-    #[test]
-    fn same_site_paths_never_leave_the_site() {
-        for ok in ["/", "/runs/abc?x=1#n", "/compare?runs=a,b", "/r/slug"] {
-            assert_eq!(same_site_path(ok), Some(ok), "{ok:?}");
-        }
-        for bad in [
-            "",
-            "runs",
-            "//evil.example",
-            "/\\evil.example",
-            "\\\\evil.example",
-            "/\t/evil.example",
-            "/\n/evil.example",
-            "/\r//evil.example",
-            "/a\\b",
-            "https://evil.example",
-            "javascript:alert(1)",
-            " /x",
-            "/x\u{7f}",
-        ] {
-            assert_eq!(same_site_path(bad), None, "{bad:?}");
-        }
     }
 }

@@ -83,7 +83,7 @@ pub async fn log_in(pool: &Db, name: &str, password: &str) -> Result<Option<Stri
     let matches = checker::verify(password, phc).await;
     let Some(user) = stored.filter(|_| matches) else { return Ok(None) };
     let token = secret::new_session_token();
-    db::create_session(pool, &user.name, &secret::sha256_hex(&token), chrono::Duration::days(SESSION_DAYS)).await?;
+    db::create_session(pool, &user.name, &secret::stored_hash(&token), chrono::Duration::days(SESSION_DAYS)).await?;
     Ok(Some(token))
 }
 
@@ -93,7 +93,7 @@ const DUMMY_HASH: &str =
 
 /// Ends the session whose cookie value this is.
 pub async fn log_out(pool: &Db, session_token: &str) -> Result<(), AuthError> {
-    db::delete_session(pool, &secret::sha256_hex(session_token)).await?;
+    db::delete_session(pool, &secret::stored_hash(session_token)).await?;
     Ok(())
 }
 
@@ -102,7 +102,7 @@ pub async fn session_user(pool: &Db, session_token: &str) -> Result<Option<Strin
     if !secret::is_session_token(session_token) {
         return Ok(None);
     }
-    Ok(db::session_user(pool, &secret::sha256_hex(session_token)).await?)
+    Ok(db::session_user(pool, &secret::stored_hash(session_token)).await?)
 }
 
 /// The user an API token acts for, if it is live (records its use).
@@ -110,7 +110,7 @@ pub async fn token_user(pool: &Db, token: &str) -> Result<Option<String>, AuthEr
     if !secret::is_api_token(token) {
         return Ok(None);
     }
-    Ok(db::api_token_user(pool, &secret::sha256_hex(token)).await?)
+    Ok(db::api_token_user(pool, &secret::stored_hash(token)).await?)
 }
 
 /// A token just created: the only time the secret itself is seen.
@@ -125,7 +125,7 @@ pub struct NewToken {
 pub async fn create_token(pool: &Db, user: &str, label: &str) -> Result<NewToken, AuthError> {
     let token = secret::new_api_token();
     let public_id = secret::new_public_id();
-    db::create_api_token(pool, user, &public_id, label, &secret::sha256_hex(&token)).await.map_err(|e| match e {
+    db::create_api_token(pool, user, &public_id, label, &secret::stored_hash(&token)).await.map_err(|e| match e {
         DbError::NotFound(_) => AuthError::NoSuchUser(user.to_owned()),
         other => other.into(),
     })?;

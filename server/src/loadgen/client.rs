@@ -8,7 +8,7 @@
 use super::event::StreamEvent;
 use super::phases::{self, SentBody};
 use super::read;
-use super::{redact, Secret};
+use super::target::{redact, Secret};
 use futures_util::StreamExt;
 use reqwest::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
@@ -162,7 +162,7 @@ pub struct Endpoint {
     pub url: String,
     /// `GET /v1/models`, requested to open connections before a level ([`warm`]).
     pub models_url: String,
-    /// Connections are pooled ([`super::Connections::KeepAlive`]).
+    /// Connections are pooled ([`super::target::Connections::KeepAlive`]).
     pub keep_alive: bool,
     /// `Bearer …`, marked sensitive.
     pub auth: Option<HeaderValue>,

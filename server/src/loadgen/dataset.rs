@@ -163,7 +163,7 @@ impl Dataset {
         if conversations.is_empty() {
             return Err(format!("{name}: no conversation starts with a user message"));
         }
-        Ok(Dataset { name: name.to_owned(), sha256: super::prompt::sha256_hex(bytes), conversations, skipped })
+        Ok(Dataset { name: name.to_owned(), sha256: crate::digest::sha256_hex(bytes), conversations, skipped })
     }
 
     /// Each conversation's first user message, with its system message: the single-turn prompts.
@@ -198,7 +198,7 @@ mod tests {
         );
         assert_eq!(d.conversations[1].users, vec!["one\n\nmore", "two", "three"]);
         assert_eq!(d.conversations[1].replies, vec!["r", "r2"]);
-        assert_eq!(d.sha256, super::super::prompt::sha256_hex(SHAREGPT.as_bytes()));
+        assert_eq!(d.sha256, crate::digest::sha256_hex(SHAREGPT.as_bytes()));
         assert_eq!(d.sha256.len(), 64);
         assert_eq!(d.first_turns().collect::<Vec<_>>(), vec![(Some("be brief"), "q1"), (None, "one\n\nmore")]);
         assert_eq!((d.with_turns(1), d.with_turns(3), d.with_turns(4)), (2, 1, 0));

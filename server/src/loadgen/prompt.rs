@@ -6,22 +6,38 @@
 //! the prompts of a JSONL file.
 
 use super::dataset::Dataset;
-use super::tokens::Lengths;
-use super::PromptSpec;
+use super::tokens::{Lengths, PromptTokenizer};
+use super::words::WORDS;
 use app::domain::workload::{SourceKind, SourceRef};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-/// Common English words, most of them one token in the usual tokenizers.
-pub(crate) const WORDS: [&str; 64] = [
-    "the", "time", "people", "way", "water", "day", "part", "sound", "work", "place", "year", "back", "thing", "name",
-    "sentence", "man", "line", "boy", "farm", "end", "men", "land", "home", "hand", "picture", "air", "animal",
-    "house", "page", "letter", "point", "mother", "answer", "america", "world", "study", "night", "school", "story",
-    "tree", "city", "earth", "eye", "head", "river", "car", "feet", "friend", "book", "idea", "fish", "mountain",
-    "north", "color", "food", "music", "paper", "group", "rock", "order", "fire", "south", "problem", "piece",
-];
+/// Where prompts come from: synthetic prompts of `tokens` tokens drawn from a seeded
+/// generator, each length uniform in `tokens × (1 ± spread)` (counted with `tokenizer`, else
+/// calibrated from the server when the sweep starts: [`tokens::lengths_for`]); or, with
+/// `file`, the prompts of a JSONL file in order, round and round.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PromptSpec {
+    pub tokens: u32,
+    /// Relative spread of synthetic prompt lengths (0 = all `tokens` long, 0.25 = ±25 %).
+    pub spread: f64,
+    pub seed: u64,
+    pub file: Option<std::sync::Arc<PromptFile>>,
+    /// The model's tokenizer (`plateau sweep --tokenizer`): lengths exact in its tokens.
+    pub tokenizer: Option<std::sync::Arc<PromptTokenizer>>,
+    /// Tokens every synthetic prompt starts with, the same text for all (derived from the
+    /// seed), before its own words; 0: each prompt its own from the first word.
+    pub shared_prefix_tokens: u32,
+}
+
+impl PromptSpec {
+    /// Synthetic prompts of `tokens` tokens, no spread, no shared prefix.
+    pub fn fixed(tokens: u32, seed: u64) -> Self {
+        Self { tokens, spread: 0.0, seed, file: None, tokenizer: None, shared_prefix_tokens: 0 }
+    }
+}
 
 /// One request's input: a text (a user message on the chat endpoint) or whole messages
 /// (on the completions endpoint, their contents joined by new lines).
@@ -71,8 +87,11 @@ impl PromptFile {
         if prompts.is_empty() {
             return Err(format!("{name}: no prompts"));
         }
-        let source =
-            SourceRef { kind: SourceKind::PromptFile, name: name.to_owned(), sha256: sha256_hex(text.as_bytes()) };
+        let source = SourceRef {
+            kind: SourceKind::PromptFile,
+            name: name.to_owned(),
+            sha256: crate::digest::sha256_hex(text.as_bytes()),
+        };
         Ok(Self { name: name.to_owned(), prompts, source })
     }
 
@@ -91,12 +110,6 @@ impl PromptFile {
         let source = SourceRef { kind: SourceKind::Dataset, name: d.name.clone(), sha256: d.sha256.clone() };
         Self { name: d.name.clone(), prompts, source }
     }
-}
-
-/// SHA-256 of `bytes`, lowercase hex: how a run names the exact file its prompts came from.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Generates prompts; repeatable for a given spec (and calibration).

@@ -27,7 +27,8 @@
 //!   also carries DCGM fields) is kept once, from the first endpoint ([`drop_repeated_gpus`]):
 //!   GPU gauges are added up per series, so a second copy would count the GPU twice.
 
-use super::{LoadgenError, Pin};
+use super::error::LoadgenError;
+use super::target::Pin;
 use app::domain::telemetry::{
     assign_names, detect_engine, normalise, LevelTelemetry, Series, SeriesData, TelemetrySource, GPU, GPU_HOST_LABEL,
     GPU_INDEX_LABEL, GPU_UUID_LABEL, MAX_BUCKETS, MAX_POINTS, MAX_SERIES,

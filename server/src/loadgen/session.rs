@@ -12,9 +12,9 @@
 use super::client::{self, Endpoint, RequestSample};
 use super::dataset::Dataset;
 use super::prompt::{text_of, Prompt};
-use super::sweep::request_body;
+use super::request::{cancelled, request_body};
+use super::target::Target;
 use super::tokens::Lengths;
-use super::Target;
 use app::domain::workload::{Shape, Think};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -242,7 +242,7 @@ pub async fn run(
     loop {
         tokio::select! {
             biased;
-            () = super::sweep::cancelled(cancel) => {
+            () = cancelled(cancel) => {
                 set.abort_all();
                 samples.sort_by(|a: &RequestSample, b| a.sent_at_ms.total_cmp(&b.sent_at_ms));
                 return Err(samples);

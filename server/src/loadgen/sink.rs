@@ -3,8 +3,9 @@
 //! server ([`HttpSink`], the `/api/v1/live-runs` API, level by level).
 
 use super::client::clip;
+use super::error::LoadgenError;
 use super::read::read_bounded;
-use super::{LoadgenError, Secret};
+use super::target::Secret;
 use app::db;
 use app::db::Db;
 use app::domain::annotations::AnnotationInput;
@@ -29,7 +30,7 @@ pub trait RunSink: Sync {
     ) -> impl Future<Output = Result<(), LoadgenError>> + Send;
     /// Adds an annotation written by the sweep itself (the plateau it found).
     fn annotate(&self, id: &RunId, note: &AnnotationInput) -> impl Future<Output = Result<(), LoadgenError>> + Send;
-    /// Renews the run's lease: the sweep is alive (sent every [`super::HEARTBEAT`]; a run
+    /// Renews the run's lease: the sweep is alive (sent every [`super::spec::HEARTBEAT`]; a run
     /// without one for `app::db::SWEEP_LEASE` counts as interrupted).
     fn heartbeat(&self, _id: &RunId) -> impl Future<Output = Result<(), LoadgenError>> + Send {
         async { Ok(()) }

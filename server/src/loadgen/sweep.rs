@@ -6,24 +6,27 @@
 use super::adaptive::{self, Outcome, Step};
 use super::arrival::schedule_ms;
 use super::bracket::Axis;
+use super::calibrate;
 use super::capacity::{self, CapacitySpec};
 use super::client::{self, Endpoint, ErrorKind, RequestError, RequestSample};
+use super::error::LoadgenError;
 use super::prompt::{text_of, Prompt, PromptGen};
+use super::request::{cancelled, request_body};
 use super::saturation::{Detector, Finding};
 use super::scrape::Scraper;
 use super::session::{self, Scripts};
 use super::sink::RunSink;
+use super::spec::{definitions_for, LoadMode, Loads, Progress, SweepSpec};
 use super::stats::{apply_steady_window, level_from_records};
+use super::target::{Connections, Target};
 use super::tokens::Lengths;
 use super::trace::Trace;
-use super::{definitions_for, Connections, LoadMode, LoadgenError, Loads, Progress, SweepSpec, Target};
 use app::db::Db;
 use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
 use app::domain::metrics::Stat;
 use app::domain::telemetry::LevelTelemetry;
 use app::domain::{
-    EndpointKind, LoadKind, NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFormat,
-    SourceInfo,
+    LoadKind, NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo,
 };
 use rand::SeedableRng;
 use reqwest::header::HeaderValue;
@@ -56,14 +59,14 @@ pub async fn run_sweep_to<S: RunSink>(
     progress: mpsc::Sender<Progress>,
     mut cancel: watch::Receiver<bool>,
 ) -> Result<RunId, LoadgenError> {
-    spec.validate()?;
+    super::validate::sweep(&spec)?;
     let mut endpoint = endpoint_for(&spec.target, spec.request_timeout)?;
     // A session resends each reply in its next turn.
     endpoint.keep_reply = spec.sessions.is_some();
     let endpoint = Arc::new(endpoint);
     let (scraper, engine) = start_scraper(&spec).await?;
     // Before the run exists: its definitions say how prompt lengths were made.
-    let lengths = super::tokens::lengths_for(&spec, &endpoint).await;
+    let lengths = calibrate::lengths_for(&spec, &endpoint).await;
     let mut notes = notes(&spec, &lengths);
     if let Some(s) = &scraper {
         let every = spec.metrics.interval.as_millis();
@@ -121,7 +124,7 @@ pub async fn run_sweep_to<S: RunSink>(
     // The run's lease is renewed while the levels run (in the same task, polled side by
     // side), so a server starting meanwhile knows this sweep is alive.
     let beat = async {
-        let mut every = tokio::time::interval(super::HEARTBEAT);
+        let mut every = tokio::time::interval(super::spec::HEARTBEAT);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         every.tick().await;
         loop {
@@ -247,7 +250,7 @@ fn notes(spec: &SweepSpec, lengths: &Lengths) -> String {
         None => format!("synthetic prompts of {} {unit} (seed {}; {}{prefix})", p.tokens, p.seed, lengths.short()),
     };
     // Sessions and traces say what they send in their own words (lengths, think time, file).
-    let workload = super::workload_of(spec);
+    let workload = super::spec::workload_of(spec);
     let prompts = if matches!(workload.shape, app::domain::workload::Shape::SingleTurn) {
         prompts
     } else {
@@ -304,44 +307,6 @@ pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoin
         timeout,
         keep_reply: false,
     })
-}
-
-/// The JSON body of one streamed request.
-pub fn request_body(target: &Target, prompt: Prompt) -> Value {
-    let mut body = serde_json::Map::new();
-    body.insert("model".into(), json!(target.model));
-    match (target.endpoint, prompt) {
-        (EndpointKind::Chat, Prompt::Text(text)) => {
-            body.insert("messages".into(), json!([{ "role": "user", "content": text }]))
-        }
-        (EndpointKind::Chat, Prompt::Messages(m)) => body.insert("messages".into(), Value::Array(m)),
-        (EndpointKind::Completions, Prompt::Text(text)) => body.insert("prompt".into(), json!(text)),
-        // The completions endpoint has no roles: the messages' texts, one per line.
-        (EndpointKind::Completions, Prompt::Messages(m)) => {
-            let text: Vec<String> = m
-                .iter()
-                .map(|msg| match msg.get("content") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => String::new(),
-                })
-                .collect();
-            body.insert("prompt".into(), json!(text.join("\n")))
-        }
-    };
-    body.insert("max_tokens".into(), json!(target.max_tokens));
-    if let Some(t) = target.temperature {
-        body.insert("temperature".into(), json!(t));
-    }
-    if target.ignore_eos {
-        body.insert("ignore_eos".into(), json!(true));
-    }
-    for (k, v) in &target.extra_body {
-        body.insert(k.clone(), v.clone());
-    }
-    body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({ "include_usage": true }));
-    Value::Object(body)
 }
 
 /// Measured requests of a closed-loop level at concurrency `c`, whose users send `turns`
@@ -482,7 +447,7 @@ impl<S: RunSink> Runner<'_, S> {
     async fn capacity(
         &mut self,
         search: &CapacitySpec,
-        arrival: super::Arrival,
+        arrival: super::arrival::Arrival,
         requests: usize,
     ) -> Result<String, LoadgenError> {
         let mut measured = Vec::new();
@@ -1171,18 +1136,6 @@ fn failed_task(e: &tokio::task::JoinError) -> RequestSample {
     }
 }
 
-/// Resolves once cancel is `true`; never, if the sender is gone without cancelling.
-pub(crate) async fn cancelled(rx: &mut watch::Receiver<bool>) {
-    loop {
-        if *rx.borrow_and_update() {
-            return;
-        }
-        if rx.changed().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    }
-}
-
 #[cfg(test)]
 mod outcome_tests {
     use super::*;
@@ -1209,6 +1162,7 @@ mod outcome_tests {
 #[cfg(test)]
 mod trace_tests {
     use super::*;
+    use app::domain::EndpointKind;
 
     /// The prompts a trace replay sends, counted with a tokenizer, share exactly the blocks
     /// the trace's hash ids say, and nothing more; another salt (level, trial) shares nothing.

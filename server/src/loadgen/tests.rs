@@ -1,10 +1,14 @@
 //! The load generator against a real HTTP server on loopback: a tiny fake OpenAI SSE
 //! server (axum) whose behaviour is chosen by the request's `model`.
 
+use super::request::request_body;
+use super::target::redact;
 use super::*;
 use app::db::Db;
+use app::domain::metrics::Definitions;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::RunStatus;
+use app::domain::{EndpointKind, LoadKind};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -283,17 +287,14 @@ async fn error_kinds_are_recorded_per_request() {
 
     let target = spec(&url, "cut", vec![1]).target;
     let ep = super::sweep::endpoint_for(&target, Duration::from_secs(5)).unwrap();
-    let body = super::sweep::request_body(&target, prompt::Prompt::Text("hello there".into()));
+    let body = request_body(&target, prompt::Prompt::Text("hello there".into()));
     let cut = client::send(&ep, &body, std::time::Instant::now(), None).await;
     assert_eq!(cut.error.as_ref().map(|e| e.kind), Some(ErrorKind::BrokenStream), "{cut:?}");
     assert_eq!(cut.token_chunks, 2, "tokens before the cut are kept");
 
     let nousage = client::send(
         &ep,
-        &super::sweep::request_body(
-            &Target { model: "nousage".into(), ..target.clone() },
-            prompt::Prompt::Text("x".into()),
-        ),
+        &request_body(&Target { model: "nousage".into(), ..target.clone() }, prompt::Prompt::Text("x".into())),
         std::time::Instant::now(),
         None,
     )
@@ -304,10 +305,7 @@ async fn error_kinds_are_recorded_per_request() {
     let slow = client::Endpoint { timeout: Duration::from_millis(30), ..ep.clone() };
     let timed_out = client::send(
         &slow,
-        &super::sweep::request_body(
-            &Target { model: "slow".into(), ..target.clone() },
-            prompt::Prompt::Text("x".into()),
-        ),
+        &request_body(&Target { model: "slow".into(), ..target.clone() }, prompt::Prompt::Text("x".into())),
         std::time::Instant::now(),
         None,
     )
@@ -746,7 +744,7 @@ async fn assert_cut_short(sent: &Sent) {
 fn hostile_endpoint(url: &str) -> (client::Endpoint, Value) {
     let target = spec(url, "m", vec![1]).target;
     let ep = super::sweep::endpoint_for(&target, Duration::from_secs(60)).unwrap();
-    let body = super::sweep::request_body(&target, prompt::Prompt::Text("hello".into()));
+    let body = request_body(&target, prompt::Prompt::Text("hello".into()));
     (ep, body)
 }
 

@@ -1,11 +1,11 @@
 //! Prompt lengths in tokens ("128 tokens" had been 128 words, which llama.cpp
-//! counted as 158 tokens). Owns [`Lengths`], how a [`PromptGen`](super::PromptGen) turns a
+//! counted as 158 tokens). Owns [`Lengths`], how a [`PromptGen`](super::prompt::PromptGen) turns a
 //! requested number of tokens into synthetic text, and the three ways to get one:
 //!
 //! - the model's own tokenizer ([`PromptTokenizer`]: a `tokenizer.json` read with Hugging
 //!   Face's `tokenizers` crate, offline): each prompt's text is exactly the requested
 //!   number of tokens;
-//! - a calibration from the server's `usage.prompt_tokens` ([`calibrate`]: two requests
+//! - a calibration from the server's `usage.prompt_tokens` ([`super::calibrate`]: two requests
 //!   before the sweep, a one-word prompt and one of every word once), fitted as
 //!   `tokens = overhead + tokens per word × words` ([`Calibration`]), so that the server
 //!   counts about the requested number, its chat template included;
@@ -13,25 +13,20 @@
 //!
 //! Sends nothing but the calibration's two requests; knows nothing of runs or storage.
 
-use super::client::{self, Endpoint};
-use super::prompt::{Prompt, WORDS};
-use super::sweep::request_body;
-use super::{SweepSpec, Target};
+use super::words::WORDS;
 use app::domain::metrics::PromptLengthSource;
 use rand::rngs::StdRng;
-use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// How requested token counts become synthetic text.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Lengths {
     /// One word per requested token: nothing could count them (`reason` says why).
     Words { reason: String },
-    /// Words scaled by the server's own count ([`calibrate`]).
+    /// Words scaled by the server's own count ([`super::calibrate`]).
     Calibrated(Calibration),
     /// Exactly counted with the model's tokenizer.
     Tokenizer(Arc<PromptTokenizer>),
@@ -111,71 +106,6 @@ impl Calibration {
             return 0;
         }
         ((tokens as f64 / self.tokens_per_word).round().max(1.0)) as usize
-    }
-}
-
-/// Sends the calibration's two requests to the target (one token of output each, not
-/// counted anywhere): a one-word prompt, then every word of [`WORDS`] once in an order
-/// drawn from `seed` (so the fit is the vocabulary's mean, which is what uniform draws
-/// average to). Fails when a request fails or the server reports no usage.
-pub async fn calibrate(endpoint: &Endpoint, target: &Target, seed: u64) -> Result<Calibration, String> {
-    let mut rng = StdRng::seed_from_u64(seed ^ CALIBRATION_SALT);
-    let mut rest: Vec<&str> = WORDS.iter().copied().filter(|w| *w != "the").collect();
-    rest.shuffle(&mut rng);
-    let many = std::iter::once("the").chain(rest.iter().copied()).collect::<Vec<_>>();
-    let one = server_count(endpoint, target, "the").await?;
-    let all = server_count(endpoint, target, &many.join(" ")).await?;
-    Calibration::fit(one, all, many.len())
-}
-
-/// Longest the two calibration requests may take together.
-const CALIBRATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
-
-/// Seeds the calibration's word order apart from the prompts'.
-const CALIBRATION_SALT: u64 = 0xca11_b4a7_e000_0001;
-
-/// The server's `usage.prompt_tokens` for `text`.
-async fn server_count(endpoint: &Endpoint, target: &Target, text: &str) -> Result<u64, String> {
-    let mut body = request_body(target, Prompt::Text(text.to_owned()));
-    if let Some(b) = body.as_object_mut() {
-        b.insert("max_tokens".into(), serde_json::json!(1));
-        b.remove("ignore_eos");
-    }
-    let sample = client::send(endpoint, &body, Instant::now(), None).await;
-    if let Some(e) = &sample.error {
-        return Err(format!("the calibration request failed ({})", e.message));
-    }
-    sample.prompt_tokens.filter(|n| *n > 0).ok_or_else(|| "the server reported no usage.prompt_tokens".to_owned())
-}
-
-/// How the sweep's synthetic prompts get their lengths: the spec's tokenizer, else a
-/// calibration against the target, else words (the reason logged and recorded). A
-/// prompt file's lengths are its own: nothing is sent for it.
-pub async fn lengths_for(spec: &SweepSpec, endpoint: &Endpoint) -> Lengths {
-    if let Some(t) = &spec.prompt.tokenizer {
-        return Lengths::Tokenizer(Arc::clone(t));
-    }
-    if spec.prompt.file.is_some() {
-        return Lengths::Words { reason: "prompts from a file".into() };
-    }
-    // Two one-token answers; a server that hangs does not hold the sweep for long.
-    let limit = spec.request_timeout.min(CALIBRATION_TIMEOUT);
-    let calibrated = tokio::time::timeout(limit, calibrate(endpoint, &spec.target, spec.prompt.seed))
-        .await
-        .unwrap_or_else(|_| Err(format!("the calibration requests took longer than {} s", limit.as_secs())));
-    match calibrated {
-        Ok(c) => {
-            tracing::info!(
-                tokens_per_word = c.tokens_per_word,
-                overhead = c.overhead_tokens,
-                "prompt lengths calibrated"
-            );
-            Lengths::Calibrated(c)
-        }
-        Err(reason) => {
-            tracing::warn!(%reason, "prompt lengths not calibrated: one word per token");
-            Lengths::Words { reason }
-        }
     }
 }
 
@@ -295,6 +225,7 @@ impl PartialEq for PromptTokenizer {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use rand::SeedableRng;
     use tokenizers::models::wordlevel::WordLevel;
     use tokenizers::models::wordpiece::WordPiece;
     use tokenizers::pre_tokenizers::whitespace::WhitespaceSplit;

@@ -262,7 +262,7 @@ impl Trace {
         let mut requests: Vec<TraceRequest> = c.rows.into_iter().map(|(_, r)| r).collect();
         // `sort_by` is stable: requests with equal timestamps keep their file order.
         requests.sort_by(|a, b| a.timestamp_ms.total_cmp(&b.timestamp_ms));
-        Ok(Trace { name: name.to_string(), sha256: super::prompt::sha256_hex(bytes), format, requests })
+        Ok(Trace { name: name.to_string(), sha256: crate::digest::sha256_hex(bytes), format, requests })
     }
 
     /// Last timestamp − first, in seconds (0 for one request).
@@ -422,7 +422,7 @@ mod tests {
         let want = digest.iter().fold(String::new(), |s, b| s + &format!("{b:02x}"));
         assert_eq!(t.sha256, want);
         assert_eq!(
-            super::super::prompt::sha256_hex(b"abc"),
+            crate::digest::sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert!((t.duration_s() - 27.482).abs() < 1e-12);

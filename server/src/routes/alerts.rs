@@ -4,7 +4,7 @@
 //! `/api/v1`. Both call [`crate::share::acknowledge_alert`]; the author is the requester.
 
 use super::error::{run_id, ApiError, Back, FormError, OrBack};
-use super::AppState;
+use super::state::AppState;
 use crate::auth::Principal;
 use crate::share;
 use app::db;

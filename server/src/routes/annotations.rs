@@ -5,7 +5,7 @@
 //! requester ([`Principal`]).
 
 use super::error::{run_id, ApiError, Back, FormError, OrBack};
-use super::AppState;
+use super::state::AppState;
 use crate::auth::Principal;
 use crate::share::{self, ShareError};
 use app::db;

@@ -10,7 +10,7 @@
 
 use super::error::{run_id, ApiError};
 use super::multipart::read_import;
-use super::AppState;
+use super::state::AppState;
 use crate::ingest;
 use app::db;
 use app::domain::slo::Slo;

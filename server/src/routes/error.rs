@@ -22,7 +22,7 @@ use crate::share::ShareError;
 use crate::sweeps::SweepError;
 use app::db::DbError;
 use app::domain::query::encode;
-use app::domain::view::same_site_path;
+use app::domain::text::same_site_path;
 use app::domain::RunId;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};

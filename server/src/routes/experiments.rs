@@ -3,7 +3,7 @@
 //! `GET /api/v1/experiments/{id}` answers it as JSON with each run's link.
 
 use super::error::{text, ApiError};
-use super::AppState;
+use super::state::AppState;
 use app::db;
 use app::domain::compare::MAX_RUNS;
 use app::domain::view::ViewState;

@@ -4,7 +4,7 @@
 //! in a browser tab, so their errors answer in plain text ([`text`]).
 
 use super::error::{run_id, text, ApiError};
-use super::AppState;
+use super::state::AppState;
 use crate::report;
 use crate::share::{self, ViewTarget};
 use app::domain::compare;

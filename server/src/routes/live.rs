@@ -15,7 +15,7 @@
 //! value is `400 {"error", "field"}` and nothing is stored.
 
 use super::error::{run_id, ApiError};
-use super::AppState;
+use super::state::AppState;
 use app::db;
 use app::domain::{NewLevel, NewRun, RunId, RunStatus, SourceFormat, SourceInfo};
 use axum::extract::{Path, State};

@@ -3,7 +3,7 @@
 //! the session cookie, `POST /logout` ends the session. With auth off there is nothing
 //! to sign in to and these just go back to the app.
 
-use super::AppState;
+use super::state::AppState;
 use crate::auth::{self, accounts, origin, secret, throttle, AuthMode, AuthState, Principal};
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -36,7 +36,7 @@ struct LoginForm {
 
 /// Where to go after signing in: a path on this server, never another site.
 fn safe_next(next: &str) -> &str {
-    app::domain::view::same_site_path(next).unwrap_or("/")
+    app::domain::text::same_site_path(next).unwrap_or("/")
 }
 
 use app::domain::format::escape_html as escape;

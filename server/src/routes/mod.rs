@@ -16,13 +16,12 @@ mod live;
 mod login;
 mod multipart;
 mod prices;
+mod prometheus;
 mod slos;
+pub mod state;
 mod sweeps;
 mod upload;
 
-use crate::ingest::pending::PendingImports;
-use app::api::ImportPreviews;
-use app::db::Db;
 use app::{shell, App};
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, FromRef, State};
@@ -30,83 +29,10 @@ use axum::http::Request;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
-use leptos::prelude::*;
 use leptos_axum::{generate_route_list, handle_server_fns_with_context, AxumRouteListing, LeptosRoutes};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-/// Everything a handler may need, cloned cheaply per request.
-#[derive(Clone, FromRef)]
-pub struct AppState {
-    pub pool: Db,
-    pub leptos_options: LeptosOptions,
-    /// Largest accepted upload, in bytes (per file).
-    pub max_upload_bytes: usize,
-    /// Uploads waiting on their preview page.
-    pub pending: Arc<PendingImports>,
-    /// Sweeps started through the server.
-    pub sweeps: Arc<crate::sweeps::Sweeps>,
-    /// Who may read and write.
-    pub auth: crate::auth::AuthMode,
-    /// Failed sign-ins per user name (password guessing is slowed down), in the database.
-    pub login_throttle: Arc<crate::auth::throttle::LoginThrottle>,
-    /// The names this server answers to (`Host`); others get 421.
-    pub hosts: Arc<crate::auth::hosts::AllowedHosts>,
-    /// Which session cookie is set and read (`__Host-` behind an `https://` public address).
-    pub cookies: crate::auth::CookieMode,
-    /// Where the browser assets are read from (the binary, or `--site-root`).
-    pub site: crate::site::Site,
-    /// Plateau's own metrics, when `serve --metrics on` (`None`: no `/metrics`, nothing counted).
-    pub metrics: Option<Arc<crate::telemetry::metrics::Metrics>>,
-    /// The webhooks told about landed runs (none unless `serve --alert-webhook`).
-    pub alerts: Arc<crate::alerts::Alerts>,
-}
-
-impl AppState {
-    /// State with sweeps allowed against loopback only.
-    pub fn new(pool: Db, leptos_options: LeptosOptions, max_upload_bytes: usize) -> Self {
-        Self::with_allow_list(pool, leptos_options, max_upload_bytes, crate::sweeps::AllowList::loopback())
-    }
-
-    pub fn with_allow_list(
-        pool: Db,
-        leptos_options: LeptosOptions,
-        max_upload_bytes: usize,
-        allow: crate::sweeps::AllowList,
-    ) -> Self {
-        // Tests and benches build the site into a folder; `plateau serve` chooses (startup).
-        let site = crate::site::Site::Dir(std::path::PathBuf::from(leptos_options.site_root.as_ref()));
-        Self {
-            sweeps: Arc::new(crate::sweeps::Sweeps::new(pool.clone(), allow)),
-            alerts: Arc::new(crate::alerts::Alerts::none(pool.clone())),
-            login_throttle: Arc::new(crate::auth::throttle::LoginThrottle::new(pool.clone())),
-            pool,
-            leptos_options,
-            max_upload_bytes,
-            pending: Arc::new(PendingImports::new(max_upload_bytes)),
-            auth: crate::auth::AuthMode::Off,
-            hosts: Arc::new(crate::auth::hosts::AllowedHosts::loopback()),
-            cookies: crate::auth::CookieMode::Plain,
-            site,
-            metrics: None,
-        }
-    }
-
-    /// Tells `alerts`' webhooks about landed runs, sweeps' included (at start-up: no sweep
-    /// is running yet).
-    pub fn with_alerts(mut self, alerts: Arc<crate::alerts::Alerts>, allow: crate::sweeps::AllowList) -> Self {
-        self.sweeps = Arc::new(crate::sweeps::Sweeps::new(self.pool.clone(), allow).with_alerts(alerts.clone()));
-        self.alerts = alerts;
-        self
-    }
-
-    /// What server functions find in their context.
-    fn provide(&self) {
-        headers::provide_request_nonce();
-        provide_context(self.pool.clone());
-        let previews: Arc<dyn ImportPreviews> = self.pending.clone();
-        provide_context(previews);
-    }
-}
+pub use state::AppState;
 
 /// The auth gate's share of the state (the gate and the login page take only this).
 impl FromRef<AppState> for crate::auth::AuthState {
@@ -172,7 +98,7 @@ pub fn router(state: AppState) -> Router {
     let body_limit = state.max_upload_bytes.saturating_add(1024 * 1024);
     let metrics = state.metrics.clone();
     let own_metrics = match metrics {
-        Some(_) => Router::new().route("/metrics", get(crate::telemetry::metrics::scrape)),
+        Some(_) => Router::new().route("/metrics", get(prometheus::scrape)),
         None => Router::new(),
     };
     Router::new()
@@ -219,9 +145,9 @@ pub fn router(state: AppState) -> Router {
         // Every answer, refusals included, carries the security headers.
         .layer(axum::middleware::from_fn(headers::security_headers))
         // Counted (with `--metrics on`) as the log sees it: refusals included.
-        .layer(axum::middleware::from_fn_with_state(metrics, crate::telemetry::metrics::count_request))
+        .layer(axum::middleware::from_fn_with_state(metrics, crate::observability::metrics::count_request))
         // Outermost: every request gets an id and one log line, refusals included.
-        .layer(axum::middleware::from_fn(crate::telemetry::log_request))
+        .layer(axum::middleware::from_fn(crate::observability::log_request))
         .with_state(state)
 }
 

@@ -6,7 +6,7 @@
 //! [`crate::prices`]; who set a price is the requester.
 
 use super::error::{run_id, ApiError, Back, FormError, OrBack};
-use super::AppState;
+use super::state::AppState;
 use crate::auth::Principal;
 use crate::prices::{self, GpuPriceRequest, RunPriceRequest};
 use app::db;

@@ -4,7 +4,7 @@
 //! [`crate::share::save_slo`]; the author is the requester.
 
 use super::error::{ApiError, Back, FormError, OrBack};
-use super::AppState;
+use super::state::AppState;
 use crate::auth::Principal;
 use crate::share;
 use app::db;

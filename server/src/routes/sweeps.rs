@@ -12,7 +12,7 @@
 //! share the one `SweepRequest::into_spec`.
 
 use super::error::{ApiError, Back, FormError, OrBack};
-use super::AppState;
+use super::state::AppState;
 use crate::loadgen::SpecError;
 use crate::sweeps::SweepRequest;
 use axum::extract::{Path, State};
@@ -165,7 +165,7 @@ fn form_to_request(mut f: SweepForm) -> Result<SweepRequest, SpecError> {
             if f.trace_text.trim().is_empty() {
                 return Err(SpecError::new("trace.text", "paste the trace (Mooncake JSONL or CSV)"));
             }
-            trace = Some(crate::sweep_workload::TraceRequest {
+            trace = Some(crate::sweeps::workload::TraceRequest {
                 name: Some(f.trace_name.trim().to_owned())
                     .filter(|n| !n.is_empty())
                     .unwrap_or_else(|| "trace.jsonl".into()),
@@ -234,7 +234,7 @@ fn form_to_request(mut f: SweepForm) -> Result<SweepRequest, SpecError> {
             t => num(field, t, 0u32).map(Some),
         }
     };
-    let workload = crate::sweep_workload::WorkloadRequest {
+    let workload = crate::sweeps::workload::WorkloadRequest {
         kind: Some(f.workload.trim().to_owned()).filter(|k| !k.is_empty()),
         turns: opt("workload.turns", &f.turns)?,
         user_tokens: opt("workload.user_tokens", &f.user_tokens)?,
@@ -244,7 +244,7 @@ fn form_to_request(mut f: SweepForm) -> Result<SweepRequest, SpecError> {
         tool_tokens: opt("workload.tool_tokens", &f.tool_tokens)?,
         context_cap_tokens: opt("workload.context_cap_tokens", &f.context_cap_tokens)?,
     };
-    let dataset = (!f.dataset_text.trim().is_empty()).then(|| crate::sweep_workload::FileRequest {
+    let dataset = (!f.dataset_text.trim().is_empty()).then(|| crate::sweeps::workload::FileRequest {
         name: Some(f.dataset_name.trim().to_owned())
             .filter(|n| !n.is_empty())
             .unwrap_or_else(|| "dataset.jsonl".into()),

@@ -7,7 +7,7 @@
 
 use super::error::{Back, FormError, OrBack};
 use super::multipart::read_parts;
-use super::AppState;
+use super::state::AppState;
 use crate::ingest;
 use crate::ingest::form::ImportFields;
 use app::domain::query::encode as urlencode;

@@ -226,7 +226,7 @@ impl AppBuilder {
                 AppState::new(pool.clone(), server::startup::leptos_options(dir.path(), addr), self.max_upload_bytes);
             state.auth = self.auth;
             if self.metrics {
-                state.metrics = Some(Arc::new(server::telemetry::metrics::Metrics::new()));
+                state.metrics = Some(Arc::new(server::observability::metrics::Metrics::new()));
             }
             state.cookies = server::auth::CookieMode::for_public_url(self.public_url.as_deref());
             if !self.allowed_hosts.is_empty() || self.public_url.is_some() {

@@ -22,8 +22,10 @@
 
 use super::{capacity, estimate_label, Capacity, Slo};
 use crate::domain::compare::load_label;
+use crate::domain::format::fig;
 use crate::domain::noise::{self, Significance, Verdict};
-use crate::domain::regression::{fig, mean_sd, Test, Thresholds};
+use crate::domain::stats::mean_sd;
+use crate::domain::thresholds::{Test, Thresholds};
 use crate::domain::{LoadKind, Point, Run};
 use serde::{Deserialize, Serialize};
 
@@ -374,7 +376,7 @@ pub fn against_baseline(slo: &Slo, run: &Run, baseline: &Run, t: &Thresholds) ->
 /// newest first, at most `t.window` used; fewer than two: the one there is as a baseline).
 pub fn against_history(slo: &Slo, run: &Run, history: &[Run], t: &Thresholds) -> CapacityFinding {
     // An accepted "expected change: new baseline" restarts the window at its run.
-    let history = crate::domain::changes::since_baseline(run, history);
+    let history = crate::domain::thresholds::since_baseline(run, history);
     let window: Vec<&Run> = history.iter().filter(|h| h.id != run.id).take(t.window.max(1)).collect();
     let c = capacity(slo, &run.points);
     if window.len() < 2 {

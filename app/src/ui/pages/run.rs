@@ -8,7 +8,8 @@ use crate::api::get_run_page;
 use crate::domain::annotations::Effect;
 use crate::domain::format::{int, load, num, when, UNKNOWN};
 use crate::domain::metrics::Stat;
-use crate::domain::pages::{ChartSpec, RunPageData};
+use crate::domain::pages::RunPageData;
+use crate::domain::view::ChartSpec;
 use crate::domain::view::{PageMode, ViewState};
 use crate::domain::why_signals::{self, StoredSignals};
 use crate::domain::{analysis, Run};
@@ -159,7 +160,7 @@ pub(crate) fn RunView(
     slos: Vec<crate::domain::slo::NamedSlo>,
     /// A multi-turn or agentic run's requests by turn (live page).
     #[prop(optional_no_strip)]
-    turns: Option<crate::domain::workload::TurnPanel>,
+    turns: Option<crate::domain::turns::TurnPanel>,
     error: Option<String>,
 ) -> impl IntoView {
     let f = run.facts.clone();

@@ -7,9 +7,9 @@
 //! path), a method one of the few axum routes take, a status a number.
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::Method;
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -133,7 +133,7 @@ impl Metrics {
     }
 
     /// The text a scrape gets, after sampling the gauges that are read, not counted.
-    fn render(&self, sweeps_running: usize, pool: app::db::PoolStats) -> Result<String, std::fmt::Error> {
+    pub fn render(&self, sweeps_running: usize, pool: app::db::PoolStats) -> Result<String, std::fmt::Error> {
         self.sweeps_running.set(i64::try_from(sweeps_running).unwrap_or(i64::MAX));
         self.pool.get_or_create(&PoolLabels { state: "idle" }).set(i64::from(pool.idle));
         self.pool.get_or_create(&PoolLabels { state: "in_use" }).set(i64::from(pool.size.saturating_sub(pool.idle)));
@@ -175,31 +175,6 @@ pub async fn count_request(State(metrics): State<Option<Arc<Metrics>>>, req: Req
         .observe(start.elapsed().as_secs_f64());
     metrics.requests.get_or_create(&RequestLabels { method, route, status }).inc();
     res
-}
-
-/// `GET /metrics`: the Prometheus text format. With auth on, only for a signed-in user or
-/// an API token (a scraper sends `Authorization: Bearer plt_…`): the route names and
-/// counts say how the server is used, which `--read public` does not open to everyone.
-pub async fn scrape(
-    State(state): State<crate::routes::AppState>,
-    axum::Extension(who): axum::Extension<crate::auth::Principal>,
-) -> Response {
-    let Some(metrics) = state.metrics.as_ref() else { return StatusCode::NOT_FOUND.into_response() };
-    if !who.may_write {
-        let mut r = (
-            StatusCode::UNAUTHORIZED,
-            axum::Json(serde_json::json!({ "error": "metrics need a signed-in user or an API token (`Authorization: Bearer plt_…`)" })),
-        )
-            .into_response();
-        r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return r;
-    }
-    match metrics.render(state.sweeps.running(), state.pool.pool_stats()) {
-        Ok(text) => {
-            ([(header::CONTENT_TYPE, prometheus_client::encoding::prometheus_text::CONTENT_TYPE)], text).into_response()
-        }
-        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-    }
 }
 
 #[cfg(test)]

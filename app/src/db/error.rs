@@ -1,0 +1,42 @@
+//! What can go wrong in the storage layer ([`DbError`]), and the two helpers every
+//! store uses to say so (a write that touched no row; a stored value that is invalid).
+
+/// What can go wrong in the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("{0} was not found")]
+    NotFound(String),
+    /// A text over its bound or with refused characters (`domain::text`): the caller's
+    /// mistake, answered 400 naming the field. Checked here too so no path stores one.
+    #[error("{0}")]
+    Text(#[from] crate::domain::text::TextError),
+    /// An SLO or its name refused (`domain::slo`): answered 400 naming the field and part.
+    #[error("{field}: {error}")]
+    Slo { field: &'static str, error: crate::domain::slo::SloError },
+    /// A price or its GPU type refused (`domain::cost`): answered 400 naming the field.
+    #[error("{0}")]
+    Price(#[from] crate::domain::cost::PriceError),
+    #[error("database error: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("stored value is invalid: {0}")]
+    Corrupt(String),
+    /// `plateau db copy` refused or undid a copy (target not empty, a table differed).
+    #[error("copy refused: {0}")]
+    Copy(String),
+    #[error("cannot create the database directory {path}: {source}")]
+    Directory { path: String, source: std::io::Error },
+}
+
+/// `NotFound(what)` when a write touched no row: what it names does not exist.
+pub(super) fn touched(rows: u64, what: impl FnOnce() -> String) -> Result<(), DbError> {
+    if rows == 0 {
+        return Err(DbError::NotFound(what()));
+    }
+    Ok(())
+}
+
+pub(super) fn corrupt(what: &str, value: &str) -> DbError {
+    DbError::Corrupt(format!("{what} = {value:?}"))
+}
