@@ -11,7 +11,7 @@
 //!   C = 1 … 16): Plateau's own JSON export of a real sweep against the simulator,
 //!   committed under `demo/` and imported through the normal import path, so the demo
 //!   shows the telemetry panels and the "why it plateaus" sentence. Regenerate it with
-//!   `cargo test -p server --test sweep_sim -- --ignored regenerate_the_demo_sim_sweep`.
+//!   `cargo test -p server --test it -- --ignored regenerate_the_demo_sim_sweep`.
 //!
 //! Loading is idempotent: runs already present (by name) are not added again.
 

@@ -274,7 +274,7 @@ impl RunAlerts {
 pub struct AlertView {
     pub key: String,
     pub summary: String,
-    /// One line per delivery: "http://hooks.example #1a2b3c4d: failed after 3 attempt(s),
+    /// One line per delivery: "`http://hooks.example` #1a2b3c4d: failed after 3 attempt(s),
     /// 2026-12-04 06:50 UTC — no answer within 10 s".
     pub deliveries: Vec<String>,
     /// Some delivery failed.

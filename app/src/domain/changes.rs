@@ -14,7 +14,7 @@
 //! run page (the run a change starts at gets a proposed annotation, accepted, edited or
 //! dismissed like anomalies; accepted, it can say "expected change: new baseline"), and the
 //! alerts (a run whose landing reveals a new change point). A new-baseline annotation
-//! restarts the gate's window at its run ([`baseline_start`]).
+//! restarts the gate's window at its run ([`super::thresholds::baseline_start`]).
 //!
 //! Pure, no IO.
 

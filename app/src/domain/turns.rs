@@ -61,7 +61,7 @@ pub fn by_turn(records: &[RequestRecord]) -> Vec<TurnRow> {
 pub struct TurnPanel {
     /// "turn" or "step".
     pub word: String,
-    /// The workload in words ([`Workload::describe`]).
+    /// The workload in words ([`super::workload::Workload::describe`]).
     pub describe: String,
     /// One table per level whose requests were read, in the run's level order.
     pub levels: Vec<TurnLevel>,

@@ -416,7 +416,7 @@ pub struct ServeArgs {
     /// stops DNS-rebinding attacks on a server listening on loopback.
     #[arg(long = "allowed-host", env = "PLATEAU_ALLOWED_HOSTS", value_delimiter = ',')]
     pub allowed_hosts: Vec<String>,
-    /// The address users reach this server at (e.g. https://plateau.example behind a
+    /// The address users reach this server at (e.g. `https://plateau.example` behind a
     /// proxy); its host is allowed.
     #[arg(long, env = "PLATEAU_PUBLIC_URL")]
     pub public_url: Option<String>,

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{at}: {message}")]
 pub struct FieldError {
-    /// Where: `line 3`, `field \`benchmarks[0].metrics\``, …
+    /// Where: `line 3`, `field benchmarks[0].metrics`, …
     pub at: String,
     pub message: String,
     /// 1-based line, when the problem has one.

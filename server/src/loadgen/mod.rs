@@ -23,7 +23,7 @@
 //!   the highest load meeting an SLO, by concurrency or by request rate.
 //! - [`sweep`]: warm-up, the levels in order, storing, progress, cancel.
 //! - [`sink`]: where levels go ([`RunSink`]: a SQLite pool, or [`HttpSink`] to a server).
-//! - [`stats`]: one level's samples → a [`NewLevel`] ([`level_from_records`]).
+//! - [`stats`]: one level's samples → a `NewLevel` ([`level_from_records`]).
 //! - [`bounds`]: the range of every sweep field, checked before a sweep starts.
 //! - [`read`]: every read from a target, bounded: response bodies up to a cap, the event
 //!   stream's framer (linear, one line at most `MAX_SSE_LINE_BYTES`).

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// Where prompts come from: synthetic prompts of `tokens` tokens drawn from a seeded
 /// generator, each length uniform in `tokens × (1 ± spread)` (counted with `tokenizer`, else
-/// calibrated from the server when the sweep starts: [`tokens::lengths_for`]); or, with
+/// calibrated from the server when the sweep starts: [`super::calibrate::lengths_for`]); or, with
 /// `file`, the prompts of a JSONL file in order, round and round.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PromptSpec {

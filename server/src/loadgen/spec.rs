@@ -107,7 +107,7 @@ pub struct SweepSpec {
     pub warmup: usize,
     /// Longest a single request may take, send to end of stream.
     pub request_timeout: Duration,
-    /// The server's Prometheus metrics, scraped while the levels run ([`scrape`]).
+    /// The server's Prometheus metrics, scraped while the levels run ([`super::scrape`]).
     pub metrics: MetricsSpec,
     /// Trials per level (`--repeat N`, 1 = measured once): each level runs this many
     /// times and is stored with every trial (`Point::trials`).
@@ -163,7 +163,7 @@ pub fn definitions() -> Definitions {
 /// The definitions of a sweep's run: [`definitions`], with its synthetic prompts' seed,
 /// how their lengths were made (`lengths`) and their shared prefix, and closed-loop steady
 /// levels (`--requests N`, and the adaptive search) measuring throughput in their
-/// steady-state window ([`stats::SteadyWindow`]).
+/// steady-state window ([`super::stats::SteadyWindow`]).
 pub fn definitions_for(spec: &SweepSpec, lengths: &Lengths) -> Definitions {
     let mut d = definitions();
     d.workload = Some(workload_of(spec));

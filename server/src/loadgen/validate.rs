@@ -370,9 +370,7 @@ fn sessions_ok(s: &SessionSpec, spec: &SweepSpec, limit: u32) -> Result<(), Spec
     let users = match &spec.loads {
         Loads::Concurrency(levels) => levels.iter().copied().max().unwrap_or(1),
         Loads::Adaptive(a) => a.max_concurrency,
-        Loads::Capacity { search, .. } if search.axis == Axis::Concurrency => {
-            search.max.min(f64::from(limit)) as u32
-        }
+        Loads::Capacity { search, .. } if search.axis == Axis::Concurrency => search.max.min(f64::from(limit)) as u32,
         Loads::Capacity { .. } | Loads::Rates { .. } | Loads::Trace { .. } => {
             return err("workload", "sessions run on concurrency levels (users in session), not on request rates")
         }

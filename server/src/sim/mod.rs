@@ -197,7 +197,7 @@ pub struct SimArgs {
     /// Probability of an HTTP 500 before any output (0–1).
     #[arg(long, default_value_t = 0.0)]
     pub error_rate: f64,
-    /// Probability of a stream cut half-way without [DONE] (0–1).
+    /// Probability of a stream cut half-way without `[DONE]` (0–1).
     #[arg(long, default_value_t = 0.0)]
     pub drop_rate: f64,
     /// Most requests held at once (running + queued); beyond, HTTP 503.

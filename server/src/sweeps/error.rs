@@ -1,5 +1,5 @@
 //! Why a sweep could not start ([`SweepError`]), naming the field or host at fault, and the
-//! metrics endpoints' own check against the allow-list ([`pin_metrics`]).
+//! metrics endpoints' own check against the allow-list ([`super::allow::pin_metrics`]).
 
 use crate::loadgen::SpecError;
 

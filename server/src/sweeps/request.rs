@@ -139,8 +139,8 @@ pub const DEFAULT_TIMEOUT_S: u64 = 600;
 impl SweepRequest {
     /// The one conversion of a sweep request — from the JSON API, the New sweep form or
     /// `plateau sweep` — into a [`SweepSpec`], every field checked against its bound
-    /// ([`bounds`]); `prompts` is the CLI's prompt file. The target URL is *not* checked
-    /// against the allow-list here (the CLI may target anything; see [`Sweeps::start`]).
+    /// ([`crate::loadgen::bounds`]); `prompts` is the CLI's prompt file. The target URL is *not* checked
+    /// against the allow-list here (the CLI may target anything; see [`super::registry::Sweeps::start`]).
     pub fn into_spec(mut self, prompts: Option<std::sync::Arc<PromptFile>>) -> Result<SweepSpec, SpecError> {
         let endpoint = EndpointKind::parse(&self.endpoint)
             .ok_or_else(|| SpecError::new("endpoint", format!("{:?}: use chat or completions", self.endpoint)))?;

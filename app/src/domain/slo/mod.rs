@@ -4,13 +4,13 @@
 //!
 //! - [`Slo`] and [`Limit`]: the promise as data, with one text syntax ([`Slo::parse`],
 //!   `Display` writes it back canonically) — `parse.rs`;
-//! - per level: each limit met / broken / within noise / unknown ([`attain`]), and goodput
+//! - per level: each limit met / broken / within noise / unknown ([`attain`](mod@attain)), and goodput
 //!   from per-request records ([`goodput`]) — `attain.rs`;
 //! - per run: the highest level that meets the SLO, the first one that does not, an
-//!   interpolated estimate between them ([`capacity`]) and the answer in one sentence
+//!   interpolated estimate between them ([`capacity`](mod@capacity)) and the answer in one sentence
 //!   ([`sentence`]) — `capacity.rs`;
 //! - between runs: each run's capacity as a value or a bound, its change, beyond the noise
-//!   of the trials or not ([`change`]) — `change.rs`;
+//!   of the trials or not ([`change`](mod@change)) — `change.rs`;
 //! - per check: capacity at the SLO as a gated metric of `plateau check --slo`, against a
 //!   baseline run or a configuration's history ([`gate`]) — `gate.rs`.
 //!

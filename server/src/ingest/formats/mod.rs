@@ -13,9 +13,9 @@
 
 pub mod aiperf;
 pub(crate) mod aiperf_family;
-/// Not a registry format: AIPerf's GPU telemetry, an extra file of an AIPerf import.
+// Not a registry format: AIPerf's GPU telemetry, an extra file of an AIPerf import.
 pub mod aiperf_gpu_telemetry;
-/// Not a registry format: AIPerf's server metrics, an extra file of an AIPerf import.
+// Not a registry format: AIPerf's server metrics, an extra file of an AIPerf import.
 pub mod aiperf_server_metrics;
 pub mod benchmark_py;
 pub(crate) mod common;
@@ -28,7 +28,7 @@ pub mod inferencex;
 pub mod llmd_report;
 pub mod llmperf;
 pub mod plateau;
-/// Not a registry format: a saved Prometheus scrape, an extra file of an import.
+// Not a registry format: a saved Prometheus scrape, an extra file of an import.
 pub mod prometheus_scrape;
 pub mod sglang;
 pub mod vllm;

@@ -8,7 +8,6 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-mod common;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::LoadKind;
 use server::ingest::{self, ImportRequest, InputFile, PreparedRun};
@@ -142,7 +141,8 @@ fn a_number_too_large_for_a_double_is_named_by_its_field() {
 
 #[test]
 fn aiperf_wall_time_comes_from_start_and_end_when_no_duration() {
-    let path = common::fixtures().join("aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json");
+    let path =
+        crate::common::fixtures().join("aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json");
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.contains("benchmark_duration"), "the fixture changed: pick another file");
     let run = one("c128.json", &text, None);

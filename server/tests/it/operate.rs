@@ -9,9 +9,8 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-mod common;
+use crate::common::TestApp;
 use app::domain::{RunId, RunStatus};
-use common::TestApp;
 use server::sim::{self, SimConfig};
 use std::io::Write;
 use std::process::{Child, Command, Stdio};

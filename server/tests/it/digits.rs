@@ -15,14 +15,13 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-mod common;
-use common::fixtures;
+use crate::common::fixtures;
 use server::ingest::{self, ImportRequest, InputFile};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
 fn every_fixture() -> Vec<PathBuf> {
-    common::imported_fixture_files().into_iter().map(|rel| fixtures().join(rel)).collect()
+    crate::common::imported_fixture_files().into_iter().map(|rel| fixtures().join(rel)).collect()
 }
 
 /// Every number token in a text, read by Rust's correctly rounded `f64` parser: the
@@ -115,7 +114,7 @@ async fn every_fixture_keeps_every_number_through_store_and_export() {
             let file = InputFile { file_name: Some(path.file_name().unwrap().to_string_lossy().into_owned()), content };
             let req = ImportRequest {
                 files: vec![file],
-                concurrency: common::concurrency_for(&rel),
+                concurrency: crate::common::concurrency_for(&rel),
                 ..ImportRequest::default()
             };
             let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
@@ -202,7 +201,7 @@ async fn gpu_telemetry_keeps_every_number_through_store_and_export() {
     ))
     .unwrap();
     let telemetry: Vec<String> =
-        common::not_imported("extra").into_iter().filter(|rel| rel.contains("gpu_telemetry")).collect();
+        crate::common::not_imported("extra").into_iter().filter(|rel| rel.contains("gpu_telemetry")).collect();
     assert_eq!(telemetry.len(), 2, "the two GPU telemetry fixtures");
     for store in app::db::testing::backends().await {
         eprintln!("[{}]", store.name);

@@ -13,7 +13,6 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-mod common;
 use app::domain::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, LoadKind, RunStatus};
 use server::loadgen::{self, AdaptiveSpec, Arrival, LoadMode, Loads, Progress, PromptSpec, Secret, SweepSpec, Target};
@@ -115,7 +114,7 @@ async fn steady_mode_on_completions_with_faults_records_errors() {
 }
 
 async fn spawn_plateau(pool: app::db::Db, dir: &std::path::Path) -> String {
-    common::serve(|addr| common::state(pool, dir, addr)).await.0
+    crate::common::serve(|addr| crate::common::state(pool, dir, addr)).await.0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

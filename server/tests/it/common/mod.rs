@@ -7,9 +7,8 @@
 //! with `CI` set and no `PLATEAU_TEST_PG` the test fails instead of skipping PostgreSQL).
 //! Checks and set-ups that go around the app use `Db`'s functions or the backend-neutral
 //! helpers of `app::db::testing` (`count`, `row_counts`, `execute`), never a backend's pool.
-//!
-//! Each test binary compiles this module on its own and uses a part of it.
-#![allow(dead_code, reason = "each test binary uses a part of the shared set-up")]
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test set-up stops at the first failure")]
 
 use app::db::testing::{self, TestDb};
 use server::auth::hosts::AllowedHosts;
@@ -138,6 +137,12 @@ impl TestApp {
             alert_webhooks: Vec::new(),
             alert_retry: server::alerts::RetryPolicy::default(),
         }
+    }
+
+    /// `GET path`: its status and body as text.
+    pub async fn text(&self, path: &str) -> (reqwest::StatusCode, String) {
+        let resp = self.client.get(self.url(path)).send().await.unwrap();
+        (resp.status(), resp.text().await.unwrap())
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -8,8 +8,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-mod common;
-use common::TestApp;
+use crate::common::TestApp;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
@@ -18,11 +17,6 @@ impl TestApp {
         let resp = self.client.get(self.url(path)).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK, "GET {path}");
         resp.json().await.unwrap()
-    }
-
-    async fn text(&self, path: &str) -> (StatusCode, String) {
-        let resp = self.client.get(self.url(path)).send().await.unwrap();
-        (resp.status(), resp.text().await.unwrap())
     }
 }
 

@@ -8,8 +8,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-mod common;
-use common::TestApp;
+use crate::common::TestApp;
 
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;

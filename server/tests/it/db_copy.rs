@@ -11,8 +11,6 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-mod common;
-
 use app::db::testing::{self, TestDb};
 use app::db::Db;
 use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};

@@ -9,7 +9,6 @@
 )]
 
 use reqwest::header::{ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING};
-mod common;
 
 const ID: &str = "plateau-0123456789ab";
 
@@ -26,7 +25,7 @@ async fn spawn_site(store: &app::db::testing::TestDb) -> (String, tempfile::Temp
         std::fs::write(pkg.join(format!("{name}.gz")), b"gz-bytes").unwrap();
         std::fs::write(pkg.join(format!("{name}.br")), b"br-bytes").unwrap();
     }
-    let (base, _) = common::serve(|addr| common::state(store.db.clone(), dir.path(), addr)).await;
+    let (base, _) = crate::common::serve(|addr| crate::common::state(store.db.clone(), dir.path(), addr)).await;
     (base, dir)
 }
 

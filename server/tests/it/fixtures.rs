@@ -10,9 +10,8 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-mod common;
+use crate::common::fixtures;
 use app::domain::{LoadKind, SourceFormat};
-use common::fixtures;
 use server::ingest::{self, ImportRequest, InputFile};
 
 /// (file, expected format, levels it yields)
@@ -58,7 +57,7 @@ fn read(rel: &str) -> InputFile {
 
 #[test]
 fn the_list_covers_every_fixture_file() {
-    let on_disk = common::imported_fixture_files();
+    let on_disk = crate::common::imported_fixture_files();
     let mut listed: Vec<String> = FILES.iter().map(|(f, _, _)| (*f).to_owned()).collect();
     listed.sort();
     assert_eq!(listed, on_disk, "a fixture file is not covered by this test (or by tests/fixtures_unread.txt)");
@@ -68,7 +67,7 @@ fn the_list_covers_every_fixture_file() {
 /// message that says what to import instead, and stores nothing.
 #[test]
 fn refused_fixture_files_say_what_to_import_instead() {
-    let refused = common::not_imported("refused");
+    let refused = crate::common::not_imported("refused");
     assert!(!refused.is_empty());
     for rel in refused {
         let req = ImportRequest { files: vec![read(&rel)], ..ImportRequest::default() };
@@ -81,7 +80,7 @@ fn refused_fixture_files_say_what_to_import_instead() {
 /// belongs to is refused, naming that file, and stores nothing.
 #[test]
 fn extra_fixture_files_alone_say_what_they_need() {
-    let extra = common::not_imported("extra");
+    let extra = crate::common::not_imported("extra");
     assert!(!extra.is_empty());
     for rel in extra {
         let req = ImportRequest { files: vec![read(&rel)], ..ImportRequest::default() };
@@ -102,7 +101,7 @@ async fn every_fixture_file_imports_as_its_own_format() {
         eprintln!("[{}]", store.name);
         let pool = store.db.clone();
         for (rel, format, levels) in FILES {
-            let concurrency = common::concurrency_for(rel);
+            let concurrency = crate::common::concurrency_for(rel);
             let req = ImportRequest { files: vec![read(rel)], concurrency, ..ImportRequest::default() };
             let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
             assert_eq!(prepared.len(), 1, "{rel}");

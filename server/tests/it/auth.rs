@@ -10,8 +10,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-mod common;
-use common::TestApp;
+use crate::common::TestApp;
 
 use axum::Extension;
 use reqwest::header::{HeaderMap, AUTHORIZATION, LOCATION, ORIGIN, REFERER, SET_COOKIE};

@@ -8,15 +8,14 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-mod common;
-use common::TestApp;
+use crate::common::TestApp;
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
 use serde_json::Value;
 use std::path::PathBuf;
 
 fn story_file() -> PathBuf {
-    common::fixtures().join("seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt")
+    crate::common::fixtures().join("seed-benchmark-py/kimi-k25-nvfp4-chat-c32-c96.txt")
 }
 
 fn story_form() -> Form {
@@ -964,7 +963,7 @@ const SWEEP_DIR: &str = "vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results"
 /// `max_num_seqs=128`), zipped with its top folder, as `zip -r` writes it.
 fn sweep_zip() -> Vec<u8> {
     use std::io::Write;
-    let root = common::fixtures().join(SWEEP_DIR);
+    let root = crate::common::fixtures().join(SWEEP_DIR);
     let setting = std::fs::read_dir(&root)
         .unwrap()
         .filter_map(Result::ok)

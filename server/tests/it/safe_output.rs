@@ -10,19 +10,13 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-mod common;
-use common::TestApp;
+use crate::common::TestApp;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 impl TestApp {
     async fn get(&self, path: &str) -> reqwest::Response {
         self.client.get(self.url(path)).send().await.unwrap()
-    }
-
-    async fn text(&self, path: &str) -> (StatusCode, String) {
-        let resp = self.get(path).await;
-        (resp.status(), resp.text().await.unwrap())
     }
 
     async fn rename(&self, id: &str, name: &str) {
@@ -608,7 +602,7 @@ async fn priced_gpu_types_stay_text_on_pages_and_exports() {
 #[tokio::test]
 async fn folder_names_of_an_archive_stay_text_on_the_experiment_pages() {
     use std::io::Write;
-    let sweep = common::fixtures().join("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results");
+    let sweep = crate::common::fixtures().join("vllm-sweep/tpu-builders-vllm_qwen3-32b_tpu-v6e_results");
     let setting = std::fs::read_dir(&sweep).unwrap().filter_map(Result::ok).find(|e| e.path().is_dir()).unwrap().path();
     let top = "\"><img src=x onerror=alert(1)>";
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
@@ -647,7 +641,7 @@ async fn folder_names_of_an_archive_stay_text_on_the_experiment_pages() {
 /// server) become the level's server metrics: text on the run page and in its exports.
 #[tokio::test]
 async fn labels_of_a_saved_scrape_stay_text_on_the_run_page_and_exports() {
-    let result = std::fs::read(common::fixtures().join("vllm/inferencex-app_glm47_conc1.json")).unwrap();
+    let result = std::fs::read(crate::common::fixtures().join("vllm/inferencex-app_glm47_conc1.json")).unwrap();
     let scrape = "# HELP vllm:num_requests_running Running.\n# TYPE vllm:num_requests_running gauge\n\
                   vllm:num_requests_running{model_name=\"<script>alert(1)</script>\"} 3\n\
                   # TYPE evil_total counter\n\
