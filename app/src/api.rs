@@ -4,9 +4,9 @@
 //!
 //! They sit under `/_fn/` so the REST API keeps `/api/v1/` to itself.
 
-use crate::domain::pages::{ComparePageData, ReportPageData, RunPageData};
-use crate::domain::preview::ImportPreview;
-use crate::domain::query::{RunPage, RunQuery};
+use crate::domain::view::pages::{ComparePageData, ReportPageData, RunPageData};
+use crate::domain::view::preview::ImportPreview;
+use crate::domain::view::query::{RunPage, RunQuery};
 use crate::error::AppError;
 use leptos::prelude::*;
 
@@ -30,9 +30,9 @@ fn answered<T>(result: Result<T, AppError>) -> Result<T, AppError> {
 
 /// The prices page: current GPU prices, their history, the GPU types the runs name.
 #[server(prefix = "/_fn")]
-pub async fn get_prices() -> Result<crate::domain::cost::PricesPage, AppError> {
+pub async fn get_prices() -> Result<crate::domain::analysis::cost::PricesPage, AppError> {
     let pool = pool()?;
-    Ok(crate::domain::cost::PricesPage {
+    Ok(crate::domain::analysis::cost::PricesPage {
         prices: crate::db::gpu_prices(&pool).await?,
         history: crate::db::gpu_price_history(&pool).await?,
         gpu_types: crate::db::gpu_types_in_runs(&pool).await?,
@@ -67,7 +67,7 @@ pub async fn get_compare_page(view: String) -> Result<ComparePageData, AppError>
 }
 
 /// The history page of a run: its configuration's runs (at most [`crate::page_data::HISTORY_RUNS`]), one
-/// measure over time (`metric`, `level`: see `domain::measure::Measure::parse`; a bad value
+/// measure over time (`metric`, `level`: see `domain::analysis::measure::Measure::parse`; a bad value
 /// is a 400 naming the field), with the gate's limits; with `slo`, capacity at that SLO
 /// per run as a second chart (a bad SLO is a 400 naming the part at fault). The charts
 /// are built here.
@@ -79,9 +79,9 @@ pub async fn get_history(
     slo: Option<String>,
     alpha: Option<String>,
     min_segment: Option<String>,
-) -> Result<crate::domain::trend::HistoryPage, AppError> {
-    use crate::domain::measure::Measure;
-    use crate::domain::trend::{capacity_series, trend_with, HistoryPage};
+) -> Result<crate::domain::analysis::trend::HistoryPage, AppError> {
+    use crate::domain::analysis::measure::Measure;
+    use crate::domain::analysis::trend::{capacity_series, trend_with, HistoryPage};
     let pool = pool()?;
     let run_id = crate::domain::RunId::parse(&id).ok_or_else(|| AppError::NotFound(format!("run {id:?}")))?;
     let run = crate::db::get_run(&pool, &run_id).await?;
@@ -90,20 +90,20 @@ pub async fn get_history(
     // Read before the runs: a bad SLO costs no database work.
     let slo = match slo.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
         Some(text) => Some(
-            crate::domain::slo::Slo::parse(text)
+            crate::domain::analysis::slo::Slo::parse(text)
                 .map_err(|e| AppError::BadRequest(format!("history query: slo: {e}")))?,
         ),
         None => None,
     };
     let settings = change_settings(alpha.as_deref(), min_segment.as_deref())?;
     let runs = crate::db::series(&pool, &run, crate::page_data::HISTORY_RUNS).await?;
-    let t = trend_with(&runs, &run.id, measure, &crate::domain::thresholds::Thresholds::default(), &settings);
+    let t = trend_with(&runs, &run.id, measure, &crate::domain::analysis::thresholds::Thresholds::default(), &settings);
     let json = crate::charts::history::option_json(&t);
     let slos = crate::db::list_slos(&pool).await.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "named SLOs could not be read; their capacity is not searched for changes");
         Vec::new()
     });
-    let changes = crate::domain::changes::history_changes(&runs, &run, &slos, &settings);
+    let changes = crate::domain::analysis::changes::history_changes(&runs, &run, &slos, &settings);
     let page = HistoryPage::new(&t, &run, json).with_changes(&changes, &settings);
     Ok(match slo {
         Some(slo) => {
@@ -121,8 +121,8 @@ pub async fn get_history(
 fn change_settings(
     alpha: Option<&str>,
     min_segment: Option<&str>,
-) -> Result<crate::domain::changepoint::Settings, AppError> {
-    let mut s = crate::domain::changepoint::Settings::default();
+) -> Result<crate::domain::analysis::changepoint::Settings, AppError> {
+    let mut s = crate::domain::analysis::changepoint::Settings::default();
     let given = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty() && v.len() <= 16).map(str::to_owned);
     if let Some(a) = given(alpha) {
         s.alpha = a.parse().map_err(|_| AppError::BadRequest("history query: alpha: a number such as 0.01".into()))?;
@@ -165,6 +165,6 @@ pub async fn get_report_page(slug: String) -> Result<ReportPageData, AppError> {
 
 /// A snapshot by its id: the runs exactly as they were frozen, charted for its view.
 #[server(prefix = "/_fn")]
-pub async fn get_snapshot(id: String) -> Result<crate::domain::view::SnapshotData, AppError> {
+pub async fn get_snapshot(id: String) -> Result<crate::domain::view::state::SnapshotData, AppError> {
     answered(async { crate::page_data::snapshot(&pool()?, &id).await }.await)
 }

@@ -3,7 +3,7 @@
 //! Module map (imports run downwards only: `ui → api → page_data → charts, db → domain`):
 //! - [`domain`]: plain data types and the pure analysis of a sweep (no IO, compiles to wasm).
 //! - [`charts`] (server only): pure functions from domain data to `charming::Chart`
-//!   (ECharts options). Pages receive the options as JSON (`domain::view::ChartSpec`), so
+//!   (ECharts options). Pages receive the options as JSON (`domain::view::state::ChartSpec`), so
 //!   the browser bundle carries neither charming nor the code that builds charts.
 //! - [`error`]: the one error type that crosses the server-function boundary.
 //! - [`db`] (server only): every SQL statement of the project, and the migrations.

@@ -1,4 +1,4 @@
-//! Builds what each data page receives from the server ([`crate::domain::pages`]): reads
+//! Builds what each data page receives from the server ([`crate::domain::view::pages`]): reads
 //! the store once per page and computes what only the server does — the charts' options
 //! ([`crate::charts::pages`]), the regression check against the run's history, the
 //! percentile intervals and the per-request tests from the stored records. The server
@@ -10,17 +10,19 @@
 
 use crate::charts::pages::{compare_chart_specs, run_chart_specs};
 use crate::db::{self, Db};
-use crate::domain::compare::{baseline_index, check_run_count, request_tests as tests_between, LevelKey, RequestTest};
-use crate::domain::cost::{CompareCostRow, CostView};
-use crate::domain::noise::LevelPercentiles;
-use crate::domain::pages::{ComparePageData, ReportPageData, RunPageData};
-use crate::domain::regression::{against_history, CheckReport};
-use crate::domain::slo::{LevelGoodput, NoGoodput, Slo};
-use crate::domain::thresholds::Thresholds;
-use crate::domain::turns::{TurnLevel, TurnPanel};
-use crate::domain::view::ChartSpec;
-use crate::domain::view::{split_view_path, SnapshotData, ViewProblem, ViewState};
-use crate::domain::why_signals::StoredSignals;
+use crate::domain::analysis::compare::{request_tests as tests_between, RequestTest};
+use crate::domain::analysis::cost::{CompareCostRow, CostView};
+use crate::domain::analysis::noise::LevelPercentiles;
+use crate::domain::analysis::regression::{against_history, CheckReport};
+use crate::domain::analysis::slo::{LevelGoodput, NoGoodput, Slo};
+use crate::domain::analysis::thresholds::Thresholds;
+use crate::domain::analysis::turns::{TurnLevel, TurnPanel};
+use crate::domain::analysis::why_signals::StoredSignals;
+use crate::domain::model::comparison::{baseline_index, check_run_count};
+use crate::domain::model::level::LevelKey;
+use crate::domain::view::pages::{ComparePageData, ReportPageData, RunPageData};
+use crate::domain::view::state::ChartSpec;
+use crate::domain::view::state::{split_view_path, SnapshotData, ViewProblem, ViewState};
 use crate::domain::{Run, RunId};
 use crate::error::AppError;
 use std::collections::HashMap;
@@ -70,7 +72,7 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
     // are stored by level).
     let (percentiles, goodput, turns) =
         or_empty("per-request records", from_records(pool, &run, view.slo.as_ref()).await);
-    crate::domain::annotations::apply_effects(&mut run);
+    crate::domain::model::annotate::apply_effects(&mut run);
     let stored = or_none("stored signals", db::stored_signals(pool, id).await);
     let history = or_none("run history", history_check(pool, &run).await);
     let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
@@ -97,7 +99,7 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
     })
 }
 
-/// Runs of a configuration read to find its change points ([`crate::domain::changes`]):
+/// Runs of a configuration read to find its change points ([`crate::domain::analysis::changes`]):
 /// as many as the history page draws.
 pub const CHANGE_RUNS: usize = HISTORY_RUNS;
 
@@ -110,12 +112,16 @@ pub const HISTORY_RUNS: usize = 100;
 async fn run_changes(
     pool: &Db,
     run: &Run,
-    slos: &[crate::domain::slo::NamedSlo],
-) -> Result<Vec<crate::domain::changes::ChangeProposal>, AppError> {
+    slos: &[crate::domain::analysis::slo::NamedSlo],
+) -> Result<Vec<crate::domain::analysis::changes::ChangeProposal>, AppError> {
     let series = db::series(pool, run, CHANGE_RUNS).await?;
-    let settings = crate::domain::changepoint::Settings::default();
-    let all = crate::domain::changes::history_changes(&series, run, slos, &settings);
-    Ok(all.iter().filter(|c| c.run_id == run.id).map(crate::domain::changes::HistoryChange::proposal).collect())
+    let settings = crate::domain::analysis::changepoint::Settings::default();
+    let all = crate::domain::analysis::changes::history_changes(&series, run, slos, &settings);
+    Ok(all
+        .iter()
+        .filter(|c| c.run_id == run.id)
+        .map(crate::domain::analysis::changes::HistoryChange::proposal)
+        .collect())
 }
 
 /// The compare page of `view` (its `runs` and `baseline`).
@@ -176,7 +182,7 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         signals: Vec<StoredSignals>,
         /// Frozen since costs reached snapshots.
         #[serde(default)]
-        costs: Vec<crate::domain::cost::RunCost>,
+        costs: Vec<crate::domain::analysis::cost::RunCost>,
     }
     let s = db::get_snapshot(pool, id).await?;
     let payload: Payload = serde_json::from_str(&s.payload).map_err(|e| {
@@ -209,11 +215,11 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
 
 /// The charts of a run page (the first of `runs`) or of a compare page.
 /// A comparison's curve per run against its baseline (none for a run page).
-fn curve_lines(run_page: bool, runs: &[Run], view: &ViewState) -> Vec<crate::domain::curve::CurveLine> {
+fn curve_lines(run_page: bool, runs: &[Run], view: &ViewState) -> Vec<crate::domain::analysis::curve::CurveLine> {
     if run_page {
         return Vec::new();
     }
-    crate::domain::curve::lines(runs, baseline_index(runs, view.baseline.as_ref()), view.slo.as_ref())
+    crate::domain::analysis::curve::lines(runs, baseline_index(runs, view.baseline.as_ref()), view.slo.as_ref())
 }
 
 fn view_charts(run_page: bool, runs: &[Run], stored: &[StoredSignals], view: &ViewState) -> Vec<ChartSpec> {
@@ -236,7 +242,11 @@ async fn runs(pool: &Db, ids: &[RunId]) -> Result<Vec<Run>, AppError> {
 /// What is stored beside each run (its levels' server metrics, an open-loop run's late
 /// sends) as signals for the "why it plateaus" rules and the telemetry panels.
 /// The compare page's cost rows for `runs` (their costs indexed likewise; none when empty).
-fn compare_costs(runs: &[Run], costs: &[crate::domain::cost::RunCost], view: &ViewState) -> Vec<CompareCostRow> {
+fn compare_costs(
+    runs: &[Run],
+    costs: &[crate::domain::analysis::cost::RunCost],
+    view: &ViewState,
+) -> Vec<CompareCostRow> {
     if costs.len() != runs.len() {
         return Vec::new();
     }
@@ -245,12 +255,12 @@ fn compare_costs(runs: &[Run], costs: &[crate::domain::cost::RunCost], view: &Vi
     let capacities: Option<Vec<Option<LevelKey>>> = view.slo.as_ref().map(|slo| {
         runs.iter()
             .map(|r| {
-                let c = crate::domain::slo::capacity(slo, &r.points);
+                let c = crate::domain::analysis::slo::capacity(slo, &r.points);
                 Some(LevelKey { load_kind: c.load_kind?, load_value: c.capacity.as_ref()?.load })
             })
             .collect()
     });
-    crate::domain::cost::compare_rows(
+    crate::domain::analysis::cost::compare_rows(
         &names,
         costs,
         baseline_index(runs, view.baseline.as_ref()),
@@ -262,11 +272,11 @@ fn compare_costs(runs: &[Run], costs: &[crate::domain::cost::RunCost], view: &Vi
 fn cost_views(
     run_page: bool,
     runs: &[Run],
-    costs: &[crate::domain::cost::RunCost],
+    costs: &[crate::domain::analysis::cost::RunCost],
     view: &ViewState,
 ) -> (Option<CostView>, Vec<CompareCostRow>) {
     if run_page {
-        (costs.first().map(crate::domain::cost::RunCost::view), Vec::new())
+        (costs.first().map(crate::domain::analysis::cost::RunCost::view), Vec::new())
     } else {
         (None, compare_costs(runs, costs, view))
     }
@@ -278,13 +288,13 @@ pub async fn costs(
     pool: &Db,
     runs: &[Run],
     stored: &[StoredSignals],
-) -> Result<Vec<crate::domain::cost::RunCost>, db::DbError> {
+) -> Result<Vec<crate::domain::analysis::cost::RunCost>, db::DbError> {
     let prices = db::gpu_prices(pool).await?;
     let mut own = Vec::with_capacity(runs.len());
     for r in runs {
         own.push(db::run_price(pool, &r.id).await?);
     }
-    Ok(crate::domain::cost::run_costs(runs, stored, &own, &prices))
+    Ok(crate::domain::analysis::cost::run_costs(runs, stored, &own, &prices))
 }
 
 async fn stored_signals(pool: &Db, ids: &[RunId]) -> Result<Vec<StoredSignals>, AppError> {
@@ -365,7 +375,7 @@ async fn from_records(
         word: workload.map_or("turn", |w| w.turn_word()).to_owned(),
         describe: workload.filter(|w| w.has_turns()).map_or_else(
             || "Each request's turn as the source recorded it.".to_owned(),
-            |w| crate::domain::format::capitalise(&format!("{}.", w.describe())),
+            |w| crate::domain::model::format::capitalise(&format!("{}.", w.describe())),
         ),
         levels: Vec::new(),
     };
@@ -382,9 +392,9 @@ async fn from_records(
         if let Some(records) = &records {
             let e2e: Vec<f64> = records.iter().filter(|r| r.ok).filter_map(|r| r.e2e_ms).collect();
             percentiles.extend(LevelPercentiles::of(p.load_value, &e2e));
-            let rows = crate::domain::turns::by_turn(records);
+            let rows = crate::domain::analysis::turns::by_turn(records);
             if !rows.is_empty() {
-                let load = crate::domain::compare::load_label(p.load_kind, p.load_value);
+                let load = crate::domain::model::level::load_label(p.load_kind, p.load_value);
                 turns.levels.push(TurnLevel::of(load, &rows, &turns.word));
             }
         }
@@ -393,7 +403,7 @@ async fn from_records(
                 load_kind: p.load_kind,
                 load_value: p.load_value,
                 goodput: match &records {
-                    Some(r) => crate::domain::slo::goodput(slo, p, r),
+                    Some(r) => crate::domain::analysis::slo::goodput(slo, p, r),
                     None => Err(NoGoodput::NotRead),
                 },
             });

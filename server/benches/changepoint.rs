@@ -1,4 +1,4 @@
-//! How the change-point detector (`app::domain::changepoint`, E-divisive means with a
+//! How the change-point detector (`app::domain::analysis::changepoint`, E-divisive means with a
 //! permutation test) behaves on synthetic histories of Gaussian noise, all seeded, so two
 //! runs print the same rates:
 //! 1. false positives: the share of stationary series (n = 20, 50, 100; 1,000 each) with
@@ -19,7 +19,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-use app::domain::changepoint::{detect, Settings};
+use app::domain::analysis::changepoint::{detect, Settings};
 use std::time::{Duration, Instant};
 
 /// SplitMix64 (the detector's own generator is private).

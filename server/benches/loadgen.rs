@@ -50,7 +50,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-use app::domain::metrics::{Metric, Stat};
+use app::domain::model::metrics::{Metric, Stat};
 use app::domain::{NewLevel, NewRun, RunId, RunStatus};
 use server::loadgen::{self, LoadMode, LoadgenError, Loads, PromptSpec, RunSink, SweepSpec, Target};
 use std::collections::HashMap;
@@ -78,7 +78,7 @@ impl RunSink for Memory {
     async fn annotate(
         &self,
         _id: &RunId,
-        _note: &app::domain::annotations::AnnotationInput,
+        _note: &app::domain::model::annotations::AnnotationInput,
     ) -> Result<(), LoadgenError> {
         Ok(())
     }
@@ -218,7 +218,7 @@ fn spec(url: &str, loads: Loads, mode: LoadMode, max_tokens: u32, timeout_s: u64
         request_timeout: Duration::from_secs(timeout_s),
         metrics: loadgen::MetricsSpec::off(),
         repeat: 1,
-        repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
+        repeat_order: app::domain::model::metrics::RepeatOrder::BackToBack,
         sessions: None,
     }
 }
@@ -670,7 +670,7 @@ async fn main() {
         system_tokens: 0,
         tool_tokens: 0,
         context_cap_tokens: 0,
-        think: app::domain::workload::Think::NONE,
+        think: app::domain::model::workload::Think::NONE,
         dataset: None,
     };
     let mut per_token: Vec<f64> = Vec::new();

@@ -17,8 +17,8 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-use app::domain::metrics::{Metric, Stat};
-use app::domain::query::{RunQuery, SortKey};
+use app::domain::model::metrics::{Metric, Stat};
+use app::domain::view::query::{RunQuery, SortKey};
 use app::domain::{EndpointKind, LoadKind, NewLevel, NewRun, Point, RunFacts, RunStatus, SourceFormat, SourceInfo};
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! (an import, a sweep that completes, a live run finished through the API) that the
 //! regression gate fails against its configuration's history, or whose landing reveals a
 //! new change point in that history, each webhook gets a JSON POST
-//! (`app::domain::alerts::Alert::payload`, Slack-compatible `text` included).
+//! (`app::domain::analysis::alerts::Alert::payload`, Slack-compatible `text` included).
 //!
 //! - Never in the way: [`Alerts::landed`] spawns the work and returns; the import or the
 //!   sweep has already answered.
@@ -21,10 +21,10 @@
 use crate::sweeps::allow::AllowList;
 use crate::sweeps::error::SweepError;
 use app::db::{self, Db};
-use app::domain::alerts::{Alert, DeliveryStatus};
-use app::domain::changepoint::Settings;
-use app::domain::regression::against_history;
-use app::domain::thresholds::Thresholds;
+use app::domain::analysis::alerts::{Alert, DeliveryStatus};
+use app::domain::analysis::changepoint::Settings;
+use app::domain::analysis::regression::against_history;
+use app::domain::analysis::thresholds::Thresholds;
 use app::domain::RunId;
 use sha2::Digest;
 use std::net::SocketAddr;
@@ -202,10 +202,12 @@ impl Alerts {
         let series = db::series(&self.pool, &run, CHANGE_RUNS).await?;
         let slos = db::list_slos(&self.pool).await?;
         let settings = Settings::default();
-        let with = app::domain::changes::history_changes(&series, &run, &slos, &settings);
+        let with = app::domain::analysis::changes::history_changes(&series, &run, &slos, &settings);
         let without: Vec<app::domain::Run> = series.iter().filter(|r| r.id != run.id).cloned().collect();
-        let before: Vec<String> =
-            app::domain::changes::history_changes(&without, &run, &slos, &settings).iter().map(|c| c.key()).collect();
+        let before: Vec<String> = app::domain::analysis::changes::history_changes(&without, &run, &slos, &settings)
+            .iter()
+            .map(|c| c.key())
+            .collect();
         out.extend(with.iter().filter(|c| !before.contains(&c.key())).map(|c| Alert::from_change(c, &run)));
         Ok(out)
     }

@@ -1,14 +1,14 @@
 //! The regression gate as a service: `plateau check RUN --baseline RUN | --history` and
 //! `GET /api/v1/runs/{id}/check` both build a [`CheckRequest`] and call [`check`], which
-//! reads the runs and hands them to the pure rules of `app::domain::regression` (and, with
-//! an SLO, of `app::domain::slo::gate`: capacity at the SLO as one more gated metric). The
-//! report's curve verdict (`app::domain::curve`: the knee, the plateau, and capacity when an
+//! reads the runs and hands them to the pure rules of `app::domain::analysis::regression` (and, with
+//! an SLO, of `app::domain::analysis::slo::gate`: capacity at the SLO as one more gated metric). The
+//! report's curve verdict (`app::domain::analysis::curve`: the knee, the plateau, and capacity when an
 //! SLO is given) is made by the same rules, against the same baseline or history.
 
 use app::db::{self, Db, DbError};
-use app::domain::regression::{against_baseline, against_history, CheckReport};
-use app::domain::slo::{gate, Slo};
-use app::domain::thresholds::Thresholds;
+use app::domain::analysis::regression::{against_baseline, against_history, CheckReport};
+use app::domain::analysis::slo::{gate, Slo};
+use app::domain::analysis::thresholds::Thresholds;
 use app::domain::RunId;
 use serde::Deserialize;
 

@@ -19,7 +19,7 @@ use crate::ingest::{self, ImportRequest, InputFile};
 use anyhow::Context;
 use app::db;
 use app::db::Db;
-use app::domain::metrics::{Metric, Stat};
+use app::domain::model::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, LoadKind, NewLevel, NewRun, Point, RunFacts, RunStatus, SourceFormat, SourceInfo};
 
 pub const COMPLETIONS_RUN: &str = "Kimi-K2.5 NVFP4 · /v1/completions · C=1–32 (surviving figures)";

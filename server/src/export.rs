@@ -6,7 +6,7 @@
 use crate::ingest::formats::plateau::{self, ExportedFile, ExportedLevel, ExportedRequest, ExportedRun};
 use app::db::Db;
 use app::db::{self, DbError};
-use app::domain::slo::{Capacity, LevelGoodput, Slo};
+use app::domain::analysis::slo::{Capacity, LevelGoodput, Slo};
 use app::domain::RunId;
 use serde::Serialize;
 
@@ -15,7 +15,7 @@ pub async fn exported_run(pool: &Db, id: &RunId) -> Result<ExportedRun, DbError>
     // Every stored level, whatever annotations say: this is the stored data, in full.
     let run = db::get_run_raw(pool, id).await?;
     let seqs = db::level_seqs(pool, id).await?;
-    let mut telemetry: std::collections::HashMap<i64, app::domain::telemetry::LevelTelemetry> =
+    let mut telemetry: std::collections::HashMap<i64, app::domain::model::telemetry::LevelTelemetry> =
         db::run_telemetry(pool, id).await?.into_iter().map(|t| (t.seq, t.telemetry)).collect();
     let mut levels = Vec::with_capacity(run.points.len());
     for (seq, point) in seqs.into_iter().zip(run.points) {
@@ -79,14 +79,14 @@ pub async fn slo_export(pool: &Db, run: &app::domain::Run, slo: &Slo) -> Result<
         goodput.push(LevelGoodput {
             load_kind: p.load_kind,
             load_value: p.load_value,
-            goodput: app::domain::slo::goodput(slo, p, &records),
+            goodput: app::domain::analysis::slo::goodput(slo, p, &records),
         });
     }
-    let capacity = app::domain::slo::capacity(slo, &run.points);
+    let capacity = app::domain::analysis::slo::capacity(slo, &run.points);
     Ok(SloExport {
         slo: slo.to_string(),
         definition: SLO_DEFINITION,
-        sentence: app::domain::slo::sentence(&capacity),
+        sentence: app::domain::analysis::slo::sentence(&capacity),
         capacity,
         goodput,
     })
@@ -132,7 +132,7 @@ pub async fn csv_at(pool: &Db, id: &RunId, slo: Option<&Slo>) -> Result<String, 
 }
 
 /// The run's cost with today's prices and its stored GPU telemetry.
-pub async fn run_cost(pool: &Db, id: &RunId) -> Result<Option<app::domain::cost::RunCost>, DbError> {
+pub async fn run_cost(pool: &Db, id: &RunId) -> Result<Option<app::domain::analysis::cost::RunCost>, DbError> {
     let run = app::db::get_run(pool, id).await?;
     let stored = app::db::stored_signals(pool, id).await?;
     Ok(app::page_data::costs(pool, std::slice::from_ref(&run), std::slice::from_ref(&stored)).await?.pop())
@@ -172,10 +172,10 @@ pub fn markdown_text(s: &str) -> String {
 /// A Markdown table of the run's levels, for chats and issues: the headline numbers with
 /// unknowns as "—", then the facts that make the run comparable.
 pub fn markdown(run: &app::domain::Run, slo: Option<&Slo>) -> String {
-    use app::domain::format::{int, load, ms_as_s, num, pct, UNKNOWN};
-    use app::domain::metrics::{Metric, Stat};
+    use app::domain::model::format::{int, load, ms_as_s, num, pct, UNKNOWN};
+    use app::domain::model::metrics::{Metric, Stat};
     let cell = |s: &str| markdown_text(s);
-    let derived = app::domain::analysis::analyse(&run.points);
+    let derived = app::domain::analysis::scaling::analyse(&run.points);
     let mut out = format!("### {}\n\n", cell(&run.name));
     let f = &run.facts;
     let facts = [
@@ -196,9 +196,9 @@ pub fn markdown(run: &app::domain::Run, slo: Option<&Slo>) -> String {
     if !known.is_empty() {
         out.push_str(&format!("{}\n\n", known.join(" · ")));
     }
-    let capacity = slo.map(|s| app::domain::slo::capacity(s, &run.points));
+    let capacity = slo.map(|s| app::domain::analysis::slo::capacity(s, &run.points));
     if let Some(c) = &capacity {
-        out.push_str(&format!("**Capacity at SLO:** {}\n\n", markdown_text(&app::domain::slo::sentence(c))));
+        out.push_str(&format!("**Capacity at SLO:** {}\n\n", markdown_text(&app::domain::analysis::slo::sentence(c))));
     }
     let verdict = |p: &app::domain::Point| {
         let l =
@@ -240,7 +240,7 @@ pub fn markdown(run: &app::domain::Run, slo: Option<&Slo>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use app::domain::metrics::{Metric, Stat};
+    use app::domain::model::metrics::{Metric, Stat};
     use app::domain::{LoadKind, Point, Run, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
 
     #[test]

@@ -7,9 +7,9 @@
 //! DejaVu Sans, shipped in the binary (`server/assets/fonts`, Bitstream Vera licence; see
 //! `LICENSE-DejaVu.txt` there): the image never depends on the machine's fonts.
 
-use app::domain::annotations::{Anchor, Effect};
-use app::domain::format::{load, num};
-use app::domain::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
+use app::domain::analysis::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
+use app::domain::model::annotations::{Anchor, Effect};
+use app::domain::model::format::{load, num};
 use app::domain::{LoadKind, Run};
 use plotters::prelude::*;
 use std::sync::OnceLock;
@@ -215,7 +215,11 @@ mod tests {
                 .iter()
                 .map(|(c, t)| {
                     let mut p = app::domain::Point::at(LoadKind::Concurrency, *c);
-                    p.set(app::domain::metrics::Metric::OutputThroughput, app::domain::metrics::Stat::Mean, *t);
+                    p.set(
+                        app::domain::model::metrics::Metric::OutputThroughput,
+                        app::domain::model::metrics::Stat::Mean,
+                        *t,
+                    );
                     p
                 })
                 .collect(),

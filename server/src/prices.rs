@@ -1,10 +1,10 @@
 //! Setting prices: one request type per operation ([`GpuPriceRequest`], [`RunPriceRequest`])
-//! read from a form's text fields or a JSON body, checked by `domain::cost` (a bad value is
+//! read from a form's text fields or a JSON body, checked by `domain::analysis::cost` (a bad value is
 //! refused naming its field), stored through `db::prices` with who set it and when.
 //! Plateau never sets a price itself.
 
 use app::db::{self, Db, DbError};
-use app::domain::cost::{check_usd_per_hour, parse_usd_per_hour, GpuPrice, PriceError, RunPrice};
+use app::domain::analysis::cost::{check_usd_per_hour, parse_usd_per_hour, GpuPrice, PriceError, RunPrice};
 use app::domain::RunId;
 use serde_json::Value;
 use std::collections::HashMap;

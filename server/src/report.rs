@@ -8,14 +8,14 @@
 
 use crate::share::{ShareError, ViewTarget};
 use app::charts::pages::{compare_charts, run_charts, PageChart};
-use app::domain::annotations::{escape_html, plain_text, to_html, Anchor};
-use app::domain::format::{int, load, ms_as_s, num, when};
-use app::domain::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
-use app::domain::metrics::{Metric, Stat};
-use app::domain::slo::Slo;
-use app::domain::view::ViewState;
-use app::domain::why::{add_server_differences, RunSignals};
-use app::domain::why_signals::{run_signals, why_paragraph, StoredSignals};
+use app::domain::analysis::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
+use app::domain::analysis::slo::Slo;
+use app::domain::analysis::why::{add_server_differences, RunSignals};
+use app::domain::analysis::why_signals::{run_signals, why_paragraph, StoredSignals};
+use app::domain::model::annotations::{escape_html, plain_text, to_html, Anchor};
+use app::domain::model::format::{int, load, ms_as_s, num, when};
+use app::domain::model::metrics::{Metric, Stat};
+use app::domain::view::state::ViewState;
 use app::domain::Run;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
@@ -51,7 +51,7 @@ fn levels_table(run: &Run) -> String {
         rows.push_str(&format!(
             "<tr class=\"set-aside\"><td class=\"load\">{}</td><td colspan=\"6\">{} by an annotation</td></tr>\n",
             escape_html(&load(s.point.load_value)),
-            if s.effect == app::domain::annotations::Effect::Hide { "hidden" } else { "excluded from analysis" },
+            if s.effect == app::domain::model::annotations::Effect::Hide { "hidden" } else { "excluded from analysis" },
         ));
     }
     format!(
@@ -97,9 +97,9 @@ fn annotations_list(runs: &[Run]) -> String {
 
 /// A run's cost and energy per level, with the price it rests on (or why there is none)
 /// and what the figures assume.
-fn cost_html(name: &str, c: &app::domain::cost::RunCost) -> String {
-    use app::domain::cost::{usd, ASSUMPTION, ENERGY_ASSUMPTION};
-    let money = |v: Option<f64>| v.map_or_else(|| app::domain::format::UNKNOWN.to_owned(), usd);
+fn cost_html(name: &str, c: &app::domain::analysis::cost::RunCost) -> String {
+    use app::domain::analysis::cost::{usd, ASSUMPTION, ENERGY_ASSUMPTION};
+    let money = |v: Option<f64>| v.map_or_else(|| app::domain::model::format::UNKNOWN.to_owned(), usd);
     let basis = match &c.basis {
         Ok(b) => format!("Price: {} = {} per hour.", escape_html(&b.describe()), escape_html(&usd(b.usd_per_hour()))),
         Err(e) => format!("Cost: <strong>{}</strong> (prices are set on the server's GPU prices page).", e.text()),
@@ -139,7 +139,7 @@ pub fn html_report(
     view_path: &str,
     runs: &[Run],
     stored: &[StoredSignals],
-    costs: &[app::domain::cost::RunCost],
+    costs: &[app::domain::analysis::cost::RunCost],
 ) -> Result<HtmlReport, ShareError> {
     let signals: Vec<RunSignals> = runs.iter().enumerate().map(|(i, r)| run_signals(r, stored.get(i))).collect();
     let echarts = site.asset_text(".echarts.js").ok_or_else(|| {
@@ -191,10 +191,10 @@ pub fn html_report(
             escape_html(&sat)
         ));
         if let Some(slo) = &view.slo {
-            let c = app::domain::slo::capacity(slo, &r.points);
+            let c = app::domain::analysis::slo::capacity(slo, &r.points);
             body.push_str(&format!(
                 "<p class=\"capacity\" id=\"capacity-sentence\"><strong>Capacity at your SLO:</strong> {}</p>",
-                escape_html(&app::domain::slo::sentence(&c))
+                escape_html(&app::domain::analysis::slo::sentence(&c))
             ));
         }
         body.push_str(&why_html(signals));
@@ -202,8 +202,8 @@ pub fn html_report(
     body.push_str("</section>\n");
     if let (Some(slo), ViewTarget::Compare) = (&view.slo, target) {
         let points: Vec<&[app::domain::Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
-        let baseline = app::domain::compare::baseline_index(runs, view.baseline.as_ref());
-        let lines: Vec<String> = app::domain::slo::across(slo, &points, baseline)
+        let baseline = app::domain::model::comparison::baseline_index(runs, view.baseline.as_ref());
+        let lines: Vec<String> = app::domain::analysis::slo::across(slo, &points, baseline)
             .into_iter()
             .filter_map(|rc| {
                 Some(format!(
@@ -223,7 +223,7 @@ pub fn html_report(
     }
     if matches!(target, ViewTarget::Compare) {
         // What the compare page explains: the facts verdicts and why throughput differs.
-        let e = explain(runs, app::domain::compare::baseline_index(runs, view.baseline.as_ref()), &signals);
+        let e = explain(runs, app::domain::model::comparison::baseline_index(runs, view.baseline.as_ref()), &signals);
         for (id, title, lines) in [
             ("verdicts", "Are these runs comparable?", &e.verdicts),
             ("explanations", "Why throughput differs", &e.reasons),
@@ -348,9 +348,9 @@ pub fn compare_csv(runs: &[Run], view: &ViewState, baseline: usize) -> String {
             let value = p.get(view.metric, view.stat);
             let base_value = base
                 .and_then(|b| {
-                    b.points
-                        .iter()
-                        .find(|q| app::domain::compare::LevelKey::of(q).same_as(&app::domain::compare::LevelKey::of(p)))
+                    b.points.iter().find(|q| {
+                        app::domain::model::level::LevelKey::of(q).same_as(&app::domain::model::level::LevelKey::of(p))
+                    })
                 })
                 .and_then(|q| q.get(view.metric, view.stat));
             let change = match (value, base_value) {
@@ -387,7 +387,7 @@ struct Explained {
 }
 
 fn explain(runs: &[Run], baseline: usize, signals: &[RunSignals]) -> Explained {
-    let Some(mut cmp) = app::domain::compare::compare(runs, baseline) else {
+    let Some(mut cmp) = app::domain::analysis::compare::compare(runs, baseline) else {
         return Explained { verdicts: Vec::new(), reasons: Vec::new() };
     };
     if signals.len() == runs.len() {
@@ -426,7 +426,7 @@ pub fn compare_markdown(runs: &[Run], baseline: usize, stored: &[StoredSignals],
     // Capacity at the SLO: each run's change from the baseline.
     if let Some(slo) = slo {
         let points: Vec<&[app::domain::Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
-        let lines: Vec<String> = app::domain::slo::across(slo, &points, baseline)
+        let lines: Vec<String> = app::domain::analysis::slo::across(slo, &points, baseline)
             .into_iter()
             .filter_map(|rc| {
                 let name = crate::export::markdown_text(&runs.get(rc.run)?.name);

@@ -12,12 +12,12 @@
 
 use app::db::Db;
 use app::db::{self, DbError, StoredSnapshot};
-use app::domain::annotations::{AnnotationId, AnnotationInput};
-use app::domain::slo::{NamedSlo, Slo};
-use app::domain::text::{self, TextError};
-use app::domain::view::SavedReport;
-use app::domain::view::{query_pairs, ViewState};
-use app::domain::why_signals::StoredSignals;
+use app::domain::analysis::slo::{NamedSlo, Slo};
+use app::domain::analysis::why_signals::StoredSignals;
+use app::domain::model::annotations::{AnnotationId, AnnotationInput};
+use app::domain::model::text::{self, TextError};
+use app::domain::view::state::SavedReport;
+use app::domain::view::state::{query_pairs, ViewState};
 use app::domain::{Run, RunId};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -74,7 +74,7 @@ pub async fn acknowledge_alert(
     reason: &str,
     author: &str,
 ) -> Result<(), ShareError> {
-    app::domain::alerts::check_key(key.trim()).map_err(ShareError::Invalid)?;
+    app::domain::analysis::alerts::check_key(key.trim()).map_err(ShareError::Invalid)?;
     Ok(db::acknowledge_alert(pool, run, key.trim(), author, reason).await?)
 }
 
@@ -142,8 +142,8 @@ pub fn parse_view_path(path: &str) -> Result<(ViewTarget, ViewState), ShareError
         ))
     })?;
     if page == "/compare" {
-        if app::domain::compare::check_run_count(state.runs.len()).is_err() {
-            let rule = app::domain::compare::run_count_rule();
+        if app::domain::model::comparison::check_run_count(state.runs.len()).is_err() {
+            let rule = app::domain::model::comparison::run_count_rule();
             return Err(ShareError::Invalid(format!("view: a comparison needs {rule}")));
         }
         return Ok((ViewTarget::Compare, state));
@@ -236,7 +236,7 @@ pub struct SnapshotPayload {
     /// energy per token — so the snapshot keeps them when a price later changes; left out
     /// when no run has a price or GPU telemetry.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub costs: Vec<app::domain::cost::RunCost>,
+    pub costs: Vec<app::domain::analysis::cost::RunCost>,
 }
 
 /// The content-derived id of a payload: the first 20 hex digits of its SHA-256.

@@ -5,18 +5,19 @@
 //! they are escaped here ([`series_name`]) so a name with markup stays inert text.
 
 use super::{axis_name, base, base_with, pairs, round_for_display, shown_unit, throughput_axis};
-use crate::domain::metrics::{Metric, Stat};
-use crate::domain::{analysis, LoadKind, Point, Run};
+use crate::domain::analysis::scaling;
+use crate::domain::model::metrics::{Metric, Stat};
+use crate::domain::{LoadKind, Point, Run};
 use charming::component::Axis;
 use charming::element::{AreaStyle, AxisType, ItemStyle, LineStyle, LineStyleType, NameLocation, Tooltip, Trigger};
 use charming::series::{Bar, Line, Scatter};
 use charming::Chart;
 
-pub use crate::domain::format::{run_colour as colour, RUN_PALETTE as PALETTE};
+pub use crate::domain::model::format::{run_colour as colour, RUN_PALETTE as PALETTE};
 
 /// A run name made safe to show in an ECharts tooltip (which renders HTML).
 pub fn series_name(name: &str) -> String {
-    crate::domain::format::escape_html(name)
+    crate::domain::model::format::escape_html(name)
 }
 
 /// The load axis kind most of the runs' levels use.
@@ -53,7 +54,7 @@ pub fn throughput(runs: &[Run]) -> Chart {
         let name = series_name(&run.name);
         chart = chart.series(super::saturation_marks(line(i, name.clone(), pairs(&pts, Point::output_tok_s)), &pts));
         let ideal: Vec<Vec<f64>> =
-            analysis::ideal_linear(&pts).into_iter().map(|(c, t)| vec![c, round_for_display(t)]).collect();
+            scaling::ideal_linear(&pts).into_iter().map(|(c, t)| vec![c, round_for_display(t)]).collect();
         if !ideal.is_empty() {
             chart = chart.series(
                 Line::new()
@@ -172,7 +173,7 @@ pub fn throughput_vs_latency(runs: &[Run]) -> Chart {
 
 /// The interactivity/efficiency trade-off: tok/s each user sees (x) against output tok/s
 /// per GPU (y), every level of every run, and the Pareto frontier over all of them.
-pub fn pareto(runs: &[Run], slo: Option<&crate::domain::slo::Slo>) -> Chart {
+pub fn pareto(runs: &[Run], slo: Option<&crate::domain::analysis::slo::Slo>) -> Chart {
     let mut chart = scatter_base(&axis_name("Speed per user", "tok/s"), &axis_name("Output per GPU", "tok/s"));
     let mut all: Vec<(f64, f64)> = Vec::new();
     for (i, run) in runs.iter().enumerate() {
@@ -228,7 +229,7 @@ fn per_user_tok_s(p: &crate::domain::Point) -> Option<f64> {
 /// (y, lower is better), every priced level of every run, and the frontier of levels no
 /// other is both faster per user and cheaper than. `costs` indexed like `runs`; `None` when
 /// no level has a cost.
-pub fn cost_pareto(runs: &[Run], costs: &[crate::domain::cost::RunCost]) -> Option<Chart> {
+pub fn cost_pareto(runs: &[Run], costs: &[crate::domain::analysis::cost::RunCost]) -> Option<Chart> {
     let mut chart =
         scatter_base(&axis_name("Speed per user", "tok/s"), &axis_name("Cost per million output tokens", "$"));
     let mut all: Vec<(f64, f64)> = Vec::new();
@@ -237,7 +238,7 @@ pub fn cost_pareto(runs: &[Run], costs: &[crate::domain::cost::RunCost]) -> Opti
             .points
             .iter()
             .filter_map(|p| {
-                let key = crate::domain::compare::LevelKey { load_kind: p.load_kind, load_value: p.load_value };
+                let key = crate::domain::model::level::LevelKey { load_kind: p.load_kind, load_value: p.load_value };
                 let usd = cost.at(&key)?.usd_per_m_output?;
                 Some(vec![round_for_display(per_user_tok_s(p)?), (usd * 10_000.0).round() / 10_000.0, p.load_value])
             })
@@ -292,7 +293,7 @@ pub fn outcomes(runs: &[Run]) -> Chart {
     let mut loads: Vec<f64> = runs.iter().flat_map(|r| r.points.iter().map(|p| p.load_value)).collect();
     loads.sort_by(f64::total_cmp);
     loads.dedup();
-    let labels: Vec<String> = loads.iter().map(|l| crate::domain::format::load(*l)).collect();
+    let labels: Vec<String> = loads.iter().map(|l| crate::domain::model::format::load(*l)).collect();
     let mut chart = Chart::new()
         .animation(false)
         .tooltip(Tooltip::new().trigger(Trigger::Axis))

@@ -20,8 +20,8 @@
 use super::compare::series_name;
 use super::marks::MARKER_PREFIX;
 use super::{axis_name, grid, legend, round_for_display, value_axis};
-use crate::domain::annotations::plain_text;
-use crate::domain::trend::{CapacityKind, CapacitySeries, Trend, TrendPoint};
+use crate::domain::analysis::trend::{CapacityKind, CapacitySeries, Trend, TrendPoint};
+use crate::domain::model::annotations::plain_text;
 use charming::component::{Axis, DataZoom, DataZoomType};
 use charming::element::{
     AxisPointer, AxisPointerType, AxisType, ItemStyle, LineStyle, LineStyleType, NameLocation, Symbol, Tooltip, Trigger,
@@ -54,11 +54,11 @@ pub fn chart(trend: &Trend) -> Chart {
     let pts = &trend.points;
     let dates: Vec<String> = pts.iter().map(Trend::axis_label).collect();
     let quantity = match trend.measure {
-        crate::domain::measure::Measure::At { metric, stat, .. } => {
-            crate::domain::thresholds::metric_label(metric, stat)
+        crate::domain::analysis::measure::Measure::At { metric, stat, .. } => {
+            crate::domain::analysis::thresholds::metric_label(metric, stat)
         }
-        crate::domain::measure::Measure::Plateau => "Plateau throughput".to_owned(),
-        crate::domain::measure::Measure::Knee => "Knee".to_owned(),
+        crate::domain::analysis::measure::Measure::Plateau => "Plateau throughput".to_owned(),
+        crate::domain::analysis::measure::Measure::Knee => "Knee".to_owned(),
     };
     let line_name = series_name(&quantity);
     let mut c = Chart::new()
@@ -281,12 +281,12 @@ pub fn capacity_chart(trend: &Trend, series: &CapacitySeries) -> Chart {
 pub fn capacity_option_json(
     trend: &Trend,
     series: &CapacitySeries,
-    settings: &crate::domain::changepoint::Settings,
+    settings: &crate::domain::analysis::changepoint::Settings,
 ) -> String {
     let links: Vec<String> = trend.points.iter().map(|p| format!("/runs/{}", p.run_id)).collect();
     // Capacity's own segments and change points, as on the main chart.
     let loads: Vec<Option<f64>> = series.points.iter().map(|p| p.load).collect();
-    let segmented = crate::domain::changes::segment(&loads, settings);
+    let segmented = crate::domain::analysis::changes::segment(&loads, settings);
     let changes: Vec<serde_json::Value> = segmented
         .changes
         .iter()
@@ -350,7 +350,7 @@ pub fn option_json(trend: &Trend) -> String {
 
 /// Each segment as a flat line at its mean (+ `sd_offset` standard deviations) over its
 /// runs, a break (`"-"`) between segments: `[index, value]` pairs.
-fn segment_line(segments: &[crate::domain::changes::RunSegment], sd_offset: f64) -> Vec<serde_json::Value> {
+fn segment_line(segments: &[crate::domain::analysis::changes::RunSegment], sd_offset: f64) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
     for (k, s) in segments.iter().enumerate() {
         if k > 0 {
@@ -367,8 +367,8 @@ fn segment_line(segments: &[crate::domain::changes::RunSegment], sd_offset: f64)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::measure::Measure;
-    use crate::domain::trend::Note;
+    use crate::domain::analysis::measure::Measure;
+    use crate::domain::analysis::trend::Note;
 
     fn point(i: usize, value: Option<f64>, version: Option<&str>) -> TrendPoint {
         TrendPoint {
@@ -431,7 +431,7 @@ mod tests {
 
     #[test]
     fn the_capacity_chart_marks_estimates_and_leaves_gaps() {
-        use crate::domain::trend::{CapacityPoint, CapacitySeries};
+        use crate::domain::analysis::trend::{CapacityPoint, CapacitySeries};
         let pts = vec![point(0, Some(1.0), None), point(1, Some(1.0), None), point(2, Some(1.0), None)];
         let trend = plateau_trend(pts);
         let cp = |load: Option<f64>, kind: Option<CapacityKind>| CapacityPoint {
@@ -467,7 +467,7 @@ mod tests {
     /// first run after, and two segments either side of a break.
     #[test]
     fn capacity_gets_its_segments_and_change_points() {
-        use crate::domain::trend::{CapacityPoint, CapacitySeries};
+        use crate::domain::analysis::trend::{CapacityPoint, CapacitySeries};
         let pts: Vec<TrendPoint> = (0..16).map(|i| point(i % 3, Some(1.0), None)).collect();
         let trend = plateau_trend(pts);
         let series = CapacitySeries {

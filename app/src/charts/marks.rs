@@ -7,8 +7,8 @@
 //! ([`super::compare::series_name`]): ECharts renders those names in tooltips as HTML.
 
 use super::compare::series_name;
-use crate::domain::annotations::{plain_text, Anchor, Effect};
-use crate::domain::view::ViewState;
+use crate::domain::model::annotations::{plain_text, Anchor, Effect};
+use crate::domain::view::state::ViewState;
 use crate::domain::{Point, Run};
 use charming::element::{ItemStyle, Label, LabelPosition, MarkArea, MarkAreaData, Symbol};
 use charming::series::Scatter;
@@ -149,12 +149,12 @@ pub fn apply_view(chart: Chart, hidden: &[String]) -> Chart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::compare::tests::chat_run;
-    use crate::domain::view::Scale;
+    use crate::domain::analysis::compare::tests::chat_run;
+    use crate::domain::view::state::Scale;
     use crate::domain::LoadKind;
 
-    fn note(anchor: Anchor, effect: Effect, body: &str) -> crate::domain::annotations::Annotation {
-        crate::domain::annotations::test_note(1, anchor, effect, body)
+    fn note(anchor: Anchor, effect: Effect, body: &str) -> crate::domain::model::annotations::Annotation {
+        crate::domain::model::annotations::test_note(1, anchor, effect, body)
     }
 
     #[test]
@@ -185,7 +185,7 @@ mod tests {
         for chart in crate::charts::pages::run_charts(
             &run,
             &ViewState::default(),
-            &crate::domain::why::RunSignals::from_run(&run),
+            &crate::domain::analysis::why::RunSignals::from_run(&run),
         ) {
             let v = serde_json::to_value(&chart.chart).unwrap();
             let series = v["series"].as_array().unwrap();
@@ -207,7 +207,7 @@ mod tests {
         let mut run = chat_run();
         run.annotations =
             vec![note(Anchor::Point { load_kind: LoadKind::Concurrency, load: 48.0 }, Effect::Exclude, "bad")];
-        crate::domain::annotations::apply_effects(&mut run);
+        crate::domain::model::annotate::apply_effects(&mut run);
         let s = annotation_series(&run, Point::output_tok_s, "");
         let names: Vec<String> =
             s.iter().map(|x| serde_json::to_value(x).unwrap()["name"].as_str().unwrap().to_owned()).collect();

@@ -3,9 +3,10 @@
 //! Built on both sides: the browser renders them, tests snapshot their JSON. Nothing here
 //! touches the DOM. Unknown values are left out of a series, never drawn as zero.
 
-use crate::domain::metrics::{Metric, Stat};
-use crate::domain::view::Scale;
-use crate::domain::{analysis, knee, LoadKind, Point, Run};
+use crate::domain::analysis::{knee, scaling};
+use crate::domain::model::metrics::{Metric, Stat};
+use crate::domain::view::state::Scale;
+use crate::domain::{LoadKind, Point, Run};
 use charming::component::{Axis, DataZoom, Grid, Legend, LegendType};
 use charming::element::{
     AxisPointer, AxisPointerType, AxisType, ItemStyle, LineStyle, LineStyleType, MarkArea, MarkAreaData, MarkPoint,
@@ -186,7 +187,7 @@ pub(crate) fn saturation_marks(series: Line, points: &[Point]) -> Line {
 pub fn throughput(run: &Run) -> Chart {
     let measured = pairs(&run.points, Point::output_tok_s);
     let ideal: Vec<Vec<f64>> =
-        analysis::ideal_linear(&run.points).into_iter().map(|(c, t)| vec![c, round_for_display(t)]).collect();
+        scaling::ideal_linear(&run.points).into_iter().map(|(c, t)| vec![c, round_for_display(t)]).collect();
     let top = measured.iter().filter_map(|v| v.get(1).copied());
     let chart = base_with(load_kind(run), throughput_axis(top))
         .series(saturation_marks(Line::new().name("output tok/s").symbol_size(8.0).data(measured), &run.points))
@@ -197,7 +198,9 @@ pub fn throughput(run: &Run) -> Chart {
                 .line_style(LineStyle::new().type_(LineStyleType::Dashed).width(1.0))
                 .data(ideal),
         );
-    interval_band(chart, &run.points, |p| p.interval(Metric::OutputThroughput, Stat::Mean))
+    interval_band(chart, &run.points, |p| {
+        crate::domain::analysis::noise::Interval::of_level(p, Metric::OutputThroughput, Stat::Mean)
+    })
 }
 
 /// Name of the confidence-interval lines (one legend entry turns both off).
@@ -208,7 +211,7 @@ pub const CI_SERIES: &str = "95 % CI";
 pub(crate) fn interval_band(
     mut chart: Chart,
     points: &[Point],
-    interval: impl Fn(&Point) -> Option<crate::domain::noise::Interval>,
+    interval: impl Fn(&Point) -> Option<crate::domain::analysis::noise::Interval>,
 ) -> Chart {
     let bounds: Vec<(f64, f64, f64)> = points
         .iter()

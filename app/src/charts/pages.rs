@@ -4,11 +4,11 @@
 use super::compare as cmp;
 use super::marks::{annotation_series, apply_view};
 use super::telemetry as tm;
-use crate::domain::metrics::{Metric, Stat};
-use crate::domain::view::ChartSpec;
-use crate::domain::view::ViewState;
-use crate::domain::why::RunSignals;
-use crate::domain::why_signals::{run_signals, StoredSignals};
+use crate::domain::analysis::why::RunSignals;
+use crate::domain::analysis::why_signals::{run_signals, StoredSignals};
+use crate::domain::model::metrics::{Metric, Stat};
+use crate::domain::view::state::ChartSpec;
+use crate::domain::view::state::ViewState;
 use crate::domain::{Point, Run};
 use charming::Chart;
 
@@ -55,7 +55,7 @@ pub const COST_PARETO_ID: &str = "cmp-cost-pareto";
 
 /// The compare page's cost trade-off chart (`costs` indexed like `runs`), when some level of
 /// some run has a price.
-pub fn cost_pareto_spec(runs: &[Run], costs: &[crate::domain::cost::RunCost]) -> Option<ChartSpec> {
+pub fn cost_pareto_spec(runs: &[Run], costs: &[crate::domain::analysis::cost::RunCost]) -> Option<ChartSpec> {
     let c = super::compare::cost_pareto(runs, costs)?;
     Some(
         chart(
@@ -87,7 +87,7 @@ type Panel = fn(&RunSignals) -> Option<Chart>;
 
 /// A run page's charts: throughput and latency with annotation pins, TTFT, per-token
 /// latency; then, when the run has server metrics (`signals`, see
-/// `domain::why_signals::run_signals`), the telemetry panels on the same load axis.
+/// `domain::analysis::why_signals::run_signals`), the telemetry panels on the same load axis.
 pub fn run_charts(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<PageChart> {
     super::with_scale(view.scale, || run_charts_scaled(run, view, signals))
 }
@@ -109,7 +109,7 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
             String::new()
         }
     };
-    let capacity = view.slo.as_ref().map(|s| crate::domain::slo::capacity(s, &run.points));
+    let capacity = view.slo.as_ref().map(|s| crate::domain::analysis::slo::capacity(s, &run.points));
     // The SLO's limits on the charts of their metrics (nothing without an SLO).
     let limits = |c: Chart, metric: Metric, drawn: &[Stat]| match &view.slo {
         Some(s) => super::slo::limit_lines(c, s, metric, drawn, &run.points),

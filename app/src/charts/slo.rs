@@ -8,8 +8,8 @@
 //! scripts find them by [`LIMIT_PREFIX`], [`MEETS_SLO`] and [`CAPACITY`].
 
 use super::{pairs, round_for_display, shown_unit};
-use crate::domain::metrics::{Metric, Stat};
-use crate::domain::slo::{Capacity, Limit, Slo};
+use crate::domain::analysis::slo::{Capacity, Limit, Slo};
+use crate::domain::model::metrics::{Metric, Stat};
 use crate::domain::Point;
 use charming::element::{
     ItemStyle, LineStyle, LineStyleType, MarkArea, MarkAreaData, MarkPoint, MarkPointData, Symbol,
@@ -132,7 +132,7 @@ pub fn floor_line(chart: Chart, slo: &Slo, top: f64) -> Chart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::slo::capacity;
+    use crate::domain::analysis::slo::capacity;
     use crate::domain::LoadKind;
     use serde_json::Value;
 

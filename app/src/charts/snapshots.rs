@@ -3,7 +3,7 @@
 //! Review a change with `cargo insta review` (or `INSTA_UPDATE=always cargo test`).
 
 use super::{compare, latency, metric, throughput};
-use crate::domain::metrics::{Metric, Stat};
+use crate::domain::model::metrics::{Metric, Stat};
 use crate::domain::{EndpointKind, LoadKind, Point, Run, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo};
 
 fn level(c: f64, tok_s: f64, avg_s: Option<f64>, p50_s: Option<f64>, p99_s: Option<f64>) -> Point {
@@ -88,9 +88,9 @@ fn compare_charts() {
 }
 
 /// The chat run's signals with a server capped at 64 running requests.
-fn chat_with_server() -> crate::domain::why::RunSignals {
+fn chat_with_server() -> crate::domain::analysis::why::RunSignals {
     let [_, chat] = story();
-    let mut s = crate::domain::why::RunSignals::from_run(&chat);
+    let mut s = crate::domain::analysis::why::RunSignals::from_run(&chat);
     s.has_server_metrics = true;
     for l in &mut s.levels {
         let c = l.load;
@@ -118,9 +118,9 @@ fn telemetry_charts() {
     insta::assert_json_snapshot!("telemetry_server_tok_s", json(&tm::server_tok_s(&s).unwrap()));
     // Without server metrics none is drawn, and the page lists only the client's charts.
     let [_, chat] = story();
-    let client = crate::domain::why::RunSignals::from_run(&chat);
+    let client = crate::domain::analysis::why::RunSignals::from_run(&chat);
     assert!(tm::requests(&client).is_none() && tm::kv_cache(&client).is_none() && tm::server_tok_s(&client).is_none());
-    let view = crate::domain::view::ViewState::default();
+    let view = crate::domain::view::state::ViewState::default();
     let ids = |s| super::pages::run_charts(&chat, &view, s).iter().map(|c| c.id).collect::<Vec<_>>();
     assert!(!ids(&client).iter().any(|id| id.starts_with("chart-server") || *id == tm::KV_CACHE_ID));
     assert_eq!(

@@ -1,11 +1,11 @@
 //! The server's own metrics per level, on the same load axis as throughput: running vs
 //! waiting requests, KV-cache use, preemptions, prefix-cache hit rate, and the server's
 //! output tok/s beside the client's. Pure functions of a run's [`RunSignals`] (the
-//! server side filled from its telemetry, `domain::why_signals`); each is `None` when no
+//! server side filled from its telemetry, `domain::analysis::why_signals`); each is `None` when no
 //! level has the numbers it draws, so a run without telemetry draws none of them.
 
 use super::base;
-use crate::domain::why::{LevelSignals, RunSignals};
+use crate::domain::analysis::why::{LevelSignals, RunSignals};
 use crate::domain::LoadKind;
 use charming::element::{LineStyle, LineStyleType};
 use charming::series::Line;

@@ -5,8 +5,9 @@
 use super::backend::now_rfc3339;
 use super::backend::{Db, DbRow, Q};
 use super::error::{corrupt, DbError};
-use crate::domain::alerts::{Ack, Delivery, DeliveryStatus, RunAlerts};
-use crate::domain::{text, RunId};
+use crate::domain::analysis::alerts::{Ack, Delivery, DeliveryStatus, RunAlerts};
+use crate::domain::model::text;
+use crate::domain::RunId;
 
 async fn run_row(db: &Db, run: &RunId) -> Result<i64, DbError> {
     Q::new("SELECT id FROM runs WHERE public_id = $1")

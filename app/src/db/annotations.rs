@@ -5,8 +5,10 @@ use super::backend::{begin_write, Db, DbRow, Tx, Q};
 use super::error::touched;
 use super::error::{corrupt, DbError};
 use super::summary::refresh_summary;
-use crate::domain::annotations::{Anchor, Annotation, AnnotationId, AnnotationInput, AnnotationKind, Effect, Revision};
-use crate::domain::text;
+use crate::domain::model::annotations::{
+    Anchor, Annotation, AnnotationId, AnnotationInput, AnnotationKind, Effect, Revision,
+};
+use crate::domain::model::text;
 use crate::domain::{LoadKind, RunId};
 
 const ANNOTATION_COLUMNS: &str = "a.id, a.anchor, a.load_kind, a.load_from, a.load_to, a.compare_runs, a.kind,
@@ -249,7 +251,7 @@ pub async fn dismissed_proposals(db: &Db) -> Result<Vec<String>, DbError> {
 mod tests {
     use super::super::testing::{backends, count, sample};
     use super::super::*;
-    use crate::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
+    use crate::domain::model::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
     use crate::domain::LoadKind;
 
     #[tokio::test]

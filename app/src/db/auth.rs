@@ -135,7 +135,7 @@ pub async fn create_api_token(
     label: &str,
     token_hash: &str,
 ) -> Result<(), DbError> {
-    crate::domain::text::check_line("label", label, crate::domain::text::MAX_TOKEN_LABEL_CHARS)?;
+    crate::domain::model::text::check_line("label", label, crate::domain::model::text::MAX_TOKEN_LABEL_CHARS)?;
     let done = Q::new(
         "INSERT INTO api_tokens (public_id, user_id, label, token_hash, created_at) \
          SELECT $1, id, $2, $3, $4 FROM users WHERE name = $5",

@@ -502,10 +502,10 @@ mod tests {
 
     async fn fill(db: &Db) -> RunId {
         let id = insert_run(db, &sample()).await.unwrap();
-        let input = crate::domain::annotations::AnnotationInput {
-            anchor: crate::domain::annotations::Anchor::Run,
-            kind: crate::domain::annotations::AnnotationKind::Note,
-            effect: crate::domain::annotations::Effect::None,
+        let input = crate::domain::model::annotations::AnnotationInput {
+            anchor: crate::domain::model::annotations::Anchor::Run,
+            kind: crate::domain::model::annotations::AnnotationKind::Note,
+            effect: crate::domain::model::annotations::Effect::None,
             body: "first".into(),
             superseded_by: None,
             proposal_key: None,
@@ -515,7 +515,7 @@ mod tests {
         update_annotation(
             db,
             a,
-            &crate::domain::annotations::AnnotationInput { body: "second".into(), ..input },
+            &crate::domain::model::annotations::AnnotationInput { body: "second".into(), ..input },
             "bob",
         )
         .await
@@ -547,8 +547,10 @@ mod tests {
             let back = backends().await.remove(0);
             assert_eq!(copy_database(&to.db, &back.db).await.unwrap(), copied, "the copy of the copy, {}", to.name);
             // The search index's tags come with the copy (written once per run, no trigger).
-            let by_tag =
-                crate::domain::query::RunQuery { q: Some("stor".into()), ..crate::domain::query::RunQuery::new() };
+            let by_tag = crate::domain::view::query::RunQuery {
+                q: Some("stor".into()),
+                ..crate::domain::view::query::RunQuery::new()
+            };
             for db in [&to.db, &back.db] {
                 let found = find_runs(db, &by_tag).await.unwrap();
                 assert_eq!(found.runs.iter().map(|r| &r.id).collect::<Vec<_>>(), vec![&id], "{}", to.name);

@@ -6,16 +6,16 @@
 pub enum DbError {
     #[error("{0} was not found")]
     NotFound(String),
-    /// A text over its bound or with refused characters (`domain::text`): the caller's
+    /// A text over its bound or with refused characters (`domain::model::text`): the caller's
     /// mistake, answered 400 naming the field. Checked here too so no path stores one.
     #[error("{0}")]
-    Text(#[from] crate::domain::text::TextError),
-    /// An SLO or its name refused (`domain::slo`): answered 400 naming the field and part.
+    Text(#[from] crate::domain::model::text::TextError),
+    /// An SLO or its name refused (`domain::analysis::slo`): answered 400 naming the field and part.
     #[error("{field}: {error}")]
-    Slo { field: &'static str, error: crate::domain::slo::SloError },
-    /// A price or its GPU type refused (`domain::cost`): answered 400 naming the field.
+    Slo { field: &'static str, error: crate::domain::analysis::slo::SloError },
+    /// A price or its GPU type refused (`domain::analysis::cost`): answered 400 naming the field.
     #[error("{0}")]
-    Price(#[from] crate::domain::cost::PriceError),
+    Price(#[from] crate::domain::analysis::cost::PriceError),
     #[error("database error: {0}")]
     Sqlx(#[from] sqlx::Error),
     #[error("migration failed: {0}")]

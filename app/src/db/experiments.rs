@@ -6,8 +6,8 @@ use super::backend::now_rfc3339;
 use super::backend::{begin_write, Db, Q};
 use super::error::{corrupt, DbError};
 use super::runs::insert_in;
-use crate::domain::annotations::AnnotationInput;
-use crate::domain::text;
+use crate::domain::model::annotations::AnnotationInput;
+use crate::domain::model::text;
 use crate::domain::{Experiment, ExperimentId, NewRun, RunId};
 
 /// Who the annotations an import adds are written by.
@@ -26,7 +26,7 @@ pub async fn insert_import(
         text::check_line("name", name, text::MAX_NAME_CHARS)?;
     }
     for run in runs {
-        text::check_new_run(run)?;
+        crate::domain::model::run::check_new_run(run)?;
     }
     for note in notes.iter().flatten() {
         text::check_annotation_body(note.body.trim())?;
@@ -127,8 +127,8 @@ mod tests {
         for t in backends().await {
             let db = &t.db;
             let note = AnnotationInput {
-                anchor: crate::domain::annotations::Anchor::Run,
-                kind: crate::domain::annotations::AnnotationKind::Note,
+                anchor: crate::domain::model::annotations::Anchor::Run,
+                kind: crate::domain::model::annotations::AnnotationKind::Note,
                 effect: Default::default(),
                 body: "first trial flagged as warm-up".into(),
                 superseded_by: None,

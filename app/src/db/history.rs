@@ -1,11 +1,11 @@
 //! A run's history: the runs before it with the same configuration
-//! (`domain::thresholds::ConfigKey`), newest first, for the regression gate and the
+//! (`domain::analysis::thresholds::ConfigKey`), newest first, for the regression gate and the
 //! history page (`series`: the key's runs around it); and `latest_run`, what `plateau check latest` names.
 
 use super::backend::{Db, Q};
 use super::error::DbError;
 use super::runs::get_run;
-use crate::domain::thresholds::ConfigKey;
+use crate::domain::analysis::thresholds::ConfigKey;
 use crate::domain::{Run, RunFacts, RunId};
 
 /// Runs scanned for a history, newest first: the key's candidates are filtered in Rust

@@ -8,7 +8,7 @@ use super::error::DbError;
 use super::lease::lease_cutoff;
 use super::runs::{insert_level, insert_run};
 use super::summary::refresh_summary;
-use crate::domain::text;
+use crate::domain::model::text;
 use crate::domain::{NewLevel, NewRun, RunId, RunStatus};
 
 /// Creates the run of a live sweep with no levels yet (status as given, normally

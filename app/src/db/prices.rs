@@ -2,12 +2,12 @@
 //! (`gpu_prices`) and dollars per hour for one run's deployment (`run_prices`). Both
 //! tables are append-only — each change a row with who and when, the latest row of a type
 //! (or run) its price, a row without a price a removal — so the history of every price is
-//! there to read. Every price is checked here too (`domain::cost`), so no path stores one
+//! there to read. Every price is checked here too (`domain::analysis::cost`), so no path stores one
 //! the API would refuse.
 
 use super::backend::{begin_write, Db, DbRow, Q};
 use super::error::DbError;
-use crate::domain::cost::{
+use crate::domain::analysis::cost::{
     check_gpu_type, check_usd_per_hour, gpu_key, GpuPrice, PriceChange, PriceError, RunPrice, MAX_GPU_PRICES,
 };
 use crate::domain::RunId;

@@ -3,8 +3,8 @@
 
 use super::backend::{Db, Q};
 use super::error::DbError;
-use crate::domain::text;
-use crate::domain::view::SavedReport;
+use crate::domain::model::text;
+use crate::domain::view::state::SavedReport;
 
 /// Stores a report under `slug`; false when the slug is taken.
 pub async fn insert_report(db: &Db, r: &SavedReport) -> Result<bool, DbError> {
@@ -89,7 +89,7 @@ pub async fn get_snapshot(db: &Db, id: &str) -> Result<StoredSnapshot, DbError> 
 mod tests {
     use super::super::testing::backends;
     use super::super::*;
-    use crate::domain::view::SavedReport;
+    use crate::domain::view::state::SavedReport;
 
     #[tokio::test]
     async fn reports_keep_their_slug_and_snapshots_never_change() {

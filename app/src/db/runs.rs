@@ -6,9 +6,8 @@ use super::backend::now_rfc3339;
 use super::backend::{begin_write, Backend, Db, DbRow, Tx, Q};
 use super::error::{corrupt, DbError};
 use super::summary::refresh_summary;
-use crate::domain::annotations::apply_effects;
-use crate::domain::metrics::{Definitions, Measure, Metric, Stat};
-use crate::domain::text;
+use crate::domain::model::annotate::apply_effects;
+use crate::domain::model::metrics::{Definitions, Measure, Metric, Stat};
 use crate::domain::{
     EndpointKind, LoadKind, NewLevel, NewRun, Point, RequestRecord, Run, RunFacts, RunId, RunStatus, SourceFile,
     SourceFormat, SourceInfo,
@@ -46,7 +45,7 @@ pub async fn insert_runs(db: &Db, runs: &[NewRun]) -> Result<Vec<RunId>, DbError
     // over-long or reversed-text field gets past, whatever the caller checked. All are
     // checked before the write lock is taken.
     for run in runs {
-        text::check_new_run(run)?;
+        crate::domain::model::run::check_new_run(run)?;
     }
     let mut tx = begin_write(db).await?;
     let mut ids = Vec::with_capacity(runs.len());
@@ -514,7 +513,7 @@ pub async fn run_name_exists(db: &Db, name: &str) -> Result<bool, DbError> {
 mod tests {
     use super::super::testing::{backends, count, sample};
     use super::super::*;
-    use crate::domain::metrics::{Metric, Stat};
+    use crate::domain::model::metrics::{Metric, Stat};
     use crate::domain::{NewRun, Point, RunId, RunStatus};
     use std::time::Duration;
 
@@ -645,7 +644,7 @@ mod tests {
     #[tokio::test]
     async fn the_store_refuses_over_long_and_reversing_text_and_writes_nothing() {
         use super::super::testing::row_counts;
-        use crate::domain::text::{MAX_NAME_CHARS, MAX_NOTES_CHARS, MAX_TAGS};
+        use crate::domain::model::text::{MAX_NAME_CHARS, MAX_NOTES_CHARS, MAX_TAGS};
         for t in backends().await {
             let db = &t.db;
             let before = row_counts(db).await;
@@ -688,7 +687,7 @@ mod float_tests {
     //! Every f64 a level can hold is read back bit for bit, on both backends.
     use super::super::testing::backends;
     use super::super::*;
-    use crate::domain::metrics::{Metric, Stat};
+    use crate::domain::model::metrics::{Metric, Stat};
     use crate::domain::{LoadKind, NewLevel, Point, RequestRecord};
     use proptest::prelude::*;
 

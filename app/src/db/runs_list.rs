@@ -4,7 +4,7 @@
 use super::backend::{Arg, Backend, Db, Q};
 use super::error::DbError;
 use super::runs::{endpoint, run_id, status};
-use crate::domain::query::{Facets, RunPage, RunQuery, SortKey, MAX_PAGE, PAGE_SIZE};
+use crate::domain::view::query::{Facets, RunPage, RunQuery, SortKey, MAX_PAGE, PAGE_SIZE};
 use crate::domain::{EndpointKind, RunFacts, RunSummary, SourceFormat};
 
 /// All runs, newest first (used by the API; the list page pages through [`find_runs`]).
@@ -293,8 +293,8 @@ mod tests {
     use super::super::backend::Q;
     use super::super::testing::{backends, sample};
     use super::super::*;
-    use crate::domain::metrics::{Metric, Stat};
-    use crate::domain::query::{RunQuery, SortKey, MAX_PAGE, PAGE_SIZE};
+    use crate::domain::model::metrics::{Metric, Stat};
+    use crate::domain::view::query::{RunQuery, SortKey, MAX_PAGE, PAGE_SIZE};
     use crate::domain::{EndpointKind, SourceFormat};
 
     #[tokio::test]
@@ -420,7 +420,7 @@ mod tests {
     /// one that rebuilt the run's tags per tag row made n tags cost O(n²) (migration 0014).
     #[tokio::test]
     async fn a_run_with_the_most_tags_is_found_by_each_and_tags_have_no_trigger() {
-        use crate::domain::text::{MAX_TAGS, MAX_TAG_CHARS};
+        use crate::domain::model::text::{MAX_TAGS, MAX_TAG_CHARS};
         for t in backends().await {
             let db = &t.db;
             let triggers: i64 = Q::new(db.pick(

@@ -4,7 +4,7 @@
 
 use super::backend::{Db, Q};
 use super::error::DbError;
-use crate::domain::slo::{check_name, NamedSlo, Slo};
+use crate::domain::analysis::slo::{check_name, NamedSlo, Slo};
 
 /// At most this many named SLOs are listed (and stored).
 pub const MAX_NAMED_SLOS: i64 = 200;
@@ -20,7 +20,7 @@ pub async fn put_slo(db: &Db, named: &NamedSlo) -> Result<(), DbError> {
         if n >= MAX_NAMED_SLOS {
             return Err(DbError::Slo {
                 field: "name",
-                error: crate::domain::slo::SloError {
+                error: crate::domain::analysis::slo::SloError {
                     part: None,
                     problem: format!("at most {MAX_NAMED_SLOS} SLOs are stored; delete one first"),
                 },

@@ -23,7 +23,7 @@ pub(super) fn level_not_covered(db: &Db, effects: &str) -> String {
             OR (a.anchor = 'range' AND a.load_kind = p.load_kind
                 AND p.load_value >= a.load_from - {eps} * {greatest}(1.0, abs(a.load_from))
                 AND p.load_value <= a.load_to + {eps} * {greatest}(1.0, abs(a.load_to)))))",
-        eps = crate::domain::compare::LOAD_REL_EPS
+        eps = crate::domain::model::level::LOAD_REL_EPS
     )
 }
 
@@ -80,8 +80,8 @@ mod tests {
     use super::super::backend::Q;
     use super::super::testing::{backends, sample};
     use super::super::*;
-    use crate::domain::annotations::{Anchor, AnnotationId, AnnotationInput, AnnotationKind, Effect};
-    use crate::domain::metrics::{Metric, Stat};
+    use crate::domain::model::annotations::{Anchor, AnnotationId, AnnotationInput, AnnotationKind, Effect};
+    use crate::domain::model::metrics::{Metric, Stat};
     use crate::domain::{LoadKind, NewLevel, Point, RunId};
 
     /// A small deterministic generator (xorshift), so a failure replays.

@@ -1,14 +1,14 @@
 //! The server's own metrics per level (tables `level_telemetry` and `level_series`,
 //! migration 0010): written with the level in its transaction (`runs::insert_level`, so an
 //! import and a live sweep's `append_level` both store it), read back per run in load
-//! order. The types are `domain::telemetry`; series values are JSON text, read back digit
+//! order. The types are `domain::model::telemetry`; series values are JSON text, read back digit
 //! for digit.
 
 use super::backend::{Db, Tx, Q};
 use super::error::{corrupt, DbError};
-use crate::domain::compare::LevelKey;
-use crate::domain::telemetry::{LevelTelemetry, Series, SeriesData, TelemetrySource};
-use crate::domain::why_signals::{self, StoredSignals};
+use crate::domain::analysis::why_signals::{self, StoredSignals};
+use crate::domain::model::level::LevelKey;
+use crate::domain::model::telemetry::{LevelTelemetry, Series, SeriesData, TelemetrySource};
 use crate::domain::{LoadKind, RunId};
 
 /// One level's telemetry as stored, with the level it belongs to.
@@ -76,7 +76,7 @@ fn non_negative(what: &str, v: i64) -> Result<u64, DbError> {
     u64::try_from(v).map_err(|_| corrupt(what, &v.to_string()))
 }
 
-/// What is stored beside run `id` as signals (`domain::why_signals`): every level's
+/// What is stored beside run `id` as signals (`domain::analysis::why_signals`): every level's
 /// telemetry, and the late sends an open-loop (request-rate) level's raw fields record.
 pub async fn stored_signals(db: &Db, id: &RunId) -> Result<StoredSignals, DbError> {
     let telemetry = run_telemetry(db, id).await?;

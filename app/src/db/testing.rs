@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code stops at the first failure")]
 
 use super::backend::{connect, connect_postgres, Db, Q};
-use crate::domain::metrics::{Definitions, Metric, Stat, TtftDefinition};
+use crate::domain::model::metrics::{Definitions, Metric, Stat, TtftDefinition};
 use crate::domain::{
     EndpointKind, LoadKind, NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFile,
     SourceFormat, SourceInfo,
@@ -178,8 +178,8 @@ pub async fn execute(db: &Db, sql: &str, args: &[&str]) -> u64 {
 /// A run with two levels: measures beyond the headline columns, requests, a cut-off level.
 /// A level's server metrics as a scrape of vLLM leaves them: gauges over time, a counter's
 /// delta, a histogram's bucket deltas, an unknown metric under its own name.
-pub fn sample_telemetry() -> crate::domain::telemetry::LevelTelemetry {
-    use crate::domain::telemetry::{LevelTelemetry, Series, SeriesData, TelemetrySource};
+pub fn sample_telemetry() -> crate::domain::model::telemetry::LevelTelemetry {
+    use crate::domain::model::telemetry::{LevelTelemetry, Series, SeriesData, TelemetrySource};
     let series = |name: &str, source: &str, data: SeriesData| Series {
         name: name.into(),
         source_name: source.into(),

@@ -8,9 +8,9 @@
 //!
 //! `PLATEAU_FUZZ_CASES` sets the cases per target (default 64); `.ci/fuzz` runs more.
 
-use super::annotations::{parse_inline, plain_text, to_html, Inline};
-use super::query::{RunQuery, MAX_PAGE};
-use super::view::ViewState;
+use super::model::annotations::{parse_inline, plain_text, to_html, Inline};
+use super::view::query::{RunQuery, MAX_PAGE};
+use super::view::state::ViewState;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::time::{Duration, Instant};
@@ -121,7 +121,7 @@ fn fuzz_view_state() {
     report("view_state", cases, slow.get());
 }
 
-/// Percent-decoding of what [`super::query::encode`] writes.
+/// Percent-decoding of what [`super::model::text::percent_encode`] writes.
 fn decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -155,7 +155,7 @@ fn fuzz_annotation_text() {
     runner
         .run(&text_of(&MARKUP), |text| {
             // Annotation bodies are at most MAX_BODY_CHARS; longer text is cut to that.
-            let text: String = text.chars().take(super::annotations::MAX_BODY_CHARS).collect();
+            let text: String = text.chars().take(super::model::annotations::MAX_BODY_CHARS).collect();
             let started = Instant::now();
             let pieces = parse_inline(&text);
             let html = to_html(&text);
@@ -206,7 +206,7 @@ fn strip_links(html: &str) -> String {
 fn long_markup_runs_parse_in_linear_time() {
     // The longest body there can be, made of the characters that make the parser look ahead.
     for c in ["*", "`", "[", "](", "**", "[a](", "h"] {
-        let text = c.repeat(super::annotations::MAX_BODY_CHARS / c.len());
+        let text = c.repeat(super::model::annotations::MAX_BODY_CHARS / c.len());
         let started = Instant::now();
         let _ = to_html(&text);
         assert!(started.elapsed() < Duration::from_millis(500), "{c:?}: {:?}", started.elapsed());

@@ -48,7 +48,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn page_title(t: String) -> String {
     let full = if t.is_empty() { "Plateau".to_owned() } else { format!("{t} · Plateau") };
     if cfg!(feature = "ssr") {
-        crate::domain::format::escape_html(&full)
+        crate::domain::model::format::escape_html(&full)
     } else {
         full
     }

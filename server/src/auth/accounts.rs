@@ -31,7 +31,7 @@ pub enum AuthError {
 }
 
 fn check_name(name: &str) -> Result<(), AuthError> {
-    use app::domain::text::{is_bidi_control, MAX_USER_NAME_CHARS};
+    use app::domain::model::text::{is_bidi_control, MAX_USER_NAME_CHARS};
     let ok = !name.is_empty()
         && name.chars().count() <= MAX_USER_NAME_CHARS
         && !name.chars().any(|c| c.is_whitespace() || c.is_control() || is_bidi_control(c));

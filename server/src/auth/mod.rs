@@ -50,7 +50,7 @@ pub mod origin;
 pub mod secret;
 pub mod throttle;
 
-use app::domain::query::encode;
+use app::domain::model::text::percent_encode as encode;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};

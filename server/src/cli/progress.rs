@@ -3,8 +3,8 @@
 //! summary table printed at the end.
 
 use crate::loadgen::Progress;
-use app::domain::format::{load, ms_as_s, num};
-use app::domain::metrics::{Metric, Stat};
+use app::domain::model::format::{load, ms_as_s, num};
+use app::domain::model::metrics::{Metric, Stat};
 use app::domain::LoadKind;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use tokio::sync::mpsc;

@@ -2,10 +2,10 @@
 //! them, validated into an [`ImportRequest`]. Every rejection names its field.
 
 use super::{ImportError, ImportRequest, InputFile};
-use app::domain::text;
+use app::domain::model::text;
 use app::domain::{EndpointKind, RunFacts, SourceFormat};
 
-pub use app::domain::preview::ImportFields;
+pub use app::domain::view::preview::ImportFields;
 
 /// Validation of [`ImportFields`] (the struct lives in `app`, which shows it back on the
 /// preview page; checking it needs the importer's types, which live here).
@@ -75,8 +75,8 @@ impl Validate for ImportFields {
             },
             group: self.group.trim() != "separate",
             warmup: match opt(&self.warmup) {
-                None => app::domain::warmup::WarmupRule::default(),
-                Some(w) => app::domain::warmup::WarmupRule::parse(&w).ok_or(ImportError::Field {
+                None => app::domain::analysis::warmup::WarmupRule::default(),
+                Some(w) => app::domain::analysis::warmup::WarmupRule::parse(&w).ok_or(ImportError::Field {
                     field: "warmup",
                     message: format!("`{w}` is not a warm-up rule; use `auto`, `off` or `first`"),
                 })?,
@@ -101,7 +101,7 @@ pub const MIN_PROMPT_TOKENS: i64 = 0;
 
 /// Checks facts that arrive already typed (the live-runs API's JSON) by the same rules as
 /// the import's text fields: every number at least its minimum, every text within its
-/// bound (`app::domain::text`: length, tags, control and bidirectional characters). The
+/// bound (`app::domain::model::text`: length, tags, control and bidirectional characters). The
 /// error names the field.
 pub fn check_facts(f: &RunFacts) -> Result<(), ImportError> {
     for (field, value, min) in [
@@ -113,7 +113,7 @@ pub fn check_facts(f: &RunFacts) -> Result<(), ImportError> {
             return Err(ImportError::Field { field, message: format!("`{n}` is not a whole number ≥ {min}") });
         }
     }
-    text::check_facts(f)?;
+    app::domain::model::run::check_facts(f)?;
     Ok(())
 }
 

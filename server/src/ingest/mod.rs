@@ -16,11 +16,11 @@ pub(crate) mod test_fixtures;
 
 use app::db::Db;
 use app::db::{self, DbError};
-use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind};
-use app::domain::metrics::Metric;
-use app::domain::stats::{Summary, RECOMPUTED};
-use app::domain::text::{self, TextError};
-use app::domain::warmup::{self, WarmupRule};
+use app::domain::analysis::warmup::{self, WarmupRule};
+use app::domain::model::annotations::{Anchor, AnnotationInput, AnnotationKind};
+use app::domain::model::metrics::Metric;
+use app::domain::model::stats::{Summary, RECOMPUTED};
+use app::domain::model::text::{self, TextError};
 use app::domain::{
     ExperimentId, NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFile, SourceFormat,
     SourceInfo,
@@ -212,7 +212,7 @@ pub enum ImportError {
     #[error("field `{field}`: {message}")]
     Field { field: &'static str, message: String },
     /// A text the files bring (a restored run's name, a model, a tag …) over its bound or
-    /// with refused characters (`app::domain::text`).
+    /// with refused characters (`app::domain::model::text`).
     #[error("{file}: {source}")]
     Text { file: String, source: TextError },
     #[error("nothing to import: choose a file or paste the text")]
@@ -376,7 +376,7 @@ fn drop_stats_of_levels_without_completions(parsed: &mut ParsedFile) {
         let before = level.point.measures.len();
         level.point.measures.retain(|m| !(m.value == 0.0 && m.metric.is_per_request()));
         if level.point.measures.len() < before {
-            dropped.push(app::domain::format::load(level.point.load_value));
+            dropped.push(app::domain::model::format::load(level.point.load_value));
         }
     }
     if !dropped.is_empty() {
@@ -1057,7 +1057,7 @@ fn merge_repeats(levels: Vec<(usize, NewLevel)>, rule: WarmupRule) -> Merged {
     let flush = |group: &mut Vec<(usize, NewLevel)>, m: &mut Merged| {
         let Some((_, first)) = group.first() else { return };
         let (load_kind, load) = (first.point.load_kind, first.point.load_value);
-        let label = app::domain::compare::load_label(load_kind, load);
+        let label = app::domain::model::level::load_label(load_kind, load);
         let mut files: Vec<usize> = group.iter().map(|(f, _)| *f).collect();
         files.sort_unstable();
         files.dedup();
@@ -1239,7 +1239,8 @@ fn build_run(
     }
     let run = NewRun { name, status, source, facts: merge_facts(&file_facts, &req.facts), definitions, levels, files };
     // Before anything is stored: the preview refuses it too, naming the file and field.
-    text::check_new_run(&run).map_err(|source| ImportError::Text { file: files_label(&names), source })?;
+    app::domain::model::run::check_new_run(&run)
+        .map_err(|source| ImportError::Text { file: files_label(&names), source })?;
     Ok(PreparedRun { run, warnings, annotations })
 }
 
@@ -1292,7 +1293,7 @@ pub async fn import(pool: &Db, req: ImportRequest, max_bytes: usize) -> Result<O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::domain::metrics::Stat;
+    use app::domain::model::metrics::Stat;
 
     fn level_file(name: &str, c: u32, tok_s: f64) -> InputFile {
         InputFile {
@@ -1341,7 +1342,7 @@ mod tests {
         assert_eq!(tok, [300.0, 306.0, 294.5], "each trial digit for digit, in file order");
         assert!((c8.output_tok_s().unwrap() - 900.5 / 3.0).abs() < 1e-9);
         assert_eq!(c8.requests_ok, Some(24));
-        assert!(c8.interval(Metric::OutputThroughput, Stat::Mean).is_some());
+        assert!(app::domain::analysis::noise::Interval::of_level(c8, Metric::OutputThroughput, Stat::Mean).is_some());
         assert!(r.levels[0].point.trials.is_empty());
         assert!(
             runs[0]
@@ -1533,7 +1534,7 @@ mod tests {
         let with: Vec<&&NewLevel> = levels.iter().filter(|l| l.telemetry.is_some()).collect();
         assert_eq!(with.len(), 1, "only the level beside the scrape");
         let t = with[0].telemetry.as_ref().unwrap();
-        assert_eq!(t.source, app::domain::telemetry::TelemetrySource::SavedScrape);
+        assert_eq!(t.source, app::domain::model::telemetry::TelemetrySource::SavedScrape);
         assert_eq!(t.last("gpu_power_w"), Some(8.969));
         let kept: Vec<&str> =
             planned.runs.iter().flat_map(|r| &r.run.files).filter_map(|f| f.file_name.as_deref()).collect();

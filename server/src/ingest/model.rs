@@ -4,7 +4,7 @@
 //! happen in [`super`].
 
 use super::json::FieldError;
-use app::domain::metrics::Definitions;
+use app::domain::model::metrics::Definitions;
 use app::domain::{NewLevel, RunFacts, RunStatus, SourceFile, SourceFormat, SourceInfo};
 
 /// One file, read.

@@ -7,8 +7,8 @@
 use super::form::{ImportFields, Validate};
 use super::{bundle, formats, plan, plan_in_background, ImportError, InputFile, Plan};
 use app::api::ImportPreviews;
-use app::domain::metrics::{Metric, Stat};
-use app::domain::preview::{ImportPreview, PreviewFile, PreviewRun};
+use app::domain::model::metrics::{Metric, Stat};
+use app::domain::view::preview::{ImportPreview, PreviewFile, PreviewRun};
 use app::domain::RunFacts;
 use app::error::AppError;
 use std::collections::HashMap;

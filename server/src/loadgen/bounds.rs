@@ -50,7 +50,7 @@ pub const MAX_PROMPT_WORDS_IN_MEMORY: u64 = 20_000_000;
 /// Output tokens of one level (max_tokens × requests per level): their chunk gaps are kept.
 pub const MAX_OUTPUT_TOKENS_PER_LEVEL: u64 = 50_000_000;
 /// Texts not stored with the run: the API key, each metrics or GPU metrics URL (the model and the name
-/// are: `app::domain::text::MAX_FACT_CHARS`, `MAX_NAME_CHARS`).
+/// are: `app::domain::model::text::MAX_FACT_CHARS`, `MAX_NAME_CHARS`).
 pub const MAX_TEXT_CHARS: usize = 1_024;
 pub const MAX_EXTRA_BODY_BYTES: usize = 64 * 1024;
 /// Metrics scrape interval (ms).

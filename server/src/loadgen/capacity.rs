@@ -3,7 +3,7 @@
 //!
 //! It is the adaptive search's engine ([`super::bracket`]) with another goal: start at
 //! `start` and double while the level meets the SLO (every limit *met*, judged by the SLO
-//! core's [`attain`](app::domain::slo::attain) on the stored level); then bisect between
+//! core's [`attain`](app::domain::analysis::slo::attain) on the stored level); then bisect between
 //! the last level that met it and the first that did not, a midpoint that meets it
 //! raising the bracket's bottom, any other lowering its top. A level *within noise* of a
 //! limit (its trials straddle it) or lacking a limit's statistic does not meet the SLO:
@@ -18,12 +18,12 @@
 //! Two ends have no bracket: the first level already fails ([`Stop::FirstFails`]: no
 //! measured level meets the SLO), or the doubling reaches the maximum still meeting it
 //! ([`Stop::MaxReached`]: capacity is above the maximum). The answer in words is the SLO
-//! core's [`capacity`](app::domain::slo::capacity) and
-//! [`sentence`](app::domain::slo::sentence) over the stored levels (see `sweep.rs`), so a
+//! core's [`capacity`](app::domain::analysis::slo::capacity) and
+//! [`sentence`](app::domain::analysis::slo::sentence) over the stored levels (see `sweep.rs`), so a
 //! live search and an imported run read the same.
 
 use super::bracket::{self, Axis, Bisection, Climb};
-use app::domain::slo::{LevelAttainment, LimitResult, Slo};
+use app::domain::analysis::slo::{LevelAttainment, LimitResult, Slo};
 
 /// Default relative resolution of a request-rate search: stop once the bracket is
 /// within 5 % of its top.
@@ -193,8 +193,8 @@ pub fn next_step(spec: &CapacitySpec, measured: &[LevelAttainment]) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::domain::metrics::{Metric, Stat};
-    use app::domain::slo::attain;
+    use app::domain::analysis::slo::attain;
+    use app::domain::model::metrics::{Metric, Stat};
     use app::domain::{LoadKind, Point};
 
     /// A concurrency level whose TPOT p99 is `tpot_ms` and TTFT p99 `ttft_ms`.

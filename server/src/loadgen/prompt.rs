@@ -8,7 +8,7 @@
 use super::dataset::Dataset;
 use super::tokens::{Lengths, PromptTokenizer};
 use super::words::WORDS;
-use app::domain::workload::{SourceKind, SourceRef};
+use app::domain::model::workload::{SourceKind, SourceRef};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};

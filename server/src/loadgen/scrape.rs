@@ -1,6 +1,6 @@
 //! The server's Prometheus metrics during a sweep: a [`Scraper`] reads the target's text
 //! endpoint on a steady interval, and each level's readings become a
-//! [`LevelTelemetry`] (`app::domain::telemetry`) stored with the level.
+//! [`LevelTelemetry`] (`app::domain::model::telemetry`) stored with the level.
 //!
 //! - [`parse`]: exposition text → [`Reading`]s, through the `prom_text_format_parser` crate
 //!   (why that one: CONTRIBUTING.md, "Server metrics"). Histograms are assembled per label
@@ -29,7 +29,7 @@
 
 use super::error::LoadgenError;
 use super::target::Pin;
-use app::domain::telemetry::{
+use app::domain::model::telemetry::{
     assign_names, detect_engine, normalise, LevelTelemetry, Series, SeriesData, TelemetrySource, GPU, GPU_HOST_LABEL,
     GPU_INDEX_LABEL, GPU_UUID_LABEL, MAX_BUCKETS, MAX_POINTS, MAX_SERIES,
 };

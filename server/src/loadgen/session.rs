@@ -15,7 +15,7 @@ use super::prompt::{text_of, Prompt};
 use super::request::{cancelled, request_body};
 use super::target::Target;
 use super::tokens::Lengths;
-use app::domain::workload::{Shape, Think};
+use app::domain::model::workload::{Shape, Think};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};

@@ -8,7 +8,7 @@ use super::read::read_bounded;
 use super::target::Secret;
 use app::db;
 use app::db::Db;
-use app::domain::annotations::AnnotationInput;
+use app::domain::model::annotations::AnnotationInput;
 use app::domain::{NewLevel, NewRun, RunId, RunStatus};
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};

@@ -12,8 +12,10 @@ use super::session::SessionSpec;
 use super::target::Target;
 use super::tokens::Lengths;
 use super::trace::Trace;
-use app::domain::metrics::{Definitions, RepeatOrder, Repeats, ThroughputWindow, TokenCountSource, TtftDefinition};
-use app::domain::workload::{Shape, SourceKind, SourceRef, Workload};
+use app::domain::model::metrics::{
+    Definitions, RepeatOrder, Repeats, ThroughputWindow, TokenCountSource, TtftDefinition,
+};
+use app::domain::model::workload::{Shape, SourceKind, SourceRef, Workload};
 use app::domain::{LoadKind, Point, RunId};
 use std::time::Duration;
 
@@ -63,19 +65,19 @@ impl Loads {
         match self {
             Loads::Concurrency(c) => format!("C={}", join(c.iter().map(u32::to_string).collect())),
             Loads::Rates { rates_rps, .. } => {
-                format!("rate={} req/s", join(rates_rps.iter().map(|r| app::domain::format::load(*r)).collect()))
+                format!("rate={} req/s", join(rates_rps.iter().map(|r| app::domain::model::format::load(*r)).collect()))
             }
             Loads::Adaptive(a) => format!("adaptive C≤{}", a.max_concurrency),
             Loads::Trace { trace, speeds, .. } => {
                 format!(
                     "trace {} ×{}",
                     trace.name,
-                    join(speeds.iter().map(|s| app::domain::format::load(*s)).collect())
+                    join(speeds.iter().map(|s| app::domain::model::format::load(*s)).collect())
                 )
             }
             Loads::Capacity { search, .. } => match search.axis {
                 Axis::Concurrency => format!("capacity C≤{}", search.max),
-                Axis::Rate => format!("capacity rate≤{} req/s", app::domain::format::load(search.max)),
+                Axis::Rate => format!("capacity rate≤{} req/s", app::domain::model::format::load(search.max)),
             },
         }
     }

@@ -2,8 +2,8 @@
 //! records, and the level's own details (errors by kind, where token counts came from).
 
 use super::client::RequestSample;
-use app::domain::metrics::{Metric, Stat};
-use app::domain::stats::Summary;
+use app::domain::model::metrics::{Metric, Stat};
+use app::domain::model::stats::Summary;
 use app::domain::{LoadKind, NewLevel, Point, RequestRecord};
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -22,9 +22,9 @@ use super::target::{Connections, Target};
 use super::tokens::Lengths;
 use super::trace::Trace;
 use app::db::Db;
-use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
-use app::domain::metrics::Stat;
-use app::domain::telemetry::LevelTelemetry;
+use app::domain::model::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
+use app::domain::model::metrics::Stat;
+use app::domain::model::telemetry::LevelTelemetry;
 use app::domain::{
     LoadKind, NewLevel, NewRun, Point, RequestRecord, RunFacts, RunId, RunStatus, SourceFormat, SourceInfo,
 };
@@ -194,7 +194,7 @@ fn notes(spec: &SweepSpec, lengths: &Lengths) -> String {
         Loads::Concurrency(_) => format!("closed loop, {closed}"),
         Loads::Trace { speeds, .. } => format!(
             "open loop, trace replay at ×{} its recorded speed; latency timed from the scheduled send",
-            speeds.iter().map(|s| app::domain::format::load(*s)).collect::<Vec<_>>().join(", ×")
+            speeds.iter().map(|s| app::domain::model::format::load(*s)).collect::<Vec<_>>().join(", ×")
         ),
         Loads::Rates { arrival, requests, .. } => format!(
             "open loop, {} arrivals, {requests} requests per rate; latency timed from the scheduled send",
@@ -215,13 +215,13 @@ fn notes(spec: &SweepSpec, lengths: &Lengths) -> String {
                 Axis::Rate => format!(
                     "open loop, {} arrivals, {requests} requests per rate; latency timed from the scheduled send: the rate doubles from {} up to {} req/s",
                     arrival.label(),
-                    app::domain::format::load(search.start),
-                    app::domain::format::load(search.max)
+                    app::domain::model::format::load(search.start),
+                    app::domain::model::format::load(search.max)
                 ),
             };
             let resolution = match (search.axis, search.resolution) {
                 (Axis::Concurrency, r) if r <= 0.0 => "adjacent levels".to_owned(),
-                (_, r) => format!("{} % of its top", app::domain::format::load(r * 100.0)),
+                (_, r) => format!("{} % of its top", app::domain::model::format::load(r * 100.0)),
             };
             format!(
                 "capacity search at SLO {}, {how} while every limit is met; then the last level meeting it and the first not are bisected until the bracket is {resolution}, or its ends are within the measurement noise (1 %, or the trials' own) on the limit breaking first; a level within noise of a limit or lacking a limit's statistic does not meet the SLO",
@@ -251,7 +251,7 @@ fn notes(spec: &SweepSpec, lengths: &Lengths) -> String {
     };
     // Sessions and traces say what they send in their own words (lengths, think time, file).
     let workload = super::spec::workload_of(spec);
-    let prompts = if matches!(workload.shape, app::domain::workload::Shape::SingleTurn) {
+    let prompts = if matches!(workload.shape, app::domain::model::workload::Shape::SingleTurn) {
         prompts
     } else {
         format!("workload {} (lengths {})", workload.describe(), lengths.short())
@@ -351,7 +351,7 @@ impl<S: RunSink> Runner<'_, S> {
         let spec = self.spec;
         match &spec.loads {
             Loads::Concurrency(levels)
-                if spec.repeat > 1 && spec.repeat_order == app::domain::metrics::RepeatOrder::Interleaved =>
+                if spec.repeat > 1 && spec.repeat_order == app::domain::model::metrics::RepeatOrder::Interleaved =>
             {
                 self.interleaved(levels).await?;
                 Ok(None)
@@ -373,8 +373,8 @@ impl<S: RunSink> Runner<'_, S> {
                     if over {
                         let text = format!(
                             "Trace replay: over capacity at ×{} ({} req/s on average; requests in flight and TTFT kept rising); nothing more was sent at that speed and the speeds after it were not run.",
-                            app::domain::format::load(speed),
-                            app::domain::format::load(rate)
+                            app::domain::model::format::load(speed),
+                            app::domain::model::format::load(rate)
                         );
                         return Ok(Some(text));
                     }
@@ -469,15 +469,15 @@ impl<S: RunSink> Runner<'_, S> {
                             self.open_level(load, &due_ms, raw).await?.0
                         }
                     };
-                    measured.push(app::domain::slo::attain(&search.slo, &point));
+                    measured.push(app::domain::analysis::slo::attain(&search.slo, &point));
                     points.push(point);
                 }
                 capacity::Step::Done(found) => break found,
             }
         };
         // The words are the SLO core's over the stored levels, as for an imported run.
-        let cap = app::domain::slo::capacity(&search.slo, &points);
-        let mut text = app::domain::slo::sentence(&cap);
+        let cap = app::domain::analysis::slo::capacity(&search.slo, &points);
+        let mut text = app::domain::analysis::slo::sentence(&cap);
         let kind = match search.axis {
             Axis::Concurrency => LoadKind::Concurrency,
             Axis::Rate => LoadKind::RequestRate,
@@ -485,7 +485,7 @@ impl<S: RunSink> Runner<'_, S> {
         match found.stop {
             capacity::Stop::MaxReached => text.push_str(&format!(
                 " The search stopped at its maximum, {}.",
-                app::domain::compare::load_label(kind, search.max)
+                app::domain::model::level::load_label(kind, search.max)
             )),
             capacity::Stop::Bracketed if found.within_noise => text.push_str(
                 " The search stopped where the last level meeting the SLO and the first not were within the measurement noise of each other.",
@@ -906,10 +906,13 @@ fn outcome(c: u32, p: &Point) -> Outcome {
         output_tok_s: p.output_tok_s().unwrap_or(0.0),
         error_rate: if sent > 0 { p.requests_failed.unwrap_or(0) as f64 / sent as f64 } else { 1.0 },
         p99_e2e_ms: p.latency_ms(Stat::P99),
-        noise: p
-            .interval(app::domain::metrics::Metric::OutputThroughput, Stat::Mean)
-            .filter(|i| i.mean > 0.0)
-            .map(|i| i.half_width() / i.mean),
+        noise: app::domain::analysis::noise::Interval::of_level(
+            p,
+            app::domain::model::metrics::Metric::OutputThroughput,
+            Stat::Mean,
+        )
+        .filter(|i| i.mean > 0.0)
+        .map(|i| i.half_width() / i.mean),
     }
 }
 
@@ -1139,7 +1142,7 @@ fn failed_task(e: &tokio::task::JoinError) -> RequestSample {
 #[cfg(test)]
 mod outcome_tests {
     use super::*;
-    use app::domain::metrics::Metric;
+    use app::domain::model::metrics::Metric;
 
     /// A level measured in trials hands the adaptive search its own noise: the half-width
     /// of its throughput's 95 % interval over the mean (trials 90, 100, 110: mean 100, sd 10,

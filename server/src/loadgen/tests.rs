@@ -5,8 +5,8 @@ use super::request::request_body;
 use super::target::redact;
 use super::*;
 use app::db::Db;
-use app::domain::metrics::Definitions;
-use app::domain::metrics::{Metric, Stat};
+use app::domain::model::metrics::Definitions;
+use app::domain::model::metrics::{Metric, Stat};
 use app::domain::RunStatus;
 use app::domain::{EndpointKind, LoadKind};
 use axum::extract::State;
@@ -128,7 +128,7 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
         request_timeout: Duration::from_secs(5),
         metrics: super::MetricsSpec::off(),
         repeat: 1,
-        repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
+        repeat_order: app::domain::model::metrics::RepeatOrder::BackToBack,
         sessions: None,
     }
 }
@@ -180,12 +180,12 @@ async fn wave_sweep_stores_every_level_with_consistent_timings() {
     // The fake counts one token per word and adds none: calibrated to exactly that.
     let expected = Definitions {
         prompt_seed: Some(42),
-        prompt_length_source: Some(app::domain::metrics::PromptLengthSource::Calibrated {
+        prompt_length_source: Some(app::domain::model::metrics::PromptLengthSource::Calibrated {
             tokens_per_word: 1.0,
             overhead_tokens: 0.0,
         }),
         shared_prefix_tokens: Some(0),
-        workload: Some(app::domain::workload::Workload::single_turn()),
+        workload: Some(app::domain::model::workload::Workload::single_turn()),
         ..definitions()
     };
     assert_eq!(run.definitions, expected);
@@ -588,7 +588,7 @@ fn a_target_is_shown_without_credentials() {
 
 #[tokio::test]
 async fn prompt_lengths_are_calibrated_from_usage_or_counted_with_the_tokenizer() {
-    use app::domain::metrics::PromptLengthSource;
+    use app::domain::model::metrics::PromptLengthSource;
     let (url, fake) = fake_server(2).await;
     let (_dir, pool) = temp_db().await;
     let prompts_sent = |from: usize| -> Vec<String> {

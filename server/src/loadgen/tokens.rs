@@ -14,7 +14,7 @@
 //! Sends nothing but the calibration's two requests; knows nothing of runs or storage.
 
 use super::words::WORDS;
-use app::domain::metrics::PromptLengthSource;
+use app::domain::model::metrics::PromptLengthSource;
 use rand::rngs::StdRng;
 use rand::Rng;
 use std::fmt;

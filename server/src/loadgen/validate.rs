@@ -69,8 +69,8 @@ pub fn check(spec: &SweepSpec) -> Result<(), SpecError> {
 pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
     let t = &spec.target;
     // The model and the name are stored with the run: the bounds of every stored text.
-    text("model", &t.model, false, app::domain::text::MAX_FACT_CHARS)?;
-    text("name", &spec.name, true, app::domain::text::MAX_NAME_CHARS)?;
+    text("model", &t.model, false, app::domain::model::text::MAX_FACT_CHARS)?;
+    text("name", &spec.name, true, app::domain::model::text::MAX_NAME_CHARS)?;
     if let Some(k) = &t.api_key {
         if k.expose().chars().count() > MAX_TEXT_CHARS {
             return err("api_key", format!("longer than {MAX_TEXT_CHARS} characters"));
@@ -159,7 +159,7 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
     if spec.repeat == 0 || spec.repeat > MAX_REPEAT {
         return err("repeat", format!("{} is not between 1 and {MAX_REPEAT}", spec.repeat));
     }
-    if spec.repeat_order == app::domain::metrics::RepeatOrder::Interleaved
+    if spec.repeat_order == app::domain::model::metrics::RepeatOrder::Interleaved
         && !matches!(spec.loads, Loads::Concurrency(_))
     {
         // A rate sweep stops at the first rate over capacity and the adaptive search picks
@@ -448,12 +448,12 @@ fn requests_ok(n: usize) -> Result<(), SpecError> {
 }
 
 /// A one-line text of at most `max` characters, by the rules of stored text
-/// (`app::domain::text::check_line`: no control or bidirectional control characters).
+/// (`app::domain::model::text::check_line`: no control or bidirectional control characters).
 fn text(field: &'static str, value: &str, may_be_empty: bool, max: usize) -> Result<(), SpecError> {
     if !may_be_empty && value.trim().is_empty() {
         return err(field, "must not be empty");
     }
-    app::domain::text::check_line(field, value, max).or_else(|e| err(field, e.problem.to_string()))
+    app::domain::model::text::check_line(field, value, max).or_else(|e| err(field, e.problem.to_string()))
 }
 
 /// The bounds as a Markdown table (docs/security.md, `plateau sweep --help` wording).
@@ -487,8 +487,8 @@ pub fn table() -> String {
             "capacity.slo",
             format!(
                 "1 – {} limits, ≤ {} characters (the SLO syntax)",
-                app::domain::slo::MAX_LIMITS,
-                app::domain::slo::MAX_TEXT_CHARS
+                app::domain::analysis::slo::MAX_LIMITS,
+                app::domain::analysis::slo::MAX_TEXT_CHARS
             ),
         ),
         (
@@ -502,8 +502,8 @@ pub fn table() -> String {
         ),
         ("prompt_tokens × requests built at once", format!("≤ {MAX_PROMPT_WORDS_IN_MEMORY}")),
         ("max_tokens × requests per level", format!("≤ {MAX_OUTPUT_TOKENS_PER_LEVEL}")),
-        ("model", format!("≤ {} characters", app::domain::text::MAX_FACT_CHARS)),
-        ("name", format!("≤ {} characters", app::domain::text::MAX_NAME_CHARS)),
+        ("model", format!("≤ {} characters", app::domain::model::text::MAX_FACT_CHARS)),
+        ("name", format!("≤ {} characters", app::domain::model::text::MAX_NAME_CHARS)),
         ("api_key", format!("≤ {MAX_TEXT_CHARS} characters")),
         ("extra_body", format!("≤ {MAX_EXTRA_BODY_BYTES} bytes of JSON")),
         ("metrics_interval_ms", format!("{MIN_METRICS_INTERVAL_MS} – {MAX_METRICS_INTERVAL_MS}")),

@@ -9,7 +9,7 @@ use super::state::AppState;
 use crate::auth::Principal;
 use crate::share::{self, ShareError};
 use app::db;
-use app::domain::annotations::{Anchor, AnnotationId, AnnotationInput, AnnotationKind, Effect};
+use app::domain::model::annotations::{Anchor, AnnotationId, AnnotationInput, AnnotationKind, Effect};
 use app::domain::{LoadKind, RunId};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;

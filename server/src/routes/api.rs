@@ -13,8 +13,9 @@ use super::multipart::read_import;
 use super::state::AppState;
 use crate::ingest;
 use app::db;
-use app::domain::slo::Slo;
-use app::domain::{analysis, Run, RunId};
+use app::domain::analysis::scaling;
+use app::domain::analysis::slo::Slo;
+use app::domain::{Run, RunId};
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -132,13 +133,13 @@ async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {
 struct RunWithAnalysis {
     #[serde(flatten)]
     run: Run,
-    analysis: Vec<analysis::LevelAnalysis>,
+    analysis: Vec<scaling::LevelAnalysis>,
 }
 
 async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let id = run_id(&id)?;
     let run = db::get_run(&state.pool, &id).await?;
-    let analysis = analysis::analyse(&run.points);
+    let analysis = scaling::analyse(&run.points);
     Ok(Json(RunWithAnalysis { run, analysis }).into_response())
 }
 

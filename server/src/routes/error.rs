@@ -21,8 +21,8 @@ use crate::loadgen::SpecError;
 use crate::share::ShareError;
 use crate::sweeps::SweepError;
 use app::db::DbError;
-use app::domain::query::encode;
-use app::domain::text::same_site_path;
+use app::domain::model::text::percent_encode as encode;
+use app::domain::model::text::same_site_path;
 use app::domain::RunId;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -126,8 +126,8 @@ impl From<DbError> for ApiError {
     }
 }
 
-impl From<app::domain::cost::PriceError> for ApiError {
-    fn from(e: app::domain::cost::PriceError) -> Self {
+impl From<app::domain::analysis::cost::PriceError> for ApiError {
+    fn from(e: app::domain::analysis::cost::PriceError) -> Self {
         ApiError::bad_request(e.to_string()).with_field(e.field)
     }
 }

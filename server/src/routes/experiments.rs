@@ -5,8 +5,8 @@
 use super::error::{text, ApiError};
 use super::state::AppState;
 use app::db;
-use app::domain::compare::MAX_RUNS;
-use app::domain::view::ViewState;
+use app::domain::model::comparison::MAX_RUNS;
+use app::domain::view::state::ViewState;
 use app::domain::ExperimentId;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};

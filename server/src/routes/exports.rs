@@ -7,9 +7,8 @@ use super::error::{run_id, text, ApiError};
 use super::state::AppState;
 use crate::report;
 use crate::share::{self, ViewTarget};
-use app::domain::compare;
-use app::domain::view::{query_pairs, ViewState};
-use app::domain::why_signals::StoredSignals;
+use app::domain::analysis::why_signals::StoredSignals;
+use app::domain::view::state::{query_pairs, ViewState};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -68,7 +67,7 @@ async fn costs_of(
     state: &AppState,
     runs: &[app::domain::Run],
     stored: &[StoredSignals],
-) -> Result<Vec<app::domain::cost::RunCost>, ApiError> {
+) -> Result<Vec<app::domain::analysis::cost::RunCost>, ApiError> {
     app::page_data::costs(&state.pool, runs, stored).await.map_err(|e| text(ApiError::from(e)))
 }
 
@@ -89,16 +88,17 @@ async fn run_report(
 }
 
 /// The compared runs of a view and the index of their baseline (the domain's rules:
-/// [`compare::check_run_count`], [`compare::baseline_index`]).
+/// [`app::domain::model::comparison::check_run_count`], [`app::domain::model::comparison::baseline_index`]).
 async fn compare_runs(
     state: &AppState,
     q: Option<&str>,
 ) -> Result<(ViewState, Vec<app::domain::Run>, usize), ApiError> {
     let view = view_of(q).map_err(text)?;
-    compare::check_run_count(view.runs.len())
-        .map_err(|_| text(ApiError::bad_request(format!("runs: compare {}", compare::run_count_rule()))))?;
+    app::domain::model::comparison::check_run_count(view.runs.len()).map_err(|_| {
+        text(ApiError::bad_request(format!("runs: compare {}", app::domain::model::comparison::run_count_rule())))
+    })?;
     let runs = share::runs_of_view(&state.pool, &ViewTarget::Compare, &view).await.map_err(text)?;
-    let baseline = compare::baseline_index(&runs, view.baseline.as_ref());
+    let baseline = app::domain::model::comparison::baseline_index(&runs, view.baseline.as_ref());
     Ok((view, runs, baseline))
 }
 
@@ -125,7 +125,7 @@ async fn compare_json(State(state): State<AppState>, RawQuery(q): RawQuery) -> R
         serde_json::json!({
             "slo": slo.to_string(),
             "definition": crate::export::SLO_DEFINITION,
-            "runs": app::domain::slo::across(slo, &points, b),
+            "runs": app::domain::analysis::slo::across(slo, &points, b),
         })
     });
     let doc = serde_json::json!({

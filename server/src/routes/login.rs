@@ -36,10 +36,10 @@ struct LoginForm {
 
 /// Where to go after signing in: a path on this server, never another site.
 fn safe_next(next: &str) -> &str {
-    app::domain::text::same_site_path(next).unwrap_or("/")
+    app::domain::model::text::same_site_path(next).unwrap_or("/")
 }
 
-use app::domain::format::escape_html as escape;
+use app::domain::model::format::escape_html as escape;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:22rem;margin:4rem auto;padding:0 1rem}\
     label{display:block;margin:.8rem 0}input{display:block;width:100%;padding:.4rem;box-sizing:border-box}\
@@ -90,7 +90,7 @@ async fn page(
     }
     let cross_site = headers.get("sec-fetch-site").is_some_and(|v| v.as_bytes() == b"cross-site");
     if !principal.may_write && cross_site && q.again.is_none() {
-        let again = escape(&format!("/login?next={}&again=1", app::domain::query::encode(next)));
+        let again = escape(&format!("/login?next={}&again=1", app::domain::model::text::percent_encode(next)));
         let html = format!(
             "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta http-equiv=\"refresh\" content=\"0;url={again}\"><title>Sign in · Plateau</title></head>\

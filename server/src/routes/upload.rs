@@ -10,7 +10,7 @@ use super::multipart::read_parts;
 use super::state::AppState;
 use crate::ingest;
 use crate::ingest::form::ImportFields;
-use app::domain::query::encode as urlencode;
+use app::domain::model::text::percent_encode as urlencode;
 use axum::extract::{Multipart, Path, State};
 use axum::response::Redirect;
 use axum::Form;

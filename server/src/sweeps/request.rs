@@ -6,8 +6,8 @@ use crate::loadgen::{
     self, AdaptiveSpec, Arrival, Connections, LoadMode, Loads, MetricsSpec, MetricsUrl, PromptFile, PromptSpec,
     PromptTokenizer, Secret, SpecError, SweepSpec, Target,
 };
-use app::domain::metrics::RepeatOrder;
-use app::domain::slo::Slo;
+use app::domain::analysis::slo::Slo;
+use app::domain::model::metrics::RepeatOrder;
 use app::domain::EndpointKind;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -486,7 +486,8 @@ mod tests {
         assert_eq!(with("temperature", 1e300.into()), Err("temperature"));
         assert_eq!(with("endpoint", "embeddings".into()), Err("endpoint"));
         // The name and the model are stored with the run: the bounds of all stored text.
-        let (name_max, model_max) = (app::domain::text::MAX_NAME_CHARS, app::domain::text::MAX_FACT_CHARS);
+        let (name_max, model_max) =
+            (app::domain::model::text::MAX_NAME_CHARS, app::domain::model::text::MAX_FACT_CHARS);
         assert_eq!(with("name", "n".repeat(name_max).into()), Ok(()));
         assert_eq!(with("name", "n".repeat(name_max + 1).into()), Err("name"));
         assert_eq!(with("name", "a\u{202e}b".into()), Err("name"), "a bidirectional override");

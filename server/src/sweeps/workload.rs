@@ -10,7 +10,7 @@ use crate::loadgen::dataset::{Dataset, DatasetBounds};
 use crate::loadgen::session::{SessionKind, SessionSpec};
 use crate::loadgen::trace::{Trace, TraceBounds};
 use crate::loadgen::{PromptFile, SpecError};
-use app::domain::workload::Think;
+use app::domain::model::workload::Think;
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -97,7 +97,7 @@ fn name_ok(field: &'static str, name: &str) -> Result<String, SpecError> {
     if name.is_empty() {
         return Err(SpecError::new(field, "give the file's name"));
     }
-    app::domain::text::check_line(field, name, 200).map_err(|e| SpecError::new(field, e.problem.to_string()))?;
+    app::domain::model::text::check_line(field, name, 200).map_err(|e| SpecError::new(field, e.problem.to_string()))?;
     Ok(name.to_owned())
 }
 

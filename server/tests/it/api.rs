@@ -238,10 +238,12 @@ async fn the_demo_loads_the_story_runs_and_the_simulated_sweep_once() {
         let sim_run = app::db::get_run(&pool, &sim.id).await.unwrap();
         let stored = app::db::stored_signals(&pool, &sim.id).await.unwrap();
         assert!(stored.has_server_metrics);
-        let why =
-            app::domain::why_signals::why_paragraph(&app::domain::why_signals::run_signals(&sim_run, Some(&stored)));
+        let why = app::domain::analysis::why_signals::why_paragraph(&app::domain::analysis::why_signals::run_signals(
+            &sim_run,
+            Some(&stored),
+        ));
         let why = why.unwrap();
-        assert_eq!(why.kind, Some(app::domain::why::WhyKind::BatchLimit), "{}", why.sentence);
+        assert_eq!(why.kind, Some(app::domain::analysis::why::WhyKind::BatchLimit), "{}", why.sentence);
         assert!(why.sentence.contains("at most 4 requests at once"), "{}", why.sentence);
         let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap();
         assert_eq!(chat.level_count, 4);
@@ -251,8 +253,8 @@ async fn the_demo_loads_the_story_runs_and_the_simulated_sweep_once() {
                 .unwrap();
         assert_eq!(completions.points.len(), 2);
         assert_eq!(completions.points[1].output_tok_s(), Some(799.9));
-        assert_eq!(completions.points[1].latency_ms(app::domain::metrics::Stat::Mean), Some(20_380.0));
-        assert_eq!(completions.points[0].latency_ms(app::domain::metrics::Stat::Mean), None);
+        assert_eq!(completions.points[1].latency_ms(app::domain::model::metrics::Stat::Mean), Some(20_380.0));
+        assert_eq!(completions.points[0].latency_ms(app::domain::model::metrics::Stat::Mean), None);
         assert_eq!(completions.facts.max_tokens, None, "not recorded in the story");
     }
 }
@@ -420,7 +422,7 @@ async fn live_sweeps_are_labelled_as_such_and_found_by_the_source_filter() {
                 file_name: Some("http://ada:secret@127.0.0.1:8000/v1/chat/completions?key=k".into()),
             },
             facts: app::domain::RunFacts::default(),
-            definitions: app::domain::metrics::Definitions::default(),
+            definitions: app::domain::model::metrics::Definitions::default(),
             levels: Vec::new(),
             files: Vec::new(),
         };
@@ -543,7 +545,7 @@ async fn empty_charts_say_why() {
             status: app::domain::RunStatus::Running,
             source: app::domain::SourceInfo { format: app::domain::SourceFormat::LiveSweep, file_name: None },
             facts: app::domain::RunFacts::default(),
-            definitions: app::domain::metrics::Definitions::default(),
+            definitions: app::domain::model::metrics::Definitions::default(),
             levels: Vec::new(),
             files: Vec::new(),
         };
@@ -612,8 +614,8 @@ async fn the_run_page_shows_bootstrap_intervals_of_latency_percentiles() {
             .unwrap();
         let e2e: Vec<f64> = records.iter().filter(|r| r.ok).filter_map(|r| r.e2e_ms).collect();
         assert!(e2e.len() >= 20, "{} records", e2e.len());
-        let ci = app::domain::noise::QuantileInterval::bootstrap(&e2e, 0.99).unwrap();
-        let s = |ms: f64| app::domain::format::num(Some(ms / 1000.0), 2);
+        let ci = app::domain::analysis::noise::QuantileInterval::bootstrap(&e2e, 0.99).unwrap();
+        let s = |ms: f64| app::domain::model::format::num(Some(ms / 1000.0), 2);
         let expected = format!("95 % bootstrap interval {} … {} s over {} requests", s(ci.lo), s(ci.hi), ci.n);
         assert!(page.contains(&expected), "{expected} not in the page");
         assert_eq!(page.matches("class=\"boot\"").count(), 10, "p50 and p99 of each of the 5 levels");
@@ -628,7 +630,7 @@ async fn the_run_page_shows_connect_time_only_when_it_is_not_negligible() {
     // A level whose requests waited for new connections (a retried SYN: ~1 s)
     // shows them in the levels table; one on kept-alive connections (no `connect`
     // measure) or with loopback connects (0.2 ms) shows no column.
-    use app::domain::metrics::{Metric, Stat};
+    use app::domain::model::metrics::{Metric, Stat};
     use app::domain::{LoadKind, NewLevel, NewRun, Point, RunFacts, RunStatus, SourceFormat, SourceInfo};
     let run = |name: &str, connect_p99: &[Option<f64>]| NewRun {
         name: name.into(),
@@ -679,7 +681,7 @@ async fn the_run_page_shows_connect_time_only_when_it_is_not_negligible() {
 /// stored. Tags typed into the import are bounded in number and length the same way.
 #[tokio::test]
 async fn over_long_stored_texts_are_refused_naming_the_field() {
-    use app::domain::text::{MAX_NAME_CHARS, MAX_TAGS, MAX_TAG_CHARS};
+    use app::domain::model::text::{MAX_NAME_CHARS, MAX_TAGS, MAX_TAG_CHARS};
     for app in TestApp::builder().max_upload_bytes(64 << 20).each().await {
         let client = reqwest::Client::new();
         let resp = client.post(format!("{}/api/v1/runs", app.base)).multipart(story_form()).send().await.unwrap();
@@ -738,7 +740,7 @@ async fn over_long_stored_texts_are_refused_naming_the_field() {
 /// throughput, stored in `app`'s database: TPOT is not among the per-level gated metrics,
 /// so only capacity at a TPOT SLO can tell these runs apart.
 async fn tpot_sweep(app: &TestApp, name: &str, tpot_p99_ms: [f64; 4]) -> String {
-    use app::domain::metrics::{Metric, Stat};
+    use app::domain::model::metrics::{Metric, Stat};
     use app::domain::{LoadKind, NewLevel, Point, RunStatus};
     let mut run = app::db::testing::sample();
     run.name = name.into();
@@ -871,7 +873,7 @@ async fn check_gates_capacity_at_an_slo_through_the_api_and_the_cli() {
 /// A closed-loop sweep stored in `app`'s database: each level `(C, tok/s)` measured in
 /// three trials (±1 %), so the knee has a range and the plateau a t-test.
 async fn trial_sweep(app: &TestApp, name: &str, levels: &[(f64, f64)]) -> String {
-    use app::domain::metrics::{Metric, Stat};
+    use app::domain::model::metrics::{Metric, Stat};
     use app::domain::{LoadKind, NewLevel, Point, RunStatus};
     let mut run = app::db::testing::sample();
     run.name = name.into();

@@ -78,7 +78,7 @@ impl TestApp {
                 status: app::domain::RunStatus::Running,
                 source: app::domain::SourceInfo { format: app::domain::SourceFormat::Plateau, file_name: None },
                 facts: app::domain::RunFacts::default(),
-                definitions: app::domain::metrics::Definitions::default(),
+                definitions: app::domain::model::metrics::Definitions::default(),
                 levels: Vec::new(),
                 files: Vec::new(),
             }),

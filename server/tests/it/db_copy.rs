@@ -13,10 +13,10 @@
 
 use app::db::testing::{self, TestDb};
 use app::db::Db;
-use app::domain::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
-use app::domain::metrics::{Metric, Stat};
-use app::domain::view::ViewState;
-use app::domain::{compare, NewRun, RunId, RunStatus};
+use app::domain::model::annotations::{Anchor, AnnotationInput, AnnotationKind, Effect};
+use app::domain::model::metrics::{Metric, Stat};
+use app::domain::view::state::ViewState;
+use app::domain::{NewRun, RunId, RunStatus};
 use server::share::{self, ViewTarget};
 use std::time::Instant;
 
@@ -65,7 +65,7 @@ async fn comparison(db: &Db, chat: &RunId, completions: &RunId) -> (String, Stri
     ])
     .unwrap();
     let runs = share::runs_of_view(db, &ViewTarget::Compare, &view).await.unwrap();
-    let b = compare::baseline_index(&runs, view.baseline.as_ref());
+    let b = app::domain::model::comparison::baseline_index(&runs, view.baseline.as_ref());
     assert_eq!(runs.len(), 2);
     (server::report::compare_csv(&runs, &view, b), server::report::compare_markdown(&runs, b, &[], None))
 }

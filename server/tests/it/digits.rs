@@ -75,7 +75,7 @@ fn numbers_in_one(text: &str) -> HashSet<u64> {
 
 /// `x` with its decimal point moved `shift` places, as a person would write it.
 fn shift10(x: f64, shift: i32) -> f64 {
-    app::domain::metrics::scale_pow10(x, shift)
+    app::domain::model::metrics::scale_pow10(x, shift)
 }
 
 fn collect_numbers(v: &serde_json::Value, out: &mut Vec<(String, f64)>, path: &str) {

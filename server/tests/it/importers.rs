@@ -8,7 +8,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-use app::domain::metrics::{Metric, Stat};
+use app::domain::model::metrics::{Metric, Stat};
 use app::domain::LoadKind;
 use server::ingest::{self, ImportRequest, InputFile, PreparedRun};
 

@@ -18,7 +18,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-use app::domain::metrics::{Metric, Stat};
+use app::domain::model::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, RunStatus};
 use server::loadgen::{self, LoadMode, Loads, PromptSpec, SweepSpec, Target};
 use std::process::{Child, Command};
@@ -110,7 +110,7 @@ async fn a_short_real_sweep_against_llama_cpp() {
         request_timeout: Duration::from_secs(120),
         metrics: loadgen::MetricsSpec::off(),
         repeat: 1,
-        repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
+        repeat_order: app::domain::model::metrics::RepeatOrder::BackToBack,
         sessions: None,
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
@@ -196,7 +196,7 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
         request_timeout: Duration::from_secs(120),
         metrics: loadgen::MetricsSpec { interval: Duration::from_millis(250), ..loadgen::MetricsSpec::default() },
         repeat: 1,
-        repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
+        repeat_order: app::domain::model::metrics::RepeatOrder::BackToBack,
         sessions: None,
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
@@ -237,14 +237,14 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
     assert_eq!(levels[0].telemetry.max("requests_waiting"), Some(0.0), "nothing deferred at C=1");
     // Why it plateaus, from what was stored: llama.cpp's 4 slots.
     let stored = app::db::stored_signals(&pool, &id).await.unwrap();
-    let mut signals = app::domain::why_signals::run_signals(&run, Some(&stored));
+    let mut signals = app::domain::analysis::why_signals::run_signals(&run, Some(&stored));
     // Whether the *client* sees the plateau here is noise: on 2 shared cores throughput
     // swings ±15 % between levels (seen: 58 → 49 → 65 tok/s at C = 4, 8, 16), so the knee
     // may not show (the knee itself is tested on the simulator and on these numbers in
     // `knee.rs`). What this test is about is the rule reading llama.cpp's own metrics over
     // the plateau's levels: without a knee, the levels from C=4, where all 4 slots are busy.
     if let Some(sat) = signals.saturation.as_mut() {
-        sat.region.get_or_insert(app::domain::knee::LoadRange { from: 4.0, to: 16.0 });
+        sat.region.get_or_insert(app::domain::analysis::knee::LoadRange { from: 4.0, to: 16.0 });
     }
     let levels_seen: Vec<String> = signals
         .levels
@@ -261,14 +261,14 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
             )
         })
         .collect();
-    let finding = app::domain::why::explain(&signals);
+    let finding = app::domain::analysis::why::explain(&signals);
     let finding = finding.unwrap_or_else(|| panic!("no finding: {levels_seen:#?} {:?}", signals.saturation));
-    assert_eq!(finding.kind, app::domain::why::WhyKind::BatchLimit, "{}\n{levels_seen:#?}", finding.sentence);
+    assert_eq!(finding.kind, app::domain::analysis::why::WhyKind::BatchLimit, "{}\n{levels_seen:#?}", finding.sentence);
     assert!(finding.sentence.contains("at most 4 requests at once"), "{}", finding.sentence);
     assert!(
-        app::domain::why::token_mismatches(&signals).is_empty(),
+        app::domain::analysis::why::token_mismatches(&signals).is_empty(),
         "{:?}",
-        app::domain::why::token_mismatches(&signals)
+        app::domain::analysis::why::token_mismatches(&signals)
     );
 }
 
@@ -310,7 +310,7 @@ async fn sweep_once(pool: &app::db::Db, spec: SweepSpec) -> (app::domain::Run, V
 /// About a minute on one llama.cpp thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_sweeps_miss_the_prefix_cache_and_prompts_are_the_requested_tokens() {
-    use app::domain::metrics::PromptLengthSource;
+    use app::domain::model::metrics::PromptLengthSource;
     let (_server, base) = start_llama(4).await;
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join("llama-cache.db")).await.unwrap();
@@ -390,7 +390,7 @@ async fn a_three_turn_conversation_is_served_from_llama_cpps_prompt_cache_from_t
     let (run, _, cached_total, _) = sweep_once(&pool, spec).await;
     assert_eq!(run.definitions.workload.as_ref().unwrap().label(), "multi-turn 3 turns");
     let records = app::db::level_requests(&pool, &run.id, 0).await.unwrap();
-    let rows = app::domain::turns::by_turn(&records);
+    let rows = app::domain::analysis::turns::by_turn(&records);
     eprintln!("{rows:#?}");
     assert_eq!(rows.iter().map(|r| r.turn).collect::<Vec<_>>(), vec![1, 2, 3]);
     let input = |t: u32| rows.iter().find(|r| r.turn == t).unwrap().input_tokens_mean.unwrap();
@@ -416,6 +416,6 @@ async fn a_three_turn_conversation_is_served_from_llama_cpps_prompt_cache_from_t
     assert!(share(1) < share(2) && share(2) < share(3), "the history's share grows: {rows:?}");
     assert!(input(3) > input(2) && input(2) > input(1) + 48.0, "the context grows: {rows:?}");
     assert!(cached_total > 0.0, "llama.cpp's own prompt_tokens_cached counter moved");
-    let story = app::domain::turns::turn_story(&rows, "turn").unwrap();
+    let story = app::domain::analysis::turns::turn_story(&rows, "turn").unwrap();
     assert!(story.contains("prefix cache"), "{story}");
 }

@@ -341,7 +341,7 @@ async fn back_and_next_stay_on_this_site() {
             let location = resp.headers()["location"].to_str().unwrap().to_owned();
             assert!(location.starts_with("/?error="), "view {back:?} → {location}");
             // Sign-in's next.
-            let resp = app.get(&format!("/login?next={}", app::domain::query::encode(back))).await;
+            let resp = app.get(&format!("/login?next={}", app::domain::model::text::percent_encode(back))).await;
             let location = resp.headers().get("location").map(|l| l.to_str().unwrap().to_owned()).unwrap_or_default();
             assert!(!location.contains("evil"), "next {back:?} → {location}");
         }
@@ -449,7 +449,7 @@ async fn the_history_page_keeps_names_versions_and_notes_as_text() {
 /// up half-way.
 #[tokio::test]
 async fn change_points_keep_run_names_as_text() {
-    use app::domain::metrics::{Metric, Stat};
+    use app::domain::model::metrics::{Metric, Stat};
     for app in TestApp::each().await {
         let mut ids = Vec::new();
         for i in 0..16 {
@@ -572,7 +572,7 @@ async fn priced_gpu_types_stay_text_on_pages_and_exports() {
         app::db::testing::execute(&app.pool, "UPDATE runs SET gpu_type = $1", &[hostile]).await;
         let resp = app
             .client
-            .put(app.url(&format!("/api/v1/prices/{}", app::domain::query::encode(hostile))))
+            .put(app.url(&format!("/api/v1/prices/{}", app::domain::model::text::percent_encode(hostile))))
             .json(&serde_json::json!({ "usd_per_gpu_hour": 2 }))
             .send()
             .await
@@ -668,7 +668,7 @@ async fn labels_of_a_saved_scrape_stay_text_on_the_run_page_and_exports() {
 
 #[tokio::test]
 async fn a_workloads_file_name_stays_text_on_the_run_and_compare_pages() {
-    use app::domain::workload::{Shape, SourceKind, SourceRef, Think, Workload};
+    use app::domain::model::workload::{Shape, SourceKind, SourceRef, Think, Workload};
     let name = "<img src=x onerror=alert(3)>.json";
     for app in TestApp::each().await {
         let mut run = app::db::testing::sample();

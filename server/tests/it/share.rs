@@ -424,7 +424,7 @@ async fn snapshots_freeze_the_server_metrics_and_the_why_with_the_runs() {
 /// bound, through the JSON API and the forms alike; nothing is stored.
 #[tokio::test]
 async fn over_long_annotations_and_titles_are_refused_with_their_bound() {
-    use app::domain::text::{MAX_ANNOTATION_CHARS, MAX_TITLE_CHARS};
+    use app::domain::model::text::{MAX_ANNOTATION_CHARS, MAX_TITLE_CHARS};
     for app in TestApp::each().await {
         let (chat, completions) = story(&app).await;
         let before = app::db::testing::row_counts(&app.pool).await;

@@ -13,7 +13,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-use app::domain::metrics::{Metric, Stat};
+use app::domain::model::metrics::{Metric, Stat};
 use app::domain::{EndpointKind, LoadKind, RunStatus};
 use server::loadgen::{self, AdaptiveSpec, Arrival, LoadMode, Loads, Progress, PromptSpec, Secret, SweepSpec, Target};
 use server::sim::{self, SimConfig};
@@ -52,7 +52,7 @@ fn spec(url: String, endpoint: EndpointKind, concurrency: Vec<u32>, mode: LoadMo
         request_timeout: Duration::from_secs(30),
         metrics: loadgen::MetricsSpec::off(),
         repeat: 1,
-        repeat_order: app::domain::metrics::RepeatOrder::BackToBack,
+        repeat_order: app::domain::model::metrics::RepeatOrder::BackToBack,
         sessions: None,
     }
 }
@@ -1144,7 +1144,10 @@ async fn steady_state_throughput_matches_the_simulators_model() {
             raw["steady_window"],
             raw["sent_at_ms"],
         );
-        assert_eq!(run.definitions.throughput_window, Some(app::domain::metrics::ThroughputWindow::MeasuredWindow));
+        assert_eq!(
+            run.definitions.throughput_window,
+            Some(app::domain::model::metrics::ThroughputWindow::MeasuredWindow)
+        );
         // latency still counts every request, ramp-up and drain included
         assert_eq!(p.requests_ok, Some(requests as i64));
     }
@@ -1564,8 +1567,8 @@ async fn preemptions_are_counted_and_failed_scrapes_never_fail_the_sweep() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stored_sweep_explains_its_plateau_by_the_simulators_batch_limit() {
     let _together = shared_lock().await;
-    use app::domain::why::{self, WhyKind};
-    use app::domain::why_signals;
+    use app::domain::analysis::why::{self, WhyKind};
+    use app::domain::analysis::why_signals;
     let url = spawn_sim(SimConfig {
         max_batch: 4,
         base_decode_ms: 5.0,
@@ -1591,7 +1594,7 @@ async fn the_stored_sweep_explains_its_plateau_by_the_simulators_batch_limit() {
     assert!(p.evidence.iter().any(|e| e == "running requests (max) 4 at C=8"), "{:?}", p.evidence);
     assert!(why::token_mismatches(&signals).is_empty(), "{:?}", why::token_mismatches(&signals));
     // The run page's proposals: the finding, once.
-    let found = app::domain::anomalies::why_findings(0, &run, &signals);
+    let found = app::domain::analysis::anomalies::why_findings(0, &run, &signals);
     assert_eq!(found.len(), 1);
     assert!(found[0].proposed_annotation_text.contains("at most 4 requests"));
 }
@@ -1639,14 +1642,14 @@ async fn interleaved_repeats_pass_over_the_levels_once_per_trial() {
     let pool = app::db::connect(&dir.path().join("interleaved.db")).await.unwrap();
     let mut s = spec(url, EndpointKind::Completions, vec![2, 4], LoadMode::Steady { requests: 8 });
     s.repeat = 3;
-    s.repeat_order = app::domain::metrics::RepeatOrder::Interleaved;
+    s.repeat_order = app::domain::model::metrics::RepeatOrder::Interleaved;
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
     let id = loadgen::run_sweep(&pool, s, tx, cancel_rx).await.unwrap();
     let run = app::db::get_run(&pool, &id).await.unwrap();
     assert_eq!(run.status, RunStatus::Complete);
     let repeats = run.definitions.repeats.unwrap();
-    assert_eq!((repeats.trials, repeats.order), (3, app::domain::metrics::RepeatOrder::Interleaved));
+    assert_eq!((repeats.trials, repeats.order), (3, app::domain::model::metrics::RepeatOrder::Interleaved));
     assert_eq!(run.points.iter().map(|p| p.trials.len()).collect::<Vec<_>>(), [3, 3]);
     let raw = |i| {
         let pool = pool.clone();
@@ -1683,7 +1686,7 @@ async fn a_cancelled_interleaved_sweep_keeps_every_trial_it_finished() {
     let pool = app::db::connect(&dir.path().join("interleaved-cancel.db")).await.unwrap();
     let mut s = spec(url, EndpointKind::Completions, vec![2, 4], LoadMode::Steady { requests: 8 });
     s.repeat = 3;
-    s.repeat_order = app::domain::metrics::RepeatOrder::Interleaved;
+    s.repeat_order = app::domain::model::metrics::RepeatOrder::Interleaved;
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
     let (cancel, cancel_rx) = tokio::sync::watch::channel(false);
     // Cancel once C=4 is into its second trial (requests 9… of its 24).
@@ -1753,7 +1756,7 @@ async fn repeats_give_intervals_twins_are_within_noise_and_a_smaller_batch_fails
         let values: Vec<f64> = p.trials.iter().map(|t| t.get(Metric::OutputThroughput, Stat::Mean).unwrap()).collect();
         let mean = values.iter().sum::<f64>() / 5.0;
         assert!((p.output_tok_s().unwrap() - mean).abs() < 1e-9, "the level is the trials' mean");
-        let ci = p.interval(Metric::OutputThroughput, Stat::Mean).unwrap();
+        let ci = app::domain::analysis::noise::Interval::of_level(p, Metric::OutputThroughput, Stat::Mean).unwrap();
         assert!(ci.lo < mean && mean < ci.hi && ci.n == 5, "{ci:?}");
         assert!(values.windows(2).any(|w| w[0] != w[1]), "the jitter makes trials differ: {values:?}");
         assert!(ci.half_width() / mean < 0.2, "{ci:?}");
@@ -1763,7 +1766,7 @@ async fn repeats_give_intervals_twins_are_within_noise_and_a_smaller_batch_fails
     assert_eq!(reread.points, a.points);
 
     let (b, _) = sweep(&pool, at(spawn_sim(cfg(16)).await, "b")).await;
-    let cmp = app::domain::compare::compare(&[a.clone(), b.clone()], 0).unwrap();
+    let cmp = app::domain::analysis::compare::compare(&[a.clone(), b.clone()], 0).unwrap();
     for l in &cmp.levels {
         let noise = l.deltas[0].noise.clone().unwrap();
         assert!(noise.ends_with("): within noise."), "{}: {noise}", l.key.label());
@@ -1808,7 +1811,7 @@ async fn repeats_give_intervals_twins_are_within_noise_and_a_smaller_batch_fails
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompt_lengths_are_calibrated_to_the_simulators_own_count() {
     let _together = shared_lock().await;
-    use app::domain::metrics::PromptLengthSource;
+    use app::domain::model::metrics::PromptLengthSource;
     let url = spawn_sim(SimConfig::default()).await;
     let dir = tempfile::tempdir().unwrap();
     let pool = app::db::connect(&dir.path().join("calibrated.db")).await.unwrap();
@@ -1852,7 +1855,7 @@ async fn capacity_sweep(s: SweepSpec) -> (app::domain::Run, Vec<f64>, loadgen::c
     let slo = searched_slo(&run).unwrap_or_else(|| panic!("the notes name the SLO: {}", run.facts.notes));
     assert!(run.facts.notes.contains(&format!("Capacity search: {text}")), "{}", run.facts.notes);
     // Live and imported runs read the same: the SLO core's sentence over the stored levels.
-    let again = app::domain::slo::sentence(&app::domain::slo::capacity(&slo, &run.points));
+    let again = app::domain::analysis::slo::sentence(&app::domain::analysis::slo::capacity(&slo, &run.points));
     assert!(text.starts_with(&again), "{text} / {again}");
     let marks: Vec<String> =
         run.annotations.iter().map(|a| a.body.clone()).filter(|b| b.starts_with("Capacity search")).collect();
@@ -1863,9 +1866,9 @@ async fn capacity_sweep(s: SweepSpec) -> (app::domain::Run, Vec<f64>, loadgen::c
 }
 
 /// The SLO a capacity run's notes name ("capacity search at SLO …, ").
-fn searched_slo(run: &app::domain::Run) -> Option<app::domain::slo::Slo> {
+fn searched_slo(run: &app::domain::Run) -> Option<app::domain::analysis::slo::Slo> {
     let rest = run.facts.notes.split("capacity search at SLO ").nth(1)?;
-    app::domain::slo::Slo::parse(rest.split(", ").next()?).ok()
+    app::domain::analysis::slo::Slo::parse(rest.split(", ").next()?).ok()
 }
 
 /// Whether `want` lies within one bisection step of the search's bracket: between its
@@ -1928,7 +1931,7 @@ async fn the_capacity_search_finds_where_the_batch_breaks_the_tpot_limit() {
     let id = app::db::list_runs(&pool).await.unwrap()[0].id.clone();
     let run = app::db::get_run(&pool, &id).await.unwrap();
     let slo = searched_slo(&run).unwrap();
-    let cap = app::domain::slo::capacity(&slo, &run.points);
+    let cap = app::domain::analysis::slo::capacity(&slo, &run.points);
     let loads: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
     let got = cap.capacity.unwrap().load;
     let fail = cap.first_failure.as_ref().unwrap();
@@ -1963,7 +1966,7 @@ async fn the_capacity_search_finds_where_long_prompts_break_the_ttft_limit() {
     let mut s = SweepSpec {
         loads: Loads::Capacity {
             search: loadgen::CapacitySpec::concurrency(
-                app::domain::slo::Slo::parse(&format!("ttft:p99<={limit_ms}ms")).unwrap(),
+                app::domain::analysis::slo::Slo::parse(&format!("ttft:p99<={limit_ms}ms")).unwrap(),
                 1,
                 64,
             ),
@@ -2010,7 +2013,7 @@ async fn the_capacity_search_on_request_rate_finds_the_models_rate() {
     let url = spawn_sim(cfg).await;
     // TPOT p90: the requests at the level's start and end see a batch still filling or
     // already draining (a shorter step); the steady ones are the slowest.
-    let slo = app::domain::slo::Slo::parse(&format!("tpot:p90<={limit_ms}ms")).unwrap();
+    let slo = app::domain::analysis::slo::Slo::parse(&format!("tpot:p90<={limit_ms}ms")).unwrap();
     let mut s = SweepSpec {
         loads: Loads::Capacity {
             search: loadgen::CapacitySpec::rate(slo, 20.0, 80.0),
@@ -2040,7 +2043,7 @@ fn sessions(kind: loadgen::session::SessionKind, turns: u32) -> loadgen::session
         system_tokens: 0,
         tool_tokens: 40,
         context_cap_tokens: 0,
-        think: app::domain::workload::Think { mean_ms: 20.0, exponential: false },
+        think: app::domain::model::workload::Think { mean_ms: 20.0, exponential: false },
         dataset: None,
     }
 }
@@ -2073,7 +2076,7 @@ async fn a_multi_turn_conversation_resends_its_history_and_hits_the_prefix_cache
         let p = &run.points[seq as usize];
         assert_eq!(p.requests_ok, Some((users * 3) as i64), "a wave is one conversation per user");
         let records = app::db::level_requests(&pool, &run.id, seq).await.unwrap();
-        let rows = app::domain::turns::by_turn(&records);
+        let rows = app::domain::analysis::turns::by_turn(&records);
         assert_eq!(
             rows.iter().map(|r| (r.turn, r.requests)).collect::<Vec<_>>(),
             vec![(1, users), (2, users), (3, users)]
@@ -2102,7 +2105,7 @@ async fn a_multi_turn_conversation_resends_its_history_and_hits_the_prefix_cache
                 assert!(r.cached_tokens.unwrap() > 0.0 && r.cached_tokens.unwrap() <= input(t - 1) + 1.0, "{r:?}");
             }
         }
-        let story = app::domain::turns::turn_story(&rows, "turn").unwrap();
+        let story = app::domain::analysis::turns::turn_story(&rows, "turn").unwrap();
         assert!(story.contains("prefix cache"), "{story}");
     }
 }
@@ -2126,7 +2129,7 @@ async fn an_agents_session_grows_by_tool_results_up_to_its_context_cap() {
     let steps: Vec<u32> = records.iter().filter_map(|r| r.turn).collect();
     assert!(steps.iter().all(|s| *s <= 3), "the cap stops sessions before step 4: {steps:?}");
     assert!(steps.iter().filter(|s| **s == 1).count() > 2, "sessions restart after the cap: {steps:?}");
-    let rows = app::domain::turns::by_turn(&records);
+    let rows = app::domain::analysis::turns::by_turn(&records);
     let step = |n: u32| rows.iter().find(|r| r.turn == n).unwrap().input_tokens_mean.unwrap();
     assert!(step(2) >= step(1) + 16.0 + 40.0, "a step adds the reply and a 40-token tool result");
 }

@@ -3,7 +3,7 @@
 //! error) and, per alert, who acknowledged it, when and why — or a form to acknowledge it
 //! (an acknowledged alert is not sent again). Formatted on the server (`AlertView`).
 
-use crate::domain::alerts::AlertView;
+use crate::domain::analysis::alerts::AlertView;
 use leptos::prelude::*;
 
 #[component]

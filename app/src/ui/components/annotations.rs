@@ -3,10 +3,10 @@
 //! and the share bar (save report, snapshot). All plain HTML forms: they work without
 //! JavaScript, and text is only ever rendered as text nodes.
 
-use crate::domain::annotations::{parse_inline, Anchor, Annotation, AnnotationKind, Effect, Inline};
-use crate::domain::anomalies::{Anomaly, SuggestedAnnotationKind};
-use crate::domain::compare::LevelKey;
-use crate::domain::format::when;
+use crate::domain::analysis::anomalies::{Anomaly, SuggestedAnnotationKind};
+use crate::domain::model::annotations::{parse_inline, Anchor, Annotation, AnnotationKind, Effect, Inline};
+use crate::domain::model::format::when;
+use crate::domain::model::level::LevelKey;
 use crate::domain::{Point, Run};
 use leptos::prelude::*;
 
@@ -30,7 +30,7 @@ pub fn AnnotationText(body: String) -> impl IntoView {
 /// early and the rest would be parsed as markup. Escaped here, the browser decodes the
 /// character references back into exactly `text`.
 pub fn textarea_html(text: &str) -> String {
-    crate::domain::annotations::escape_html(text)
+    crate::domain::model::annotations::escape_html(text)
 }
 
 fn kind_options(selected: AnnotationKind) -> impl IntoView {
@@ -227,9 +227,9 @@ pub fn ProposalsList(
             {open.into_iter().map(|a| {
                 let key = a.key();
                 let sev = match a.severity {
-                    crate::domain::anomalies::Severity::Critical => "badge bad",
-                    crate::domain::anomalies::Severity::Warning => "badge",
-                    crate::domain::anomalies::Severity::Info => "badge info",
+                    crate::domain::analysis::anomalies::Severity::Critical => "badge bad",
+                    crate::domain::analysis::anomalies::Severity::Warning => "badge",
+                    crate::domain::analysis::anomalies::Severity::Info => "badge info",
                 };
                 let who = if several { runs.get(a.run).map(|r| format!("{} ", r.name)).unwrap_or_default() } else { String::new() };
                 let at = a.level.map(|l| l.label()).unwrap_or_default();
@@ -240,7 +240,7 @@ pub fn ProposalsList(
                 };
                 let kind = suggested(a.annotation_kind()).as_str();
                 // A change point can be accepted as the start of a new baseline.
-                let change_point = a.kind == crate::domain::anomalies::AnomalyKind::ChangePoint;
+                let change_point = a.kind == crate::domain::analysis::anomalies::AnomalyKind::ChangePoint;
                 view! {
                     <li data-key=key.clone()>
                         <span class=sev>{a.kind.label()}</span>" "<strong>{who}</strong>{at}": "{a.evidence.clone()}
@@ -310,8 +310,8 @@ pub fn ShareBar(view_path: String, exports: Vec<(&'static str, String)>, editabl
 
 /// A banner saying how the page is shown (report or snapshot).
 #[component]
-pub fn ModeBanner(mode: crate::domain::view::PageMode, live_href: String) -> impl IntoView {
-    use crate::domain::view::PageMode;
+pub fn ModeBanner(mode: crate::domain::view::state::PageMode, live_href: String) -> impl IntoView {
+    use crate::domain::view::state::PageMode;
     match mode {
         PageMode::Live => ().into_any(),
         PageMode::Report(r) => view! {
@@ -332,7 +332,7 @@ pub fn ModeBanner(mode: crate::domain::view::PageMode, live_href: String) -> imp
 
 /// The problems of a view URL, with what each parameter takes.
 #[component]
-pub fn ViewProblems(problems: Vec<crate::domain::view::ViewProblem>, fallback: String) -> impl IntoView {
+pub fn ViewProblems(problems: Vec<crate::domain::view::state::ViewProblem>, fallback: String) -> impl IntoView {
     // The address asked for a view that does not exist: a client error.
     crate::ui::components::set_page_status(400);
     view! {

@@ -6,7 +6,7 @@
 //! (public/charts.js: theme, tooltip and legend formatting), the same function the offline
 //! report uses.
 
-use crate::domain::view::ChartSpec;
+use crate::domain::view::state::ChartSpec;
 use leptos::prelude::*;
 
 /// One chart of a page, its option built on the server: drawn into its container after

@@ -1,10 +1,10 @@
 //! What a run costs and what its energy buys, on the run page (per level, at capacity) and
 //! the compare page (per run, against the baseline). Everything arrives formatted from the
-//! server (`domain::cost::CostView`, `CompareCostRow`): this only draws it, with the price
+//! server (`domain::analysis::cost::CostView`, `CompareCostRow`): this only draws it, with the price
 //! each figure rests on and its assumption, or why there is none ("no price set", "GPU
 //! count unknown") with a link to set one.
 
-use crate::domain::cost::{CompareCostRow, CostView, ASSUMPTION, ENERGY_ASSUMPTION};
+use crate::domain::analysis::cost::{CompareCostRow, CostView, ASSUMPTION, ENERGY_ASSUMPTION};
 use crate::domain::LoadKind;
 use leptos::prelude::*;
 
@@ -28,7 +28,7 @@ pub fn CostSection(
     let at_capacity = capacity.map(|(load, label)| {
         let text = match (&missing, rows.iter().find(|r| r.load_value == load)) {
             (Some((m, _)), _) => format!("cost {m}"),
-            (None, Some(r)) if r.cells[2] != crate::domain::format::UNKNOWN => {
+            (None, Some(r)) if r.cells[2] != crate::domain::model::format::UNKNOWN => {
                 format!("{} per million output tokens at {label}", r.cells[2])
             }
             _ => format!("cost at {label} unknown (no throughput)"),

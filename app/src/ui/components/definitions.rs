@@ -2,7 +2,7 @@
 //! window) and the definition of every metric it reports. Shown wherever numbers from
 //! different tools could be mistaken for equals.
 
-use crate::domain::metrics::{Definitions, Metric};
+use crate::domain::model::metrics::{Definitions, Metric};
 use crate::domain::Point;
 use leptos::prelude::*;
 

@@ -1,10 +1,10 @@
 //! The table of a run's levels with their derived figures. Server-rendered, so it is the
 //! page's content when JavaScript is off; the charts only draw what it already says.
 
-use crate::domain::analysis::{self, TokensPerRequestMethod};
-use crate::domain::format::{int, load, ms_as_s, num, pct};
-use crate::domain::metrics::{Metric, Stat};
-use crate::domain::noise::{Interval, LevelPercentiles, QuantileInterval};
+use crate::domain::analysis::noise::{Interval, LevelPercentiles, QuantileInterval};
+use crate::domain::analysis::scaling::{self, TokensPerRequestMethod};
+use crate::domain::model::format::{int, load, ms_as_s, num, pct};
+use crate::domain::model::metrics::{Metric, Stat};
 use crate::domain::{LoadKind, Point};
 use leptos::prelude::*;
 
@@ -61,7 +61,7 @@ pub fn LevelsTable(
     points: Vec<Point>,
     /// The run's annotations: a level they concern gets a marker linking to each.
     #[prop(optional)]
-    annotations: Vec<crate::domain::annotations::Annotation>,
+    annotations: Vec<crate::domain::model::annotations::Annotation>,
     /// Bootstrap intervals of latency p50 / p99 by level (shown in place of the trials'
     /// t-interval: a percentile's interval comes from the per-request records).
     #[prop(optional)]
@@ -69,19 +69,19 @@ pub fn LevelsTable(
     /// With an SLO: the run's capacity at it, for an SLO column (each level's verdict, the
     /// values limit by limit in its title) — one cell a level, so a long run stays cheap.
     #[prop(optional_no_strip)]
-    slo: Option<crate::domain::slo::Capacity>,
+    slo: Option<crate::domain::analysis::slo::Capacity>,
     /// Each level's goodput at the SLO (columns only when some level has one).
     #[prop(optional)]
-    goodput: Vec<crate::domain::slo::LevelGoodput>,
+    goodput: Vec<crate::domain::analysis::slo::LevelGoodput>,
 ) -> impl IntoView {
     let show_slo = slo.is_some();
     let show_goodput = goodput.iter().any(|g| g.goodput.is_ok());
-    let derived = analysis::analyse(&points);
+    let derived = scaling::analyse(&points);
     // Connection set-up gets a column only when some level paid for it.
-    let show_connect = analysis::connect_matters(&points);
+    let show_connect = scaling::connect_matters(&points);
     // Marginal gain per doubling into each level (from the previous level with a throughput).
-    let steps = crate::domain::knee::steps(&points);
-    let gain_at = |load: f64| crate::domain::knee::step_to(&steps, load).map(|s| s.gain_per_doubling);
+    let steps = crate::domain::analysis::knee::steps(&points);
+    let gain_at = |load: f64| crate::domain::analysis::knee::step_to(&steps, load).map(|s| s.gain_per_doubling);
     let kind = points.first().map_or(LoadKind::Concurrency, |p| p.load_kind);
     let load_head = match kind {
         LoadKind::Concurrency => "C",
@@ -105,19 +105,19 @@ pub fn LevelsTable(
             };
             let tpr_mark = matches!(
                 d.tokens_per_request,
-                Some(analysis::Estimate { method: TokensPerRequestMethod::LittlesLaw, .. })
+                Some(scaling::Estimate { method: TokensPerRequestMethod::LittlesLaw, .. })
             )
             .then_some("≈");
             let truncated = p.truncated;
             let over_capacity = p.over_capacity;
             let trials = p.counted_trials().count();
             let warmups = p.trials.len() - trials;
-            let tok_ci = p.interval(Metric::OutputThroughput, Stat::Mean);
+            let tok_ci = Interval::of_level(&p, Metric::OutputThroughput, Stat::Mean);
             let noisy = [
                 tok_ci,
-                p.interval(Metric::E2e, Stat::Mean),
-                p.interval(Metric::E2e, Stat::P50),
-                p.interval(Metric::E2e, Stat::P99),
+                Interval::of_level(&p, Metric::E2e, Stat::Mean),
+                Interval::of_level(&p, Metric::E2e, Stat::P50),
+                Interval::of_level(&p, Metric::E2e, Stat::P99),
             ]
             .iter()
             .flatten()
@@ -126,10 +126,10 @@ pub fn LevelsTable(
             let notes: Vec<(String, String)> = annotations
                 .iter()
                 .filter(|a| {
-                    matches!(a.anchor, crate::domain::annotations::Anchor::Point { .. } | crate::domain::annotations::Anchor::Range { .. })
+                    matches!(a.anchor, crate::domain::model::annotations::Anchor::Point { .. } | crate::domain::model::annotations::Anchor::Range { .. })
                         && a.anchor.covers(&p)
                 })
-                .map(|a| (format!("#annotation-{}", a.id), format!("{}: {}", a.kind.label(), crate::domain::annotations::plain_text(&a.body))))
+                .map(|a| (format!("#annotation-{}", a.id), format!("{}: {}", a.kind.label(), crate::domain::model::annotations::plain_text(&a.body))))
                 .collect();
             let annotated = !notes.is_empty();
             view! {
@@ -151,7 +151,7 @@ pub fn LevelsTable(
                     <td>{gain}</td>
                     <td>{num(d.per_user_tok_s, 1)}</td>
                     {[Stat::Mean, Stat::P50, Stat::P99].map(|stat| {
-                        let ci = p.interval(Metric::E2e, stat);
+                        let ci = Interval::of_level(&p, Metric::E2e, stat);
                         let boot = percentiles.iter().find(|l| l.load_value == p.load_value).and_then(|l| match stat {
                             Stat::P50 => l.e2e_p50,
                             Stat::P99 => l.e2e_p99,

@@ -1,8 +1,8 @@
 //! Every statistic of every metric a run reports, one table per metric, levels as rows.
 
 use super::definitions::metrics_present;
-use crate::domain::format::{load, num};
-use crate::domain::metrics::{Stat, Unit};
+use crate::domain::model::format::{load, num};
+use crate::domain::model::metrics::{Stat, Unit};
 use crate::domain::Point;
 use leptos::prelude::*;
 

@@ -2,10 +2,10 @@
 //! team's named SLOs), the form that stores one under a name, and on a run page the answer —
 //! capacity at the SLO in one sentence — and the levels table's SLO and goodput cells. Plain HTML forms and links: they work without JavaScript.
 
-use crate::domain::format::{num, tok_s, UNKNOWN};
-use crate::domain::metrics::{Metric, Stat};
-use crate::domain::slo::{self, Capacity, LevelGoodput, LimitResult, NamedSlo, Verdict};
-use crate::domain::view::{query_pairs, ViewState};
+use crate::domain::analysis::slo::{self, Capacity, LevelGoodput, LimitResult, NamedSlo, Verdict};
+use crate::domain::model::format::{num, tok_s, UNKNOWN};
+use crate::domain::model::metrics::{Metric, Stat};
+use crate::domain::view::state::{query_pairs, ViewState};
 use crate::domain::{Point, Run};
 use leptos::prelude::*;
 

@@ -1,9 +1,9 @@
 //! The run page's "By turn" (or "By step") section of a multi-turn or agentic run: each
 //! level's requests by turn — TTFT p50 and p99, latency, input tokens and the share served
 //! from the prefix cache — with the sentence saying how TTFT moves with the turn and why.
-//! Formatted on the server (`domain::turns::TurnPanel`); this only draws it.
+//! Formatted on the server (`domain::analysis::turns::TurnPanel`); this only draws it.
 
-use crate::domain::turns::TurnPanel;
+use crate::domain::analysis::turns::TurnPanel;
 use leptos::prelude::*;
 
 #[component]

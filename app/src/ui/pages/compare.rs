@@ -5,14 +5,14 @@
 //! as annotations. Tables carry every number, so the page reads without JavaScript.
 
 use crate::api::get_compare_page;
-use crate::domain::anomalies;
-use crate::domain::compare::{self, Comparability, Comparison, Fact};
-use crate::domain::format::{load, ms_as_s, num, run_colour, UNKNOWN};
-use crate::domain::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
-use crate::domain::metrics::{Metric, Stat};
-use crate::domain::pages::ComparePageData;
-use crate::domain::view::ChartSpec;
-use crate::domain::view::{PageMode, Scale, ViewState, FOCUS_METRICS, FOCUS_STATS};
+use crate::domain::analysis::anomalies;
+use crate::domain::analysis::compare::{self, Comparability, Comparison, Fact};
+use crate::domain::analysis::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
+use crate::domain::model::format::{load, ms_as_s, num, run_colour, UNKNOWN};
+use crate::domain::model::metrics::{Metric, Stat};
+use crate::domain::view::pages::ComparePageData;
+use crate::domain::view::state::ChartSpec;
+use crate::domain::view::state::{PageMode, Scale, ViewState, FOCUS_METRICS, FOCUS_STATS};
 use crate::domain::{Point, Run};
 use crate::error::AppError;
 use crate::ui::components::{
@@ -56,7 +56,7 @@ pub fn ComparePage() -> impl IntoView {
                     Err(e) => view! {
                         <h1>"Compare runs"</h1>
                         <ErrorBox error=e />
-                        <p>{format!("Select {} in the ", compare::run_count_rule())}<a href="/">"runs list"</a>" and press “Compare selected”."</p>
+                        <p>{format!("Select {} in the ", crate::domain::model::comparison::run_count_rule())}<a href="/">"runs list"</a>" and press “Compare selected”."</p>
                     }.into_any(),
                 }
             })}}
@@ -155,7 +155,7 @@ pub(crate) fn CompareView(
     /// What is stored beside each run (server metrics), indexed like `runs`; a snapshot's
     /// are those frozen with it (empty when none had any).
     #[prop(optional)]
-    stored: Vec<crate::domain::why_signals::StoredSignals>,
+    stored: Vec<crate::domain::analysis::why_signals::StoredSignals>,
     /// Per-request tests against the baseline (`page_data::compare_page`); empty: none.
     #[prop(optional)]
     request_tests: Vec<compare::RequestTest>,
@@ -163,25 +163,28 @@ pub(crate) fn CompareView(
     charts: Vec<ChartSpec>,
     /// The team's named SLOs, for the picker.
     #[prop(optional)]
-    slos: Vec<crate::domain::slo::NamedSlo>,
+    slos: Vec<crate::domain::analysis::slo::NamedSlo>,
     /// Each run's cost, indexed like `runs` (empty: none could be read).
     #[prop(optional)]
-    costs: Vec<crate::domain::cost::CompareCostRow>,
+    costs: Vec<crate::domain::analysis::cost::CompareCostRow>,
     /// Each compared run's curve against the baseline, formatted on the server.
     #[prop(optional)]
-    curves: Vec<crate::domain::curve::CurveLine>,
+    curves: Vec<crate::domain::analysis::curve::CurveLine>,
     error: Option<String>,
 ) -> impl IntoView {
-    let baseline = compare::baseline_index(&runs, view.baseline.as_ref());
+    let baseline = crate::domain::model::comparison::baseline_index(&runs, view.baseline.as_ref());
     let editable = mode.editable();
     let live_path = compare_href(&runs, baseline, &view);
     let Some(mut cmp) = compare::compare(&runs, baseline) else {
         return view! { <ErrorBox error=AppError::BadRequest("no baseline".into()) /> }.into_any();
     };
     // The server-side differences where both runs have server metrics.
-    let signals: Vec<crate::domain::why::RunSignals> =
-        runs.iter().enumerate().map(|(i, r)| crate::domain::why_signals::run_signals(r, stored.get(i))).collect();
-    crate::domain::why::add_server_differences(&mut cmp, &signals);
+    let signals: Vec<crate::domain::analysis::why::RunSignals> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| crate::domain::analysis::why_signals::run_signals(r, stored.get(i)))
+        .collect();
+    crate::domain::analysis::why::add_server_differences(&mut cmp, &signals);
     compare::apply_request_tests(&mut cmp, &request_tests);
     let n = runs.len();
     let live_query = live_path.split_once('?').map(|(_, q)| q.to_owned()).unwrap_or_default();
@@ -240,7 +243,7 @@ pub(crate) fn CompareView(
         .collect();
     let found = anomalies::detect(&runs);
     // Each run's curve against the baseline: the knee, the plateau and capacity at the
-    // view's SLO, in one sentence with its evidence (`domain::curve`).
+    // view's SLO, in one sentence with its evidence (`domain::analysis::curve`).
     let curves = curves
         .into_iter()
         .filter_map(|c| {
@@ -267,19 +270,19 @@ pub(crate) fn CompareView(
     // Capacity at the view's SLO per run, and its change from the baseline.
     let slo_view = view.slo.clone().map(|slo| {
         let points: Vec<&[Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
-        let named = crate::domain::slo::NamedSlo::find(&slos, &slo).map(|n| n.name.clone());
+        let named = crate::domain::analysis::slo::NamedSlo::find(&slos, &slo).map(|n| n.name.clone());
         let title = match named {
             Some(n) => format!("Capacity at SLO “{n}” ({})", slo.spaced()),
             None => format!("Capacity at {}", slo.spaced()),
         };
-        let rows = crate::domain::slo::across(&slo, &points, baseline)
+        let rows = crate::domain::analysis::slo::across(&slo, &points, baseline)
             .into_iter()
             .filter_map(|rc| {
                 let run = runs.get(rc.run)?;
                 let change = rc.change.map(|c| {
                     let class = match c.direction {
-                        crate::domain::slo::Direction::Fell => "delta down worse",
-                        crate::domain::slo::Direction::Rose => "delta up better",
+                        crate::domain::analysis::slo::Direction::Fell => "delta down worse",
+                        crate::domain::analysis::slo::Direction::Rose => "delta up better",
                         _ => "delta",
                     };
                     view! { <div class=class data-direction=format!("{:?}", c.direction).to_lowercase()>"Against the baseline: "{c.sentence}"."</div> }
@@ -507,8 +510,8 @@ fn AllChanges(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
                     // Counts and wall time are not statistics a test applies to.
                     let noise = match (c.quantity, c.significance) {
                         (_, Some(s)) => s.verdict.label(),
-                        (crate::domain::compare::Quantity::Measure { .. }, None) => {
-                            crate::domain::noise::Verdict::CannotTell.label()
+                        (crate::domain::analysis::compare::Quantity::Measure { .. }, None) => {
+                            crate::domain::analysis::noise::Verdict::CannotTell.label()
                         }
                         _ => "",
                     };
@@ -580,7 +583,7 @@ fn CompareAnnotations(runs: Vec<Run>, editable: bool, back: String) -> impl Into
             {list.is_empty().then(|| view! { <p class="empty">"No annotations on these runs yet."</p> })}
             <ul class="annotation-list">
                 {list.into_iter().map(|a| {
-                    let on = if matches!(a.anchor, crate::domain::annotations::Anchor::Comparison { .. }) { "this comparison".to_owned() } else { format!("{} · {}", name_of(&a.run_id), a.anchor.label()) };
+                    let on = if matches!(a.anchor, crate::domain::model::annotations::Anchor::Comparison { .. }) { "this comparison".to_owned() } else { format!("{} · {}", name_of(&a.run_id), a.anchor.label()) };
                     let href = format!("/runs/{}#annotation-{}", a.run_id, a.id);
                     view! {
                         <li class="annotation" data-id=a.id.to_string() data-kind=a.kind.as_str()>

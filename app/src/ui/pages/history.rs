@@ -12,7 +12,7 @@
 //! form: the URL holds the view and the page works without JavaScript.
 
 use crate::api::get_history;
-use crate::domain::trend::HistoryPage;
+use crate::domain::analysis::trend::HistoryPage;
 use crate::ui::components::{ChartJsonView, ErrorBox, NoJsNote};
 use leptos::prelude::*;
 use leptos_meta::Title;

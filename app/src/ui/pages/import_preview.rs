@@ -3,8 +3,8 @@
 //! facts, and saves (or re-reads with another format or grouping).
 
 use crate::api::preview_import;
-use crate::domain::format::UNKNOWN;
-use crate::domain::preview::{ImportFields, ImportPreview, PreviewRun};
+use crate::domain::model::format::UNKNOWN;
+use crate::domain::view::preview::{ImportFields, ImportPreview, PreviewRun};
 use crate::domain::{EndpointKind, SourceFormat};
 use crate::ui::components::{DefinitionsView, ErrorBox, LevelsTable};
 use leptos::prelude::*;

@@ -4,8 +4,8 @@
 //! `/prices` (an axum route) and come back here, with `?error=` when a price is refused.
 
 use crate::api::get_prices;
-use crate::domain::cost::{usd, PricesPage};
-use crate::domain::format::when;
+use crate::domain::analysis::cost::{usd, PricesPage};
+use crate::domain::model::format::when;
 use crate::ui::components::ErrorBox;
 use leptos::prelude::*;
 use leptos_meta::Title;

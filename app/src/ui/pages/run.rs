@@ -5,14 +5,15 @@
 //! renders under a saved report (`/r/<slug>`) and from a snapshot (`/s/<id>`, frozen data).
 
 use crate::api::get_run_page;
-use crate::domain::annotations::Effect;
-use crate::domain::format::{int, load, num, when, UNKNOWN};
-use crate::domain::metrics::Stat;
-use crate::domain::pages::RunPageData;
-use crate::domain::view::ChartSpec;
-use crate::domain::view::{PageMode, ViewState};
-use crate::domain::why_signals::{self, StoredSignals};
-use crate::domain::{analysis, Run};
+use crate::domain::analysis::scaling;
+use crate::domain::analysis::why_signals::{self, StoredSignals};
+use crate::domain::model::annotations::Effect;
+use crate::domain::model::format::{int, load, num, when, UNKNOWN};
+use crate::domain::model::metrics::Stat;
+use crate::domain::view::pages::RunPageData;
+use crate::domain::view::state::ChartSpec;
+use crate::domain::view::state::{PageMode, ViewState};
+use crate::domain::Run;
 use crate::ui::components::{
     AnnotationsSection, ChartView, DefinitionsView, ErrorBox, LevelsTable, MeasuresTable, ModeBanner, ProposalsList,
     ShareBar, SloPicker, SloSection, ViewProblems,
@@ -22,7 +23,7 @@ use leptos_meta::{Meta, Title};
 use leptos_router::hooks::{use_params_map, use_query_map};
 
 /// The view state of the current URL, or its problems.
-pub(crate) fn current_view() -> Memo<Result<ViewState, Vec<crate::domain::view::ViewProblem>>> {
+pub(crate) fn current_view() -> Memo<Result<ViewState, Vec<crate::domain::view::state::ViewProblem>>> {
     let query = use_query_map();
     Memo::new(move |_| {
         let map = query.read();
@@ -91,21 +92,22 @@ fn fact(label: &'static str, value: Option<String>) -> impl IntoView {
 
 /// One-line summary used in the page description and header.
 pub(crate) fn summary(run: &Run) -> String {
-    let knee = crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD)
-        .and_then(|s| s.knee)
-        .map(|k| {
-            format!(
-                "; plateaus from {} ({} tok/s)",
-                crate::domain::compare::LevelKey {
-                    load_kind: run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind),
-                    load_value: k.load
-                }
-                .label(),
-                num(Some(k.tok_s), 1)
-            )
-        })
-        .unwrap_or_default();
-    let head = match analysis::peak(&run.points) {
+    let knee =
+        crate::domain::analysis::knee::saturation(&run.points, crate::domain::analysis::knee::DEFAULT_KNEE_THRESHOLD)
+            .and_then(|s| s.knee)
+            .map(|k| {
+                format!(
+                    "; plateaus from {} ({} tok/s)",
+                    crate::domain::model::level::LevelKey {
+                        load_kind: run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind),
+                        load_value: k.load
+                    }
+                    .label(),
+                    num(Some(k.tok_s), 1)
+                )
+            })
+            .unwrap_or_default();
+    let head = match scaling::peak(&run.points) {
         Some((c, t)) => format!(
             "{} level{}, peak {} output tok/s at {}",
             run.points.len(),
@@ -134,33 +136,33 @@ pub(crate) fn RunView(
     stored: Option<StoredSignals>,
     /// What the run costs (`None`: the prices could not be read); a snapshot's as frozen.
     #[prop(optional_no_strip)]
-    cost: Option<crate::domain::cost::CostView>,
+    cost: Option<crate::domain::analysis::cost::CostView>,
     /// The run against its configuration's history (the regression gate); `None` on
     /// shared pages and snapshots.
     #[prop(optional_no_strip)]
-    history: Option<crate::domain::regression::CheckReport>,
+    history: Option<crate::domain::analysis::regression::CheckReport>,
     /// The change points of its configuration's history that start at this run (live page).
     #[prop(optional)]
-    changes: Vec<crate::domain::changes::ChangeProposal>,
+    changes: Vec<crate::domain::analysis::changes::ChangeProposal>,
     /// What was sent to the alert webhooks about it (live page).
     #[prop(optional)]
-    alerts: Vec<crate::domain::alerts::AlertView>,
+    alerts: Vec<crate::domain::analysis::alerts::AlertView>,
     /// Bootstrap intervals of the levels' latency percentiles (from per-request records);
     /// empty on shared pages and snapshots.
     #[prop(optional)]
-    percentiles: Vec<crate::domain::noise::LevelPercentiles>,
+    percentiles: Vec<crate::domain::analysis::noise::LevelPercentiles>,
     /// The page's charts for `view`, built on the server (`charts::pages::run_chart_specs`).
     charts: Vec<ChartSpec>,
     /// With an SLO in the view: each level's goodput from its per-request records; empty on
     /// shared pages and snapshots (their levels are judged by their statistics alone).
     #[prop(optional)]
-    goodput: Vec<crate::domain::slo::LevelGoodput>,
+    goodput: Vec<crate::domain::analysis::slo::LevelGoodput>,
     /// The team's named SLOs, for the picker.
     #[prop(optional)]
-    slos: Vec<crate::domain::slo::NamedSlo>,
+    slos: Vec<crate::domain::analysis::slo::NamedSlo>,
     /// A multi-turn or agentic run's requests by turn (live page).
     #[prop(optional_no_strip)]
-    turns: Option<crate::domain::turns::TurnPanel>,
+    turns: Option<crate::domain::analysis::turns::TurnPanel>,
     error: Option<String>,
 ) -> impl IntoView {
     let f = run.facts.clone();
@@ -189,7 +191,7 @@ pub(crate) fn RunView(
         crate::domain::RunStatus::Interrupted => "the sweep stopped early; the finished levels are whole",
     };
     // Why it plateaus, the trust check and the telemetry panels: the client side of the run
-    // with the server's metrics stored beside it (`domain::why_signals`).
+    // with the server's metrics stored beside it (`domain::analysis::why_signals`).
     let signals = why_signals::run_signals(&run, stored.as_ref());
     let why = why_signals::why_paragraph(&signals);
     let editable = mode.editable();
@@ -205,13 +207,14 @@ pub(crate) fn RunView(
     let export_md = format!("/api/v1/runs/{}/export.md", run.id);
     let definitions = run.definitions.clone();
     let saturation =
-        crate::domain::knee::saturation(&run.points, crate::domain::knee::DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence());
-    let mut found = crate::domain::anomalies::detect_run(0, &run);
-    found.extend(crate::domain::anomalies::why_findings(0, &run, &signals));
+        crate::domain::analysis::knee::saturation(&run.points, crate::domain::analysis::knee::DEFAULT_KNEE_THRESHOLD)
+            .map(|s| s.sentence());
+    let mut found = crate::domain::analysis::anomalies::detect_run(0, &run);
+    found.extend(crate::domain::analysis::anomalies::why_findings(0, &run, &signals));
     if let Some(h) = &history {
-        found.extend(crate::domain::regression::proposals(h, 0, &run.id));
+        found.extend(crate::domain::analysis::regression::proposals(h, 0, &run.id));
     }
-    found.extend(crate::domain::changes::proposals(&changes, 0, &run.id));
+    found.extend(crate::domain::analysis::changes::proposals(&changes, 0, &run.id));
     // One line on the regression gate: what the run was checked against, and the verdict.
     let history_line = history.filter(|h| !h.findings.is_empty()).map(|h| {
         let n = h.regressions();
@@ -223,14 +226,15 @@ pub(crate) fn RunView(
     });
     let is_report = matches!(mode, PageMode::Report(_));
     // Capacity at the view's SLO: first on the page, before where and why it plateaus.
-    let capacity = view.slo.as_ref().map(|slo| crate::domain::slo::capacity(slo, &run.points));
+    let capacity = view.slo.as_ref().map(|slo| crate::domain::analysis::slo::capacity(slo, &run.points));
     let has_goodput = goodput.iter().any(|g| g.goodput.is_ok());
     let slo_section = capacity.clone().map(|capacity| {
-        let named = crate::domain::slo::NamedSlo::find(&slos, &capacity.slo).map(|n| n.name.clone());
+        let named = crate::domain::analysis::slo::NamedSlo::find(&slos, &capacity.slo).map(|n| n.name.clone());
         view! { <SloSection run=run.clone() capacity named has_goodput /> }
     });
     let capacity_at = capacity.as_ref().and_then(|c| {
-        let key = crate::domain::compare::LevelKey { load_kind: c.load_kind?, load_value: c.capacity.as_ref()?.load };
+        let key =
+            crate::domain::model::level::LevelKey { load_kind: c.load_kind?, load_value: c.capacity.as_ref()?.load };
         Some((key.load_value, key.label()))
     });
     let kind = run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind);
@@ -314,9 +318,9 @@ pub(crate) fn RunView(
         </section>
         <p class="view-links" id="view-links">
             "Load axis: "
-            <a href=ViewState { scale: crate::domain::view::Scale::Log, ..view.clone() }.href(&format!("/runs/{}", run.id)) class:current=view.scale == crate::domain::view::Scale::Log>"log₂"</a>
+            <a href=ViewState { scale: crate::domain::view::state::Scale::Log, ..view.clone() }.href(&format!("/runs/{}", run.id)) class:current=view.scale == crate::domain::view::state::Scale::Log>"log₂"</a>
             " · "
-            <a href=ViewState { scale: crate::domain::view::Scale::Linear, ..view.clone() }.href(&format!("/runs/{}", run.id)) class:current=view.scale == crate::domain::view::Scale::Linear>"linear"</a>
+            <a href=ViewState { scale: crate::domain::view::state::Scale::Linear, ..view.clone() }.href(&format!("/runs/{}", run.id)) class:current=view.scale == crate::domain::view::state::Scale::Linear>"linear"</a>
             " · a series switched off in a legend stays off in this page's address"
         </p>
         {picker}
@@ -336,7 +340,7 @@ pub(crate) fn RunView(
                                 <td class="load">{load(s.point.load_value)}</td>
                                 <td>{effect}</td>
                                 <td>{num(s.point.output_tok_s(), 1)}</td>
-                                <td>{crate::domain::format::ms_as_s(s.point.latency_ms(Stat::P50))}</td>
+                                <td>{crate::domain::model::format::ms_as_s(s.point.latency_ms(Stat::P50))}</td>
                                 <td><a href=why>"annotation"</a></td>
                             </tr>
                         }

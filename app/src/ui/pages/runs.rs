@@ -3,8 +3,8 @@
 //! works without JavaScript.
 
 use crate::api::find_runs;
-use crate::domain::format::{num, when, UNKNOWN};
-use crate::domain::query::{RunPage, RunQuery, SortKey, PAGE_SIZE};
+use crate::domain::model::format::{num, when, UNKNOWN};
+use crate::domain::view::query::{RunPage, RunQuery, SortKey, PAGE_SIZE};
 use crate::domain::{EndpointKind, RunStatus};
 use crate::ui::components::ErrorBox;
 use leptos::prelude::*;

@@ -5,8 +5,8 @@
 use super::compare::CompareView;
 use super::run::RunView;
 use crate::api::{get_report_page, get_snapshot};
-use crate::domain::pages::ReportPageData;
-use crate::domain::view::{split_view_path, PageMode};
+use crate::domain::view::pages::ReportPageData;
+use crate::domain::view::state::{split_view_path, PageMode};
 use crate::ui::components::{ErrorBox, ViewProblems};
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};

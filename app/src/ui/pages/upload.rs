@@ -4,7 +4,7 @@
 //! A rejected upload comes back here with `?error=…`.
 
 use super::import_preview::FactsFields;
-use crate::domain::preview::ImportFields;
+use crate::domain::view::preview::ImportFields;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;

@@ -10,8 +10,8 @@
 //! this module and [`super::common`], never each other.
 
 use crate::ingest::json::{FieldError, Obj};
-use app::domain::metrics::convert_unit;
-use app::domain::metrics::{Definitions, Metric, Stat, Unit};
+use app::domain::model::metrics::convert_unit;
+use app::domain::model::metrics::{Definitions, Metric, Stat, Unit};
 use app::domain::{Point, RunFacts};
 use serde_json::Value;
 

@@ -43,7 +43,7 @@
 //! every other sample is dropped, as the scraper does).
 
 use crate::ingest::json::{self, FieldError, Obj};
-use app::domain::telemetry::{
+use app::domain::model::telemetry::{
     assign_names, normalise, LevelTelemetry, Series, SeriesData, TelemetrySource, GPU, GPU_HOST_LABEL, GPU_INDEX_LABEL,
     GPU_MODEL_LABEL, GPU_UUID_LABEL, MAX_NAME_CHARS, MAX_POINTS, MAX_SERIES,
 };

@@ -21,7 +21,7 @@
 mod jsonl;
 
 use crate::ingest::json::{self, FieldError};
-use app::domain::telemetry::{
+use app::domain::model::telemetry::{
     assign_names, detect_engine, LevelTelemetry, Series, SeriesData, TelemetrySource, MAX_BUCKETS, MAX_SERIES,
 };
 use serde_json::{Map, Value};

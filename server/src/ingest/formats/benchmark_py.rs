@@ -13,8 +13,8 @@
 use super::common::Notes;
 use crate::ingest::json::FieldError;
 use crate::ingest::model::{Format, ParsedFile};
-use app::domain::metrics::convert_unit;
-use app::domain::metrics::{Metric, Stat};
+use app::domain::model::metrics::convert_unit;
+use app::domain::model::metrics::{Metric, Stat};
 use app::domain::{LoadKind, NewLevel, Point, SourceFormat};
 
 pub const FORMAT: Format = Format { format: SourceFormat::BenchmarkPy, sniff, parse: |text, _| parse_file(text) };

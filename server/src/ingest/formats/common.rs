@@ -9,7 +9,7 @@
 
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{ParseOptions, ParsedFile};
-use app::domain::metrics::Definitions;
+use app::domain::model::metrics::Definitions;
 use app::domain::{EndpointKind, LoadKind, NewLevel, RunFacts};
 use serde_json::{Map, Value};
 

@@ -31,8 +31,8 @@
 use super::common::{fixed_length, raw_without, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
-use app::domain::metrics::convert_unit;
-use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow};
+use app::domain::model::metrics::convert_unit;
+use app::domain::model::metrics::{Definitions, Metric, Stat, ThroughputWindow};
 use app::domain::{LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::Value;
 

@@ -32,8 +32,8 @@
 use super::common::{top_level, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
-use app::domain::metrics::convert_unit;
-use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TtftDefinition};
+use app::domain::model::metrics::convert_unit;
+use app::domain::model::metrics::{Definitions, Metric, Stat, ThroughputWindow, TtftDefinition};
 use app::domain::{LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 
 pub const FORMAT: Format = Format { format: SourceFormat::InferencePerf, sniff, parse: |text, _| parse(text) };

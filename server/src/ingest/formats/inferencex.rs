@@ -23,8 +23,8 @@
 
 use crate::ingest::json::{FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
-use app::domain::metrics::convert_unit;
-use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
+use app::domain::model::metrics::convert_unit;
+use app::domain::model::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::{Map, Value};
 

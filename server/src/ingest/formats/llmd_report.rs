@@ -10,8 +10,8 @@
 use super::common::Notes;
 use crate::ingest::json::{FieldError, Obj};
 use crate::ingest::model::{Format, ParsedFile};
-use app::domain::metrics::convert_unit;
-use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow};
+use app::domain::model::metrics::convert_unit;
+use app::domain::model::metrics::{Definitions, Metric, Stat, ThroughputWindow};
 use app::domain::{LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::Value;
 
@@ -44,7 +44,7 @@ fn load_doc(text: &str) -> Result<Value, FieldError> {
 
 /// Factor from a metric's `units` to Plateau's unit, or an error naming the field.
 fn factor(path: &str, units: Option<String>, metric: Metric) -> Result<f64, FieldError> {
-    use app::domain::metrics::Unit;
+    use app::domain::model::metrics::Unit;
     let u = units.unwrap_or_default();
     let f = match (metric.unit(), u.as_str()) {
         (Unit::Ms, "s" | "s/token" | "sec" | "seconds") => 1000.0,

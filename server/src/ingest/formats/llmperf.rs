@@ -31,9 +31,9 @@
 use super::common::{fixed_length, Notes};
 use crate::ingest::json::{self, FieldError, Obj};
 use crate::ingest::model::{Format, ParseOptions, ParsedFile};
-use app::domain::metrics::convert_unit;
-use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
-use app::domain::stats::{Summary, RECOMPUTED};
+use app::domain::model::metrics::convert_unit;
+use app::domain::model::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
+use app::domain::model::stats::{Summary, RECOMPUTED};
 use app::domain::{LoadKind, NewLevel, Point, RequestRecord, RunFacts, SourceFormat};
 use serde_json::Value;
 

@@ -6,7 +6,7 @@
 //!   the original files as text. Export → import → export gives the same document.
 //! - **CSV** (levels only): `# plateau-csv 1`, then `# key: <json>` lines for name, status,
 //!   source, facts and definitions, then one row per level with one column per measure
-//!   (`<metric>.<stat>`, units as in `app::domain::metrics`). It round-trips everything but
+//!   (`<metric>.<stat>`, units as in `app::domain::model::metrics`). It round-trips everything but
 //!   the raw fields, the per-request records and the original files. A run with the
 //!   server's metrics adds their per-level summary (`server.<signal>`, [`SERVER_COLUMNS`]);
 //!   read back, those cells are kept in the level's `raw.server_summary` (the series
@@ -14,8 +14,8 @@
 
 use crate::ingest::json::{self, FieldError};
 use crate::ingest::model::{Format, ParsedFile, Restored};
-use app::domain::cost::RunCost;
-use app::domain::metrics::{Definitions, Metric, Stat};
+use app::domain::analysis::cost::RunCost;
+use app::domain::model::metrics::{Definitions, Metric, Stat};
 use app::domain::{
     LoadKind, NewLevel, Point, RequestRecord, RunFacts, RunStatus, SourceFile, SourceFormat, SourceInfo,
 };
@@ -50,7 +50,7 @@ pub struct ExportedLevel {
     /// The server's own metrics during the level (the series in JSON; the CSV carries their
     /// per-level summary, [`SERVER_COLUMNS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub telemetry: Option<app::domain::telemetry::LevelTelemetry>,
+    pub telemetry: Option<app::domain::model::telemetry::LevelTelemetry>,
 }
 
 /// One request row of an export: the stored record, plus the per-request measures a sweep
@@ -139,7 +139,7 @@ pub struct ExportedRun {
     pub files: Vec<ExportedFile>,
     /// The run's annotations at export time (for readers; an import does not restore them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub annotations: Vec<app::domain::annotations::Annotation>,
+    pub annotations: Vec<app::domain::model::annotations::Annotation>,
 }
 
 /// The whole JSON document.
@@ -151,7 +151,7 @@ pub struct Export {
     /// from the levels, so an import ignores it and judges again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<serde_json::Value>,
-    /// The run's cost where a price applies (`app::domain::cost::RunCost`: the price it
+    /// The run's cost where a price applies (`app::domain::analysis::cost::RunCost`: the price it
     /// rests on, who set it, each level's figures). Derived from the prices of the server
     /// that wrote the file, so an import ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -424,10 +424,10 @@ pub fn csv_safe_json(v: &serde_json::Value) -> String {
 }
 
 /// One figure of a level's server side.
-pub type ServerSignal = fn(&app::domain::why::LevelSignals) -> Option<f64>;
+pub type ServerSignal = fn(&app::domain::analysis::why::LevelSignals) -> Option<f64>;
 
 /// The per-level summary of the server's metrics a CSV carries, by column: what the "why"
-/// rules read (`app::domain::why_signals::server_level`). Gauges as their max and their
+/// rules read (`app::domain::analysis::why_signals::server_level`). Gauges as their max and their
 /// mean under load, counters as the level's delta, rates as measured over the level.
 pub const SERVER_COLUMNS: [(&str, ServerSignal); 19] = [
     ("server.requests_running.max", |s| s.running_max),
@@ -452,12 +452,13 @@ pub const SERVER_COLUMNS: [(&str, ServerSignal); 19] = [
 ];
 
 /// Each level's server summary ([`SERVER_COLUMNS`]); `None` for a level without telemetry.
-fn server_summaries(run: &ExportedRun) -> Vec<Option<app::domain::why::LevelSignals>> {
+fn server_summaries(run: &ExportedRun) -> Vec<Option<app::domain::analysis::why::LevelSignals>> {
     run.levels
         .iter()
         .map(|l| {
-            let key = app::domain::compare::LevelKey { load_kind: l.point.load_kind, load_value: l.point.load_value };
-            l.telemetry.as_ref().map(|t| app::domain::why_signals::server_level(&key, t))
+            let key =
+                app::domain::model::level::LevelKey { load_kind: l.point.load_kind, load_value: l.point.load_value };
+            l.telemetry.as_ref().map(|t| app::domain::analysis::why_signals::server_level(&key, t))
         })
         .collect()
 }
@@ -473,7 +474,7 @@ fn worth_writing(c: &RunCost) -> bool {
 }
 
 /// A level's derived cost or energy figure.
-type CostFigure = fn(&app::domain::cost::LevelCost) -> Option<f64>;
+type CostFigure = fn(&app::domain::analysis::cost::LevelCost) -> Option<f64>;
 
 /// The cost and energy columns of the CSV (derived from the writing server's prices and the
 /// level's GPU telemetry: an import ignores them).
@@ -502,8 +503,8 @@ pub fn to_csv_with(run: &ExportedRun, slo: Option<serde_json::Value>, cost: Opti
     let cost_meta = cost.map(|c| {
         serde_json::json!({
             "basis": c.basis,
-            "assumption": app::domain::cost::ASSUMPTION,
-            "energy": app::domain::cost::ENERGY_ASSUMPTION,
+            "assumption": app::domain::analysis::cost::ASSUMPTION,
+            "energy": app::domain::analysis::cost::ENERGY_ASSUMPTION,
         })
     });
     for (k, v) in meta.into_iter().chain(slo.map(|v| ("slo", v))).chain(cost_meta.map(|v| ("cost", v))) {
@@ -528,11 +529,12 @@ pub fn to_csv_with(run: &ExportedRun, slo: Option<serde_json::Value>, cost: Opti
     let server_columns: Vec<_> =
         SERVER_COLUMNS.iter().filter(|(_, get)| servers.iter().flatten().any(|s| get(s).is_some())).collect();
     header.extend(server_columns.iter().map(|(name, _)| (*name).to_owned()));
-    let level_costs: Vec<Option<&app::domain::cost::LevelCost>> = run
+    let level_costs: Vec<Option<&app::domain::analysis::cost::LevelCost>> = run
         .levels
         .iter()
         .map(|l| {
-            let key = app::domain::compare::LevelKey { load_kind: l.point.load_kind, load_value: l.point.load_value };
+            let key =
+                app::domain::model::level::LevelKey { load_kind: l.point.load_kind, load_value: l.point.load_value };
             cost.and_then(|c| c.at(&key))
         })
         .collect();
@@ -567,7 +569,7 @@ pub fn to_csv_with(run: &ExportedRun, slo: Option<serde_json::Value>, cost: Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::domain::metrics::TtftDefinition;
+    use app::domain::model::metrics::TtftDefinition;
     use app::domain::EndpointKind;
 
     fn sample() -> ExportedRun {
@@ -740,7 +742,7 @@ mod tests {
 
     #[test]
     fn csv_carries_the_server_summary_per_level_and_reads_it_back_as_written() {
-        use app::domain::telemetry::{LevelTelemetry, Series, SeriesData};
+        use app::domain::model::telemetry::{LevelTelemetry, Series, SeriesData};
         // A run without telemetry writes no server column.
         assert!(!to_csv(&sample()).contains("server."));
         let series = |name: &str, data: SeriesData| Series {

@@ -21,7 +21,7 @@
 
 use crate::ingest::json::FieldError;
 use crate::loadgen::scrape::{self, Reading, Recorder, Value as ScrapeValue};
-use app::domain::telemetry::{LevelTelemetry, SeriesData, TelemetrySource};
+use app::domain::model::telemetry::{LevelTelemetry, SeriesData, TelemetrySource};
 use std::time::Duration;
 
 /// Whether the text is Prometheus text exposition: `# HELP`/`# TYPE` lines and samples.

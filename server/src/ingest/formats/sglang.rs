@@ -21,7 +21,7 @@
 
 use crate::ingest::json::{FieldError, Obj};
 use crate::ingest::model::{Format, ParseOptions, ParsedFile};
-use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
+use app::domain::model::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{EndpointKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::{Map, Value};
 

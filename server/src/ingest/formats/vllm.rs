@@ -27,7 +27,7 @@ use super::common::{agree_facts, documents, first_count, first_value, one_load_k
 use super::vllm_family::{read_level, require_results, StatUnits};
 use crate::ingest::json::{FieldError, Obj};
 use crate::ingest::model::{Format, ParseOptions, ParsedFile};
-use app::domain::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
+use app::domain::model::metrics::{Definitions, Metric, Stat, ThroughputWindow, TokenCountSource, TtftDefinition};
 use app::domain::{EndpointKind, LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 use serde_json::{Map, Value};
 
@@ -377,7 +377,7 @@ mod tests {
     use crate::ingest::formats::vllm_family::PER_REQUEST_KEYS;
     use crate::ingest::test_fixtures::close;
     use crate::ingest::test_fixtures::read as fixture;
-    use app::domain::metrics::TtftDefinition;
+    use app::domain::model::metrics::TtftDefinition;
 
     #[test]
     fn inferencex_app_glm47_conc1_old_layout_with_typo_key() {

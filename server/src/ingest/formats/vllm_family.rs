@@ -11,8 +11,8 @@
 
 use super::common::{first_num, list, raw_without, Notes, Place};
 use crate::ingest::json::{self, FieldError, Obj};
-use app::domain::metrics::convert_unit;
-use app::domain::metrics::{Metric, Stat};
+use app::domain::model::metrics::convert_unit;
+use app::domain::model::metrics::{Metric, Stat};
 use app::domain::{LoadKind, NewLevel, Point, RequestRecord};
 use serde_json::Value;
 

@@ -28,7 +28,7 @@ use super::super::common::Notes;
 use super::{definitions, METRICS};
 use crate::ingest::json::FieldError;
 use crate::ingest::model::{ParseOptions, ParsedFile};
-use app::domain::metrics::{Metric, Stat, Unit};
+use app::domain::model::metrics::{Metric, Stat, Unit};
 use app::domain::{LoadKind, NewLevel, Point, RunFacts};
 use serde_json::{Map, Value};
 
@@ -171,7 +171,7 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
                         let unit = unit.unwrap_or_else(|| "sec".to_owned());
                         let per_s = super::super::aiperf_family::per_second(&unit)
                             .ok_or_else(|| FieldError::line(n, format!("`{first}`: `{unit}` is not a unit of time")))?;
-                        point.wall_s = Some(app::domain::metrics::convert_unit(v, 1.0 / per_s));
+                        point.wall_s = Some(app::domain::model::metrics::convert_unit(v, 1.0 / per_s));
                     }
                     _ => {
                         let Some((metric, _)) = lookup(&name) else { continue };

@@ -25,8 +25,8 @@ use super::super::common::Notes;
 use super::definitions;
 use crate::ingest::json::{self, FieldError};
 use crate::ingest::model::{ParseOptions, ParsedFile};
-use app::domain::metrics::{Metric, Stat};
-use app::domain::stats::{Summary, RECOMPUTED};
+use app::domain::model::metrics::{Metric, Stat};
+use app::domain::model::stats::{Summary, RECOMPUTED};
 use app::domain::{LoadKind, NewLevel, Point, RequestRecord, RunFacts};
 use serde_json::{Map, Value};
 

@@ -19,7 +19,7 @@
 use super::ServerMetrics;
 use crate::ingest::json::{self, FieldError};
 use crate::loadgen::scrape::{Reading, Recorder, Value as Sample};
-use app::domain::telemetry::{normalise, LevelTelemetry, MetricKind, TelemetrySource};
+use app::domain::model::telemetry::{normalise, LevelTelemetry, MetricKind, TelemetrySource};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -187,7 +187,7 @@ pub(super) fn parse(text: &str) -> Result<ServerMetrics, FieldError> {
         telemetry.series_dropped += part.series_dropped;
         telemetry.series.extend(part.series);
     }
-    app::domain::telemetry::assign_names(&mut telemetry.series);
+    app::domain::model::telemetry::assign_names(&mut telemetry.series);
     telemetry.interval_ms = None;
     telemetry.window_s = (t1 > t0).then(|| (t1 - t0) as f64 / 1e9);
     telemetry.check().map_err(|e| FieldError::line(1, e))?;

@@ -1,0 +1,1039 @@
+//! Anomalies: findings about one run or a pair of runs that a person should look at,
+//! each with its evidence in numbers and a proposed annotation text that a person can
+//! accept or dismiss.
+//!
+//! Pure functions of runs: no IO, compiles to wasm. Detection is recomputed from the data
+//! every time, so an [`Anomaly`] carries a stable [`Anomaly::key`] (kind, run id, level,
+//! metric, other run id): that is what an annotations feature stores to remember an
+//! accepted or dismissed proposal, and [`SuggestedAnnotationKind`] maps each kind onto the
+//! annotation kinds of the design (note, cause, outlier, invalid).
+//!
+//! Thresholds are constants with the reason for each value; they sit well clear of the
+//! noise a repeated sweep shows, because a false alarm costs a reader's trust.
+
+use super::compare::{
+    align, approx, attribute, facts_diff, fmt_ms, fmt_pct_abs, fmt_pct_signed, quantities, same_model_and_gpu,
+    Comparability, Quantity,
+};
+use super::knee::steps;
+use super::scaling::{implied_tokens_per_request, Estimate, TokensPerRequestMethod};
+use super::why::{self, RunSignals, WhyKind};
+use crate::domain::model::level::{fmt_number, load_label, LevelKey};
+use crate::domain::model::metrics::{Metric, Stat, TokenCountSource};
+use crate::domain::{LoadKind, Point, Run, RunId};
+use serde::{Deserialize, Serialize};
+
+/// Same model and GPU, same level, throughput differing by more than this fraction (of the
+/// earlier run's) is flagged. 10 %: repeated sweeps of one setup typically agree within a
+/// few percent, so a tenth is a real difference in setup, workload or health.
+pub const THROUGHPUT_GAP_FRACTION: f64 = 0.10;
+
+/// p99 at least this many times p50 is a tail blow-up. 3×: the spread of output lengths
+/// alone (the usual cause of wide E2E distributions) rarely pushes p99 past 2–3× p50;
+/// beyond it, queueing, preemption or stalls are the usual cause.
+pub const TAIL_RATIO: f64 = 3.0;
+
+/// The metrics checked for tail blow-up: first token, decode pace, whole request.
+pub const TAIL_METRICS: [Metric; 3] = [Metric::Ttft, Metric::Tpot, Metric::E2e];
+
+/// A failure rate at or above this fraction makes failed requests critical (any failure
+/// is a warning). 5 %: beyond it the level's throughput and latency describe a different
+/// population of requests than a clean level's.
+pub const FAILURE_RATE_CRITICAL: f64 = 0.05;
+
+/// Throughput that drops by more than this fraction from one level to the next, higher
+/// one is flagged. 3 %: ±1 % noise on each of two levels can fake a 2 % drop, not more.
+pub const THROUGHPUT_FALL_FRACTION: f64 = 0.03;
+
+/// Implied tokens per request may exceed max_tokens by this fraction before it is called
+/// impossible (5 %: rounding of printed tok/s and latency, throughput-window edges).
+pub const MAX_TOKENS_SLACK: f64 = 0.05;
+
+/// Implied tokens per request and usage counts may differ by this fraction (15 %: ramp-up
+/// and drain make the Little's-law estimate run a little low; beyond 15 % the two
+/// definitions of a token, or of the window, differ).
+pub const USAGE_MISMATCH_FRACTION: f64 = 0.15;
+
+/// Requests in flight implied by Little's law (completed × mean latency ÷ wall) may exceed
+/// the nominal concurrency by this fraction before the numbers are called impossible; a
+/// closed loop never has more than C in flight, 10 % absorbs rounding and clock edges.
+pub const CONCURRENCY_SLACK: f64 = 0.10;
+
+/// Mean latency may exceed the level's wall time by this fraction (rounding) before the
+/// numbers are called impossible: a request measured in a level ends within the level.
+pub const LATENCY_WALL_SLACK: f64 = 0.05;
+
+/// What was found. A closed set: an annotations feature can map each to its own kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnomalyKind {
+    /// Same model and GPU, same level, throughput differs by more than [`THROUGHPUT_GAP_FRACTION`].
+    ThroughputGap,
+    /// p99 ≥ [`TAIL_RATIO`] × p50 for a metric of [`TAIL_METRICS`].
+    TailBlowUp,
+    /// Some requests failed.
+    FailedRequests,
+    /// The source cut the level off; values may be missing rather than unmeasured.
+    Truncated,
+    /// The level lacks values the run's other levels have.
+    UnknownValues,
+    /// Throughput fell by more than [`THROUGHPUT_FALL_FRACTION`] as load rose.
+    ThroughputFalls,
+    /// A Little's-law inconsistency: numbers of one level that cannot all be true
+    /// (percentiles out of order, latency longer than the level, more than C in flight).
+    InconsistentNumbers,
+    /// Implied (or reported) tokens per request above the run's max_tokens.
+    ExceedsMaxTokens,
+    /// Implied tokens per request contradict the reported usage counts.
+    ContradictsUsage,
+    /// Why the run plateaus, or the server's and the client's token counts disagree
+    /// ([`why`]).
+    Why(WhyKind),
+    /// Worse than the run's configuration history beyond the regression gate's thresholds
+    /// ([`super::regression`]).
+    Regression,
+    /// The configuration's history changes level at this run ([`super::changes`]).
+    ChangePoint,
+}
+
+impl AnomalyKind {
+    /// Stable identifier, used in [`Anomaly::key`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnomalyKind::ThroughputGap => "throughput_gap",
+            AnomalyKind::TailBlowUp => "tail_blow_up",
+            AnomalyKind::FailedRequests => "failed_requests",
+            AnomalyKind::Truncated => "truncated",
+            AnomalyKind::UnknownValues => "unknown_values",
+            AnomalyKind::ThroughputFalls => "throughput_falls",
+            AnomalyKind::InconsistentNumbers => "inconsistent_numbers",
+            AnomalyKind::ExceedsMaxTokens => "exceeds_max_tokens",
+            AnomalyKind::ContradictsUsage => "contradicts_usage",
+            AnomalyKind::Regression => "regression",
+            AnomalyKind::ChangePoint => "change_point",
+            AnomalyKind::Why(w) => match w {
+                WhyKind::ClientBound => "why_client_bound",
+                WhyKind::NoServerMetrics => "why_no_server_metrics",
+                WhyKind::KvCacheBound => "why_kv_cache_bound",
+                WhyKind::BatchLimit => "why_batch_limit",
+                WhyKind::PrefillBound => "why_prefill_bound",
+                WhyKind::DecodeBound => "why_decode_bound",
+                WhyKind::TokenMismatch => "server_token_mismatch",
+                WhyKind::GpuBound => "why_gpu_bound",
+                WhyKind::NotGpuBound => "why_not_gpu_bound",
+            },
+        }
+    }
+
+    /// What a person reads.
+    pub fn label(self) -> &'static str {
+        match self {
+            AnomalyKind::ThroughputGap => "throughput differs on the same model and GPU",
+            AnomalyKind::TailBlowUp => "tail blow-up",
+            AnomalyKind::FailedRequests => "failed requests",
+            AnomalyKind::Truncated => "cut off",
+            AnomalyKind::UnknownValues => "unknown values",
+            AnomalyKind::ThroughputFalls => "throughput falls as load rises",
+            AnomalyKind::InconsistentNumbers => "numbers cannot all be true",
+            AnomalyKind::ExceedsMaxTokens => "more tokens than max_tokens",
+            AnomalyKind::ContradictsUsage => "contradicts usage counts",
+            AnomalyKind::Regression => "regression",
+            AnomalyKind::ChangePoint => "change point",
+            AnomalyKind::Why(w) => w.label(),
+        }
+    }
+
+    /// The annotation kind an accepted proposal becomes.
+    pub fn annotation_kind(self) -> SuggestedAnnotationKind {
+        match self {
+            AnomalyKind::ThroughputGap | AnomalyKind::Regression | AnomalyKind::ChangePoint => {
+                SuggestedAnnotationKind::Cause
+            }
+            AnomalyKind::TailBlowUp | AnomalyKind::ThroughputFalls => SuggestedAnnotationKind::Outlier,
+            AnomalyKind::FailedRequests | AnomalyKind::InconsistentNumbers | AnomalyKind::ExceedsMaxTokens => {
+                SuggestedAnnotationKind::Invalid
+            }
+            AnomalyKind::Truncated | AnomalyKind::UnknownValues | AnomalyKind::ContradictsUsage => {
+                SuggestedAnnotationKind::Note
+            }
+            AnomalyKind::Why(WhyKind::NoServerMetrics | WhyKind::TokenMismatch) => SuggestedAnnotationKind::Note,
+            AnomalyKind::Why(_) => SuggestedAnnotationKind::Cause,
+        }
+    }
+}
+
+/// How much an anomaly matters, least first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Worth knowing; nothing is wrong with the numbers.
+    Info,
+    /// The numbers may mislead a reader.
+    Warning,
+    /// The numbers cannot all be true, or the level is not valid.
+    Critical,
+}
+
+/// The annotation kinds of the design (DASHBOARDS §6 "Annotation model") an anomaly maps to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SuggestedAnnotationKind {
+    /// A remark.
+    Note,
+    /// An explanation of a difference.
+    Cause,
+    /// A point off the curve.
+    Outlier,
+    /// A point whose numbers should not be used.
+    Invalid,
+}
+
+/// Where a proposal stands; detection always yields [`ProposalStatus::Proposed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalStatus {
+    Proposed,
+    Accepted,
+    Dismissed,
+}
+
+/// One finding, proposed as an annotation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Anomaly {
+    pub kind: AnomalyKind,
+    pub severity: Severity,
+    /// Index of the run in the slice given to the detector.
+    pub run: usize,
+    pub run_id: RunId,
+    /// The level concerned; `None` for the whole run.
+    pub level: Option<LevelKey>,
+    /// The metric concerned, for per-metric findings (tail blow-up).
+    pub metric: Option<Metric>,
+    /// For findings between two runs: the other run (index and id).
+    pub other_run: Option<usize>,
+    pub other_run_id: Option<RunId>,
+    /// What was seen, with the numbers.
+    pub evidence: String,
+    /// The annotation text proposed to the reader.
+    pub proposed_annotation_text: String,
+    pub status: ProposalStatus,
+    /// For findings on a history series ([`super::changes::Series::key`]): which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<String>,
+}
+
+impl Anomaly {
+    /// A stable identity across recomputations, e.g.
+    /// `throughput_gap/chat1/concurrency=32/-/completions1`.
+    pub fn key(&self) -> String {
+        let level = self
+            .level
+            .map(|l| format!("{}={}", l.load_kind.as_str(), fmt_number(l.load_value)))
+            .unwrap_or_else(|| "-".to_owned());
+        let metric = self.metric.map(|m| m.as_str()).unwrap_or("-");
+        let other = self.other_run_id.as_ref().map(RunId::as_str).unwrap_or("-");
+        match &self.series {
+            None => format!("{}/{}/{level}/{metric}/{other}", self.kind.as_str(), self.run_id),
+            Some(series) => format!("{}/{}/{level}/{metric}/{other}/{series}", self.kind.as_str(), self.run_id),
+        }
+    }
+
+    /// The annotation kind an accepted proposal becomes.
+    pub fn annotation_kind(&self) -> SuggestedAnnotationKind {
+        self.kind.annotation_kind()
+    }
+
+    /// A person accepted the proposal.
+    pub fn accept(&mut self) {
+        self.status = ProposalStatus::Accepted;
+    }
+
+    /// A person dismissed the proposal.
+    pub fn dismiss(&mut self) {
+        self.status = ProposalStatus::Dismissed;
+    }
+}
+
+fn new_anomaly(
+    kind: AnomalyKind,
+    severity: Severity,
+    run_index: usize,
+    run: &Run,
+    level: Option<&Point>,
+    evidence: String,
+    proposed_annotation_text: String,
+) -> Anomaly {
+    Anomaly {
+        kind,
+        severity,
+        run: run_index,
+        run_id: run.id.clone(),
+        level: level.map(LevelKey::of),
+        metric: None,
+        other_run: None,
+        other_run_id: None,
+        evidence,
+        proposed_annotation_text,
+        status: ProposalStatus::Proposed,
+        series: None,
+    }
+}
+
+fn positive(x: Option<f64>) -> Option<f64> {
+    x.filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// Every detector on every run, then throughput gaps between runs.
+pub fn detect(runs: &[Run]) -> Vec<Anomaly> {
+    let mut out: Vec<Anomaly> = runs.iter().enumerate().flat_map(|(i, r)| detect_run(i, r)).collect();
+    out.extend(throughput_gaps(runs));
+    out
+}
+
+/// Every single-run detector on `run` (index `run_index` in the caller's list).
+pub fn detect_run(run_index: usize, run: &Run) -> Vec<Anomaly> {
+    let detectors: [fn(usize, &Run) -> Vec<Anomaly>; 7] = [
+        failed_requests,
+        tail_blow_ups,
+        missing_values,
+        throughput_falls,
+        inconsistent_numbers,
+        max_tokens_contradictions,
+        usage_contradictions,
+    ];
+    detectors.iter().flat_map(|d| d(run_index, run)).collect()
+}
+
+/// Levels with failed requests: warning, critical from [`FAILURE_RATE_CRITICAL`].
+pub fn failed_requests(run_index: usize, run: &Run) -> Vec<Anomaly> {
+    run.points
+        .iter()
+        .filter_map(|p| {
+            let failed = p.requests_failed.filter(|n| *n > 0)?;
+            let (evidence, severity) = match p.requests_total().filter(|t| *t > 0) {
+                Some(total) => {
+                    let rate = failed as f64 / total as f64;
+                    let sev = if rate >= FAILURE_RATE_CRITICAL { Severity::Critical } else { Severity::Warning };
+                    (format!("{failed} of {total} requests failed ({} %)", fmt_pct_abs(rate)), sev)
+                }
+                None => (format!("{failed} requests failed (total unknown)"), Severity::Warning),
+            };
+            let text = format!(
+                "{}; its throughput and latency may not compare with levels without failures.",
+                crate::domain::model::format::capitalise(&evidence)
+            );
+            Some(new_anomaly(AnomalyKind::FailedRequests, severity, run_index, run, Some(p), evidence, text))
+        })
+        .collect()
+}
+
+/// p99 ≥ [`TAIL_RATIO`] × p50 for any metric of [`TAIL_METRICS`], one anomaly per level and metric.
+pub fn tail_blow_ups(run_index: usize, run: &Run) -> Vec<Anomaly> {
+    let mut out = Vec::new();
+    for p in &run.points {
+        for metric in TAIL_METRICS {
+            let (Some(p50), Some(p99)) = (positive(p.get(metric, Stat::P50)), positive(p.get(metric, Stat::P99)))
+            else {
+                continue;
+            };
+            let ratio = p99 / p50;
+            if ratio < TAIL_RATIO {
+                continue;
+            }
+            let evidence = format!(
+                "{} p99 {} is {ratio:.1}× p50 {} (threshold {}×)",
+                metric.label(),
+                fmt_ms(p99),
+                fmt_ms(p50),
+                fmt_number(TAIL_RATIO)
+            );
+            let text = format!(
+                "Tail blow-up in {} — p99 is {ratio:.1}× p50; a few requests waited far longer \
+                 than the typical one (queueing, preemption or stalls).",
+                metric.label()
+            );
+            let mut a =
+                new_anomaly(AnomalyKind::TailBlowUp, Severity::Warning, run_index, run, Some(p), evidence, text);
+            a.metric = Some(metric);
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// Cut-off levels ([`AnomalyKind::Truncated`], warning) and levels lacking values the run's
+/// other levels have ([`AnomalyKind::UnknownValues`], info), naming what is unknown.
+pub fn missing_values(run_index: usize, run: &Run) -> Vec<Anomaly> {
+    // Every quantity some level has, in order of first appearance. A level lacks those of
+    // them it does not have (each is had by another level): one pass, not one per pair.
+    let mut all: Vec<Quantity> = Vec::new();
+    for p in &run.points {
+        for (q, _) in quantities(p) {
+            if !all.contains(&q) {
+                all.push(q);
+            }
+        }
+    }
+    run.points
+        .iter()
+        .filter_map(|p| {
+            let here: Vec<Quantity> = quantities(p).into_iter().map(|(q, _)| q).collect();
+            let missing: Vec<Quantity> = all.iter().filter(|q| !here.contains(q)).copied().collect();
+            let names: Vec<String> = missing.iter().map(Quantity::label).collect();
+            let list = names.join(", ");
+            if p.truncated {
+                let evidence = if names.is_empty() {
+                    "cut off in the source".to_owned()
+                } else {
+                    format!("cut off in the source: {list} unknown (other levels have them)")
+                };
+                let text = if names.is_empty() {
+                    "The source output was cut off here; values may be missing.".to_owned()
+                } else {
+                    format!("The source output was cut off here; {list} unknown, not zero.")
+                };
+                Some(new_anomaly(AnomalyKind::Truncated, Severity::Warning, run_index, run, Some(p), evidence, text))
+            } else if !names.is_empty() {
+                let evidence = format!("{list} unknown (other levels have them)");
+                let text = format!("The source did not report {list} at this level.");
+                Some(new_anomaly(AnomalyKind::UnknownValues, Severity::Info, run_index, run, Some(p), evidence, text))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// Steps where throughput drops by more than [`THROUGHPUT_FALL_FRACTION`] as load rises;
+/// the anomaly sits on the higher level.
+pub fn throughput_falls(run_index: usize, run: &Run) -> Vec<Anomaly> {
+    // The first point of each load, for a binary search per step.
+    let mut by_load: Vec<&Point> = run.points.iter().collect();
+    by_load.sort_by(|a, b| a.load_value.total_cmp(&b.load_value));
+    let point_at = |l: f64| {
+        let i = by_load.partition_point(|p| p.load_value.total_cmp(&l).is_lt());
+        by_load.get(i).copied().filter(|p| p.load_value == l)
+    };
+    steps(&run.points)
+        .into_iter()
+        .filter(|s| s.to_tok_s < s.from_tok_s * (1.0 - THROUGHPUT_FALL_FRACTION))
+        .filter_map(|s| {
+            let p = point_at(s.to_load)?;
+            let kind = p.load_kind;
+            let evidence = format!(
+                "{:.1} tok/s at {} → {:.1} tok/s here ({}) while load rose {} %",
+                s.from_tok_s,
+                load_label(kind, s.from_load),
+                s.to_tok_s,
+                fmt_pct_signed(s.to_tok_s / s.from_tok_s - 1.0),
+                fmt_pct_abs(s.to_load / s.from_load - 1.0)
+            );
+            let text = "Throughput fell as load rose — past saturation, extra load only adds contention.".to_owned();
+            Some(new_anomaly(AnomalyKind::ThroughputFalls, Severity::Warning, run_index, run, Some(p), evidence, text))
+        })
+        .collect()
+}
+
+/// Percentiles (with min and max) of one metric at one point, out of order: the first
+/// offending pair in words.
+fn percentile_disorder(p: &Point, metric: Metric) -> Option<String> {
+    let mut ordered: Vec<(u16, Stat, f64)> = p
+        .stats_of(metric)
+        .filter_map(|m| match m.stat {
+            Stat::Min => Some((0, m.stat, m.value)),
+            Stat::Max => Some((1001, m.stat, m.value)),
+            Stat::P(t) => Some((t, m.stat, m.value)),
+            Stat::Mean | Stat::Std => None,
+        })
+        .collect();
+    ordered.sort_by_key(|(rank, _, _)| *rank);
+    let value = |metric: Metric, v: f64| match metric.unit() {
+        crate::domain::model::metrics::Unit::Ms => fmt_ms(v),
+        _ => format!("{v}"),
+    };
+    let bad = ordered.windows(2).find_map(|w| match w {
+        [(_, sa, a), (_, sb, b)] if a - b > 1e-9 * a.abs().max(b.abs()) => Some(format!(
+            "{} {} {} > {} {}",
+            metric.label(),
+            sa.name(),
+            value(metric, *a),
+            sb.name(),
+            value(metric, *b)
+        )),
+        _ => None,
+    });
+    bad.or_else(|| {
+        let mean = p.get(metric, Stat::Mean)?;
+        let lo = p.get(metric, Stat::Min).unwrap_or(f64::NEG_INFINITY);
+        let hi = p.get(metric, Stat::Max).unwrap_or(f64::INFINITY);
+        let tol = 1e-9 * mean.abs().max(1.0);
+        (mean < lo - tol || mean > hi + tol)
+            .then(|| format!("{} mean {} outside min–max", metric.label(), value(metric, mean)))
+    })
+}
+
+/// Levels whose numbers cannot all be true: percentiles out of order or a mean outside
+/// min–max; mean latency longer than the level ([`LATENCY_WALL_SLACK`]); or, in a closed
+/// loop, Little's law needing more requests in flight than the concurrency
+/// ([`CONCURRENCY_SLACK`]). One critical anomaly per level, every reason listed.
+pub fn inconsistent_numbers(run_index: usize, run: &Run) -> Vec<Anomaly> {
+    run.points
+        .iter()
+        .filter_map(|p| {
+            let mut reasons: Vec<String> = p.metrics().into_iter().filter_map(|m| percentile_disorder(p, m)).collect();
+            let lat_ms = positive(p.latency_ms(Stat::Mean));
+            let wall = positive(p.wall_s);
+            if let (Some(lat_ms), Some(wall)) = (lat_ms, wall) {
+                if lat_ms / 1000.0 > wall * (1.0 + LATENCY_WALL_SLACK) {
+                    reasons.push(format!(
+                        "mean latency {} is longer than the level's wall time {} s",
+                        fmt_ms(lat_ms),
+                        fmt_number(wall)
+                    ));
+                }
+            }
+            if p.load_kind == LoadKind::Concurrency {
+                let c = p.load_value;
+                let ok = p.requests_ok.filter(|n| *n > 0);
+                if let (Some(lat_ms), Some(wall), Some(ok)) = (lat_ms, wall, ok) {
+                    // Little's law, L = λW, with completed requests only: a lower bound.
+                    let in_flight = ok as f64 * (lat_ms / 1000.0) / wall;
+                    if in_flight > c * (1.0 + CONCURRENCY_SLACK) {
+                        reasons.push(format!(
+                            "{ok} requests × {} ÷ {} s = {in_flight:.1} requests in flight on \
+                             average, more than the concurrency {}",
+                            fmt_ms(lat_ms),
+                            fmt_number(wall),
+                            fmt_number(c)
+                        ));
+                    }
+                }
+                if let Some(achieved) = positive(p.get(Metric::AchievedConcurrency, Stat::Mean)) {
+                    if achieved > c * (1.0 + CONCURRENCY_SLACK) {
+                        reasons.push(format!(
+                            "achieved concurrency {achieved:.1} is above the concurrency {}",
+                            fmt_number(c)
+                        ));
+                    }
+                }
+            }
+            if reasons.is_empty() {
+                return None;
+            }
+            let evidence = reasons.join("; ");
+            let text = format!(
+                "These numbers cannot all be true ({evidence}); check the source or the import before using this \
+                 level."
+            );
+            Some(new_anomaly(
+                AnomalyKind::InconsistentNumbers,
+                Severity::Critical,
+                run_index,
+                run,
+                Some(p),
+                evidence,
+                text,
+            ))
+        })
+        .collect()
+}
+
+/// How an implied tokens-per-request figure was computed, with the numbers.
+fn implied_how(p: &Point, e: &Estimate) -> String {
+    let tok_s = p.output_tok_s().unwrap_or(0.0);
+    match e.method {
+        TokensPerRequestMethod::Wall => format!(
+            "{tok_s:.1} tok/s × {} s ÷ {} requests",
+            fmt_number(p.wall_s.unwrap_or(0.0)),
+            p.requests_ok.unwrap_or(0)
+        ),
+        TokensPerRequestMethod::LittlesLaw => format!(
+            "Little's law: {tok_s:.1} tok/s × {} ÷ {} in flight",
+            fmt_ms(p.latency_ms(Stat::Mean).unwrap_or(0.0)),
+            fmt_number(p.load_value)
+        ),
+    }
+}
+
+/// Levels whose implied tokens per request (or reported mean output tokens) exceed the
+/// run's max_tokens by more than [`MAX_TOKENS_SLACK`]: a request cannot generate more than
+/// it asked for, so throughput, latency or max_tokens is wrong. Critical.
+pub fn max_tokens_contradictions(run_index: usize, run: &Run) -> Vec<Anomaly> {
+    let Some(max) = run.facts.max_tokens.filter(|m| *m > 0) else {
+        return Vec::new();
+    };
+    let limit = max as f64 * (1.0 + MAX_TOKENS_SLACK);
+    run.points
+        .iter()
+        .filter_map(|p| {
+            let mut reasons = Vec::new();
+            if let Some(e) = implied_tokens_per_request(p).filter(|e| e.value > limit) {
+                reasons.push(format!(
+                    "implied ≈{} output tokens per request ({})",
+                    approx(e.value),
+                    implied_how(p, &e)
+                ));
+            }
+            if let Some(u) = positive(p.get(Metric::OutputTokens, Stat::Mean)).filter(|u| *u > limit) {
+                reasons.push(format!("reported mean output tokens {}", approx(u)));
+            }
+            if reasons.is_empty() {
+                return None;
+            }
+            let evidence = format!("{} but max_tokens is {max}", reasons.join(" and "));
+            let text = format!(
+                "{} — a request cannot generate more than max_tokens, so tok/s counts more than output \
+                 tokens (reasoning? input?) or max_tokens was not {max}.",
+                crate::domain::model::format::capitalise(&evidence)
+            );
+            Some(new_anomaly(
+                AnomalyKind::ExceedsMaxTokens,
+                Severity::Critical,
+                run_index,
+                run,
+                Some(p),
+                evidence,
+                text,
+            ))
+        })
+        .collect()
+}
+
+/// Levels where implied tokens per request and the reported mean output tokens differ by
+/// more than [`USAGE_MISMATCH_FRACTION`]. A Little's-law estimate that is merely *low* is
+/// not flagged: a loop that did not keep C requests in flight makes it low legitimately.
+pub fn usage_contradictions(run_index: usize, run: &Run) -> Vec<Anomaly> {
+    run.points
+        .iter()
+        .filter_map(|p| {
+            let usage = positive(p.get(Metric::OutputTokens, Stat::Mean))?;
+            let e = implied_tokens_per_request(p)?;
+            let rel = e.value / usage - 1.0;
+            let flagged = rel > USAGE_MISMATCH_FRACTION
+                || (rel < -USAGE_MISMATCH_FRACTION && e.method == TokensPerRequestMethod::Wall);
+            if !flagged {
+                return None;
+            }
+            let hint = match run.definitions.token_count {
+                Some(TokenCountSource::ClientTokenizer) => {
+                    "; the counts come from a client tokenizer, which usually misses reasoning tokens"
+                }
+                Some(TokenCountSource::Requested) => "; the counts are the requested length, not what was generated",
+                Some(TokenCountSource::StreamedChunks) => {
+                    "; the counts are streamed chunks, which may hold several tokens each"
+                }
+                Some(TokenCountSource::ServerUsage) | None => "",
+            };
+            let evidence = format!(
+                "implied ≈{} tokens per request ({}) vs {} from usage counts ({}){hint}",
+                approx(e.value),
+                implied_how(p, &e),
+                approx(usage),
+                fmt_pct_signed(rel)
+            );
+            let text = format!(
+                "Throughput implies ≈{} tokens per request but usage counts say {}; tok/s and \
+                 token counts do not count the same tokens.",
+                approx(e.value),
+                approx(usage)
+            );
+            Some(new_anomaly(AnomalyKind::ContradictsUsage, Severity::Warning, run_index, run, Some(p), evidence, text))
+        })
+        .collect()
+}
+
+/// Why the run plateaus ([`why::explain`]: one finding, the first rule that matches) and
+/// the trust check at every level ([`why::token_mismatches`]), as proposals anchored on the
+/// level where each starts. Apart from [`detect_run`] because it takes the run's signals:
+/// the client side ([`RunSignals::from_run`]) with the stored server metrics merged in
+/// (`why_signals::run_signals`). Warning when the numbers may mislead (the client was the limit,
+/// the token counts disagree), info otherwise.
+pub fn why_findings(run_index: usize, run: &Run, signals: &RunSignals) -> Vec<Anomaly> {
+    why::explain(signals)
+        .into_iter()
+        .chain(why::token_mismatches(signals))
+        .map(|f| {
+            let severity = match f.kind {
+                WhyKind::ClientBound | WhyKind::TokenMismatch => Severity::Warning,
+                _ => Severity::Info,
+            };
+            let evidence: Vec<String> = f.evidence.iter().map(why::Evidence::text).collect();
+            Anomaly {
+                kind: AnomalyKind::Why(f.kind),
+                severity,
+                run: run_index,
+                run_id: run.id.clone(),
+                level: f.anchor(),
+                metric: None,
+                other_run: None,
+                other_run_id: None,
+                evidence: evidence.join("; "),
+                proposed_annotation_text: f.sentence,
+                status: ProposalStatus::Proposed,
+                series: None,
+            }
+        })
+        .collect()
+}
+
+/// Throughput gaps above [`THROUGHPUT_GAP_FRACTION`] at shared levels between every pair of
+/// runs on the same model and GPU (see [`same_model_and_gpu`]). The anomaly sits on the
+/// later run of the pair, compared with the earlier one, and carries the delta attribution
+/// and the facts verdict. Info when the facts say the runs did different work (the gap is
+/// explained), warning when they look like for like (the gap is not).
+pub fn throughput_gaps(runs: &[Run]) -> Vec<Anomaly> {
+    let mut out = Vec::new();
+    for (i, base) in runs.iter().enumerate() {
+        for (j, run) in runs.iter().enumerate().skip(i + 1) {
+            if !same_model_and_gpu(&base.facts, &run.facts) {
+                continue;
+            }
+            let facts = facts_diff(base, run);
+            let pair: [&[Point]; 2] = [&base.points, &run.points];
+            for al in align(&pair) {
+                let (Some(Some(a)), Some(Some(b))) = (al.points.first(), al.points.get(1)) else {
+                    continue;
+                };
+                let (Some(pa), Some(pb)) = (base.points.get(*a), run.points.get(*b)) else {
+                    continue;
+                };
+                let (Some(ta), Some(tb)) = (positive(pa.output_tok_s()), positive(pb.output_tok_s())) else {
+                    continue;
+                };
+                let change = tb / ta - 1.0;
+                if change.abs() <= THROUGHPUT_GAP_FRACTION {
+                    continue;
+                }
+                // Both are known: `same_model_and_gpu` checked it.
+                let what = format!(
+                    "{} on {}",
+                    base.facts.model.as_deref().unwrap_or_default(),
+                    base.facts.gpu_label().unwrap_or_default()
+                );
+                let attribution = attribute(pa, pb);
+                let mut evidence = format!(
+                    "{tb:.1} tok/s here vs {ta:.1} tok/s in “{}” ({}), same model and GPU ({what})",
+                    base.name,
+                    fmt_pct_signed(change)
+                );
+                let mut text = format!(
+                    "{} % {} throughput than “{}” ({tb:.1} vs {ta:.1} tok/s)",
+                    fmt_pct_abs(change),
+                    if change < 0.0 { "less" } else { "more" },
+                    base.name
+                );
+                if let Some(at) = &attribution {
+                    evidence.push_str(&format!("; {}", at.explanation));
+                    text.push_str(&format!(": {}", at.explanation));
+                }
+                evidence.push_str(&format!("; facts: {}", facts.explanation));
+                text.push_str(&format!(". {}.", crate::domain::model::format::capitalise(&facts.explanation)));
+                let severity =
+                    if facts.verdict == Comparability::NotLikeForLike { Severity::Info } else { Severity::Warning };
+                let mut an = new_anomaly(AnomalyKind::ThroughputGap, severity, j, run, Some(pb), evidence, text);
+                an.other_run = Some(i);
+                an.other_run_id = Some(base.id.clone());
+                out.push(an);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::analysis::compare::tests::{chat_run, completions_run, level};
+    use crate::domain::model::stats::Summary;
+    use proptest::prelude::*;
+
+    fn only(runs: &[Run], kind: AnomalyKind) -> Vec<Anomaly> {
+        detect(runs).into_iter().filter(|a| a.kind == kind).collect()
+    }
+
+    /// The story's chat run: clean except that C=96 was cut off after p50.
+    #[test]
+    fn story_chat_run_only_truncated() {
+        let found = detect_run(1, &chat_run());
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let a = &found[0];
+        assert_eq!(a.kind, AnomalyKind::Truncated);
+        assert_eq!(a.severity, Severity::Warning);
+        assert_eq!(a.run, 1);
+        assert_eq!(a.level.map(|l| l.load_value), Some(96.0));
+        assert_eq!(a.evidence, "cut off in the source: latency p50, latency p99 unknown (other levels have them)");
+        assert_eq!(
+            a.proposed_annotation_text,
+            "The source output was cut off here; latency p50, latency p99 unknown, not zero."
+        );
+        assert_eq!(a.key(), "truncated/chat1/concurrency=96/-/-");
+        assert_eq!(a.annotation_kind(), SuggestedAnnotationKind::Note);
+    }
+
+    /// Completions run at C=32 with max_tokens 128, as the story says the script first had:
+    /// 799.9 × 20.38 / 32 = 509.4 tokens per request cannot fit in 128.
+    #[test]
+    fn story_completions_contradict_max_tokens() {
+        let mut run = completions_run();
+        run.facts.max_tokens = Some(128);
+        let found = max_tokens_contradictions(0, &run);
+        assert_eq!(found.len(), 1);
+        let a = &found[0];
+        assert_eq!(a.severity, Severity::Critical);
+        assert_eq!(a.level.map(|l| l.load_value), Some(32.0));
+        assert_eq!(
+            a.evidence,
+            "implied ≈509 output tokens per request (Little's law: 799.9 tok/s × 20.38 s ÷ 32 in flight) \
+             but max_tokens is 128"
+        );
+        // 510 ≤ 512 × 1.05: no finding once max_tokens is large enough.
+        run.facts.max_tokens = Some(512);
+        assert!(max_tokens_contradictions(0, &run).is_empty());
+    }
+
+    /// The story's C=32 gap: 464.4 vs 799.9 tok/s (−41.9 %), same model and GPU; explained
+    /// by the endpoint, so info rather than warning.
+    #[test]
+    fn story_gap_is_flagged_and_explained() {
+        let runs = [completions_run(), chat_run()];
+        let gaps = only(&runs, AnomalyKind::ThroughputGap);
+        assert_eq!(gaps.len(), 1);
+        let g = &gaps[0];
+        assert_eq!((g.run, g.other_run), (1, Some(0)));
+        assert_eq!(g.severity, Severity::Info);
+        assert_eq!(g.key(), "throughput_gap/chat1/concurrency=32/-/completions1");
+        assert_eq!(
+            g.evidence,
+            "464.4 tok/s here vs 799.9 tok/s in “kimi completions” (−42 %), same model and GPU \
+             (Kimi-K2.5 NVFP4 on 8× RTX PRO 6000 Blackwell); tokens per request unchanged \
+             at ≈510; requests took 73 % longer (20.38 s → 35.23 s); facts: not like for like: \
+             endpoint differs (chat vs completions)"
+        );
+        assert_eq!(
+            g.proposed_annotation_text,
+            "42 % less throughput than “kimi completions” (464.4 vs 799.9 tok/s): tokens per \
+             request unchanged at ≈510; requests took 73 % longer (20.38 s → 35.23 s). Not like for \
+             like: endpoint differs (chat vs completions)."
+        );
+        // Same endpoint: an unexplained gap is a warning.
+        let mut same = chat_run();
+        same.facts.endpoint_kind = completions_run().facts.endpoint_kind;
+        let gaps = throughput_gaps(&[completions_run(), same]);
+        assert_eq!(gaps[0].severity, Severity::Warning);
+        // Different GPU count: not the same GPU, no finding.
+        let mut other_gpu = chat_run();
+        other_gpu.facts.gpu_count = Some(4);
+        assert!(throughput_gaps(&[completions_run(), other_gpu]).is_empty());
+    }
+
+    #[test]
+    fn failures_tails_and_falls_by_hand() {
+        let mut pts = vec![level(16.0, 600.0, None), level(32.0, 800.0, None), level(64.0, 760.0, None)];
+        // 3 of 50 failed = 6 % ≥ 5 %: critical; 1 of 32 = 3.1 %: warning.
+        pts[1].requests_ok = Some(31);
+        pts[1].requests_failed = Some(1);
+        pts[2].requests_ok = Some(47);
+        pts[2].requests_failed = Some(3);
+        // TTFT p99 2400 ms = 4.0 × p50 600 ms.
+        pts[2].set(Metric::Ttft, Stat::P50, 600.0);
+        pts[2].set(Metric::Ttft, Stat::P99, 2400.0);
+        pts[1].set(Metric::Ttft, Stat::P50, 500.0);
+        pts[1].set(Metric::Ttft, Stat::P99, 1400.0); // 2.8×: under the threshold
+        let run = crate::domain::analysis::compare::tests::run("synthetic1", "synthetic", Default::default(), pts);
+
+        let failed = failed_requests(0, &run);
+        assert_eq!(failed.len(), 2);
+        assert_eq!(failed[0].evidence, "1 of 32 requests failed (3.1 %)");
+        assert_eq!(failed[0].severity, Severity::Warning);
+        assert_eq!(failed[1].evidence, "3 of 50 requests failed (6.0 %)");
+        assert_eq!(failed[1].severity, Severity::Critical);
+
+        let tails = tail_blow_ups(0, &run);
+        assert_eq!(tails.len(), 1);
+        assert_eq!(tails[0].metric, Some(Metric::Ttft));
+        assert_eq!(tails[0].evidence, "TTFT p99 2.40 s is 4.0× p50 600.0 ms (threshold 3×)");
+        assert_eq!(tails[0].key(), "tail_blow_up/synthetic1/concurrency=64/ttft/-");
+
+        // 800 → 760 is −5 % (beyond 3 %); 600 → 800 rises.
+        let falls = throughput_falls(0, &run);
+        assert_eq!(falls.len(), 1);
+        assert_eq!(falls[0].evidence, "800.0 tok/s at C=32 → 760.0 tok/s here (−5.0 %) while load rose 100 %");
+        assert_eq!(falls[0].annotation_kind(), SuggestedAnnotationKind::Outlier);
+
+        // Missing: C=16 lacks the counts and TTFT the others have.
+        let missing = missing_values(0, &run);
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].kind, AnomalyKind::UnknownValues);
+        assert_eq!(missing[0].severity, Severity::Info);
+        assert_eq!(
+            missing[0].evidence,
+            "TTFT p50, TTFT p99, requests ok, requests failed unknown (other levels have them)"
+        );
+        // The page prints the level before the evidence, and an accepted proposal is anchored
+        // at it: neither text names its own level again (no "C=96: C=96 was cut off…").
+        let mut cut = run.clone();
+        cut.points[2].truncated = true;
+        let mut all = detect(&[cut, chat_run(), completions_run()]);
+        all.extend(max_tokens_contradictions(0, &{
+            let mut r = completions_run();
+            r.facts.max_tokens = Some(128);
+            r
+        }));
+        assert!(all.len() >= 6, "{all:#?}");
+        for a in &all {
+            let Some(level) = a.level else { continue };
+            let own = level.label();
+            for text in [&a.evidence, &a.proposed_annotation_text] {
+                assert!(
+                    !text.contains(&format!("{own}:")) && !text.contains(&format!("{own} ")),
+                    "{own} repeated in {text}"
+                );
+                assert!(!text.ends_with(&own), "{own} repeated in {text}");
+            }
+        }
+    }
+
+    /// 32 requests × 40.0 s ÷ 35.3 s = 36.3 in flight > 32 × 1.1 = 35.2, and 40 s > 35.3 s
+    /// wall × 1.05: both impossible. p50 above p99 too.
+    #[test]
+    fn impossible_numbers_by_hand() {
+        let mut run = chat_run();
+        run.points[0].set(Metric::E2e, Stat::Mean, 40_000.0);
+        run.points[1].set(Metric::E2e, Stat::P99, 37_000.0); // below p50 37.37 s
+        let found = inconsistent_numbers(0, &run);
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert_eq!(found[0].severity, Severity::Critical);
+        assert_eq!(
+            found[0].evidence,
+            "mean latency 40.00 s is longer than the level's wall time 35.3 s; 32 requests × 40.00 s \
+             ÷ 35.3 s = 36.3 requests in flight on average, more than the concurrency 32"
+        );
+        assert_eq!(found[1].evidence, "latency p50 37.37 s > p99 37.00 s");
+        assert!(inconsistent_numbers(0, &chat_run()).is_empty());
+    }
+
+    /// Wall method: 1000 tok/s × 60 s ÷ 100 requests = 600 tokens; usage says 300 (+100 %).
+    #[test]
+    fn usage_mismatch_by_hand() {
+        let mut p = Point::at(LoadKind::Concurrency, 16.0);
+        p.set(Metric::OutputThroughput, Stat::Mean, 1000.0);
+        p.set(Metric::OutputTokens, Stat::Mean, 300.0);
+        p.wall_s = Some(60.0);
+        p.requests_ok = Some(100);
+        let mut run = crate::domain::analysis::compare::tests::run("usage1", "usage", Default::default(), vec![p]);
+        run.definitions.token_count = Some(TokenCountSource::ClientTokenizer);
+        let found = usage_contradictions(0, &run);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            found[0].evidence,
+            "implied ≈600 tokens per request (1000.0 tok/s × 60 s ÷ 100 requests) vs 300 from usage \
+             counts (+100 %); the counts come from a client tokenizer, which usually misses reasoning tokens"
+        );
+        // 600 vs 560 usage is 7 % off, within 15 %: not flagged.
+        run.points[0].set(Metric::OutputTokens, Stat::Mean, 560.0);
+        assert!(usage_contradictions(0, &run).is_empty());
+    }
+
+    #[test]
+    fn why_findings_are_proposals_with_stable_keys() {
+        // A run that plateaus from C=32; no server metrics were scraped.
+        let points = [(8.0, 400.0), (16.0, 780.0), (32.0, 1400.0), (48.0, 1420.0), (64.0, 1430.0)]
+            .iter()
+            .map(|(c, t)| level(*c, *t, Some(10.0)))
+            .collect();
+        let run = crate::domain::analysis::compare::tests::run("chat1", "plateau", Default::default(), points);
+        let signals = RunSignals::from_run(&run);
+        let found = why_findings(1, &run, &signals);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let a = &found[0];
+        assert_eq!(a.kind, AnomalyKind::Why(WhyKind::NoServerMetrics));
+        assert_eq!((a.run, a.severity, a.annotation_kind()), (1, Severity::Info, SuggestedAnnotationKind::Note));
+        let knee = signals.plateau().first().map(|l| l.key());
+        assert_eq!(a.level.map(|l| l.load_value), knee.map(|k| k.load_value), "anchored where the plateau starts");
+        assert!(a.proposed_annotation_text.starts_with("No server metrics were scraped"));
+        let key = a.key();
+        assert!(key.starts_with("why_no_server_metrics/chat1/concurrency="), "{key}");
+        assert_eq!(why_findings(1, &run, &signals)[0].key(), key, "recomputed, same key");
+        assert!(!detect_run(1, &run).iter().any(|a| matches!(a.kind, AnomalyKind::Why(_))), "not a client detector");
+
+        // A batch limit and a token mismatch, once server signals are known.
+        let mut s = signals.clone();
+        s.has_server_metrics = true;
+        let n = s.levels.len();
+        for (i, l) in s.levels.iter_mut().enumerate() {
+            l.running_max = Some(32.0);
+            l.running_mean = Some(31.5);
+            l.waiting_mean = Some(i as f64 * 10.0);
+        }
+        if let Some(l) = s.levels.last_mut() {
+            l.client_output_tokens = Some(10_000.0);
+            l.server_generation_tokens = Some(10_500.0);
+        }
+        let found = why_findings(0, &run, &s);
+        let kinds: Vec<AnomalyKind> = found.iter().map(|a| a.kind).collect();
+        assert_eq!(kinds, vec![AnomalyKind::Why(WhyKind::BatchLimit), AnomalyKind::Why(WhyKind::TokenMismatch)]);
+        assert_eq!(found[1].severity, Severity::Warning);
+        assert_eq!(found[1].level.map(|l| l.load_value), s.levels.get(n - 1).map(|l| l.load));
+        assert!(found[0].evidence.contains("running requests (max) 32"), "{}", found[0].evidence);
+        assert_ne!(found[0].key(), key, "another cause, another key");
+        let json = serde_json::to_string(&found[0]).unwrap();
+        assert_eq!(serde_json::from_str::<Anomaly>(&json).unwrap(), found[0]);
+    }
+
+    #[test]
+    fn proposals_can_be_accepted_or_dismissed() {
+        let mut a = detect_run(0, &chat_run()).remove(0);
+        assert_eq!(a.status, ProposalStatus::Proposed);
+        let key = a.key();
+        a.accept();
+        assert_eq!(a.status, ProposalStatus::Accepted);
+        a.dismiss();
+        assert_eq!(a.status, ProposalStatus::Dismissed);
+        assert_eq!(a.key(), key, "the key does not depend on the status");
+        let json = serde_json::to_string(&a).unwrap();
+        assert!(json.contains("\"kind\":\"truncated\"") && json.contains("\"status\":\"dismissed\""));
+        let back: Anomaly = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, a);
+    }
+
+    proptest! {
+        /// Statistics computed from any sample have monotonic percentiles and a mean within
+        /// min–max, so they never read as impossible; swapping p50 and p99 when they differ does.
+        #[test]
+        fn monotonic_percentiles_never_flagged(v in proptest::collection::vec(1.0f64..1e5, 1..100)) {
+            let s = Summary::of(v).unwrap();
+            let mut p = Point::at(LoadKind::RequestRate, 2.0);
+            for stat in crate::domain::model::stats::RECOMPUTED {
+                p.set(Metric::Ttft, stat, s.stat(stat));
+            }
+            let run = crate::domain::analysis::compare::tests::run("prop1", "prop", Default::default(), vec![p.clone()]);
+            prop_assert!(inconsistent_numbers(0, &run).is_empty());
+            let (p50, p99) = (s.stat(Stat::P50), s.stat(Stat::P99));
+            if p99 - p50 > 1e-6 * p99 {
+                p.set(Metric::Ttft, Stat::P50, p99);
+                p.set(Metric::Ttft, Stat::P99, p50);
+                let run = crate::domain::analysis::compare::tests::run("prop1", "prop", Default::default(), vec![p]);
+                prop_assert_eq!(inconsistent_numbers(0, &run).len(), 1);
+            }
+        }
+
+        /// Two runs of the same setup within ±4 % of each other (two ±2 % noises) never
+        /// raise a throughput gap; a gap beyond 10 % always does.
+        #[test]
+        fn gap_threshold_respects_noise(t in 10.0f64..5000.0, n in -0.04f64..0.04, big in 0.11f64..0.9, down in any::<bool>()) {
+            let a = completions_run();
+            let mut b = completions_run();
+            b.id = RunId::parse("completions2").unwrap();
+            for p in &mut b.points {
+                let base = p.output_tok_s().unwrap();
+                p.set(Metric::OutputThroughput, Stat::Mean, base * (1.0 + n));
+            }
+            prop_assert!(throughput_gaps(&[a.clone(), b.clone()]).is_empty());
+            let factor = if down { 1.0 - big } else { 1.0 + big };
+            b.points[1].set(Metric::OutputThroughput, Stat::Mean, t);
+            b.points[0].set(Metric::OutputThroughput, Stat::Mean, 61.3 * factor);
+            let gaps = throughput_gaps(&[a, b]);
+            prop_assert!(gaps.iter().any(|g| g.level.map(|l| l.load_value) == Some(1.0)));
+        }
+    }
+}

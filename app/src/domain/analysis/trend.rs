@@ -1,0 +1,668 @@
+//! A configuration's history as one series: the runs of one [`ConfigKey`], oldest first,
+//! each a point of a chosen measure — a metric at a level, the plateau's throughput, or
+//! the knee — with the regression limit the gate would have applied to it, its engine
+//! version and the annotations that cover it. The history page (`/runs/:id/history`)
+//! draws it; `charts::history` turns it into a chart.
+//!
+//! The limit of each run is the one [`super::regression::against_history`] applies, from
+//! the runs before it: worse than the mean of the last `window` by more than
+//! `max_worse_pct` % *and* by more than `z` standard deviations (a one-run window: the
+//! percentage alone). Both must hold, so the limit is the mean moved by the larger of the
+//! two margins. Unknown values stay `None` (a gap), never 0.
+//!
+//! With an SLO (`?slo=…`), the page also follows each run's capacity at that SLO
+//! ([`capacity_series`]): the interpolated estimate where the run has one (marked as an
+//! estimate), else its highest measured level that meets the SLO; a run where no level
+//! meets it is a gap with the reason, never a zero.
+//!
+//! Pure, no IO; the caller brings the runs (`db::history::series`).
+
+use super::measure::{metric_param, Measure, METRICS};
+use super::thresholds::metric_label;
+use super::thresholds::{ConfigKey, Thresholds};
+use crate::domain::model::annotations::Anchor;
+use crate::domain::model::format::{when, UNKNOWN};
+use crate::domain::model::level::load_label;
+use crate::domain::model::metrics::{Metric, Stat};
+use crate::domain::model::stats::mean_sd;
+use crate::domain::{LoadKind, Point, Run};
+use serde::{Deserialize, Serialize};
+
+/// An annotation shown beside a point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Note {
+    pub id: String,
+    /// The kind's label ("note", "anomaly", …).
+    pub kind: String,
+    pub body: String,
+}
+
+/// One run of the history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrendPoint {
+    pub run_id: String,
+    pub run_name: String,
+    pub created_at: String,
+    pub engine_version: Option<String>,
+    pub value: Option<f64>,
+    /// The mean of the runs before it that the limit is drawn from.
+    pub reference: Option<f64>,
+    /// Worse than this is a regression (see the module note).
+    pub limit: Option<f64>,
+    /// How many earlier runs the reference is the mean of.
+    pub window: usize,
+    pub regression: bool,
+    /// The run the page was opened from.
+    pub current: bool,
+    /// An annotation of this run says "expected change: new baseline": the limits of the
+    /// runs after it are drawn from this run on.
+    #[serde(default)]
+    pub baseline_start: bool,
+    pub notes: Vec<Note>,
+}
+
+/// A configuration's history of one measure, oldest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trend {
+    pub key: String,
+    pub measure: Measure,
+    pub unit: &'static str,
+    pub thresholds: Thresholds,
+    pub points: Vec<TrendPoint>,
+    /// The measure's segments between change points (over the runs with a value).
+    #[serde(default)]
+    pub segments: Vec<super::changes::RunSegment>,
+    /// Its change points, each at the first run after it.
+    #[serde(default)]
+    pub changes: Vec<super::changes::HistoryChange>,
+}
+
+/// The history of `measure` over `runs` (one key's, newest first as `db::series` returns
+/// them; sorted oldest first here by creation time, runs stored in the same second kept
+/// in the reverse of the given order), `current` marked.
+pub fn trend(runs: &[Run], current: &crate::domain::RunId, measure: Measure, t: &Thresholds) -> Trend {
+    trend_with(runs, current, measure, t, &super::changepoint::Settings::default())
+}
+
+/// [`trend`] with the change-point detector's settings.
+pub fn trend_with(
+    runs: &[Run],
+    current: &crate::domain::RunId,
+    measure: Measure,
+    t: &Thresholds,
+    settings: &super::changepoint::Settings,
+) -> Trend {
+    let mut runs: Vec<&Run> = runs.iter().rev().collect();
+    runs.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+    let key = runs.iter().find(|r| &r.id == current).or(runs.first()).map(|r| ConfigKey::of(r).label());
+    let load_kind = runs.iter().find_map(|r| r.points.first().map(|p| p.load_kind)).unwrap_or(LoadKind::Concurrency);
+    let higher = measure.higher_is_better();
+    let mut known: Vec<f64> = Vec::new();
+    let mut points = Vec::with_capacity(runs.len());
+    for run in &runs {
+        let baseline_start = super::thresholds::starts_baseline(run);
+        if baseline_start {
+            // Expected change, new baseline: the runs before it no longer set the limits.
+            known.clear();
+        }
+        let value = measure.value(run);
+        // The window: the last `t.window` known values before this run, newest last.
+        let past = &known[known.len().saturating_sub(t.window.max(1))..];
+        let (reference, limit) = limit(past, higher, t);
+        let regression = match (value, limit, higher) {
+            (Some(v), Some(l), Some(true)) => v < l,
+            (Some(v), Some(l), Some(false)) => v > l,
+            _ => false,
+        };
+        let level = measure.level(run);
+        let notes = run
+            .annotations
+            .iter()
+            .filter(|a| match (&a.anchor, &level) {
+                (Anchor::Run, _) => true,
+                (Anchor::Comparison { .. }, _) | (_, None) => false,
+                (anchor, Some(l)) => anchor.covers(&Point::at(l.load_kind, l.load_value)),
+            })
+            .map(|a| Note { id: a.id.to_string(), kind: a.kind.label().to_owned(), body: a.body.clone() })
+            .collect();
+        points.push(TrendPoint {
+            run_id: run.id.to_string(),
+            run_name: run.name.clone(),
+            created_at: run.created_at.clone(),
+            engine_version: run.facts.engine_version.clone(),
+            value,
+            reference,
+            limit,
+            window: past.len(),
+            regression,
+            current: &run.id == current,
+            baseline_start,
+            notes,
+        });
+        known.extend(value);
+    }
+    let unit = measure.unit(load_kind);
+    let values: Vec<Option<f64>> = points.iter().map(|p| p.value).collect();
+    let segmented = super::changes::segment(&values, settings);
+    let series = super::changes::Series::Measure(measure);
+    let changes = segmented
+        .changes
+        .iter()
+        .filter_map(|(first, previous, c)| {
+            super::changes::HistoryChange::at(&series, unit, &runs, *first, *previous, c)
+        })
+        .collect();
+    Trend {
+        key: key.unwrap_or_else(|| "unknown configuration".into()),
+        measure,
+        unit,
+        thresholds: *t,
+        points,
+        segments: segmented.segments,
+        changes,
+    }
+}
+
+/// (reference, limit) from the values before a run: none without a past or a direction.
+fn limit(past: &[f64], higher: Option<bool>, t: &Thresholds) -> (Option<f64>, Option<f64>) {
+    if past.is_empty() {
+        return (None, None);
+    }
+    let (mean, sd) = mean_sd(past);
+    // One earlier run: no spread to read (sd 0), the percentage alone.
+    let margin = (t.max_worse_pct / 100.0 * mean.abs()).max(t.z * sd);
+    let limit = match higher {
+        Some(true) => Some(mean - margin),
+        Some(false) => Some(mean + margin),
+        None => None,
+    };
+    (Some(mean), limit)
+}
+
+impl Trend {
+    /// How many runs cross their limit.
+    pub fn regressions(&self) -> usize {
+        self.points.iter().filter(|p| p.regression).count()
+    }
+
+    /// The thresholds in words, for the page.
+    pub fn rule(&self) -> String {
+        match self.measure.higher_is_better() {
+            None => "This measure has no better direction, so no limit is drawn.".into(),
+            Some(higher) => format!(
+                "A run is a regression when it is {} than the mean of the {} runs before it by more than {} % and by \
+                 more than {} standard deviations (one earlier run: the percentage alone) — the thresholds of \
+                 `plateau check --history`.",
+                if higher { "lower" } else { "higher" },
+                self.thresholds.window,
+                self.thresholds.max_worse_pct,
+                self.thresholds.z
+            ),
+        }
+    }
+
+    /// Short axis label of a point: its date (never user text).
+    pub fn axis_label(p: &TrendPoint) -> String {
+        let w = when(&p.created_at);
+        // "2026-11-30 14:02 UTC" → "11-30 14:02"
+        w.get(5..16).map_or(w.clone(), str::to_owned)
+    }
+}
+
+/// How a run's capacity at the SLO was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CapacityKind {
+    /// Interpolated between the last passing and the first failing level.
+    Estimate,
+    /// The highest measured level meeting the SLO, a higher one failing it.
+    Measured,
+    /// Every measured level meets the SLO: capacity is at least the highest.
+    AtLeast,
+}
+
+/// One run's capacity at the SLO, in the order of the trend's points.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapacityPoint {
+    /// The load (concurrency or req/s); `None`: a gap, see `reason`.
+    pub load: Option<f64>,
+    pub kind: Option<CapacityKind>,
+    /// "C≈51 (estimate)", "C=32", "C≥128 (every level met)".
+    pub label: String,
+    /// Why there is no value ("no level meets the SLO: TTFT p99 breaks first at C=8").
+    pub reason: Option<String>,
+}
+
+/// Capacity at one SLO over a trend's runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapacitySeries {
+    /// The SLO, canonical (`ttft:p99<=2s,errors<=1%`).
+    pub slo: String,
+    pub load_kind: LoadKind,
+    /// One per point of the trend, same order.
+    pub points: Vec<CapacityPoint>,
+}
+
+/// Capacity at `slo` of each of `trend`'s runs (`runs`: the runs the trend was built from).
+pub fn capacity_series(trend: &Trend, runs: &[Run], slo: &super::slo::Slo) -> CapacitySeries {
+    use super::slo::{capacity, estimate_label};
+    let load_kind = runs.iter().find_map(|r| r.points.first().map(|p| p.load_kind)).unwrap_or(LoadKind::Concurrency);
+    let points = trend
+        .points
+        .iter()
+        .map(|tp| {
+            let Some(run) = runs.iter().find(|r| r.id.as_str() == tp.run_id) else {
+                return CapacityPoint {
+                    load: None,
+                    kind: None,
+                    label: UNKNOWN.into(),
+                    reason: Some("not read".into()),
+                };
+            };
+            let c = capacity(slo, &run.points);
+            let kind = c.load_kind.unwrap_or(load_kind);
+            let (load, kind_of, label) = match (c.estimate, c.capacity, &c.first_failure) {
+                (Some(e), _, _) => {
+                    (Some(e.load), Some(CapacityKind::Estimate), format!("{} (estimate)", estimate_label(kind, e.load)))
+                }
+                (None, Some(a), Some(_)) => (Some(a.load), Some(CapacityKind::Measured), load_label(kind, a.load)),
+                (None, Some(a), None) => (
+                    Some(a.load),
+                    Some(CapacityKind::AtLeast),
+                    format!("≥ {} (every level met)", load_label(kind, a.load)),
+                ),
+                (None, None, _) => (None, None, UNKNOWN.to_owned()),
+            };
+            let reason = load.is_none().then(|| match &c.first_failure {
+                Some(f) => format!(
+                    "no level meets the SLO: {} breaks first at {}",
+                    f.limit.limit.label(),
+                    load_label(kind, f.load)
+                ),
+                None if c.levels.is_empty() => "no measured level".to_owned(),
+                None => "no level could be judged against the SLO".to_owned(),
+            });
+            CapacityPoint { load, kind: kind_of, label, reason }
+        })
+        .collect();
+    CapacitySeries { slo: slo.to_string(), load_kind, points }
+}
+
+impl CapacitySeries {
+    /// The axis unit: "concurrent requests" or "req/s".
+    pub fn unit(&self) -> &'static str {
+        match self.load_kind {
+            LoadKind::Concurrency => "concurrent requests",
+            LoadKind::RequestRate => "req/s",
+        }
+    }
+}
+
+/// A level choice for the page: its query value and its label.
+pub fn level_choices(run: &Run) -> Vec<(String, String)> {
+    let mut out = vec![("plateau".to_owned(), "plateau throughput".to_owned()), ("knee".to_owned(), "knee".to_owned())];
+    out.extend(
+        run.points
+            .iter()
+            .map(|p| (crate::domain::model::format::load(p.load_value), load_label(p.load_kind, p.load_value))),
+    );
+    out
+}
+
+/// What the history page shows, formatted on the server (the browser only lays it out).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryPage {
+    pub run_id: String,
+    pub run_name: String,
+    /// The configuration, in words.
+    pub key: String,
+    /// "TTFT p99 at C=64 (ms)".
+    pub measure: String,
+    pub rule: String,
+    /// The selected `metric` and `level` query values.
+    pub metric: String,
+    pub level: String,
+    /// (query value, label) of each choice.
+    pub metrics: Vec<(String, String)>,
+    pub levels: Vec<(String, String)>,
+    pub rows: Vec<HistoryRow>,
+    pub regressions: usize,
+    /// The chart's ECharts option (see `charts::history::option_json`).
+    pub chart_json: String,
+    /// The `slo` query value as given back (canonical; empty without one).
+    pub slo: String,
+    /// Capacity at that SLO over time, when the address names one.
+    pub capacity: Option<CapacityView>,
+    /// The change-point detector's settings as given back (`alpha`, `min_segment`).
+    #[serde(default)]
+    pub alpha: String,
+    #[serde(default)]
+    pub min_segment: String,
+    /// How change points are found, in words.
+    #[serde(default)]
+    pub method: String,
+    /// Every change point of the configuration's headline series, oldest first.
+    #[serde(default)]
+    pub changes: Vec<ChangeRow>,
+}
+
+/// One change point in the page's list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChangeRow {
+    /// The first run after the change (its page).
+    pub href: String,
+    pub run_name: String,
+    pub when: String,
+    /// "Throughput at the plateau fell 18 % here (600.0 → 492.0 tok/s, p = 0.005)".
+    pub sentence: String,
+    /// This page showing the series.
+    pub series_href: String,
+    /// In the series' worse direction.
+    pub worse: bool,
+}
+
+/// The capacity chart of the history page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapacityView {
+    /// "Capacity at ttft:p99<=2s (concurrent requests)".
+    pub caption: String,
+    /// How to read it: estimates marked, gaps explained.
+    pub note: String,
+    /// The chart's ECharts option (`charts::history::capacity_option_json`).
+    pub chart_json: String,
+}
+
+/// One run's row of the history table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryRow {
+    pub href: String,
+    pub name: String,
+    pub when: String,
+    pub engine_version: String,
+    pub value: String,
+    pub reference: String,
+    pub limit: String,
+    /// "regression", "ok" or "" (nothing to check against).
+    pub verdict: String,
+    pub current: bool,
+    /// (link to the annotation on its run's page, "kind: text").
+    pub notes: Vec<(String, String)>,
+    /// Capacity at the page's SLO ("C≈51 (estimate)", or why there is none); empty
+    /// without an SLO.
+    pub capacity: String,
+    /// At the first run after a change point of the measure: "−18 % (p = 0.005)".
+    #[serde(default)]
+    pub change: String,
+    /// The mean of the measure's segment this run belongs to.
+    #[serde(default)]
+    pub segment_mean: String,
+    /// An annotation of this run starts a new baseline.
+    #[serde(default)]
+    pub baseline_start: bool,
+}
+
+/// A value with the precision its size deserves ([`crate::domain::model::format::fig`]), or the
+/// unknown mark.
+fn fig(v: Option<f64>) -> String {
+    v.map_or_else(|| crate::domain::model::format::UNKNOWN.to_owned(), crate::domain::model::format::fig)
+}
+
+impl HistoryPage {
+    /// The page of `trend` for `run`, newest run first in the table.
+    pub fn new(trend: &Trend, run: &Run, chart_json: String) -> Self {
+        let (metric, level) = match trend.measure {
+            Measure::At { metric, stat, level } => {
+                (metric_param(metric, stat), crate::domain::model::format::load(level.load_value))
+            }
+            Measure::Plateau => (metric_param(Metric::OutputThroughput, Stat::Mean), "plateau".into()),
+            Measure::Knee => (metric_param(Metric::OutputThroughput, Stat::Mean), "knee".into()),
+        };
+        let rows = trend
+            .points
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, p)| HistoryRow {
+                href: format!("/runs/{}", p.run_id),
+                name: p.run_name.clone(),
+                when: when(&p.created_at),
+                engine_version: p
+                    .engine_version
+                    .clone()
+                    .unwrap_or_else(|| crate::domain::model::format::UNKNOWN.to_owned()),
+                value: fig(p.value),
+                reference: fig(p.reference),
+                limit: fig(p.limit),
+                verdict: match (p.value, p.limit) {
+                    (Some(_), Some(_)) if p.regression => "regression".into(),
+                    (Some(_), Some(_)) => "ok".into(),
+                    _ => String::new(),
+                },
+                current: p.current,
+                notes: p
+                    .notes
+                    .iter()
+                    .map(|n| {
+                        (
+                            format!("/runs/{}#annotation-{}", p.run_id, n.id),
+                            format!("{}: {}", n.kind, crate::domain::model::annotations::plain_text(&n.body)),
+                        )
+                    })
+                    .collect(),
+                capacity: String::new(),
+                change: trend
+                    .changes
+                    .iter()
+                    .find(|c| c.run_index == i)
+                    .map(|c| {
+                        let pct = c.change_pct.map(super::noise::pct).unwrap_or_else(|| "changed".into());
+                        format!("{pct} ({})", super::changes::p_text(c.p_value))
+                    })
+                    .unwrap_or_default(),
+                segment_mean: trend
+                    .segments
+                    .iter()
+                    .find(|s| (s.first..=s.last).contains(&i))
+                    .map(|s| crate::domain::model::format::fig(s.mean))
+                    .unwrap_or_default(),
+                baseline_start: p.baseline_start,
+            })
+            .collect();
+        Self {
+            run_id: run.id.to_string(),
+            run_name: run.name.clone(),
+            key: trend.key.clone(),
+            measure: format!("{} ({})", trend.measure.label(), trend.unit),
+            rule: trend.rule(),
+            metric,
+            level,
+            metrics: METRICS.iter().map(|(m, s)| (metric_param(*m, *s), metric_label(*m, *s))).collect(),
+            levels: level_choices(run),
+            rows,
+            regressions: trend.regressions(),
+            chart_json,
+            slo: String::new(),
+            capacity: None,
+            alpha: String::new(),
+            min_segment: String::new(),
+            method: String::new(),
+            changes: Vec::new(),
+        }
+    }
+
+    /// Adds the change points of every headline series (`changes`, oldest first) and the
+    /// detector's settings.
+    pub fn with_changes(
+        mut self,
+        changes: &[super::changes::HistoryChange],
+        settings: &super::changepoint::Settings,
+    ) -> Self {
+        self.alpha = settings.alpha.to_string();
+        self.min_segment = settings.min_segment.to_string();
+        self.method = format!(
+            "Change points: E-divisive means (the energy distance between the runs before and after a split), each \
+             split kept when a permutation test of {} shuffles gives p ≤ {} and both sides hold at least {} runs with \
+             a value; the line segments are each stretch's mean, the band its mean ± one standard deviation. A run \
+             without a value is a gap, not a zero.",
+            settings.permutations, settings.alpha, settings.min_segment
+        );
+        self.changes = changes
+            .iter()
+            .map(|c| ChangeRow {
+                href: format!("/runs/{}", c.run_id),
+                run_name: c.run_name.clone(),
+                when: when(&c.created_at),
+                sentence: format!("{}.", c.sentence()),
+                series_href: format!(
+                    "/runs/{}/history?{}&alpha={}&min_segment={}",
+                    self.run_id, c.history_query, self.alpha, self.min_segment
+                ),
+                worse: c.worse == Some(true),
+            })
+            .collect();
+        self
+    }
+
+    /// Adds capacity at an SLO: the chart (`chart_json`), and each row's value or reason.
+    pub fn with_capacity(mut self, series: &CapacitySeries, chart_json: String) -> Self {
+        // Rows are newest first, the series oldest first.
+        for (row, p) in self.rows.iter_mut().zip(series.points.iter().rev()) {
+            row.capacity = match &p.reason {
+                Some(why) => format!("— ({why})"),
+                None => p.label.clone(),
+            };
+        }
+        self.slo = series.slo.clone();
+        self.capacity = Some(CapacityView {
+            caption: format!("Capacity at {} ({})", series.slo, series.unit()),
+            note: "Hollow points are interpolated estimates (≈), filled points measured levels, triangles runs that \
+                   met the SLO at every level they measured (capacity at least that); a run where no level meets \
+                   the SLO is a gap in the line, its reason in the table."
+                .into(),
+            chart_json,
+        });
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::analysis::compare::tests::level;
+    use crate::domain::model::annotations::{Annotation, AnnotationKind, Effect};
+    use crate::domain::model::level::LevelKey;
+    use crate::domain::RunId;
+
+    fn run(i: usize, created: &str, version: &str, tok_s: &[(f64, f64)]) -> Run {
+        let mut r = crate::domain::analysis::compare::tests::chat_run();
+        r.id = RunId::parse(&format!("run{i:09}")).unwrap();
+        r.name = format!("run {i}");
+        r.created_at = created.to_owned();
+        r.facts.engine_version = Some(version.to_owned());
+        r.points = tok_s.iter().map(|(c, t)| level(*c, *t, None)).collect();
+        r.annotations.clear();
+        r
+    }
+
+    /// Four runs at C=8: 100, 104, 96 tok/s, then 80. The third's window is 100 and 104
+    /// (mean 102, sd 2.83): margin max(5.1, 3 × 2.83 = 8.49) = 8.49, limit 93.51, so 96
+    /// passes. The fourth's window is all three (mean 100, sd 4): margin max(5, 12) = 12,
+    /// limit 88, so 80 is a regression. The second's window is the first alone: 100 − 5.
+    #[test]
+    fn limits_follow_the_gates_thresholds_run_by_run() {
+        let runs = vec![
+            run(4, "2026-11-04T00:00:00Z", "0.7", &[(1.0, 20.0), (8.0, 80.0)]),
+            run(1, "2026-11-01T00:00:00Z", "0.6", &[(1.0, 20.0), (8.0, 100.0)]),
+            run(2, "2026-11-02T00:00:00Z", "0.6", &[(1.0, 20.0), (8.0, 104.0)]),
+            run(3, "2026-11-03T00:00:00Z", "0.6", &[(1.0, 20.0), (8.0, 96.0)]),
+        ];
+        let at8 = Measure::At {
+            metric: Metric::OutputThroughput,
+            stat: Stat::Mean,
+            level: LevelKey { load_kind: LoadKind::Concurrency, load_value: 8.0 },
+        };
+        let t = trend(&runs, &runs[0].id, at8, &Thresholds::default());
+        let names: Vec<&str> = t.points.iter().map(|p| p.run_name.as_str()).collect();
+        assert_eq!(names, ["run 1", "run 2", "run 3", "run 4"]);
+        assert_eq!((t.points[0].reference, t.points[0].limit), (None, None));
+        assert_eq!(t.points[1].limit, Some(95.0));
+        let l3 = t.points[2].limit.unwrap();
+        assert!((l3 - (102.0 - 3.0 * 8f64.sqrt())).abs() < 1e-9, "{l3}");
+        assert!(!t.points[2].regression);
+        assert_eq!(t.points[3].reference, Some(100.0));
+        assert!((t.points[3].limit.unwrap() - 88.0).abs() < 1e-9);
+        assert!(t.points[3].regression && t.points[3].current);
+        assert_eq!(t.regressions(), 1);
+        assert_eq!(t.points[3].engine_version.as_deref(), Some("0.7"));
+        assert_eq!(t.unit, "tok/s");
+    }
+
+    /// Latency: higher is worse, and a level a run lacks is a gap, not a zero, and does
+    /// not enter the next run's window.
+    #[test]
+    fn latency_limits_sit_above_and_missing_levels_are_gaps() {
+        let mut runs = vec![
+            run(1, "2026-11-01T00:00:00Z", "1", &[(8.0, 100.0)]),
+            run(2, "2026-11-02T00:00:00Z", "1", &[(16.0, 100.0)]),
+            run(3, "2026-11-03T00:00:00Z", "1", &[(8.0, 100.0)]),
+        ];
+        for (r, e2e) in runs.iter_mut().zip([1000.0, 5.0, 1100.0]) {
+            r.points[0].set(Metric::E2e, Stat::P50, e2e);
+        }
+        let m = Measure::parse(Some("e2e.p50"), Some("8"), &runs[0]).unwrap();
+        let t = trend(&runs, &runs[2].id, m, &Thresholds::default());
+        assert_eq!(t.points[1].value, None);
+        assert_eq!(t.points[2].window, 1);
+        assert_eq!(t.points[2].limit, Some(1050.0));
+        assert!(t.points[2].regression, "1100 ms is more than 5 % above 1000 ms");
+        assert_eq!(t.unit, "ms");
+    }
+
+    #[test]
+    fn the_plateau_and_the_knee_are_measures_and_notes_follow_the_knee() {
+        let mut r = run(1, "2026-11-01T00:00:00Z", "1", &[(1.0, 100.0), (2.0, 190.0), (4.0, 199.0), (8.0, 201.0)]);
+        let note = |anchor: Anchor, body: &str| Annotation {
+            id: crate::domain::model::annotations::AnnotationId(1),
+            run_id: r.id.clone(),
+            anchor,
+            kind: AnnotationKind::Note,
+            effect: Effect::None,
+            body: body.into(),
+            author: String::new(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            superseded_by: None,
+            proposal_key: None,
+            new_baseline: false,
+            history: vec![],
+        };
+        r.annotations = vec![
+            note(Anchor::Point { load_kind: LoadKind::Concurrency, load: 2.0 }, "at the knee"),
+            note(Anchor::Point { load_kind: LoadKind::Concurrency, load: 1.0 }, "elsewhere"),
+            note(Anchor::Run, "whole run"),
+        ];
+        let plateau = trend(std::slice::from_ref(&r), &r.id, Measure::Plateau, &Thresholds::default());
+        assert_eq!(plateau.points[0].value, Some(201.0));
+        let bodies: Vec<&str> = plateau.points[0].notes.iter().map(|n| n.body.as_str()).collect();
+        assert_eq!(bodies, ["at the knee", "whole run"]);
+        let knee = trend(std::slice::from_ref(&r), &r.id, Measure::Knee, &Thresholds::default());
+        assert_eq!(knee.points[0].value, Some(2.0));
+        assert_eq!(knee.unit, "concurrent requests");
+    }
+
+    #[test]
+    fn the_query_is_read_strictly() {
+        let r = run(1, "2026-11-01T00:00:00Z", "1", &[(8.0, 100.0)]);
+        assert_eq!(Measure::parse(None, None, &r), Ok(Measure::Plateau));
+        assert_eq!(Measure::parse(Some(""), Some("knee"), &r), Ok(Measure::Knee));
+        let m = Measure::parse(Some("ttft.p99"), Some("64"), &r).unwrap();
+        assert_eq!(m.label(), "TTFT p99 at C=64");
+        assert_eq!(m.query(), "metric=ttft.p99&level=64");
+        assert_eq!(Measure::parse(Some("nope"), None, &r).unwrap_err().field, "metric");
+        for bad in ["-1", "0", "NaN", "inf", "1e999", "C=8"] {
+            assert_eq!(Measure::parse(None, Some(bad), &r).unwrap_err().field, "level", "{bad}");
+        }
+        assert!(Measure::parse(Some(&"x".repeat(65)), None, &r).unwrap_err().problem.contains("longer"));
+        assert_eq!(level_choices(&r).last().unwrap(), &("8".to_owned(), "C=8".to_owned()));
+    }
+}

@@ -1,0 +1,98 @@
+//! What each data page (run, compare, saved report, snapshot) receives from the server in
+//! one request: the stored data it shows and what only the server computes from it — the
+//! charts' ECharts options (built by `charts::pages`, which the browser bundle does not
+//! carry), the regression check against the run's history, the latency percentiles'
+//! intervals from the per-request records. Plain serde data.
+
+use super::state::{ChartSpec, SavedReport, ViewState};
+use crate::domain::analysis::compare::RequestTest;
+use crate::domain::analysis::cost::{CompareCostRow, CostView};
+use crate::domain::analysis::noise::LevelPercentiles;
+use crate::domain::analysis::regression::CheckReport;
+use crate::domain::analysis::slo::{LevelGoodput, NamedSlo};
+use crate::domain::analysis::why_signals::StoredSignals;
+use crate::domain::Run;
+use serde::{Deserialize, Serialize};
+
+/// A run page (`/runs/<id>`): the run is read once for all of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunPageData {
+    /// The run with its annotations' effects applied.
+    pub run: Run,
+    /// What is stored beside it (server metrics); `None` when it could not be read (the
+    /// page still shows the run; the why-paragraph then says no server metrics were found).
+    pub stored: Option<StoredSignals>,
+    /// Keys of the dismissed anomaly proposals.
+    pub dismissed: Vec<String>,
+    /// The run against its configuration's history (the regression gate); `None` when the
+    /// history could not be read.
+    pub history: Option<CheckReport>,
+    /// Bootstrap intervals of the levels' latency percentiles; empty when none could be
+    /// computed (the table then shows the percentiles alone).
+    pub percentiles: Vec<LevelPercentiles>,
+    /// The page's charts for its view.
+    pub charts: Vec<ChartSpec>,
+    /// With an SLO in the view: each level's goodput from its per-request records, in the
+    /// run's level order (empty without an SLO).
+    pub goodput: Vec<LevelGoodput>,
+    /// The team's named SLOs, to choose from; empty when they could not be read.
+    pub slos: Vec<NamedSlo>,
+    /// What the run costs and its energy per token, formatted; `None` when the prices could
+    /// not be read.
+    pub cost: Option<CostView>,
+    /// The change points of its configuration's history that start at this run (each
+    /// proposed as an annotation); empty when none or the history could not be read.
+    #[serde(default)]
+    pub changes: Vec<crate::domain::analysis::changes::ChangeProposal>,
+    /// What was sent to the alert webhooks about it, and what was acknowledged, formatted.
+    #[serde(default)]
+    pub alerts: Vec<crate::domain::analysis::alerts::AlertView>,
+    /// A multi-turn or agentic run's requests by turn (step), level by level, formatted;
+    /// `None` for single-turn workloads.
+    #[serde(default)]
+    pub turns: Option<crate::domain::analysis::turns::TurnPanel>,
+}
+
+/// A compare page (`/compare?runs=…`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ComparePageData {
+    pub runs: Vec<Run>,
+    /// Indexed like `runs`; empty when they could not be read.
+    pub stored: Vec<StoredSignals>,
+    pub dismissed: Vec<String>,
+    /// Per-request tests against the baseline; empty: none (or they could not be read).
+    pub request_tests: Vec<RequestTest>,
+    pub charts: Vec<ChartSpec>,
+    /// The team's named SLOs, to choose from; empty when they could not be read.
+    pub slos: Vec<NamedSlo>,
+    /// Each run's cost at its peak, formatted, indexed like `runs`; empty when the prices
+    /// could not be read.
+    pub costs: Vec<CompareCostRow>,
+    /// Each compared run's curve against the baseline (knee, plateau, capacity at the
+    /// view's SLO), formatted.
+    #[serde(default)]
+    pub curves: Vec<crate::domain::analysis::curve::CurveLine>,
+}
+
+/// A saved report (`/r/<slug>`): the view it names, over today's data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReportPageData {
+    pub report: SavedReport,
+    /// The report's view, parsed from its path.
+    pub view: ViewState,
+    /// A run page (one run in `runs`), else a compare page.
+    pub is_run: bool,
+    pub runs: Vec<Run>,
+    /// Indexed like `runs`; empty when they could not be read.
+    pub stored: Vec<StoredSignals>,
+    pub dismissed: Vec<String>,
+    pub charts: Vec<ChartSpec>,
+    /// A run report's cost section (`None` for a comparison, or when the prices could not
+    /// be read).
+    pub cost: Option<CostView>,
+    /// A comparison's cost rows (empty for a run report).
+    pub compare_costs: Vec<CompareCostRow>,
+    /// A comparison's curve per run against the baseline (empty for a run).
+    #[serde(default)]
+    pub curves: Vec<crate::domain::analysis::curve::CurveLine>,
+}
