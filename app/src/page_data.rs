@@ -20,6 +20,7 @@ use crate::domain::analysis::turns::{TurnLevel, TurnPanel};
 use crate::domain::analysis::why_signals::StoredSignals;
 use crate::domain::model::comparison::{baseline_index, check_run_count};
 use crate::domain::model::level::LevelKey;
+use crate::domain::view::findings::{compare_findings, run_findings, CompareFindings, RunFindings};
 use crate::domain::view::pages::{ComparePageData, ReportPageData, RunPageData};
 use crate::domain::view::state::ChartSpec;
 use crate::domain::view::state::{split_view_path, SnapshotData, ViewProblem, ViewState};
@@ -83,6 +84,7 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
         .map(|c| c.view());
     let changes = or_empty("history change points", run_changes(pool, &run, &slos).await);
     let alerts = or_empty("alerts", db::run_alerts(pool, id).await).views();
+    let findings = run_findings(&run, stored.as_ref(), history.as_ref(), &changes, view.slo.as_ref());
     Ok(RunPageData {
         run,
         stored,
@@ -96,6 +98,7 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
         changes,
         alerts,
         turns,
+        findings,
     })
 }
 
@@ -137,7 +140,9 @@ pub async fn compare_page(pool: &Db, view: &ViewState) -> Result<ComparePageData
     charts.extend(crate::charts::pages::cost_pareto_spec(&runs, &costs));
     let costs = compare_costs(&runs, &costs, view);
     let curves = curve_lines(false, &runs, view);
-    Ok(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, costs, curves })
+    let baseline = baseline_index(&runs, view.baseline.as_ref());
+    let findings = compare_findings(&runs, baseline, &stored, &request_tests, view.slo.as_ref());
+    Ok(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, costs, curves, findings })
 }
 
 /// The saved report `slug`: its view over today's data.
@@ -158,6 +163,8 @@ pub async fn report_page(pool: &Db, slug: &str) -> Result<ReportPageData, AppErr
     let costs = or_empty("prices", costs(pool, &runs, &stored).await);
     let (cost, compare_costs) = cost_views(run.is_some(), &runs, &costs, &view);
     let curves = curve_lines(run.is_some(), &runs, &view);
+    let run_findings = report_run_findings(run.is_some(), &runs, &stored, &view);
+    let compare_findings = report_compare_findings(run.is_some(), &runs, &stored, &view);
     Ok(ReportPageData {
         report,
         view,
@@ -169,6 +176,8 @@ pub async fn report_page(pool: &Db, slug: &str) -> Result<ReportPageData, AppErr
         cost,
         compare_costs,
         curves,
+        run_findings,
+        compare_findings,
     })
 }
 
@@ -190,13 +199,18 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         AppError::Internal
     })?;
     // A snapshot whose view no longer parses still opens; its page says what is wrong.
-    let (charts, (cost, compare_costs), curves) = match split_view_path(&s.view_path) {
+    let (charts, (cost, compare_costs), curves, (run_findings, compare_findings)) = match split_view_path(&s.view_path)
+    {
         Ok((run, view)) => (
             view_charts(run.is_some(), &payload.runs, &payload.signals, &view),
             cost_views(run.is_some(), &payload.runs, &payload.costs, &view),
             curve_lines(run.is_some(), &payload.runs, &view),
+            (
+                report_run_findings(run.is_some(), &payload.runs, &payload.signals, &view),
+                report_compare_findings(run.is_some(), &payload.runs, &payload.signals, &view),
+            ),
         ),
-        Err(_) => (Vec::new(), (None, Vec::new()), Vec::new()),
+        Err(_) => (Vec::new(), (None, Vec::new()), Vec::new(), (None, None)),
     };
     Ok(SnapshotData {
         id: s.id,
@@ -210,7 +224,33 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         compare_costs,
         charts,
         curves,
+        run_findings,
+        compare_findings,
     })
+}
+
+/// A shared run page's findings (a saved report's or a snapshot's): no history check or
+/// change points, which belong to the live page.
+fn report_run_findings(
+    run_page: bool,
+    runs: &[Run],
+    stored: &[StoredSignals],
+    view: &ViewState,
+) -> Option<RunFindings> {
+    let run = runs.first().filter(|_| run_page)?;
+    Some(run_findings(run, stored.first(), None, &[], view.slo.as_ref()))
+}
+
+/// A shared comparison's findings (a saved report's or a snapshot's): no per-request tests,
+/// which read today's records.
+fn report_compare_findings(
+    run_page: bool,
+    runs: &[Run],
+    stored: &[StoredSignals],
+    view: &ViewState,
+) -> Option<CompareFindings> {
+    let baseline = baseline_index(runs, view.baseline.as_ref());
+    (!run_page).then(|| compare_findings(runs, baseline, stored, &[], view.slo.as_ref()))
 }
 
 /// The charts of a run page (the first of `runs`) or of a compare page.

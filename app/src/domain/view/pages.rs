@@ -51,6 +51,9 @@ pub struct RunPageData {
     /// `None` for single-turn workloads.
     #[serde(default)]
     pub turns: Option<crate::domain::analysis::turns::TurnPanel>,
+    /// What the page says about the run (summary, saturation, why, proposals, the gate's
+    /// line, capacity at the view's SLO), computed here so the page only draws it.
+    pub findings: super::findings::RunFindings,
 }
 
 /// A compare page (`/compare?runs=…`).
@@ -72,6 +75,8 @@ pub struct ComparePageData {
     /// view's SLO), formatted.
     #[serde(default)]
     pub curves: Vec<crate::domain::analysis::curve::CurveLine>,
+    /// What the page says about the runs, computed here so the page only draws it.
+    pub findings: super::findings::CompareFindings,
 }
 
 /// A saved report (`/r/<slug>`): the view it names, over today's data.
@@ -95,4 +100,10 @@ pub struct ReportPageData {
     /// A comparison's curve per run against the baseline (empty for a run).
     #[serde(default)]
     pub curves: Vec<crate::domain::analysis::curve::CurveLine>,
+    /// A run page's findings (`None` for a comparison).
+    #[serde(default)]
+    pub run_findings: Option<super::findings::RunFindings>,
+    /// A comparison's findings (`None` for a run page).
+    #[serde(default)]
+    pub compare_findings: Option<super::findings::CompareFindings>,
 }

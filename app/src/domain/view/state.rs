@@ -260,6 +260,13 @@ pub struct SnapshotData {
     /// A comparison's curve per run against the baseline (empty for a run).
     #[serde(default)]
     pub curves: Vec<crate::domain::analysis::curve::CurveLine>,
+    /// A run snapshot's findings from the frozen data (`None` for a comparison or a view
+    /// that no longer parses).
+    #[serde(default)]
+    pub run_findings: Option<super::findings::RunFindings>,
+    /// A comparison snapshot's findings from the frozen data.
+    #[serde(default)]
+    pub compare_findings: Option<super::findings::CompareFindings>,
 }
 
 /// How a run or compare page is being shown.

@@ -5,9 +5,7 @@
 //! as annotations. Tables carry every number, so the page reads without JavaScript.
 
 use crate::api::get_compare_page;
-use crate::domain::analysis::anomalies;
-use crate::domain::analysis::compare::{self, Comparability, Comparison, Fact};
-use crate::domain::analysis::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
+use crate::domain::analysis::compare::{Comparability, Comparison, Fact};
 use crate::domain::model::format::{load, ms_as_s, num, run_colour, UNKNOWN};
 use crate::domain::model::metrics::{Metric, Stat};
 use crate::domain::view::pages::ComparePageData;
@@ -49,8 +47,8 @@ pub fn ComparePage() -> impl IntoView {
                     Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),
                 };
                 match runs.await {
-                    Ok(Some(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, costs, curves })) => view! {
-                        <CompareView runs view=state mode=PageMode::Live dismissed stored request_tests charts slos costs curves error />
+                    Ok(Some(ComparePageData { runs, dismissed, charts, slos, costs, curves, findings, .. })) => view! {
+                        <CompareView runs view=state mode=PageMode::Live dismissed charts slos costs curves findings error />
                     }.into_any(),
                     Ok(None) => view! { <p>"Loading runs…"</p> }.into_any(),
                     Err(e) => view! {
@@ -152,13 +150,6 @@ pub(crate) fn CompareView(
     view: ViewState,
     mode: PageMode,
     #[prop(optional)] dismissed: Vec<String>,
-    /// What is stored beside each run (server metrics), indexed like `runs`; a snapshot's
-    /// are those frozen with it (empty when none had any).
-    #[prop(optional)]
-    stored: Vec<crate::domain::analysis::why_signals::StoredSignals>,
-    /// Per-request tests against the baseline (`page_data::compare_page`); empty: none.
-    #[prop(optional)]
-    request_tests: Vec<compare::RequestTest>,
     /// The page's charts for `view`, built on the server (`charts::pages::compare_chart_specs`).
     charts: Vec<ChartSpec>,
     /// The team's named SLOs, for the picker.
@@ -170,22 +161,24 @@ pub(crate) fn CompareView(
     /// Each compared run's curve against the baseline, formatted on the server.
     #[prop(optional)]
     curves: Vec<crate::domain::analysis::curve::CurveLine>,
+    /// What the page says about the runs, computed on the server.
+    findings: crate::domain::view::findings::CompareFindings,
     error: Option<String>,
 ) -> impl IntoView {
     let baseline = crate::domain::model::comparison::baseline_index(&runs, view.baseline.as_ref());
     let editable = mode.editable();
     let live_path = compare_href(&runs, baseline, &view);
-    let Some(mut cmp) = compare::compare(&runs, baseline) else {
+    let crate::domain::view::findings::CompareFindings {
+        comparison,
+        saturations,
+        summaries,
+        proposals,
+        varied,
+        capacities,
+    } = findings;
+    let Some(cmp) = comparison else {
         return view! { <ErrorBox error=AppError::BadRequest("no baseline".into()) /> }.into_any();
     };
-    // The server-side differences where both runs have server metrics.
-    let signals: Vec<crate::domain::analysis::why::RunSignals> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| crate::domain::analysis::why_signals::run_signals(r, stored.get(i)))
-        .collect();
-    crate::domain::analysis::why::add_server_differences(&mut cmp, &signals);
-    compare::apply_request_tests(&mut cmp, &request_tests);
     let n = runs.len();
     let live_query = live_path.split_once('?').map(|(_, q)| q.to_owned()).unwrap_or_default();
     let chips = runs
@@ -196,7 +189,7 @@ pub(crate) fn CompareView(
             let link = format!("/runs/{}", r.id);
             let make_base = compare_href(&runs, i, &view);
             let shown = !view.hide.iter().any(|h| h == r.id.as_str());
-            let sat = saturation(&r.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence());
+            let sat = saturations.get(i).cloned().flatten();
             let series = r.name.clone();
             view! {
                 <li class="run-chip">
@@ -241,7 +234,7 @@ pub(crate) fn CompareView(
             })
         })
         .collect();
-    let found = anomalies::detect(&runs);
+    let found = proposals;
     // Each run's curve against the baseline: the knee, the plateau and capacity at the
     // view's SLO, in one sentence with its evidence (`domain::analysis::curve`).
     let curves = curves
@@ -269,13 +262,12 @@ pub(crate) fn CompareView(
     };
     // Capacity at the view's SLO per run, and its change from the baseline.
     let slo_view = view.slo.clone().map(|slo| {
-        let points: Vec<&[Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
         let named = crate::domain::analysis::slo::NamedSlo::find(&slos, &slo).map(|n| n.name.clone());
         let title = match named {
             Some(n) => format!("Capacity at SLO “{n}” ({})", slo.spaced()),
             None => format!("Capacity at {}", slo.spaced()),
         };
-        let rows = crate::domain::analysis::slo::across(&slo, &points, baseline)
+        let rows = capacities
             .into_iter()
             .filter_map(|rc| {
                 let run = runs.get(rc.run)?;
@@ -319,7 +311,6 @@ pub(crate) fn CompareView(
     };
     // The settings under test first (`key=value` tags, as a sweep folder's names give them):
     // what tells an experiment's runs apart.
-    let varied = compare::varied_settings(&runs);
     let setting_rows = varied
         .iter()
         .map(|(key, values)| {
@@ -347,10 +338,7 @@ pub(crate) fn CompareView(
     let is_report = matches!(mode, PageMode::Report(_));
     // Link previews: the first explanation, else each run's summary; the baseline's curve.
     let og_description = explanations.first().cloned().unwrap_or_else(|| {
-        runs.iter()
-            .map(|r| format!("{}: {}", r.name, crate::ui::pages::run::summary(r)))
-            .collect::<Vec<_>>()
-            .join(" · ")
+        runs.iter().zip(&summaries).map(|(r, summary)| format!("{}: {summary}", r.name)).collect::<Vec<_>>().join(" · ")
     });
     let og_title = format!("Compare: {}", runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(" vs "));
     let og_image = runs

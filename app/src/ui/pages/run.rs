@@ -5,8 +5,6 @@
 //! renders under a saved report (`/r/<slug>`) and from a snapshot (`/s/<id>`, frozen data).
 
 use crate::api::get_run_page;
-use crate::domain::analysis::scaling;
-use crate::domain::analysis::why_signals::{self, StoredSignals};
 use crate::domain::model::annotations::Effect;
 use crate::domain::model::format::{int, load, num, when, UNKNOWN};
 use crate::domain::model::metrics::Stat;
@@ -71,8 +69,8 @@ pub fn RunPage() -> impl IntoView {
                     }
                 };
                 match run.await {
-                    Ok(Some(RunPageData { run, stored, dismissed, history, percentiles, charts, goodput, slos, cost, changes, alerts, turns })) => view! {
-                        <RunView run view=state mode=PageMode::Live dismissed stored history percentiles charts goodput slos cost changes alerts turns error />
+                    Ok(Some(RunPageData { run, dismissed, percentiles, charts, goodput, slos, cost, alerts, turns, findings, .. })) => view! {
+                        <RunView run view=state mode=PageMode::Live dismissed percentiles charts goodput slos cost alerts turns findings error />
                     }.into_any(),
                     Ok(None) => view! { <p>"Loading run…"</p> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
@@ -90,40 +88,6 @@ fn fact(label: &'static str, value: Option<String>) -> impl IntoView {
     }
 }
 
-/// One-line summary used in the page description and header.
-pub(crate) fn summary(run: &Run) -> String {
-    let knee =
-        crate::domain::analysis::knee::saturation(&run.points, crate::domain::analysis::knee::DEFAULT_KNEE_THRESHOLD)
-            .and_then(|s| s.knee)
-            .map(|k| {
-                format!(
-                    "; plateaus from {} ({} tok/s)",
-                    crate::domain::model::level::LevelKey {
-                        load_kind: run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind),
-                        load_value: k.load
-                    }
-                    .label(),
-                    num(Some(k.tok_s), 1)
-                )
-            })
-            .unwrap_or_default();
-    let head = match scaling::peak(&run.points) {
-        Some((c, t)) => format!(
-            "{} level{}, peak {} output tok/s at {}",
-            run.points.len(),
-            if run.points.len() == 1 { "" } else { "s" },
-            num(Some(t), 1),
-            if run.points.first().is_some_and(|p| p.load_kind == crate::domain::LoadKind::RequestRate) {
-                format!("{} req/s", load(c))
-            } else {
-                format!("C={}", load(c))
-            },
-        ),
-        None => format!("{} level{}", run.points.len(), if run.points.len() == 1 { "" } else { "s" }),
-    };
-    format!("{head}{knee}")
-}
-
 /// The page of one run in a given view; also used by reports and snapshots.
 #[component]
 pub(crate) fn RunView(
@@ -131,19 +95,9 @@ pub(crate) fn RunView(
     view: ViewState,
     mode: PageMode,
     #[prop(optional)] dismissed: Vec<String>,
-    /// What is stored beside the run (server metrics); a snapshot's are those frozen with it.
-    #[prop(optional_no_strip)]
-    stored: Option<StoredSignals>,
     /// What the run costs (`None`: the prices could not be read); a snapshot's as frozen.
     #[prop(optional_no_strip)]
     cost: Option<crate::domain::analysis::cost::CostView>,
-    /// The run against its configuration's history (the regression gate); `None` on
-    /// shared pages and snapshots.
-    #[prop(optional_no_strip)]
-    history: Option<crate::domain::analysis::regression::CheckReport>,
-    /// The change points of its configuration's history that start at this run (live page).
-    #[prop(optional)]
-    changes: Vec<crate::domain::analysis::changes::ChangeProposal>,
     /// What was sent to the alert webhooks about it (live page).
     #[prop(optional)]
     alerts: Vec<crate::domain::analysis::alerts::AlertView>,
@@ -163,6 +117,8 @@ pub(crate) fn RunView(
     /// A multi-turn or agentic run's requests by turn (live page).
     #[prop(optional_no_strip)]
     turns: Option<crate::domain::analysis::turns::TurnPanel>,
+    /// What the page says about the run, computed on the server.
+    findings: crate::domain::view::findings::RunFindings,
     error: Option<String>,
 ) -> impl IntoView {
     let f = run.facts.clone();
@@ -180,7 +136,7 @@ pub(crate) fn RunView(
     };
     // A live sweep ran then; anything else was imported then.
     let created_label = if live { "Ran" } else { "Imported" };
-    let desc = summary(&run);
+    let desc = findings.summary.clone();
     let tags = f.tags.clone();
     let notes = f.notes.clone();
     let status = run.status;
@@ -190,10 +146,7 @@ pub(crate) fn RunView(
         crate::domain::RunStatus::Running => "a live sweep is still measuring this run",
         crate::domain::RunStatus::Interrupted => "the sweep stopped early; the finished levels are whole",
     };
-    // Why it plateaus, the trust check and the telemetry panels: the client side of the run
-    // with the server's metrics stored beside it (`domain::analysis::why_signals`).
-    let signals = why_signals::run_signals(&run, stored.as_ref());
-    let why = why_signals::why_paragraph(&signals);
+    let why = findings.why.clone();
     let editable = mode.editable();
     let live_path = view.href(&format!("/runs/{}", run.id));
     let back = live_path.clone();
@@ -206,27 +159,13 @@ pub(crate) fn RunView(
     let export_csv = format!("/api/v1/runs/{}/export.csv", run.id);
     let export_md = format!("/api/v1/runs/{}/export.md", run.id);
     let definitions = run.definitions.clone();
-    let saturation =
-        crate::domain::analysis::knee::saturation(&run.points, crate::domain::analysis::knee::DEFAULT_KNEE_THRESHOLD)
-            .map(|s| s.sentence());
-    let mut found = crate::domain::analysis::anomalies::detect_run(0, &run);
-    found.extend(crate::domain::analysis::anomalies::why_findings(0, &run, &signals));
-    if let Some(h) = &history {
-        found.extend(crate::domain::analysis::regression::proposals(h, 0, &run.id));
-    }
-    found.extend(crate::domain::analysis::changes::proposals(&changes, 0, &run.id));
+    let saturation = findings.saturation.clone();
+    let found = findings.proposals.clone();
     // One line on the regression gate: what the run was checked against, and the verdict.
-    let history_line = history.filter(|h| !h.findings.is_empty()).map(|h| {
-        let n = h.regressions();
-        let verdict = if n == 0 { "no regression".to_owned() } else { format!("{n} regression(s), proposed below") };
-        format!(
-            "Against the {}: {verdict} (worse by more than {} % and {} standard deviations).",
-            h.against, h.thresholds.max_worse_pct, h.thresholds.z
-        )
-    });
+    let history_line = findings.history_line.clone();
     let is_report = matches!(mode, PageMode::Report(_));
     // Capacity at the view's SLO: first on the page, before where and why it plateaus.
-    let capacity = view.slo.as_ref().map(|slo| crate::domain::analysis::slo::capacity(slo, &run.points));
+    let capacity = findings.capacity.clone();
     let has_goodput = goodput.iter().any(|g| g.goodput.is_ok());
     let slo_section = capacity.clone().map(|capacity| {
         let named = crate::domain::analysis::slo::NamedSlo::find(&slos, &capacity.slo).map(|n| n.name.clone());

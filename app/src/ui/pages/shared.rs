@@ -23,20 +23,23 @@ pub fn ReportPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading report…"</p> }>
             {move || Suspend::new(async move {
                 match data.await {
-                    Ok(ReportPageData { report, view: state, is_run, mut runs, mut stored, dismissed, charts, cost, compare_costs, curves }) => {
+                    Ok(ReportPageData { report, view: state, is_run, mut runs, dismissed, charts, cost, compare_costs, curves, run_findings, compare_findings, .. }) => {
                         let title = report.title.clone();
                         let desc = if report.description.is_empty() { format!("Plateau report: {}", report.title) } else { report.description.clone() };
                         let mode = PageMode::Report(report);
                         let body = if is_run {
                             match runs.pop() {
                                 Some(run) => {
-                                    let stored = stored.pop();
-                                    view! { <RunView run view=state mode dismissed stored charts cost error=None /> }.into_any()
+                                    let findings = run_findings.unwrap_or_default();
+                                    view! { <RunView run view=state mode dismissed charts cost findings error=None /> }.into_any()
                                 }
                                 None => { crate::ui::components::set_page_status(404); view! { <p>"The report's run is gone."</p> }.into_any() }
                             }
                         } else {
-                            view! { <CompareView runs view=state mode dismissed stored charts costs=compare_costs curves error=None /> }.into_any()
+                            {
+                            let findings = compare_findings.unwrap_or_default();
+                            view! { <CompareView runs view=state mode dismissed charts costs=compare_costs curves findings error=None /> }.into_any()
+                        }
                         };
                         view! {
                             <Title text=title.clone() />
@@ -70,21 +73,22 @@ pub fn SnapshotPage() -> impl IntoView {
                         let title = format!("Snapshot: {}", snap.title);
                         let mut runs = snap.runs;
                         let charts = snap.charts;
-                        // The server's metrics as they were frozen with the runs.
-                        let mut stored = snap.signals;
                         // The costs as they were when frozen (prices included).
                         let (cost, compare_costs) = (snap.cost, snap.compare_costs);
                         let curves = snap.curves;
                         let body = if run.is_some() {
                             match runs.pop() {
                                 Some(run) => {
-                                    let stored = stored.pop();
-                                    view! { <RunView run view=state mode stored charts cost error=None /> }.into_any()
+                                    let findings = snap.run_findings.clone().unwrap_or_default();
+                                    view! { <RunView run view=state mode charts cost findings error=None /> }.into_any()
                                 }
                                 None => view! { <p>"The snapshot holds no run."</p> }.into_any(),
                             }
                         } else {
-                            view! { <CompareView runs view=state mode stored charts costs=compare_costs curves error=None /> }.into_any()
+                            {
+                            let findings = snap.compare_findings.clone().unwrap_or_default();
+                            view! { <CompareView runs view=state mode charts costs=compare_costs curves findings error=None /> }.into_any()
+                        }
                         };
                         view! { <Title text=title /> {body} }.into_any()
                     }

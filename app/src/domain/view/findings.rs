@@ -1,0 +1,142 @@
+//! What the run and compare pages say — the run page's summary, where it saturates, why it
+//! plateaus, the proposed annotations, the regression gate's line and capacity at the view's
+//! SLO; the compare page's comparison (with the servers' differences and per-request tests),
+//! anomalies, settings under test and capacities — computed on the server and sent in the
+//! page's data. The pages only draw it, so the browser bundle carries no analysis.
+
+use crate::domain::analysis::anomalies::{self, Anomaly};
+use crate::domain::analysis::changes::{self, ChangeProposal};
+use crate::domain::analysis::compare::{self, Comparison, RequestTest};
+use crate::domain::analysis::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
+use crate::domain::analysis::regression::{self, CheckReport};
+use crate::domain::analysis::scaling;
+use crate::domain::analysis::slo::{self, Capacity, RunCapacity, Slo};
+use crate::domain::analysis::why;
+use crate::domain::analysis::why_signals::{self, StoredSignals, WhyParagraph};
+use crate::domain::model::format::{load, num};
+use crate::domain::model::level::LevelKey;
+use crate::domain::{LoadKind, Point, Run};
+use serde::{Deserialize, Serialize};
+
+/// What the run page says about one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunFindings {
+    /// One line: levels, peak and where it plateaus (the page's description too).
+    pub summary: String,
+    /// Where throughput saturates, in a sentence; `None` without a knee.
+    pub saturation: Option<String>,
+    /// Why it plateaus, with its evidence.
+    pub why: Option<WhyParagraph>,
+    /// Every finding proposed as an annotation (anomalies, the why rules' findings, the
+    /// regression gate's, the history's change points), dismissed ones included.
+    pub proposals: Vec<Anomaly>,
+    /// The regression gate's verdict in one line, when it judged anything.
+    pub history_line: Option<String>,
+    /// Capacity at the view's SLO.
+    pub capacity: Option<Capacity>,
+}
+
+/// The findings of `run` with the server metrics stored beside it, its history check and
+/// change points (live page only), judged at `slo`.
+pub fn run_findings(
+    run: &Run,
+    stored: Option<&StoredSignals>,
+    history: Option<&CheckReport>,
+    changes: &[ChangeProposal],
+    slo: Option<&Slo>,
+) -> RunFindings {
+    let signals = why_signals::run_signals(run, stored);
+    let mut proposals = anomalies::detect_run(0, run);
+    proposals.extend(anomalies::why_findings(0, run, &signals));
+    if let Some(h) = history {
+        proposals.extend(regression::proposals(h, 0, &run.id));
+    }
+    proposals.extend(changes::proposals(changes, 0, &run.id));
+    let history_line = history.filter(|h| !h.findings.is_empty()).map(|h| {
+        let n = h.regressions();
+        let verdict = if n == 0 { "no regression".to_owned() } else { format!("{n} regression(s), proposed below") };
+        format!(
+            "Against the {}: {verdict} (worse by more than {} % and {} standard deviations).",
+            h.against, h.thresholds.max_worse_pct, h.thresholds.z
+        )
+    });
+    RunFindings {
+        summary: run_summary(run),
+        saturation: saturation(&run.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence()),
+        why: why_signals::why_paragraph(&signals),
+        proposals,
+        history_line,
+        capacity: slo.map(|slo| slo::capacity(slo, &run.points)),
+    }
+}
+
+/// One-line summary of a run: its levels, its peak and where it plateaus.
+pub fn run_summary(run: &Run) -> String {
+    let kind = run.points.first().map_or(LoadKind::Concurrency, |p| p.load_kind);
+    let knee = saturation(&run.points, DEFAULT_KNEE_THRESHOLD)
+        .and_then(|s| s.knee)
+        .map(|k| {
+            format!(
+                "; plateaus from {} ({} tok/s)",
+                LevelKey { load_kind: kind, load_value: k.load }.label(),
+                num(Some(k.tok_s), 1)
+            )
+        })
+        .unwrap_or_default();
+    let levels = format!("{} level{}", run.points.len(), if run.points.len() == 1 { "" } else { "s" });
+    let head = match scaling::peak(&run.points) {
+        Some((c, t)) => format!(
+            "{levels}, peak {} output tok/s at {}",
+            num(Some(t), 1),
+            if kind == LoadKind::RequestRate { format!("{} req/s", load(c)) } else { format!("C={}", load(c)) },
+        ),
+        None => levels,
+    };
+    format!("{head}{knee}")
+}
+
+/// What the compare page says about its runs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompareFindings {
+    /// The comparison against the baseline, with what the servers did differently and the
+    /// per-request tests applied; `None` without runs.
+    pub comparison: Option<Comparison>,
+    /// Each run's saturation sentence, indexed like the runs.
+    pub saturations: Vec<Option<String>>,
+    /// Each run's one-line summary, indexed like the runs.
+    pub summaries: Vec<String>,
+    /// The anomalies across the runs, proposed as annotations.
+    pub proposals: Vec<Anomaly>,
+    /// The settings under test (`key=value` tags that differ), each run's value.
+    pub varied: Vec<(String, Vec<Option<String>>)>,
+    /// Capacity at the view's SLO per run and its change from the baseline (empty
+    /// without an SLO).
+    pub capacities: Vec<RunCapacity>,
+}
+
+/// The findings of a comparison of `runs` against `baseline`, with the server metrics
+/// stored beside each run (indexed like `runs`), the per-request tests and the view's SLO.
+pub fn compare_findings(
+    runs: &[Run],
+    baseline: usize,
+    stored: &[StoredSignals],
+    request_tests: &[RequestTest],
+    slo: Option<&Slo>,
+) -> CompareFindings {
+    let comparison = compare::compare(runs, baseline).map(|mut cmp| {
+        let signals: Vec<_> =
+            runs.iter().enumerate().map(|(i, r)| why_signals::run_signals(r, stored.get(i))).collect();
+        why::add_server_differences(&mut cmp, &signals);
+        compare::apply_request_tests(&mut cmp, request_tests);
+        cmp
+    });
+    let points: Vec<&[Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
+    CompareFindings {
+        comparison,
+        saturations: runs.iter().map(|r| saturation(&r.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence())).collect(),
+        summaries: runs.iter().map(run_summary).collect(),
+        proposals: anomalies::detect(runs),
+        varied: compare::varied_settings(runs),
+        capacities: slo.map(|slo| slo::across(slo, &points, baseline)).unwrap_or_default(),
+    }
+}
