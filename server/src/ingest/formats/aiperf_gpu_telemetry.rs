@@ -191,37 +191,7 @@ pub fn parse(text: &str) -> Result<GpuTelemetry, FieldError> {
             }
             continue;
         }
-        let mut values = Vec::with_capacity(data.map.len());
-        for (key, value) in data.map {
-            let path = data.child_path(key);
-            check_text(&path, key).map_err(at)?;
-            let x = match number(value) {
-                Ok(x) => x,
-                Err(m) if normalise(key).is_some_and(|k| k.engine == GPU) => {
-                    return Err(FieldError::field(&path, m).in_line(n))
-                }
-                Err(_) => {
-                    if !not_numbers.contains(key) {
-                        not_numbers.push(key.clone());
-                    }
-                    continue;
-                }
-            };
-            let Some(x) = x else { continue };
-            let m = match by_name.get(key) {
-                Some(&m) => m,
-                None if out.metrics.len() >= MAX_METRICS => {
-                    fields_over += 1;
-                    continue;
-                }
-                None => {
-                    out.metrics.push(key.clone());
-                    by_name.insert(key.clone(), out.metrics.len() - 1);
-                    out.metrics.len() - 1
-                }
-            };
-            values.push((m, x));
-        }
+        let values = sample_values(data, n, &mut out.metrics, &mut by_name, &mut not_numbers, &mut fields_over)?;
         out.samples.push(Sample { timestamp_ns, gpu, values });
     }
     if out.samples.is_empty() {
@@ -252,6 +222,53 @@ pub fn parse(text: &str) -> Result<GpuTelemetry, FieldError> {
             .push(format!("fields beyond the first {MAX_METRICS} of telemetry_data not read ({fields_over} values)"));
     }
     Ok(out)
+}
+
+/// One sample's `telemetry_data` as (metric index, value) pairs: each field's name indexed
+/// in `metrics` (at most [`MAX_METRICS`]; those beyond are counted in `fields_over`), a
+/// field that is not a number named in `not_numbers` (an error for a GPU field Plateau
+/// knows).
+fn sample_values(
+    data: Obj<'_>,
+    n: usize,
+    metrics: &mut Vec<String>,
+    by_name: &mut HashMap<String, usize>,
+    not_numbers: &mut Vec<String>,
+    fields_over: &mut usize,
+) -> Result<Vec<(usize, f64)>, FieldError> {
+    let at = |e: FieldError| e.in_line(n);
+    let mut values = Vec::with_capacity(data.map.len());
+    for (key, value) in data.map {
+        let path = data.child_path(key);
+        check_text(&path, key).map_err(at)?;
+        let x = match number(value) {
+            Ok(x) => x,
+            Err(m) if normalise(key).is_some_and(|k| k.engine == GPU) => {
+                return Err(FieldError::field(&path, m).in_line(n))
+            }
+            Err(_) => {
+                if !not_numbers.contains(key) {
+                    not_numbers.push(key.clone());
+                }
+                continue;
+            }
+        };
+        let Some(x) = x else { continue };
+        let m = match by_name.get(key) {
+            Some(&m) => m,
+            None if metrics.len() >= MAX_METRICS => {
+                *fields_over += 1;
+                continue;
+            }
+            None => {
+                metrics.push(key.clone());
+                by_name.insert(key.clone(), metrics.len() - 1);
+                metrics.len() - 1
+            }
+        };
+        values.push((m, x));
+    }
+    Ok(values)
 }
 
 fn url_label(url: Option<&str>) -> String {
