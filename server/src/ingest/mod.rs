@@ -7,10 +7,11 @@
 //! - [`read`]: one file checked, its format detected, parsed and tidied.
 //! - [`companions`]: files attached to another's level (scrapes, AIPerf's server metrics
 //!   and GPU telemetry, genai-bench's metadata, a file of unknown load).
-//! - [`plan`]: every file sorted, the companions attached, the results grouped into runs.
+//! - [`plan`](mod@plan): every file sorted, the companions attached, the results grouped
+//!   into runs.
 //! - [`build`]: one run of a group of files (levels folded and merged, facts, name).
 //! - [`outcome`], [`error`]: what an import makes; why it was refused.
-//! - [`store`]: the plan stored in one transaction.
+//! - [`store`](mod@store): the plan stored in one transaction.
 
 mod build;
 pub mod bundle;

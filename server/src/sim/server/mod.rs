@@ -1,7 +1,7 @@
 //! The simulator's HTTP side: OpenAI-style handlers and the scheduler task.
 //!
-//! One scheduler task owns a [`Batcher`] and advances it in steps on Tokio's
-//! clock (`sleep_until` on a step deadline that carries over from step to
+//! One scheduler task owns a [`Batcher`](crate::sim::model::Batcher) and advances it in
+//! steps on Tokio's clock (`sleep_until` on a step deadline that carries over from step to
 //! step, so a long run does not drift). After each step it publishes every
 //! request's progress on a `watch` channel: the scheduler never blocks on a
 //! slow client (a watch holds one value, and progress is cumulative so no

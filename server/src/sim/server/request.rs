@@ -32,8 +32,9 @@ pub(super) const CHAT_TOKENS_PRIMING: u32 = 3;
 /// Words per prefix-cache block.
 pub(super) const BLOCK_WORDS: usize = 16;
 
-/// A prompt's blocks for the [`PrefixCache`]: every [`BLOCK_WORDS`] words (and the rest),
-/// each the FNV-1a hash of the prompt up to its end and its tokens ([`count_tokens`]).
+/// A prompt's blocks for the [`PrefixCache`](crate::sim::model::PrefixCache): every
+/// [`BLOCK_WORDS`] words (and the rest), each the FNV-1a hash of the prompt up to its end
+/// and its tokens ([`count_tokens`]).
 pub(super) fn prompt_blocks<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<(u64, u32)> {
     let mut blocks = Vec::new();
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
