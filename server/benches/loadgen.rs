@@ -602,27 +602,10 @@ async fn ttft_table() {
     drop(sim);
 }
 
-#[tokio::main]
-async fn main() {
-    let (soft, hard) = raise_nofile();
-    let max_streams: usize =
-        std::env::var("PLATEAU_BENCH_MAX_STREAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
-    println!(
-        "load generator bench: {} cores, RLIMIT_NOFILE {soft}/{hard}",
-        std::thread::available_parallelism().map_or(0, |n| n.get())
-    );
-    if std::env::var("PLATEAU_BENCH_ONLY").is_ok_and(|v| v == "aiperf") {
-        aiperf_table().await;
-        return;
-    }
-    if std::env::var("PLATEAU_BENCH_ONLY").is_ok_and(|v| v == "ttft") {
-        ttft_table().await;
-        return;
-    }
-
-    // 0. The per-chunk reading alone: one event's JSON read for what the sweep times, as a
-    //    `serde_json::Value` tree (the reference, how the sweep read it before) and typed
-    //    (`loadgen::event::StreamEvent`, what it reads now), on the chunks servers send.
+/// 0. The per-chunk reading alone: one event's JSON read for what the sweep times, as a
+///    `serde_json::Value` tree (the reference, how the sweep read it before) and typed
+///    (`loadgen::event::StreamEvent`, what it reads now), on the chunks servers send.
+fn parse_table() {
     println!();
     println!("| one streamed event, read {PARSE_ROUNDS} times | tree (serde_json::Value) ns/event | typed ns/event | tree ÷ typed |");
     println!("|---|---:|---:|---:|");
@@ -654,9 +637,11 @@ async fn main() {
             time(&|e| loadgen::event::StreamEvent::parse(e).unwrap().choice.is_some_and(|c| c.content.is_some()));
         println!("| {label} | {tree:.0} | {typed:.0} | {:.2}× |", tree / typed);
     }
+}
 
-    // 1. CPU per million streamed tokens, client vs simulator; scraping the server's
-    //    metrics off and on.
+/// 1. CPU per million streamed tokens, client vs simulator; scraping the server's metrics
+///    off and on; and multi-turn conversations.
+async fn cpu_table() {
     println!();
     println!("| C=64 steady, 1,280 requests × 256 tokens | client CPU-s per M tokens | simulator CPU-s per M tokens | client ÷ simulator | streamed tok/s | scrapes |");
     println!("|---|---:|---:|---:|---:|---:|");
@@ -714,11 +699,10 @@ async fn main() {
         println!();
         println!("multi-turn ÷ single-turn client CPU per token (metrics off both): {:.2}×", multi / single);
     }
-    if std::env::var("PLATEAU_BENCH_ONLY").is_ok_and(|v| v == "cpu") {
-        return;
-    }
+}
 
-    // 2. Concurrent streams: waves of C, each stream open ≈ 40 × 100 ms.
+/// 2. Concurrent streams: waves of C, each stream open ≈ 40 × 100 ms.
+async fn streams_table(max_streams: usize) {
     println!();
     println!("| streams (one wave) | ok | failed | most in flight at once | wave time | peak RSS (VmHWM) |");
     println!("|---:|---:|---:|---:|---:|---:|");
@@ -742,6 +726,33 @@ async fn main() {
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     drop(sim);
+}
+
+#[tokio::main]
+async fn main() {
+    let (soft, hard) = raise_nofile();
+    let max_streams: usize =
+        std::env::var("PLATEAU_BENCH_MAX_STREAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
+    println!(
+        "load generator bench: {} cores, RLIMIT_NOFILE {soft}/{hard}",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    if std::env::var("PLATEAU_BENCH_ONLY").is_ok_and(|v| v == "aiperf") {
+        aiperf_table().await;
+        return;
+    }
+    if std::env::var("PLATEAU_BENCH_ONLY").is_ok_and(|v| v == "ttft") {
+        ttft_table().await;
+        return;
+    }
+
+    parse_table();
+    cpu_table().await;
+    if std::env::var("PLATEAU_BENCH_ONLY").is_ok_and(|v| v == "cpu") {
+        return;
+    }
+
+    streams_table(max_streams).await;
 
     ttft_table().await;
 

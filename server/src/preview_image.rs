@@ -11,6 +11,7 @@ use app::domain::analysis::knee::{saturation, DEFAULT_KNEE_THRESHOLD};
 use app::domain::model::annotations::{Anchor, Effect};
 use app::domain::model::format::{load, num};
 use app::domain::{LoadKind, Run};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::sync::OnceLock;
 
@@ -176,6 +177,20 @@ fn draw(run: &Run, rgb: &mut [u8]) -> Result<(), String> {
                 .map_err(|e| err(&e))?;
         }
     }
+    draw_marks(&mut chart, run, top)?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+/// The marks on the curve: levels set aside (excluded) hollow and grey, annotated levels
+/// pinned.
+fn draw_marks(
+    chart: &mut ChartContext<'_, BitMapBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    run: &Run,
+    top: f64,
+) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let px = |l: f64, t: f64| (l.log2(), t);
     // Excluded levels hollow and grey; annotated levels pinned.
     for s in run.set_aside.iter().filter(|s| s.effect == Effect::Exclude) {
         if let Some(t) = s.point.output_tok_s().filter(|t| t.is_finite() && *t <= top) {
@@ -194,7 +209,6 @@ fn draw(run: &Run, rgb: &mut [u8]) -> Result<(), String> {
             }
         }
     }
-    root.present().map_err(|e| err(&e))?;
     Ok(())
 }
 

@@ -131,6 +131,112 @@ fn cost_html(name: &str, c: &app::domain::analysis::cost::RunCost) -> String {
     )
 }
 
+/// Each run's name, facts, saturation, capacity at the view's SLO and why it behaves so.
+fn runs_html(runs: &[Run], signals: &[RunSignals], view: &ViewState) -> String {
+    let mut body = String::new();
+    body.push_str("<section class=\"runs\">");
+    for (r, signals) in runs.iter().zip(signals) {
+        let sat = saturation(&r.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence()).unwrap_or_default();
+        let facts = [
+            r.facts.model.clone(),
+            r.facts.gpu_label(),
+            r.facts.endpoint_kind.map(|e| e.path().to_owned()),
+            r.definitions.workload.as_ref().map(|w| w.label()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" · ");
+        body.push_str(&format!(
+            "<h2>{}</h2><p>{}</p><p class=\"saturation\">{}</p>",
+            escape_html(&r.name),
+            escape_html(&facts),
+            escape_html(&sat)
+        ));
+        if let Some(slo) = &view.slo {
+            let c = app::domain::analysis::slo::capacity(slo, &r.points);
+            body.push_str(&format!(
+                "<p class=\"capacity\" id=\"capacity-sentence\"><strong>Capacity at your SLO:</strong> {}</p>",
+                escape_html(&app::domain::analysis::slo::sentence(&c))
+            ));
+        }
+        body.push_str(&why_html(signals));
+    }
+    body.push_str("</section>\n");
+    body
+}
+
+/// A comparison's sections: capacity at the view's SLO against the baseline, whether the
+/// runs are comparable and why their throughput differs.
+fn compare_html(runs: &[Run], signals: &[RunSignals], view: &ViewState) -> String {
+    let mut body = String::new();
+    if let Some(slo) = &view.slo {
+        let points: Vec<&[app::domain::Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
+        let baseline = app::domain::model::comparison::baseline_index(runs, view.baseline.as_ref());
+        let lines: Vec<String> = app::domain::analysis::slo::across(slo, &points, baseline)
+            .into_iter()
+            .filter_map(|rc| {
+                Some(format!(
+                    "<li>{}: {}</li>",
+                    escape_html(&runs.get(rc.run)?.name),
+                    escape_html(&rc.change?.sentence)
+                ))
+            })
+            .collect();
+        if !lines.is_empty() {
+            body.push_str(&format!(
+                "<section class=\"slo\" id=\"slo\"><h2>Capacity at {} against the baseline</h2><ul>{}</ul></section>\n",
+                escape_html(&slo.spaced()),
+                lines.concat()
+            ));
+        }
+    }
+    // What the compare page explains: the facts verdicts and why throughput differs.
+    let e = explain(runs, app::domain::model::comparison::baseline_index(runs, view.baseline.as_ref()), signals);
+    for (id, title, lines) in [
+        ("verdicts", "Are these runs comparable?", &e.verdicts),
+        ("explanations", "Why throughput differs", &e.reasons),
+    ] {
+        if lines.is_empty() {
+            continue;
+        }
+        body.push_str(&format!("<section class=\"explanations\" id=\"{id}\"><h2>{title}</h2><ul>"));
+        for l in lines {
+            body.push_str(&format!("<li>{}</li>", escape_html(l)));
+        }
+        body.push_str("</ul></section>\n");
+    }
+    body
+}
+
+/// The charts' figures, and each drawable chart's ECharts options by its element id.
+fn charts_html(charts: &[PageChart]) -> Result<(String, serde_json::Map<String, serde_json::Value>), ShareError> {
+    let mut body = String::new();
+    body.push_str("<section class=\"charts\">");
+    let mut options = serde_json::Map::new();
+    for c in charts {
+        if let Some(why) = &c.empty {
+            body.push_str(&format!(
+                "<figure><figcaption>{}</figcaption><div class=\"chart-empty\" id=\"{}\" role=\"note\">{}</div></figure>",
+                escape_html(&c.caption),
+                c.id,
+                escape_html(why)
+            ));
+            continue;
+        }
+        body.push_str(&format!(
+            "<figure><figcaption>{}</figcaption><div class=\"chart\" id=\"{}\" role=\"img\" aria-label=\"{}\" style=\"width:100%;height:360px\"></div></figure>",
+            escape_html(&c.caption),
+            c.id,
+            escape_html(c.label)
+        ));
+        let value = serde_json::to_value(&c.chart).map_err(|e| ShareError::Invalid(format!("chart {}: {e}", c.id)))?;
+        options.insert(c.id.to_owned(), value);
+    }
+    body.push_str("</section>\n");
+    Ok((body, options))
+}
+
 /// The offline report of a view. `site` holds the built site (CSS, ECharts, chart code).
 pub fn html_report(
     site: &crate::site::Site,
@@ -171,95 +277,12 @@ pub fn html_report(
         escape_html(&chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string()),
         escape_html(view_path),
     ));
-    body.push_str("<section class=\"runs\">");
-    for (r, signals) in runs.iter().zip(&signals) {
-        let sat = saturation(&r.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence()).unwrap_or_default();
-        let facts = [
-            r.facts.model.clone(),
-            r.facts.gpu_label(),
-            r.facts.endpoint_kind.map(|e| e.path().to_owned()),
-            r.definitions.workload.as_ref().map(|w| w.label()),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" · ");
-        body.push_str(&format!(
-            "<h2>{}</h2><p>{}</p><p class=\"saturation\">{}</p>",
-            escape_html(&r.name),
-            escape_html(&facts),
-            escape_html(&sat)
-        ));
-        if let Some(slo) = &view.slo {
-            let c = app::domain::analysis::slo::capacity(slo, &r.points);
-            body.push_str(&format!(
-                "<p class=\"capacity\" id=\"capacity-sentence\"><strong>Capacity at your SLO:</strong> {}</p>",
-                escape_html(&app::domain::analysis::slo::sentence(&c))
-            ));
-        }
-        body.push_str(&why_html(signals));
-    }
-    body.push_str("</section>\n");
-    if let (Some(slo), ViewTarget::Compare) = (&view.slo, target) {
-        let points: Vec<&[app::domain::Point]> = runs.iter().map(|r| r.points.as_slice()).collect();
-        let baseline = app::domain::model::comparison::baseline_index(runs, view.baseline.as_ref());
-        let lines: Vec<String> = app::domain::analysis::slo::across(slo, &points, baseline)
-            .into_iter()
-            .filter_map(|rc| {
-                Some(format!(
-                    "<li>{}: {}</li>",
-                    escape_html(&runs.get(rc.run)?.name),
-                    escape_html(&rc.change?.sentence)
-                ))
-            })
-            .collect();
-        if !lines.is_empty() {
-            body.push_str(&format!(
-                "<section class=\"slo\" id=\"slo\"><h2>Capacity at {} against the baseline</h2><ul>{}</ul></section>\n",
-                escape_html(&slo.spaced()),
-                lines.concat()
-            ));
-        }
-    }
+    body.push_str(&runs_html(runs, &signals, view));
     if matches!(target, ViewTarget::Compare) {
-        // What the compare page explains: the facts verdicts and why throughput differs.
-        let e = explain(runs, app::domain::model::comparison::baseline_index(runs, view.baseline.as_ref()), &signals);
-        for (id, title, lines) in [
-            ("verdicts", "Are these runs comparable?", &e.verdicts),
-            ("explanations", "Why throughput differs", &e.reasons),
-        ] {
-            if lines.is_empty() {
-                continue;
-            }
-            body.push_str(&format!("<section class=\"explanations\" id=\"{id}\"><h2>{title}</h2><ul>"));
-            for l in lines {
-                body.push_str(&format!("<li>{}</li>", escape_html(l)));
-            }
-            body.push_str("</ul></section>\n");
-        }
+        body.push_str(&compare_html(runs, &signals, view));
     }
-    body.push_str("<section class=\"charts\">");
-    let mut options = serde_json::Map::new();
-    for c in &charts {
-        if let Some(why) = &c.empty {
-            body.push_str(&format!(
-                "<figure><figcaption>{}</figcaption><div class=\"chart-empty\" id=\"{}\" role=\"note\">{}</div></figure>",
-                escape_html(&c.caption),
-                c.id,
-                escape_html(why)
-            ));
-            continue;
-        }
-        body.push_str(&format!(
-            "<figure><figcaption>{}</figcaption><div class=\"chart\" id=\"{}\" role=\"img\" aria-label=\"{}\" style=\"width:100%;height:360px\"></div></figure>",
-            escape_html(&c.caption),
-            c.id,
-            escape_html(c.label)
-        ));
-        let value = serde_json::to_value(&c.chart).map_err(|e| ShareError::Invalid(format!("chart {}: {e}", c.id)))?;
-        options.insert(c.id.to_owned(), value);
-    }
-    body.push_str("</section>\n");
+    let (charts_html, options) = charts_html(&charts)?;
+    body.push_str(&charts_html);
     for (i, r) in runs.iter().enumerate() {
         body.push_str(&format!(
             "<h2>Levels: {}</h2><div class=\"table-wrap\">{}</div>",

@@ -6,9 +6,51 @@ use super::progress;
 use anyhow::Context;
 use std::process::ExitCode;
 
-pub(super) async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result<ExitCode> {
-    use crate::loadgen::{self, HttpSink, PromptFile, Secret};
-    let file = match &a.prompts {
+pub(super) async fn sweep(db: app::db::DbTarget, mut a: SweepArgs) -> anyhow::Result<ExitCode> {
+    use crate::loadgen::{self, HttpSink, Secret};
+    // Where the run goes and how progress shows, taken before the flags become a request.
+    let (plain, server, server_token) = (a.plain, a.server.take(), a.server_token.take());
+    let file = prompt_file(a.prompts.as_deref())?;
+    let spec = request_of(a)?.into_spec(file)?;
+    let (tx, rx) = tokio::sync::mpsc::channel(1024);
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    // Ctrl-C cancels: finished levels stay, the run is marked interrupted.
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            let _ = cancel_tx.send(true);
+        }
+    });
+    let bars = !plain && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let printer = tokio::spawn(progress::show(rx, bars));
+    let (result, where_to) = match &server {
+        Some(server) => {
+            let token = server_token.filter(|t| !t.is_empty()).map(Secret::new);
+            let sink = HttpSink::new(server, token.as_ref())?;
+            (loadgen::run_sweep_to(&sink, spec, tx, cancel_rx).await, server.trim_end_matches('/').to_owned())
+        }
+        None => {
+            let pool = app::db::open(&db).await.with_context(|| format!("opening database {db}"))?;
+            (loadgen::run_sweep(&pool, spec, tx, cancel_rx).await, String::new())
+        }
+    };
+    let summary = printer.await.unwrap_or_default();
+    print!("{summary}");
+    match result {
+        Ok(id) => {
+            println!("stored → {where_to}/runs/{id}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("sweep stopped: {e}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// The `--prompts` file, read and parsed.
+fn prompt_file(path: Option<&std::path::Path>) -> anyhow::Result<Option<std::sync::Arc<crate::loadgen::PromptFile>>> {
+    use crate::loadgen::PromptFile;
+    Ok(match path {
         None => None,
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -16,7 +58,12 @@ pub(super) async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result
                 path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
             Some(std::sync::Arc::new(PromptFile::parse(&name, &text).map_err(anyhow::Error::msg)?))
         }
-    };
+    })
+}
+
+/// The flags as the sweep request every entry shares (files read: tokenizer, dataset, trace).
+fn request_of(a: SweepArgs) -> anyhow::Result<crate::sweeps::SweepRequest> {
+    use crate::loadgen;
     let tokenizer = match &a.tokenizer {
         None => None,
         Some(path) => Some(std::sync::Arc::new(loadgen::PromptTokenizer::load(path).map_err(anyhow::Error::msg)?)),
@@ -54,7 +101,7 @@ pub(super) async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result
     // A trace is its own load: the default concurrency list does not apply.
     let concurrency = if trace.is_some() { Vec::new() } else { a.concurrency };
     // The same request → spec conversion (and bounds) as the JSON API and the form.
-    let request = crate::sweeps::SweepRequest {
+    Ok(crate::sweeps::SweepRequest {
         workload: Some(workload),
         dataset,
         trace,
@@ -108,39 +155,5 @@ pub(super) async fn sweep(db: app::db::DbTarget, a: SweepArgs) -> anyhow::Result
         metrics_interval_ms: Some(a.metrics_interval_ms),
         repeat: Some(a.repeat),
         repeat_order: Some(a.repeat_order),
-    };
-    let spec = request.into_spec(file)?;
-    let (tx, rx) = tokio::sync::mpsc::channel(1024);
-    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-    // Ctrl-C cancels: finished levels stay, the run is marked interrupted.
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            let _ = cancel_tx.send(true);
-        }
-    });
-    let bars = !a.plain && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let printer = tokio::spawn(progress::show(rx, bars));
-    let (result, where_to) = match &a.server {
-        Some(server) => {
-            let token = a.server_token.filter(|t| !t.is_empty()).map(Secret::new);
-            let sink = HttpSink::new(server, token.as_ref())?;
-            (loadgen::run_sweep_to(&sink, spec, tx, cancel_rx).await, server.trim_end_matches('/').to_owned())
-        }
-        None => {
-            let pool = app::db::open(&db).await.with_context(|| format!("opening database {db}"))?;
-            (loadgen::run_sweep(&pool, spec, tx, cancel_rx).await, String::new())
-        }
-    };
-    let summary = printer.await.unwrap_or_default();
-    print!("{summary}");
-    match result {
-        Ok(id) => {
-            println!("stored → {where_to}/runs/{id}");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            eprintln!("sweep stopped: {e}");
-            Ok(ExitCode::FAILURE)
-        }
-    }
+    })
 }

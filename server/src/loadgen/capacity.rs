@@ -19,8 +19,8 @@
 //! measured level meets the SLO), or the doubling reaches the maximum still meeting it
 //! ([`Stop::MaxReached`]: capacity is above the maximum). The answer in words is the SLO
 //! core's [`capacity`](app::domain::analysis::slo::capacity) and
-//! [`sentence`](app::domain::analysis::slo::sentence) over the stored levels (see `sweep.rs`), so a
-//! live search and an imported run read the same.
+//! [`sentence`](app::domain::analysis::slo::sentence) over the stored levels (see
+//! `sweep/capacity.rs`), so a live search and an imported run read the same.
 
 use super::bracket::{self, Axis, Bisection, Climb};
 use app::domain::analysis::slo::{LevelAttainment, LimitResult, Slo};

@@ -2,9 +2,13 @@
 //! bound ([`check`], the bounds in [`super::bounds`]), then the fields against each other
 //! ([`sweep`], which the sweep runs first).
 
+use super::adaptive::AdaptiveSpec;
 use super::bounds::*;
 use super::bracket::Axis;
+use super::capacity::CapacitySpec;
 use super::error::LoadgenError;
+use super::prompt::PromptSpec;
+use super::scrape::MetricsSpec;
 use super::session::SessionSpec;
 use super::spec::{LoadMode, Loads, SweepSpec};
 use super::trace::Trace;
@@ -67,6 +71,32 @@ pub fn check(spec: &SweepSpec) -> Result<(), SpecError> {
 
 /// Checks every field of `spec`; `limit` is the highest concurrency allowed.
 pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
+    target_ok(spec)?;
+    prompt_ok(&spec.prompt)?;
+    pacing_ok(spec)?;
+    metrics_ok(&spec.metrics)?;
+    repeat_ok(spec)?;
+    if let Some(sessions) = &spec.sessions {
+        sessions_ok(sessions, spec, limit)?;
+    }
+    if let Loads::Trace { trace, speeds, block_tokens } = &spec.loads {
+        return trace_ok(trace, speeds, *block_tokens, spec.repeat);
+    }
+    let steady = match spec.mode {
+        LoadMode::Wave => None,
+        LoadMode::Steady { requests } => Some(requests),
+    };
+    if let Some(n) = steady {
+        requests_ok(n)?;
+    }
+    // The most requests one level measures, and the most whose bodies exist at once.
+    let (per_level, built_at_once) = loads_ok(spec, steady, limit)?;
+    memory_ok(spec, per_level, built_at_once)
+}
+
+/// The target's fields and the run's name: the texts stored with the run, the output
+/// length, the sampling and the extra body.
+fn target_ok(spec: &SweepSpec) -> Result<(), SpecError> {
     let t = &spec.target;
     // The model and the name are stored with the run: the bounds of every stored text.
     text("model", &t.model, false, app::domain::model::text::MAX_FACT_CHARS)?;
@@ -88,7 +118,11 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
     if extra > MAX_EXTRA_BODY_BYTES {
         return err("extra_body", format!("{extra} bytes of JSON; at most {MAX_EXTRA_BODY_BYTES}"));
     }
-    let p = &spec.prompt;
+    Ok(())
+}
+
+/// The prompt's length, spread and shared prefix.
+fn prompt_ok(p: &PromptSpec) -> Result<(), SpecError> {
     if p.file.is_none() && (p.tokens == 0 || p.tokens > MAX_PROMPT_TOKENS) {
         return err("prompt_tokens", format!("{} is not between 1 and {MAX_PROMPT_TOKENS}", p.tokens));
     }
@@ -110,6 +144,11 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
             return err("shared_prefix_tokens", format!("{} is longer than {what}", p.shared_prefix_tokens));
         }
     }
+    Ok(())
+}
+
+/// The warm-up and the request timeout.
+fn pacing_ok(spec: &SweepSpec) -> Result<(), SpecError> {
     if spec.warmup > MAX_WARMUP {
         return err("warmup", format!("{} is above the maximum of {MAX_WARMUP}", spec.warmup));
     }
@@ -124,7 +163,11 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
             ),
         );
     }
-    let m = &spec.metrics;
+    Ok(())
+}
+
+/// The metrics endpoints scraped during the sweep and their interval.
+fn metrics_ok(m: &MetricsSpec) -> Result<(), SpecError> {
     let ms = m.interval.as_millis();
     if ms < u128::from(MIN_METRICS_INTERVAL_MS) || ms > u128::from(MAX_METRICS_INTERVAL_MS) {
         return err(
@@ -156,6 +199,11 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
             }
         }
     }
+    Ok(())
+}
+
+/// The trials per level and their order.
+fn repeat_ok(spec: &SweepSpec) -> Result<(), SpecError> {
     if spec.repeat == 0 || spec.repeat > MAX_REPEAT {
         return err("repeat", format!("{} is not between 1 and {MAX_REPEAT}", spec.repeat));
     }
@@ -166,21 +214,13 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
         // each level from the last: neither has a fixed list of levels to pass over again.
         return err("repeat_order", "interleaved needs a list of concurrency levels".to_owned());
     }
-    if let Some(sessions) = &spec.sessions {
-        sessions_ok(sessions, spec, limit)?;
-    }
-    if let Loads::Trace { trace, speeds, block_tokens } = &spec.loads {
-        return trace_ok(trace, speeds, *block_tokens, spec.repeat);
-    }
-    let steady = match spec.mode {
-        LoadMode::Wave => None,
-        LoadMode::Steady { requests } => Some(requests),
-    };
-    if let Some(n) = steady {
-        requests_ok(n)?;
-    }
-    // The most requests one level measures, and the most whose bodies exist at once.
-    let (per_level, built_at_once) = match &spec.loads {
+    Ok(())
+}
+
+/// The levels (or the search's bounds) of every load but a trace (checked on its own);
+/// returns the most requests one level measures and the most whose bodies exist at once.
+fn loads_ok(spec: &SweepSpec, steady: Option<usize>, limit: u32) -> Result<(usize, usize), SpecError> {
+    Ok(match &spec.loads {
         Loads::Concurrency(levels) => {
             if levels.is_empty() {
                 return err("concurrency", "give at least one concurrency level");
@@ -194,124 +234,135 @@ pub fn check_with(spec: &SweepSpec, limit: u32) -> Result<(), SpecError> {
             let top = levels.iter().copied().max().unwrap_or(1);
             (steady.unwrap_or(top as usize), top as usize)
         }
-        Loads::Rates { rates_rps, requests, .. } => {
-            if rates_rps.is_empty() {
-                return err("rates", "give at least one request rate (req/s)");
-            }
-            if rates_rps.len() > MAX_LEVELS {
-                return err("rates", format!("{} rates; at most {MAX_LEVELS}", rates_rps.len()));
-            }
-            requests_ok(*requests)?;
-            for &r in rates_rps {
-                if !(r.is_finite() && (MIN_RATE_RPS..=MAX_RATE_RPS).contains(&r)) {
-                    return err("rates", format!("{r} req/s is not between {MIN_RATE_RPS} and {MAX_RATE_RPS}"));
-                }
-                let schedule_s = *requests as f64 / r;
-                if schedule_s > MAX_LEVEL_SCHEDULE.as_secs_f64() {
-                    return err(
-                        "rates",
-                        format!(
-                            "{requests} requests at {r} req/s take {schedule_s:.0} s; a level may last at most {} s",
-                            MAX_LEVEL_SCHEDULE.as_secs()
-                        ),
-                    );
-                }
-            }
-            // Every body of an open-loop level is built before its clock starts.
-            (*requests, *requests)
-        }
-        Loads::Adaptive(a) => {
-            concurrency_ok("adaptive.max_concurrency", a.max_concurrency, limit)?;
-            if a.start == 0 || a.start > a.max_concurrency {
-                return err("adaptive.start", "must be at least 1 and at most the maximum concurrency");
-            }
-            if !(a.min_gain.is_finite() && (0.0..=1.0).contains(&a.min_gain)) {
-                return err("adaptive.min_gain_pct", format!("{} % is not between 0 and 100", a.min_gain * 100.0));
-            }
-            if !(a.max_error_rate.is_finite() && (0.0..=1.0).contains(&a.max_error_rate)) {
-                return err(
-                    "adaptive.max_error_pct",
-                    format!("{} % is not between 0 and 100", a.max_error_rate * 100.0),
-                );
-            }
-            if let Some(l) = a.p99_limit_ms {
-                if !(l.is_finite() && l > 0.0 && l <= MAX_P99_LIMIT_MS) {
-                    return err(
-                        "adaptive.p99_limit_ms",
-                        format!("{l} ms is not above 0 and at most {MAX_P99_LIMIT_MS}"),
-                    );
-                }
-            }
-            if a.refine_steps > 8 {
-                return err("adaptive.refine_steps", "at most 8");
-            }
-            // Steady levels of the search run at least 2×C requests.
-            let c = a.max_concurrency as usize;
-            (steady.map_or(c, |n| n.max(2 * c)), c)
-        }
+        Loads::Rates { rates_rps, requests, .. } => rates_ok(rates_rps, *requests)?,
+        Loads::Adaptive(a) => adaptive_ok(a, steady, limit)?,
         // Checked (and returned) above.
         Loads::Trace { .. } => (0, 0),
-        Loads::Capacity { search, requests, .. } => {
-            search.slo.check().or_else(|e| err("capacity.slo", e.to_string()))?;
-            if search.slo.limits.is_empty() {
-                return err("capacity.slo", "give at least one limit, e.g. ttft:p99<=2s");
+        Loads::Capacity { search, requests, .. } => capacity_ok(search, *requests, steady, limit)?,
+    })
+}
+
+/// An open-loop sweep's rates, each level's schedule within its bound.
+fn rates_ok(rates_rps: &[f64], requests: usize) -> Result<(usize, usize), SpecError> {
+    if rates_rps.is_empty() {
+        return err("rates", "give at least one request rate (req/s)");
+    }
+    if rates_rps.len() > MAX_LEVELS {
+        return err("rates", format!("{} rates; at most {MAX_LEVELS}", rates_rps.len()));
+    }
+    requests_ok(requests)?;
+    for &r in rates_rps {
+        if !(r.is_finite() && (MIN_RATE_RPS..=MAX_RATE_RPS).contains(&r)) {
+            return err("rates", format!("{r} req/s is not between {MIN_RATE_RPS} and {MAX_RATE_RPS}"));
+        }
+        let schedule_s = requests as f64 / r;
+        if schedule_s > MAX_LEVEL_SCHEDULE.as_secs_f64() {
+            return err(
+                "rates",
+                format!(
+                    "{requests} requests at {r} req/s take {schedule_s:.0} s; a level may last at most {} s",
+                    MAX_LEVEL_SCHEDULE.as_secs()
+                ),
+            );
+        }
+    }
+    // Every body of an open-loop level is built before its clock starts.
+    Ok((requests, requests))
+}
+
+/// The adaptive search's bounds.
+fn adaptive_ok(a: &AdaptiveSpec, steady: Option<usize>, limit: u32) -> Result<(usize, usize), SpecError> {
+    concurrency_ok("adaptive.max_concurrency", a.max_concurrency, limit)?;
+    if a.start == 0 || a.start > a.max_concurrency {
+        return err("adaptive.start", "must be at least 1 and at most the maximum concurrency");
+    }
+    if !(a.min_gain.is_finite() && (0.0..=1.0).contains(&a.min_gain)) {
+        return err("adaptive.min_gain_pct", format!("{} % is not between 0 and 100", a.min_gain * 100.0));
+    }
+    if !(a.max_error_rate.is_finite() && (0.0..=1.0).contains(&a.max_error_rate)) {
+        return err("adaptive.max_error_pct", format!("{} % is not between 0 and 100", a.max_error_rate * 100.0));
+    }
+    if let Some(l) = a.p99_limit_ms {
+        if !(l.is_finite() && l > 0.0 && l <= MAX_P99_LIMIT_MS) {
+            return err("adaptive.p99_limit_ms", format!("{l} ms is not above 0 and at most {MAX_P99_LIMIT_MS}"));
+        }
+    }
+    if a.refine_steps > 8 {
+        return err("adaptive.refine_steps", "at most 8");
+    }
+    // Steady levels of the search run at least 2×C requests.
+    let c = a.max_concurrency as usize;
+    Ok((steady.map_or(c, |n| n.max(2 * c)), c))
+}
+
+/// The capacity search's SLO, resolution and bounds on its axis.
+fn capacity_ok(
+    search: &CapacitySpec,
+    requests: usize,
+    steady: Option<usize>,
+    limit: u32,
+) -> Result<(usize, usize), SpecError> {
+    search.slo.check().or_else(|e| err("capacity.slo", e.to_string()))?;
+    if search.slo.limits.is_empty() {
+        return err("capacity.slo", "give at least one limit, e.g. ttft:p99<=2s");
+    }
+    if !(search.resolution.is_finite() && (0.0..=MAX_RESOLUTION).contains(&search.resolution)) {
+        return err(
+            "capacity.resolution_pct",
+            format!("{} % is not between 0 and {} %", search.resolution * 100.0, MAX_RESOLUTION * 100.0),
+        );
+    }
+    match search.axis {
+        Axis::Concurrency => {
+            let whole = |x: f64, field| match x {
+                x if x.is_finite() && x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&x) => Ok(x as u32),
+                x => err(field, format!("{x} is not a whole number of concurrent requests")),
+            };
+            let max = whole(search.max, "capacity.max")?;
+            concurrency_ok("capacity.max", max, limit)?;
+            let start = whole(search.start, "capacity.start")?;
+            if start == 0 || start > max {
+                return err("capacity.start", "must be at least 1 and at most the maximum");
             }
-            if !(search.resolution.is_finite() && (0.0..=MAX_RESOLUTION).contains(&search.resolution)) {
+            let c = max as usize;
+            Ok((steady.map_or(c, |n| n.max(2 * c)), c))
+        }
+        Axis::Rate => {
+            requests_ok(requests)?;
+            for (field, r) in [("capacity.max", search.max), ("capacity.start", search.start)] {
+                if !(r.is_finite() && (MIN_RATE_RPS..=MAX_RATE_RPS).contains(&r)) {
+                    return err(field, format!("{r} req/s is not between {MIN_RATE_RPS} and {MAX_RATE_RPS}"));
+                }
+            }
+            if search.start > search.max {
+                return err("capacity.start", "must be at most the maximum");
+            }
+            if search.resolution < MIN_RATE_RESOLUTION {
                 return err(
                     "capacity.resolution_pct",
-                    format!("{} % is not between 0 and {} %", search.resolution * 100.0, MAX_RESOLUTION * 100.0),
+                    format!("a rate search needs a resolution of at least {} %", MIN_RATE_RESOLUTION * 100.0),
                 );
             }
-            match search.axis {
-                Axis::Concurrency => {
-                    let whole = |x: f64, field| match x {
-                        x if x.is_finite() && x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&x) => {
-                            Ok(x as u32)
-                        }
-                        x => err(field, format!("{x} is not a whole number of concurrent requests")),
-                    };
-                    let max = whole(search.max, "capacity.max")?;
-                    concurrency_ok("capacity.max", max, limit)?;
-                    let start = whole(search.start, "capacity.start")?;
-                    if start == 0 || start > max {
-                        return err("capacity.start", "must be at least 1 and at most the maximum");
-                    }
-                    let c = max as usize;
-                    (steady.map_or(c, |n| n.max(2 * c)), c)
-                }
-                Axis::Rate => {
-                    requests_ok(*requests)?;
-                    for (field, r) in [("capacity.max", search.max), ("capacity.start", search.start)] {
-                        if !(r.is_finite() && (MIN_RATE_RPS..=MAX_RATE_RPS).contains(&r)) {
-                            return err(field, format!("{r} req/s is not between {MIN_RATE_RPS} and {MAX_RATE_RPS}"));
-                        }
-                    }
-                    if search.start > search.max {
-                        return err("capacity.start", "must be at most the maximum");
-                    }
-                    if search.resolution < MIN_RATE_RESOLUTION {
-                        return err(
-                            "capacity.resolution_pct",
-                            format!("a rate search needs a resolution of at least {} %", MIN_RATE_RESOLUTION * 100.0),
-                        );
-                    }
-                    // The slowest level is the first: its schedule bounds every level's.
-                    let schedule_s = *requests as f64 / search.start;
-                    if schedule_s > MAX_LEVEL_SCHEDULE.as_secs_f64() {
-                        return err(
-                            "capacity.start",
-                            format!(
-                                "{requests} requests at {} req/s take {schedule_s:.0} s; a level may last at most {} s",
-                                search.start,
-                                MAX_LEVEL_SCHEDULE.as_secs()
-                            ),
-                        );
-                    }
-                    (*requests, *requests)
-                }
+            // The slowest level is the first: its schedule bounds every level's.
+            let schedule_s = requests as f64 / search.start;
+            if schedule_s > MAX_LEVEL_SCHEDULE.as_secs_f64() {
+                return err(
+                    "capacity.start",
+                    format!(
+                        "{requests} requests at {} req/s take {schedule_s:.0} s; a level may last at most {} s",
+                        search.start,
+                        MAX_LEVEL_SCHEDULE.as_secs()
+                    ),
+                );
             }
+            Ok((requests, requests))
         }
-    };
+    }
+}
+
+/// What a level holds in memory: the prompts built at once, and every trial's output.
+fn memory_ok(spec: &SweepSpec, per_level: usize, built_at_once: usize) -> Result<(), SpecError> {
+    let (t, p) = (&spec.target, &spec.prompt);
     // The warm-up is sent at the level's concurrency (open loop: all at once).
     let built_at_once = built_at_once.max(spec.warmup);
     if p.file.is_none() {

@@ -126,37 +126,49 @@ pub struct SweepForm {
     block_tokens: String,
 }
 
-/// The New sweep form's text as a [`SweepRequest`]; a field that does not read is a
-/// [`SpecError`] naming it (its bounds are checked later, by `SweepRequest::into_spec`).
-fn form_to_request(mut f: SweepForm) -> Result<SweepRequest, SpecError> {
-    fn num<T: std::str::FromStr>(field: &'static str, s: &str, default: T) -> Result<T, SpecError> {
-        let t = s.trim();
-        if t.is_empty() {
-            return Ok(default);
-        }
-        t.parse().map_err(|_| SpecError::new(field, format!("`{t}` is not a whole number")))
+/// A whole number from a form field (`default` when left empty).
+fn num<T: std::str::FromStr>(field: &'static str, s: &str, default: T) -> Result<T, SpecError> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Ok(default);
     }
-    fn list<T: std::str::FromStr>(field: &'static str, s: &str, what: &str) -> Result<Vec<T>, SpecError> {
-        s.split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|s| !s.is_empty())
-            .map(|s| s.parse::<T>().map_err(|_| SpecError::new(field, format!("`{s}` is not {what}"))))
-            .collect()
+    t.parse().map_err(|_| SpecError::new(field, format!("`{t}` is not a whole number")))
+}
+/// A comma- or space-separated list from a form field.
+fn list<T: std::str::FromStr>(field: &'static str, s: &str, what: &str) -> Result<Vec<T>, SpecError> {
+    s.split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<T>().map_err(|_| SpecError::new(field, format!("`{s}` is not {what}"))))
+        .collect()
+}
+/// URLs, one per line or comma-separated.
+fn urls(s: &str) -> Vec<String> {
+    s.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+}
+/// A number ≥ 0 from a form field, or none when left empty.
+fn decimal(field: &'static str, s: &str) -> Result<Option<f64>, SpecError> {
+    match s.trim() {
+        "" => Ok(None),
+        t => t
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(Some)
+            .ok_or_else(|| SpecError::new(field, format!("`{t}` is not a number ≥ 0"))),
     }
-    /// URLs, one per line or comma-separated.
-    fn urls(s: &str) -> Vec<String> {
-        s.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).map(str::to_owned).collect()
-    }
-    fn decimal(field: &'static str, s: &str) -> Result<Option<f64>, SpecError> {
-        match s.trim() {
-            "" => Ok(None),
-            t => t
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .map(Some)
-                .ok_or_else(|| SpecError::new(field, format!("`{t}` is not a number ≥ 0"))),
-        }
-    }
+}
+
+/// The loads a New sweep form asks for: one of these is set, by the form's `load`.
+struct FormLoads {
+    concurrency: Vec<u32>,
+    rates: Vec<f64>,
+    adaptive: Option<crate::sweeps::AdaptiveRequest>,
+    capacity: Option<crate::sweeps::CapacityRequest>,
+    trace: Option<crate::sweeps::workload::TraceRequest>,
+}
+
+/// The form's load, read by its kind (a pasted trace is taken out of the form).
+fn form_loads(f: &mut SweepForm) -> Result<FormLoads, SpecError> {
     let load = f.load.trim();
     let mut capacity = None;
     let mut trace = None;
@@ -216,6 +228,33 @@ fn form_to_request(mut f: SweepForm) -> Result<SweepRequest, SpecError> {
             ))
         }
     };
+    Ok(FormLoads { concurrency, rates, adaptive, capacity, trace })
+}
+
+/// The form's workload fields (left empty: the request's defaults).
+fn form_workload(f: &SweepForm) -> Result<crate::sweeps::workload::WorkloadRequest, SpecError> {
+    let opt = |field: &'static str, s: &str| -> Result<Option<u32>, SpecError> {
+        match s.trim() {
+            "" => Ok(None),
+            t => num(field, t, 0u32).map(Some),
+        }
+    };
+    Ok(crate::sweeps::workload::WorkloadRequest {
+        kind: Some(f.workload.trim().to_owned()).filter(|k| !k.is_empty()),
+        turns: opt("workload.turns", &f.turns)?,
+        user_tokens: opt("workload.user_tokens", &f.user_tokens)?,
+        system_tokens: opt("workload.system_tokens", &f.system_tokens)?,
+        think_ms: decimal("workload.think_ms", &f.think_ms)?,
+        think: Some(f.think.trim().to_owned()).filter(|t| !t.is_empty()),
+        tool_tokens: opt("workload.tool_tokens", &f.tool_tokens)?,
+        context_cap_tokens: opt("workload.context_cap_tokens", &f.context_cap_tokens)?,
+    })
+}
+
+/// The New sweep form's text as a [`SweepRequest`]; a field that does not read is a
+/// [`SpecError`] naming it (its bounds are checked later, by `SweepRequest::into_spec`).
+fn form_to_request(mut f: SweepForm) -> Result<SweepRequest, SpecError> {
+    let FormLoads { concurrency, rates, adaptive, capacity, trace } = form_loads(&mut f)?;
     // The form asks in percent; the request carries a fraction.
     let prompt_spread = decimal("prompt_spread", &f.prompt_spread)?.unwrap_or(0.0) / 100.0;
     let requests = f.requests.trim();
@@ -228,22 +267,7 @@ fn form_to_request(mut f: SweepForm) -> Result<SweepRequest, SpecError> {
             Err(e) => return Err(SpecError::new("extra_body", format!("not valid JSON ({e})"))),
         },
     };
-    let opt = |field: &'static str, s: &str| -> Result<Option<u32>, SpecError> {
-        match s.trim() {
-            "" => Ok(None),
-            t => num(field, t, 0u32).map(Some),
-        }
-    };
-    let workload = crate::sweeps::workload::WorkloadRequest {
-        kind: Some(f.workload.trim().to_owned()).filter(|k| !k.is_empty()),
-        turns: opt("workload.turns", &f.turns)?,
-        user_tokens: opt("workload.user_tokens", &f.user_tokens)?,
-        system_tokens: opt("workload.system_tokens", &f.system_tokens)?,
-        think_ms: decimal("workload.think_ms", &f.think_ms)?,
-        think: Some(f.think.trim().to_owned()).filter(|t| !t.is_empty()),
-        tool_tokens: opt("workload.tool_tokens", &f.tool_tokens)?,
-        context_cap_tokens: opt("workload.context_cap_tokens", &f.context_cap_tokens)?,
-    };
+    let workload = form_workload(&f)?;
     let dataset = (!f.dataset_text.trim().is_empty()).then(|| crate::sweeps::workload::FileRequest {
         name: Some(f.dataset_name.trim().to_owned())
             .filter(|n| !n.is_empty())

@@ -406,17 +406,17 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn every_field_is_bounded_and_named() {
-        let base = serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 2]});
-        assert!(request(base.clone()).into_spec(None).is_ok());
-        let with = |k: &str, v: serde_json::Value| {
-            let mut j = base.clone();
-            j[k] = v;
-            request(j).into_spec(None).map(|_| ()).map_err(|e| e.field)
-        };
-        assert_eq!(with("prompt_tokens", 1_000_000_000.into()), Err("prompt_tokens"));
-        assert_eq!(with("prompt_tokens", 0.into()), Err("prompt_tokens"));
+    /// `base` with its field `k` set to `v`, as a spec: the field at fault, if any.
+    fn with_field(base: &serde_json::Value, k: &str, v: serde_json::Value) -> Result<(), &'static str> {
+        let mut j = base.clone();
+        j[k] = v;
+        request(j).into_spec(None).map(|_| ()).map_err(|e| e.field)
+    }
+
+    /// The scrape interval and the server and GPU metrics endpoints (part of
+    /// `every_field_is_bounded_and_named`).
+    fn metrics_fields_are_bounded(base: &serde_json::Value) {
+        let with = |k: &str, v: serde_json::Value| with_field(base, k, v);
         assert_eq!(with("metrics_interval_ms", 10.into()), Err("metrics_interval_ms"));
         assert_eq!(with("metrics_interval_ms", 3_600_000.into()), Err("metrics_interval_ms"));
         assert_eq!(with("metrics_interval_ms", 250.into()), Ok(()));
@@ -441,6 +441,57 @@ mod tests {
             Err("gpu_metrics_urls")
         );
         assert_eq!(with("gpu_metrics_urls", serde_json::json!([" http://127.0.0.1:9400/metrics "])), Ok(()));
+    }
+
+    /// The adaptive and capacity searches' fields, and one search at a time (part of
+    /// `every_field_is_bounded_and_named`).
+    fn search_fields_are_bounded(base: &serde_json::Value) {
+        let with = |k: &str, v: serde_json::Value| with_field(base, k, v);
+        assert_eq!(with("adaptive", serde_json::json!({"max_concurrency": 100_000})), Err("adaptive.max_concurrency"));
+        assert_eq!(with("adaptive", serde_json::json!({"min_gain_pct": 1e9})), Err("adaptive.min_gain_pct"));
+        assert_eq!(with("adaptive", serde_json::json!({"max_error_pct": -1})), Err("adaptive.max_error_pct"));
+        assert_eq!(with("adaptive", serde_json::json!({"p99_limit_ms": 0})), Err("adaptive.p99_limit_ms"));
+        let capacity = |c: serde_json::Value| with("capacity", c);
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s"})), Ok(()));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "max": 64})), Ok(()));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2"})), Err("capacity.slo"), "a duration needs a unit");
+        assert_eq!(capacity(serde_json::json!({"slo": ""})), Err("capacity.slo"));
+        assert_eq!(capacity(serde_json::json!({"slo": "x".repeat(100_000)})), Err("capacity.slo"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "sideways"})), Err("capacity.load"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "max": 100_000})), Err("capacity.max"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "max": 8.5})), Err("capacity.max"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "start": 0})), Err("capacity.start"));
+        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "start": 300})), Err("capacity.start"));
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "max": 1e9})),
+            Err("capacity.max")
+        );
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "start": 0.001})),
+            Err("capacity.start")
+        );
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "resolution_pct": 0})),
+            Err("capacity.resolution_pct")
+        );
+        assert_eq!(
+            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "resolution_pct": 80})),
+            Err("capacity.resolution_pct")
+        );
+        let mut j = base.clone();
+        j["capacity"] = serde_json::json!({"slo": "ttft:p99<=2s"});
+        j["adaptive"] = serde_json::json!({});
+        assert_eq!(request(j).into_spec(None).unwrap_err().field, "capacity", "one search at a time");
+    }
+
+    #[test]
+    fn every_field_is_bounded_and_named() {
+        let base = serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 2]});
+        assert!(request(base.clone()).into_spec(None).is_ok());
+        let with = |k: &str, v: serde_json::Value| with_field(&base, k, v);
+        assert_eq!(with("prompt_tokens", 1_000_000_000.into()), Err("prompt_tokens"));
+        assert_eq!(with("prompt_tokens", 0.into()), Err("prompt_tokens"));
+        metrics_fields_are_bounded(&base);
         assert_eq!(with("max_tokens", 0.into()), Err("max_tokens"));
         assert_eq!(with("max_tokens", 4_000_000.into()), Err("max_tokens"));
         assert_eq!(with("concurrency", serde_json::json!([1, 1_000_000])), Err("concurrency"));
@@ -495,41 +546,7 @@ mod tests {
         assert_eq!(with("model", "m".repeat(model_max + 1).into()), Err("model"));
         assert_eq!(with("model", "".into()), Err("model"));
         assert_eq!(with("arrival", "bursty".into()), Ok(()), "arrival only matters for rates");
-        assert_eq!(with("adaptive", serde_json::json!({"max_concurrency": 100_000})), Err("adaptive.max_concurrency"));
-        assert_eq!(with("adaptive", serde_json::json!({"min_gain_pct": 1e9})), Err("adaptive.min_gain_pct"));
-        assert_eq!(with("adaptive", serde_json::json!({"max_error_pct": -1})), Err("adaptive.max_error_pct"));
-        assert_eq!(with("adaptive", serde_json::json!({"p99_limit_ms": 0})), Err("adaptive.p99_limit_ms"));
-        let capacity = |c: serde_json::Value| with("capacity", c);
-        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s"})), Ok(()));
-        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "max": 64})), Ok(()));
-        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2"})), Err("capacity.slo"), "a duration needs a unit");
-        assert_eq!(capacity(serde_json::json!({"slo": ""})), Err("capacity.slo"));
-        assert_eq!(capacity(serde_json::json!({"slo": "x".repeat(100_000)})), Err("capacity.slo"));
-        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "sideways"})), Err("capacity.load"));
-        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "max": 100_000})), Err("capacity.max"));
-        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "max": 8.5})), Err("capacity.max"));
-        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "start": 0})), Err("capacity.start"));
-        assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "start": 300})), Err("capacity.start"));
-        assert_eq!(
-            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "max": 1e9})),
-            Err("capacity.max")
-        );
-        assert_eq!(
-            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "start": 0.001})),
-            Err("capacity.start")
-        );
-        assert_eq!(
-            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "resolution_pct": 0})),
-            Err("capacity.resolution_pct")
-        );
-        assert_eq!(
-            capacity(serde_json::json!({"slo": "ttft:p99<=2s", "resolution_pct": 80})),
-            Err("capacity.resolution_pct")
-        );
-        let mut j = base.clone();
-        j["capacity"] = serde_json::json!({"slo": "ttft:p99<=2s"});
-        j["adaptive"] = serde_json::json!({});
-        assert_eq!(request(j).into_spec(None).unwrap_err().field, "capacity", "one search at a time");
+        search_fields_are_bounded(&base);
         // products: prompt words held at once, output tokens kept per level
         let mut j = base.clone();
         j["concurrency"] = serde_json::json!([700]);

@@ -99,23 +99,9 @@ fn iso_duration_s(s: &str) -> Option<f64> {
     num.is_empty().then_some(total)
 }
 
-pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
-    let doc = load_doc(text)?;
-    let root = Obj::new("", &doc)?;
-    // `version: 0.2` unquoted is a YAML number.
-    let version = match root.get("version") {
-        Some(Value::Number(n)) => n.to_string(),
-        _ => root.str("version")?.unwrap_or_default(),
-    };
-    if !version.starts_with("0.2") {
-        return Err(FieldError::field(
-            "version",
-            format!("Benchmark Report version {version:?} is not supported (0.2.x is)"),
-        ));
-    }
-    let mut notes = Notes::default();
-    let mut facts = RunFacts::default();
-    // The inference engine among the stack components gives model and accelerator.
+/// The model, engine and accelerator of the inference engine among the report's stack
+/// components (the first one), into `facts`.
+fn engine_facts(doc: &Value, facts: &mut RunFacts) -> Result<(), FieldError> {
     if let Some(Value::Array(stack)) = doc.pointer("/scenario/stack") {
         for (i, c) in stack.iter().enumerate() {
             if c.pointer("/standardized/kind").and_then(Value::as_str) != Some("inference_engine") {
@@ -135,6 +121,26 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
             break;
         }
     }
+    Ok(())
+}
+
+pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
+    let doc = load_doc(text)?;
+    let root = Obj::new("", &doc)?;
+    // `version: 0.2` unquoted is a YAML number.
+    let version = match root.get("version") {
+        Some(Value::Number(n)) => n.to_string(),
+        _ => root.str("version")?.unwrap_or_default(),
+    };
+    if !version.starts_with("0.2") {
+        return Err(FieldError::field(
+            "version",
+            format!("Benchmark Report version {version:?} is not supported (0.2.x is)"),
+        ));
+    }
+    let mut notes = Notes::default();
+    let mut facts = RunFacts::default();
+    engine_facts(&doc, &mut facts)?;
     let load =
         doc.pointer("/scenario/load/standardized").map(|v| Obj::new("scenario.load.standardized", v)).transpose()?;
     let (rate, concurrency) = match &load {

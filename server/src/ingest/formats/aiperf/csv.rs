@@ -85,6 +85,77 @@ fn whole(v: f64, label: &str, cell: &str, line: usize) -> Result<i64, FieldError
     Ok(v as i64)
 }
 
+/// One row of the per-request table (`Metric,avg,min,max,p1,…`): its cells kept in `raw`,
+/// its statistics set on `point` (a value over time keeps only its mean; its name goes to
+/// `over_time`). True when the row is a metric Plateau reads.
+fn request_row(
+    first: &str,
+    header: &[String],
+    cells: &[String],
+    n: usize,
+    point: &mut Point,
+    raw: &mut Map<String, Value>,
+    over_time: &mut Vec<String>,
+) -> Result<bool, FieldError> {
+    let mut stats = Map::new();
+    let mut values = Vec::new();
+    for (col, cell) in header.iter().zip(cells).skip(1) {
+        let v = cell_number(cell, n, &format!("`{first}`, column `{col}`"))?;
+        stats.insert(col.clone(), v.map_or(Value::Null, number_value));
+        if let (Some(v), Some(stat)) = (v, Stat::parse(col)) {
+            values.push((stat, v));
+        }
+    }
+    raw.insert(first.to_owned(), Value::Object(stats));
+    let (name, unit) = split_label(first);
+    let Some((metric, shape)) = lookup(&name) else { return Ok(false) };
+    let scale = scale_of(first, unit.as_deref(), metric, n)?;
+    for (stat, v) in values {
+        if shape == Shape::Distribution || stat == Stat::Mean {
+            point.set(metric, stat, scale.apply(v));
+        } else if !over_time.contains(&name) {
+            over_time.push(name.clone());
+        }
+    }
+    Ok(true)
+}
+
+/// One row of the run-level table (`Metric,Value`): its cell kept in `raw`, its value set
+/// on `point` (counts, the duration, or a metric's mean). True when the row is a metric
+/// Plateau reads (counts and the duration are not).
+fn system_row(
+    first: &str,
+    cells: &[String],
+    n: usize,
+    point: &mut Point,
+    raw: &mut Map<String, Value>,
+) -> Result<bool, FieldError> {
+    let cell = cells.get(1).map(String::as_str).unwrap_or_default();
+    let v = cell_number(cell, n, &format!("`{first}`"))?;
+    raw.insert(first.to_owned(), v.map_or(Value::Null, number_value));
+    let Some(v) = v else { return Ok(false) };
+    let (name, unit) = split_label(first);
+    match name.as_str() {
+        // Successful requests only; failures are the error count.
+        "request_count" => point.requests_ok = Some(whole(v, first, cell, n)?),
+        "error_request_count" => point.requests_failed = Some(whole(v, first, cell, n)?),
+        "benchmark_duration" => {
+            let unit = unit.unwrap_or_else(|| "sec".to_owned());
+            let per_s = super::super::aiperf_family::per_second(&unit)
+                .ok_or_else(|| FieldError::line(n, format!("`{first}`: `{unit}` is not a unit of time")))?;
+            point.wall_s = Some(app::domain::model::metrics::convert_unit(v, 1.0 / per_s));
+        }
+        _ => {
+            let Some((metric, _)) = lookup(&name) else { return Ok(false) };
+            let scale = scale_of(first, unit.as_deref(), metric, n)?;
+            // A run-level value is the level's value: its mean.
+            point.set(metric, Stat::Mean, scale.apply(v));
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
     let lines: Vec<&str> = text.lines().collect();
     let start = lines
@@ -135,51 +206,13 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
         }
         match kind {
             Table::Request => {
-                let mut stats = Map::new();
-                let mut values = Vec::new();
-                for (col, cell) in header.iter().zip(&cells).skip(1) {
-                    let v = cell_number(cell, n, &format!("`{first}`, column `{col}`"))?;
-                    stats.insert(col.clone(), v.map_or(Value::Null, number_value));
-                    if let (Some(v), Some(stat)) = (v, Stat::parse(col)) {
-                        values.push((stat, v));
-                    }
+                if request_row(first, header, &cells, n, &mut point, &mut raw_request, &mut over_time)? {
+                    found += 1;
                 }
-                raw_request.insert(first.to_owned(), Value::Object(stats));
-                let (name, unit) = split_label(first);
-                let Some((metric, shape)) = lookup(&name) else { continue };
-                let scale = scale_of(first, unit.as_deref(), metric, n)?;
-                for (stat, v) in values {
-                    if shape == Shape::Distribution || stat == Stat::Mean {
-                        point.set(metric, stat, scale.apply(v));
-                    } else if !over_time.contains(&name) {
-                        over_time.push(name.clone());
-                    }
-                }
-                found += 1;
             }
             Table::System => {
-                let cell = cells.get(1).map(String::as_str).unwrap_or_default();
-                let v = cell_number(cell, n, &format!("`{first}`"))?;
-                raw_system.insert(first.to_owned(), v.map_or(Value::Null, number_value));
-                let Some(v) = v else { continue };
-                let (name, unit) = split_label(first);
-                match name.as_str() {
-                    // Successful requests only; failures are the error count.
-                    "request_count" => point.requests_ok = Some(whole(v, first, cell, n)?),
-                    "error_request_count" => point.requests_failed = Some(whole(v, first, cell, n)?),
-                    "benchmark_duration" => {
-                        let unit = unit.unwrap_or_else(|| "sec".to_owned());
-                        let per_s = super::super::aiperf_family::per_second(&unit)
-                            .ok_or_else(|| FieldError::line(n, format!("`{first}`: `{unit}` is not a unit of time")))?;
-                        point.wall_s = Some(app::domain::model::metrics::convert_unit(v, 1.0 / per_s));
-                    }
-                    _ => {
-                        let Some((metric, _)) = lookup(&name) else { continue };
-                        let scale = scale_of(first, unit.as_deref(), metric, n)?;
-                        // A run-level value is the level's value: its mean.
-                        point.set(metric, Stat::Mean, scale.apply(v));
-                        found += 1;
-                    }
+                if system_row(first, &cells, n, &mut point, &mut raw_system)? {
+                    found += 1;
                 }
             }
             Table::Other => {

@@ -74,7 +74,24 @@ fn single(v: Vec<f64>) -> Option<f64> {
     v.first().copied()
 }
 
-pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
+/// What the records of a file add up to, before they become a level.
+struct Records {
+    requests: Vec<RequestRecord>,
+    /// Every profiled request's values of each [`SUMMARISED`] metric, pooled.
+    pooled: Vec<Vec<f64>>,
+    warmup: usize,
+    cancelled: usize,
+    first_start: Option<u64>,
+    last_end: Option<u64>,
+    /// The requests' latencies summed (ns): the load they imply over the window.
+    busy_ns: f64,
+    output_tokens: f64,
+    /// Failed requests by kind of error, in order of first appearance.
+    kinds: Vec<(String, usize)>,
+}
+
+/// Every line of `text` read as a record (warm-up records counted and left out).
+fn read(text: &str) -> Result<Records, FieldError> {
     let mut requests = Vec::new();
     let mut pooled: Vec<Vec<f64>> = vec![Vec::new(); SUMMARISED.len()];
     let (mut warmup, mut cancelled) = (0usize, 0usize);
@@ -125,17 +142,7 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
         // where every record says 0, keep none).
         let turn = meta.get("turn_index").and_then(Value::as_u64).and_then(|t| u32::try_from(t + 1).ok());
         let was_cancelled = meta.get("was_cancelled").and_then(Value::as_bool) == Some(true);
-        let error = match rec.get("error") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(e)) => {
-                let kind = e.get("type").and_then(Value::as_str).unwrap_or("error");
-                let code = e.get("code").map(|c| format!(" (code {c})")).unwrap_or_default();
-                let message = e.get("message").and_then(Value::as_str).unwrap_or("").trim();
-                let short: String = message.chars().take(200).collect();
-                Some(format!("{kind}{code}{}", if short.is_empty() { String::new() } else { format!(": {short}") }))
-            }
-            Some(other) => Some(other.to_string().chars().take(200).collect()),
-        };
+        let error = error_of(rec.get("error"));
         let error = error.or_else(|| {
             was_cancelled.then(|| {
                 cancelled += 1;
@@ -177,6 +184,27 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
             r.turn = None;
         }
     }
+    Ok(Records { requests, pooled, warmup, cancelled, first_start, last_end, busy_ns, output_tokens, kinds })
+}
+
+/// A failed record's error in a few words: its type, code and the start of its message.
+fn error_of(error: Option<&Value>) -> Option<String> {
+    match error {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(e)) => {
+            let kind = e.get("type").and_then(Value::as_str).unwrap_or("error");
+            let code = e.get("code").map(|c| format!(" (code {c})")).unwrap_or_default();
+            let message = e.get("message").and_then(Value::as_str).unwrap_or("").trim();
+            let short: String = message.chars().take(200).collect();
+            Some(format!("{kind}{code}{}", if short.is_empty() { String::new() } else { format!(": {short}") }))
+        }
+        Some(other) => Some(other.to_string().chars().take(200).collect()),
+    }
+}
+
+pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
+    let Records { requests, pooled, warmup, cancelled, first_start, last_end, busy_ns, output_tokens, kinds } =
+        read(text)?;
     if requests.is_empty() {
         return Err(FieldError::line(
             1,

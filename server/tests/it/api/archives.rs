@@ -1,0 +1,119 @@
+//! Archives: a sweep's zip imported as an experiment that opens as a comparison; hostile
+//! archives refused with the bound named.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
+
+use super::support::*;
+
+#[tokio::test]
+async fn a_sweep_archive_imports_as_an_experiment_that_opens_as_a_comparison() {
+    for app in TestApp::builder().max_upload_bytes(4 << 20).each().await {
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        // The preview (dry run) shows the plan: runs, skipped files, the experiment.
+        let resp =
+            client.post(app.url("/api/v1/runs?dry_run=true")).multipart(zip_form("sweep.zip", sweep_zip())).send();
+        let plan: Value = resp.await.unwrap().json().await.unwrap();
+        assert_eq!(plan["experiment"], "results");
+        assert_eq!(plan["runs"].as_array().unwrap().len(), 2);
+        let skipped: Vec<&str> =
+            plan["skipped"].as_array().unwrap().iter().map(|s| s["file"].as_str().unwrap()).collect();
+        assert_eq!(skipped.len(), 3, "{skipped:?}");
+        assert!(skipped.iter().all(|f| f.ends_with("summary.json") || f.ends_with("walkthrough.md")));
+        assert_eq!(app.count("runs").await, 0, "a dry run stores nothing");
+
+        let resp = client.post(app.url("/api/v1/runs")).multipart(zip_form("sweep.zip", sweep_zip())).send();
+        let resp = resp.await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let location = resp.headers()["location"].to_str().unwrap().to_owned();
+        let body: Value = resp.json().await.unwrap();
+        let url = body["experiment"]["url"].as_str().unwrap().to_owned();
+        assert_eq!(location, url);
+        assert_eq!(body["experiment"]["name"], "results");
+        assert_eq!(app.count("runs").await, 2);
+        assert_eq!(app.count("experiment_runs").await, 2);
+        assert_eq!(app.count("annotations").await, 2, "each run's warm-up trial is annotated");
+
+        // The experiment opens as the comparison of its runs.
+        let resp = client.get(app.url(&url)).send().await.unwrap();
+        assert!(resp.status().is_redirection(), "{}", resp.status());
+        let compare = resp.headers()["location"].to_str().unwrap().to_owned();
+        assert!(compare.starts_with("/compare?runs="), "{compare}");
+        let page = client.get(app.url(&compare)).send().await.unwrap().text().await.unwrap();
+        assert!(page.contains("max_num_seqs"), "the setting that tells the runs apart is a row");
+        let id = url.rsplit('/').next().unwrap();
+        let json: Value =
+            client.get(app.url(&format!("/api/v1/experiments/{id}"))).send().await.unwrap().json().await.unwrap();
+        assert_eq!(json["runs"].as_array().unwrap().len(), 2);
+        let run: Value = client
+            .get(app.url(&format!("/api/v1/runs/{}", json["runs"][1]["id"].as_str().unwrap())))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let trials = run["points"][0]["trials"].as_array().unwrap();
+        assert_eq!(trials.len(), 3);
+        let run_page = client.get(app.url(&format!("/runs/{}", json["runs"][1]["id"].as_str().unwrap())));
+        let run_page = run_page.send().await.unwrap().text().await.unwrap();
+        assert!(run_page.contains("+1 warm-up"), "the cold start is marked on its level");
+        assert_eq!(trials[0]["warmup"], true);
+        assert_eq!(
+            trials[1]["measures"].as_array().unwrap().iter().find(|m| m["metric"] == "output_throughput").unwrap()
+                ["value"],
+            1302.7803763044742
+        );
+        let missing = client.get(app.url("/experiments/nosuchexperiment")).send().await.unwrap();
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    }
+}
+
+#[tokio::test]
+async fn hostile_archives_are_refused_with_the_bound_named_and_nothing_stored() {
+    use std::io::Write;
+    let zip_of = |entries: &[(&str, &[u8])]| {
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let opts = zip::write::SimpleFileOptions::default();
+        for (n, c) in entries {
+            w.start_file(*n, opts).unwrap();
+            w.write_all(c).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    };
+    let zeros = vec![b'0'; 6 << 20];
+    let bomb = zip_of(&[("results/zeros.json", &zeros)]);
+    let evil = zip_of(&[("results/../../../etc/cron.d/plateau", b"* * * * * root true")]);
+    let names: Vec<String> = (0..10_000).map(|i| format!("many/{i}.json")).collect();
+    let many = zip_of(&names.iter().map(|n| (n.as_str(), b"{}" as &[u8])).collect::<Vec<_>>());
+    for app in TestApp::builder().max_upload_bytes(8 << 20).each().await {
+        let client = reqwest::Client::new();
+        let post =
+            |name: &str, bytes: Vec<u8>| client.post(app.url("/api/v1/runs")).multipart(zip_form(name, bytes)).send();
+        let resp = post("bomb.zip", bomb.clone()).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let msg = resp.text().await.unwrap();
+        assert!(msg.contains("over the limit of 200 times (a zip bomb?)"), "{msg}");
+        let resp = post("evil.zip", evil.clone()).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let msg = resp.text().await.unwrap();
+        assert!(msg.contains("the path goes up (`..`)"), "{msg}");
+        let resp = post("many.zip", many.clone()).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let msg = resp.text().await.unwrap();
+        assert!(msg.contains("10000 files or more, over the limit of 1000 files per import"), "{msg}");
+        // A folder upload whose path leaves the folder.
+        let form = Form::new().part("file", Part::bytes(b"{}".to_vec()).file_name("d/../../x.json"));
+        let resp = client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        for table in ["runs", "experiments", "run_sources"] {
+            assert_eq!(app.count(table).await, 0, "{table}: nothing stored");
+        }
+        let health = client.get(app.url("/healthz")).send().await.unwrap();
+        assert_eq!(health.status(), StatusCode::OK);
+    }
+}

@@ -1,0 +1,66 @@
+//! A closed-loop sweep against the simulator: its batching curve stored, its faults recorded.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
+
+use super::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_against_the_simulator_scales_and_is_stored() {
+    let _together = shared_lock().await;
+    let url = spawn_sim(SimConfig {
+        base_decode_ms: 4.0,
+        per_seq_decode_ms: 0.5,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("sweep.db")).await.unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let (_cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let id = loadgen::run_sweep(&pool, spec(url, EndpointKind::Chat, vec![1, 2, 4], LoadMode::Wave), tx, cancel_rx)
+        .await
+        .unwrap();
+    drain.await.unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(run.points.len(), 3);
+    for p in &run.points {
+        assert_eq!(p.requests_failed, Some(0));
+        assert_eq!(p.requests_ok, Some(p.load_value as i64));
+        assert!(p.get(Metric::Ttft, Stat::P50).unwrap() < p.latency_ms(Stat::P50).unwrap());
+        assert_eq!(p.get(Metric::OutputTokens, Stat::Mean), Some(16.0), "ignore_eos: exactly max_tokens");
+    }
+    let t: Vec<f64> = run.points.iter().map(|p| p.output_tok_s().unwrap()).collect();
+    assert!(t[2] > t[0] * 1.5, "batching: C=4 beats C=1 clearly ({t:?})");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steady_mode_on_completions_with_faults_records_errors() {
+    let _together = shared_lock().await;
+    let url = spawn_sim(SimConfig { base_decode_ms: 2.0, error_rate: 0.3, seed: 3, ..SimConfig::default() }).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::db::connect(&dir.path().join("sweep.db")).await.unwrap();
+    let (tx, _rx) = tokio::sync::mpsc::channel(1);
+    let (_cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let id = loadgen::run_sweep(
+        &pool,
+        spec(url, EndpointKind::Completions, vec![2], LoadMode::Steady { requests: 20 }),
+        tx,
+        cancel_rx,
+    )
+    .await
+    .unwrap();
+    let run = app::db::get_run(&pool, &id).await.unwrap();
+    let p = &run.points[0];
+    assert_eq!(p.requests_ok.unwrap() + p.requests_failed.unwrap(), 20);
+    assert!(p.requests_failed.unwrap() > 0, "the simulator injected HTTP 500s");
+    let reqs = app::db::level_requests(&pool, &id, 0).await.unwrap();
+    assert!(reqs.iter().any(|r| !r.ok && r.error.as_deref().is_some_and(|e| e.contains("500"))), "{reqs:?}");
+}
