@@ -144,7 +144,7 @@ pub struct Change {
     /// (value − baseline) ÷ baseline × 100; `None` when the baseline is 0 (no ratio exists).
     pub change_pct: Option<f64>,
     /// Whether the change is beyond noise: from the trials where both levels have ≥ 2
-    /// (Welch), from the per-request records where added ([`apply_request_tests`]); `None`
+    /// (Welch), from the per-request records where added ([`apply_request_tests`](super::apply_request_tests)); `None`
     /// when neither can tell (a single measurement), or for counts and wall time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub significance: Option<Significance>,

@@ -6,7 +6,7 @@
 //! [`crate::domain::model::comparison`]; this module judges the comparison once made.
 //!
 //! Pure functions of domain data: no IO, compiles to wasm. It reuses [`super::scaling`]
-//! for implied tokens per request and lines levels up by their [`LevelKey`].
+//! for implied tokens per request and lines levels up by their [`LevelKey`](crate::domain::model::level::LevelKey).
 //!
 //! The attribution rests on one identity. Output throughput is request rate × tokens per
 //! request; in a closed loop the request rate is C ÷ mean latency (Little's law), so

@@ -8,7 +8,7 @@
 //! domain's own.
 //!
 //! Method:
-//! - **The knee** is `knee::knee` of the run's level means at [`DEFAULT_KNEE_THRESHOLD`]
+//! - **The knee** is `knee::knee` of the run's level means at [`DEFAULT_KNEE_THRESHOLD`](crate::domain::analysis::knee::DEFAULT_KNEE_THRESHOLD)
 //!   ([`KneeAt::Level`]), or, without a plateau, "above the highest level"
 //!   ([`KneeAt::Above`]). Its *range* comes from the trials: where every level has the same
 //!   number (≥ 2) of counted trials, trial k of every level is one sweep (as
@@ -24,7 +24,7 @@
 //! - **The plateau** is `knee::Saturation::saturation_tok_s` (the highest throughput from
 //!   the knee on) and the level it was measured at. Its change is beyond noise when Welch's
 //!   t-test over the two plateau levels' trials says so (both sides ≥ 2 trials), at
-//!   [`noise::ALPHA`]: one question asked of the whole run, so not among the gate's
+//!   [`noise::ALPHA`](crate::domain::analysis::noise::ALPHA): one question asked of the whole run, so not among the gate's
 //!   Bonferroni family; else the percentage alone ("single measurement: noise unknown").
 //! - **Against a history** ([`against_history`], the gate's `--history`): the knee is
 //!   beyond noise when it lies outside the range of the earlier runs' knees *and* more

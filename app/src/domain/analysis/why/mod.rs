@@ -7,7 +7,7 @@
 //!
 //! Pure functions, no IO, compiles to wasm. Input is this module's own [`RunSignals`]
 //! (one [`LevelSignals`] per load level): [`RunSignals::from_run`] fills the client side
-//! from any stored [`Run`]; the server side (scraped Prometheus metrics) is `None` until
+//! from any stored [`Run`](crate::domain::Run); the server side (scraped Prometheus metrics) is `None` until
 //! [`super::why_signals`] fills it from the stored telemetry. Unknown is `None`, never 0.
 //!
 //! The plateau's region comes from [`super::knee::saturation`]: rules look at the levels
