@@ -94,6 +94,11 @@ pub struct SimConfig {
     /// Noise: every 25 steps, step costs are scaled by a factor drawn uniformly from
     /// `[1 − step_jitter, 1 + step_jitter]` (seeded by `seed`; 0 = exactly the model).
     pub step_jitter: f64,
+    /// Tokens per streamed chunk after the first, as SGLang's and vLLM's `--stream-interval`:
+    /// the first token goes out alone (TTFT stays honest), then the output in chunks of this
+    /// many tokens, the last one shorter (1 = a chunk per token, as llama.cpp streams). Fewer
+    /// chunks for the same tokens: fewer writes and parses on both sides.
+    pub stream_interval: u32,
     /// Simulated GPUs reported at `/gpu/metrics` (at least 1).
     pub gpus: u32,
     /// A simulated GPU's power with nothing running (W).
@@ -134,6 +139,7 @@ impl Default for SimConfig {
             max_in_flight: 100_000,
             kv_cache_tokens: DEFAULT_KV_CACHE_TOKENS,
             step_jitter: 0.0,
+            stream_interval: 1,
             gpus: 1,
             gpu_idle_w: 60.0,
             gpu_peak_w: 300.0,
@@ -211,6 +217,10 @@ pub struct SimArgs {
     /// within ±this fraction (seeded by --seed), so repeated trials differ (0 = none, ≤ 0.9).
     #[arg(long, default_value_t = 0.0)]
     pub step_jitter: f64,
+    /// Tokens per streamed chunk after the first, as SGLang's and vLLM's --stream-interval
+    /// (1 = a chunk per token, as llama.cpp streams).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub stream_interval: u32,
     /// Simulated GPUs reported at /gpu/metrics under DCGM exporter names (modelled from the
     /// batch, never measured; every HELP line says "simulated by plateau sim").
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_GPUS)))]
@@ -247,6 +257,7 @@ impl From<SimArgs> for SimConfig {
             max_in_flight: a.max_in_flight,
             kv_cache_tokens: a.kv_cache_tokens,
             step_jitter: a.step_jitter,
+            stream_interval: a.stream_interval,
             gpus: a.gpus,
             gpu_idle_w: a.gpu_idle_w,
             gpu_peak_w: a.gpu_peak_w,

@@ -22,7 +22,7 @@ use super::request::{
 };
 use super::scheduler::jobs;
 use super::state::{stats, AppState, Progress, Shared, Ticket};
-use super::wire::{chat_chunk, finish_chunks, finish_reason, sse, timings, token_chunk, token_text, usage};
+use super::wire::{chat_chunk, chunk_len, finish_chunks, finish_reason, sse, timings, token_chunk, token_text, usage};
 use crate::sim::model::Slot;
 
 /// Bytes buffered between a response task and the socket.
@@ -193,14 +193,15 @@ pub(super) async fn stream_response(
     loop {
         let p = *rx.borrow_and_update();
         let target = p.produced.min(plan.cut_at.unwrap_or(u32::MAX));
-        while emitted < target {
+        let complete = p.finished || plan.cut_at.is_some_and(|c| target >= c);
+        while let Some(n) = chunk_len(&plan, emitted, target, complete) {
             if emitted == 0 && plan.kind == Kind::Chat {
                 // llama.cpp sends the role-only chunk together with the first
                 // token, not on arrival: TTFT stays honest.
                 sse(&mut buf, &chat_chunk(&plan, json!({ "role": "assistant", "content": null }), None));
             }
-            sse(&mut buf, &token_chunk(&plan, emitted));
-            emitted += 1;
+            sse(&mut buf, &token_chunk(&plan, emitted, n));
+            emitted += n;
         }
         let cut = plan.cut_at.is_some_and(|c| emitted >= c);
         let done = p.finished && !cut;

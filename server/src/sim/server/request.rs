@@ -117,6 +117,8 @@ pub(super) struct Plan {
     pub(super) hit_limit: bool,
     pub(super) stream: bool,
     pub(super) include_usage: bool,
+    /// Tokens per streamed chunk after the first ([`crate::sim::SimConfig::stream_interval`]).
+    pub(super) stream_interval: u32,
     /// Drop the response after this many tokens.
     pub(super) cut_at: Option<u32>,
     /// The prompt's prefix-cache blocks.
@@ -229,6 +231,7 @@ pub(super) fn plan(
         hit_limit: output_tokens == max_tokens,
         stream: common.stream.unwrap_or(false),
         include_usage: common.stream_options.as_ref().and_then(|o| o.include_usage).unwrap_or(false),
+        stream_interval: cfg.stream_interval.max(1),
         cut_at: cut.then_some((output_tokens / 2).max(1)),
         blocks: Vec::new(),
         cached_tokens: 0,

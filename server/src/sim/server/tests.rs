@@ -157,6 +157,41 @@ async fn reasoning_comes_first_and_is_counted() {
 }
 
 #[tokio::test]
+async fn a_stream_interval_sends_the_first_token_alone_then_chunks_of_that_many() {
+    // 4 reasoning tokens then 7 of content, 3 a chunk: the first alone, the rest of the
+    // reasoning (3), then content 3 + 3 + the last 1; never a chunk across the two.
+    let base = start(SimConfig { reasoning_tokens: 4, stream_interval: 3, ..fast() }).await;
+    let body = json!({ "stream": true, "max_tokens": 11, "ignore_eos": true,
+        "stream_options": { "include_usage": true },
+        "messages": [{ "role": "user", "content": "why" }] });
+    let (_, text) = post(&base, "/v1/chat/completions", body).await;
+    let chunks = json_events(&events(&text));
+    let parts: Vec<(&str, usize)> = chunks
+        .iter()
+        .filter_map(|c| {
+            let d = &c["choices"][0]["delta"];
+            let words = |v: &Value| v.as_str().map(|t| t.split_whitespace().count());
+            words(&d["reasoning_content"]).map(|n| ("r", n)).or_else(|| words(&d["content"]).map(|n| ("c", n)))
+        })
+        .collect();
+    assert_eq!(parts, [("r", 1), ("r", 3), ("c", 3), ("c", 3), ("c", 1)]);
+    let usage = &chunks[chunks.len() - 1]["usage"];
+    assert_eq!(usage["completion_tokens"], 11);
+    assert_eq!(usage["completion_tokens_details"]["reasoning_tokens"], 4);
+    // The completions endpoint, and a cut stream: what was produced up to the cut goes out.
+    let base = start(SimConfig { stream_interval: 4, drop_rate: 1.0, ..fast() }).await;
+    let body = json!({ "stream": true, "max_tokens": 12, "ignore_eos": true, "prompt": "why" });
+    let (_, text) = post(&base, "/v1/completions", body).await;
+    let texts: Vec<usize> = json_events(&events(&text))
+        .iter()
+        .filter_map(|c| c["choices"][0]["text"].as_str().map(|t| t.split_whitespace().count()))
+        .filter(|n| *n > 0)
+        .collect();
+    assert_eq!(texts, [1, 4, 1], "cut after 6 of 12 tokens: 1, then 4, then the 1 left");
+    assert!(!text.contains("[DONE]"));
+}
+
+#[tokio::test]
 async fn faults_error_and_drop() {
     let base = start(SimConfig { error_rate: 1.0, ..fast() }).await;
     let body = json!({ "prompt": "x", "stream": true, "max_tokens": 4 });

@@ -49,13 +49,34 @@ pub(super) fn completion_chunk(plan: &Plan, text: &str, finish: Option<&str>) ->
     })
 }
 
-pub(super) fn token_chunk(plan: &Plan, i: u32) -> Value {
+/// The chunk carrying tokens `i .. i + n` (all reasoning or all content: see
+/// [`chunk_len`]).
+pub(super) fn token_chunk(plan: &Plan, i: u32, n: u32) -> Value {
+    let reasoning = plan.kind == Kind::Chat && i < plan.reasoning_tokens;
+    let text: String = (i..i + n).map(|t| token_text(t, reasoning)).collect();
     match plan.kind {
-        Kind::Chat if i < plan.reasoning_tokens => {
-            chat_chunk(plan, json!({ "reasoning_content": token_text(i, true) }), None)
-        }
-        Kind::Chat => chat_chunk(plan, json!({ "content": token_text(i, false) }), None),
-        Kind::Completion => completion_chunk(plan, token_text(i, false), None),
+        Kind::Chat if reasoning => chat_chunk(plan, json!({ "reasoning_content": text }), None),
+        Kind::Chat => chat_chunk(plan, json!({ "content": text }), None),
+        Kind::Completion => completion_chunk(plan, &text, None),
+    }
+}
+
+/// How many of the `ready` tokens after the `emitted` ones the next chunk carries, or
+/// `None` to wait for more: the first token alone, then `stream_interval` at a time (fewer
+/// only when the output is complete), never across the end of the reasoning.
+pub(super) fn chunk_len(plan: &Plan, emitted: u32, ready: u32, complete: bool) -> Option<u32> {
+    let waiting = ready.saturating_sub(emitted);
+    if waiting == 0 {
+        return None;
+    }
+    let mut n = if emitted == 0 { 1 } else { plan.stream_interval.max(1) };
+    if plan.kind == Kind::Chat && emitted < plan.reasoning_tokens {
+        n = n.min(plan.reasoning_tokens - emitted);
+    }
+    match waiting >= n {
+        true => Some(n),
+        false if complete => Some(waiting),
+        false => None,
     }
 }
 

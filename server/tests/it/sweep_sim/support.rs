@@ -188,14 +188,17 @@ pub(super) fn phases_in_order(raw: &serde_json::Value, reqs: &[app::domain::Requ
 }
 
 /// The adaptive search against `plateau sim` with `max_batch` decode slots, 10 ms a step
-/// (40 ms from 256 slots up: 6,400 tok/s at most, streamed one token a chunk, which client
-/// and simulator on two shared cores deliver without becoming the bottleneck themselves)
 /// plus `per_seq_ms` per sequence in the batch: where it names the plateau, where the
 /// simulator's model says throughput stops growing (`TimingModel::plateau_start` at the
-/// search's 5 % per doubling), and the loads it measured in order.
+/// search's 5 % per doubling), and the loads it measured in order. Up to 64 slots a chunk
+/// carries a token (6,400 chunks/s at most, which client and simulator on two shared cores
+/// deliver without becoming the bottleneck themselves); from 256 slots up the simulator
+/// streams `max_batch / 64` tokens a chunk after the first (`--stream-interval`, as SGLang
+/// and vLLM can), so the chunk rate stays at 6,400/s while the steps stay 10 ms. (They were
+/// 40 ms with a token a chunk: the same curve, four times slower to measure.)
 pub(super) async fn adaptive_against_the_sim(max_batch: usize, per_seq_ms: f64) -> (u32, u32, Vec<f64>) {
-    let cfg =
-        SimConfig { base_decode_ms: 10.0 * (max_batch as f64 / 64.0).max(1.0), ..scaled_sim(max_batch, per_seq_ms) };
+    let stream_interval = u32::try_from(max_batch / 64).unwrap().max(1);
+    let cfg = SimConfig { stream_interval, ..scaled_sim(max_batch, per_seq_ms) };
     let spec_gain = AdaptiveSpec::default().min_gain;
     let want = u32::try_from(cfg.timing().plateau_start(spec_gain)).unwrap();
     let url = spawn_sim(cfg).await;
@@ -235,9 +238,9 @@ pub(super) async fn adaptive_against_the_sim(max_batch: usize, per_seq_ms: f64) 
 /// 1 % measurement noise, which on a curve bending slowly leaves up to 1/8 of the top.
 pub(super) async fn adaptive_finds_the_batch_limit(max_batch: usize) {
     let _serial = timing_lock().await;
-    // with a per-sequence cost: 0.5 ms (10 ms steps), 0.125 ms (40 ms steps at 256 slots,
-    // where 0.5 ms would make each 96-token round last 16 s)
-    for per_seq_ms in [0.0, if max_batch > 64 { 0.125 } else { 0.5 }] {
+    // with a per-sequence cost: 0.5 ms, or 1/320 of the 10 ms step at 256 slots (where 0.5 ms
+    // would make each 96-token round last 13 s), a curve that bends slowly
+    for per_seq_ms in [0.0, if max_batch > 64 { 10.0 / 320.0 } else { 0.5 }] {
         let (got, want, loads) = adaptive_against_the_sim(max_batch, per_seq_ms).await;
         eprintln!(
             "batch {max_batch}, + {per_seq_ms} ms per sequence: plateau at C≈{got}, the model's at {want}: {loads:?}"
