@@ -181,120 +181,15 @@ pub(crate) fn CompareView(
     };
     let n = runs.len();
     let live_query = live_path.split_once('?').map(|(_, q)| q.to_owned()).unwrap_or_default();
-    let chips = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let is_base = i == baseline;
-            let link = format!("/runs/{}", r.id);
-            let make_base = compare_href(&runs, i, &view);
-            let shown = !view.hide.iter().any(|h| h == r.id.as_str());
-            let sat = saturations.get(i).cloned().flatten();
-            let series = r.name.clone();
-            view! {
-                <li class="run-chip">
-                    <label class="toggle" title="show or hide this run in the charts">
-                        <input type="checkbox" class="run-toggle" checked=shown data-series=series data-run=r.id.to_string() />
-                        <span class="swatch" style=format!("background:{}", run_colour(i))></span>
-                    </label>
-                    <a href=link>{r.name.clone()}</a>
-                    {if is_base {
-                        view! { <span class="badge ok">"baseline"</span> }.into_any()
-                    } else {
-                        view! { <a class="set-baseline" href=make_base>"make baseline"</a> }.into_any()
-                    }}
-                    {sat.map(|s| view! { <div class="saturation">{s}</div> })}
-                </li>
-            }
-        })
-        .collect_view();
-    let verdicts = cmp
-        .runs
-        .iter()
-        .filter_map(|rv| {
-            let run = runs.get(rv.run)?;
-            let (label, class) = verdict_label(rv.facts.verdict);
-            Some(view! {
-                <li class="verdict">
-                    <span class=class>{label}</span>" "
-                    <strong>{run.name.clone()}</strong>" vs baseline: "{rv.facts.explanation.clone()}
-                </li>
-            })
-        })
-        .collect_view();
-    let explanations: Vec<String> = cmp
-        .levels
-        .iter()
-        .flat_map(|l| {
-            l.deltas.iter().filter_map(|d| {
-                // The attribution, what the server did differently, and whether it is beyond noise.
-                let text = d.explanation()?;
-                let who = runs.get(d.run).map(|r| r.name.clone()).unwrap_or_default();
-                (n > 2).then(|| format!("{who}: {text}")).or(Some(text))
-            })
-        })
-        .collect();
+    let chips = run_chips(&runs, baseline, &view, &saturations);
+    let verdicts = verdict_items(&runs, &cmp);
+    let explanations = explanations(&runs, &cmp);
     let found = proposals;
     // Each run's curve against the baseline: the knee, the plateau and capacity at the
     // view's SLO, in one sentence with its evidence (`domain::analysis::curve`).
-    let curves = curves
-        .into_iter()
-        .filter_map(|c| {
-            let run = runs.get(c.run)?;
-            let class = if c.worse { "curve-verdict worse" } else { "curve-verdict" };
-            Some(view! {
-                <li class=class data-knee=c.knee_verdict data-plateau=c.plateau_verdict>
-                    <span class="swatch" style=format!("background:{}", run_colour(c.run))></span>
-                    <strong>{run.name.clone()}</strong>": "{c.headline}
-                    <ul class="curve-details">
-                        <li class="curve-knee">"Knee: "{c.knee}"."</li>
-                        <li class="curve-plateau">"Plateau: "{c.plateau}"."</li>
-                    </ul>
-                </li>
-            })
-        })
-        .collect_view();
-    let curve_view = view! {
-        <section class="curve" id="curve">
-            <h2>"Curve"</h2>
-            <ul class="curve-verdicts" id="curve-verdicts">{curves}</ul>
-        </section>
-    };
+    let curve_view = curve_section(&runs, curves);
     // Capacity at the view's SLO per run, and its change from the baseline.
-    let slo_view = view.slo.clone().map(|slo| {
-        let named = crate::domain::analysis::slo::NamedSlo::find(&slos, &slo).map(|n| n.name.clone());
-        let title = match named {
-            Some(n) => format!("Capacity at SLO “{n}” ({})", slo.spaced()),
-            None => format!("Capacity at {}", slo.spaced()),
-        };
-        let rows = capacities
-            .into_iter()
-            .filter_map(|rc| {
-                let run = runs.get(rc.run)?;
-                let change = rc.change.map(|c| {
-                    let class = match c.direction {
-                        crate::domain::analysis::slo::Direction::Fell => "delta down worse",
-                        crate::domain::analysis::slo::Direction::Rose => "delta up better",
-                        _ => "delta",
-                    };
-                    view! { <div class=class data-direction=format!("{:?}", c.direction).to_lowercase()>"Against the baseline: "{c.sentence}"."</div> }
-                });
-                Some(view! {
-                    <li class="run-capacity">
-                        <span class="swatch" style=format!("background:{}", run_colour(rc.run))></span>
-                        <strong>{run.name.clone()}</strong>": "{rc.sentence}
-                        {change}
-                    </li>
-                })
-            })
-            .collect_view();
-        view! {
-            <section class="slo" id="slo" data-slo=slo.to_string()>
-                <h2>{title}</h2>
-                <ul class="run-capacities" id="run-capacities">{rows}</ul>
-            </section>
-        }
-    });
+    let slo_view = view.slo.clone().map(|slo| slo_section(&runs, &slos, slo, capacities));
     let picker = view! {
         <crate::ui::components::SloPicker view=view.clone() path="/compare".to_owned() slos editable />
     };
@@ -309,32 +204,6 @@ pub(crate) fn CompareView(
             }).collect_view()}
         </section>
     };
-    // The settings under test first (`key=value` tags, as a sweep folder's names give them):
-    // what tells an experiment's runs apart.
-    let setting_rows = varied
-        .iter()
-        .map(|(key, values)| {
-            let cells = values
-                .iter()
-                .map(|v| view! { <td>{v.clone().unwrap_or_else(|| UNKNOWN.to_owned())}</td> })
-                .collect_view();
-            view! { <tr class="differs setting"><th>{key.clone()}</th>{cells}</tr> }
-        })
-        .collect_view();
-    let facts_rows = Fact::ALL
-        .iter()
-        .map(|fact| {
-            let values: Vec<String> = runs.iter().map(|r| fact_value(r, *fact)).collect();
-            let differs = values.iter().any(|v| v != values.first().unwrap_or(v));
-            let cells = values.into_iter().map(|v| view! { <td>{v}</td> }).collect_view();
-            view! { <tr class:differs=differs><th>{fact.label()}</th>{cells}</tr> }
-        })
-        .collect_view();
-    let run_heads = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| view! { <th><span class="swatch" style=format!("background:{}", run_colour(i))></span>{r.name.clone()}</th> })
-        .collect_view();
     let is_report = matches!(mode, PageMode::Report(_));
     // Link previews: the first explanation, else each run's summary; the baseline's curve.
     let og_description = explanations.first().cloned().unwrap_or_else(|| {
@@ -376,10 +245,7 @@ pub(crate) fn CompareView(
         <crate::ui::components::CompareCosts rows=costs />
         <h2>"Facts"</h2>
         <div class="table-wrap">
-            <table class="facts-diff" id="facts-diff">
-                <thead><tr><th></th>{run_heads}</tr></thead>
-                <tbody>{setting_rows}{facts_rows}</tbody>
-            </table>
+            {facts_table(&runs, &varied)}
         </div>
         <CompareAnnotations runs=runs.clone() editable back=live_path.clone() />
         <h2>"Anomalies"</h2>
@@ -601,4 +467,174 @@ fn CompareAnnotations(runs: Vec<Run>, editable: bool, back: String) -> impl Into
             })}
         </section>
     }
+}
+
+/// Each run as a chip: its colour and chart toggle, its link, baseline or "make baseline",
+/// and where it saturates.
+fn run_chips(runs: &[Run], baseline: usize, view: &ViewState, saturations: &[Option<String>]) -> impl IntoView {
+    runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let is_base = i == baseline;
+            let link = format!("/runs/{}", r.id);
+            let make_base = compare_href(runs, i, view);
+            let shown = !view.hide.iter().any(|h| h == r.id.as_str());
+            let sat = saturations.get(i).cloned().flatten();
+            let series = r.name.clone();
+            view! {
+                <li class="run-chip">
+                    <label class="toggle" title="show or hide this run in the charts">
+                        <input type="checkbox" class="run-toggle" checked=shown data-series=series data-run=r.id.to_string() />
+                        <span class="swatch" style=format!("background:{}", run_colour(i))></span>
+                    </label>
+                    <a href=link>{r.name.clone()}</a>
+                    {if is_base {
+                        view! { <span class="badge ok">"baseline"</span> }.into_any()
+                    } else {
+                        view! { <a class="set-baseline" href=make_base>"make baseline"</a> }.into_any()
+                    }}
+                    {sat.map(|s| view! { <div class="saturation">{s}</div> })}
+                </li>
+            }
+        })
+        .collect_view()
+}
+
+/// Each compared run's curve against the baseline: the headline, the knee and the plateau.
+fn curve_section(runs: &[Run], curves: Vec<crate::domain::analysis::curve::CurveLine>) -> impl IntoView {
+    let curves = curves
+        .into_iter()
+        .filter_map(|c| {
+            let run = runs.get(c.run)?;
+            let class = if c.worse { "curve-verdict worse" } else { "curve-verdict" };
+            Some(view! {
+                <li class=class data-knee=c.knee_verdict data-plateau=c.plateau_verdict>
+                    <span class="swatch" style=format!("background:{}", run_colour(c.run))></span>
+                    <strong>{run.name.clone()}</strong>": "{c.headline}
+                    <ul class="curve-details">
+                        <li class="curve-knee">"Knee: "{c.knee}"."</li>
+                        <li class="curve-plateau">"Plateau: "{c.plateau}"."</li>
+                    </ul>
+                </li>
+            })
+        })
+        .collect_view();
+    view! {
+        <section class="curve" id="curve">
+            <h2>"Curve"</h2>
+            <ul class="curve-verdicts" id="curve-verdicts">{curves}</ul>
+        </section>
+    }
+}
+
+/// Capacity at the view's SLO per run, and its change from the baseline.
+fn slo_section(
+    runs: &[Run],
+    slos: &[crate::domain::analysis::slo::NamedSlo],
+    slo: crate::domain::analysis::slo::Slo,
+    capacities: Vec<crate::domain::analysis::slo::RunCapacity>,
+) -> impl IntoView {
+    let named = crate::domain::analysis::slo::NamedSlo::find(slos, &slo).map(|n| n.name.clone());
+    let title = match named {
+        Some(n) => format!("Capacity at SLO “{n}” ({})", slo.spaced()),
+        None => format!("Capacity at {}", slo.spaced()),
+    };
+    let rows = capacities
+        .into_iter()
+        .filter_map(|rc| {
+            let run = runs.get(rc.run)?;
+            let change = rc.change.map(|c| {
+                let class = match c.direction {
+                    crate::domain::analysis::slo::Direction::Fell => "delta down worse",
+                    crate::domain::analysis::slo::Direction::Rose => "delta up better",
+                    _ => "delta",
+                };
+                view! { <div class=class data-direction=format!("{:?}", c.direction).to_lowercase()>"Against the baseline: "{c.sentence}"."</div> }
+            });
+            Some(view! {
+                <li class="run-capacity">
+                    <span class="swatch" style=format!("background:{}", run_colour(rc.run))></span>
+                    <strong>{run.name.clone()}</strong>": "{rc.sentence}
+                    {change}
+                </li>
+            })
+        })
+        .collect_view();
+    view! {
+        <section class="slo" id="slo" data-slo=slo.to_string()>
+            <h2>{title}</h2>
+            <ul class="run-capacities" id="run-capacities">{rows}</ul>
+        </section>
+    }
+}
+
+/// The facts of every run side by side, the settings under test first, the rows that
+/// differ marked.
+fn facts_table(runs: &[Run], varied: &[(String, Vec<Option<String>>)]) -> impl IntoView {
+    // The settings under test first (`key=value` tags, as a sweep folder's names give them):
+    // what tells an experiment's runs apart.
+    let setting_rows = varied
+        .iter()
+        .map(|(key, values)| {
+            let cells = values
+                .iter()
+                .map(|v| view! { <td>{v.clone().unwrap_or_else(|| UNKNOWN.to_owned())}</td> })
+                .collect_view();
+            view! { <tr class="differs setting"><th>{key.clone()}</th>{cells}</tr> }
+        })
+        .collect_view();
+    let facts_rows = Fact::ALL
+        .iter()
+        .map(|fact| {
+            let values: Vec<String> = runs.iter().map(|r| fact_value(r, *fact)).collect();
+            let differs = values.iter().any(|v| v != values.first().unwrap_or(v));
+            let cells = values.into_iter().map(|v| view! { <td>{v}</td> }).collect_view();
+            view! { <tr class:differs=differs><th>{fact.label()}</th>{cells}</tr> }
+        })
+        .collect_view();
+    let run_heads = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| view! { <th><span class="swatch" style=format!("background:{}", run_colour(i))></span>{r.name.clone()}</th> })
+        .collect_view();
+    view! {
+        <table class="facts-diff" id="facts-diff">
+            <thead><tr><th></th>{run_heads}</tr></thead>
+            <tbody>{setting_rows}{facts_rows}</tbody>
+        </table>
+    }
+}
+
+/// Each run's comparability verdict against the baseline, with its explanation.
+fn verdict_items(runs: &[Run], cmp: &Comparison) -> impl IntoView {
+    cmp.runs
+        .iter()
+        .filter_map(|rv| {
+            let run = runs.get(rv.run)?;
+            let (label, class) = verdict_label(rv.facts.verdict);
+            Some(view! {
+                <li class="verdict">
+                    <span class=class>{label}</span>" "
+                    <strong>{run.name.clone()}</strong>" vs baseline: "{rv.facts.explanation.clone()}
+                </li>
+            })
+        })
+        .collect_view()
+}
+
+/// Why throughput differs at each shared level, one sentence per run and level; named by
+/// run when more than two runs are compared.
+fn explanations(runs: &[Run], cmp: &Comparison) -> Vec<String> {
+    cmp.levels
+        .iter()
+        .flat_map(|l| {
+            l.deltas.iter().filter_map(|d| {
+                // The attribution, what the server did differently, and whether it is beyond noise.
+                let text = d.explanation()?;
+                let who = runs.get(d.run).map(|r| r.name.clone()).unwrap_or_default();
+                (runs.len() > 2).then(|| format!("{who}: {text}")).or(Some(text))
+            })
+        })
+        .collect()
 }

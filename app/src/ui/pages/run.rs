@@ -121,24 +121,7 @@ pub(crate) fn RunView(
     findings: crate::domain::view::findings::RunFindings,
     error: Option<String>,
 ) -> impl IntoView {
-    let f = run.facts.clone();
-    let engine = match (&f.engine, &f.engine_version) {
-        (Some(e), Some(v)) => Some(format!("{e} {v}")),
-        (Some(e), None) => Some(e.clone()),
-        (None, Some(v)) => Some(format!("version {v}")),
-        (None, None) => None,
-    };
-    let live = run.source.format == crate::domain::SourceFormat::LiveSweep;
-    let source = match (&run.source.file_name, live) {
-        (Some(target), true) => format!("live sweep against {target}"),
-        (Some(name), false) => format!("{} ({name})", run.source.format.label()),
-        (None, _) => run.source.format.label().to_owned(),
-    };
-    // A live sweep ran then; anything else was imported then.
-    let created_label = if live { "Ran" } else { "Imported" };
     let desc = findings.summary.clone();
-    let tags = f.tags.clone();
-    let notes = f.notes.clone();
     let status = run.status;
     let status_title = match status {
         crate::domain::RunStatus::Complete => "",
@@ -150,14 +133,9 @@ pub(crate) fn RunView(
     let editable = mode.editable();
     let live_path = view.href(&format!("/runs/{}", run.id));
     let back = live_path.clone();
-    let export_html =
-        format!("/runs/{}/report.html{}", run.id, live_path.find('?').map(|i| &live_path[i..]).unwrap_or(""));
     let set_aside = run.set_aside.clone();
     let annotations = run.annotations.clone();
     let og_title = run.name.clone();
-    let export_json = format!("/api/v1/runs/{}/export.json", run.id);
-    let export_csv = format!("/api/v1/runs/{}/export.csv", run.id);
-    let export_md = format!("/api/v1/runs/{}/export.md", run.id);
     let definitions = run.definitions.clone();
     let saturation = findings.saturation.clone();
     let found = findings.proposals.clone();
@@ -184,16 +162,7 @@ pub(crate) fn RunView(
         <SloPicker view=view.clone() path=format!("/runs/{}", run.id) slos editable=mode == PageMode::Live />
     };
     view! {
-        // A saved report names itself (title, og:title, og:description): one of each.
-        {(!is_report).then(|| view! {
-            <Title text=run.name.clone() />
-            <Meta property="og:title" content=og_title />
-            <Meta property="og:description" content=desc.clone() />
-        })}
-        <Meta name="description" content=desc.clone() />
-        <Meta property="og:type" content="article" />
-        <Meta property="og:image" content=crate::ui::components::absolute_url(&format!("/og/runs/{}.png", run.id)) />
-        <Meta name="twitter:card" content="summary_large_image" />
+        <RunMeta name=og_title run_id=run.id.to_string() desc=desc.clone() is_report />
         <ModeBanner mode=mode.clone() live_href=live_path.clone() />
         {error.map(|e| view! { <div class="error-box" role="alert" id="form-error">{e}</div> })}
         <div class="page-head" class:sub-head=is_report>
@@ -201,51 +170,11 @@ pub(crate) fn RunView(
             {(status != crate::domain::RunStatus::Complete).then(|| view! { <span class="badge" title=status_title>{status.as_str()}</span> })}
         </div>
         <p class="summary">{desc}</p>
-        {(status == crate::domain::RunStatus::Running).then(|| {
-            let cancel = format!("/api/v1/sweeps/{}/cancel", run.id);
-            view! {
-                <div class="live" id="live" data-run=run.id.to_string()>
-                    <strong>"Sweep running. "</strong>
-                    <span id="live-text">"Levels appear here as they finish."</span>
-                    <progress id="live-progress" max="1" value="0"></progress>
-                    <form method="post" action=cancel id="cancel-form"><button type="submit" id="cancel-sweep" class="secondary">"Cancel"</button></form>
-                </div>
-            }
-        })}
+        {(status == crate::domain::RunStatus::Running).then(|| view! { <LiveBanner run_id=run.id.to_string() /> })}
         {slo_section}
         {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
-        {why.map(|w| {
-            let kind = w.kind.map_or("none", |k| k.as_str());
-            view! {
-                <div class="why" id="why" data-kind=kind>
-                    <p><strong>"Why it plateaus: "</strong><span id="why-sentence">{w.sentence}</span></p>
-                    {(!w.evidence.is_empty()).then(|| view! {
-                        <ul class="why-evidence" id="why-evidence">
-                            {w.evidence.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
-                        </ul>
-                    })}
-                </div>
-            }
-        })}
-        <dl class="facts">
-            {fact("Model", f.model.clone())}
-            {fact("Engine", engine)}
-            {fact("GPU", f.gpu_label())}
-            {fact("Endpoint", f.endpoint_kind.map(|e| e.path().to_owned()))}
-            {fact("max_tokens", f.max_tokens.map(|n| int(Some(n))))}
-            {fact("Prompt length", f.prompt_tokens.map(|n| match &run.definitions.prompt_length_source {
-                Some(source) => source.label(n),
-                None => format!("{n} tokens"),
-            }))}
-            // Only when recorded: an import says nothing of its workload.
-            {run.definitions.workload.as_ref().map(|w| fact("Workload", Some(w.label())))}
-            {fact("Source", Some(source))}
-            {fact(created_label, Some(when(&run.created_at)))}
-        </dl>
-        {(!tags.is_empty()).then(|| view! {
-            <ul class="tags">{tags.into_iter().map(|t| view! { <li>{t}</li> }).collect_view()}</ul>
-        })}
-        {(!notes.is_empty()).then(|| view! { <p class="notes">{notes}</p> })}
+        {why.map(|why| view! { <WhySection why /> })}
+        <RunFactsList run=run.clone() />
         <section class="charts">
             <crate::ui::components::NoJsNote />
             {charts.into_iter().map(|c| view! {
@@ -255,38 +184,12 @@ pub(crate) fn RunView(
                 </figure>
             }).collect_view()}
         </section>
-        <p class="view-links" id="view-links">
-            "Load axis: "
-            <a href=ViewState { scale: crate::domain::view::state::Scale::Log, ..view.clone() }.href(&format!("/runs/{}", run.id)) class:current=view.scale == crate::domain::view::state::Scale::Log>"log₂"</a>
-            " · "
-            <a href=ViewState { scale: crate::domain::view::state::Scale::Linear, ..view.clone() }.href(&format!("/runs/{}", run.id)) class:current=view.scale == crate::domain::view::state::Scale::Linear>"linear"</a>
-            " · a series switched off in a legend stays off in this page's address"
-        </p>
+        <ViewLinks view=view.clone() path=format!("/runs/{}", run.id) />
         {picker}
         <h2>"Levels"</h2>
         <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations percentiles slo=capacity goodput /></div>
         {turns.map(|panel| view! { <crate::ui::components::TurnsSection panel /> })}
-        {(!set_aside.is_empty()).then(|| view! {
-            <h3>"Levels set aside by annotations"</h3>
-            <table class="levels set-aside" id="set-aside">
-                <thead><tr><th>"load"</th><th>"effect"</th><th>"output tok/s"</th><th>"latency p50 (s)"</th><th>"why"</th></tr></thead>
-                <tbody>
-                    {set_aside.into_iter().map(|s| {
-                        let why = format!("#annotation-{}", s.annotation);
-                        let effect = if s.effect == Effect::Hide { "hidden" } else { "excluded from analysis" };
-                        view! {
-                            <tr>
-                                <td class="load">{load(s.point.load_value)}</td>
-                                <td>{effect}</td>
-                                <td>{num(s.point.output_tok_s(), 1)}</td>
-                                <td>{crate::domain::model::format::ms_as_s(s.point.latency_ms(Stat::P50))}</td>
-                                <td><a href=why>"annotation"</a></td>
-                            </tr>
-                        }
-                    }).collect_view()}
-                </tbody>
-            </table>
-        })}
+        {(!set_aside.is_empty()).then(|| view! { <SetAsideTable set_aside /> })}
         {cost_section}
         <AnnotationsSection run=run.clone() back=back.clone() editable />
         <h2>"Anomalies"</h2>
@@ -304,15 +207,158 @@ pub(crate) fn RunView(
             <summary>"Every statistic the source reported"</summary>
             <div class="table-wrap"><MeasuresTable points=run.points.clone() /></div>
         </details>
+        <RunShareBar run_id=run.id.to_string() live_path editable />
+    }
+}
+
+/// A running sweep's banner: its progress (filled in by the page's script) and Cancel.
+#[component]
+fn LiveBanner(run_id: String) -> impl IntoView {
+    let cancel = format!("/api/v1/sweeps/{run_id}/cancel");
+    view! {
+        <div class="live" id="live" data-run=run_id>
+            <strong>"Sweep running. "</strong>
+            <span id="live-text">"Levels appear here as they finish."</span>
+            <progress id="live-progress" max="1" value="0"></progress>
+            <form method="post" action=cancel id="cancel-form"><button type="submit" id="cancel-sweep" class="secondary">"Cancel"</button></form>
+        </div>
+    }
+}
+
+/// Why the run plateaus, with the evidence the rule read.
+#[component]
+fn WhySection(why: crate::domain::analysis::why_signals::WhyParagraph) -> impl IntoView {
+    let kind = why.kind.map_or("none", |k| k.as_str());
+    view! {
+        <div class="why" id="why" data-kind=kind>
+            <p><strong>"Why it plateaus: "</strong><span id="why-sentence">{why.sentence}</span></p>
+            {(!why.evidence.is_empty()).then(|| view! {
+                <ul class="why-evidence" id="why-evidence">
+                    {why.evidence.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
+                </ul>
+            })}
+        </div>
+    }
+}
+
+/// The levels an annotation excluded or hid, each with a link to its annotation.
+#[component]
+fn SetAsideTable(set_aside: Vec<crate::domain::model::annotations::SetAside>) -> impl IntoView {
+    view! {
+        <h3>"Levels set aside by annotations"</h3>
+        <table class="levels set-aside" id="set-aside">
+            <thead><tr><th>"load"</th><th>"effect"</th><th>"output tok/s"</th><th>"latency p50 (s)"</th><th>"why"</th></tr></thead>
+            <tbody>
+                {set_aside.into_iter().map(|s| {
+                    let why = format!("#annotation-{}", s.annotation);
+                    let effect = if s.effect == Effect::Hide { "hidden" } else { "excluded from analysis" };
+                    view! {
+                        <tr>
+                            <td class="load">{load(s.point.load_value)}</td>
+                            <td>{effect}</td>
+                            <td>{num(s.point.output_tok_s(), 1)}</td>
+                            <td>{crate::domain::model::format::ms_as_s(s.point.latency_ms(Stat::P50))}</td>
+                            <td><a href=why>"annotation"</a></td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// The load axis' scale as links to this page in each.
+#[component]
+fn ViewLinks(view: ViewState, path: String) -> impl IntoView {
+    use crate::domain::view::state::Scale;
+    view! {
+        <p class="view-links" id="view-links">
+            "Load axis: "
+            <a href=ViewState { scale: Scale::Log, ..view.clone() }.href(&path) class:current=view.scale == Scale::Log>"log₂"</a>
+            " · "
+            <a href=ViewState { scale: Scale::Linear, ..view.clone() }.href(&path) class:current=view.scale == Scale::Linear>"linear"</a>
+            " · a series switched off in a legend stays off in this page's address"
+        </p>
+    }
+}
+
+/// The run's facts (model, engine, GPU, endpoint, lengths, workload, source, when), its tags
+/// and notes.
+#[component]
+fn RunFactsList(run: Run) -> impl IntoView {
+    let f = run.facts.clone();
+    let engine = match (&f.engine, &f.engine_version) {
+        (Some(e), Some(v)) => Some(format!("{e} {v}")),
+        (Some(e), None) => Some(e.clone()),
+        (None, Some(v)) => Some(format!("version {v}")),
+        (None, None) => None,
+    };
+    let live = run.source.format == crate::domain::SourceFormat::LiveSweep;
+    let source = match (&run.source.file_name, live) {
+        (Some(target), true) => format!("live sweep against {target}"),
+        (Some(name), false) => format!("{} ({name})", run.source.format.label()),
+        (None, _) => run.source.format.label().to_owned(),
+    };
+    // A live sweep ran then; anything else was imported then.
+    let created_label = if live { "Ran" } else { "Imported" };
+    let tags = f.tags.clone();
+    let notes = f.notes.clone();
+    view! {
+    <dl class="facts">
+        {fact("Model", f.model.clone())}
+        {fact("Engine", engine)}
+        {fact("GPU", f.gpu_label())}
+        {fact("Endpoint", f.endpoint_kind.map(|e| e.path().to_owned()))}
+        {fact("max_tokens", f.max_tokens.map(|n| int(Some(n))))}
+        {fact("Prompt length", f.prompt_tokens.map(|n| match &run.definitions.prompt_length_source {
+            Some(source) => source.label(n),
+            None => format!("{n} tokens"),
+        }))}
+        // Only when recorded: an import says nothing of its workload.
+        {run.definitions.workload.as_ref().map(|w| fact("Workload", Some(w.label())))}
+        {fact("Source", Some(source))}
+        {fact(created_label, Some(when(&run.created_at)))}
+    </dl>
+    {(!tags.is_empty()).then(|| view! {
+        <ul class="tags">{tags.into_iter().map(|t| view! { <li>{t}</li> }).collect_view()}</ul>
+    })}
+    {(!notes.is_empty()).then(|| view! { <p class="notes">{notes}</p> })}
+    }
+}
+
+/// Sharing the page and its exports: JSON (lossless), CSV, Markdown and the offline HTML
+/// report of this view.
+#[component]
+fn RunShareBar(run_id: String, live_path: String, editable: bool) -> impl IntoView {
+    let export_html =
+        format!("/runs/{run_id}/report.html{}", live_path.find('?').map(|i| &live_path[i..]).unwrap_or(""));
+    view! {
         <ShareBar
             view_path=live_path
             exports=vec![
-                ("JSON (lossless)", export_json),
-                ("CSV", export_csv),
-                ("Markdown table", export_md),
+                ("JSON (lossless)", format!("/api/v1/runs/{run_id}/export.json")),
+                ("CSV", format!("/api/v1/runs/{run_id}/export.csv")),
+                ("Markdown table", format!("/api/v1/runs/{run_id}/export.md")),
                 ("HTML report (offline)", export_html),
             ]
             editable
         />
+    }
+}
+
+/// The page's title and link-preview tags. A saved report names itself (title, og:title,
+/// og:description), so a run inside one leaves those to it: one of each.
+#[component]
+fn RunMeta(name: String, run_id: String, desc: String, is_report: bool) -> impl IntoView {
+    view! {
+        {(!is_report).then(|| view! {
+            <Title text=name.clone() />
+            <Meta property="og:title" content=name />
+            <Meta property="og:description" content=desc.clone() />
+        })}
+        <Meta name="description" content=desc />
+        <Meta property="og:type" content="article" />
+        <Meta property="og:image" content=crate::ui::components::absolute_url(&format!("/og/runs/{run_id}.png")) />
+        <Meta name="twitter:card" content="summary_large_image" />
     }
 }
