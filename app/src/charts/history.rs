@@ -138,6 +138,12 @@ pub fn chart(trend: &Trend) -> Chart {
                 .item_style(ItemStyle::new().color("#9a60b4"))
                 .data(data(pts, |p| p.value.filter(|_| p.baseline_start))),
         );
+    run_marks(c, pts)
+}
+
+/// Each run's marks on the history chart: its engine version's colour, a ring where the
+/// gate found a regression, a diamond for the run the page is about, a pin per annotation.
+fn run_marks(mut c: Chart, pts: &[TrendPoint]) -> Chart {
     // One colour per engine version, in the order they first appear.
     let mut versions: Vec<Option<&str>> = Vec::new();
     for p in pts {

@@ -184,6 +184,17 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
             adjust(limits(c, m, &all_drawn)),
         ));
     }
+    for (id, caption, label, c) in telemetry_panels(signals) {
+        out.push(chart(id, caption, label, adjust(c)));
+    }
+    out
+}
+
+/// The server-metrics panels (when the run has the engine's metrics) and the GPU panels
+/// (on their own: a run may have GPU telemetry without the engine's metrics), each with
+/// its id, caption and label, in page order.
+fn telemetry_panels(signals: &RunSignals) -> Vec<(&'static str, &'static str, &'static str, Chart)> {
+    let mut out = Vec::new();
     if signals.has_server_metrics {
         let panels: [(&'static str, &str, &'static str, Panel); 5] = [
             (
@@ -208,9 +219,7 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
             ),
         ];
         for (id, caption, label, f) in panels {
-            if let Some(c) = f(signals) {
-                out.push(chart(id, caption, label, adjust(c)));
-            }
+            out.extend(f(signals).map(|c| (id, caption, label, c)));
         }
     }
     // GPU telemetry stands on its own: a run may have it without the engine's metrics.
@@ -241,9 +250,7 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
         ),
     ];
     for (id, caption, label, f) in gpu {
-        if let Some(c) = f(signals) {
-            out.push(chart(id, caption, label, adjust(c)));
-        }
+        out.extend(f(signals).map(|c| (id, caption, label, c)));
     }
     out
 }

@@ -123,25 +123,14 @@ pub fn LevelsTable(
             .flatten()
             .any(Interval::noisy);
             let gain = pct(gain_at(p.load_value));
-            let notes: Vec<(String, String)> = annotations
-                .iter()
-                .filter(|a| {
-                    matches!(a.anchor, crate::domain::model::annotations::Anchor::Point { .. } | crate::domain::model::annotations::Anchor::Range { .. })
-                        && a.anchor.covers(&p)
-                })
-                .map(|a| (format!("#annotation-{}", a.id), format!("{}: {}", a.kind.label(), crate::domain::model::annotations::plain_text(&a.body))))
-                .collect();
+            let notes = level_notes(&annotations, &p);
             let annotated = !notes.is_empty();
             view! {
                 <tr class:truncated=truncated class:annotated=annotated>
                     <td class="load">
                         {load(p.load_value)}
                         {notes.into_iter().map(|(href, title)| view! { <a class="note-marker" href=href title=title>"✎"</a> }).collect_view()}
-                        {truncated.then(|| view! { <span class="badge" title="cut off in the source: missing values are unknown">"cut off"</span> })}
-                        {over_capacity.then(|| view! { <span class="badge over-capacity" title="requests in flight and TTFT kept rising while this rate ran: its averages describe a growing queue, not a steady state">"over capacity"</span> })}
-                        {(trials > 1).then(|| view! { <span class="badge trials" title="measured this many times; each value is the trials' mean ± its 95 % confidence interval">{format!("×{trials}")}</span> })}
-                        {(warmups > 0).then(|| view! { <span class="badge warmup" title="a trial unlike the others, as a cold start is (its TTFT beyond their spread): kept, left out of this level's statistics">{if warmups == 1 { "+1 warm-up".to_owned() } else { format!("+{warmups} warm-ups") }}</span> })}
-                        {noisy.then(|| view! { <span class="badge noisy" title="the trials disagree: a coefficient of variation above 5 % in throughput or latency">"noisy"</span> })}
+                        {level_badges(truncated, over_capacity, trials, warmups, noisy)}
                     </td>
                     <td>{int(p.requests_ok)}" / "{int(p.requests_failed)}</td>
                     <td>{num(p.wall_s, 1)}</td>
@@ -184,31 +173,71 @@ pub fn LevelsTable(
         .collect_view();
     view! {
         <table class="levels" id="levels">
-            <thead>
-                <tr>
-                    <th title="load level">{load_head}</th>
-                    <th title="requests completed / failed">"ok / failed"</th>
-                    <th title="wall-clock time of the level">"wall (s)"</th>
-                    <th>"output tok/s"</th>
-                    <th title="lowest level's throughput scaled linearly with load">"ideal tok/s"</th>
-                    <th title="throughput gain ÷ load gain against the previous level">"scaling eff."</th>
-                    <th title="throughput gain per doubling of load from the previous level; below 5 % the curve is flat">"gain / 2×"</th>
-                    <th title="output tok/s ÷ concurrency: the decode rate each user sees">"tok/s per user"</th>
-                    <th>"lat avg (s)"</th>
-                    <th>"p50 (s)"</th>
-                    <th>"p99 (s)"</th>
-                    <th title="implied output tokens per request">"tok / req"</th>
-                    {show_connect.then(|| view! {
-                        <th title="p99 of opening a new connection (TCP, TLS), over the requests that waited for one; — where none was opened (kept-alive connections)">"connect p99 (ms)"</th>
-                    })}
-                    {show_slo.then(|| view! { <th title="the level against every limit of the page's SLO (values in each cell's title)">"SLO"</th> })}
-                    {show_goodput.then(|| view! {
-                        <th title="requests that succeeded and met every per-request limit ÷ the level's duration">"goodput (req/s)"</th>
-                        <th title="output tokens of those requests ÷ the level's duration">"goodput tok/s"</th>
-                    })}
-                </tr>
-            </thead>
+            {levels_head(load_head, show_connect, show_slo, show_goodput)}
             <tbody>{rows}</tbody>
         </table>
     }
+}
+
+/// The levels table's header: the optional columns only when shown.
+fn levels_head(load_head: &'static str, show_connect: bool, show_slo: bool, show_goodput: bool) -> impl IntoView {
+    view! {
+    <thead>
+        <tr>
+            <th title="load level">{load_head}</th>
+            <th title="requests completed / failed">"ok / failed"</th>
+            <th title="wall-clock time of the level">"wall (s)"</th>
+            <th>"output tok/s"</th>
+            <th title="lowest level's throughput scaled linearly with load">"ideal tok/s"</th>
+            <th title="throughput gain ÷ load gain against the previous level">"scaling eff."</th>
+            <th title="throughput gain per doubling of load from the previous level; below 5 % the curve is flat">"gain / 2×"</th>
+            <th title="output tok/s ÷ concurrency: the decode rate each user sees">"tok/s per user"</th>
+            <th>"lat avg (s)"</th>
+            <th>"p50 (s)"</th>
+            <th>"p99 (s)"</th>
+            <th title="implied output tokens per request">"tok / req"</th>
+            {show_connect.then(|| view! {
+                <th title="p99 of opening a new connection (TCP, TLS), over the requests that waited for one; — where none was opened (kept-alive connections)">"connect p99 (ms)"</th>
+            })}
+            {show_slo.then(|| view! { <th title="the level against every limit of the page's SLO (values in each cell's title)">"SLO"</th> })}
+            {show_goodput.then(|| view! {
+                <th title="requests that succeeded and met every per-request limit ÷ the level's duration">"goodput (req/s)"</th>
+                <th title="output tokens of those requests ÷ the level's duration">"goodput tok/s"</th>
+            })}
+        </tr>
+    </thead>
+    }
+}
+
+/// A level's badges: cut off in the source, over capacity, measured several times, its
+/// warm-up trials, noisy.
+fn level_badges(truncated: bool, over_capacity: bool, trials: usize, warmups: usize, noisy: bool) -> impl IntoView {
+    view! {
+        {truncated.then(|| view! { <span class="badge" title="cut off in the source: missing values are unknown">"cut off"</span> })}
+        {over_capacity.then(|| view! { <span class="badge over-capacity" title="requests in flight and TTFT kept rising while this rate ran: its averages describe a growing queue, not a steady state">"over capacity"</span> })}
+        {(trials > 1).then(|| view! { <span class="badge trials" title="measured this many times; each value is the trials' mean ± its 95 % confidence interval">{format!("×{trials}")}</span> })}
+        {(warmups > 0).then(|| view! { <span class="badge warmup" title="a trial unlike the others, as a cold start is (its TTFT beyond their spread): kept, left out of this level's statistics">{if warmups == 1 { "+1 warm-up".to_owned() } else { format!("+{warmups} warm-ups") }}</span> })}
+        {noisy.then(|| view! { <span class="badge noisy" title="the trials disagree: a coefficient of variation above 5 % in throughput or latency">"noisy"</span> })}
+    }
+}
+
+/// The annotations that concern level `p` (point and range anchors): each one's link and
+/// its title (kind and plain text).
+fn level_notes(annotations: &[crate::domain::model::annotations::Annotation], p: &Point) -> Vec<(String, String)> {
+    annotations
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.anchor,
+                crate::domain::model::annotations::Anchor::Point { .. }
+                    | crate::domain::model::annotations::Anchor::Range { .. }
+            ) && a.anchor.covers(p)
+        })
+        .map(|a| {
+            (
+                format!("#annotation-{}", a.id),
+                format!("{}: {}", a.kind.label(), crate::domain::model::annotations::plain_text(&a.body)),
+            )
+        })
+        .collect()
 }

@@ -112,46 +112,66 @@ async fn alerts_reach_webhooks_with_retries_and_stop_once_acknowledged() {
         let (before, after) = (ok_body["before"].as_f64().unwrap(), ok_body["after"].as_f64().unwrap());
         assert!((after / before - 0.7).abs() < 0.01, "{ok_body}");
 
-        // Acknowledging: a bad request names its field; a good one is kept with who and why.
-        let ack = |body: Value| {
-            let client = app.client.clone();
-            let url = app.url(&format!("/api/v1/runs/{id}/alerts/ack"));
-            async move { client.post(url).json(&body).send().await.unwrap() }
-        };
-        // The run page's form: a missing reason goes back to the page with the error.
-        let resp = app
-            .client
-            .post(app.url(&format!("/runs/{id}/alerts/ack")))
-            .form(&[("key", key.as_str()), ("reason", ""), ("back", &format!("/runs/{id}"))])
+        acknowledging_stops_the_alerts(&app, &id, &key, &seen).await;
+    }
+}
+
+/// Acknowledging a run's alert: the form and the API name a bad field; a good one is kept
+/// with who and why, nothing more is sent when the run lands again, and the run page shows
+/// the deliveries and the acknowledgement (its name escaped).
+async fn acknowledging_stops_the_alerts(app: &TestApp, id: &str, key: &str, seen: &Received) {
+    // Acknowledging: a bad request names its field; a good one is kept with who and why.
+    let ack = |body: Value| {
+        let client = app.client.clone();
+        let url = app.url(&format!("/api/v1/runs/{id}/alerts/ack"));
+        async move { client.post(url).json(&body).send().await.unwrap() }
+    };
+    // The run page's form: a missing reason goes back to the page with the error.
+    let resp = app
+        .client
+        .post(app.url(&format!("/runs/{id}/alerts/ack")))
+        .form(&[("key", key), ("reason", ""), ("back", &format!("/runs/{id}"))])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let to = resp.headers()["location"].to_str().unwrap().to_owned();
+    assert!(to.starts_with(&format!("/runs/{id}?error=")) && to.contains("reason"), "{to}");
+    let resp = ack(serde_json::json!({ "key": key, "reason": "  " })).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert!(resp.text().await.unwrap().contains("reason"));
+    let resp = ack(serde_json::json!({ "key": "gate/other", "reason": "x" })).await;
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    let resp = ack(serde_json::json!({ "key": key, "reason": "expected: smaller batch on purpose" })).await;
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["acks"][0]["reason"], "expected: smaller batch on purpose");
+    assert_eq!(body["acks"][0]["author"], "local");
+    // The run lands again (as after a retry): acknowledged, nothing more is sent,
+    // not even to the endpoint that failed.
+    let before_count = seen.lock().unwrap().len();
+    let task = app.alerts.landed(vec![app::domain::RunId::parse(&id).unwrap()]).unwrap();
+    task.await.unwrap();
+    assert_eq!(seen.lock().unwrap().len(), before_count);
+    assert_eq!(
+        app.client
+            .get(app.url(&format!("/api/v1/runs/{id}/alerts")))
             .send()
             .await
-            .unwrap();
-        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-        let to = resp.headers()["location"].to_str().unwrap().to_owned();
-        assert!(to.starts_with(&format!("/runs/{id}?error=")) && to.contains("reason"), "{to}");
-        let resp = ack(serde_json::json!({ "key": key, "reason": "  " })).await;
-        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
-        assert!(resp.text().await.unwrap().contains("reason"));
-        let resp = ack(serde_json::json!({ "key": "gate/other", "reason": "x" })).await;
-        assert_eq!(resp.status(), StatusCode::NOT_FOUND);
-        let resp = ack(serde_json::json!({ "key": key, "reason": "expected: smaller batch on purpose" })).await;
-        assert_eq!(resp.status(), StatusCode::CREATED);
-        let body: Value = resp.json().await.unwrap();
-        assert_eq!(body["acks"][0]["reason"], "expected: smaller batch on purpose");
-        assert_eq!(body["acks"][0]["author"], "local");
-        // The run lands again (as after a retry): acknowledged, nothing more is sent,
-        // not even to the endpoint that failed.
-        let before_count = seen.lock().unwrap().len();
-        let task = app.alerts.landed(vec![app::domain::RunId::parse(&id).unwrap()]).unwrap();
-        task.await.unwrap();
-        assert_eq!(seen.lock().unwrap().len(), before_count);
-        assert_eq!(alerts_of().await["deliveries"].as_array().unwrap().len(), 3);
-        // The run page shows the deliveries and the acknowledgement.
-        let html = app.client.get(app.url(&format!("/runs/{id}"))).send().await.unwrap().text().await.unwrap();
-        assert!(html.contains("id=\"alerts\""), "the run page lists its alerts");
-        assert!(html.contains("expected: smaller batch on purpose"));
-        assert!(html.contains("no answer within 0.4 s"));
-        assert!(!html.contains("<img src=x"), "the run name in the alert's summary is escaped");
-        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt; nightly"));
-    }
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()["deliveries"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    // The run page shows the deliveries and the acknowledgement.
+    let html = app.client.get(app.url(&format!("/runs/{id}"))).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("id=\"alerts\""), "the run page lists its alerts");
+    assert!(html.contains("expected: smaller batch on purpose"));
+    assert!(html.contains("no answer within 0.4 s"));
+    assert!(!html.contains("<img src=x"), "the run name in the alert's summary is escaped");
+    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt; nightly"));
 }

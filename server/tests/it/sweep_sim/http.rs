@@ -290,164 +290,7 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
         let base = spawn_plateau(pool.clone(), dir.path()).await;
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         let post = |body: serde_json::Value| client.post(format!("{base}/api/v1/sweeps")).json(&body).send();
-        for (body, status, field) in [
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "prompt_tokens": 1_000_000_000u64}),
-                400,
-                "prompt_tokens",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 100_000]}),
-                400,
-                "concurrency",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "prompt_tokens": 1e12}),
-                400,
-                "prompt_tokens",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 1_000_000_000_000u64]}),
-                400,
-                "concurrency[1]",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "requests": 100_000_000}),
-                400,
-                "requests",
-            ),
-            (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "rates": [1e9]}), 400, "rates"),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "adaptive": {"max_concurrency": 1_000_000}}),
-                400,
-                "adaptive.max_concurrency",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "capacity": {"slo": "ttft:p99<=2s,tpot<=fast"}}),
-                400,
-                "capacity.slo",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "capacity": {"slo": "ttft:p99<=2s", "max": 1_000_000}}),
-                400,
-                "capacity.max",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "capacity": {"slo": "ttft:p99<=2s", "load": "rate", "start": 0.001}}),
-                400,
-                "capacity.start",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:3205@evil.example/", "model": "m", "concurrency": [1]}),
-                400,
-                "url",
-            ),
-            (serde_json::json!({"url": "http://[::1]@0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 400, "url"),
-            (serde_json::json!({"url": "http://0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 403, "url"),
-            (serde_json::json!({"url": "http://169.254.169.254/", "model": "m", "concurrency": [1]}), 403, "url"),
-            // A metrics endpoint is checked like the target: parsed, no user info, every
-            // address it resolves to allowed.
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "metrics_urls": ["http://127.0.0.1:3205@evil.example/metrics"]}),
-                400,
-                "metrics_urls",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "metrics_urls": ["http://169.254.169.254/metrics"]}),
-                403,
-                "metrics_urls",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "metrics_urls": ["http://10.1.2.3:9/metrics"]}),
-                403,
-                "metrics_urls",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "metrics_urls": ["http://rebind.example:9/metrics"]}),
-                403,
-                "metrics_urls",
-            ),
-            // GPU exporters: the same checks, their own field.
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "gpu_metrics_urls": ["http://127.0.0.1:3205@evil.example/metrics"]}),
-                400,
-                "gpu_metrics_urls",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "gpu_metrics_urls": ["http://169.254.169.254/metrics"]}),
-                403,
-                "gpu_metrics_urls",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "gpu_metrics_urls": ["http://10.1.2.3:9400/metrics"]}),
-                403,
-                "gpu_metrics_urls",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "metrics_urls": ["http://127.0.0.1:9/metrics"],
-                                   "gpu_metrics_urls": vec!["http://127.0.0.1:9400/metrics"; 8]}),
-                400,
-                "gpu_metrics_urls",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "metrics_interval_ms": 1}),
-                400,
-                "metrics_interval_ms",
-            ),
-            // Workloads: every field bounded and named; a trace or dataset that does not
-            // read is refused with its line before anything is sent.
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "workload": {"kind": "multi_turn", "turns": 65}}),
-                400,
-                "workload.turns",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "rates": [1],
-                                   "workload": {"kind": "multi_turn"}}),
-                400,
-                "workload",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "workload": {"kind": "agentic", "think_ms": 1e9}}),
-                400,
-                "workload.think_ms",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "workload": {"kind": "chatty"}}),
-                400,
-                "workload.kind",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m",
-                                   "trace": {"name": "t.jsonl", "text": "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2, \"hash_ids\": []}\n{\"timestamp\": \"soon\"}"}}),
-                400,
-                "trace.text",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m",
-                                   "trace": {"name": "t.jsonl", "text": "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2, \"hash_ids\": []}", "speeds": [0]}}),
-                400,
-                "trace.speeds",
-            ),
-            (
-                serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
-                                   "dataset": {"name": "d.json", "text": "[{\"conversations\": 7}]"}}),
-                400,
-                "dataset.text",
-            ),
-        ] {
+        for (body, status, field) in bad_sweep_requests() {
             let resp = post(body.clone()).await.unwrap();
             assert_eq!(resp.status().as_u16(), status, "{body}");
             let answer: serde_json::Value = resp.json().await.unwrap();
@@ -493,39 +336,203 @@ async fn sweep_requests_out_of_bounds_or_off_the_allow_list_are_refused_with_the
         let to = percent_decode(&to);
         assert!(to.contains("trace.text") && to.contains("line 2"), "{to}");
         assert!(app::db::list_runs(&pool).await.unwrap().is_empty(), "nothing stored");
-        // …and so does the CLI, which stops with an error (the binary exits non-zero).
-        let local = dir.path().join("cli.db");
-        let args = [
-            "plateau",
-            "--db",
-            local.to_str().unwrap(),
-            "sweep",
-            "--url",
-            "http://127.0.0.1:9",
-            "--model",
-            "m",
-            "--prompt-tokens",
-            "1000000000",
-        ];
-        let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
-        let err = server::cli::run(cli).await.unwrap_err().to_string();
-        assert_eq!(err, "field `prompt_tokens`: 1000000000 is not between 1 and 32768");
-        // An SLO that does not read stops the CLI before anything is sent, naming the part.
-        let mut args = args.to_vec();
-        args.truncate(args.len() - 2);
-        args.extend(["--find", "capacity", "--slo", "ttft:p99<=2s,tpot:p99<=soon"]);
-        let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args.clone()).unwrap();
-        let err = server::cli::run(cli).await.unwrap_err().to_string();
-        assert!(err.starts_with("field `capacity.slo`: ") && err.contains("tpot:p99<=soon"), "{err}");
-        // A trace file with a bad line stops the CLI before anything is sent.
-        let trace = dir.path().join("bad.csv");
-        std::fs::write(&trace, "timestamp,input_length,output_length,hash_ids\n0,8,2,1\n5,eight,2,\n").unwrap();
-        args.truncate(args.len() - 4);
-        args.extend(["--trace", trace.to_str().unwrap()]);
-        let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
-        let err = server::cli::run(cli).await.unwrap_err().to_string();
-        assert_eq!(err, "field `trace.text`: bad.csv: line 3: `input_length` must be a whole number ≥ 0");
+        the_cli_refuses_bad_requests_before_sending(dir.path()).await;
     }
+}
+
+/// Sweep requests the API must refuse: the body, the status and the field the error names.
+/// A table of cases, one per bound or rule (long as a table is, not as logic).
+fn bad_sweep_requests() -> Vec<(serde_json::Value, u16, &'static str)> {
+    vec![
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "prompt_tokens": 1_000_000_000u64}),
+            400,
+            "prompt_tokens",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 100_000]}),
+            400,
+            "concurrency",
+        ),
+        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "prompt_tokens": 1e12}), 400, "prompt_tokens"),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1, 1_000_000_000_000u64]}),
+            400,
+            "concurrency[1]",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "requests": 100_000_000}),
+            400,
+            "requests",
+        ),
+        (serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "rates": [1e9]}), 400, "rates"),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "adaptive": {"max_concurrency": 1_000_000}}),
+            400,
+            "adaptive.max_concurrency",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "capacity": {"slo": "ttft:p99<=2s,tpot<=fast"}}),
+            400,
+            "capacity.slo",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "capacity": {"slo": "ttft:p99<=2s", "max": 1_000_000}}),
+            400,
+            "capacity.max",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "capacity": {"slo": "ttft:p99<=2s", "load": "rate", "start": 0.001}}),
+            400,
+            "capacity.start",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:3205@evil.example/", "model": "m", "concurrency": [1]}),
+            400,
+            "url",
+        ),
+        (serde_json::json!({"url": "http://[::1]@0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 400, "url"),
+        (serde_json::json!({"url": "http://0.0.0.0:3208/", "model": "m", "concurrency": [1]}), 403, "url"),
+        (serde_json::json!({"url": "http://169.254.169.254/", "model": "m", "concurrency": [1]}), 403, "url"),
+        // A metrics endpoint is checked like the target: parsed, no user info, every
+        // address it resolves to allowed.
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "metrics_urls": ["http://127.0.0.1:3205@evil.example/metrics"]}),
+            400,
+            "metrics_urls",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "metrics_urls": ["http://169.254.169.254/metrics"]}),
+            403,
+            "metrics_urls",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "metrics_urls": ["http://10.1.2.3:9/metrics"]}),
+            403,
+            "metrics_urls",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "metrics_urls": ["http://rebind.example:9/metrics"]}),
+            403,
+            "metrics_urls",
+        ),
+        // GPU exporters: the same checks, their own field.
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "gpu_metrics_urls": ["http://127.0.0.1:3205@evil.example/metrics"]}),
+            400,
+            "gpu_metrics_urls",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "gpu_metrics_urls": ["http://169.254.169.254/metrics"]}),
+            403,
+            "gpu_metrics_urls",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "gpu_metrics_urls": ["http://10.1.2.3:9400/metrics"]}),
+            403,
+            "gpu_metrics_urls",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "metrics_urls": ["http://127.0.0.1:9/metrics"],
+                               "gpu_metrics_urls": vec!["http://127.0.0.1:9400/metrics"; 8]}),
+            400,
+            "gpu_metrics_urls",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "metrics_interval_ms": 1}),
+            400,
+            "metrics_interval_ms",
+        ),
+        // Workloads: every field bounded and named; a trace or dataset that does not
+        // read is refused with its line before anything is sent.
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "workload": {"kind": "multi_turn", "turns": 65}}),
+            400,
+            "workload.turns",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "rates": [1],
+                               "workload": {"kind": "multi_turn"}}),
+            400,
+            "workload",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "workload": {"kind": "agentic", "think_ms": 1e9}}),
+            400,
+            "workload.think_ms",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "workload": {"kind": "chatty"}}),
+            400,
+            "workload.kind",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m",
+                               "trace": {"name": "t.jsonl", "text": "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2, \"hash_ids\": []}\n{\"timestamp\": \"soon\"}"}}),
+            400,
+            "trace.text",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m",
+                               "trace": {"name": "t.jsonl", "text": "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2, \"hash_ids\": []}", "speeds": [0]}}),
+            400,
+            "trace.speeds",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "dataset": {"name": "d.json", "text": "[{\"conversations\": 7}]"}}),
+            400,
+            "dataset.text",
+        ),
+    ]
+}
+
+/// The CLI refuses the same requests before anything is sent, with the field at fault.
+async fn the_cli_refuses_bad_requests_before_sending(dir: &std::path::Path) {
+    // …and so does the CLI, which stops with an error (the binary exits non-zero).
+    let local = dir.join("cli.db");
+    let args = [
+        "plateau",
+        "--db",
+        local.to_str().unwrap(),
+        "sweep",
+        "--url",
+        "http://127.0.0.1:9",
+        "--model",
+        "m",
+        "--prompt-tokens",
+        "1000000000",
+    ];
+    let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
+    let err = server::cli::run(cli).await.unwrap_err().to_string();
+    assert_eq!(err, "field `prompt_tokens`: 1000000000 is not between 1 and 32768");
+    // An SLO that does not read stops the CLI before anything is sent, naming the part.
+    let mut args = args.to_vec();
+    args.truncate(args.len() - 2);
+    args.extend(["--find", "capacity", "--slo", "ttft:p99<=2s,tpot:p99<=soon"]);
+    let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args.clone()).unwrap();
+    let err = server::cli::run(cli).await.unwrap_err().to_string();
+    assert!(err.starts_with("field `capacity.slo`: ") && err.contains("tpot:p99<=soon"), "{err}");
+    // A trace file with a bad line stops the CLI before anything is sent.
+    let trace = dir.join("bad.csv");
+    std::fs::write(&trace, "timestamp,input_length,output_length,hash_ids\n0,8,2,1\n5,eight,2,\n").unwrap();
+    args.truncate(args.len() - 4);
+    args.extend(["--trace", trace.to_str().unwrap()]);
+    let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
+    let err = server::cli::run(cli).await.unwrap_err().to_string();
+    assert_eq!(err, "field `trace.text`: bad.csv: line 3: `input_length` must be a whole number ≥ 0");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -273,6 +273,16 @@ pub(super) fn facts_diff_of(
             format!("like for like as far as recorded (not recorded for both: {})", names.join(", "))
         }
     };
+    let caveats = caveats(this_defs, base_defs);
+    let explanation =
+        if caveats.is_empty() { explanation } else { format!("{explanation}; but {}", caveats.join("; ")) };
+    FactsDiff { differences, unknown, verdict, explanation, caveats }
+}
+
+/// What makes two runs of the same facts measure differently all the same: the same
+/// prompts (a prefix cache may serve the later run), prompt lengths counted two ways, a
+/// different shared prefix.
+fn caveats(this_defs: &Definitions, base_defs: &Definitions) -> Vec<String> {
     let mut caveats = Vec::new();
     if let (Some(a), Some(b)) = (this_defs.prompt_seed, base_defs.prompt_seed) {
         if a == b {
@@ -299,7 +309,5 @@ pub(super) fn facts_diff_of(
             ));
         }
     }
-    let explanation =
-        if caveats.is_empty() { explanation } else { format!("{explanation}; but {}", caveats.join("; ")) };
-    FactsDiff { differences, unknown, verdict, explanation, caveats }
+    caveats
 }
