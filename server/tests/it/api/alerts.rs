@@ -150,7 +150,7 @@ async fn acknowledging_stops_the_alerts(app: &TestApp, id: &str, key: &str, seen
     // The run lands again (as after a retry): acknowledged, nothing more is sent,
     // not even to the endpoint that failed.
     let before_count = seen.lock().unwrap().len();
-    let task = app.alerts.landed(vec![app::domain::RunId::parse(&id).unwrap()]).unwrap();
+    let task = app.alerts.landed(vec![app::domain::RunId::parse(id).unwrap()]).unwrap();
     task.await.unwrap();
     assert_eq!(seen.lock().unwrap().len(), before_count);
     assert_eq!(
