@@ -101,7 +101,9 @@ export async function startSim(extra = []) {
   const bin = process.env.PLATEAU_BIN || join(ROOT, 'target', 'debug', 'plateau');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const args = ['sim', '--addr', `127.0.0.1:${port}`, '--decode-ms', '5', '--per-seq-ms', '0.5', ...extra];
+  // 5 ms steps (+ 0.5 ms a sequence) unless the test names its own
+  const step = extra.includes('--decode-ms') ? [] : ['--decode-ms', '5', '--per-seq-ms', '0.5'];
+  const args = ['sim', '--addr', `127.0.0.1:${port}`, ...step, ...extra];
   const child = spawn(bin, args, {
     env: { ...process.env, RUST_LOG: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],

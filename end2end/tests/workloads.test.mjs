@@ -35,8 +35,9 @@ test('a multi-turn sweep from the form shows its turns, and compare says the wor
     await page.waitForURL(/\/runs\/[a-z0-9]+$/);
     const multi = page.url().split('/').pop();
     assert.equal((await finished(multi)).status, 'complete');
-    await page.reload();
-    await page.locator('#turns').waitFor();
+    // The page reloads itself when the run completes (a reload of ours could race it).
+    await page.waitForFunction(() => !document.getElementById('live') && document.getElementById('turns'), null,
+      { timeout: 30_000 });
     assert.equal(await page.locator('#turns h2').innerText(), 'By turn');
     assert.deepEqual(await page.locator('#turns .turn-level').allInnerTexts(), ['C=1', 'C=2']);
     const tables = page.locator('#turns .turn-table');
