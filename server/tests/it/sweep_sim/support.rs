@@ -187,32 +187,32 @@ pub(super) fn phases_in_order(raw: &serde_json::Value, reqs: &[app::domain::Requ
     assert_eq!(connect.iter().flatten().count() as u64, opened, "{connect:?}");
 }
 
-/// The adaptive searches' decode step. The model's answers are ratios of step costs, so they
-/// hold at any time scale, and the simulator keeps its steps on an absolute clock (no drift
-/// from timer rounding). Up to 16 slots the step is 5 ms, half the steady test's: a level's
-/// two rounds then last a quarter of a second and a stall of the runtime still moves a level
-/// by less than the 5 % gain the search asks for. At 64 slots and more it stays 10 ms: there
-/// the client reads a chunk per slot per step, and at 5 ms one run in a few read 56 slots as
-/// no gain over 48.
-fn adaptive_step_ms(max_batch: usize) -> f64 {
-    if max_batch > 16 {
-        10.0
-    } else {
-        5.0
+/// The adaptive searches' time scale: the decode step in ms and the tokens a chunk carries
+/// after the first. The model's answers are ratios of step costs, so they hold at any scale,
+/// and the simulator keeps its steps on an absolute clock (no drift from timer rounding).
+/// Up to 16 slots the step is 5 ms: a level's two rounds last a quarter of a second, and a
+/// stall of the runtime still moves a level by less than the 5 % gain the search asks for.
+/// At 64 slots it is 10 ms with a token a chunk: the client reads a chunk per slot per step,
+/// and at 5 ms one run in a few read 56 slots as no gain over 48. At 256 slots it is 5 ms
+/// with 8 tokens a chunk (96-token answers, so a level still lasts a second or more): the
+/// client reads at most 6,400 chunks a second, as at 64 slots.
+fn adaptive_scale(max_batch: usize) -> (f64, u32) {
+    match max_batch {
+        0..=16 => (5.0, 1),
+        17..=64 => (10.0, 1),
+        _ => (5.0, u32::try_from(max_batch / 32).unwrap()),
     }
 }
 
-/// The adaptive search against `plateau sim` with `max_batch` decode slots, a step of
-/// [`adaptive_step_ms`] plus `per_seq_ms` per sequence in the batch: where it names the plateau, where the
-/// simulator's model says throughput stops growing (`TimingModel::plateau_start` at the
-/// search's 5 % per doubling), and the loads it measured in order. Up to 64 slots a chunk
-/// carries a token (6,400 chunks/s at most, which client and simulator on two shared cores
-/// deliver without becoming the bottleneck themselves); from 256 slots up the simulator
-/// streams `max_batch / 64` tokens a chunk after the first (`--stream-interval`, as SGLang
-/// and vLLM can), so the chunk rate stays at 6,400/s while the steps stay 10 ms.
+/// The adaptive search against `plateau sim` with `max_batch` decode slots at the time scale
+/// of [`adaptive_scale`], plus `per_seq_ms` per sequence in the batch: where it names the
+/// plateau, where the simulator's model says throughput stops growing
+/// (`TimingModel::plateau_start` at the search's 5 % per doubling), and the loads it measured
+/// in order. At most 6,400 chunks a second, which client and simulator on two shared cores
+/// deliver without becoming the bottleneck themselves; at 256 slots the simulator streams
+/// several tokens a chunk after the first (`--stream-interval`, as SGLang and vLLM can).
 pub(super) async fn adaptive_against_the_sim(max_batch: usize, per_seq_ms: f64) -> (u32, u32, Vec<f64>) {
-    let stream_interval = u32::try_from(max_batch / 64).unwrap().max(1);
-    let base_decode_ms = adaptive_step_ms(max_batch);
+    let (base_decode_ms, stream_interval) = adaptive_scale(max_batch);
     let cfg = SimConfig { stream_interval, base_decode_ms, ..scaled_sim(max_batch, per_seq_ms) };
     let spec_gain = AdaptiveSpec::default().min_gain;
     let want = u32::try_from(cfg.timing().plateau_start(spec_gain)).unwrap();
@@ -255,7 +255,7 @@ pub(super) async fn adaptive_finds_the_batch_limit(max_batch: usize) {
     let _serial = timing_lock().await;
     // with a per-sequence cost: 1/20 of the step, or 1/320 of it at 256 slots (where 1/20
     // would make each 96-token round last 13 s), a curve that bends slowly
-    let step_ms = adaptive_step_ms(max_batch);
+    let (step_ms, _) = adaptive_scale(max_batch);
     for per_seq_ms in [0.0, if max_batch > 64 { step_ms / 320.0 } else { step_ms / 20.0 }] {
         let (got, want, loads) = adaptive_against_the_sim(max_batch, per_seq_ms).await;
         eprintln!(
