@@ -254,7 +254,7 @@ pub(super) async fn adaptive_against_the_sim(max_batch: usize, per_seq_ms: f64) 
 pub(super) async fn adaptive_finds_the_batch_limit(max_batch: usize) {
     let _serial = timing_lock().await;
     // with a per-sequence cost: 1/20 of the step, or 1/320 of it at 256 slots (where 1/20
-    // would make each 96-token round last 13 s), a curve that bends slowly
+    // would add nearly 13 base steps to a full batch's step), a curve that bends slowly
     let (step_ms, _) = adaptive_scale(max_batch);
     for per_seq_ms in [0.0, if max_batch > 64 { step_ms / 320.0 } else { step_ms / 20.0 }] {
         let (got, want, loads) = adaptive_against_the_sim(max_batch, per_seq_ms).await;
