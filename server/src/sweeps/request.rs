@@ -102,7 +102,7 @@ pub struct SweepRequest {
     /// Milliseconds between two scrapes (default 500).
     #[serde(default)]
     pub metrics_interval_ms: Option<u64>,
-    /// Trials per level (default 1): each level measured this many times, shown with a
+    /// Trials per level (default 1): how many times each level is measured, shown with a
     /// confidence interval.
     #[serde(default)]
     pub repeat: Option<u32>,

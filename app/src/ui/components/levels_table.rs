@@ -215,7 +215,7 @@ fn level_badges(truncated: bool, over_capacity: bool, trials: usize, warmups: us
     view! {
         {truncated.then(|| view! { <span class="badge" title="cut off in the source: missing values are unknown">"cut off"</span> })}
         {over_capacity.then(|| view! { <span class="badge over-capacity" title="requests in flight and TTFT kept rising while this rate ran: its averages describe a growing queue, not a steady state">"over capacity"</span> })}
-        {(trials > 1).then(|| view! { <span class="badge trials" title="measured this many times; each value is the trials' mean ± its 95 % confidence interval">{format!("×{trials}")}</span> })}
+        {(trials > 1).then(|| view! { <span class="badge trials" title="the number of trials at this level; each value is the trials' mean ± its 95 % confidence interval">{format!("×{trials}")}</span> })}
         {(warmups > 0).then(|| view! { <span class="badge warmup" title="a trial unlike the others, as a cold start is (its TTFT beyond their spread): kept, left out of this level's statistics">{if warmups == 1 { "+1 warm-up".to_owned() } else { format!("+{warmups} warm-ups") }}</span> })}
         {noisy.then(|| view! { <span class="badge noisy" title="the trials disagree: a coefficient of variation above 5 % in throughput or latency">"noisy"</span> })}
     }
