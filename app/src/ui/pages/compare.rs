@@ -26,7 +26,7 @@ pub fn ComparePage() -> impl IntoView {
     // One request per page (`page_data::compare_page`): the runs, what is stored beside
     // them, the per-request tests against the baseline and the charts for this view. A view
     // that does not parse is shown as such below, without asking the server.
-    let runs = Resource::new(
+    let runs = super::data::page_resource(
         move || view_state.get().ok().map(|v| v.to_query()),
         |view| async move {
             match view {

@@ -27,7 +27,7 @@ pub const CAPACITY_CHART_ID: &str = "chart-history-capacity";
 pub fn HistoryPageView() -> impl IntoView {
     let params = use_params_map();
     let query = use_query_map();
-    let page = Resource::new(
+    let page = super::data::page_resource(
         move || {
             let q = query.read();
             (

@@ -15,7 +15,7 @@ use leptos_router::hooks::use_params_map;
 #[component]
 pub fn ImportPreviewPage() -> impl IntoView {
     let params = use_params_map();
-    let preview = Resource::new(move || params.read().get("token").unwrap_or_default(), preview_import);
+    let preview = super::data::page_resource(move || params.read().get("token").unwrap_or_default(), preview_import);
     view! {
         <Title text="Check the import" />
         <Suspense fallback=|| view! { <p>"Reading the files…"</p> }>

@@ -1,6 +1,7 @@
 //! One module per page.
 
 pub(crate) mod compare;
+mod data;
 mod history;
 mod import_preview;
 mod new_sweep;

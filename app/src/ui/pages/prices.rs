@@ -14,7 +14,7 @@ use leptos_router::hooks::use_query_map;
 /// `/settings/prices`
 #[component]
 pub fn PricesPageView() -> impl IntoView {
-    let page = Resource::new(|| (), |_| get_prices());
+    let page = super::data::page_resource(|| (), |_| get_prices());
     let query = use_query_map();
     let error = move || query.read().get("error");
     view! {

@@ -43,7 +43,7 @@ pub fn RunPage() -> impl IntoView {
     // One request per page (`page_data::run_page`): the run, what is stored beside it, its
     // history check, its percentile intervals and its charts for this view. A view that
     // does not parse is shown as such below, without asking the server.
-    let run = Resource::new(
+    let run = super::data::page_resource(
         move || {
             let id = params.read().get("id").unwrap_or_default();
             (id, view_state.get().ok().map(|v| v.to_query()))

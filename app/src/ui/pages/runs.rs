@@ -24,7 +24,7 @@ pub fn RunsPage() -> impl IntoView {
                 .collect();
         RunQuery::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
     };
-    let page = Resource::new(query, find_runs);
+    let page = super::data::page_resource(query, find_runs);
     view! {
         <Title text="Runs" />
         <div class="page-head">

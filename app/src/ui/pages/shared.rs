@@ -18,7 +18,7 @@ pub fn ReportPage() -> impl IntoView {
     let params = use_params_map();
     // One request (`page_data::report_page`): the report, its runs, what is stored beside
     // them and the charts for its view.
-    let data = Resource::new(move || params.read().get("slug").unwrap_or_default(), get_report_page);
+    let data = super::data::page_resource(move || params.read().get("slug").unwrap_or_default(), get_report_page);
     view! {
         <Suspense fallback=|| view! { <p>"Loading report…"</p> }>
             {move || Suspend::new(async move {
@@ -59,7 +59,7 @@ pub fn ReportPage() -> impl IntoView {
 #[component]
 pub fn SnapshotPage() -> impl IntoView {
     let params = use_params_map();
-    let data = Resource::new(move || params.read().get("id").unwrap_or_default(), get_snapshot);
+    let data = super::data::page_resource(move || params.read().get("id").unwrap_or_default(), get_snapshot);
     view! {
         <Suspense fallback=|| view! { <p>"Loading snapshot…"</p> }>
             {move || Suspend::new(async move {
