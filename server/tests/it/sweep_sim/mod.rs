@@ -8,15 +8,14 @@
 //! (`app::db::testing::backends`); the load generator's own timing tests store in SQLite.
 //!
 //! The suites: `basics`, `http` (sweeps over HTTP, replicas, bounds), `open_loop`,
-//! `timing`, `telemetry`, `repeats`, `capacity`, `workloads`; `support` holds what they
-//! share.
+//! `telemetry`, `repeats`, `workloads`, and `timed` (throughput, searches, arrivals and
+//! repeats whose timings are asserted: run alone); `support` holds what they share.
 
 mod basics;
-mod capacity;
 mod http;
 mod open_loop;
 mod repeats;
 mod support;
 mod telemetry;
-mod timing;
+mod timed;
 mod workloads;

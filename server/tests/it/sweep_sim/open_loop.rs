@@ -1,6 +1,6 @@
-//! Open-loop rates and what stores a sweep: arrivals on schedule, Poisson per seed, an
-//! overloaded server's queue shown, the adaptive search's stop, `plateau sweep --server`
-//! and the live-run API.
+//! Open-loop rates and what stores a sweep: Poisson arrivals repeat per seed,
+//! `plateau sweep --server` sends each level to the server, and the live-run API. (The
+//! rates' timings are in [`timed::rates`](super::timed::rates).)
 
 #![allow(
     clippy::unwrap_used,
@@ -10,45 +10,6 @@
 )]
 
 use super::support::*;
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn constant_arrivals_go_out_at_the_scheduled_spacing() {
-    let _serial = timing_lock().await;
-    let url = spawn_sim(SimConfig { base_decode_ms: 2.0, prefill_ms_per_token: 0.0, ..SimConfig::default() }).await;
-    let (_dir, pool) = temp_pool("rate.db").await;
-    // 25 req/s: one every 40 ms, 30 requests, far below the simulator's capacity.
-    let (run, _) = sweep(&pool, rates(url, vec![25.0], Arrival::Constant, 30)).await;
-    assert_eq!(run.status, RunStatus::Complete);
-    let p = &run.points[0];
-    assert_eq!((p.load_kind, p.load_value), (LoadKind::RequestRate, 25.0));
-    assert_eq!((p.requests_ok, p.requests_failed), (Some(30), Some(0)));
-    let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
-    let due = f64s(&raw["open_loop"]["scheduled_at_ms"]);
-    let sent = f64s(&raw["sent_at_ms"]);
-    assert_eq!(due, (0..30).map(|i| f64::from(i) * 40.0).collect::<Vec<_>>());
-    for (d, s) in due.iter().zip(&sent) {
-        assert!(*s >= *d - 0.001 && *s - *d < 15.0, "sent at {s} ms, due at {d} ms");
-    }
-    let gaps: Vec<f64> = sent.windows(2).map(|w| w[1] - w[0]).collect();
-    let mean_gap = gaps.iter().sum::<f64>() / gaps.len() as f64;
-    assert!((mean_gap - 40.0).abs() < 2.0, "mean gap {mean_gap} ms ({gaps:?})");
-    let achieved = raw["open_loop"]["achieved_rate_rps"].as_f64().unwrap();
-    assert!((achieved - 25.0).abs() < 1.5, "achieved {achieved} req/s");
-    assert!(raw["open_loop"]["send_lag_ms_max"].as_f64().unwrap() < 15.0);
-    assert_eq!(raw["over_saturation"]["detected"], false, "far below capacity");
-    // The exported request rows carry every per-request measure, also those kept in raw.
-    let export = server::export::exported_run(&pool, &run.id).await.unwrap();
-    let rows = &export.levels[0].requests;
-    assert_eq!(rows.len(), 30);
-    for (i, r) in rows.iter().enumerate() {
-        assert_eq!(r.scheduled_at_ms, Some(due[i]));
-        assert_eq!(r.sent_at_ms, Some(sent[i]));
-        assert!(r.ttft_content_ms.is_some() && r.record.ttft_ms.is_some());
-    }
-    // The level's request rate is what completed over the window (first due → last response).
-    let rps = p.get(Metric::RequestThroughput, Stat::Mean).unwrap();
-    assert!(rps > 20.0 && rps <= 25.5, "{rps}");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn poisson_arrivals_repeat_per_seed() {
@@ -72,104 +33,6 @@ async fn poisson_arrivals_repeat_per_seed() {
     // mean gap 10 ms at 100 req/s: 39 gaps, exponential → standard error ≈ 1.6 ms
     let span = schedules[0].0.last().unwrap();
     assert!((span / 39.0 - 10.0).abs() < 5.0, "mean gap {} ms", span / 39.0);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_overloaded_server_cannot_hide_its_queue_and_nothing_is_dropped() {
-    let _serial = timing_lock().await;
-    // Two decode slots, 10 ms steps, 16 tokens: ≈ 12 requests/s at most. Offer 40 req/s.
-    let url = spawn_sim(SimConfig {
-        max_batch: 2,
-        base_decode_ms: 10.0,
-        per_seq_decode_ms: 0.0,
-        prefill_ms_per_token: 0.0,
-        ..SimConfig::default()
-    })
-    .await;
-    let (_dir, pool) = temp_pool("overload.db").await;
-    let (run, _) = sweep(&pool, rates(url, vec![40.0], Arrival::Constant, 40)).await;
-    let p = &run.points[0];
-    assert_eq!((p.requests_ok, p.requests_failed), (Some(40), Some(0)), "every request sent and answered");
-    let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
-    let due = f64s(&raw["open_loop"]["scheduled_at_ms"]);
-    let sent = f64s(&raw["sent_at_ms"]);
-    assert_eq!(due.len(), 40);
-    // All sent on schedule although most were still waiting for the server.
-    let span = sent.last().unwrap() - sent.first().unwrap();
-    assert!((span - 975.0).abs() < 30.0, "40 sends over {span} ms");
-    let reqs = app::db::level_requests(&pool, &run.id, 0).await.unwrap();
-    for (i, r) in reqs.iter().enumerate() {
-        let from_due = r.e2e_ms.unwrap();
-        let from_sent = from_due - (sent[i] - due[i]);
-        assert!(from_due >= from_sent && from_sent > 0.0, "request {i}: {from_due} vs {from_sent}");
-    }
-    // The queue shows: the last requests waited far longer than the first.
-    let (first, last) = (reqs[0].e2e_ms.unwrap(), reqs[39].e2e_ms.unwrap());
-    assert!(last > 5.0 * first, "first {first} ms, last {last} ms");
-    let p99 = p.latency_ms(Stat::P99).unwrap();
-    let p99_actual = raw["open_loop"]["e2e_from_actual_send_ms"]["p99"].as_f64().unwrap();
-    assert!(p99 >= p99_actual, "{p99} ≥ {p99_actual}");
-    // Completed rate is the server's capacity, not the offered rate.
-    let rps = p.get(Metric::RequestThroughput, Stat::Mean).unwrap();
-    assert!(rps < 20.0, "{rps} req/s");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_adaptive_search_stops_at_the_simulators_saturation() {
-    let _serial = timing_lock().await;
-    // Eight decode slots: throughput doubles up to C=8, then stays flat.
-    let url = spawn_sim(SimConfig {
-        max_batch: 8,
-        base_decode_ms: 2.0,
-        per_seq_decode_ms: 0.25,
-        prefill_ms_per_token: 0.0,
-        ..SimConfig::default()
-    })
-    .await;
-    let (_dir, pool) = temp_pool("adaptive.db").await;
-    let mut s = SweepSpec {
-        loads: Loads::Adaptive(AdaptiveSpec { max_concurrency: 256, ..AdaptiveSpec::default() }),
-        ..spec(url, EndpointKind::Chat, vec![1], LoadMode::Steady { requests: 8 })
-    };
-    // Long enough outputs that the refill gap (a finished request's slot idles until the
-    // client's next request arrives) costs little: at C=8 it leaves the batch under-full,
-    // which C=16 (a queue) hides, so a short-output run sees a small gain past 8.
-    s.target.max_tokens = 64;
-    let (run, events) = sweep(&pool, s).await;
-    assert_eq!(run.status, RunStatus::Complete);
-    // Measurement order (doubling, then refinement) from the progress events; the stored
-    // run lists its levels in load order, whatever order they were measured in.
-    let loads = measured_loads(&events);
-    let stored: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
-    let mut sorted = loads.clone();
-    sorted.sort_by(f64::total_cmp);
-    assert_eq!(stored, sorted, "stored in load order");
-    assert_eq!(&loads[..4], &[1.0, 2.0, 4.0, 8.0], "{loads:?}");
-    let top = loads.iter().copied().fold(0.0, f64::max);
-    assert!(top <= 32.0, "never goes far past saturation, let alone to 256: {loads:?}");
-    let verdict = events
-        .iter()
-        .find_map(|e| match e {
-            Progress::Plateau { verdict } => Some(verdict.clone()),
-            _ => None,
-        })
-        .expect("a plateau event");
-    let c = verdict.plateau_c.unwrap();
-    // At the saturation, or one doubling past it when the refill gap still shows.
-    assert!((6..=16).contains(&c), "plateau at C≈{c} (simulator saturates at 8): {loads:?}");
-    assert!(verdict.gain_per_doubling.unwrap() < 0.05);
-    // Refinement measured midpoints between the doubling levels.
-    assert!(loads.iter().skip(4).any(|l| ![16.0, 32.0].contains(l)), "{loads:?}");
-    assert!(run.facts.notes.contains(&format!("plateau at C≈{c}")), "{}", run.facts.notes);
-    // …and on the chart: an annotation by the sweep at the plateau's level.
-    let marks: Vec<(String, String)> = run.annotations.iter().map(|a| (a.anchor.label(), a.author.clone())).collect();
-    assert_eq!(marks, [(format!("C={c}"), "plateau sweep".to_owned())]);
-    let raw = app::db::level_raw(&pool, &run.id, loads.len() as i64 - 1).await.unwrap();
-    assert_eq!(raw["adaptive_phase"], "refine");
-    // Levels measured at least 2×C requests each.
-    for p in &run.points {
-        assert!(p.requests_total().unwrap() >= (2.0 * p.load_value) as i64);
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

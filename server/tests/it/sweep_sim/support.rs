@@ -193,9 +193,11 @@ pub(super) fn phases_in_order(raw: &serde_json::Value, reqs: &[app::domain::Requ
 /// Up to 16 slots the step is 5 ms: a level's two rounds last a quarter of a second, and a
 /// stall of the runtime still moves a level by less than the 5 % gain the search asks for.
 /// At 64 slots it is 10 ms with a token a chunk: the client reads a chunk per slot per step,
-/// and at 5 ms one run in a few read 56 slots as no gain over 48. At 256 slots it is 5 ms
-/// with 8 tokens a chunk (96-token answers, so a level still lasts a second or more): the
-/// client reads at most 6,400 chunks a second, as at 64 slots.
+/// and a closed loop's refill of a finished batch must fit in one step. At 5 ms (one run
+/// in a few read 56 slots as no gain over 48) or at 5 ms with 2 tokens a chunk (one run in
+/// three read 64 → 128 as a gain and named 88) it did not. At 256 slots it is 5 ms with 8
+/// tokens a chunk (96-token answers, so a level still lasts a second or more): the client
+/// reads at most 6,400 chunks a second, as at 64 slots.
 fn adaptive_scale(max_batch: usize) -> (f64, u32) {
     match max_batch {
         0..=16 => (5.0, 1),
@@ -278,10 +280,11 @@ pub(super) async fn adaptive_finds_the_batch_limit(max_batch: usize) {
     }
 }
 
-/// Tests whose figures are timings (the model's throughput, the adaptive and capacity
-/// searches, send spacing, over-capacity detection) run alone: on two cores, any other
-/// sweep at the same time would add its load to what they measure. The other tests of
-/// this file run together ([`shared_lock`]), but never beside a timing test.
+/// Tests whose figures are timings (the `timed` suite: the model's throughput, the adaptive
+/// and capacity searches, send spacing, over-capacity detection) run one at a time: on two
+/// cores, any other sweep at the same time would add its load to what they measure (and
+/// `.ci/test` runs them after the other suites). The other simulator tests run together
+/// ([`shared_lock`]), and in one process never beside a timing test.
 pub(super) static SWEEPS: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
 pub(super) async fn timing_lock() -> tokio::sync::RwLockWriteGuard<'static, ()> {

@@ -1,6 +1,6 @@
-//! What a sweep stores beside its numbers: over-capacity detection on a rate, the
-//! simulator's server metrics and GPU telemetry per level, preemptions, failed scrapes, the
-//! plateau explained by the batch limit; the demo's sweep regenerated.
+//! What a sweep stores beside its numbers: the simulator's server metrics and GPU telemetry
+//! per level, preemptions, failed scrapes, the plateau explained by the batch limit,
+//! interleaved repeats' passes; the demo's sweep regenerated.
 
 #![allow(
     clippy::unwrap_used,
@@ -10,44 +10,6 @@
 )]
 
 use super::support::*;
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_over_capacity_rate_is_detected_flagged_and_ends_the_rate_sweep() {
-    let _serial = timing_lock().await;
-    // One decode slot, 5 ms steps, 16 tokens: 80 ms a request, 12.5 req/s at most.
-    // Offered 25 req/s for 2.4 s, then 50 req/s.
-    let url = spawn_sim(SimConfig {
-        max_batch: 1,
-        base_decode_ms: 5.0,
-        per_seq_decode_ms: 0.0,
-        prefill_ms_per_token: 0.0,
-        ..SimConfig::default()
-    })
-    .await;
-    let (_dir, pool) = temp_pool("oversat.db").await;
-    let started = std::time::Instant::now();
-    let (run, _) = sweep(&pool, rates(url, vec![25.0, 50.0], Arrival::Constant, 60)).await;
-    assert!(started.elapsed() < Duration::from_secs(8), "bounded: {:?}", started.elapsed());
-    assert_eq!(run.status, RunStatus::Complete);
-    assert_eq!(run.points.len(), 1, "the sweep stops at the first over-capacity rate");
-    let p = &run.points[0];
-    assert!(p.truncated, "its schedule was cut short");
-    assert!(p.over_capacity, "and marked over capacity on the charts, stored with the level");
-    let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
-    let o = &raw["over_saturation"];
-    assert_eq!(o["detected"], true, "{raw}");
-    let at = o["at_ms"].as_f64().unwrap();
-    assert!((1000.0..2400.0).contains(&at), "found after {at} ms");
-    let unsent = o["unsent"].as_u64().unwrap();
-    assert!(unsent > 0, "{o}");
-    // every request sent was answered and kept; the unsent ones are nowhere else
-    assert_eq!(p.requests_ok.unwrap() + p.requests_failed.unwrap() + unsent as i64, 60);
-    // on the charts: an annotation at that rate
-    let marks: Vec<(String, String)> = run.annotations.iter().map(|a| (a.anchor.label(), a.body.clone())).collect();
-    assert_eq!(marks.len(), 1, "{marks:?}");
-    assert!(marks[0].1.starts_with("Over capacity"), "{marks:?}");
-    assert!(run.facts.notes.contains("over capacity at 25 req/s"), "{}", run.facts.notes);
-}
 
 /// A sweep scraping the simulator's vLLM-named metrics: the batch limit shows as
 /// `requests_running` capped at 4 while `requests_waiting` grows at C=8; counters and

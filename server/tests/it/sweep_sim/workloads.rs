@@ -1,4 +1,5 @@
-//! Workloads: multi-turn conversations, agentic sessions, trace replay, datasets.
+//! Workloads: multi-turn conversations, agentic sessions, datasets. (Trace replay, timed by
+//! its timestamps, is in [`timed::rates`](super::timed::rates).)
 
 #![allow(
     clippy::unwrap_used,
@@ -81,56 +82,6 @@ async fn an_agents_session_grows_by_tool_results_up_to_its_context_cap() {
     let rows = app::domain::analysis::turns::by_turn(&records);
     let step = |n: u32| rows.iter().find(|r| r.turn == n).unwrap().input_tokens_mean.unwrap();
     assert!(step(2) >= step(1) + 16.0 + 40.0, "a step adds the reply and a 40-token tool result");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_trace_replays_at_its_timestamps_with_the_blocks_it_shares() {
-    let _serial = timing_lock().await;
-    let url = spawn_sim(SimConfig { base_decode_ms: 1.0, ..SimConfig::default() }).await;
-    // Blocks of 32 tokens (two of the simulator's 16-word cache blocks, uncalibrated: the
-    // simulator's words are one token each); request 1 shares request 0's first two
-    // blocks, request 3 all three of them; request 2 shares nothing.
-    let trace = [
-        r#"{"timestamp": 0, "input_length": 96, "output_length": 8, "hash_ids": [1, 2, 3]}"#,
-        r#"{"timestamp": 150, "input_length": 90, "output_length": 4, "hash_ids": [1, 2, 4]}"#,
-        r#"{"timestamp": 300, "input_length": 64, "output_length": 8, "hash_ids": [7, 8]}"#,
-        r#"{"timestamp": 450, "input_length": 120, "output_length": 6, "hash_ids": [1, 2, 3, 9]}"#,
-    ]
-    .join("\n");
-    let request: server::sweeps::SweepRequest = serde_json::from_value(serde_json::json!({
-        "url": url, "model": "plateau-sim", "max_tokens": 64, "ignore_eos": true, "seed": 5,
-        "trace": { "name": "mini.jsonl", "text": trace, "speeds": [1, 3], "block_tokens": 32 }
-    }))
-    .unwrap();
-    let mut s = request.into_spec(None).unwrap();
-    s.metrics = loadgen::MetricsSpec::off();
-    let (_dir, pool, run) = sweep_and_read(s).await;
-    assert_eq!(run.points.len(), 2, "one level per speed");
-    // The trace: 4 requests over 0.45 s; its mean rate ×1 and ×3.
-    let rate = 4.0 / 0.45;
-    assert!((run.points[0].load_value - rate).abs() < 1e-9 && (run.points[1].load_value - 3.0 * rate).abs() < 1e-9);
-    assert_eq!(run.points[0].load_kind, LoadKind::RequestRate);
-    let w = run.definitions.workload.clone().unwrap();
-    assert!(w.label().starts_with("trace replay from mini.jsonl (sha256 "), "{}", w.label());
-    for seq in [0, 1] {
-        let records = app::db::level_requests(&pool, &run.id, seq).await.unwrap();
-        assert_eq!(records.len(), 4);
-        assert!(records.iter().all(|r| r.ok));
-        let out: Vec<f64> = records.iter().map(|r| r.output_tokens.unwrap()).collect();
-        assert_eq!(out, vec![8.0, 4.0, 8.0, 6.0], "each request asks for its own output length");
-        let cached: Vec<f64> = records.iter().map(|r| r.cached_tokens.unwrap()).collect();
-        assert_eq!(cached[0], 0.0, "each level draws its own block texts: nothing from the level before");
-        // The simulator caches whole blocks of 16 words: at least one of the shared blocks'
-        // falls in each, more of request 3's (three shared blocks) than of request 1's (two).
-        assert!(cached[1] > 0.0, "two shared blocks: {cached:?}");
-        assert_eq!(cached[2], 0.0, "{cached:?}");
-        assert!(cached[3] > cached[1], "three shared blocks: {cached:?}");
-        assert!(cached[3] < records[3].input_tokens.unwrap(), "its own fourth block is new: {cached:?}");
-    }
-    // Sent on schedule: the open loop's lag stays within what a loopback send takes.
-    let raw = app::db::level_raw(&pool, &run.id, 1).await.unwrap();
-    let lag = raw["open_loop"]["send_lag_ms_p99"].as_f64().unwrap();
-    assert!(lag < 50.0, "send lag p99 {lag} ms ({raw})");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

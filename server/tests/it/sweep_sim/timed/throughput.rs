@@ -1,6 +1,5 @@
-//! The simulator's timing as a sweep measures it: steady-state throughput against the
-//! model, connections kept alive and opened before a level, the adaptive search naming the
-//! batch limit. The timing tests run alone ([`timing_lock`](super::support::timing_lock)).
+//! The simulator's throughput as a sweep measures it: steady state against the model, and
+//! the adaptive search naming the batch limit at 8, 16, 64 and 256 slots.
 
 #![allow(
     clippy::unwrap_used,
@@ -9,7 +8,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-use super::support::*;
+use super::super::support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steady_state_throughput_matches_the_simulators_model() {
@@ -67,49 +66,6 @@ async fn steady_state_throughput_matches_the_simulators_model() {
         // latency still counts every request, ramp-up and drain included
         assert_eq!(p.requests_ok, Some(requests as i64));
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connections_are_kept_alive_and_opened_before_the_level_starts() {
-    let _together = shared_lock().await;
-    // A new connection per request put TCP set-up (and, in bursts of C ≥ 256,
-    // SYN retries) into TTFT. Now C connections open before the level and are reused.
-    let cfg =
-        SimConfig { base_decode_ms: 2.0, per_seq_decode_ms: 0.0, prefill_ms_per_token: 0.0, ..SimConfig::default() };
-    let (url, accepted) = spawn_counting_sim(cfg.clone()).await;
-    let (_dir, pool) = temp_pool("keepalive.db").await;
-    let s = spec(url, EndpointKind::Chat, vec![8], LoadMode::Steady { requests: 64 });
-    let (run, _) = sweep(&pool, s.clone()).await;
-    assert_eq!(run.points[0].requests_ok, Some(64));
-    let kept = accepted.load(Ordering::SeqCst);
-    // C=8 kept alive: 8 connections, and a few more when a request races its slot's
-    // connection back to the pool (below); a new connection per request would be 67.
-    assert!(kept <= 8 + 4, "64 requests (+1 warm-up, +2 calibration first) at C=8 on {kept} connections");
-    assert!(run.facts.notes.contains("connections kept alive"), "{}", run.facts.notes);
-    // The phases: the requests went out on the connections opened before the level (the
-    // warm-up holds each of its C connections until all are open), so connect is absent
-    // (not 0) for nearly all; a request can still race a connection's hand-back to the
-    // pool (hyper returns it from a task of its own, after the body ends) and open one —
-    // 0 or 1 on a quiet machine, 2 in one CI run with the other tests on the cores; at
-    // most half of C is allowed. Each request was sent, then answered, then streamed.
-    let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
-    let opened = raw["connections_opened"].as_u64().unwrap();
-    assert!(opened <= 4, "{}", raw["connect_ms"]);
-    assert_eq!(run.points[0].get(Metric::Connect, Stat::Mean).is_some(), opened > 0);
-    phases_in_order(&raw, &app::db::level_requests(&pool, &run.id, 0).await.unwrap(), opened);
-    // --new-connection-per-request: one each, as before, and each request's connect timed
-    let (url, accepted) = spawn_counting_sim(cfg).await;
-    let mut s = SweepSpec { target: Target { base_url: url, ..s.target }, ..s };
-    s.target.connections = server::loadgen::Connections::NewPerRequest;
-    let (run, _) = sweep(&pool, s).await;
-    assert_eq!(run.points[0].requests_ok, Some(64));
-    assert_eq!(accepted.load(Ordering::SeqCst), 2 + 64 + 1, "the calibration's two, the level and its warm-up");
-    assert!(run.facts.notes.contains("a new connection per request"), "{}", run.facts.notes);
-    let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
-    assert_eq!(raw["connections_opened"], 64);
-    let connect = run.points[0].get(Metric::Connect, Stat::Mean).expect("connect measured");
-    assert!(connect > 0.0 && connect < 100.0, "loopback connect {connect} ms");
-    phases_in_order(&raw, &app::db::level_requests(&pool, &run.id, 0).await.unwrap(), 64);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

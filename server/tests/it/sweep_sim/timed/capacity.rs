@@ -8,7 +8,7 @@
     reason = "test and bench code stops at the first failure"
 )]
 
-use super::support::*;
+use super::super::support::*;
 
 /// Batch-bound: each decode step costs 4 ms + 4 ms per sequence, so every request's TPOT
 /// is the step time at its concurrency; the SLO's TPOT limit lies halfway between the
