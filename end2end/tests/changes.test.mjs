@@ -44,8 +44,8 @@ function series(page, name) {
 }
 
 test('a batch limit halved half-way is one change point at the right run, and a new baseline there', { timeout: 600_000 }, async () => {
-  // The simulator's default 5 ms steps. At 2 ms (a minute faster) a run beside another
-  // browser test file measured its first sweeps at half speed and one found no plateau.
+  // The simulator's default 5 ms steps. At 2 ms (a minute faster), beside another browser
+  // test file, a sweep can measure at half speed and find no plateau.
   const wide = await startSim(['--max-batch', '8']);
   const narrow = await startSim(['--max-batch', '4']);
   const ids = [];

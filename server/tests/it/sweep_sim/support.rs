@@ -193,9 +193,9 @@ pub(super) fn phases_in_order(raw: &serde_json::Value, reqs: &[app::domain::Requ
 /// Up to 16 slots the step is 5 ms: a level's two rounds last a quarter of a second, and a
 /// stall of the runtime still moves a level by less than the 5 % gain the search asks for.
 /// At 64 slots it is 10 ms with a token a chunk: the client reads a chunk per slot per step,
-/// and a closed loop's refill of a finished batch must fit in one step. At 5 ms (one run
-/// in a few read 56 slots as no gain over 48) or at 5 ms with 2 tokens a chunk (one run in
-/// three read 64 → 128 as a gain and named 88) it did not. At 256 slots it is 5 ms with 8
+/// and a closed loop's refill of a finished batch must fit in one step. At 5 ms it does not:
+/// one run in a few reads 56 slots as no gain over 48, and with 2 tokens a chunk one in
+/// three reads 64 → 128 as a gain and names 88. At 256 slots it is 5 ms with 8
 /// tokens a chunk (96-token answers, so a level still lasts a second or more): the client
 /// reads at most 6,400 chunks a second, as at 64 slots.
 fn adaptive_scale(max_batch: usize) -> (f64, u32) {
