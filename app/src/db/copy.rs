@@ -91,6 +91,7 @@ const TABLES: &[Table] = &[
             ("truncated", Bool),
             ("raw_json", Text),
             ("over_capacity", Bool),
+            ("failures_json", Text),
         ],
     },
     Table {

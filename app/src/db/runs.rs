@@ -147,6 +147,11 @@ pub(super) async fn refresh_all_search_tags(db: &Db, tx: &mut Tx) -> Result<(), 
     Ok(())
 }
 
+/// A level's failures by kind as stored: `NULL` when the source named none.
+fn failures_json(failures: &[crate::domain::Failure]) -> Option<String> {
+    (!failures.is_empty()).then(|| serde_json::to_string(failures).unwrap_or_default())
+}
+
 /// Writes one level (point, extra measures, per-request records) of run `run_row_id` at
 /// position `seq`, inside the caller's transaction.
 pub(super) async fn insert_level(tx: &mut Tx, run_row_id: i64, seq: i64, level: &NewLevel) -> Result<(), DbError> {
@@ -157,9 +162,9 @@ pub(super) async fn insert_level(tx: &mut Tx, run_row_id: i64, seq: i64, level: 
                              wall_s, truncated, raw_json, output_tok_s, latency_avg_ms,
                              latency_p50_ms, latency_p90_ms, latency_p99_ms, ttft_avg_ms,
                              ttft_p50_ms, ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
-                             output_tokens_per_request, over_capacity)
+                             output_tokens_per_request, over_capacity, failures_json)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                 $18, $19, $20, $21, $22)
+                 $18, $19, $20, $21, $22, $23)
          RETURNING id",
     )
     .bind(run_row_id)
@@ -175,6 +180,7 @@ pub(super) async fn insert_level(tx: &mut Tx, run_row_id: i64, seq: i64, level: 
         q = q.bind(p.get(metric, stat));
     }
     q = q.bind(p.over_capacity);
+    q = q.bind(failures_json(&p.failures));
     let point_id: i64 = q.scalar(&mut *tx).await?;
     for m in p.measures.iter().filter(|m| !is_headline(m)) {
         Q::new("INSERT INTO point_measures (point_id, metric, stat, value) VALUES ($1, $2, $3, $4)")
@@ -321,7 +327,7 @@ pub async fn get_run_raw(db: &Db, id: &RunId) -> Result<Run, DbError> {
         "SELECT id, load_kind, load_value, requests_ok, requests_failed, wall_s, truncated,
                 output_tok_s, latency_avg_ms, latency_p50_ms, latency_p90_ms, latency_p99_ms,
                 ttft_avg_ms, ttft_p50_ms, ttft_p99_ms, itl_avg_ms, itl_p50_ms, itl_p99_ms,
-                output_tokens_per_request, over_capacity
+                output_tokens_per_request, over_capacity, failures_json
          FROM points WHERE run_id = $1 ORDER BY load_kind, load_value, seq",
     )
     .bind(row_id)
@@ -414,6 +420,10 @@ fn point(row: &DbRow) -> Result<Point, DbError> {
         truncated: row.try_get("truncated")?,
         over_capacity: row.try_get("over_capacity")?,
         trials: Vec::new(),
+        failures: match row.try_get::<Option<String>, _>("failures_json")? {
+            None => Vec::new(),
+            Some(text) => serde_json::from_str(&text).map_err(|_| corrupt("failures_json", &text))?,
+        },
     };
     for (column, metric, stat) in HEADLINE {
         p.set_opt(metric, stat, row.try_get(column)?);

@@ -19,7 +19,7 @@ pub mod model;
 pub mod view;
 
 pub use model::ids::{ExperimentId, RunId};
-pub use model::point::{LoadKind, NewLevel, Point, RequestRecord, Trial};
+pub use model::point::{Failure, LoadKind, NewLevel, Point, RequestRecord, Trial};
 pub use model::run::{
     EndpointKind, Experiment, NewRun, Run, RunFacts, RunStatus, RunSummary, SourceFile, SourceFormat, SourceInfo,
 };

@@ -180,6 +180,8 @@ pub(super) fn build_run(
         .unwrap_or_default();
     let mut definitions = group.first().map(|f| f.parsed.definitions.clone()).unwrap_or_default();
     let names: Vec<String> = group.iter().map(|f| f.input.display_name()).collect();
+    // A run that is one part of a file (a llama-bench test) is named after its part too.
+    let title = group.first().and_then(|f| f.parsed.title.clone()).filter(|_| names.len() == 1);
     // A Plateau export brings back the run it holds: only when it is imported on its own.
     let restored = match group.as_mut_slice() {
         [one] => one.parsed.restored.take(),
@@ -238,7 +240,9 @@ pub(super) fn build_run(
             names.len()
         )
     };
-    let default_name = text::truncate(&printable(&folder.unwrap_or(default_name)), text::MAX_NAME_CHARS);
+    let default_name = folder.unwrap_or(default_name);
+    let default_name = title.map_or(default_name.clone(), |t| format!("{default_name} · {t}"));
+    let default_name = text::truncate(&printable(&default_name), text::MAX_NAME_CHARS);
     let default_name = restored.as_ref().map_or(default_name, |r| r.name.clone());
     let name = match req.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
         // In an experiment the name given is the experiment's.

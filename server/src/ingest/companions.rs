@@ -20,13 +20,17 @@ pub(super) struct Companions {
     /// genai-bench's experiment metadata: (file name, the facts it states).
     pub(super) genai_metadata: Vec<(String, RunFacts)>,
     pub(super) scrapes: Vec<(InputFile, SavedScrape)>,
+    /// An MLPerf results tree's system descriptions: (file name shown, path, the facts).
+    pub(super) mlperf_systems: Vec<(String, String, Option<RunFacts>)>,
 }
 
 /// Every companion attached to the levels of `read` (`user`: the facts the user stated,
 /// which the GPU telemetry does not override).
 pub(super) fn attach(read: Vec<ReadFile>, c: Companions, user: &RunFacts) -> Result<Vec<ReadFile>, ImportError> {
-    let Companions { mut server_metrics, gpu_telemetry, genai_metadata, scrapes } = c;
+    let Companions { mut server_metrics, gpu_telemetry, genai_metadata, scrapes, mlperf_systems } = c;
     let mut read = fold_companions(read);
+    read = fold_mlperf_details(read);
+    apply_mlperf_systems(&mut read, &mlperf_systems)?;
     // The server metrics first: they go to a level without telemetry. Of one benchmark's
     // several exports the richest is read (time series, then statistics, then CSV).
     server_metrics.sort_by_key(|(f, _)| {
@@ -108,6 +112,102 @@ fn fold_companions(read: Vec<ReadFile>) -> Vec<ReadFile> {
         target.extra.extend(c.extra);
     }
     slots.into_iter().flatten().collect()
+}
+
+/// An MLPerf detail log read in the same folder as the summary of the same run adds to
+/// the summary's level only what the summary lacks (the requests, the LoadGen version, why it
+/// is INVALID), and is kept with its run; elsewhere it is a level of its own.
+fn fold_mlperf_details(read: Vec<ReadFile>) -> Vec<ReadFile> {
+    use formats::mlperf::Kind;
+    let folder = |r: &ReadFile| r.input.file_name.as_deref().map(bundle::folder_of).unwrap_or("").to_owned();
+    let kind = |r: &ReadFile| {
+        (r.format == SourceFormat::Mlperf)
+            .then(|| std::str::from_utf8(&r.input.content).ok().and_then(formats::mlperf::kind))
+            .flatten()
+    };
+    let mut slots: Vec<Option<ReadFile>> = read.into_iter().map(Some).collect();
+    for i in 0..slots.len() {
+        let Some(d) = slots.get(i).and_then(Option::as_ref).filter(|r| kind(r) == Some(Kind::Detail)) else { continue };
+        let dir = folder(d);
+        let mut targets = slots
+            .iter()
+            .enumerate()
+            .filter_map(|(j, r)| r.as_ref().filter(|r| kind(r) == Some(Kind::Summary) && folder(r) == dir).map(|_| j));
+        let (Some(t), None) = (targets.next(), targets.next()) else { continue };
+        let Some(d) = slots.get_mut(i).and_then(Option::take) else { continue };
+        let Some(target) = slots.get_mut(t).and_then(Option::as_mut) else { continue };
+        if formats::mlperf::complete_summary(&mut target.parsed, &d.parsed) {
+            target.parsed.warnings.push(format!(
+                "{}: read as part of {} (the same run's detail log: the summary's numbers are kept)",
+                d.input.display_name(),
+                target.input.display_name()
+            ));
+            target.extra.push(SourceFile { file_name: d.input.file_name, format: d.format, content: d.input.content });
+        } else if let Some(slot) = slots.get_mut(i) {
+            *slot = Some(d);
+        }
+    }
+    slots.into_iter().flatten().collect()
+}
+
+/// Gives the MLPerf runs of a results tree the GPUs and engine of their system's
+/// description (`systems/<system>.json`), where neither the file nor the user states them.
+fn apply_mlperf_systems(
+    read: &mut [ReadFile],
+    systems: &[(String, String, Option<RunFacts>)],
+) -> Result<(), ImportError> {
+    for (name, path, facts) in systems {
+        let Some(facts) = facts else {
+            return Err(ImportError::Field {
+                field: "files",
+                message: format!("{name}: an MLPerf system description that is not a JSON object"),
+            });
+        };
+        let system = bundle::base_name(path).trim_end_matches(".json");
+        let mut used = false;
+        for r in read.iter_mut().filter(|r| r.format == SourceFormat::Mlperf) {
+            let Some(place) = r.input.file_name.as_deref().and_then(formats::mlperf::tree::place) else { continue };
+            if place.system != system {
+                continue;
+            }
+            used = true;
+            let f = &mut r.parsed.facts;
+            if f.gpu_type.is_none() && f.gpu_count.is_none() {
+                f.gpu_type = facts.gpu_type.clone();
+                f.gpu_count = facts.gpu_count;
+            }
+            f.engine = f.engine.take().or_else(|| facts.engine.clone());
+            r.parsed.warnings.push(format!("{name}: GPUs and framework read from the system's description"));
+        }
+        // A submission describes all its systems; a description of a system whose results
+        // were not imported is left aside, unless no MLPerf result came with it at all.
+        if !used && !read.iter().any(|r| r.format == SourceFormat::Mlperf) {
+            return Err(ImportError::Field {
+                field: "files",
+                message: format!(
+                    "{name}: an MLPerf system description needs the results of system `{system}` in the same import"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Places each MLPerf file by its path in a results tree (submitter, system, benchmark,
+/// scenario: facts and tags), and keeps each run of the tree apart: files group into one run
+/// only when they are of the same system, benchmark and scenario; a file outside a tree is
+/// a run of its own.
+pub(super) fn place_mlperf(read: &mut [ReadFile]) {
+    for r in read.iter_mut().filter(|r| r.format == SourceFormat::Mlperf) {
+        let name = r.input.file_name.clone().unwrap_or_default();
+        match formats::mlperf::tree::place(&name) {
+            Some(place) => {
+                formats::mlperf::tree::apply(&place, &mut r.parsed.facts);
+                r.parsed.workload = Some(place.key());
+            }
+            None => r.parsed.workload = Some(name),
+        }
+    }
 }
 
 /// Makes saved Prometheus scrapes the server metrics of the level they were taken at: the

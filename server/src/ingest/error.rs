@@ -25,8 +25,10 @@ pub enum ImportError {
     TooManyRequests { file: String, requests: usize, limit: usize },
     #[error("{file}: this is not text (binary data at byte {offset})")]
     NotText { file: String, offset: usize },
-    #[error("{file}: the format was not recognised; Plateau reads benchmark.py text, vLLM, SGLang, GuideLLM, AIPerf, GenAI-Perf, genai-bench, LLMPerf, InferenceX, inference-benchmarker, inference-perf, llm-d Benchmark Reports and its own export")]
-    UnknownFormat { file: String },
+    /// No reader claims the file. `looks` says what the file looks like and which reader
+    /// came closest and what it missed (empty when there is nothing to say).
+    #[error("{file}: the format was not recognised{}{looks}; Plateau reads {}", if looks.is_empty() { "" } else { ": " }, super::formats::READERS)]
+    UnknownFormat { file: String, looks: String },
     #[error("{file}: {source} (read as {format})")]
     Parse { file: String, format: &'static str, source: FieldError },
     #[error("{file}: no levels found")]

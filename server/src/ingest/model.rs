@@ -26,6 +26,13 @@ pub struct ParsedFile {
     /// `D(8000,700)`): single-level files of different workloads are never grouped into
     /// one run, as their levels would read as one sweep.
     pub workload: Option<String>,
+    /// A file that holds several runs (llama-bench's tests, llama-batched-bench's prompt and
+    /// generation lengths) gives each as a part of its own, with its own levels, facts and
+    /// workload; the file itself then has no levels. Each part becomes a run.
+    pub parts: Vec<ParsedFile>,
+    /// The run's name when the file names it (a part: `pp512 @ d4096`), shown after the
+    /// file's name.
+    pub title: Option<String>,
 }
 
 /// What an import of Plateau's own export restores beyond facts and levels: the run as it was.

@@ -43,11 +43,32 @@ fn skip_reason(f: &InputFile, names: &[&str]) -> Option<String> {
         return Some("not text".into());
     }
     // AIPerf's multi-run summaries (`--num-profile-runs`): the trials are read instead, and
-    // their intervals computed as for every repeated level.
+    // their intervals computed as for every repeated level. A sweep aggregate is read only
+    // when the import has no per-level exports (it is then the whole sweep).
+    let per_level = names.iter().any(|n| bundle::base_name(n) == "profile_export_aiperf.json");
     for kind in ["aggregate", "sweep", "collated"] {
-        if base.starts_with(&format!("profile_export_aiperf_{kind}.")) {
+        if base.starts_with(&format!("profile_export_aiperf_{kind}.")) && (kind != "sweep" || per_level) {
             return Some(format!(
                 "AIPerf's {kind} summary of the trials: the trials themselves are read (each profile_export_aiperf.json)"
+            ));
+        }
+    }
+    // Of a sweep aggregate's two forms, the JSON (full digits) is read; the CSV repeats it.
+    if base == "profile_export_aiperf_sweep.csv"
+        && names.iter().any(|n| {
+            bundle::folder_of(n) == bundle::folder_of(name)
+                && bundle::base_name(n) == "profile_export_aiperf_sweep.json"
+        })
+    {
+        return Some("the CSV form of the sweep aggregate beside it, whose JSON is read".into());
+    }
+    // An MLPerf results tree's accuracy runs and compliance audits measure no performance.
+    if let Some(place) = formats::mlperf::tree::place(name) {
+        if !place.performance && !base.ends_with(".json") {
+            return Some(format!(
+                "MLPerf's {} run of {}: not a performance measurement",
+                if name.contains("/compliance/") { "compliance" } else { "accuracy" },
+                place.key()
             ));
         }
     }
@@ -85,9 +106,12 @@ pub fn plan(mut req: ImportRequest, max_bytes: usize) -> Result<Plan, ImportErro
     }
     let mut read = companions::attach(read, companions, &req.facts)?;
     tag_folder_settings(&mut read);
+    companions::place_mlperf(&mut read);
+    // A file that holds several runs (llama-bench's tests) makes an experiment as a folder does.
+    let split = read.iter().any(|r| r.parsed.title.is_some());
     let groups = group_files(read, req.group);
     let several = groups.len() > 1;
-    let experiment = (from_folders && several).then(|| experiment_name(&req, &names));
+    let experiment = ((from_folders || split) && several).then(|| experiment_name(&req, &names));
     // In an experiment each run is named after its own folder (the setting it measured).
     let common = experiment.as_ref().map(|_| common_folder(&names));
     let runs = groups
@@ -125,8 +149,8 @@ fn sort_files(
         }
         if req.format.is_none_or(|f| f == SourceFormat::GenaiBench) {
             let text = text_of(&f, max_bytes)?;
-            if formats::genai_bench::sniff_metadata(text) {
-                let m = formats::genai_bench::parse_metadata(text).map_err(|source| ImportError::Parse {
+            if formats::genai_bench::sniff_metadata(&text) {
+                let m = formats::genai_bench::parse_metadata(&text).map_err(|source| ImportError::Parse {
                     file: f.display_name(),
                     format: "genai-bench experiment metadata",
                     source,
@@ -137,8 +161,8 @@ fn sort_files(
         }
         if req.format.is_none_or(|f| f == SourceFormat::Aiperf) {
             let text = text_of(&f, max_bytes)?;
-            if formats::aiperf_server_metrics::sniff(text) {
-                let m = formats::aiperf_server_metrics::parse(text).map_err(|source| ImportError::Parse {
+            if formats::aiperf_server_metrics::sniff(&text) {
+                let m = formats::aiperf_server_metrics::parse(&text).map_err(|source| ImportError::Parse {
                     file: f.display_name(),
                     format: "AIPerf server metrics",
                     source,
@@ -146,8 +170,8 @@ fn sort_files(
                 companions.server_metrics.push((f, m));
                 continue;
             }
-            if formats::aiperf_gpu_telemetry::sniff(text) {
-                let g = formats::aiperf_gpu_telemetry::parse(text).map_err(|source| ImportError::Parse {
+            if formats::aiperf_gpu_telemetry::sniff(&text) {
+                let g = formats::aiperf_gpu_telemetry::parse(&text).map_err(|source| ImportError::Parse {
                     file: f.display_name(),
                     format: "AIPerf GPU telemetry",
                     source,
@@ -156,18 +180,25 @@ fn sort_files(
                 continue;
             }
         }
-        if formats::prometheus_scrape::sniff(text_of(&f, max_bytes)?) {
-            let s = formats::prometheus_scrape::parse(text_of(&f, max_bytes)?).map_err(|source| {
+        if req.format.is_none_or(|f| f == SourceFormat::Mlperf)
+            && formats::mlperf::tree::is_system_description(&text_of(&f, max_bytes)?)
+        {
+            let facts = formats::mlperf::tree::system_facts(&text_of(&f, max_bytes)?);
+            companions.mlperf_systems.push((f.display_name(), f.file_name.clone().unwrap_or_default(), facts));
+            continue;
+        }
+        if formats::prometheus_scrape::sniff(&text_of(&f, max_bytes)?) {
+            let s = formats::prometheus_scrape::parse(&text_of(&f, max_bytes)?).map_err(|source| {
                 ImportError::Parse { file: f.display_name(), format: "saved Prometheus scrape", source }
             })?;
             companions.scrapes.push((f, s));
             continue;
         }
-        if lenient && req.format.is_none() && formats::detect(text_of(&f, max_bytes)?).is_none() {
+        if lenient && req.format.is_none() && formats::detect(&text_of(&f, max_bytes)?).is_none() {
             skipped.push(Skipped { file: f.display_name(), reason: "not a result file Plateau reads".into() });
             continue;
         }
-        read.push(read_file(f, req.format, req.concurrency, max_bytes)?);
+        read.extend(read_file(f, req.format, req.concurrency, max_bytes)?);
     }
     Ok((read, skipped, companions))
 }

@@ -10,8 +10,10 @@ use app::domain::model::metrics::Metric;
 use app::domain::model::stats::{Summary, RECOMPUTED};
 use app::domain::{NewLevel, RequestRecord, SourceFile, SourceFormat};
 
-/// Checks that a file is non-empty text under the limit, and returns the text.
-pub(super) fn text_of(file: &InputFile, max_bytes: usize) -> Result<&str, ImportError> {
+/// Checks that a file is non-empty text under the limit, and returns the text as every
+/// reader sees it: without a byte-order mark, and with Windows line ends (`\r\n`) as `\n`,
+/// so no reader has to know either (the file is kept as uploaded).
+pub(super) fn text_of(file: &InputFile, max_bytes: usize) -> Result<std::borrow::Cow<'_, str>, ImportError> {
     let name = file.display_name();
     if file.content.len() > max_bytes {
         return Err(ImportError::TooLarge { file: name, size: file.content.len(), limit: max_bytes });
@@ -22,7 +24,19 @@ pub(super) fn text_of(file: &InputFile, max_bytes: usize) -> Result<&str, Import
     if let Some(offset) = file.content.iter().position(|b| *b == 0) {
         return Err(ImportError::NotText { file: name, offset });
     }
-    std::str::from_utf8(&file.content).map_err(|e| ImportError::NotText { file: name, offset: e.valid_up_to() })
+    let text =
+        std::str::from_utf8(&file.content).map_err(|e| ImportError::NotText { file: name, offset: e.valid_up_to() })?;
+    Ok(normalized(text))
+}
+
+/// `text` without its byte-order mark and with `\r\n` line ends as `\n`.
+pub(crate) fn normalized(text: &str) -> std::borrow::Cow<'_, str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.contains("\r\n") {
+        std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// One file, checked and parsed.
@@ -35,23 +49,50 @@ pub(super) struct ReadFile {
 }
 
 /// One file checked, its format detected (or `forced`), parsed and tidied; levels without a
-/// load take `concurrency` when given.
+/// load take `concurrency` when given. A file that holds several runs (its parts) is read
+/// as one file per run, each with its own levels.
 pub(super) fn read_file(
     input: InputFile,
     forced: Option<SourceFormat>,
     concurrency: Option<f64>,
     max_bytes: usize,
-) -> Result<ReadFile, ImportError> {
+) -> Result<Vec<ReadFile>, ImportError> {
     let text = text_of(&input, max_bytes)?;
     let format = match forced {
-        Some(f) => formats::get(f).ok_or_else(|| ImportError::UnknownFormat { file: input.display_name() })?,
-        None => formats::registry()
-            .into_iter()
-            .find(|f| (f.sniff)(text))
-            .ok_or_else(|| ImportError::UnknownFormat { file: input.display_name() })?,
+        Some(f) => formats::get(f)
+            .ok_or_else(|| ImportError::UnknownFormat { file: input.display_name(), looks: String::new() })?,
+        None => formats::registry().into_iter().find(|f| (f.sniff)(&text)).ok_or_else(|| {
+            ImportError::UnknownFormat { file: input.display_name(), looks: formats::diagnose::explain(&text) }
+        })?,
     };
     let parse_error = |source| ImportError::Parse { file: input.display_name(), format: format.format.label(), source };
-    let mut parsed = (format.parse)(text, &ParseOptions { concurrency }).map_err(parse_error)?;
+    let mut parsed = (format.parse)(&text, &ParseOptions { concurrency }).map_err(parse_error)?;
+    let parts = std::mem::take(&mut parsed.parts);
+    if parts.is_empty() {
+        return Ok(vec![tidy(input, format.format, parsed, concurrency)?]);
+    }
+    check_bounds_of(&[], || input.display_name(), MAX_LEVELS, MAX_REQUESTS)?;
+    let levels: usize = parts.iter().map(|p| p.levels.len()).sum();
+    if levels > MAX_LEVELS {
+        return Err(ImportError::TooManyLevels { file: input.display_name(), levels, limit: MAX_LEVELS });
+    }
+    parts
+        .into_iter()
+        .map(|mut part| {
+            // What the file says as a whole goes with each of its runs.
+            part.warnings.splice(0..0, parsed.warnings.iter().cloned());
+            tidy(input.clone(), format.format, part, concurrency)
+        })
+        .collect()
+}
+
+/// A parsed file (or part) checked and tidied.
+fn tidy(
+    input: InputFile,
+    format: SourceFormat,
+    mut parsed: ParsedFile,
+    concurrency: Option<f64>,
+) -> Result<ReadFile, ImportError> {
     if parsed.levels.is_empty() {
         return Err(ImportError::NoLevels { file: input.display_name() });
     }
@@ -64,7 +105,8 @@ pub(super) fn read_file(
     }
     drop_stats_of_levels_without_completions(&mut parsed);
     recompute_from_requests(&mut parsed);
-    Ok(ReadFile { input, format: format.format, parsed, extra: Vec::new() })
+    failures_from_requests(&mut parsed);
+    Ok(ReadFile { input, format, parsed, extra: Vec::new() })
 }
 
 /// Refuses a run over [`MAX_LEVELS`] levels or [`MAX_REQUESTS`] per-request records.
@@ -108,6 +150,16 @@ fn drop_stats_of_levels_without_completions(parsed: &mut ParsedFile) {
             "no request completed at load {}: its latency and token statistics are unknown (the file's zeros are kept only in the raw fields)",
             dropped.join(", ")
         ));
+    }
+}
+
+/// Counts the failures of a level by kind from its per-request records, where the file
+/// did not count them itself.
+pub(super) fn failures_from_requests(parsed: &mut ParsedFile) {
+    for level in &mut parsed.levels {
+        if level.point.failures.is_empty() {
+            level.point.failures = app::domain::Failure::of_requests(&level.requests);
+        }
     }
 }
 

@@ -121,6 +121,13 @@ pub fn level_from_records(kind: LoadKind, load: f64, records: &[RequestSample], 
         p.set(Metric::RequestThroughput, Stat::Mean, ok_n as f64 / w);
     }
 
+    // The failures by kind (`HTTP 500`, `timeout` …), each with its first message.
+    p.failures = app::domain::Failure::tally(
+        records
+            .iter()
+            .filter_map(|r| r.error.as_ref())
+            .map(|e| app::domain::Failure::new(&e.kind.to_string(), 1, Some(&e.message))),
+    );
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
     let mut finish: BTreeMap<String, u64> = BTreeMap::new();
     for r in records {

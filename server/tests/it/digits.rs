@@ -119,72 +119,79 @@ async fn every_fixture_keeps_every_number_through_store_and_export() {
             };
             let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
             let done = ingest::store(&pool, prepared.into()).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
-            let exported = server::export::json(&pool, &done.runs[0].id).await.unwrap();
-            let doc: serde_json::Value = serde_json::from_str(&exported).unwrap();
+            // A file of several runs (llama-bench's tests): each run keeps its numbers.
+            for imported in &done.runs {
+                let exported = server::export::json(&pool, &imported.id).await.unwrap();
+                let doc: serde_json::Value = serde_json::from_str(&exported).unwrap();
 
-            // The source's own fields: every number is one the file wrote.
-            let mut raw = Vec::new();
-            for (i, level) in doc["run"]["levels"].as_array().unwrap().iter().enumerate() {
-                collect_numbers(&level["raw"], &mut raw, &format!("levels[{i}].raw"));
-            }
-            let changed: Vec<_> = raw.iter().filter(|(_, v)| !source.contains(&v.to_bits())).collect();
-            assert!(changed.is_empty(), "{rel}: raw numbers not in the file: {:?}", &changed[..changed.len().min(5)]);
+                // The source's own fields: every number is one the file wrote.
+                let mut raw = Vec::new();
+                for (i, level) in doc["run"]["levels"].as_array().unwrap().iter().enumerate() {
+                    collect_numbers(&level["raw"], &mut raw, &format!("levels[{i}].raw"));
+                }
+                let changed: Vec<_> = raw.iter().filter(|(_, v)| !source.contains(&v.to_bits())).collect();
+                assert!(
+                    changed.is_empty(),
+                    "{rel}: raw numbers not in the file: {:?}",
+                    &changed[..changed.len().min(5)]
+                );
 
-            // Statistics: a value that comes from the file (the file's number, or it moved by a
-            // power of ten) is that number bit for bit. Values Plateau derives (total ÷ count,
-            // percentiles of per-request records) are nowhere near a number of the file; a value
-            // within 1e-9 of one but not equal to it is a number whose digits changed.
-            let mut shifted: Vec<f64> = source
-                .iter()
-                .flat_map(|&b| [-9, -6, -3, 0, 3, 6, 9].map(|s| shift10(f64::from_bits(b), s)))
-                .filter(|v| v.is_finite())
-                .collect();
-            shifted.sort_by(f64::total_cmp);
-            let run = app::db::get_run_raw(&pool, &done.runs[0].id).await.unwrap();
-            let mut exact = 0;
-            for p in &run.points {
-                for m in &p.measures {
-                    let v = m.value;
-                    let i = shifted.partition_point(|x| *x < v);
-                    let near: Vec<f64> = [i.checked_sub(1), Some(i)]
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|k| shifted.get(k).copied())
-                        .collect();
-                    if near.iter().any(|n| n.to_bits() == v.to_bits()) {
-                        exact += 1;
-                    } else if let Some(n) = near.iter().find(|n| ((*n - v) / *n).abs() < 1e-9) {
-                        panic!(
-                            "{rel}: {:?} {:?} at load {} is {v:?}, the file says {n:?}",
-                            m.metric, m.stat, p.load_value
-                        );
+                // Statistics: a value that comes from the file (the file's number, or it moved by a
+                // power of ten) is that number bit for bit. Values Plateau derives (total ÷ count,
+                // percentiles of per-request records) are nowhere near a number of the file; a value
+                // within 1e-9 of one but not equal to it is a number whose digits changed.
+                let mut shifted: Vec<f64> = source
+                    .iter()
+                    .flat_map(|&b| [-9, -6, -3, 0, 3, 6, 9].map(|s| shift10(f64::from_bits(b), s)))
+                    .filter(|v| v.is_finite())
+                    .collect();
+                shifted.sort_by(f64::total_cmp);
+                let run = app::db::get_run_raw(&pool, &imported.id).await.unwrap();
+                let mut exact = 0;
+                for p in &run.points {
+                    for m in &p.measures {
+                        let v = m.value;
+                        let i = shifted.partition_point(|x| *x < v);
+                        let near: Vec<f64> = [i.checked_sub(1), Some(i)]
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|k| shifted.get(k).copied())
+                            .collect();
+                        if near.iter().any(|n| n.to_bits() == v.to_bits()) {
+                            exact += 1;
+                        } else if let Some(n) = near.iter().find(|n| ((*n - v) / *n).abs() < 1e-9) {
+                            panic!(
+                                "{rel}: {:?} {:?} at load {} is {v:?}, the file says {n:?}",
+                                m.metric, m.stat, p.load_value
+                            );
+                        }
                     }
                 }
-            }
-            assert!(
-                exact > 0 || run.points.iter().all(|p| p.measures.is_empty()),
-                "{rel}: no statistic is a number of the file"
-            );
+                assert!(
+                    exact > 0 || run.points.iter().all(|p| p.measures.is_empty()),
+                    "{rel}: no statistic is a number of the file"
+                );
 
-            // The export read back is the same run, bit for bit.
-            let back = InputFile { file_name: Some("export.json".into()), content: exported.into_bytes() };
-            let again = ingest::prepare(
-                &ImportRequest { files: vec![back], ..ImportRequest::default() },
-                ingest::DEFAULT_MAX_BYTES,
-            )
-            .unwrap_or_else(|e| panic!("{rel} export: {e}"));
-            let a: Vec<_> = run
-                .points
-                .iter()
-                .flat_map(|p| p.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits())))
-                .collect();
-            let b: Vec<_> = again[0]
-                .run
-                .levels
-                .iter()
-                .flat_map(|l| l.point.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits())))
-                .collect();
-            assert_eq!(a, b, "{rel}: the export does not read back bit for bit");
+                // The export read back is the same run, bit for bit.
+                let back = InputFile { file_name: Some("export.json".into()), content: exported.into_bytes() };
+                let again = ingest::prepare(
+                    &ImportRequest { files: vec![back], ..ImportRequest::default() },
+                    ingest::DEFAULT_MAX_BYTES,
+                )
+                .unwrap_or_else(|e| panic!("{rel} export: {e}"));
+                let a: Vec<_> = run
+                    .points
+                    .iter()
+                    .flat_map(|p| p.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits())))
+                    .collect();
+                let b: Vec<_> = again[0]
+                    .run
+                    .levels
+                    .iter()
+                    .flat_map(|l| l.point.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits())))
+                    .collect();
+                assert_eq!(a, b, "{rel}: the export does not read back bit for bit");
+            }
         }
     }
 }

@@ -14,8 +14,23 @@ use crate::common::fixtures;
 use app::domain::{LoadKind, SourceFormat};
 use server::ingest::{self, ImportRequest, InputFile};
 
-/// (file, expected format, levels it yields)
+/// (file, expected format, levels it yields: in all its runs; 0: any number)
 const FILES: &[(&str, SourceFormat, usize)] = &[
+    ("aiperf/anud18_aiperf-0.10.0_cloudflare-tunnel_llama3.1-8b_agent-flat_c1_server-token-count_profile_export_aiperf.csv", SourceFormat::Aiperf, 1),
+    ("aiperf/anud18_aiperf-0.10.0_rtx5090_qwen3.6-35b-a3b-nvfp4_agent_c16_profile_export_aiperf.csv", SourceFormat::Aiperf, 1),
+    // llama-bench: each test is a run of one level (C=1).
+    ("llama-cpp/llama-bench-b10428_json_2xrtx3090_cuda_qwen3.8-27b-q4_k_m_depth16384.json", SourceFormat::LlamaCpp, 2),
+    ("llama-cpp/llama-bench-b5606_json_rtx4090_cuda_snowpiercer-15b-q3_k_l.json", SourceFormat::LlamaCpp, 2),
+    ("llama-cpp/llama-bench-b9518_jsonl_apple-m5-max_metal_qwen3.5-35b-a3b-q5_k_s.jsonl", SourceFormat::LlamaCpp, 5),
+    ("mlperf/mlperf-loadgen-5.1_local_a30_llama3.1-8b_Server_INVALID_mlperf_log_detail.txt", SourceFormat::Mlperf, 1),
+    ("mlperf/mlperf-loadgen-5.1_local_a30_llama3.1-8b_Server_INVALID_mlperf_log_summary.txt", SourceFormat::Mlperf, 1),
+    ("mlperf/mlperf-v4.1_google_dgx-h100x8_trt_mixtral-8x7b_Server_mlperf_log_summary.txt", SourceFormat::Mlperf, 1),
+    ("mlperf/mlperf-v4.1_redhat_l40s-openshift_vllm_llama2-70b-99.9_Offline_mlperf_log_summary.txt", SourceFormat::Mlperf, 1),
+    ("mlperf/mlperf-v6.1-open_krai_h200_qwen3-vl-235b_Offline_endpoints-report.txt", SourceFormat::Mlperf, 1),
+    ("mlperf/mlperf-v6.1-open_lambda_8xb200-sglang_qwen3.6-27b_SingleStream-agentic_endpoints-report.txt", SourceFormat::Mlperf, 1),
+    ("mlperf/mlperf-v6.1_azure_gb200-nvl72x72_deepseek-r1_Server_mlperf_log_summary.txt", SourceFormat::Mlperf, 1),
+    ("mlperf/mlperf-v6.1_cisco_c845a-8xrtxpro6000_llama3.1-8b_Interactive_mlperf_log_summary.txt", SourceFormat::Mlperf, 1),
+    ("mlperf/mlperf-v6.1_nvidia_8xb300_qwen3-vl-235b_Server_endpoints-report.txt", SourceFormat::Mlperf, 1),
     ("aiperf/aiperf-0.8.0_tests_audit_baseline-chat_bare_profile_export_aiperf.json", SourceFormat::Aiperf, 1),
     ("aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json", SourceFormat::Aiperf, 1),
     ("aiperf/aiperf-examples_artifacts_run1_reasoning_profile_export_aiperf.csv", SourceFormat::Aiperf, 1),
@@ -104,22 +119,26 @@ async fn every_fixture_file_imports_as_its_own_format() {
             let concurrency = crate::common::concurrency_for(rel);
             let req = ImportRequest { files: vec![read(rel)], concurrency, ..ImportRequest::default() };
             let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
-            assert_eq!(prepared.len(), 1, "{rel}");
-            let run = &prepared[0].run;
-            assert_eq!(run.source.format, *format, "{rel} detected as {:?}", run.source.format);
-            if *levels > 0 {
-                assert_eq!(run.levels.len(), *levels, "{rel}");
-            } else {
+            assert!(!prepared.is_empty(), "{rel}");
+            let counts: Vec<usize> = prepared.iter().map(|p| p.run.levels.len()).collect();
+            for p in &prepared {
+                let run = &p.run;
+                assert_eq!(run.source.format, *format, "{rel} detected as {:?}", run.source.format);
                 assert!(!run.levels.is_empty(), "{rel}");
+                for l in &run.levels {
+                    assert!(l.point.load_value > 0.0, "{rel}: load");
+                    assert!(!l.point.measures.is_empty(), "{rel}: no measures at load {}", l.point.load_value);
+                }
             }
-            for l in &run.levels {
-                assert!(l.point.load_value > 0.0, "{rel}: load");
-                assert!(!l.point.measures.is_empty(), "{rel}: no measures at load {}", l.point.load_value);
+            if *levels > 0 {
+                assert_eq!(counts.iter().sum::<usize>(), *levels, "{rel}");
             }
-            let n = run.levels.len();
             let done = ingest::store(&pool, prepared.into()).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
-            let stored = app::db::get_run(&pool, &done.runs[0].id).await.unwrap();
-            assert_eq!(stored.points.len(), n, "{rel}");
+            assert_eq!(done.runs.len(), counts.len(), "{rel}");
+            for (r, n) in done.runs.iter().zip(&counts) {
+                let stored = app::db::get_run(&pool, &r.id).await.unwrap();
+                assert_eq!(stored.points.len(), *n, "{rel}");
+            }
         }
     }
 }

@@ -67,6 +67,90 @@ pub struct Point {
     /// Empty for a level measured once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trials: Vec<Trial>,
+    /// The failed requests by kind, as the source counted them (AIPerf's `error_summary`,
+    /// GuideLLM's errored requests, a live sweep's error kinds …), most frequent first.
+    /// Empty when the source names no kinds (the count alone is `requests_failed`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<Failure>,
+}
+
+/// Failed requests of one kind at a level.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    /// What failed, as the source names it (`timeout`, `HTTP 500`, `ReadTimeout`, `connect` …).
+    pub kind: String,
+    /// How many requests failed so.
+    pub count: i64,
+    /// One message of that kind as the source wrote it (shortened), when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+}
+
+/// At most this many kinds are kept per level; the rarer ones are counted together as
+/// [`OTHER_KINDS`] (a run failing a thousand ways is summed up, not listed).
+pub const MAX_FAILURE_KINDS: usize = 24;
+/// The kind under which the kinds past [`MAX_FAILURE_KINDS`] are counted.
+pub const OTHER_KINDS: &str = "other kinds";
+/// Bounds of a kind's name and of its example message, in characters.
+pub const MAX_FAILURE_KIND_CHARS: usize = 120;
+pub const MAX_FAILURE_EXAMPLE_CHARS: usize = 300;
+
+impl Failure {
+    /// A kind and its example as one line each: control and bidi characters and runs of
+    /// white space become one space, and each is cut to its bound.
+    pub fn new(kind: &str, count: i64, example: Option<&str>) -> Self {
+        let one_line = |t: &str| {
+            let clean: String =
+                t.chars().map(|c| if c.is_control() || super::text::is_bidi_control(c) { ' ' } else { c }).collect();
+            clean.split_whitespace().collect::<Vec<_>>().join(" ")
+        };
+        let kind = one_line(kind);
+        let kind = if kind.is_empty() { "error".to_owned() } else { kind };
+        let example = example
+            .map(one_line)
+            .filter(|m| !m.is_empty() && *m != kind)
+            .map(|m| super::text::truncate(&m, MAX_FAILURE_EXAMPLE_CHARS));
+        Self { kind: super::text::truncate(&kind, MAX_FAILURE_KIND_CHARS), count: count.max(0), example }
+    }
+
+    /// Failures counted by kind: the same kind summed (its first example kept), most
+    /// frequent first (ties by name), within [`MAX_FAILURE_KINDS`]; kinds with no failure
+    /// are dropped.
+    pub fn tally(items: impl IntoIterator<Item = Failure>) -> Vec<Failure> {
+        let mut out: Vec<Failure> = Vec::new();
+        for f in items.into_iter().filter(|f| f.count > 0) {
+            match out.iter_mut().find(|o| o.kind == f.kind) {
+                Some(o) => {
+                    o.count = o.count.saturating_add(f.count);
+                    if o.example.is_none() {
+                        o.example = f.example;
+                    }
+                }
+                None => out.push(f),
+            }
+        }
+        out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.kind.cmp(&b.kind)));
+        if out.len() > MAX_FAILURE_KINDS {
+            let rest: i64 = out.drain(MAX_FAILURE_KINDS - 1..).map(|f| f.count).fold(0, i64::saturating_add);
+            out.push(Failure { kind: OTHER_KINDS.to_owned(), count: rest, example: None });
+        }
+        out
+    }
+
+    /// The failures of per-request records, by their error (each record's error text up to
+    /// its first `:` is its kind, the whole text its example).
+    pub fn of_requests(requests: &[RequestRecord]) -> Vec<Failure> {
+        Failure::tally(requests.iter().filter(|r| !r.ok).map(|r| {
+            let text = r.error.as_deref().unwrap_or("").trim();
+            let kind = text.split_once(':').map_or(text, |(k, _)| k).trim();
+            Failure::new(kind, 1, Some(text))
+        }))
+    }
+
+    /// The total of failures counted by kind.
+    pub fn total(failures: &[Failure]) -> i64 {
+        failures.iter().map(|f| f.count).fold(0, i64::saturating_add)
+    }
 }
 
 /// One statistic in measures sorted by metric then statistic (a level's, a trial's).
@@ -122,6 +206,7 @@ impl Point {
             truncated: false,
             over_capacity: false,
             trials: Vec::new(),
+            failures: Vec::new(),
         }
     }
 
@@ -150,6 +235,7 @@ impl Point {
         p.wall_s = kept.iter().map(|t| t.wall_s).sum::<Option<f64>>();
         p.truncated = kept.iter().any(|t| t.truncated);
         p.over_capacity = kept.iter().any(|t| t.over_capacity);
+        p.failures = Failure::tally(kept.iter().flat_map(|t| t.failures.iter().cloned()));
         for m in &first.measures {
             let values: Option<Vec<f64>> = kept.iter().map(|t| t.get(m.metric, m.stat)).collect();
             if let Some(v) = values {

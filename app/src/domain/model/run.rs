@@ -94,6 +94,13 @@ pub enum SourceFormat {
     InferencePerf,
     /// llm-d-benchmark's tool-neutral "Benchmark Report" (v0.2, YAML or JSON).
     LlmdReport,
+    /// MLPerf Inference: LoadGen's `mlperf_log_summary.txt` and `mlperf_log_detail.txt`, and
+    /// the v6.1 endpoints harness' `report.txt`.
+    Mlperf,
+    /// TensorRT-LLM's `trtllm-bench`: its `--report_json` and the report it prints.
+    TrtllmBench,
+    /// llama.cpp's `llama-bench` (JSON, JSON Lines, CSV, Markdown) and `llama-batched-bench`.
+    LlamaCpp,
     /// Plateau's own export format (JSON or CSV).
     Plateau,
     /// Measured by Plateau itself: a live sweep (`plateau sweep`, the New sweep page, or
@@ -102,7 +109,7 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 15] = [
+    pub const ALL: [SourceFormat; 18] = [
         SourceFormat::BenchmarkPy,
         SourceFormat::Manual,
         SourceFormat::Vllm,
@@ -116,6 +123,9 @@ impl SourceFormat {
         SourceFormat::InferenceBenchmarker,
         SourceFormat::InferencePerf,
         SourceFormat::LlmdReport,
+        SourceFormat::Mlperf,
+        SourceFormat::TrtllmBench,
+        SourceFormat::LlamaCpp,
         SourceFormat::Plateau,
         SourceFormat::LiveSweep,
     ];
@@ -135,6 +145,9 @@ impl SourceFormat {
             SourceFormat::InferenceBenchmarker => "inference_benchmarker",
             SourceFormat::InferencePerf => "inference_perf",
             SourceFormat::LlmdReport => "llmd_report",
+            SourceFormat::Mlperf => "mlperf",
+            SourceFormat::TrtllmBench => "trtllm_bench",
+            SourceFormat::LlamaCpp => "llama_cpp",
             SourceFormat::Plateau => "plateau",
             SourceFormat::LiveSweep => "live_sweep",
         }
@@ -152,6 +165,9 @@ impl SourceFormat {
             "hf_inference_benchmarker" => Some(SourceFormat::InferenceBenchmarker),
             "llm_d" | "llmd" | "benchmark_report" => Some(SourceFormat::LlmdReport),
             "live" | "sweep" => Some(SourceFormat::LiveSweep),
+            "mlperf_inference" | "loadgen" | "mlperf_loadgen" => Some(SourceFormat::Mlperf),
+            "trtllm" | "tensorrt_llm" | "trtllm_bench" => Some(SourceFormat::TrtllmBench),
+            "llama_bench" | "llama_batched_bench" | "llamacpp" => Some(SourceFormat::LlamaCpp),
             _ => Self::ALL.into_iter().find(|f| f.as_str() == norm),
         }
     }
@@ -171,6 +187,9 @@ impl SourceFormat {
             SourceFormat::InferenceBenchmarker => "inference-benchmarker",
             SourceFormat::InferencePerf => "inference-perf",
             SourceFormat::LlmdReport => "llm-d Benchmark Report",
+            SourceFormat::Mlperf => "MLPerf Inference",
+            SourceFormat::TrtllmBench => "TensorRT-LLM trtllm-bench",
+            SourceFormat::LlamaCpp => "llama.cpp",
             SourceFormat::Plateau => "Plateau export",
             SourceFormat::LiveSweep => "live sweep",
         }

@@ -188,6 +188,7 @@ pub(crate) fn RunView(
         {picker}
         <h2>"Levels"</h2>
         <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations percentiles slo=capacity goodput /></div>
+        <crate::ui::components::FailuresSection points=run.points.clone() />
         {turns.map(|panel| view! { <crate::ui::components::TurnsSection panel /> })}
         {(!set_aside.is_empty()).then(|| view! { <SetAsideTable set_aside /> })}
         {cost_section}

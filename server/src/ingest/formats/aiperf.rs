@@ -30,10 +30,13 @@
 //! ([`records`]). Neither records the load: the user gives it, or, in a folder, the JSON
 //! export beside them does (the import folds them into its level).
 //!
-//! Not supported: multi-run `_aggregate`/`_collated` files.
+//! AIPerf's sweep aggregate (`profile_export_aiperf_sweep.csv`/`.json`, one file for a whole
+//! sweep) is read by [`sweep`]. Not read: the multi-run `_aggregate`/`_collated` files of one
+//! level (the runs themselves are read instead, as trials).
 
 mod csv;
 mod records;
+mod sweep;
 
 use super::aiperf_family::{cli_flag, load_num, per_second, read_stats, tag_streaming, tokens, Shape};
 use super::common::{bool_at, top_level, Notes};
@@ -64,12 +67,17 @@ const METRICS: &[(&str, Metric, Shape)] = &[
     ("total_token_throughput", Metric::TotalThroughput, Shape::Rate),
     ("request_throughput", Metric::RequestThroughput, Shape::Rate),
     ("goodput", Metric::Goodput, Shape::Rate),
+    // Requests in flight, time-weighted over the run (failed ones included).
+    ("effective_concurrency", Metric::AchievedConcurrency, Shape::Rate),
 ];
 
 /// Whether the text is an AIPerf profile export (JSON, either layout), its CSV export or
 /// its per-request records.
 pub fn sniff(text: &str) -> bool {
     let t = text.trim_start_matches('\u{feff}').trim_start();
+    if sweep::sniff(t) {
+        return true;
+    }
     if !t.starts_with('{') {
         return csv::is_csv(t);
     }
@@ -98,6 +106,9 @@ pub fn sniff(text: &str) -> bool {
 /// do not record one (the CSV, the per-request records).
 pub fn parse_with(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
     let t = text.trim_start_matches('\u{feff}').trim_start();
+    if sweep::sniff(t) {
+        return sweep::parse(t);
+    }
     if !t.starts_with('{') {
         return csv::parse(t, opts);
     }
@@ -149,15 +160,22 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
             over_time.join(", ")
         ));
     }
-    if found == 0 {
+    // A run where every request failed has only its `error_*` metrics: it is a level with
+    // no completed request, its failures counted by kind.
+    let failed = scalar_count(metrics_obj, "error_request_count")?;
+    let all_failed = found == 0 && failed.is_some_and(|n| n > 0);
+    if found == 0 && !all_failed {
         return Err(top_level(
             "no AIPerf metrics found (expected blocks such as `request_latency` or \
-             `time_to_first_token` at the top level or under `records`); multi-run \
-             aggregate and collated exports are not supported",
+             `time_to_first_token` at the top level or under `records`, or `error_request_count` \
+             for a run where every request failed)",
         ));
     }
 
     point.requests_ok = scalar_count(metrics_obj, "request_count")?;
+    if all_failed && point.requests_ok.is_none() {
+        point.requests_ok = Some(0);
+    }
     if point.requests_ok.is_none() {
         // Schema ≥ 1.1 counts the records behind each distribution: successful requests.
         let path = metrics_obj.child_path("request_latency");
@@ -165,11 +183,12 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
             point.requests_ok = block.count("count")?;
         }
     }
-    point.requests_failed = scalar_count(metrics_obj, "error_request_count")?;
-    let errors = error_summary(root, &mut notes)?;
+    point.requests_failed = failed;
+    let (errors, failures) = error_summary(root, &mut notes)?;
     if point.requests_failed.is_none() {
         point.requests_failed = errors;
     }
+    point.failures = failures;
     let dur_path = metrics_obj.child_path("benchmark_duration");
     if let Some(block) = metrics_obj.obj("benchmark_duration", &dur_path)? {
         let unit = block.str("unit")?.unwrap_or_else(|| "sec".to_owned());
@@ -260,14 +279,16 @@ fn scalar_count(metrics: Obj<'_>, tag: &str) -> Result<Option<i64>, FieldError> 
     }
 }
 
-/// Turns `error_summary` into notes; returns the failed-request total it implies
-/// (`Some(0)` for an empty list, `None` when the file has no summary).
-fn error_summary(root: Obj<'_>, notes: &mut Notes) -> Result<Option<i64>, FieldError> {
-    let Some(v) = root.get("error_summary") else { return Ok(None) };
+/// Turns `error_summary` into the level's failures by kind and notes; returns the
+/// failed-request total it implies (`Some(0)` for an empty list, `None` when the file has no
+/// summary) and the failures.
+fn error_summary(root: Obj<'_>, notes: &mut Notes) -> Result<(Option<i64>, Vec<app::domain::Failure>), FieldError> {
+    let Some(v) = root.get("error_summary") else { return Ok((None, Vec::new())) };
     let Value::Array(items) = v else {
         return Err(FieldError::field("error_summary", format!("expected a list, found {}", json::kind(v))));
     };
     let mut total = 0i64;
+    let mut failures = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let path = format!("error_summary[{i}]");
         let entry = Obj::new(&path, item)?;
@@ -278,6 +299,13 @@ fn error_summary(root: Obj<'_>, notes: &mut Notes) -> Result<Option<i64>, FieldE
             Some(d) => (d.str("code")?, d.str("type")?, d.str("message")?),
             None => (None, None, None),
         };
+        let name = match (&code, &kind) {
+            (Some(c), Some(k)) => format!("HTTP {c} {k}"),
+            (Some(c), None) => format!("HTTP {c}"),
+            (None, Some(k)) => k.clone(),
+            (None, None) => "error".to_owned(),
+        };
+        failures.push(app::domain::Failure::new(&name, count, message.as_deref()));
         // The first few kinds are worth reading; a run failing in a hundred ways is summed up.
         if i < 5 {
             let mut what = kind.unwrap_or_else(|| "error".to_owned());
@@ -295,7 +323,7 @@ fn error_summary(root: Obj<'_>, notes: &mut Notes) -> Result<Option<i64>, FieldE
             notes.warn(format!("… and {} more kinds of error (see error_summary)", items.len() - 5));
         }
     }
-    Ok(Some(total))
+    Ok((Some(total), app::domain::Failure::tally(failures)))
 }
 
 /// The level's load and what the user should know about how it was found.
@@ -519,7 +547,30 @@ fn facts_of(cfg: Option<Obj<'_>>, root: Obj<'_>) -> Result<(RunFacts, Setup), Fi
 mod tests {
     use super::*;
 
+    use crate::ingest::formats::detect;
     use crate::ingest::test_fixtures::{nested_in_an_export, only_level, parsed_files};
+
+    /// AIPerf ≤ 0.8's export of a run where every request failed: only the error metrics
+    /// and the error summary (built from its exporter: tests/data/aiperf-failed/SOURCE.txt).
+    #[test]
+    fn a_run_where_every_request_failed_counts_its_failures_by_kind() {
+        let path = format!("{}/tests/data/aiperf-failed/profile_export_aiperf.json", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(path).unwrap();
+        assert_eq!(detect(&text), Some(SourceFormat::Aiperf));
+        let p = parse(&text).unwrap();
+        let l = only_level(&p);
+        assert_eq!((l.load_kind, l.load_value), (LoadKind::Concurrency, 8.0));
+        assert_eq!((l.requests_ok, l.requests_failed), (Some(0), Some(64)));
+        assert!(l.measures.iter().all(|m| m.metric != Metric::E2e && m.metric != Metric::OutputThroughput));
+        let kinds: Vec<(&str, i64)> = l.failures.iter().map(|f| (f.kind.as_str(), f.count)).collect();
+        assert_eq!(kinds, [("HTTP 503 Service Unavailable", 40), ("TimeoutError", 24)]);
+        assert!(l.failures[0].example.as_deref().is_some_and(|e| e.contains("overloaded")));
+        let e = parse(
+            r#"{"aiperf_version": "0.8.0", "input_config": {}, "error_request_count": {"unit": "requests", "avg": 0}}"#,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("no AIPerf metrics found"), "{e}");
+    }
 
     #[test]
     fn every_real_aiperf_file_parses_and_is_detected() {
@@ -581,7 +632,7 @@ mod tests {
                 assert_eq!((p.load_kind, p.load_value), (LoadKind::Concurrency, 256.0));
             }
         }
-        assert_eq!(checked, 4, "every known fixture was checked");
+        assert_eq!(checked, 6, "every known fixture was checked");
     }
 
     #[test]

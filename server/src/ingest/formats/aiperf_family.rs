@@ -228,19 +228,84 @@ pub(crate) fn split_label(label: &str) -> (String, Option<String>) {
         Some((name, unit)) => (name, Some(unit.trim().to_owned())),
         None => (l, None),
     };
-    // What is left in parentheses qualifies the name (an abbreviation, a source).
+    // What is left in parentheses qualifies the name: an abbreviation (`(TTFO)`) is dropped,
+    // any other qualifier is part of the name — `Time to First Token (error-adjusted)` is not
+    // the time to first token (its failures count as infinitely slow).
     let mut bare = String::with_capacity(name.len());
+    let mut qualifier = String::new();
     let mut depth = 0usize;
     for c in name.chars() {
         match c {
             '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
+            ')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    let q = std::mem::take(&mut qualifier);
+                    let abbreviation = q.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == ' ');
+                    if !abbreviation {
+                        bare.push(' ');
+                        bare.push_str(&q);
+                    }
+                }
+            }
             c if depth == 0 => bare.push(c),
-            _ => {}
+            c => qualifier.push(c),
         }
     }
     let snake = bare.split_whitespace().map(str::to_ascii_lowercase).collect::<Vec<_>>().join("_");
     (snake, unit.filter(|u| !u.is_empty()))
+}
+
+/// The order of a distributions header's percentile columns: AIPerf's ascend from p1,
+/// GenAI-Perf's descend from p99; the two CSVs are told apart by nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Percentiles {
+    Ascending,
+    Descending,
+    /// Fewer than two percentile columns.
+    Unordered,
+}
+
+/// Whether `line` is a distributions header — `Metric` (any case), then statistic columns
+/// only (`avg`, `min`, `max`, `std`, `pN`, and the `sum` or `count` AIPerf 0.10 adds), in any
+/// order and with any of them left out, at least the mean among them — and how its
+/// percentiles are ordered.
+pub(crate) fn stats_header(line: &str) -> Option<Percentiles> {
+    let cells = split_csv(line).ok()?;
+    let (first, rest) = cells.split_first()?;
+    if !first.eq_ignore_ascii_case("metric") || rest.len() < 2 {
+        return None;
+    }
+    let mut tenths = Vec::new();
+    let mut mean = false;
+    for cell in rest {
+        let c = cell.to_ascii_lowercase();
+        match Stat::parse(&c) {
+            Some(Stat::P(t)) => tenths.push(t),
+            Some(Stat::Mean) => mean = true,
+            Some(_) => {}
+            None if matches!(c.as_str(), "sum" | "count" | "total") => {}
+            None => return None,
+        }
+    }
+    if !mean {
+        return None;
+    }
+    Some(if tenths.len() < 2 {
+        Percentiles::Unordered
+    } else if tenths.windows(2).all(|w| w[0] < w[1]) {
+        Percentiles::Ascending
+    } else if tenths.windows(2).all(|w| w[0] > w[1]) {
+        Percentiles::Descending
+    } else {
+        Percentiles::Unordered
+    })
+}
+
+/// Whether `line` is a `Metric,Value` header (any case).
+pub(crate) fn value_header(line: &str) -> bool {
+    split_csv(line)
+        .is_ok_and(|c| c.len() == 2 && c[0].eq_ignore_ascii_case("metric") && c[1].eq_ignore_ascii_case("value"))
 }
 
 /// A numeric cell; empty and `N/A` are unknown. `what` names the cell in errors.
@@ -251,6 +316,27 @@ pub(crate) fn cell_number(cell: &str, line: usize, what: &str) -> Result<Option<
     crate::ingest::json::number(what, &Value::String(cell.to_owned()))
         .map(Some)
         .map_err(|e| FieldError::line(line, format!("{what}: {}", e.message)))
+}
+
+/// A numeric cell of AIPerf's, where `inf` and `nan` are written for a statistic with no
+/// finite value (an error-adjusted latency whose failures count as infinitely slow): unknown.
+pub(crate) fn aiperf_cell(cell: &str, line: usize, what: &str) -> Result<Option<f64>, FieldError> {
+    if ["inf", "-inf", "+inf", "nan", "-nan"].iter().any(|x| cell.eq_ignore_ascii_case(x)) {
+        return Ok(None);
+    }
+    cell_number(cell, line, what)
+}
+
+/// A cell Plateau does not read, for the raw fields: a number as written (negative ones
+/// included: AIPerf's `OSL Mismatch Diff %`), else the text; empty is `null`.
+pub(crate) fn raw_cell(cell: &str) -> Value {
+    if cell.is_empty() {
+        return Value::Null;
+    }
+    match cell.parse::<f64>() {
+        Ok(v) if v.is_finite() => number_value(v),
+        _ => Value::String(cell.to_owned()),
+    }
 }
 
 /// The warning for a level whose load the file does not record: what to do about it, with
@@ -297,6 +383,12 @@ mod tests {
             l("Time to First Output Token (TTFO) (ms)"),
             ("time_to_first_output_token".into(), Some("ms".into()))
         );
+        assert_eq!(
+            l("Time to First Token (error-adjusted) (ms)"),
+            ("time_to_first_token_error-adjusted".into(), Some("ms".into())),
+            "a qualifier that is no abbreviation is part of the name"
+        );
+        assert_eq!(l("HTTP Waiting (TTFB) (ms)"), ("http_waiting".into(), Some("ms".into())));
         assert_eq!(
             l("Output Token Throughput Per User (tokens/sec/user)"),
             ("output_token_throughput_per_user".into(), Some("tokens/sec/user".into()))

@@ -110,7 +110,7 @@ impl Notes {
     /// they were given.
     pub(crate) fn finish(mut self, facts: RunFacts, mut definitions: Definitions, levels: Vec<NewLevel>) -> ParsedFile {
         definitions.notes.append(&mut self.notes);
-        ParsedFile { facts, definitions, levels, warnings: self.warnings, restored: None, workload: None }
+        ParsedFile { facts, definitions, levels, warnings: self.warnings, ..ParsedFile::default() }
     }
 }
 
@@ -264,5 +264,28 @@ pub(crate) fn bool_at(obj: Obj<'_>, key: &str) -> Result<Option<bool>, FieldErro
         Some(v) => {
             Err(FieldError::field(&obj.child_path(key), format!("expected true/false, found {}", json::kind(v))))
         }
+    }
+}
+
+/// A value of a text file as it was written, for the raw fields: whole numbers exactly (a
+/// 64-bit seed keeps every digit), other numbers as read, `true`/`false`, the rest as text.
+pub(crate) fn text_value(text: &str) -> Value {
+    let t = text.trim();
+    if let Ok(n) = t.parse::<u64>() {
+        return Value::from(n);
+    }
+    if let Ok(n) = t.parse::<i64>() {
+        return Value::from(n);
+    }
+    let numeric = !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'));
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && numeric => {
+            serde_json::Number::from_f64(v).map_or_else(|| Value::String(t.to_owned()), Value::Number)
+        }
+        _ => match t {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => Value::String(t.to_owned()),
+        },
     }
 }

@@ -70,7 +70,7 @@ fn lookup(name: &str) -> Option<(Metric, Shape, &'static str)> {
 /// GenAI-Perf's request-metrics header: percentiles descend from p99 (AIPerf's CSV, which
 /// otherwise looks alike, ascends from p1 and is not ours).
 fn is_request_header(line: &str) -> bool {
-    line.trim().replace(' ', "").starts_with("Metric,avg,min,max,p99,")
+    super::aiperf_family::stats_header(line) == Some(super::aiperf_family::Percentiles::Descending)
 }
 
 /// The load of a CSV level when nothing in the text says it: unknown, filled by the import
@@ -175,11 +175,13 @@ fn parse_csv(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> 
         }
         let cells = split_csv(line).map_err(|m| FieldError::line(n, m))?;
         let label = cells.first().map(String::as_str).unwrap_or_default();
-        if label == "Metric" {
-            let kind = match cells.get(1).map(String::as_str) {
-                Some("avg") => BlockKind::Request,
-                Some("Value") if cells.len() == 2 => BlockKind::System,
-                _ => BlockKind::Other,
+        if label.eq_ignore_ascii_case("metric") {
+            let kind = if super::aiperf_family::stats_header(line).is_some() {
+                BlockKind::Request
+            } else if super::aiperf_family::value_header(line) {
+                BlockKind::System
+            } else {
+                BlockKind::Other
             };
             if kind == BlockKind::Other {
                 raw_other.push(serde_json::json!({ "line": n, "header": cells, "rows": [] }));

@@ -19,23 +19,32 @@ pub mod aiperf_gpu_telemetry;
 pub mod aiperf_server_metrics;
 pub mod benchmark_py;
 pub(crate) mod common;
+pub mod diagnose;
 pub mod genai_bench;
 pub mod genai_perf;
 pub mod guidellm;
 pub mod inference_benchmarker;
 pub mod inference_perf;
 pub mod inferencex;
+pub mod llama_cpp;
 pub mod llmd_report;
 pub mod llmperf;
+pub mod mlperf;
 pub mod plateau;
 // Not a registry format: a saved Prometheus scrape, an extra file of an import.
 pub mod prometheus_scrape;
 pub mod sglang;
+pub mod trtllm_bench;
 pub mod vllm;
 pub(crate) mod vllm_family;
 
 use super::model::Format;
 use app::domain::SourceFormat;
+
+/// Every reader, as a refusal lists them.
+pub const READERS: &str = "benchmark.py text, vLLM (and vllm-bench), SGLang, GuideLLM, AIPerf, GenAI-Perf, \
+    genai-bench, LLMPerf, InferenceX, inference-benchmarker, inference-perf, llm-d Benchmark Reports, \
+    MLPerf Inference, TensorRT-LLM trtllm-bench, llama.cpp llama-bench and llama-batched-bench, and its own export";
 
 /// Every format, most specific first.
 pub fn registry() -> Vec<Format> {
@@ -56,6 +65,10 @@ pub fn registry() -> Vec<Format> {
         inference_perf::FORMAT,
         genai_bench::FORMAT,
         llmd_report::FORMAT,
+        // Text reports with banners of their own (and trtllm-bench's JSON).
+        mlperf::FORMAT,
+        trtllm_bench::FORMAT,
+        llama_cpp::FORMAT,
         // Any text with a `C=` marker: last, as the least specific.
         benchmark_py::FORMAT,
     ]
@@ -80,6 +93,20 @@ mod tests {
     /// Every result file of the shared fixtures (its path inside the fixtures directory) and
     /// the format the registry detects. A new fixture file must be added here.
     const FIXTURES: &[(&str, SourceFormat)] = &[
+        ("aiperf/anud18_aiperf-0.10.0_cloudflare-tunnel_llama3.1-8b_agent-flat_c1_server-token-count_profile_export_aiperf.csv", Aiperf),
+        ("aiperf/anud18_aiperf-0.10.0_rtx5090_qwen3.6-35b-a3b-nvfp4_agent_c16_profile_export_aiperf.csv", Aiperf),
+        ("llama-cpp/llama-bench-b10428_json_2xrtx3090_cuda_qwen3.8-27b-q4_k_m_depth16384.json", LlamaCpp),
+        ("llama-cpp/llama-bench-b5606_json_rtx4090_cuda_snowpiercer-15b-q3_k_l.json", LlamaCpp),
+        ("llama-cpp/llama-bench-b9518_jsonl_apple-m5-max_metal_qwen3.5-35b-a3b-q5_k_s.jsonl", LlamaCpp),
+        ("mlperf/mlperf-loadgen-5.1_local_a30_llama3.1-8b_Server_INVALID_mlperf_log_detail.txt", Mlperf),
+        ("mlperf/mlperf-loadgen-5.1_local_a30_llama3.1-8b_Server_INVALID_mlperf_log_summary.txt", Mlperf),
+        ("mlperf/mlperf-v4.1_google_dgx-h100x8_trt_mixtral-8x7b_Server_mlperf_log_summary.txt", Mlperf),
+        ("mlperf/mlperf-v4.1_redhat_l40s-openshift_vllm_llama2-70b-99.9_Offline_mlperf_log_summary.txt", Mlperf),
+        ("mlperf/mlperf-v6.1-open_krai_h200_qwen3-vl-235b_Offline_endpoints-report.txt", Mlperf),
+        ("mlperf/mlperf-v6.1-open_lambda_8xb200-sglang_qwen3.6-27b_SingleStream-agentic_endpoints-report.txt", Mlperf),
+        ("mlperf/mlperf-v6.1_azure_gb200-nvl72x72_deepseek-r1_Server_mlperf_log_summary.txt", Mlperf),
+        ("mlperf/mlperf-v6.1_cisco_c845a-8xrtxpro6000_llama3.1-8b_Interactive_mlperf_log_summary.txt", Mlperf),
+        ("mlperf/mlperf-v6.1_nvidia_8xb300_qwen3-vl-235b_Server_endpoints-report.txt", Mlperf),
         ("aiperf/aiperf-0.8.0_tests_audit_baseline-chat_bare_profile_export_aiperf.json", Aiperf),
         ("aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json", Aiperf),
         ("aiperf/aiperf-tests_plot_qwen_concurrency2_profile_export.jsonl", Aiperf),
@@ -121,10 +148,28 @@ mod tests {
     /// The small synthetic files of `server/tests/data`, likewise.
     const SYNTHETIC: &[(&str, SourceFormat)] = &[
         ("aiperf/records_wrapper_profile_export_aiperf.json", Aiperf),
+        ("aiperf-failed/profile_export_aiperf.csv", Aiperf),
+        ("aiperf-failed/profile_export_aiperf.json", Aiperf),
+        ("aiperf-sweep/concurrency_3_trials_profile_export_aiperf_sweep.csv", Aiperf),
+        ("aiperf-sweep/concurrency_3_trials_profile_export_aiperf_sweep.json", Aiperf),
+        ("aiperf-sweep/first_generation_profile_export_aiperf_sweep.csv", Aiperf),
+        ("aiperf-sweep/rate_1_trial_profile_export_aiperf_sweep.csv", Aiperf),
+        ("aiperf-sweep/rate_1_trial_profile_export_aiperf_sweep.json", Aiperf),
         ("aiperf-gpu-telemetry/profile_export_aiperf.json", Aiperf),
         ("aiperf-server-metrics/profile_export_aiperf.json", Aiperf),
         ("genai-perf/profile_export_genai_perf.json", GenaiPerf),
         ("inference-benchmarker/sweep_llama31_8b_h100.json", InferenceBenchmarker),
+        ("trtllm-bench/latency.log", TrtllmBench),
+        ("trtllm-bench/latency_report.json", TrtllmBench),
+        ("trtllm-bench/throughput_pytorch_streaming.log", TrtllmBench),
+        ("trtllm-bench/throughput_pytorch_streaming_2026prefix.log", TrtllmBench),
+        ("trtllm-bench/throughput_pytorch_streaming_report.json", TrtllmBench),
+        ("trtllm-bench/throughput_r1era_report.json", TrtllmBench),
+        ("trtllm-bench/throughput_trt_current.log", TrtllmBench),
+        ("trtllm-bench/throughput_trt_report.json", TrtllmBench),
+        ("trtllm-bench/throughput_trt_tabs.log", TrtllmBench),
+        ("trtllm-bench/v0_latency.log", TrtllmBench),
+        ("trtllm-bench/v0_statistics.log", TrtllmBench),
     ];
 
     /// Files of `server/tests/data` that are not results (no format may claim them): the

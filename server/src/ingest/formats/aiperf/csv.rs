@@ -22,7 +22,8 @@
 //! the load; otherwise it is left unknown for the import to ask, or to take from the
 //! `profile_export_aiperf.json` beside it in the same folder.
 
-use super::super::aiperf_family::{cell_number, cli_flag, number_value, split_csv, split_label, unit_scale};
+use super::super::aiperf_family::{aiperf_cell, raw_cell, stats_header, value_header, Percentiles};
+use super::super::aiperf_family::{cli_flag, number_value, split_csv, split_label, unit_scale};
 use super::super::aiperf_family::{unknown_load_warning, Scale, Shape};
 use super::super::common::Notes;
 use super::{definitions, METRICS};
@@ -35,9 +36,11 @@ use serde_json::{Map, Value};
 /// How many lines may precede the first table (a pasted command line, `#` comments).
 const MAX_PREAMBLE_LINES: usize = 20;
 
-/// AIPerf's distributions header: percentiles ascend from p1 (GenAI-Perf's descend from p99).
+/// AIPerf's distributions header, its columns found by name (`Metric,avg,min,max,[sum,]p1,…`
+/// in any order, any of them missing but the mean): percentiles ascend from p1, where
+/// GenAI-Perf's descend from p99.
 fn is_request_header(line: &str) -> bool {
-    line.trim().replace(' ', "").starts_with("Metric,avg,min,max,p1,p5,")
+    stats_header(line).is_some_and(|order| order != Percentiles::Descending)
 }
 
 /// Whether the text is AIPerf's CSV export.
@@ -97,18 +100,27 @@ fn request_row(
     raw: &mut Map<String, Value>,
     over_time: &mut Vec<String>,
 ) -> Result<bool, FieldError> {
+    let (name, unit) = split_label(first);
+    let known = lookup(&name);
     let mut stats = Map::new();
     let mut values = Vec::new();
     for (col, cell) in header.iter().zip(cells).skip(1) {
-        let v = cell_number(cell, n, &format!("`{first}`, column `{col}`"))?;
-        stats.insert(col.clone(), v.map_or(Value::Null, number_value));
-        if let (Some(v), Some(stat)) = (v, Stat::parse(col)) {
+        // Only the cells of a metric Plateau reads, in a statistic column, are checked; the
+        // rest are kept as written (`OSL Mismatch Diff %` is negative, an unknown column
+        // may hold text).
+        let stat = Stat::parse(col);
+        if known.is_none() || stat.is_none() {
+            stats.insert(col.clone(), raw_cell(cell));
+            continue;
+        }
+        let v = aiperf_cell(cell, n, &format!("`{first}`, column `{col}`"))?;
+        stats.insert(col.clone(), v.map_or_else(|| raw_cell(cell), number_value));
+        if let (Some(v), Some(stat)) = (v, stat) {
             values.push((stat, v));
         }
     }
     raw.insert(first.to_owned(), Value::Object(stats));
-    let (name, unit) = split_label(first);
-    let Some((metric, shape)) = lookup(&name) else { return Ok(false) };
+    let Some((metric, shape)) = known else { return Ok(false) };
     let scale = scale_of(first, unit.as_deref(), metric, n)?;
     for (stat, v) in values {
         if shape == Shape::Distribution || stat == Stat::Mean {
@@ -131,10 +143,16 @@ fn system_row(
     raw: &mut Map<String, Value>,
 ) -> Result<bool, FieldError> {
     let cell = cells.get(1).map(String::as_str).unwrap_or_default();
-    let v = cell_number(cell, n, &format!("`{first}`"))?;
-    raw.insert(first.to_owned(), v.map_or(Value::Null, number_value));
-    let Some(v) = v else { return Ok(false) };
     let (name, unit) = split_label(first);
+    let read = matches!(name.as_str(), "request_count" | "error_request_count" | "benchmark_duration")
+        || lookup(&name).is_some();
+    if !read {
+        raw.insert(first.to_owned(), raw_cell(cell));
+        return Ok(false);
+    }
+    let v = aiperf_cell(cell, n, &format!("`{first}`"))?;
+    raw.insert(first.to_owned(), v.map_or_else(|| raw_cell(cell), number_value));
+    let Some(v) = v else { return Ok(false) };
     match name.as_str() {
         // Successful requests only; failures are the error count.
         "request_count" => point.requests_ok = Some(whole(v, first, cell, n)?),
@@ -158,10 +176,9 @@ fn system_row(
 
 pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> {
     let lines: Vec<&str> = text.lines().collect();
-    let start = lines
-        .iter()
-        .position(|l| is_request_header(l))
-        .ok_or_else(|| FieldError::line(1, "no AIPerf header (`Metric,avg,min,max,p1,…`) found"))?;
+    let start = lines.iter().position(|l| is_request_header(l)).ok_or_else(|| {
+        FieldError::line(1, "no AIPerf header (`Metric,avg,min,max,p1,…`, its statistic columns in any order) found")
+    })?;
     let preamble = lines.get(..start).unwrap_or_default().join("\n");
 
     let mut point = Point::at(LoadKind::Concurrency, 0.0);
@@ -182,10 +199,12 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
         let cells = split_csv(line).map_err(|m| FieldError::line(n, m))?;
         let first = cells.first().map(String::as_str).unwrap_or_default();
         if table.is_none() {
-            let kind = match (first, cells.get(1).map(String::as_str)) {
-                ("Metric", Some("avg")) => Table::Request,
-                ("Metric", Some("Value")) if cells.len() == 2 => Table::System,
-                _ => Table::Other,
+            let kind = if is_request_header(line) {
+                Table::Request
+            } else if value_header(line) {
+                Table::System
+            } else {
+                Table::Other
             };
             if kind == Table::Other {
                 raw_other.push(serde_json::json!({ "line": n, "header": cells, "rows": [] }));
@@ -222,8 +241,17 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
             }
         }
     }
-    if found == 0 {
-        return Err(FieldError::line(start + 1, "no AIPerf metrics found under the header"));
+    // A run where every request failed has only `Error …` rows: a level with no completed
+    // request (its count of failures is `Error Request Count`).
+    let all_failed = found == 0 && point.requests_failed.is_some_and(|n| n > 0);
+    if found == 0 && !all_failed {
+        return Err(FieldError::line(
+            start + 1,
+            "no AIPerf metrics found under the header (no `Request Throughput`, `Request Latency` or `Time to First Token` row, and no `Error Request Count` of a run where every request failed)",
+        ));
+    }
+    if all_failed && point.requests_ok.is_none() {
+        point.requests_ok = Some(0);
     }
     if !over_time.is_empty() {
         definitions.notes.push(format!(
@@ -290,6 +318,56 @@ mod tests {
         let sys = &p.levels[0].raw["system_metrics"];
         assert_eq!(sys["Minimum Request Timestamp (ns)"].as_f64(), Some(1759522419154568960.0));
         assert_eq!(sys["Total Reasoning Tokens (tokens)"].as_f64(), Some(19792.0));
+    }
+
+    /// AIPerf 0.10: a `sum` column, CRLF, HTTP-trace rows, negative `OSL Mismatch Diff %`,
+    /// and an empty GPU-telemetry header after two blank lines.
+    #[test]
+    fn the_0_10_export_reads_by_column_name() {
+        let text =
+            read("aiperf/anud18_aiperf-0.10.0_rtx5090_qwen3.6-35b-a3b-nvfp4_agent_c16_profile_export_aiperf.csv");
+        assert!(text.contains("\r\n"));
+        let text = crate::ingest::read::normalized(&text);
+        assert_eq!(detect(&text), Some(SourceFormat::Aiperf));
+        let p = parse(&text, &ParseOptions { concurrency: Some(16.0) }).unwrap();
+        let l = only_level(&p);
+        assert_eq!(l.get(Metric::OutputThroughput, Stat::Mean), Some(1172.15));
+        assert_eq!(l.get(Metric::Ttft, Stat::Mean), Some(230.14));
+        assert_eq!(l.get(Metric::Ttft, Stat::P(100)), Some(111.55));
+        assert_eq!(l.get(Metric::RequestThroughput, Stat::Mean), Some(2.16));
+        assert_eq!(l.get(Metric::Tpot, Stat::P99), Some(13.27));
+        assert_eq!(l.requests_ok, Some(96));
+        assert_eq!(l.requests_failed, None, "no error row: unknown, not zero");
+        assert!(close(l.wall_s, 44.52));
+        let raw = &p.levels[0].raw;
+        assert_eq!(raw["request_metrics"]["OSL Mismatch Diff % (%)"]["avg"].as_f64(), Some(-73.46));
+        assert_eq!(raw["request_metrics"]["Time to First Token (ms)"]["sum"].as_f64(), Some(22093.17));
+        assert_eq!(raw["other_tables"][0]["header"][0], "Endpoint");
+        let text = read("aiperf/anud18_aiperf-0.10.0_cloudflare-tunnel_llama3.1-8b_agent-flat_c1_server-token-count_profile_export_aiperf.csv");
+        let p = parse(&crate::ingest::read::normalized(&text), &ParseOptions { concurrency: Some(1.0) }).unwrap();
+        let l = only_level(&p);
+        assert_eq!(l.get(Metric::Ttft, Stat::Mean), Some(26594.87));
+        assert_eq!(l.get(Metric::OutputThroughput, Stat::Mean), Some(5.44));
+        assert_eq!(l.requests_ok, Some(20));
+    }
+
+    /// A run where every request failed (AIPerf ≤ 0.8 writes only its error rows; built from
+    /// its exporter, see tests/data/aiperf-failed/SOURCE.txt).
+    #[test]
+    fn a_run_where_every_request_failed_is_a_level_with_none_completed() {
+        let path = format!("{}/tests/data/aiperf-failed/profile_export_aiperf.csv", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(path).unwrap();
+        let p = parse(&crate::ingest::read::normalized(&text), &ParseOptions { concurrency: Some(8.0) }).unwrap();
+        let l = only_level(&p);
+        assert_eq!((l.requests_ok, l.requests_failed), (Some(0), Some(64)));
+        assert_eq!(l.get(Metric::E2e, Stat::Mean), None, "no latency: unknown, never 0");
+        assert_eq!(l.get(Metric::OutputThroughput, Stat::Mean), None, "not measured: unknown");
+        // Later AIPerf versions write `inf` for a statistic with no finite value.
+        let inf = "Metric,avg,min,max,p50,std\nTime to First Token (error-adjusted) (ms),inf,12.0,inf,15.0,\nTime to First Token (ms),14.0,12.0,20.0,15.0,2.0\n";
+        let p = parse(inf, &ParseOptions { concurrency: Some(1.0) }).unwrap();
+        let l = only_level(&p);
+        assert_eq!(l.get(Metric::Ttft, Stat::Mean), Some(14.0), "the error-adjusted row is another metric");
+        assert_eq!(p.levels[0].raw["request_metrics"]["Time to First Token (error-adjusted) (ms)"]["avg"], "inf");
     }
 
     #[test]
