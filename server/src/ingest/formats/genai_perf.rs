@@ -184,7 +184,7 @@ fn parse_csv(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> 
                 BlockKind::Other
             };
             if kind == BlockKind::Other {
-                raw_other.push(serde_json::json!({ "line": n, "header": cells, "rows": [] }));
+                raw_other.push(serde_json::json!({ "at": format!("line {n}"), "header": cells, "rows": [] }));
             }
             block = Some(Block { kind, header: cells, line: n });
             continue;

@@ -159,6 +159,14 @@ mod tests {
         ("aiperf-server-metrics/profile_export_aiperf.json", Aiperf),
         ("genai-perf/profile_export_genai_perf.json", GenaiPerf),
         ("inference-benchmarker/sweep_llama31_8b_h100.json", InferenceBenchmarker),
+        ("llama-cpp/llama-batched-bench.jsonl", LlamaCpp),
+        ("llama-cpp/llama-batched-bench.txt", LlamaCpp),
+        ("llama-cpp/llama-batched-bench_b5606.txt", LlamaCpp),
+        ("llama-cpp/llama-bench_b10428.csv", LlamaCpp),
+        ("llama-cpp/llama-bench_b5606.csv", LlamaCpp),
+        ("llama-cpp/llama-bench_b5606.md", LlamaCpp),
+        ("llama-cpp/llama-bench_b9518.csv", LlamaCpp),
+        ("llama-cpp/llama-bench_b9518.md", LlamaCpp),
         ("trtllm-bench/latency.log", TrtllmBench),
         ("trtllm-bench/latency_report.json", TrtllmBench),
         ("trtllm-bench/throughput_pytorch_streaming.log", TrtllmBench),
@@ -170,6 +178,9 @@ mod tests {
         ("trtllm-bench/throughput_trt_tabs.log", TrtllmBench),
         ("trtllm-bench/v0_latency.log", TrtllmBench),
         ("trtllm-bench/v0_statistics.log", TrtllmBench),
+        ("vllm-bench/multiturn.json", Vllm),
+        ("vllm-bench/result.json", Vllm),
+        ("vllm-bench/result_detailed.json", Vllm),
     ];
 
     /// Files of `server/tests/data` that are not results (no format may claim them): the

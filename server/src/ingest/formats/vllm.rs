@@ -117,6 +117,8 @@ fn parse_objects(items: Vec<(Place, &Value)>, opts: &ParseOptions) -> Result<Par
     let mut facts = Vec::with_capacity(items.len());
     let mut old_layout = false;
     let mut peak_tput = false;
+    let mut steady = Vec::new();
+    let mut multi_turn = false;
     for (place, v) in items {
         let path = place.path();
         let read = |notes: &mut Notes| -> Result<(NewLevel, RunFacts), FieldError> {
@@ -126,8 +128,12 @@ fn parse_objects(items: Vec<(Place, &Value)>, opts: &ParseOptions) -> Result<Par
         };
         let (level, f) = read(&mut notes).map_err(|e| place.locate(e))?;
         if let Some(m) = v.as_object() {
-            old_layout |= !m.contains_key("endpoint_type");
+            multi_turn |= m.get("mode").and_then(Value::as_str) == Some("multi_turn");
+            old_layout |= !m.contains_key("endpoint_type") && !multi_turn;
             peak_tput |= m.get("max_output_tokens_per_s").is_some_and(|x| !x.is_null());
+            if let Some(s) = steady_state(m, &level) {
+                steady.push(s);
+            }
         }
         levels.push((place.label(), level));
         facts.push(f);
@@ -148,6 +154,25 @@ fn parse_objects(items: Vec<(Place, &Value)>, opts: &ParseOptions) -> Result<Par
                 .to_owned(),
         );
     }
+    if !steady.is_empty() {
+        definitions.notes.push(
+            "vllm-bench (vLLM's Rust client) also measures each level over its steady-state window — from when the \
+             requests in flight first reach the concurrency (95 % of it) to when they last fall below — as Plateau's \
+             own sweeps do; the level's figures are the whole run's, the window's are below and in the raw fields \
+             (`steady_state`)"
+                .to_owned(),
+        );
+        definitions.notes.extend(steady);
+    }
+    if multi_turn {
+        definitions.notes.push(
+            "A multi-turn run (vllm-bench --multi-turn): the level is its conversations in flight \
+             (multi_turn_concurrency); each request is a turn, and `per_turn_metrics` (kept in the raw fields) \
+             divides every turn's throughput by the whole run's duration and counts a turn's own output in its \
+             input tokens"
+                .to_owned(),
+        );
+    }
     if peak_tput {
         definitions.notes.push(
             "`max_output_tokens_per_s` (peak over 1-second buckets) is stored as the output \
@@ -156,6 +181,47 @@ fn parse_objects(items: Vec<(Place, &Value)>, opts: &ParseOptions) -> Result<Par
         );
     }
     Ok(notes.finish(facts, definitions, levels))
+}
+
+/// vllm-bench's steady-state figures of a level, labelled by their window: `C=16: steady state
+/// 0.0–64.3 s (304 of 320 requests completed in it): 1252.66 output tok/s, 4.73 req/s, TTFT mean
+/// 60.66 ms, TPOT mean 12.57 ms (whole run: 1231.07 output tok/s)`. Rounded for reading; the
+/// raw fields keep every digit.
+fn steady_state(m: &Map<String, Value>, level: &NewLevel) -> Option<String> {
+    let s = m.get("steady_state")?.as_object()?;
+    let w = s.get("window")?.as_object()?;
+    let num = |o: &Map<String, Value>, k: &str| o.get(k).and_then(Value::as_f64).filter(|v| v.is_finite());
+    let fmt = |v: f64| app::domain::model::format::num(Some(v), 2);
+    let mut parts = Vec::new();
+    for (key, unit) in [("output_throughput", "output tok/s"), ("request_throughput", "req/s")] {
+        if let Some(v) = num(s, key) {
+            parts.push(format!("{} {unit}", fmt(v)));
+        }
+    }
+    for (key, what) in [("mean_ttft_ms", "TTFT mean"), ("mean_tpot_ms", "TPOT mean")] {
+        if let Some(v) = num(s, key) {
+            parts.push(format!("{what} {} ms", fmt(v)));
+        }
+    }
+    let window = match (num(w, "start_s"), num(w, "end_s")) {
+        (Some(a), Some(b)) => {
+            format!("{}–{} s", app::domain::model::format::num(Some(a), 1), app::domain::model::format::num(Some(b), 1))
+        }
+        _ => "a window".to_owned(),
+    };
+    let inside = match (num(w, "requests_completed_in_window"), num(w, "requests_total")) {
+        (Some(a), Some(b)) => format!(" ({a} of {b} requests completed in it)"),
+        _ => String::new(),
+    };
+    let whole =
+        level.point.output_tok_s().map(|v| format!(" (whole run: {} output tok/s)", fmt(v))).unwrap_or_default();
+    let warning =
+        w.get("warning").and_then(Value::as_str).map(|x| format!("; vllm-bench warns: {x}")).unwrap_or_default();
+    Some(format!(
+        "{}: steady state {window}{inside}: {}{whole}{warning}",
+        app::domain::model::level::load_label(level.point.load_kind, level.point.load_value),
+        parts.join(", ")
+    ))
 }
 
 /// The definitions every vLLM-client file shares.
@@ -378,6 +444,48 @@ mod tests {
     use crate::ingest::test_fixtures::close;
     use crate::ingest::test_fixtures::read as fixture;
     use app::domain::model::metrics::TtftDefinition;
+
+    fn vllm_bench(name: &str) -> String {
+        let path = format!("{}/tests/data/vllm-bench/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// vllm-bench (vLLM's Rust client; built files, see tests/data/vllm-bench/SOURCE.txt):
+    /// vLLM's keys, read as vLLM's, and its steady-state window kept beside them.
+    #[test]
+    fn vllm_bench_keeps_its_steady_state_beside_the_whole_run() {
+        let text = vllm_bench("result.json");
+        assert_eq!(detect(&text), Some(SourceFormat::Vllm));
+        let p = parse(&text).unwrap();
+        let l = &p.levels[0].point;
+        assert_eq!((l.load_kind, l.load_value), (LoadKind::Concurrency, 16.0));
+        let whole: f64 = serde_json::from_str::<Value>(&text).unwrap()["output_throughput"].as_f64().unwrap();
+        assert_eq!(l.output_tok_s(), Some(whole), "the level's figures are the whole run's");
+        let note = p.definitions.notes.iter().find(|n| n.starts_with("C=16: steady state")).unwrap();
+        assert!(note.contains("0.0–64.3 s") && note.contains("304 of 320 requests"), "{note}");
+        assert!(note.contains("1,252.66 output tok/s") || note.contains("1252.66 output tok/s"), "{note}");
+        assert!(note.contains("TTFT mean 60.66 ms"), "{note}");
+        assert_eq!(p.levels[0].raw["steady_state"]["output_throughput"].as_f64(), Some(1252.6570198765994));
+        // With --save-detailed: the per-request arrays become requests.
+        let p = parse(&vllm_bench("result_detailed.json")).unwrap();
+        assert!(!p.levels[0].requests.is_empty());
+    }
+
+    #[test]
+    fn a_vllm_bench_multi_turn_run_is_a_level_of_its_conversations_in_flight() {
+        let text = vllm_bench("multiturn.json");
+        assert_eq!(detect(&text), Some(SourceFormat::Vllm));
+        let p = parse(&text).unwrap();
+        let l = &p.levels[0].point;
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (l.load_kind, l.load_value),
+            (LoadKind::Concurrency, doc["multi_turn_concurrency"].as_f64().unwrap())
+        );
+        assert_eq!(l.output_tok_s(), doc["output_throughput"].as_f64());
+        assert!(p.definitions.notes.iter().any(|n| n.contains("multi-turn")));
+        assert!(p.levels[0].raw["per_turn_metrics"].is_array());
+    }
 
     #[test]
     fn inferencex_app_glm47_conc1_old_layout_with_typo_key() {

@@ -127,8 +127,12 @@ pub(crate) fn read_load(o: &Obj<'_>, place: Place, notes: &mut Notes) -> Result<
             None => Rate::Absent,
         },
     };
-    // 0 or null means "no cap" in both vLLM and SGLang.
-    let cap = o.count("max_concurrency")?.filter(|c| *c > 0);
+    // 0 or null means "no cap" in both vLLM and SGLang. vllm-bench's multi-turn runs keep
+    // `multi_turn_concurrency` conversations in flight.
+    let cap = match o.count("max_concurrency")?.filter(|c| *c > 0) {
+        Some(c) => Some(c),
+        None => o.count("multi_turn_concurrency")?.filter(|c| *c > 0),
+    };
     let here = place.label();
     if o.get("ramp_up_strategy").is_some() {
         let Some(c) = cap else {

@@ -207,7 +207,7 @@ pub(super) fn parse(text: &str, opts: &ParseOptions) -> Result<ParsedFile, Field
                 Table::Other
             };
             if kind == Table::Other {
-                raw_other.push(serde_json::json!({ "line": n, "header": cells, "rows": [] }));
+                raw_other.push(serde_json::json!({ "at": format!("line {n}"), "header": cells, "rows": [] }));
             }
             table = Some((kind, cells, n));
             continue;

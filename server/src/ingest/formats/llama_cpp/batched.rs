@@ -79,8 +79,10 @@ fn settings(text: &str) -> Map<String, Value> {
     out
 }
 
-/// The model's name and the GPUs, from the log lines llama.cpp prints while loading
-/// (`general.name str = …`, `Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9`).
+/// The model's name, the GPUs and the build, from the log lines llama.cpp prints while
+/// loading: `general.name str = …` (else the model file's name in `loaded meta data … from
+/// /models/X.gguf`), `Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9` (else
+/// `using device CUDA0 (NVIDIA H100 80GB HBM3)`), `build: 5606 (247e5c6e) with cc …`.
 fn log_facts(text: &str) -> RunFacts {
     let mut facts = RunFacts { engine: Some("llama.cpp".to_owned()), ..RunFacts::default() };
     let mut devices = Vec::new();
@@ -91,6 +93,19 @@ fn log_facts(text: &str) -> RunFacts {
                 let name = name.trim();
                 if !name.is_empty() {
                     facts.model = Some(name.to_owned());
+                }
+            }
+        }
+        if facts.model.is_none() && t.contains("loaded meta data") {
+            if let Some((_, path)) = t.split_once(" from ") {
+                let path = path.split(" (version").next().unwrap_or(path).trim();
+                facts.model = super::model_of_path(path);
+            }
+        }
+        if let Some(rest) = t.split_once("using device ").map(|(_, r)| r) {
+            if let Some(name) = rest.split_once('(').and_then(|(_, n)| n.split_once(')')).map(|(n, _)| n.trim()) {
+                if !name.is_empty() && devices.len() < 64 {
+                    devices.push(name.to_owned());
                 }
             }
         }
@@ -112,7 +127,13 @@ fn log_facts(text: &str) -> RunFacts {
             }
         }
         if let Some(b) = t.strip_prefix("build: ") {
-            facts.engine_version = Some(b.split(" with ").next().unwrap_or(b).trim().to_owned());
+            let b = b.split(" with ").next().unwrap_or(b).trim();
+            // `5606 (247e5c6e)`, as llama-bench's `b5606 (247e5c6e)`.
+            let v = match b.split_once(' ') {
+                Some((n, hash)) if n.chars().all(|c| c.is_ascii_digit()) => format!("b{n} {hash}"),
+                _ => b.to_owned(),
+            };
+            facts.engine_version = Some(v);
         }
     }
     if !devices.is_empty() {
@@ -299,6 +320,30 @@ mod tests {
         assert_eq!((l.load_kind, l.load_value), (LoadKind::Concurrency, 4.0));
         assert_eq!(l.get(Metric::OutputThroughput, Stat::Mean), Some(327.784393));
         assert_eq!(l.get(Metric::Ttft, Stat::Mean), Some(690.123));
+    }
+
+    fn data(name: &str) -> String {
+        let path = format!("{}/tests/data/llama-cpp/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// Its output at two builds and as JSON Lines (built from its printer:
+    /// tests/data/llama-cpp/SOURCE.txt), with the loader's log around the table.
+    #[test]
+    fn its_logs_read_with_their_facts() {
+        let p = parse(&data("llama-batched-bench_b5606.txt")).unwrap();
+        assert_eq!(p.parts.len(), 1);
+        let loads: Vec<f64> = p.parts[0].levels.iter().map(|l| l.point.load_value).collect();
+        assert_eq!(loads, [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]);
+        assert_eq!(p.parts[0].levels[5].point.get(Metric::OutputThroughput, Stat::Mean), Some(2438.02));
+        let f = &p.parts[0].facts;
+        assert_eq!(f.model.as_deref(), Some("Qwen3-8B-Q4_K_M"));
+        assert_eq!((f.gpu_type.as_deref(), f.gpu_count), (Some("NVIDIA H100 80GB HBM3"), Some(1)));
+        assert_eq!(f.engine_version.as_deref(), Some("b5606 (247e5c6e)"));
+        let p = parse(&data("llama-batched-bench.txt")).unwrap();
+        assert_eq!(p.parts[0].levels[0].point.get(Metric::OutputThroughput, Stat::Mean), Some(170.0));
+        let p = parse(&data("llama-batched-bench.jsonl")).unwrap();
+        assert_eq!(p.parts[0].levels[0].point.get(Metric::OutputThroughput, Stat::Mean), Some(170.000031));
     }
 
     #[test]

@@ -66,12 +66,30 @@ pub(super) fn sniff(text: &str) -> bool {
 /// A test's keys and values, with where it is in the file (for messages).
 type Test = (Map<String, Value>, String);
 
-/// Every test of the file.
-fn tests(text: &str) -> Result<Vec<Test>, FieldError> {
+/// Every test of the file, and a warning when the file was cut short.
+fn tests(text: &str) -> Result<(Vec<Test>, Option<String>), FieldError> {
     let t = text.trim_start();
     if t.starts_with('{') || t.starts_with('[') {
         let mut out = Vec::new();
-        for (line, doc) in documents(t)? {
+        // A run stopped before its end leaves the list without its closing `]`: the tests
+        // before are whole, and read.
+        let (docs, cut) = match documents(t) {
+            Ok(d) => (d, None),
+            Err(e) if t.starts_with('[') && t.trim_end().ends_with('}') => {
+                match documents(&format!("{}\n]", t.trim_end())) {
+                    Ok(d) => (
+                        d,
+                        Some(
+                            "the list ends without its closing `]` (the run was stopped): the tests before it are read"
+                                .to_owned(),
+                        ),
+                    ),
+                    Err(_) => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        for (line, doc) in docs {
             let items = match doc {
                 Value::Array(items) => items,
                 v @ Value::Object(_) => vec![v],
@@ -99,7 +117,7 @@ fn tests(text: &str) -> Result<Vec<Test>, FieldError> {
                 }
             }
         }
-        return Ok(out);
+        return Ok((out, cut));
     }
     let lines: Vec<&str> = text.lines().collect();
     if let Some(h) = lines.iter().position(|l| is_csv_header(l)) {
@@ -119,9 +137,9 @@ fn tests(text: &str) -> Result<Vec<Test>, FieldError> {
             let m: Map<String, Value> = header.iter().cloned().zip(cells.iter().map(|c| cell_value(c))).collect();
             out.push((m, format!("line {}", i + 1)));
         }
-        return Ok(out);
+        return Ok((out, None));
     }
-    md_tests(&lines)
+    md_tests(&lines).map(|t| (t, None))
 }
 
 /// The Markdown table's tests: each row's cells by its header's names, the test name and the
@@ -277,7 +295,7 @@ fn definitions() -> Definitions {
 }
 
 pub(super) fn parse(text: &str) -> Result<ParsedFile, FieldError> {
-    let all = tests(text)?;
+    let (all, cut) = tests(text)?;
     if all.is_empty() {
         return Err(FieldError::line(1, "no llama-bench tests in the file"));
     }
@@ -301,7 +319,11 @@ pub(super) fn parse(text: &str) -> Result<ParsedFile, FieldError> {
             point.set_opt(Metric::OutputThroughput, Stat::Std, ts_std);
         }
         point.set_opt(Metric::E2e, Stat::Mean, num(&m, "avg_ns", &at)?.map(|v| convert_unit(v, 1e-6)));
-        point.set_opt(Metric::E2e, Stat::Std, num(&m, "stddev_ns", &at)?.map(|v| convert_unit(v, 1e-6)));
+        // llama-bench computes stddev_ns in unsigned integers, which wraps around for tests
+        // over about 1.9 s (a "std" of ~4.29 s): one larger than the mean is that, not kept.
+        let avg_ns = num(&m, "avg_ns", &at)?;
+        let std_ns = num(&m, "stddev_ns", &at)?.filter(|s| avg_ns.is_some_and(|a| *s <= a));
+        point.set_opt(Metric::E2e, Stat::Std, std_ns.map(|v| convert_unit(v, 1e-6)));
         point.set(Metric::InputTokens, Stat::Mean, p as f64);
         point.set(Metric::OutputTokens, Stat::Mean, g as f64);
         if point.get(Metric::TotalThroughput, Stat::Mean).is_none() && point.get(Metric::E2e, Stat::Mean).is_none() {
@@ -343,7 +365,11 @@ pub(super) fn parse(text: &str) -> Result<ParsedFile, FieldError> {
             m.iter().filter(|(k, _)| !RESULT_KEYS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
         let mut level = NewLevel::new(point);
         level.raw = Value::Object(m);
-        let mut part = Notes::default().finish(facts, definitions(), vec![level]);
+        let mut notes = Notes::default();
+        if let Some(w) = &cut {
+            notes.warn(w.clone());
+        }
+        let mut part = notes.finish(facts, definitions(), vec![level]);
         part.workload = Some(format!("{test} {}", Value::Object(config)));
         part.title = Some(test);
         parts.push(part);

@@ -103,3 +103,39 @@ fn the_csv_reads_by_its_header() {
     assert_eq!(level(&p.parts[1]).get(Metric::OutputThroughput, Stat::Mean), Some(95.980588));
     assert_eq!(p.parts[1].facts.model.as_deref(), Some("Q"));
 }
+
+fn data(name: &str) -> String {
+    let path = format!("{}/tests/data/llama-cpp/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Each output of three builds, built from its printers (tests/data/llama-cpp/SOURCE.txt):
+/// the same tests, the same numbers as each prints them.
+#[test]
+fn every_output_of_every_build_reads_by_name() {
+    for (name, first_ts, tests) in [
+        ("llama-bench_b9518.md", 11827.91, 8),
+        ("llama-bench_b9518.csv", 11827.911108, 8),
+        ("llama-bench_b5606.md", 11014.47, 8),
+        ("llama-bench_b5606.csv", 11014.468548, 8),
+    ] {
+        let text = data(name);
+        assert_eq!(detect(&text), Some(SourceFormat::LlamaCpp), "{name}");
+        let p = parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(p.parts.len(), tests, "{name}");
+        assert_eq!(level(&p.parts[0]).get(Metric::TotalThroughput, Stat::Mean), Some(first_ts), "{name}");
+        assert_eq!(p.parts[4].title.as_deref(), Some("pp512 @ d16384"), "{name}");
+        assert!(p.parts[0].facts.tags.contains(&"flash-attn".to_owned()), "{name}");
+    }
+    let p = parse(&data("llama-bench_b10428.csv")).unwrap();
+    assert!(p.parts[0].levels[0].raw.get("load_mode").is_some(), "a build's new field is kept raw");
+}
+
+#[test]
+fn a_list_cut_short_keeps_the_tests_before() {
+    let text = read(B5606);
+    let cut = &text[..text.rfind(']').unwrap()];
+    let p = parse(cut).unwrap();
+    assert_eq!(p.parts.len(), 2);
+    assert!(p.parts[0].warnings.iter().any(|w| w.contains("closing `]`")));
+}
