@@ -129,7 +129,7 @@ fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
 }
 
 /// A Plateau export (JSON and CSV) of a real file's run, as seeds for the Plateau reader.
-fn plateau_seeds() -> Vec<(String, String)> {
+pub(super) fn plateau_seeds() -> Vec<(String, String)> {
     let text = test_fixtures::read("vllm/inferencex-app_glm47_conc4.json");
     let req = ImportRequest {
         files: vec![InputFile { file_name: Some("c4.json".into()), content: text.into_bytes() }],

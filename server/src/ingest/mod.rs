@@ -23,6 +23,8 @@ pub mod formats;
 mod fuzz;
 pub mod json;
 pub mod model;
+#[cfg(test)]
+mod mutate;
 mod outcome;
 pub mod pending;
 mod plan;

@@ -267,8 +267,8 @@ pub(crate) enum Percentiles {
 }
 
 /// Whether `line` is a distributions header — `Metric` (any case), then statistic columns
-/// only (`avg`, `min`, `max`, `std`, `pN`, and the `sum` or `count` AIPerf 0.10 adds), in any
-/// order and with any of them left out, at least the mean among them — and how its
+/// (`avg`, `min`, `max`, `std`, `pN`, the `sum` or `count` AIPerf 0.10 adds) in any order, any
+/// of them left out but the mean, and columns of a later version among them — and how its
 /// percentiles are ordered.
 pub(crate) fn stats_header(line: &str) -> Option<Percentiles> {
     let cells = split_csv(line).ok()?;
@@ -278,17 +278,19 @@ pub(crate) fn stats_header(line: &str) -> Option<Percentiles> {
     }
     let mut tenths = Vec::new();
     let mut mean = false;
+    let mut stats = 0usize;
     for cell in rest {
         let c = cell.to_ascii_lowercase();
         match Stat::parse(&c) {
             Some(Stat::P(t)) => tenths.push(t),
             Some(Stat::Mean) => mean = true,
             Some(_) => {}
-            None if matches!(c.as_str(), "sum" | "count" | "total") => {}
-            None => return None,
+            None => continue,
         }
+        stats += 1;
     }
-    if !mean {
+    // Mostly statistics: a table of other columns that happens to have an `avg` is not this.
+    if !mean || stats * 2 < rest.len() {
         return None;
     }
     Some(if tenths.len() < 2 {
@@ -299,6 +301,16 @@ pub(crate) fn stats_header(line: &str) -> Option<Percentiles> {
         Percentiles::Descending
     } else {
         Percentiles::Unordered
+    })
+}
+
+/// Whether a CSV's row labels are GenAI-Perf's (`Time To First Token`, `… (per sec)`,
+/// `Request Count (count)`), where AIPerf writes `Time to First Token`, `(tokens/sec)`,
+/// `Request Count`: what tells the two apart when the percentile columns are in no order.
+pub(crate) fn genai_perf_labels(text: &str) -> bool {
+    text.lines().take(200).any(|l| {
+        let label = l.split(',').next().unwrap_or("").trim().trim_matches('"');
+        label.starts_with("Time To First Token") || label.ends_with("(per sec)") || label == "Request Count (count)"
     })
 }
 

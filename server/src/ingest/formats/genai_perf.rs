@@ -67,10 +67,10 @@ fn lookup(name: &str) -> Option<(Metric, Shape, &'static str)> {
     METRICS.iter().find(|(n, ..)| *n == name).map(|(_, m, s, u)| (*m, *s, *u))
 }
 
-/// GenAI-Perf's request-metrics header: percentiles descend from p99 (AIPerf's CSV, which
-/// otherwise looks alike, ascends from p1 and is not ours).
+/// A distributions header (`Metric,avg,min,max,p99,…`), its columns in any order: GenAI-Perf's
+/// percentiles descend from p99 and AIPerf's ascend, which [`sniff`] tells apart.
 fn is_request_header(line: &str) -> bool {
-    super::aiperf_family::stats_header(line) == Some(super::aiperf_family::Percentiles::Descending)
+    super::aiperf_family::stats_header(line).is_some()
 }
 
 /// The load of a CSV level when nothing in the text says it: unknown, filled by the import
@@ -99,7 +99,14 @@ pub fn sniff(text: &str) -> bool {
         let metrics = top.contains_key("request_count") || METRICS.iter().any(|(name, ..)| top.contains_key(*name));
         return genai_config && metrics;
     }
-    t.lines().filter(|l| !l.trim().is_empty()).take(MAX_PREAMBLE_LINES + 1).any(is_request_header)
+    // Percentiles that descend, or in no order with GenAI-Perf's row labels.
+    t.lines().filter(|l| !l.trim().is_empty()).take(MAX_PREAMBLE_LINES + 1).any(|l| {
+        match super::aiperf_family::stats_header(l) {
+            Some(super::aiperf_family::Percentiles::Descending) => true,
+            Some(super::aiperf_family::Percentiles::Unordered) => super::aiperf_family::genai_perf_labels(t),
+            _ => false,
+        }
+    })
 }
 
 pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
@@ -190,7 +197,11 @@ fn parse_csv(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError> 
             continue;
         }
         let Some(b) = &block else {
-            return Err(FieldError::line(n, format!("`{label}` is not under a header line (`Metric,…`)")));
+            // A table of another kind (a later version's): its first line is its header, and
+            // it is kept as written.
+            raw_other.push(serde_json::json!({ "at": format!("line {n}"), "header": cells, "rows": [] }));
+            block = Some(Block { kind: BlockKind::Other, header: cells, line: n });
+            continue;
         };
         if cells.len() != b.header.len() {
             return Err(FieldError::line(
@@ -257,18 +268,26 @@ fn csv_request_row(
     raw: &mut Map<String, Value>,
 ) -> Result<usize, FieldError> {
     let label = cells.first().map(String::as_str).unwrap_or_default();
+    let (name, unit) = split_label(label);
+    let known = lookup(&name);
     let mut stats = Map::new();
     let mut values = Vec::new();
     for (col, cell) in header.iter().zip(cells).skip(1) {
+        // Only a metric Plateau reads, in a statistic column, is checked; the rest (a GPU
+        // table's `GPU` column, a later version's columns) is kept as written.
+        let stat = Stat::parse(col);
+        if known.is_none() || stat.is_none() {
+            stats.insert(col.clone(), super::aiperf_family::raw_cell(cell));
+            continue;
+        }
         let v = cell_number(cell, n, &format!("`{label}`, column `{col}`"))?;
         stats.insert(col.clone(), v.map_or(Value::Null, number_value));
-        if let (Some(v), Some(stat)) = (v, Stat::parse(col)) {
+        if let (Some(v), Some(stat)) = (v, stat) {
             values.push((stat, v));
         }
     }
     raw.insert(label.to_owned(), Value::Object(stats));
-    let (name, unit) = split_label(label);
-    let Some((metric, shape, default_unit)) = lookup(&name) else { return Ok(0) };
+    let Some((metric, shape, default_unit)) = known else { return Ok(0) };
     let scale = row_scale(label, unit, default_unit, metric, n)?;
     for (stat, v) in values {
         if shape == Shape::Distribution || stat == Stat::Mean {
@@ -606,7 +625,8 @@ mod tests {
         assert_eq!(p.get(Metric::OutputTokens, Stat::P(50)), Some(210.0), "p5, tokens without a unit");
         assert_eq!(p.output_tok_s(), Some(410.43));
         assert_eq!(p.requests_ok, Some(353));
-        assert_eq!(parsed.levels[0].raw["other_blocks"][0]["rows"][0][1], "gpu0");
+        // The GPU table (a `GPU` column among its statistics) is kept as written.
+        assert_eq!(parsed.levels[0].raw["request_metrics"]["Gpu Power Usage (W)"]["GPU"], "gpu0");
     }
 
     #[test]
@@ -641,8 +661,10 @@ mod tests {
         assert!(e.to_string().starts_with("line 2: a quoted cell is not closed"), "{e}");
         let e = parse(&format!("{head}Request Latency (fortnights),1,2,3,4,5,6,7,8,9\n")).unwrap_err();
         assert!(e.to_string().contains("`fortnights` is not a unit"), "{e}");
-        let e = parse(&format!("{head}Request Latency (ms),1,2,3,4,5,6,7,8,9\n\nstray,1\n")).unwrap_err();
-        assert_eq!(e.line, Some(4));
+        // A section of another kind after a blank line is a later version's table: kept.
+        let p = parse(&format!("{head}Request Latency (ms),1,2,3,4,5,6,7,8,9\n\nstray,1\nrow,2\n")).unwrap();
+        assert_eq!(p.levels[0].raw["other_blocks"][0]["header"][0], "stray");
+        assert_eq!(p.levels[0].raw["other_blocks"][0]["rows"][0][0], "row");
         let e = parse(&format!("{head}Image Throughput (pages/sec),1,2,3,4,5,6,7,8,9\n")).unwrap_err();
         assert!(e.message.contains("no GenAI-Perf metrics"), "{e}");
     }

@@ -159,9 +159,17 @@ pub struct Export {
 }
 
 pub fn sniff(text: &str) -> bool {
-    let head: String = text.chars().take(400).collect();
-    head.trim_start().starts_with(CSV_MAGIC)
-        || (head.contains("\"plateau_format\"") && head.trim_start().starts_with('{'))
+    let t = text.trim_start();
+    if t.starts_with(CSV_MAGIC) {
+        return true;
+    }
+    if !(t.starts_with('{') && t.contains("\"plateau_format\"")) {
+        return false;
+    }
+    // Where the writer put it (first), or anywhere among the top-level keys.
+    let head: String = t.chars().take(400).collect();
+    head.contains("\"plateau_format\"")
+        || matches!(super::common::first_value(t), Some(serde_json::Value::Object(m)) if m.contains_key("plateau_format"))
 }
 
 fn is_csv(text: &str) -> bool {
@@ -295,6 +303,12 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
         meta.insert(key.trim().to_owned(), value);
     }
     let body = text.get(body_start.min(text.len())..).unwrap_or("");
+    // The table ends at its first blank line: what a later version writes after it is
+    // another section.
+    let body = match body.find("\n\n") {
+        Some(end) => &body[..end + 1],
+        None => body,
+    };
     let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(body.as_bytes());
     let headers =
         reader.headers().map_err(|e| FieldError::line(first_data_line, format!("unreadable header: {e}")))?.clone();
@@ -304,6 +318,7 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
         let record = record.map_err(|e| FieldError::line(line, format!("unreadable row: {e}")))?;
         let mut point = Point::at(LoadKind::Concurrency, 0.0);
         let mut server_summary = serde_json::Map::new();
+        let mut unknown = serde_json::Map::new();
         for (h, cell) in headers.iter().zip(record.iter()) {
             let cell = cell.trim();
             if cell.is_empty() {
@@ -339,19 +354,25 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
                     server_summary.insert(server.to_owned(), serde_json::json!(v));
                 }
                 other => {
-                    let (metric, stat) = other
-                        .split_once('.')
-                        .and_then(|(m, s)| Some((Metric::parse(m)?, Stat::parse(s)?)))
-                        .ok_or_else(|| FieldError::line(first_data_line, format!("unknown column `{other}`")))?;
-                    point.set(metric, stat, num()?);
+                    match other.split_once('.').and_then(|(m, s)| Some((Metric::parse(m)?, Stat::parse(s)?))) {
+                        Some((metric, stat)) => point.set(metric, stat, num()?),
+                        // A column of a later version (a metric this one does not know): kept
+                        // as written, beside the level.
+                        None => {
+                            unknown.insert(other.to_owned(), serde_json::Value::String(cell.to_owned()));
+                        }
+                    }
                 }
             }
         }
-        let raw = if server_summary.is_empty() {
-            serde_json::Value::Null
-        } else {
-            serde_json::json!({ "server_summary": server_summary })
-        };
+        let mut raw = serde_json::Map::new();
+        if !server_summary.is_empty() {
+            raw.insert("server_summary".to_owned(), serde_json::Value::Object(server_summary));
+        }
+        if !unknown.is_empty() {
+            raw.insert("unknown_columns".to_owned(), serde_json::Value::Object(unknown));
+        }
+        let raw = if raw.is_empty() { serde_json::Value::Null } else { serde_json::Value::Object(raw) };
         levels.push(ExportedLevel { point, raw, requests: Vec::new(), telemetry: None });
     }
     let get =

@@ -228,10 +228,10 @@ fn parse_json(text: &str, opts: &ParseOptions) -> Result<ParsedFile, FieldError>
 fn percentiles(o: Obj<'_>, key: &str, metric: Metric, point: &mut Point) -> Result<(), FieldError> {
     let path = o.child_path(key);
     let Some(block) = o.obj(key, &path)? else { return Ok(()) };
+    // Only the statistics' keys are read; a key a later version adds is left alone.
     for k in block.map.keys() {
-        if let (Some(s), Some(v)) = (stat(k), block.num(k)?) {
-            point.set(metric, s, v);
-        }
+        let Some(s) = stat(k) else { continue };
+        point.set_opt(metric, s, block.num(k)?);
     }
     Ok(())
 }

@@ -22,7 +22,7 @@
 //! the load; otherwise it is left unknown for the import to ask, or to take from the
 //! `profile_export_aiperf.json` beside it in the same folder.
 
-use super::super::aiperf_family::{aiperf_cell, raw_cell, stats_header, value_header, Percentiles};
+use super::super::aiperf_family::{aiperf_cell, genai_perf_labels, raw_cell, stats_header, value_header, Percentiles};
 use super::super::aiperf_family::{cli_flag, number_value, split_csv, split_label, unit_scale};
 use super::super::aiperf_family::{unknown_load_warning, Scale, Shape};
 use super::super::common::Notes;
@@ -43,9 +43,14 @@ fn is_request_header(line: &str) -> bool {
     stats_header(line).is_some_and(|order| order != Percentiles::Descending)
 }
 
-/// Whether the text is AIPerf's CSV export.
+/// Whether the text is AIPerf's CSV export: a distributions header whose percentiles
+/// ascend, or are in no order and the rows are not labelled as GenAI-Perf labels them.
 pub(super) fn is_csv(text: &str) -> bool {
-    text.lines().filter(|l| !l.trim().is_empty()).take(MAX_PREAMBLE_LINES + 1).any(is_request_header)
+    text.lines().filter(|l| !l.trim().is_empty()).take(MAX_PREAMBLE_LINES + 1).any(|l| match stats_header(l) {
+        Some(Percentiles::Ascending) => true,
+        Some(Percentiles::Unordered) => !genai_perf_labels(text),
+        _ => false,
+    })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

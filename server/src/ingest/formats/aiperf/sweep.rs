@@ -28,13 +28,11 @@ const STATS: [&str; 14] =
 /// How the runs of a value are summed up, as column suffixes.
 const AGGS: [&str; 5] = ["mean", "std", "min", "max", "cv"];
 
-/// Whether a line is a sweep aggregate's header: leading parameter columns, then metric
-/// columns ending `_mean` … `_cv`.
+/// Whether a line is a sweep aggregate's header: parameter columns and metric columns ending
+/// `_mean` … `_cv`, in any order.
 fn is_header(line: &str) -> bool {
-    split_csv(line).is_ok_and(|cells| {
-        let first_metric = cells.iter().position(|c| c.ends_with("_mean"));
-        first_metric.is_some_and(|i| i >= 1) && cells.iter().any(|c| c.ends_with("_cv"))
-    })
+    split_csv(line)
+        .is_ok_and(|cells| cells.iter().any(|c| c.ends_with("_mean")) && cells.iter().any(|c| c.ends_with("_cv")))
 }
 
 /// Whether the text is a sweep aggregate (CSV or JSON).
@@ -53,9 +51,9 @@ fn key_of(key: &str) -> Option<(Metric, Shape, Option<Stat>)> {
     let find = |tag: &str| METRICS.iter().find(|(t, ..)| *t == tag).map(|(_, m, s)| (*m, *s));
     if let Some((tag, stat)) = key.rsplit_once('_') {
         if STATS.contains(&stat) {
-            if let Some((m, s)) = find(tag) {
-                return Some((m, s, Stat::parse(stat)));
-            }
+            // `sum` (over the requests) is no statistic of a request: not read.
+            let (m, s) = find(tag)?;
+            return Some((m, s, Some(Stat::parse(stat)?)));
         }
     }
     find(key).map(|(m, s)| (m, s, None))
@@ -142,7 +140,21 @@ fn default_unit(metric: Metric) -> &'static str {
 fn csv_combinations(text: &str) -> Result<(Vec<Combination>, Map<String, Value>), FieldError> {
     let lines: Vec<&str> = text.lines().collect();
     let header = split_csv(lines.first().copied().unwrap_or("")).map_err(|m| FieldError::line(1, m))?;
-    let params = header.iter().position(|c| c.ends_with("_mean")).unwrap_or(0);
+    // The swept parameters: those the Metadata section names, else every column that is
+    // not a metric's aggregate (`…_mean`, `…_std` …), wherever it stands.
+    let named: Vec<String> = lines
+        .iter()
+        .find_map(|l| split_csv(l).ok().filter(|c| c.first().map(String::as_str) == Some("Sweep Parameters")))
+        .and_then(|c| c.get(1).cloned())
+        .map(|v| v.split(", ").map(str::trim).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let is_param = |col: &str| {
+        if named.is_empty() {
+            col.rsplit_once('_').is_none_or(|(_, a)| !AGGS.contains(&a))
+        } else {
+            named.iter().any(|n| n == col)
+        }
+    };
     let mut out = Vec::new();
     let mut end = lines.len();
     for (i, line) in lines.iter().enumerate().skip(1) {
@@ -160,7 +172,7 @@ fn csv_combinations(text: &str) -> Result<(Vec<Combination>, Map<String, Value>)
         let empty = String::new();
         for (j, col) in header.iter().enumerate() {
             let cell = cells.get(j).unwrap_or(&empty);
-            if j < params {
+            if is_param(col) {
                 raw.insert(col.clone(), super::super::common::text_value(cell));
                 continue;
             }
@@ -185,8 +197,11 @@ fn csv_combinations(text: &str) -> Result<(Vec<Combination>, Map<String, Value>)
                 }
             }
         }
-        let params: Vec<(String, Value)> =
-            header.iter().take(params).map(|h| (h.clone(), raw.get(h).cloned().unwrap_or(Value::Null))).collect();
+        let params: Vec<(String, Value)> = header
+            .iter()
+            .filter(|h| is_param(h))
+            .map(|h| (h.clone(), raw.get(h).cloned().unwrap_or(Value::Null)))
+            .collect();
         out.push(Combination { params, metrics, raw: Value::Object(raw), at: format!("line {n}") });
     }
     // The sections after the table, kept as written.

@@ -124,8 +124,12 @@ fn tests(text: &str) -> Result<(Vec<Test>, Option<String>), FieldError> {
         let header = split_csv(lines[h]).map_err(|m| FieldError::line(h + 1, m))?;
         let mut out = Vec::new();
         for (i, line) in lines.iter().enumerate().skip(h + 1) {
+            // The table ends at its first blank line; what follows is another section.
             if line.trim().is_empty() {
-                continue;
+                if out.is_empty() {
+                    continue;
+                }
+                break;
             }
             let cells = split_csv(line).map_err(|m| FieldError::line(i + 1, m))?;
             if cells.len() != header.len() {

@@ -23,9 +23,8 @@ fn entries(text: &str) -> Result<Map<String, Value>, FieldError> {
         if t.is_empty() {
             continue;
         }
-        let Some(body) = t.strip_prefix(":::MLLOG") else {
-            return Err(FieldError::line(i + 1, "expected a `:::MLLOG {…}` line"));
-        };
+        // Other lines (a program's own output interleaved, a later version's) are not read.
+        let Some(body) = t.strip_prefix(":::MLLOG") else { continue };
         let v = json::parse(body.trim()).map_err(|e| e.in_line(i + 1))?;
         let Some(key) = v.get("key").and_then(Value::as_str) else {
             return Err(FieldError::line(i + 1, "an MLLOG entry without a `key`"));
@@ -229,8 +228,8 @@ mod tests {
 
     #[test]
     fn a_broken_line_is_named() {
-        let e = parse(":::MLLOG {\"key\": \"a\", \"value\": 1}\n:::MLLOG {oops\n").unwrap_err();
-        assert_eq!(e.line, Some(2));
+        let e = parse(":::MLLOG {\"key\": \"a\", \"value\": 1}\nother output\n:::MLLOG {oops\n").unwrap_err();
+        assert_eq!(e.line, Some(3));
         let e = parse(":::MLLOG {\"key\": \"effective_scenario\", \"value\": \"Server\"}\n").unwrap_err();
         assert!(e.message.contains("target_qps"), "{e}");
     }
