@@ -13,6 +13,8 @@
 //! - [`outcome`], [`error`]: what an import makes; why it was refused.
 //! - [`store`](mod@store): the plan stored in one transaction.
 
+#[cfg(test)]
+mod all_failed;
 mod build;
 pub mod bundle;
 mod companions;

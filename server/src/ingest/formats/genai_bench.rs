@@ -140,6 +140,7 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
     point.requests_failed = agg.count("num_error_requests")?;
     point.wall_s = agg.num("run_duration")?;
     if let Some(failed) = point.requests_failed.filter(|n| *n > 0) {
+        point.failures = failures(&agg)?;
         let codes = error_codes(&agg)?;
         notes.warn(format!("{failed} requests failed{codes}"));
         if agg.num("error_rate")? == Some(0.0) {
@@ -194,6 +195,19 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
         notes.finish(facts, definitions(), vec![NewLevel { point, raw, requests: Vec::new(), telemetry: None }]);
     parsed.workload = scenario;
     Ok(parsed)
+}
+
+/// The failures by kind: `error_codes_frequency`'s HTTP codes and counts.
+fn failures(agg: &Obj<'_>) -> Result<Vec<app::domain::Failure>, FieldError> {
+    let path = agg.child_path("error_codes_frequency");
+    let Some(codes) = agg.obj("error_codes_frequency", &path)? else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for code in codes.map.keys() {
+        if let Some(n) = codes.count(code)? {
+            out.push(app::domain::Failure::new(&format!("HTTP {code}"), n, None));
+        }
+    }
+    Ok(app::domain::Failure::tally(out))
 }
 
 /// ", HTTP 500 ×23": the file's error codes and counts.

@@ -38,15 +38,15 @@ use app::domain::{LoadKind, NewLevel, Point, RunFacts, SourceFormat};
 
 pub const FORMAT: Format = Format { format: SourceFormat::InferencePerf, sniff, parse: |text, _| parse(text) };
 
-/// A lifecycle report: inference-perf's top-level keys and its own latency name. (Its
-/// `*_prometheus_metrics.json` files share `load_summary` and `successes` but have no
-/// `normalized_time_per_output_token`.)
+/// A lifecycle report: inference-perf's top-level keys and its own latency name — or, in a
+/// stage where no request succeeded (no latency at all), its `failures`. (Its
+/// `*_prometheus_metrics.json` files share `load_summary` and `successes` but have neither.)
 pub fn sniff(text: &str) -> bool {
     text.trim_start().starts_with('{')
         && text.contains("\"load_summary\"")
         && text.contains("\"schedule_delay\"")
         && text.contains("\"successes\"")
-        && text.contains("\"normalized_time_per_output_token\"")
+        && (text.contains("\"normalized_time_per_output_token\"") || text.contains("\"failures\""))
 }
 
 /// Latency blocks in seconds: (field, metric).

@@ -44,7 +44,10 @@ pub fn sniff(text: &str) -> bool {
     let t = text.trim_start();
     if t.starts_with('{') {
         text.contains("\"results_ttft_s_")
-            || (text.contains("\"num_concurrent_requests\"") && text.contains("\"results_end_to_end_latency_s_"))
+            || (text.contains("\"num_concurrent_requests\"")
+                && (text.contains("\"results_end_to_end_latency_s_")
+                    // A run where no request completed has no latency at all.
+                    || text.contains("\"results_num_completed_requests\"")))
     } else if t.starts_with('[') {
         text.contains("\"ttft_s\"") && text.contains("\"end_to_end_latency_s\"")
     } else {
@@ -135,6 +138,7 @@ fn parse_summary(root: &Value, opts: &ParseOptions) -> Result<ParsedFile, FieldE
         let t = freq.trim();
         if !t.is_empty() && t != "{}" {
             notes.warn(format!("LLMPerf error codes (code: count): {t}"));
+            point.failures = error_codes(t);
         }
     }
     let mut facts = RunFacts { model: top.str("model")?.filter(|m| !m.trim().is_empty()), ..RunFacts::default() };
@@ -154,6 +158,18 @@ fn parse_summary(root: &Value, opts: &ParseOptions) -> Result<ParsedFile, FieldE
         definitions,
         vec![NewLevel { point, raw: root.clone(), requests: Vec::new(), telemetry: None }],
     ))
+}
+
+/// The failures by kind of a Python dict's text of error codes and counts (`{429: 3, 500: 1}`,
+/// `{'429': 3}`); what does not read as `code: count` is left to the warning.
+fn error_codes(text: &str) -> Vec<app::domain::Failure> {
+    let inner = text.trim().trim_start_matches('{').trim_end_matches('}');
+    app::domain::Failure::tally(inner.split(',').filter_map(|pair| {
+        let (code, n) = pair.split_once(':')?;
+        let code = code.trim().trim_matches(['\'', '"']);
+        let n: i64 = n.trim().parse().ok()?;
+        (!code.is_empty()).then(|| app::domain::Failure::new(&format!("HTTP {code}"), n, None))
+    }))
 }
 
 /// `mean_<what>_tokens` as a fact when it is one fixed length (`stddev_<what>_tokens` is 0).

@@ -216,6 +216,9 @@ pub fn read(text: &str) -> Result<(ParsedFile, Restored), FieldError> {
         point.wall_s = l.point.wall_s;
         point.truncated = l.point.truncated;
         point.over_capacity = l.point.over_capacity;
+        point.failures = app::domain::Failure::tally(
+            l.point.failures.iter().map(|f| app::domain::Failure::new(&f.kind, f.count, f.example.as_deref())),
+        );
         // Re-insert through `set` so the measures are sorted and unique whatever the file says.
         for m in l.point.measures {
             point.set(m.metric, m.stat, m.value);
