@@ -174,16 +174,26 @@ pub(super) fn plateau_seeds() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The seeds of a target: a fixture folder, or the Plateau exports.
+/// The seeds of a target: the files of a shared fixture folder and of the `tests/data`
+/// folder of the same name (built files, for tools no real file of is public), or the Plateau
+/// exports.
 fn seeds(folder: &str) -> Vec<(String, String)> {
-    match folder {
-        "plateau" => plateau_seeds(),
-        "inference-benchmarker" => vec![(
-            "sweep.json".to_owned(),
-            include_str!("../../tests/data/inference-benchmarker/sweep_llama31_8b_h100.json").to_owned(),
-        )],
-        _ => test_fixtures::files(folder),
+    if folder == "plateau" {
+        return plateau_seeds();
     }
+    let mut out = if std::path::Path::new(&format!("{}/{folder}", test_fixtures::dir())).is_dir() {
+        test_fixtures::files(folder)
+    } else {
+        Vec::new()
+    };
+    let data = format!("{}/tests/data/{folder}", env!("CARGO_MANIFEST_DIR"));
+    if std::path::Path::new(&data).is_dir() {
+        for rel in test_fixtures::walk(&data) {
+            let text = std::fs::read_to_string(format!("{data}/{rel}")).unwrap_or_default();
+            out.push((rel, text));
+        }
+    }
+    out
 }
 
 /// One import of `bytes` (auto-detected, or forced to `format`): runs, or a client error
@@ -274,6 +284,12 @@ targets! {
     fuzz_inference_perf => "inference-perf",
     fuzz_llmd_report => "llm-d-benchmark-report",
     fuzz_plateau => "plateau",
+    fuzz_mlperf => "mlperf",
+    fuzz_trtllm_bench => "trtllm-bench",
+    fuzz_llama_cpp => "llama-cpp",
+    fuzz_aiperf_sweep => "aiperf-sweep",
+    fuzz_aiperf_failed => "aiperf-failed",
+    fuzz_vllm_bench => "vllm-bench",
 }
 
 #[test]

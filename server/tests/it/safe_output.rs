@@ -692,3 +692,38 @@ async fn a_workloads_file_name_stays_text_on_the_run_and_compare_pages() {
         }
     }
 }
+
+/// A file's error kinds and messages (someone else's server's text: an HTML error page, a
+/// crafted `type`) become the level's failures by kind: text on the run page (the "Failed
+/// requests" table), in the Markdown export and in the lossless JSON export.
+#[tokio::test]
+async fn failure_kinds_and_messages_stay_text_on_the_run_page_and_exports() {
+    let path = format!("{}/tests/data/aiperf-failed/profile_export_aiperf.json", env!("CARGO_MANIFEST_DIR"));
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    doc["error_summary"][0]["error_details"]["type"] = json!("<script>alert(1)</script>");
+    doc["error_summary"][1]["error_details"]["message"] = json!("</td><img src=x onerror=alert(2)>\u{202e}evil");
+    for app in TestApp::each().await {
+        let form = reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(doc.to_string().into_bytes()).file_name("profile_export_aiperf.json"),
+        );
+        let resp = app.client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let body: Value = resp.json().await.unwrap();
+        let run = body["runs"][0]["id"].as_str().unwrap().to_owned();
+        let (status, page) = app.text(&format!("/runs/{run}")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(page.contains("id=\"failures\""), "the failures table is shown");
+        assert!(!page.contains("<script>alert(1)") && !page.contains("<img src=x"), "raw markup on the run page");
+        assert!(page.contains("&lt;script&gt;alert(1)"), "the kind shown as text");
+        assert!(!page.contains('\u{202e}'), "a bidi control stays out of the page");
+        let (_, md) = app.text(&format!("/api/v1/runs/{run}/export.md")).await;
+        assert!(!md.contains("<script>alert(1)") && !md.contains("<img src=x"), "{md}");
+        let (_, json_export) = app.text(&format!("/api/v1/runs/{run}/export.json")).await;
+        let export: Value = serde_json::from_str(&json_export).unwrap();
+        assert_eq!(
+            export["run"]["levels"][0]["failures"][0]["kind"], "HTTP 503 <script>alert(1)</script>",
+            "stored as given"
+        );
+    }
+}

@@ -73,6 +73,70 @@ async fn a_sweep_archive_imports_as_an_experiment_that_opens_as_a_comparison() {
     }
 }
 
+/// An MLPerf results tree: each system, benchmark and scenario a run (its folder naming the
+/// submitter, system, model and the Interactive category the file itself does not), the
+/// detail log beside a summary read into it, the system's description giving its GPUs, and the
+/// accuracy run and compliance audit left out; the whole tree one experiment.
+#[tokio::test]
+async fn an_mlperf_results_tree_is_an_experiment_of_its_runs() {
+    use std::io::Write;
+    let fixture = |name: &str| std::fs::read(crate::common::fixtures().join("mlperf").join(name)).unwrap();
+    let azure = fixture("mlperf-v6.1_azure_gb200-nvl72x72_deepseek-r1_Server_mlperf_log_summary.txt");
+    let cisco = fixture("mlperf-v6.1_cisco_c845a-8xrtxpro6000_llama3.1-8b_Interactive_mlperf_log_summary.txt");
+    let a30 = fixture("mlperf-loadgen-5.1_local_a30_llama3.1-8b_Server_INVALID_mlperf_log_summary.txt");
+    let a30_detail = fixture("mlperf-loadgen-5.1_local_a30_llama3.1-8b_Server_INVALID_mlperf_log_detail.txt");
+    let accuracy = String::from_utf8(cisco.clone()).unwrap().replace("PerformanceOnly", "AccuracyOnly").into_bytes();
+    let system = br#"{"system_name": "Cisco UCS C845A M8", "accelerator_model_name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "accelerators_per_node": "8", "number_of_nodes": 1, "framework": "TensorRT-LLM 1.1"}"#;
+    let cisco_dir = "v6.1/closed/Cisco/results/C845A_M8_RTXPro6000_96GBx8_TRT/llama3.1-8b/Interactive";
+    let files: Vec<(String, Vec<u8>)> = vec![
+        ("v6.1/closed/Azure/results/Azure-GB200-NVL72_186GBx72/deepseek-r1/Server/performance/run_1/mlperf_log_summary.txt".into(), azure),
+        (format!("{cisco_dir}/performance/run_1/mlperf_log_summary.txt"), cisco.clone()),
+        (format!("{cisco_dir}/accuracy/mlperf_log_summary.txt"), accuracy),
+        ("v6.1/closed/Cisco/compliance/C845A_M8_RTXPro6000_96GBx8_TRT/llama3.1-8b/Interactive/TEST06/performance/run_1/mlperf_log_summary.txt".into(), cisco),
+        ("v6.1/closed/Cisco/systems/C845A_M8_RTXPro6000_96GBx8_TRT.json".into(), system.to_vec()),
+        ("v6.1/open/Local/results/A30/llama3.1-8b/Server/performance/run_1/mlperf_log_summary.txt".into(), a30),
+        ("v6.1/open/Local/results/A30/llama3.1-8b/Server/performance/run_1/mlperf_log_detail.txt".into(), a30_detail),
+    ];
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, bytes) in &files {
+        w.start_file(name.as_str(), zip::write::SimpleFileOptions::default()).unwrap();
+        w.write_all(bytes).unwrap();
+    }
+    let zip = w.finish().unwrap().into_inner();
+    for app in TestApp::builder().max_upload_bytes(4 << 20).each().await {
+        let client = reqwest::Client::new();
+        let resp =
+            client.post(app.url("/api/v1/runs")).multipart(zip_form("mlperf.zip", zip.clone())).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["experiment"]["name"], "v6.1");
+        let runs = body["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 3, "{body}");
+        let mut by_model = std::collections::BTreeMap::new();
+        for r in runs {
+            let id = r["id"].as_str().unwrap();
+            let run: Value =
+                client.get(app.url(&format!("/api/v1/runs/{id}"))).send().await.unwrap().json().await.unwrap();
+            let tags: Vec<String> =
+                run["facts"]["tags"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
+            by_model.insert(tags.iter().find(|t| t.starts_with("system=")).cloned().unwrap(), (run, tags));
+        }
+        let (cisco, tags) = &by_model["system=c845a_m8_rtxpro6000_96gbx8_trt"];
+        assert!(tags.contains(&"interactive".to_owned()) && tags.contains(&"submitter=cisco".to_owned()), "{tags:?}");
+        assert_eq!(cisco["facts"]["model"], "llama3.1-8b");
+        assert_eq!(cisco["facts"]["gpu_type"], "NVIDIA RTX PRO 6000 Blackwell Server Edition");
+        assert_eq!(cisco["facts"]["gpu_count"], 8);
+        assert_eq!(cisco["points"][0]["load_kind"], "request_rate");
+        assert_eq!(cisco["points"][0]["load_value"], 358.0);
+        let (a30, tags) = &by_model["system=a30"];
+        assert!(tags.contains(&"invalid".to_owned()) && tags.contains(&"open".to_owned()), "{tags:?}");
+        assert_eq!(a30["points"][0]["requests_ok"], 100, "from the detail log beside it");
+        let (azure, _) = &by_model["system=azure-gb200-nvl72_186gbx72"];
+        assert_eq!(azure["facts"]["model"], "deepseek-r1");
+        assert_eq!(app.count("runs").await, 3, "the accuracy run and the audit are not runs");
+    }
+}
+
 #[tokio::test]
 async fn hostile_archives_are_refused_with_the_bound_named_and_nothing_stored() {
     use std::io::Write;

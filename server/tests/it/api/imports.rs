@@ -94,7 +94,18 @@ async fn bad_inputs_get_clear_errors() {
 
         let resp =
             post(Form::new().part("file", Part::bytes(b"{\"a\": 1}".to_vec()).file_name("r.json"))).await.unwrap();
-        assert!(resp.text().await.unwrap().contains("r.json: the format was not recognised"));
+        assert!(resp
+            .text()
+            .await
+            .unwrap()
+            .contains("r.json: the format was not recognised: a JSON object with the keys `a`"));
+
+        // A near miss names the reader it came closest to and what it lacks.
+        let near = br#"{"backend": "vllm", "duration": 10.5, "request_throughput": 2.0, "output_throughput": 90.0, "mean_ttft_ms": 30.0}"#;
+        let resp = post(Form::new().part("file", Part::bytes(near.to_vec()).file_name("res.json"))).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let text = resp.text().await.unwrap();
+        assert!(text.contains("looks like vLLM bench serve's result, but has no `completed`"), "{text}");
 
         let resp = post(story_form().text("format", "excel")).await.unwrap();
         assert!(resp.text().await.unwrap().contains("field `format`"));
