@@ -235,6 +235,22 @@ pub fn markdown(run: &app::domain::Run, slo: Option<&Slo>) -> String {
     if run.points.is_empty() {
         out.push_str(&format!("| {UNKNOWN} | | | | | | | |\n"));
     }
+    // The failures by kind, where the source named them.
+    let failing: Vec<&app::domain::Point> = run.points.iter().filter(|p| !p.failures.is_empty()).collect();
+    if !failing.is_empty() {
+        out.push_str("\n**Failed requests**\n\n| load | kind | requests | message |\n|---:|---|---:|---|\n");
+        for p in failing {
+            for f in &p.failures {
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} |\n",
+                    load(p.load_value),
+                    cell(&f.kind),
+                    f.count,
+                    cell(f.example.as_deref().unwrap_or(""))
+                ));
+            }
+        }
+    }
     out
 }
 

@@ -86,14 +86,11 @@ pub struct Failure {
     pub example: Option<String>,
 }
 
-/// At most this many kinds are kept per level; the rarer ones are counted together as
-/// [`OTHER_KINDS`] (a run failing a thousand ways is summed up, not listed).
-pub const MAX_FAILURE_KINDS: usize = 24;
+/// At most [`MAX_FAILURE_KINDS`] kinds are kept per level; the rarer ones are counted
+/// together as [`OTHER_KINDS`] (a run failing a thousand ways is summed up, not listed).
+pub use super::text::{MAX_FAILURE_EXAMPLE_CHARS, MAX_FAILURE_KINDS, MAX_FAILURE_KIND_CHARS};
 /// The kind under which the kinds past [`MAX_FAILURE_KINDS`] are counted.
 pub const OTHER_KINDS: &str = "other kinds";
-/// Bounds of a kind's name and of its example message, in characters.
-pub const MAX_FAILURE_KIND_CHARS: usize = 120;
-pub const MAX_FAILURE_EXAMPLE_CHARS: usize = 300;
 
 impl Failure {
     /// A kind and its example as one line each: control and bidi characters and runs of

@@ -33,6 +33,12 @@ pub const MAX_SOURCE_LABEL_CHARS: usize = 4_000;
 pub const MAX_DEFINITION_NOTES: usize = 64;
 /// Each of those notes.
 pub const MAX_DEFINITION_NOTE_CHARS: usize = 1_000;
+/// Kinds of failure kept per level (the rarer ones counted together).
+pub const MAX_FAILURE_KINDS: usize = 24;
+/// Each failure kind's name (`HTTP 503 Service Unavailable`).
+pub const MAX_FAILURE_KIND_CHARS: usize = 120;
+/// Each failure kind's example message (one line).
+pub const MAX_FAILURE_EXAMPLE_CHARS: usize = 300;
 /// An annotation's text.
 pub const MAX_ANNOTATION_CHARS: usize = 4_000;
 /// Why an alert was acknowledged.

@@ -18,11 +18,14 @@ pub fn UploadPage() -> impl IntoView {
         <Title text="Import results" />
         <h1>"Import results"</h1>
         <p class="hint">
-            "Result files of benchmark.py, vLLM "<code>"bench serve"</code>", SGLang "<code>"bench_serving"</code>
-            ", GuideLLM, AIPerf, GenAI-Perf, genai-bench, LLMPerf, InferenceX, inference-benchmarker, inference-perf, llm-d, or a Plateau export. "
+            "Result files of benchmark.py, vLLM "<code>"bench serve"</code>" (and vllm-bench), SGLang "<code>"bench_serving"</code>
+            ", GuideLLM, AIPerf (exports, CSVs, sweep aggregates), GenAI-Perf, genai-bench, LLMPerf, InferenceX, inference-benchmarker, "
+            "inference-perf, llm-d, MLPerf Inference (LoadGen summaries and detail logs, endpoints reports, results trees), "
+            "TensorRT-LLM "<code>"trtllm-bench"</code>" (report JSON or its console log), llama.cpp "<code>"llama-bench"</code>
+            " and "<code>"llama-batched-bench"</code>", or a Plateau export. "
             "The format is detected from the content. Several single-level files of one sweep (one file per "
             "concurrency) become one run. A folder or a .zip / .tar.gz of one (a vLLM sweep, a genai-bench "
-            "experiment) becomes an experiment: one run per setting, its repeats as trials, opened as a comparison. "
+            "experiment, an MLPerf results tree) becomes an experiment: one run per setting, its repeats as trials, opened as a comparison. "
             "You will see a preview before anything is stored."
         </p>
         {move || error().map(|e| view! {

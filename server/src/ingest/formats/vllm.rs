@@ -162,7 +162,13 @@ fn parse_objects(items: Vec<(Place, &Value)>, opts: &ParseOptions) -> Result<Par
              (`steady_state`)"
                 .to_owned(),
         );
-        definitions.notes.extend(steady);
+        // One sentence a level, within the run's bound on notes: the rest are in the raw fields.
+        const SHOWN: usize = 16;
+        let more = steady.len().saturating_sub(SHOWN);
+        definitions.notes.extend(steady.into_iter().take(SHOWN));
+        if more > 0 {
+            definitions.notes.push(format!("… and {more} more levels' steady-state figures (in their raw fields)"));
+        }
     }
     if multi_turn {
         definitions.notes.push(
