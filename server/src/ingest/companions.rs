@@ -30,6 +30,7 @@ pub(super) fn attach(read: Vec<ReadFile>, c: Companions, user: &RunFacts) -> Res
     let Companions { mut server_metrics, gpu_telemetry, genai_metadata, scrapes, mlperf_systems } = c;
     let mut read = fold_companions(read);
     read = fold_mlperf_details(read);
+    read = fold_trtllm_logs(read);
     apply_mlperf_systems(&mut read, &mlperf_systems)?;
     // The server metrics first: they go to a level without telemetry. Of one benchmark's
     // several exports the richest is read (time series, then statistics, then CSV).
@@ -146,6 +147,38 @@ fn fold_mlperf_details(read: Vec<ReadFile>) -> Vec<ReadFile> {
         } else if let Some(slot) = slots.get_mut(i) {
             *slot = Some(d);
         }
+    }
+    slots.into_iter().flatten().collect()
+}
+
+/// trtllm-bench's console log read in the same folder as the `--report_json` of the same
+/// run (one level each) is that run's printed report: the JSON's full digits are kept, the
+/// log is kept with the run as a file of it.
+fn fold_trtllm_logs(read: Vec<ReadFile>) -> Vec<ReadFile> {
+    let folder = |r: &ReadFile| r.input.file_name.as_deref().map(bundle::folder_of).unwrap_or("").to_owned();
+    let json = |r: &ReadFile| r.input.content.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let one = |r: &ReadFile| r.format == SourceFormat::TrtllmBench && r.parsed.levels.len() == 1;
+    let mut slots: Vec<Option<ReadFile>> = read.into_iter().map(Some).collect();
+    for i in 0..slots.len() {
+        let Some(log) = slots.get(i).and_then(Option::as_ref).filter(|r| one(r) && !json(r)) else { continue };
+        let dir = folder(log);
+        let mut targets = slots
+            .iter()
+            .enumerate()
+            .filter_map(|(j, r)| r.as_ref().filter(|r| one(r) && json(r) && folder(r) == dir).map(|_| j));
+        let (Some(t), None) = (targets.next(), targets.next()) else { continue };
+        let Some(log) = slots.get_mut(i).and_then(Option::take) else { continue };
+        let Some(target) = slots.get_mut(t).and_then(Option::as_mut) else { continue };
+        target.parsed.warnings.push(format!(
+            "{}: the printed report of {}'s run (the JSON's full digits are kept)",
+            log.input.display_name(),
+            target.input.display_name()
+        ));
+        target.extra.push(SourceFile {
+            file_name: log.input.file_name,
+            format: log.format,
+            content: log.input.content,
+        });
     }
     slots.into_iter().flatten().collect()
 }

@@ -289,6 +289,7 @@ targets! {
     fuzz_llama_cpp => "llama-cpp",
     fuzz_aiperf_sweep => "aiperf-sweep",
     fuzz_aiperf_failed => "aiperf-failed",
+    fuzz_aiperf_csv => "aiperf-csv",
     fuzz_vllm_bench => "vllm-bench",
 }
 

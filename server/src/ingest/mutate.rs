@@ -455,7 +455,7 @@ readers! {
     vllm_reads_by_name => (["vllm", "vllm-sweep"], ["vllm-bench"]),
     sglang_reads_by_name => (["sglang"], []),
     guidellm_reads_by_name => (["guidellm"], []),
-    aiperf_reads_by_name => (["aiperf"], ["aiperf", "aiperf-failed", "aiperf-sweep"]),
+    aiperf_reads_by_name => (["aiperf"], ["aiperf", "aiperf-csv", "aiperf-failed", "aiperf-sweep"]),
     genai_perf_reads_by_name => (["genai-perf"], ["genai-perf"]),
     genai_bench_reads_by_name => (["genai-bench"], []),
     llmperf_reads_by_name => (["llmperf"], []),

@@ -448,3 +448,23 @@ fn missing_statistics_are_recomputed_from_requests() {
     assert_eq!(p.get(Metric::Ttft, Stat::Mean), None, "no TTFT data, no TTFT");
     assert_eq!(parsed.definitions.notes.len(), 1);
 }
+
+/// trtllm-bench's report JSON and its console log in one folder are one run's two forms:
+/// one level, the JSON's digits, the log kept with it.
+#[test]
+fn a_trtllm_log_beside_its_report_json_is_the_same_run() {
+    let data =
+        |name: &str| std::fs::read(format!("{}/tests/data/trtllm-bench/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let files = vec![
+        InputFile {
+            file_name: Some("c64/report.json".into()),
+            content: data("throughput_pytorch_streaming_report.json"),
+        },
+        InputFile { file_name: Some("c64/bench.log".into()), content: data("throughput_pytorch_streaming.log") },
+    ];
+    let runs = prepare(&ImportRequest { files, ..ImportRequest::default() }, DEFAULT_MAX_BYTES).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].run.levels.len(), 1);
+    assert_eq!(runs[0].run.levels[0].point.output_tok_s(), Some(4246.897693935172));
+    assert_eq!(runs[0].run.files.len(), 2);
+}

@@ -1,6 +1,6 @@
 //! Importer for llama.cpp's own benchmarks:
 //!
-//! - `llama-bench` ([`bench`]), every output it has: `-o json` (a list), `-o jsonl` (an
+//! - `llama-bench` ([`mod@bench`]), every output it has: `-o json` (a list), `-o jsonl` (an
 //!   object a line), `-o csv` and `-o md` (the table it prints by default). Its tests are
 //!   `ppN` (prompt processing), `tgN` (generation) and `ppN+tgM`, at a depth `@ dN` (tokens
 //!   already in the KV cache). It runs one sequence at a time, so each test is a run of one

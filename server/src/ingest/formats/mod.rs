@@ -148,6 +148,9 @@ mod tests {
     /// The small synthetic files of `server/tests/data`, likewise.
     const SYNTHETIC: &[(&str, SourceFormat)] = &[
         ("aiperf/records_wrapper_profile_export_aiperf.json", Aiperf),
+        ("aiperf-csv/goodput_profile_export_aiperf.csv", Aiperf),
+        ("aiperf-csv/internal_metrics_profile_export_aiperf.csv", Aiperf),
+        ("aiperf-csv/time_weighted_profile_export_aiperf.csv", Aiperf),
         ("aiperf-failed/profile_export_aiperf.csv", Aiperf),
         ("aiperf-failed/profile_export_aiperf.json", Aiperf),
         ("aiperf-sweep/concurrency_3_trials_profile_export_aiperf_sweep.csv", Aiperf),

@@ -356,6 +356,35 @@ mod tests {
         assert_eq!(l.requests_ok, Some(20));
     }
 
+    fn data(name: &str) -> String {
+        let path = format!("{}/tests/data/aiperf-csv/{name}", env!("CARGO_MANIFEST_DIR"));
+        crate::ingest::read::normalized(&std::fs::read_to_string(&path).unwrap()).into_owned()
+    }
+
+    /// Rows of later versions (built from AIPerf's exporter: tests/data/aiperf-csv/SOURCE.txt):
+    /// goodput, internal metrics, time-weighted concurrency and throughputs, error-adjusted
+    /// latencies with `inf` cells.
+    #[test]
+    fn later_rows_read_by_their_labels() {
+        let text = data("goodput_profile_export_aiperf.csv");
+        assert_eq!(detect(&text), Some(SourceFormat::Aiperf));
+        let p = parse(&text, &ParseOptions { concurrency: Some(16.0) }).unwrap();
+        let l = only_level(&p);
+        assert_eq!(l.get(Metric::Goodput, Stat::Mean), Some(4.39));
+        assert_eq!(l.get(Metric::OutputThroughput, Stat::Mean), Some(1488.59));
+        assert_eq!(l.requests_ok, Some(480));
+        let p = parse(&data("internal_metrics_profile_export_aiperf.csv"), &ParseOptions { concurrency: Some(16.0) })
+            .unwrap();
+        assert!(p.levels[0].raw["request_metrics"].get("Credit Drop Latency (ms)").is_some(), "kept raw");
+        let p =
+            parse(&data("time_weighted_profile_export_aiperf.csv"), &ParseOptions { concurrency: Some(16.0) }).unwrap();
+        let l = only_level(&p);
+        assert_eq!(l.get(Metric::AchievedConcurrency, Stat::Mean), Some(15.47), "Effective Concurrency");
+        assert_eq!(l.get(Metric::AchievedConcurrency, Stat::Max), None, "over time: the mean only");
+        assert_eq!(l.get(Metric::Ttft, Stat::Mean), Some(94.72), "not the error-adjusted row's `inf`");
+        assert_eq!((l.requests_ok, l.requests_failed), (Some(476), Some(4)));
+    }
+
     /// A run where every request failed (AIPerf ≤ 0.8 writes only its error rows; built from
     /// its exporter, see tests/data/aiperf-failed/SOURCE.txt).
     #[test]

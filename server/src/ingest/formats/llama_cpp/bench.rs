@@ -149,17 +149,32 @@ fn tests(text: &str) -> Result<(Vec<Test>, Option<String>), FieldError> {
 /// The Markdown table's tests: each row's cells by its header's names, the test name and the
 /// `mean ± std` rate read into llama-bench's keys, and the `build: <commit> (<number>)` line.
 fn md_tests(lines: &[&str]) -> Result<Vec<Test>, FieldError> {
-    let h = lines
-        .iter()
-        .position(|l| is_md_header(l))
-        .ok_or_else(|| FieldError::line(1, "no llama-bench table (`| … | test | t/s |`) found"))?;
-    let header = md_cells(lines[h]);
-    let build = lines.iter().find_map(|l| l.trim().strip_prefix("build: ")).map(str::trim);
+    // A file may hold several tables (runs pasted one after another, each with its build
+    // line): every one is read.
+    let starts: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| is_md_header(l)).map(|(i, _)| i).collect();
+    let Some(&first) = starts.first() else {
+        return Err(FieldError::line(1, "no llama-bench table (`| … | test | t/s |`) found"));
+    };
     let mut out = Vec::new();
-    for (i, line) in lines.iter().enumerate().skip(h + 1) {
+    for (k, &h) in starts.iter().enumerate() {
+        let end = starts.get(k + 1).copied().unwrap_or(lines.len());
+        md_table(lines, h, end, &mut out)?;
+    }
+    if out.is_empty() {
+        return Err(FieldError::line(first + 1, "the llama-bench table has no rows"));
+    }
+    Ok(out)
+}
+
+/// One Markdown table (its header on line `h`, its build line before `end`).
+fn md_table(lines: &[&str], h: usize, end: usize, out: &mut Vec<Test>) -> Result<(), FieldError> {
+    let header = md_cells(lines[h]);
+    let build = lines[h..end].iter().find_map(|l| l.trim().strip_prefix("build: ")).map(str::trim);
+    let mut rows = 0usize;
+    for (i, line) in lines.iter().enumerate().take(end).skip(h + 1) {
         let cells = md_cells(line);
         if cells.is_empty() {
-            if out.is_empty() {
+            if rows == 0 {
                 continue;
             }
             break;
@@ -175,60 +190,64 @@ fn md_tests(lines: &[&str]) -> Result<Vec<Test>, FieldError> {
         }
         let mut m = Map::new();
         for (name, cell) in header.iter().zip(&cells) {
-            match name.as_str() {
-                "test" => {
-                    let (p, g, d) = test_name(cell).ok_or_else(|| {
-                        FieldError::line(
-                            i + 1,
-                            format!("`{cell}` is not a llama-bench test (pp512, tg128, pp512+tg128, … @ d4096)"),
-                        )
-                    })?;
-                    m.insert("n_prompt".into(), p.into());
-                    m.insert("n_gen".into(), g.into());
-                    m.insert("n_depth".into(), d.into());
-                    m.insert("test".into(), Value::String(cell.clone()));
-                }
-                "t/s" => {
-                    let mut halves = cell.split('±');
-                    let mean = halves.next().unwrap_or("").trim();
-                    if mean.parse::<f64>().is_err() {
-                        return Err(FieldError::line(i + 1, format!("`t/s`: `{cell}` is not a rate")));
-                    }
-                    m.insert("avg_ts".into(), cell_value(mean));
-                    if let Some(std) = halves.next() {
-                        m.insert("stddev_ts".into(), cell_value(std.trim()));
-                    }
-                }
-                "model" => {
-                    m.insert("model_type".into(), Value::String(cell.clone()));
-                }
-                "backend" => {
-                    m.insert("backends".into(), Value::String(cell.clone()));
-                }
-                "ngl" => {
-                    m.insert("n_gpu_layers".into(), cell_value(cell));
-                }
-                "threads" => {
-                    m.insert("n_threads".into(), cell_value(cell));
-                }
-                "fa" => {
-                    m.insert("flash_attn".into(), cell_value(cell));
-                }
-                other => {
-                    m.insert(other.to_owned(), cell_value(cell));
-                }
-            }
+            md_cell(name, cell, i + 1, &mut m)?;
         }
         if let Some((commit, number)) = build.and_then(|b| b.split_once(" (")) {
             m.insert("build_commit".into(), Value::String(commit.trim().to_owned()));
             m.insert("build_number".into(), cell_value(number.trim_end_matches(')')));
         }
         out.push((m, format!("line {}", i + 1)));
+        rows += 1;
     }
-    if out.is_empty() {
-        return Err(FieldError::line(h + 1, "the llama-bench table has no rows"));
+    Ok(())
+}
+
+/// One cell of a Markdown row, under its column's name, as llama-bench's JSON names it.
+fn md_cell(name: &str, cell: &str, line: usize, m: &mut Map<String, Value>) -> Result<(), FieldError> {
+    match name {
+        "test" => {
+            let (p, g, d) = test_name(cell).ok_or_else(|| {
+                FieldError::line(
+                    line,
+                    format!("`{cell}` is not a llama-bench test (pp512, tg128, pp512+tg128, … @ d4096)"),
+                )
+            })?;
+            m.insert("n_prompt".into(), p.into());
+            m.insert("n_gen".into(), g.into());
+            m.insert("n_depth".into(), d.into());
+            m.insert("test".into(), Value::String(cell.to_owned()));
+        }
+        "t/s" => {
+            let mut halves = cell.split('±');
+            let mean = halves.next().unwrap_or("").trim();
+            if mean.parse::<f64>().is_err() {
+                return Err(FieldError::line(line, format!("`t/s`: `{cell}` is not a rate")));
+            }
+            m.insert("avg_ts".into(), cell_value(mean));
+            if let Some(std) = halves.next() {
+                m.insert("stddev_ts".into(), cell_value(std.trim()));
+            }
+        }
+        "model" => {
+            m.insert("model_type".into(), Value::String(cell.to_owned()));
+        }
+        "backend" => {
+            m.insert("backends".into(), Value::String(cell.to_owned()));
+        }
+        "ngl" => {
+            m.insert("n_gpu_layers".into(), cell_value(cell));
+        }
+        "threads" => {
+            m.insert("n_threads".into(), cell_value(cell));
+        }
+        "fa" => {
+            m.insert("flash_attn".into(), cell_value(cell));
+        }
+        other => {
+            m.insert(other.to_owned(), cell_value(cell));
+        }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// `pp512` → (512, 0, 0), `tg128` → (0, 128, 0), `pp512+tg128 @ d4096` → (512, 128, 4096).

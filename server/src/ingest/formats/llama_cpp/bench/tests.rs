@@ -139,3 +139,15 @@ fn a_list_cut_short_keeps_the_tests_before() {
     assert_eq!(p.parts.len(), 2);
     assert!(p.parts[0].warnings.iter().any(|w| w.contains("closing `]`")));
 }
+
+/// Two runs' tables pasted one after the other, each with its build line: both read.
+#[test]
+fn every_table_of_a_file_is_read() {
+    let a = data("llama-bench_b9518.md");
+    let b = data("llama-bench_b5606.md");
+    let p = parse(&format!("# my results\n\n{a}\nSome notes.\n\n{b}")).unwrap();
+    assert_eq!(p.parts.len(), 16);
+    assert_eq!(p.parts[0].facts.engine_version.as_deref(), Some("b9518 (7c158fbb4)"));
+    assert_eq!(p.parts[8].facts.engine_version.as_deref(), Some("b5606 (247e5c6e)"));
+    assert_eq!(level(&p.parts[8]).get(Metric::TotalThroughput, Stat::Mean), Some(11014.47));
+}
