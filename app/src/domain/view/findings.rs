@@ -70,9 +70,30 @@ pub fn run_findings(
     }
 }
 
-/// One-line summary of a run: its levels, its peak and where it plateaus.
+/// Whether no request of a level completed (and some were sent).
+fn all_failed(p: &Point) -> bool {
+    p.requests_ok == Some(0) && p.requests_failed.is_some_and(|n| n > 0)
+}
+
+/// One-line summary of a run: its levels, its peak and where it plateaus — or, where every
+/// request failed, that (a run that produced nothing has no peak to speak of).
 pub fn run_summary(run: &Run) -> String {
     let kind = run.points.first().map_or(LoadKind::Concurrency, |p| p.load_kind);
+    let levels = format!("{} level{}", run.points.len(), if run.points.len() == 1 { "" } else { "s" });
+    let failing: Vec<&Point> = run.points.iter().filter(|p| all_failed(p)).collect();
+    if !run.points.is_empty() && failing.len() == run.points.len() {
+        let failed: i64 = failing.iter().filter_map(|p| p.requests_failed).sum();
+        let kinds = crate::domain::Failure::tally(failing.iter().flat_map(|p| p.failures.iter().cloned()));
+        let most = kinds.first().map(|f| format!(", most often {}", f.kind)).unwrap_or_default();
+        return format!("{levels}: every request failed ({failed} requests{most})");
+    }
+    let failed_at = if failing.is_empty() {
+        String::new()
+    } else {
+        let labels: Vec<String> =
+            failing.iter().map(|p| LevelKey { load_kind: p.load_kind, load_value: p.load_value }.label()).collect();
+        format!("; every request failed at {}", labels.join(", "))
+    };
     let knee = saturation(&run.points, DEFAULT_KNEE_THRESHOLD)
         .and_then(|s| s.knee)
         .map(|k| {
@@ -83,7 +104,6 @@ pub fn run_summary(run: &Run) -> String {
             )
         })
         .unwrap_or_default();
-    let levels = format!("{} level{}", run.points.len(), if run.points.len() == 1 { "" } else { "s" });
     let head = match scaling::peak(&run.points) {
         Some((c, t)) => format!(
             "{levels}, peak {} output tok/s at {}",
@@ -92,7 +112,7 @@ pub fn run_summary(run: &Run) -> String {
         ),
         None => levels,
     };
-    format!("{head}{knee}")
+    format!("{head}{knee}{failed_at}")
 }
 
 /// What the compare page says about its runs.
@@ -138,5 +158,38 @@ pub fn compare_findings(
         proposals: anomalies::detect(runs),
         varied: compare::varied_settings(runs),
         capacities: slo.map(|slo| slo::across(slo, &points, baseline)).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::model::metrics::{Metric, Stat};
+    use crate::domain::Failure;
+
+    fn run(points: Vec<Point>) -> Run {
+        crate::domain::analysis::compare::tests::run("aaaa1", "r", crate::domain::RunFacts::default(), points)
+    }
+
+    fn level(c: f64, ok: i64, failed: i64, tok_s: f64) -> Point {
+        let mut p = Point::at(LoadKind::Concurrency, c);
+        (p.requests_ok, p.requests_failed) = (Some(ok), Some(failed));
+        p.set(Metric::OutputThroughput, Stat::Mean, tok_s);
+        p
+    }
+
+    #[test]
+    fn a_run_where_every_request_failed_says_so_and_names_no_peak() {
+        let mut a = level(4.0, 0, 40, 0.0);
+        a.failures = vec![Failure::new("HTTP 503 Service Unavailable", 40, None)];
+        let b = level(8.0, 0, 80, 0.0);
+        let s = run_summary(&run(vec![a, b]));
+        assert_eq!(s, "2 levels: every request failed (120 requests, most often HTTP 503 Service Unavailable)");
+        assert!(!s.contains("peak"));
+        let s = run_summary(&run(vec![level(4.0, 40, 0, 100.0), level(8.0, 0, 80, 0.0)]));
+        assert!(
+            s.starts_with("2 levels, peak 100.0 output tok/s at C=4") && s.ends_with("; every request failed at C=8"),
+            "{s}"
+        );
     }
 }

@@ -183,13 +183,25 @@ pub(crate) fn set_ns(point: &mut Point, metric: Metric, stat: Stat, ns: f64) {
     point.set(metric, stat, ns_to_ms(ns));
 }
 
-/// Tags and warnings for a run's validity (`VALID` / `INVALID`) and why.
-pub(crate) fn validity(valid: Option<&str>, reasons: &[String], notes: &mut Notes, tags: &mut Vec<String>) {
+/// Tags and warnings for a run's validity (`VALID` / `INVALID`) and why: the constraints
+/// not satisfied (`Performance constraints`, `Early stopping` …) and LoadGen's reasons.
+pub(crate) fn validity(
+    valid: Option<&str>,
+    unmet: &[String],
+    reasons: &[String],
+    notes: &mut Notes,
+    tags: &mut Vec<String>,
+) {
     match valid.map(str::trim) {
         Some(v) if v.eq_ignore_ascii_case("valid") => tags.push("valid".to_owned()),
         Some(v) if v.eq_ignore_ascii_case("invalid") => {
             tags.push("invalid".to_owned());
-            let why = if reasons.is_empty() { String::new() } else { format!(": {}", reasons.join("; ")) };
+            let mut why = Vec::new();
+            if !unmet.is_empty() {
+                why.push(format!("not satisfied: {}", unmet.join(", ")));
+            }
+            why.extend(reasons.iter().cloned());
+            let why = if why.is_empty() { String::new() } else { format!(" ({})", why.join("; ")) };
             notes.warn(format!("MLPerf judged this run INVALID{why}"));
         }
         _ => {}

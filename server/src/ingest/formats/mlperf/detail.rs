@@ -139,7 +139,7 @@ pub(super) fn parse(text_: &str) -> Result<ParsedFile, FieldError> {
     let mut notes = Notes::default();
     let mut facts = RunFacts { tags: vec!["mlperf".to_owned(), scenario.tag().to_owned()], ..RunFacts::default() };
     let reasons: Vec<String> = text(&m, "result_invalid_reason").map(str::to_owned).into_iter().collect();
-    validity(text(&m, "result_validity"), &reasons, &mut notes, &mut facts.tags);
+    validity(text(&m, "result_validity"), &[], &reasons, &mut notes, &mut facts.tags);
     let mut definitions = definitions(Some(scenario));
     definitions.notes.extend(provenance(&m));
     let mut level = NewLevel::new(point);

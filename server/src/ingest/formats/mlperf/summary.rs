@@ -126,7 +126,10 @@ pub(super) fn parse(text: &str) -> Result<ParsedFile, FieldError> {
             }
             "target_qps" => target_qps = number(value, "target_qps", n)?,
             "samples_per_query" => samples_per_query = number(value, "samples_per_query", n)?,
-            k if k.ends_with(" satisfied") && value.eq_ignore_ascii_case("no") => failed.push(label.trim().to_owned()),
+            k if k.ends_with(" satisfied") && value.eq_ignore_ascii_case("no") => {
+                let what = label.trim();
+                failed.push(what.strip_suffix("satisfied").unwrap_or(what).trim().to_lowercase());
+            }
             k => {
                 if let Some((metric, stat)) = latency(k) {
                     if let Some(v) = number(value, label.trim(), n)? {
@@ -162,11 +165,11 @@ pub(super) fn parse(text: &str) -> Result<ParsedFile, FieldError> {
 
     let mut notes = Notes::default();
     let mut facts = RunFacts { tags: vec!["mlperf".to_owned(), scenario.tag().to_owned()], ..RunFacts::default() };
-    let mut reasons = failed.clone();
+    let mut reasons = Vec::new();
     if let Some(Value::Array(items)) = blocks.get("Recommendations") {
         reasons.extend(items.iter().filter_map(Value::as_str).map(str::to_owned));
     }
-    validity(valid.as_deref(), &reasons, &mut notes, &mut facts.tags);
+    validity(valid.as_deref(), &failed, &reasons, &mut notes, &mut facts.tags);
     if !blocks.is_empty() {
         raw.insert("notes".to_owned(), Value::Object(blocks));
     }
@@ -248,7 +251,10 @@ mod tests {
         assert_eq!(l.get(Metric::Ttft, Stat::Mean), Some(50385.872554));
         assert!(p.facts.tags.contains(&"invalid".to_owned()));
         let w = p.warnings.join(" ");
-        assert!(w.contains("INVALID") && w.contains("Performance constraints satisfied"), "{w}");
+        assert!(
+            w.contains("INVALID (not satisfied: performance constraints, early stopping; TTFT constrain not met"),
+            "{w}"
+        );
         assert!(w.contains("TTFT constrain not met"), "{w}");
         let notes = &p.levels[0].raw["notes"];
         assert_eq!(notes["TPOT Early Stopping Result"][0], "Run unsuccessful.");
