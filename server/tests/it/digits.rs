@@ -108,91 +108,109 @@ async fn every_fixture_keeps_every_number_through_store_and_export() {
         assert!(files.len() >= 15, "fixtures not found at {}", fixtures().display());
         for path in files {
             let rel = path.strip_prefix(fixtures()).unwrap().to_string_lossy().into_owned();
-            let content = std::fs::read(&path).unwrap();
-            let text = String::from_utf8_lossy(&content).into_owned();
-            let source = numbers_in(&text);
-            let file = InputFile { file_name: Some(path.file_name().unwrap().to_string_lossy().into_owned()), content };
-            let req = ImportRequest {
-                files: vec![file],
-                concurrency: crate::common::concurrency_for(&rel),
-                ..ImportRequest::default()
-            };
-            let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
-            let done = ingest::store(&pool, prepared.into()).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
-            // A file of several runs (llama-bench's tests): each run keeps its numbers.
-            for imported in &done.runs {
-                let exported = server::export::json(&pool, &imported.id).await.unwrap();
-                let doc: serde_json::Value = serde_json::from_str(&exported).unwrap();
+            keeps_every_number(&pool, &path, &rel).await;
+        }
+    }
+}
 
-                // The source's own fields: every number is one the file wrote.
-                let mut raw = Vec::new();
-                for (i, level) in doc["run"]["levels"].as_array().unwrap().iter().enumerate() {
-                    collect_numbers(&level["raw"], &mut raw, &format!("levels[{i}].raw"));
-                }
-                let changed: Vec<_> = raw.iter().filter(|(_, v)| !source.contains(&v.to_bits())).collect();
-                assert!(
-                    changed.is_empty(),
-                    "{rel}: raw numbers not in the file: {:?}",
-                    &changed[..changed.len().min(5)]
-                );
-
-                // Statistics: a value that comes from the file (the file's number, or it moved by a
-                // power of ten) is that number bit for bit. Values Plateau derives (total ÷ count,
-                // percentiles of per-request records) are nowhere near a number of the file; a value
-                // within 1e-9 of one but not equal to it is a number whose digits changed.
-                let mut shifted: Vec<f64> = source
-                    .iter()
-                    .flat_map(|&b| [-9, -6, -3, 0, 3, 6, 9].map(|s| shift10(f64::from_bits(b), s)))
-                    .filter(|v| v.is_finite())
-                    .collect();
-                shifted.sort_by(f64::total_cmp);
-                let run = app::db::get_run_raw(&pool, &imported.id).await.unwrap();
-                let mut exact = 0;
-                for p in &run.points {
-                    for m in &p.measures {
-                        let v = m.value;
-                        let i = shifted.partition_point(|x| *x < v);
-                        let near: Vec<f64> = [i.checked_sub(1), Some(i)]
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|k| shifted.get(k).copied())
-                            .collect();
-                        if near.iter().any(|n| n.to_bits() == v.to_bits()) {
-                            exact += 1;
-                        } else if let Some(n) = near.iter().find(|n| ((*n - v) / *n).abs() < 1e-9) {
-                            panic!(
-                                "{rel}: {:?} {:?} at load {} is {v:?}, the file says {n:?}",
-                                m.metric, m.stat, p.load_value
-                            );
-                        }
-                    }
-                }
-                assert!(
-                    exact > 0 || run.points.iter().all(|p| p.measures.is_empty()),
-                    "{rel}: no statistic is a number of the file"
-                );
-
-                // The export read back is the same run, bit for bit.
-                let back = InputFile { file_name: Some("export.json".into()), content: exported.into_bytes() };
-                let again = ingest::prepare(
-                    &ImportRequest { files: vec![back], ..ImportRequest::default() },
-                    ingest::DEFAULT_MAX_BYTES,
-                )
-                .unwrap_or_else(|e| panic!("{rel} export: {e}"));
-                let a: Vec<_> = run
-                    .points
-                    .iter()
-                    .flat_map(|p| p.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits())))
-                    .collect();
-                let b: Vec<_> = again[0]
-                    .run
-                    .levels
-                    .iter()
-                    .flat_map(|l| l.point.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits())))
-                    .collect();
-                assert_eq!(a, b, "{rel}: the export does not read back bit for bit");
+/// The built files of the tools no real file of is public (trtllm-bench, AIPerf's sweep
+/// aggregates, all-failed exports and later CSV rows, llama.cpp's CSV, Markdown and
+/// llama-batched-bench, vllm-bench): the same checks.
+#[tokio::test]
+async fn every_built_file_keeps_every_number_through_store_and_export() {
+    const FOLDERS: [&str; 6] =
+        ["trtllm-bench", "aiperf-sweep", "aiperf-failed", "aiperf-csv", "llama-cpp", "vllm-bench"];
+    for store in app::db::testing::backends().await {
+        eprintln!("[{}]", store.name);
+        for folder in FOLDERS {
+            let dir = std::path::PathBuf::from(format!("{}/tests/data/{folder}", env!("CARGO_MANIFEST_DIR")));
+            let mut names: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "SOURCE.txt")
+                .collect();
+            names.sort();
+            assert!(!names.is_empty(), "{folder}");
+            for name in names {
+                keeps_every_number(&store.db, &dir.join(&name), &format!("{folder}/{name}")).await;
             }
         }
+    }
+}
+
+/// One file imported, stored, exported and read back: its numbers, digit for digit.
+async fn keeps_every_number(pool: &app::db::Db, path: &std::path::Path, rel: &str) {
+    let content = std::fs::read(path).unwrap();
+    let text = String::from_utf8_lossy(&content).into_owned();
+    let source = numbers_in(&text);
+    let file = InputFile { file_name: Some(path.file_name().unwrap().to_string_lossy().into_owned()), content };
+    let req = ImportRequest {
+        files: vec![file],
+        concurrency: crate::common::concurrency_for(rel),
+        ..ImportRequest::default()
+    };
+    let prepared = ingest::prepare(&req, ingest::DEFAULT_MAX_BYTES).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let done = ingest::store(pool, prepared.into()).await.unwrap_or_else(|e| panic!("{rel}: {e}"));
+    // A file of several runs (llama-bench's tests): each run keeps its numbers.
+    for imported in &done.runs {
+        let exported = server::export::json(pool, &imported.id).await.unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&exported).unwrap();
+
+        // The source's own fields: every number is one the file wrote.
+        let mut raw = Vec::new();
+        for (i, level) in doc["run"]["levels"].as_array().unwrap().iter().enumerate() {
+            collect_numbers(&level["raw"], &mut raw, &format!("levels[{i}].raw"));
+        }
+        let changed: Vec<_> = raw.iter().filter(|(_, v)| !source.contains(&v.to_bits())).collect();
+        assert!(changed.is_empty(), "{rel}: raw numbers not in the file: {:?}", &changed[..changed.len().min(5)]);
+
+        // Statistics: a value that comes from the file (the file's number, or it moved by a
+        // power of ten) is that number bit for bit. Values Plateau derives (total ÷ count,
+        // percentiles of per-request records) are nowhere near a number of the file; a value
+        // within 1e-9 of one but not equal to it is a number whose digits changed.
+        let mut shifted: Vec<f64> = source
+            .iter()
+            .flat_map(|&b| [-9, -6, -3, 0, 3, 6, 9].map(|s| shift10(f64::from_bits(b), s)))
+            .filter(|v| v.is_finite())
+            .collect();
+        shifted.sort_by(f64::total_cmp);
+        let run = app::db::get_run_raw(pool, &imported.id).await.unwrap();
+        let mut exact = 0;
+        for p in &run.points {
+            for m in &p.measures {
+                let v = m.value;
+                let i = shifted.partition_point(|x| *x < v);
+                let near: Vec<f64> =
+                    [i.checked_sub(1), Some(i)].into_iter().flatten().filter_map(|k| shifted.get(k).copied()).collect();
+                if near.iter().any(|n| n.to_bits() == v.to_bits()) {
+                    exact += 1;
+                } else if let Some(n) = near.iter().find(|n| ((*n - v) / *n).abs() < 1e-9) {
+                    panic!("{rel}: {:?} {:?} at load {} is {v:?}, the file says {n:?}", m.metric, m.stat, p.load_value);
+                }
+            }
+        }
+        assert!(
+            exact > 0 || run.points.iter().all(|p| p.measures.is_empty()),
+            "{rel}: no statistic is a number of the file"
+        );
+
+        // The export read back is the same run, bit for bit.
+        let back = InputFile { file_name: Some("export.json".into()), content: exported.into_bytes() };
+        let again = ingest::prepare(
+            &ImportRequest { files: vec![back], ..ImportRequest::default() },
+            ingest::DEFAULT_MAX_BYTES,
+        )
+        .unwrap_or_else(|e| panic!("{rel} export: {e}"));
+        let a: Vec<_> =
+            run.points.iter().flat_map(|p| p.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits()))).collect();
+        let b: Vec<_> = again[0]
+            .run
+            .levels
+            .iter()
+            .flat_map(|l| l.point.measures.iter().map(|m| (m.metric, m.stat, m.value.to_bits())))
+            .collect();
+        assert_eq!(a, b, "{rel}: the export does not read back bit for bit");
     }
 }
 

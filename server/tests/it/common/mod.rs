@@ -80,6 +80,9 @@ pub fn concurrency_for(rel: &str) -> Option<f64> {
         Some(4.0)
     } else if rel.ends_with("concurrency2_profile_export.jsonl") {
         Some(2.0)
+    } else if rel == "trtllm-bench/v0_statistics.log" || rel == "trtllm-bench/throughput_trt_tabs.log" {
+        // trtllm-bench up to 0.17 wrote neither its concurrency nor the mean in flight.
+        Some(128.0)
     } else {
         None
     }

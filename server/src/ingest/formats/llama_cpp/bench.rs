@@ -387,7 +387,15 @@ pub(super) fn parse(text: &str) -> Result<ParsedFile, FieldError> {
         let config: Map<String, Value> =
             m.iter().filter(|(k, _)| !RESULT_KEYS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
         let mut level = NewLevel::new(point);
-        level.raw = Value::Object(m);
+        // A Markdown row's token counts are read from its test's name (`pp512`): the raw
+        // fields keep the name as written, not the counts read from it.
+        let mut raw = m;
+        if raw.contains_key("test") {
+            for k in ["n_prompt", "n_gen", "n_depth"] {
+                raw.remove(k);
+            }
+        }
+        level.raw = Value::Object(raw);
         let mut notes = Notes::default();
         if let Some(w) = &cut {
             notes.warn(w.clone());
