@@ -369,3 +369,47 @@ test('without JavaScript the pages still show the runs and the levels table', as
   assert.equal(last[11], '≈509');
   await ctx.close();
 });
+
+test('a run where every request failed imports with its failures by kind, with and without JavaScript', async () => {
+  const page = await env.browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(env.server.base + '/upload');
+  await page.locator('#file-input').setInputFiles(join(ROOT, 'server/tests/data/aiperf-failed/profile_export_aiperf.json'));
+  await page.locator('#import-submit').click();
+  await page.waitForURL(/\/imports\/[a-z0-9]+$/);
+  await page.locator('#import-save').click();
+  await page.waitForURL(/\/runs\/[a-z0-9]+$/);
+  const url = page.url();
+  assert.match(await page.locator('p.summary').innerText(), /every request failed \(64 requests, most often HTTP 503 Service Unavailable\)/);
+  const rows = page.locator('#failures tbody tr');
+  assert.equal(await rows.count(), 2);
+  assert.match(await rows.nth(0).innerText(), /HTTP 503 Service Unavailable\s+40/);
+  assert.match(await rows.nth(1).innerText(), /TimeoutError\s+24/);
+  assert.deepEqual(errors, []);
+  await page.close();
+  // The table is the server's HTML: there without JavaScript too.
+  const ctx = await env.browser.newContext({ javaScriptEnabled: false });
+  const plain = await ctx.newPage();
+  await plain.goto(url);
+  assert.equal(await plain.locator('#failures tbody tr').count(), 2);
+  assert.match(await plain.locator('#failures').innerText(), /0 \/ 64/);
+  await ctx.close();
+});
+
+test('an MLPerf summary, a trtllm-bench log and a llama-bench file preview as their tools', async () => {
+  const page = await env.browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(env.server.base + '/upload');
+  await page.locator('#file-input').setInputFiles([
+    join(FIXTURES, 'mlperf', 'mlperf-v6.1_azure_gb200-nvl72x72_deepseek-r1_Server_mlperf_log_summary.txt'),
+    join(ROOT, 'server/tests/data/trtllm-bench/throughput_pytorch_streaming.log'),
+    join(FIXTURES, 'llama-cpp', 'llama-bench-b5606_json_rtx4090_cuda_snowpiercer-15b-q3_k_l.json'),
+  ]);
+  await page.locator('#import-submit').click();
+  await page.waitForURL(/\/imports\/[a-z0-9]+$/);
+  const formats = await page.locator('#preview-files tbody td.format').allInnerTexts();
+  assert.deepEqual([...new Set(formats)].sort(), ['MLPerf Inference', 'TensorRT-LLM trtllm-bench', 'llama.cpp']);
+  assert.equal(await page.locator('.preview-run').count(), 4, 'the MLPerf run, the trtllm-bench run and the two llama-bench tests');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
