@@ -130,7 +130,9 @@ async fn run_changes(
 /// The compare page of `view` (its `runs` and `baseline`).
 pub async fn compare_page(pool: &Db, view: &ViewState) -> Result<ComparePageData, AppError> {
     check_run_count(view.runs.len()).map_err(|e| AppError::BadRequest(e.to_string()))?;
-    let runs = runs(pool, &view.runs).await?;
+    let mut runs = runs(pool, &view.runs).await?;
+    // Two runs of one name are named apart in every sentence, legend and tooltip.
+    Run::tell_apart(&mut runs);
     let stored = or_empty("stored signals", stored_signals(pool, &view.runs).await);
     let request_tests = or_empty("per-request tests", request_tests(pool, &view.runs, view.baseline.as_ref()).await);
     let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
@@ -156,7 +158,8 @@ pub async fn report_page(pool: &Db, slug: &str) -> Result<ReportPageData, AppErr
             view.runs.clone()
         }
     };
-    let runs = runs(pool, &ids).await?;
+    let mut runs = runs(pool, &ids).await?;
+    Run::tell_apart(&mut runs);
     let stored = or_empty("stored signals", stored_signals(pool, &ids).await);
     let dismissed = or_empty("dismissed proposals", db::dismissed_proposals(pool).await);
     let charts = view_charts(run.is_some(), &runs, &stored, &view);
@@ -194,10 +197,11 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         costs: Vec<crate::domain::analysis::cost::RunCost>,
     }
     let s = db::get_snapshot(pool, id).await?;
-    let payload: Payload = serde_json::from_str(&s.payload).map_err(|e| {
+    let mut payload: Payload = serde_json::from_str(&s.payload).map_err(|e| {
         tracing::error!(snapshot = %s.id, error = %e, "stored snapshot does not parse");
         AppError::Internal
     })?;
+    Run::tell_apart(&mut payload.runs);
     // A snapshot whose view no longer parses still opens; its page says what is wrong.
     let (charts, (cost, compare_costs), curves, (run_findings, compare_findings)) = match split_view_path(&s.view_path)
     {

@@ -277,7 +277,7 @@ test('comparing the story runs explains the C=32 difference; runs toggle off and
   await page.waitForURL(/\/compare\?runs=/);
   // The earlier (completions) run is the baseline; the explanation is in numbers.
   const why = await page.locator('#explanations').innerText();
-  assert.match(why, /At C=32, output throughput fell 42 % \(799\.9 → 464\.4 tok\/s\): tokens per request unchanged at ≈510; requests took 73 % longer \(20\.38 s → 35\.23 s\)/);
+  assert.match(why, /At C=32, output throughput fell 42 % \(799\.9 → 464\.4 tok\/s\): tokens per request unchanged at ≈510 \(implied: tok\/s × latency ÷ concurrency\); requests took 73 % longer \(20\.38 s → 35\.23 s\)/);
   assert.match(await page.locator('#verdicts').innerText(), /not like for like: endpoint differs \(chat vs completions\)/);
   // The delta table: C=32 is shared, C=1 and C=48.. are each only in one run.
   const row32 = page.locator('#delta-table tbody tr', { has: page.locator('td.load', { hasText: /^32/ }) });

@@ -64,8 +64,9 @@ fn why_html(signals: &RunSignals) -> String {
     let Some(w) = why_paragraph(signals) else { return String::new() };
     let evidence: String = w.evidence.iter().map(|e| format!("<li>{}</li>", escape_html(e))).collect();
     format!(
-        "<div class=\"why\" data-kind=\"{}\"><p><strong>Why it plateaus: </strong>{}</p>{}</div>",
+        "<div class=\"why\" data-kind=\"{}\"><p><strong>{}: </strong>{}</p>{}</div>",
         w.kind.map_or("none", |k| k.as_str()),
+        escape_html(&w.heading),
         escape_html(&w.sentence),
         if evidence.is_empty() { String::new() } else { format!("<ul class=\"why-evidence\">{evidence}</ul>") }
     )

@@ -116,9 +116,12 @@ fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<P
         None => c,
     };
     let all_drawn = [Stat::Mean, Stat::P50, Stat::P90, Stat::P99];
-    let throughput_caption = match &view.slo {
-        Some(_) => "Output throughput (tok/s) vs load, dashed: ideal-linear scaling from the lowest level; shaded: the levels that meet the SLO",
-        None => "Output throughput (tok/s) vs load, dashed: ideal-linear scaling from the lowest level",
+    // "Shaded" only where something is: a caption never speaks of levels that are not there.
+    let meets = capacity.as_ref().is_some_and(|c| c.levels.iter().any(|l| l.meets()));
+    let throughput_caption = match (&view.slo, meets) {
+        (Some(_), true) => "Output throughput (tok/s) vs load, dashed: ideal-linear scaling from the lowest level; shaded: the levels that meet the SLO",
+        (Some(_), false) => "Output throughput (tok/s) vs load, dashed: ideal-linear scaling from the lowest level; no level meets the SLO",
+        (None, _) => "Output throughput (tok/s) vs load, dashed: ideal-linear scaling from the lowest level",
     };
     let latency_caption = "Request latency (s) vs load: mean, p50, p99";
     let mut out = vec![

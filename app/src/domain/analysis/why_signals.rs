@@ -291,14 +291,22 @@ pub fn run_signals(run: &Run, stored: Option<&StoredSignals>) -> RunSignals {
     s
 }
 
-/// What the run page and the offline report say under "Why it plateaus".
+/// What the run page and the offline report say under "Why it plateaus" (a run that
+/// plateaus) or "What limits it" (a rule that matched a run that does not).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WhyParagraph {
     /// The rule that matched; `None` when none did.
     pub kind: Option<WhyKind>,
+    /// "Why it plateaus", or "What limits it" for a run with no plateau.
+    #[serde(default = "plateau_heading")]
+    pub heading: String,
     pub sentence: String,
     /// The evidence numbers, each "running requests (max) 4 at C=8".
     pub evidence: Vec<String>,
+}
+
+fn plateau_heading() -> String {
+    "Why it plateaus".to_owned()
 }
 
 /// Said when no server metrics were scraped and no rule has more to say.
@@ -311,23 +319,27 @@ pub const NO_RULE: &str = "The server's metrics match none of the rules (client-
 
 /// The "why it plateaus" paragraph of a run: the first matching rule's sentence and
 /// evidence ([`explain`]); else [`NO_SERVER_METRICS`] when none were scraped; else
-/// [`NO_RULE`] when the run plateaus; `None` when it has metrics and does not plateau.
+/// [`NO_RULE`]. A run that does not plateau has no such paragraph — there is no plateau to
+/// explain — unless a rule names what limits it (then under "What limits it").
 pub fn why_paragraph(s: &RunSignals) -> Option<WhyParagraph> {
+    let plateaus = !s.plateau().is_empty();
+    let heading = if plateaus { plateau_heading() } else { "What limits it".to_owned() };
     if let Some(f) = explain(s) {
+        if !plateaus && f.kind == WhyKind::NoServerMetrics {
+            return None;
+        }
         return Some(WhyParagraph {
             kind: Some(f.kind),
+            heading,
             sentence: f.sentence,
             evidence: f.evidence.iter().map(Evidence::text).collect(),
         });
     }
-    let sentence = if !s.has_server_metrics {
-        NO_SERVER_METRICS
-    } else if !s.plateau().is_empty() {
-        NO_RULE
-    } else {
+    if !plateaus {
         return None;
-    };
-    Some(WhyParagraph { kind: None, sentence: sentence.to_owned(), evidence: Vec::new() })
+    }
+    let sentence = if s.has_server_metrics { NO_RULE } else { NO_SERVER_METRICS };
+    Some(WhyParagraph { kind: None, heading, sentence: sentence.to_owned(), evidence: Vec::new() })
 }
 
 #[cfg(test)]
@@ -591,8 +603,7 @@ mod tests {
         assert_eq!(why_paragraph(&s).unwrap().kind, Some(WhyKind::NoServerMetrics));
         let mut flat = client_run();
         flat.points.truncate(2);
-        let p = why_paragraph(&RunSignals::from_run(&flat)).unwrap();
-        assert_eq!((p.kind, p.sentence.as_str()), (None, NO_SERVER_METRICS), "no plateau, no metrics: still said");
+        assert_eq!(why_paragraph(&RunSignals::from_run(&flat)), None, "no plateau: no \"why it plateaus\"");
         // A level whose every scrape failed is no server metrics either.
         let failed = LevelTelemetry { scrapes_failed: 5, ..LevelTelemetry::default() };
         assert!(!from_telemetry([(key(1.0), &failed)]).has_server_metrics);

@@ -202,6 +202,23 @@ impl SourceFormat {
     }
 }
 
+/// Names that tell the runs of one page apart: a run keeps its own name where no other run of
+/// `runs` has it; two runs of one name (nightly runs of one configuration) are named with their
+/// date and the start of their id — "sim nightly (2026-12-06 07:57, 5n8xoj)" — so every
+/// sentence, legend, tooltip and table names each run distinctly.
+pub fn distinct_names(runs: &[(&str, &str, &str)]) -> Vec<String> {
+    runs.iter()
+        .map(|(name, created_at, id)| {
+            if runs.iter().filter(|(n, ..)| n == name).count() < 2 {
+                return (*name).to_owned();
+            }
+            let when = created_at.get(..16).unwrap_or(created_at).replace('T', " ");
+            let short: String = id.chars().take(6).collect();
+            format!("{name} ({when}, {short})")
+        })
+        .collect()
+}
+
 /// Whether a run holds every level it set out to measure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -362,6 +379,21 @@ pub struct Run {
     pub annotations: Vec<annotations::Annotation>,
 }
 
+impl Run {
+    /// The runs of one page named so that no two read alike ([`distinct_names`]): what a
+    /// comparison, its charts and its sentences show.
+    pub fn tell_apart(runs: &mut [Run]) {
+        let names = {
+            let keys: Vec<(&str, &str, &str)> =
+                runs.iter().map(|r| (r.name.as_str(), r.created_at.as_str(), r.id.as_str())).collect();
+            distinct_names(&keys)
+        };
+        for (r, n) in runs.iter_mut().zip(names) {
+            r.name = n;
+        }
+    }
+}
+
 /// A run about to be stored: everything but the id and the creation time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NewRun {
@@ -416,6 +448,23 @@ pub fn check_new_run(run: &NewRun) -> Result<(), text::TextError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn two_runs_of_one_name_are_told_apart_by_date_and_id() {
+        let runs = [
+            ("sim nightly", "2026-12-06T07:57:48Z", "5n8xojhmu11m"),
+            ("sim nightly", "2026-12-07T07:58:02Z", "b88e1vcbk678"),
+            ("baseline", "2026-12-01T00:00:00Z", "aaaa11112222"),
+        ];
+        assert_eq!(
+            distinct_names(&runs),
+            ["sim nightly (2026-12-06 07:57, 5n8xoj)", "sim nightly (2026-12-07 07:58, b88e1v)", "baseline"]
+        );
+        // Same minute: the ids still differ.
+        let same = [("a", "2026-12-06T07:57:48Z", "111111aaaa"), ("a", "2026-12-06T07:57:59Z", "222222bbbb")];
+        let n = distinct_names(&same);
+        assert_ne!(n[0], n[1]);
+    }
+
     use super::*;
 
     #[test]

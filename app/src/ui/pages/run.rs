@@ -232,7 +232,7 @@ fn WhySection(why: crate::domain::analysis::why_signals::WhyParagraph) -> impl I
     let kind = why.kind.map_or("none", |k| k.as_str());
     view! {
         <div class="why" id="why" data-kind=kind>
-            <p><strong>"Why it plateaus: "</strong><span id="why-sentence">{why.sentence}</span></p>
+            <p><strong id="why-heading">{format!("{}: ", why.heading)}</strong><span id="why-sentence">{why.sentence}</span></p>
             {(!why.evidence.is_empty()).then(|| view! {
                 <ul class="why-evidence" id="why-evidence">
                     {why.evidence.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}

@@ -64,13 +64,13 @@ fn story_gap_is_flagged_and_explained() {
         g.evidence,
         "464.4 tok/s here vs 799.9 tok/s in “kimi completions” (−42 %), same model and GPU \
          (Kimi-K2.5 NVFP4 on 8× RTX PRO 6000 Blackwell); tokens per request unchanged \
-         at ≈510; requests took 73 % longer (20.38 s → 35.23 s); facts: not like for like: \
+         at ≈510 (implied: tok/s × latency ÷ concurrency); requests took 73 % longer (20.38 s → 35.23 s); facts: not like for like: \
          endpoint differs (chat vs completions)"
     );
     assert_eq!(
         g.proposed_annotation_text,
         "42 % less throughput than “kimi completions” (464.4 vs 799.9 tok/s): tokens per \
-         request unchanged at ≈510; requests took 73 % longer (20.38 s → 35.23 s). Not like for \
+         request unchanged at ≈510 (implied: tok/s × latency ÷ concurrency); requests took 73 % longer (20.38 s → 35.23 s). Not like for \
          like: endpoint differs (chat vs completions)."
     );
     // Same endpoint: an unexplained gap is a warning.

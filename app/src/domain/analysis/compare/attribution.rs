@@ -13,17 +13,17 @@ use crate::domain::model::metrics::{Metric, Stat};
 use crate::domain::{LoadKind, Point};
 use serde::{Deserialize, Serialize};
 
-/// Where the tokens-per-request figures of an attribution come from.
+/// Where the tokens-per-request figures of an attribution come from, in the order tried: a
+/// measured figure always wins over an implied one, and the sentence says which it used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttributionBasis {
-    /// Closed loop with mean latency known on both sides: N = T × L ÷ C, so the rate
-    /// factor is exactly the inverse latency ratio. Preferred: it is the brief's identity
-    /// and speaks of latency, which was measured.
-    LittlesLaw,
-    /// Both runs reported mean output tokens per request (usage counts); the request
-    /// rate is what remains: T ÷ N.
+    /// Both runs measured their mean output tokens per request (usage counts, or the
+    /// tokens a live sweep counted); the request rate is what remains: T ÷ N.
     UsageCounts,
+    /// Closed loop with mean latency known on both sides and no measured count: N is
+    /// implied, T × L ÷ C, so the rate factor is exactly the inverse latency ratio.
+    LittlesLaw,
     /// Tokens per request from tok/s × wall ÷ completed requests on both sides.
     WallTime,
 }
@@ -63,11 +63,11 @@ pub struct Attribution {
     pub baseline_latency_s: Option<f64>,
     pub latency_s: Option<f64>,
     pub driver: Driver,
-    /// The two factors in words: "tokens per request unchanged at ≈510; requests took
+    /// The two factors in words: "tokens per request unchanged at ≈510 (implied: …); requests took
     /// 73 % longer (20.38 s → 35.23 s)".
     pub explanation: String,
     /// The whole finding in words, e.g. "At C=32, output throughput fell 42 % (799.9 → 464.4
-    /// tok/s): tokens per request unchanged at ≈510; requests took 73 % longer (20.38 s →
+    /// tok/s): tokens per request unchanged at ≈510 (implied: …); requests took 73 % longer (20.38 s →
     /// 35.23 s)."
     pub sentence: String,
 }
@@ -99,10 +99,10 @@ pub fn attribute(baseline: &Point, other: &Point) -> Option<Attribution> {
     let usage = |p: &Point| positive(p.get(Metric::OutputTokens, Stat::Mean));
     let by_wall =
         |p: &Point| implied_tokens_per_request(p).filter(|e| e.method == TokensPerRequestMethod::Wall).map(|e| e.value);
-    let (basis, n_a, n_b) = if let Some((c, la, lb)) = closed {
-        (AttributionBasis::LittlesLaw, t_a * la / c, t_b * lb / c)
-    } else if let (Some(a), Some(b)) = (usage(baseline), usage(other)) {
+    let (basis, n_a, n_b) = if let (Some(a), Some(b)) = (usage(baseline), usage(other)) {
         (AttributionBasis::UsageCounts, a, b)
+    } else if let Some((c, la, lb)) = closed {
+        (AttributionBasis::LittlesLaw, t_a * la / c, t_b * lb / c)
     } else {
         (AttributionBasis::WallTime, by_wall(baseline)?, by_wall(other)?)
     };
@@ -156,17 +156,27 @@ pub(super) fn attribution_sentence(a: &Attribution) -> (String, String) {
             a.tok_s
         )
     };
+    // A measured count is written as measured; an implied one with `≈` and how it was implied.
+    let (mark, how) = match a.basis {
+        AttributionBasis::UsageCounts => ("", " (measured)"),
+        AttributionBasis::LittlesLaw => ("≈", " (implied: tok/s × latency ÷ concurrency)"),
+        AttributionBasis::WallTime => ("≈", " (implied: tok/s × duration ÷ requests)"),
+    };
+    let figure = |n: f64| match a.basis {
+        AttributionBasis::UsageCounts => crate::domain::model::format::num(Some(n), 1),
+        _ => approx(n),
+    };
     let tokens = if (a.tokens_factor - 1.0).abs() <= TOKENS_UNCHANGED_FRACTION {
         // The geometric mean: symmetric in the two runs, as a ratio statement should be.
         let n = (a.baseline_tokens_per_request * a.tokens_per_request).sqrt();
-        format!("tokens per request unchanged at ≈{}", approx(n))
+        format!("tokens per request unchanged at {mark}{}{how}", figure(n))
     } else {
         format!(
-            "tokens per request {} {} % (≈{} → ≈{})",
+            "tokens per request {} {} % ({mark}{} → {mark}{}){how}",
             rose_fell(a.tokens_factor),
             fmt_pct_abs(a.tokens_factor - 1.0),
-            approx(a.baseline_tokens_per_request),
-            approx(a.tokens_per_request)
+            figure(a.baseline_tokens_per_request),
+            figure(a.tokens_per_request)
         )
     };
     let latency_ratio = 1.0 / a.rate_factor;

@@ -12,7 +12,7 @@
 //! request; in a closed loop the request rate is C ÷ mean latency (Little's law), so
 //! `T = C × N ÷ L`. At the same C, `T₂/T₁ = (N₂/N₁) × (L₁/L₂)`: a throughput change splits
 //! exactly into an output-length factor and a per-request-speed factor. The story's C=32
-//! drop (799.9 → 464.4 tok/s) then reads "tokens per request unchanged at ≈510; requests
+//! drop (799.9 → 464.4 tok/s) then reads "tokens per request unchanged at ≈510 (implied: …); requests
 //! took 73 % longer", not "regression".
 
 mod attribution;

@@ -186,7 +186,7 @@ fn story_delta_at_c32_is_latency_not_length() {
     assert_eq!(
         a.sentence,
         "At C=32, output throughput fell 42 % (799.9 → 464.4 tok/s): tokens per request \
-         unchanged at ≈510; requests took 73 % longer (20.38 s → 35.23 s)."
+         unchanged at ≈510 (implied: tok/s × latency ÷ concurrency); requests took 73 % longer (20.38 s → 35.23 s)."
     );
 }
 
@@ -340,7 +340,7 @@ fn usage_counts_basis_for_open_loop() {
     assert_eq!(
         at.sentence,
         "At 4 req/s, output throughput rose 50 % (1000.0 → 1500.0 tok/s): tokens per request \
-         rose 20 % (≈250 → ≈300); completed requests per second rose 25 %."
+         rose 20 % (250.0 → 300.0) (measured); completed requests per second rose 25 %."
     );
     // Different levels are never attributed.
     assert!(attribute(&a, &Point::at(LoadKind::Concurrency, 4.0)).is_none());
@@ -348,6 +348,22 @@ fn usage_counts_basis_for_open_loop() {
 
 /// Wall basis: 64 requests in 40 s at 800 tok/s → 500 tokens; 64 in 40 s at 400 tok/s
 /// → 250 tokens, same request rate: an output-length change.
+/// A nightly-style sweep with `--ignore-eos`: every request made exactly 32 tokens, counted;
+/// latency and throughput moved. The measured count wins over the one Little's law implies
+/// (≈61.6 → ≈49.3 on such a pair), and no sentence claims the output length changed.
+#[test]
+fn a_measured_token_count_wins_over_an_implied_one() {
+    let mut a = level(64.0, 1292.8, Some(3.05));
+    a.set(Metric::OutputTokens, Stat::Mean, 32.0);
+    let mut b = level(64.0, 964.5, Some(3.27));
+    b.set(Metric::OutputTokens, Stat::Mean, 32.0);
+    let at = attribute(&a, &b).unwrap();
+    assert_eq!(at.basis, AttributionBasis::UsageCounts);
+    assert_eq!(at.driver, Driver::RequestRate);
+    assert!(at.sentence.contains("tokens per request unchanged at 32.0 (measured)"), "{}", at.sentence);
+    assert!(!at.sentence.contains('≈'), "{}", at.sentence);
+}
+
 #[test]
 fn wall_basis_names_output_length() {
     let mut a = Point::at(LoadKind::Concurrency, 64.0);
@@ -362,7 +378,7 @@ fn wall_basis_names_output_length() {
     assert_eq!(
         at.sentence,
         "At C=64, output throughput fell 50 % (800.0 → 400.0 tok/s): tokens per request \
-         fell 50 % (≈500 → ≈250); completed requests per second unchanged."
+         fell 50 % (≈500 → ≈250) (implied: tok/s × duration ÷ requests); completed requests per second unchanged."
     );
 }
 
