@@ -2,7 +2,8 @@
 // plateauChart(el, option) with the ECharts option the Rust side built (app/src/charts). It
 // adds what JSON cannot carry: the colour scheme (prefers-color-scheme), every tooltip
 // number with its unit and a sensible precision, tooltips kept inside the viewport, and
-// legend names shortened (the legend's own tooltip keeps the full name).
+// legend names shortened to the part that tells runs apart (the legend's own tooltip keeps
+// the full name), and labels at the measured levels that would overlap hidden.
 // Units come from the axis names, which end in "(unit)" (charts::axis_name).
 document.documentElement.classList.add('js');
 window.plateauDark = !!(window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches);
@@ -12,7 +13,8 @@ window.plateauChart = function (el, o) {
     return m ? m[1] : '';
   }
   function num(v) {
-    if (typeof v !== 'number' || !isFinite(v)) return v == null ? '—' : String(v);
+    // Unknown (null, or ECharts' '-' for an empty cell) reads "—", never 0.
+    if (typeof v !== 'number' || !isFinite(v)) return v == null || v === '-' ? '—' : String(v);
     var a = Math.abs(v);
     return v.toLocaleString('en-US', { maximumFractionDigits: a >= 100 ? 1 : a >= 1 ? 2 : 3 });
   }
@@ -39,8 +41,8 @@ window.plateauChart = function (el, o) {
     for (var i = 0; i < ps.length; i++) {
       var p = ps[i], n = ps[i + 1];
       if (n && n.seriesName === p.seriesName && n.seriesIndex !== p.seriesIndex) {
-        // A band: its lower edge, then the gap stacked on it.
-        rows.push(p.marker + p.seriesName + ': ' + num(y(p)) + '–' + fmt(y(p) + y(n), yu));
+        // Two lines of one name (a 95 % CI's bounds): one row, lower–upper.
+        rows.push(p.marker + p.seriesName + ': ' + num(y(p)) + '–' + fmt(y(n), yu));
         i++;
       } else {
         rows.push(p.marker + p.seriesName + ': <b>' + fmt(y(p), yu) + '</b>');
@@ -48,8 +50,25 @@ window.plateauChart = function (el, o) {
     }
     return head + '<br>' + rows.join('<br>');
   };
+  // What all series names share at the start (a long common folder or run name): a long
+  // name drops it, cut back to a word, so the legend shows the part that differs; what is
+  // still too long keeps its start and its end (where a date, an id or "· p99" sits).
+  var names = [].concat(o.series || []).map(function (s) { return text(s.name || ''); })
+    .filter(function (n, i, a) { return n && a.indexOf(n) === i; });
+  var shared = names.length > 1 ? names.reduce(function (a, b) {
+    var k = 0; while (k < a.length && k < b.length && a[k] === b[k]) k++; return a.slice(0, k);
+  }) : '';
+  var cut = Math.max(shared.lastIndexOf(' '), shared.lastIndexOf('-'), shared.lastIndexOf('_'), shared.lastIndexOf('/'));
+  function shorten(n) {
+    if (n.length <= 32) return n;
+    if (cut >= 8) n = '…' + n.slice(cut + 1);
+    return n.length <= 32 ? n : n.slice(0, 12) + '…' + n.slice(n.length - 19);
+  }
+  [].concat(o.xAxis || []).forEach(function (a) {
+    if (a.axisLabel && a.axisLabel.customValues) a.axisLabel.hideOverlap = true;
+  });
   [].concat(o.legend || []).forEach(function (l) {
-    l.formatter = function (n) { n = text(n); return n.length > 32 ? n.slice(0, 31) + '…' : n; };
+    l.formatter = function (n) { return shorten(text(n)); };
     l.tooltip = { show: true, confine: true };
   });
   o.backgroundColor = 'transparent';

@@ -68,7 +68,7 @@ pub async fn get_compare_page(view: String) -> Result<ComparePageData, AppError>
 
 /// The history page of a run: its configuration's runs (at most [`crate::page_data::HISTORY_RUNS`]), one
 /// measure over time (`metric`, `level`: see `domain::analysis::measure::Measure::parse`; a bad value
-/// is a 400 naming the field), with the gate's limits; with `slo`, capacity at that SLO
+/// is a 400 naming the field; no level: `Measure::default_for`), with the gate's limits; with `slo`, capacity at that SLO
 /// per run as a second chart (a bad SLO is a 400 naming the part at fault). The charts
 /// are built here.
 #[server(prefix = "/_fn")]
@@ -97,6 +97,14 @@ pub async fn get_history(
     };
     let settings = change_settings(alpha.as_deref(), min_segment.as_deref())?;
     let runs = crate::db::series(&pool, &run, crate::page_data::HISTORY_RUNS).await?;
+    // No level named: a series every run has a value in (see `Measure::default_for`).
+    let measure = if level.as_deref().map(str::trim).is_none_or(str::is_empty) {
+        let (m, s) = crate::domain::analysis::measure::parse_metric(metric.as_deref())
+            .map_err(|p| AppError::BadRequest(format!("history query: {p}")))?;
+        Measure::default_for(&runs, &run, m, s)
+    } else {
+        measure
+    };
     let t = trend_with(&runs, &run.id, measure, &crate::domain::analysis::thresholds::Thresholds::default(), &settings);
     let json = crate::charts::history::option_json(&t);
     let slos = crate::db::list_slos(&pool).await.unwrap_or_else(|e| {

@@ -50,8 +50,22 @@ test('a configuration’s runs over time, with limits, versions and the regressi
   await page.waitForURL(new RegExp(`/runs/${ids[3]}/history$`));
   await page.locator('#chart-history canvas').waitFor();
   assert.match(await page.locator('#history-key').innerText(), /history-model · vllm/);
-  // Two levels only, still climbing: no plateau, so every value is unknown, never 0.
+  // The default view follows output tok/s at the highest load every run measured (C=2),
+  // so the last run's loss is the page's first line without choosing anything.
+  assert.equal(await page.locator('#history-level').inputValue(), '2');
+  assert.match(await page.locator('#history-verdict').innerText(),
+    /^This run regressed: output tok\/s at C=2 is 81\.40? tok\/s, −20 % against the mean of the 3 runs before it \(101\.7\d*; limit 96\.6\d*\)\. 1 of 4 run\(s\) of this configuration cross their limit/);
+  assert.deepEqual(await series(page, 'output tok/s'), [[0, 101.7], [1, 102.7], [2, 100.7], [3, 81.4]]);
+  // The plateau: two levels only, still climbing, so no run has one — every value unknown,
+  // never 0, and the runs are listed as not judged, never as "no regression".
+  await page.goto(`${env.server.base}/runs/${ids[3]}/history?level=plateau`);
+  await page.locator('#chart-history canvas').waitFor();
   assert.deepEqual(await series(page, 'Plateau throughput'), []);
+  const none = await page.locator('#history-verdict').innerText();
+  assert.match(none, /^This run has no value for throughput at the plateau: it is not judged here\./);
+  assert.doesNotMatch(none, /none crosses/);
+  assert.match(none, /4 runs have no value for throughput at the plateau \(— in the table\), so they are not judged: “nightly 0”, “nightly 1”, “nightly 2” and “nightly 3”\./);
+  assert.equal(await page.locator('#history-table tbody tr', { hasText: 'not judged: no value' }).count(), 4);
   // C=2 throughput: 101.7, 102.7, 100.7, 81.4 tok/s.
   await page.selectOption('#history-level', '2');
   await page.selectOption('#history-metric', 'output_throughput');

@@ -232,7 +232,7 @@ fn charts_html(charts: &[PageChart]) -> Result<(String, serde_json::Map<String, 
             escape_html(c.label)
         ));
         let value = serde_json::to_value(&c.chart).map_err(|e| ShareError::Invalid(format!("chart {}: {e}", c.id)))?;
-        options.insert(c.id.to_owned(), value);
+        options.insert(c.id.clone(), value);
     }
     body.push_str("</section>\n");
     Ok((body, options))

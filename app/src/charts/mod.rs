@@ -9,8 +9,8 @@ use crate::domain::view::state::Scale;
 use crate::domain::{LoadKind, Point, Run};
 use charming::component::{Axis, DataZoom, Grid, Legend, LegendType};
 use charming::element::{
-    AxisPointer, AxisPointerType, AxisType, ItemStyle, LineStyle, LineStyleType, MarkArea, MarkAreaData, MarkPoint,
-    MarkPointData, NameLocation, Symbol, TextStyle, Tooltip, Trigger,
+    AxisLabel, AxisPointer, AxisPointerType, AxisTick, AxisType, ItemStyle, LineStyle, LineStyleType, MarkArea,
+    MarkAreaData, MarkPoint, MarkPointData, NameLocation, Symbol, TextStyle, Tooltip, Trigger,
 };
 use charming::series::Line;
 use charming::Chart;
@@ -102,13 +102,35 @@ pub(crate) fn grid() -> Grid {
     Grid::new().left("12").right("28").top("40").bottom("58").contain_label(true)
 }
 
-pub(crate) fn load_axis(kind: LoadKind) -> Axis {
+/// The load axis of `kind`. On the log₂ scale its ticks and labels sit at the measured
+/// `levels` (48 and 96 are labelled where a sweep measured them, not 32 and 64 only); the
+/// browser hides a label that would overlap its neighbour (public/charts.js).
+pub(crate) fn load_axis(kind: LoadKind, levels: impl IntoIterator<Item = f64>) -> Axis {
     let axis = match SCALE.with(std::cell::Cell::get) {
         // log₂: a concurrency sweep doubles its load, so equal steps should look equal.
-        Scale::Log => Axis::new().type_(AxisType::Log).log_base(2.0),
+        Scale::Log => {
+            let ticks = measured_levels(levels);
+            let axis = Axis::new().type_(AxisType::Log).log_base(2.0);
+            if ticks.is_empty() {
+                axis
+            } else {
+                // charming adds one label value per call, but takes the ticks as a list.
+                let label = ticks.iter().fold(AxisLabel::new(), |a, v| a.custom_values(*v));
+                let tick = AxisTick::new().custom_values(ticks.clone());
+                axis.axis_label(label).axis_tick(tick)
+            }
+        }
         Scale::Linear => Axis::new().type_(AxisType::Value),
     };
     axis.name(kind.label()).name_location(NameLocation::Middle).name_gap(28.0)
+}
+
+/// The distinct positive loads of `levels`, in increasing order.
+pub(crate) fn measured_levels(levels: impl IntoIterator<Item = f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = levels.into_iter().filter(|l| l.is_finite() && *l > 0.0).collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
 }
 
 /// A y axis named `name`, its name starting at the axis line and running right, so a long
@@ -117,11 +139,12 @@ pub(crate) fn value_axis(name: &str) -> Axis {
     Axis::new().type_(AxisType::Value).name(name).name_gap(14.0).name_text_style(TextStyle::new().align("left"))
 }
 
-pub(crate) fn base(kind: LoadKind, y_name: &str) -> Chart {
-    base_with(kind, value_axis(y_name))
+/// A chart against load: `kind`'s axis with ticks at `levels`, a y axis named `y_name`.
+pub(crate) fn base(kind: LoadKind, levels: impl IntoIterator<Item = f64>, y_name: &str) -> Chart {
+    base_with(kind, levels, value_axis(y_name))
 }
 
-pub(crate) fn base_with(kind: LoadKind, y_axis: Axis) -> Chart {
+pub(crate) fn base_with(kind: LoadKind, levels: impl IntoIterator<Item = f64>, y_axis: Axis) -> Chart {
     Chart::new()
         .animation(false)
         // A vertical guide, no axis labels of its own: the tooltip shows the level and every
@@ -129,7 +152,7 @@ pub(crate) fn base_with(kind: LoadKind, y_axis: Axis) -> Chart {
         .tooltip(Tooltip::new().trigger(Trigger::Axis).axis_pointer(AxisPointer::new().type_(AxisPointerType::Line)))
         .legend(legend())
         .grid(grid())
-        .x_axis(load_axis(kind))
+        .x_axis(load_axis(kind, levels))
         .y_axis(y_axis)
         .data_zoom(DataZoom::new().type_(charming::component::DataZoomType::Inside))
 }
@@ -159,6 +182,17 @@ fn load_kind(run: &Run) -> LoadKind {
     run.points.first().map_or(LoadKind::Concurrency, |p| p.load_kind)
 }
 
+/// The levels of a run drawn on its load axis: those of its first level's kind (one axis
+/// never mixes concurrency with request rates).
+fn on_axis(run: &Run) -> Vec<Point> {
+    let k = load_kind(run);
+    run.points.iter().filter(|p| p.load_kind == k).cloned().collect()
+}
+
+fn loads(points: &[Point]) -> impl Iterator<Item = f64> + '_ {
+    points.iter().map(|p| p.load_value)
+}
+
 /// Marks the knee and the max-throughput level on a throughput series, and shades the
 /// saturated region (knee → highest load).
 pub(crate) fn saturation_marks(series: Line, points: &[Point]) -> Line {
@@ -185,12 +219,13 @@ pub(crate) fn saturation_marks(series: Line, points: &[Point]) -> Line {
 /// Output tok/s against load, with the ideal-linear reference from the lowest level, the
 /// knee and max-throughput markers, and the saturated region.
 pub fn throughput(run: &Run) -> Chart {
-    let measured = pairs(&run.points, Point::output_tok_s);
+    let points = on_axis(run);
+    let measured = pairs(&points, Point::output_tok_s);
     let ideal: Vec<Vec<f64>> =
-        scaling::ideal_linear(&run.points).into_iter().map(|(c, t)| vec![c, round_for_display(t)]).collect();
+        scaling::ideal_linear(&points).into_iter().map(|(c, t)| vec![c, round_for_display(t)]).collect();
     let top = measured.iter().filter_map(|v| v.get(1).copied());
-    let chart = base_with(load_kind(run), throughput_axis(top))
-        .series(saturation_marks(Line::new().name("output tok/s").symbol_size(8.0).data(measured), &run.points))
+    let chart = base_with(load_kind(run), loads(&points), throughput_axis(top))
+        .series(saturation_marks(Line::new().name("output tok/s").symbol_size(8.0).data(measured), &points))
         .series(
             Line::new()
                 .name("ideal linear")
@@ -198,7 +233,7 @@ pub fn throughput(run: &Run) -> Chart {
                 .line_style(LineStyle::new().type_(LineStyleType::Dashed).width(1.0))
                 .data(ideal),
         );
-    interval_band(chart, &run.points, |p| {
+    interval_band(chart, &points, |p| {
         crate::domain::analysis::noise::Interval::of_level(p, Metric::OutputThroughput, Stat::Mean)
     })
 }
@@ -251,26 +286,27 @@ pub fn round_for_display(v: f64) -> f64 {
 /// Request latency (mean, p50, p99) in seconds against load.
 pub fn latency(run: &Run) -> Chart {
     let s = |ms: Option<f64>| ms.map(|v| round_for_display(v / 1000.0));
-    base(load_kind(run), &axis_name("Request latency", "s"))
-        .series(Line::new().name("mean").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_ms(Stat::Mean)))))
-        .series(Line::new().name("p50").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_ms(Stat::P50)))))
-        .series(Line::new().name("p99").symbol_size(7.0).data(pairs(&run.points, |p| s(p.latency_ms(Stat::P99)))))
+    let points = on_axis(run);
+    base(load_kind(run), loads(&points), &axis_name("Request latency", "s"))
+        .series(Line::new().name("mean").symbol_size(7.0).data(pairs(&points, |p| s(p.latency_ms(Stat::Mean)))))
+        .series(Line::new().name("p50").symbol_size(7.0).data(pairs(&points, |p| s(p.latency_ms(Stat::P50)))))
+        .series(Line::new().name("p99").symbol_size(7.0).data(pairs(&points, |p| s(p.latency_ms(Stat::P99)))))
 }
 
 /// Mean, p50, p90 and p99 of one metric against load, for the statistics the run has;
 /// `None` when no level reports the metric.
 pub fn metric(run: &Run, metric: Metric) -> Option<Chart> {
     let stats = [Stat::Mean, Stat::P50, Stat::P90, Stat::P99];
-    let present: Vec<Stat> =
-        stats.into_iter().filter(|s| run.points.iter().any(|p| p.get(metric, *s).is_some())).collect();
+    let points = on_axis(run);
+    let present: Vec<Stat> = stats.into_iter().filter(|s| points.iter().any(|p| p.get(metric, *s).is_some())).collect();
     if present.is_empty() {
         return None;
     }
     let (unit, factor) = shown_unit(metric);
-    let mut chart = base(load_kind(run), &axis_name(quantity(metric), unit));
+    let mut chart = base(load_kind(run), loads(&points), &axis_name(quantity(metric), unit));
     for s in present {
         let name = if s == Stat::Mean { "mean".to_owned() } else { s.name() };
-        let data = pairs(&run.points, |p| p.get(metric, s).map(|v| round_for_display(v * factor)));
+        let data = pairs(&points, |p| p.get(metric, s).map(|v| round_for_display(v * factor)));
         chart = chart.series(Line::new().name(name).symbol_size(7.0).data(data));
     }
     Some(chart)

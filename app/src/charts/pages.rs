@@ -15,7 +15,7 @@ use charming::Chart;
 /// One chart of a page.
 pub struct PageChart {
     /// DOM id of its container (tests find the ECharts instance by it).
-    pub id: &'static str,
+    pub id: String,
     pub caption: String,
     /// What the chart shows, for screen readers.
     pub label: &'static str,
@@ -29,7 +29,7 @@ impl PageChart {
     /// The chart as a page receives it: its option serialised here, on the server.
     pub fn spec(&self) -> ChartSpec {
         ChartSpec {
-            id: self.id.to_owned(),
+            id: self.id.clone(),
             caption: self.caption.clone(),
             label: self.label.to_owned(),
             option_json: if self.empty.is_some() { String::new() } else { self.chart.to_string() },
@@ -68,13 +68,13 @@ pub fn cost_pareto_spec(runs: &[Run], costs: &[crate::domain::analysis::cost::Ru
     )
 }
 
-fn chart(id: &'static str, caption: impl Into<String>, label: &'static str, chart: Chart) -> PageChart {
-    PageChart { id, caption: caption.into(), label, chart, empty: None }
+fn chart(id: impl Into<String>, caption: impl Into<String>, label: &'static str, chart: Chart) -> PageChart {
+    PageChart { id: id.into(), caption: caption.into(), label, chart, empty: None }
 }
 
 /// A chart that has nothing to draw, and says why in its place.
-fn empty(id: &'static str, caption: impl Into<String>, label: &'static str, why: String) -> PageChart {
-    PageChart { id, caption: caption.into(), label, chart: Chart::new(), empty: Some(why) }
+fn empty(id: impl Into<String>, caption: impl Into<String>, label: &'static str, why: String) -> PageChart {
+    PageChart { id: id.into(), caption: caption.into(), label, chart: Chart::new(), empty: Some(why) }
 }
 
 /// Whether any point of `points` has a value `f` can draw.
@@ -269,49 +269,83 @@ fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
     let adjust = |c: Chart| apply_view(c, &hidden);
     // Charts without a load axis keep their own axes; only hidden runs apply.
     let plain = adjust;
-    let mut throughput = cmp::throughput(runs);
-    for (i, r) in runs.iter().enumerate() {
-        let prefix = format!("{} · ", r.name);
-        for s in annotation_series(r, Point::output_tok_s, &prefix) {
-            throughput = throughput.series(s.item_style(charming::element::ItemStyle::new().color(cmp::colour(i))));
+    // One set of load-axis charts per load kind: a request-rate level is never drawn at a
+    // concurrency position. The first kind keeps the plain ids; another gets a suffix and
+    // its captions name it.
+    let kinds = cmp::kinds(runs);
+    let kinds = if kinds.is_empty() { vec![crate::domain::LoadKind::Concurrency] } else { kinds };
+    let mixed = kinds.len() > 1;
+    let id = |base: &str, i: usize, k: crate::domain::LoadKind| {
+        if i == 0 {
+            base.to_owned()
+        } else {
+            format!("{base}-{}", k.as_str().replace('_', "-"))
         }
-    }
-    let mut out = vec![chart(
-        "cmp-throughput",
-        "Output throughput (tok/s) vs load, dashed: each run's ideal-linear scaling",
-        "output throughput of each run",
-        adjust(throughput),
-    )];
-    let (unit, _) = super::shown_unit(view.metric);
-    let focus_caption =
-        format!("Focus: {} {} ({unit}) per run (see View below)", super::quantity(view.metric), view.stat.name());
-    out.push(match cmp::focus(runs, view.metric, view.stat) {
-        Some(c) => chart("cmp-focus", focus_caption, "the focus metric of each run", adjust(c)),
-        None => empty(
-            "cmp-focus",
-            focus_caption,
-            "the focus metric of each run",
-            format!(
-                "Nothing to draw: no run reports {} {}. Pick another metric or statistic under View below.",
-                view.metric.label(),
-                view.stat.name()
-            ),
-        ),
-    });
-    // A latency panel per metric; its caption names the statistic its lines draw.
-    let mut latency_panel = |id: &'static str, what: &str, label: &'static str, metrics: &[Metric]| {
-        let unit = metrics.first().map_or("ms", |m| super::shown_unit(*m).0);
-        match metrics.iter().find_map(|m| cmp::latency(runs, *m)) {
-            Some((c, stat)) => {
-                let line = if stat == Stat::P50 { "p50" } else { "mean (not every run reports p50)" };
-                out.push(chart(id, format!("{what} ({unit}): {line} line, p90–p99 band"), label, adjust(c)));
+    };
+    let of_kind = |caption: String, k: crate::domain::LoadKind| {
+        if mixed {
+            format!("{caption} — {} levels", k.label().to_lowercase())
+        } else {
+            caption
+        }
+    };
+    let mut out = Vec::new();
+    for (ki, k) in kinds.iter().copied().enumerate() {
+        let mut throughput = cmp::throughput(runs, k);
+        for (i, r) in runs.iter().enumerate() {
+            let prefix = format!("{} · ", r.name);
+            for s in annotation_series(r, Point::output_tok_s, &prefix) {
+                throughput = throughput.series(s.item_style(charming::element::ItemStyle::new().color(cmp::colour(i))));
             }
-            None => out.push(empty(
-                id,
-                format!("{what} ({unit})"),
-                label,
-                format!("Nothing to draw: none of these runs reports {}.", what.to_lowercase()),
-            )),
+        }
+        out.push(chart(
+            id("cmp-throughput", ki, k),
+            of_kind("Output throughput (tok/s) vs load, dashed: each run's ideal-linear scaling".to_owned(), k),
+            "output throughput of each run",
+            adjust(throughput),
+        ));
+    }
+    let (unit, _) = super::shown_unit(view.metric);
+    for (ki, k) in kinds.iter().copied().enumerate() {
+        let focus_caption = of_kind(
+            format!("Focus: {} {} ({unit}) per run (see View below)", super::quantity(view.metric), view.stat.name()),
+            k,
+        );
+        out.push(match cmp::focus(runs, k, view.metric, view.stat) {
+            Some(c) => chart(id("cmp-focus", ki, k), focus_caption, "the focus metric of each run", adjust(c)),
+            None => empty(
+                id("cmp-focus", ki, k),
+                focus_caption,
+                "the focus metric of each run",
+                format!(
+                    "Nothing to draw: no run reports {} {}. Pick another metric or statistic under View below.",
+                    view.metric.label(),
+                    view.stat.name()
+                ),
+            ),
+        });
+    }
+    // A latency panel per metric; its caption names the statistic its lines draw.
+    let mut latency_panel = |base: &str, what: &str, label: &'static str, metrics: &[Metric]| {
+        let unit = metrics.first().map_or("ms", |m| super::shown_unit(*m).0);
+        for (ki, k) in kinds.iter().copied().enumerate() {
+            match metrics.iter().find_map(|m| cmp::latency(runs, k, *m)) {
+                Some((c, stat)) => {
+                    let line = if stat == Stat::P50 { "p50" } else { "mean (not every run reports p50)" };
+                    out.push(chart(
+                        id(base, ki, k),
+                        of_kind(format!("{what} ({unit}): {line} solid, p99 dashed, p90 dotted"), k),
+                        label,
+                        adjust(c),
+                    ));
+                }
+                None => out.push(empty(
+                    id(base, ki, k),
+                    of_kind(format!("{what} ({unit})"), k),
+                    label,
+                    format!("Nothing to draw: none of these runs reports {}.", what.to_lowercase()),
+                )),
+            }
         }
     };
     latency_panel("cmp-latency", "Request latency", "latency of each run", &[Metric::E2e]);
@@ -323,17 +357,29 @@ fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
         "throughput against latency",
         plain(cmp::throughput_vs_latency(runs)),
     ));
+    let unknown_gpus: Vec<&str> =
+        runs.iter().filter(|r| r.facts.gpu_count.is_none_or(|n| n <= 0)).map(|r| r.name.as_str()).collect();
+    let pareto_caption = if unknown_gpus.is_empty() {
+        "Speed per user vs output per GPU (tok/s), with the Pareto frontier".to_owned()
+    } else {
+        format!(
+            "Speed per user vs the deployment's output (tok/s), with the Pareto frontier — not per GPU: the GPU count of {} is unknown",
+            crate::domain::model::format::list_and(&unknown_gpus)
+        )
+    };
     out.push(chart(
         "cmp-pareto",
-        "Speed per user vs output per GPU (tok/s), with the Pareto frontier",
+        pareto_caption,
         "interactivity against efficiency",
         plain(cmp::pareto(runs, view.slo.as_ref())),
     ));
-    out.push(chart(
-        "cmp-outcomes",
-        "Requests completed and failed per level",
-        "requests per level",
-        plain(cmp::outcomes(runs)),
-    ));
+    for (ki, k) in kinds.iter().copied().enumerate() {
+        out.push(chart(
+            id("cmp-outcomes", ki, k),
+            of_kind("Requests completed and failed per level (empty: not known)".to_owned(), k),
+            "requests per level",
+            plain(cmp::outcomes(runs, k)),
+        ));
+    }
     out
 }

@@ -80,11 +80,12 @@ fn run_charts() {
 #[test]
 fn compare_charts() {
     let runs = story();
-    insta::assert_json_snapshot!("compare_throughput", json(&compare::throughput(&runs)));
-    insta::assert_json_snapshot!("compare_latency", json(&compare::latency(&runs, Metric::E2e).unwrap().0));
+    let c = crate::domain::LoadKind::Concurrency;
+    insta::assert_json_snapshot!("compare_throughput", json(&compare::throughput(&runs, c)));
+    insta::assert_json_snapshot!("compare_latency", json(&compare::latency(&runs, c, Metric::E2e).unwrap().0));
     insta::assert_json_snapshot!("compare_throughput_vs_latency", json(&compare::throughput_vs_latency(&runs)));
     insta::assert_json_snapshot!("compare_pareto", json(&compare::pareto(&runs, None)));
-    insta::assert_json_snapshot!("compare_outcomes", json(&compare::outcomes(&runs)));
+    insta::assert_json_snapshot!("compare_outcomes", json(&compare::outcomes(&runs, c)));
 }
 
 /// The chat run's signals with a server capped at 64 running requests.
@@ -121,8 +122,8 @@ fn telemetry_charts() {
     let client = crate::domain::analysis::why::RunSignals::from_run(&chat);
     assert!(tm::requests(&client).is_none() && tm::kv_cache(&client).is_none() && tm::server_tok_s(&client).is_none());
     let view = crate::domain::view::state::ViewState::default();
-    let ids = |s| super::pages::run_charts(&chat, &view, s).iter().map(|c| c.id).collect::<Vec<_>>();
-    assert!(!ids(&client).iter().any(|id| id.starts_with("chart-server") || *id == tm::KV_CACHE_ID));
+    let ids = |s| super::pages::run_charts(&chat, &view, s).iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+    assert!(!ids(&client).iter().any(|id| id.starts_with("chart-server") || id == tm::KV_CACHE_ID));
     assert_eq!(
         ids(&s)[ids(&client).len()..],
         [tm::REQUESTS_ID, tm::KV_CACHE_ID, tm::PREEMPTIONS_ID, tm::PREFIX_CACHE_ID, tm::SERVER_TOK_S_ID]

@@ -67,7 +67,7 @@ pub fn requests(s: &RunSignals) -> Option<Chart> {
         return None;
     }
     Some(
-        base(kind(s), "requests")
+        base(kind(s), s.levels.iter().map(|l| l.load), "requests")
             .series(line("running (max)", pairs(s, |l| l.running_max)))
             .series(dashed("running (mean)", pairs(s, |l| l.running_mean.map(|v| round(v, 2)))))
             .series(line("waiting (max)", pairs(s, |l| l.waiting_max)))
@@ -82,7 +82,7 @@ pub fn kv_cache(s: &RunSignals) -> Option<Chart> {
         return None;
     }
     Some(
-        base(kind(s), "KV cache used (%)")
+        base(kind(s), s.levels.iter().map(|l| l.load), "KV cache used (%)")
             .series(line("KV cache (max)", pairs(s, |l| pct(l.kv_cache_usage_max))))
             .series(dashed("KV cache (mean)", pairs(s, |l| pct(l.kv_cache_usage_mean)))),
     )
@@ -93,7 +93,10 @@ pub fn preemptions(s: &RunSignals) -> Option<Chart> {
     if !any(s, |l| l.preemptions) {
         return None;
     }
-    Some(base(kind(s), "preemptions").series(line("preemptions", pairs(s, |l| l.preemptions))))
+    Some(
+        base(kind(s), s.levels.iter().map(|l| l.load), "preemptions")
+            .series(line("preemptions", pairs(s, |l| l.preemptions))),
+    )
 }
 
 /// Prefix-cache hit rate per level, %.
@@ -102,7 +105,7 @@ pub fn prefix_cache(s: &RunSignals) -> Option<Chart> {
         return None;
     }
     Some(
-        base(kind(s), "prefix-cache hits (%)")
+        base(kind(s), s.levels.iter().map(|l| l.load), "prefix-cache hits (%)")
             .series(line("prefix-cache hit rate", pairs(s, |l| l.prefix_cache_hit_rate.map(|v| round(v * 100.0, 1))))),
     )
 }
@@ -113,7 +116,7 @@ pub fn server_tok_s(s: &RunSignals) -> Option<Chart> {
         return None;
     }
     Some(
-        base(kind(s), "output tok/s")
+        base(kind(s), s.levels.iter().map(|l| l.load), "output tok/s")
             .series(line("server (generated-token counter)", pairs(s, |l| l.server_output_tok_s.map(|v| round(v, 1)))))
             .series(dashed("client", pairs(s, |l| l.output_tok_s.map(|v| round(v, 1))))),
     )
@@ -126,7 +129,7 @@ pub fn gpu_util(s: &RunSignals) -> Option<Chart> {
     }
     let pct = |v: Option<f64>| v.map(|u| round(u * 100.0, 1));
     Some(
-        base(kind(s), "GPU busy (%)")
+        base(kind(s), s.levels.iter().map(|l| l.load), "GPU busy (%)")
             .series(line("utilisation (mean)", pairs(s, |l| l.gpu_util_mean_pct.map(|v| round(v, 1)))))
             .series(dashed("SM activity (mean)", pairs(s, |l| pct(l.gpu_sm_active_mean))))
             .series(dashed("tensor activity (mean)", pairs(s, |l| pct(l.gpu_tensor_active_mean)))),
@@ -139,7 +142,7 @@ pub fn gpu_power(s: &RunSignals) -> Option<Chart> {
         return None;
     }
     Some(
-        base(kind(s), "GPU power (W)")
+        base(kind(s), s.levels.iter().map(|l| l.load), "GPU power (W)")
             .series(line("power, all GPUs (mean)", pairs(s, |l| l.gpu_power_mean_w.map(|v| round(v, 1)))))
             .series(dashed("power limit, all GPUs", pairs(s, |l| l.gpu_power_limit_w))),
     )
@@ -152,7 +155,7 @@ pub fn gpu_memory(s: &RunSignals) -> Option<Chart> {
     }
     let gib = |v: Option<f64>| v.map(|b| round(b / (1024.0 * 1024.0 * 1024.0), 2));
     Some(
-        base(kind(s), "GPU memory (GiB)")
+        base(kind(s), s.levels.iter().map(|l| l.load), "GPU memory (GiB)")
             .series(line("used, all GPUs (max)", pairs(s, |l| gib(l.gpu_memory_used_max_bytes))))
             .series(dashed("total", pairs(s, |l| gib(l.gpu_memory_total_bytes)))),
     )
@@ -164,7 +167,7 @@ pub fn gpu_energy(s: &RunSignals) -> Option<Chart> {
         return None;
     }
     Some(
-        base(kind(s), "energy per output token (J)").series(line(
+        base(kind(s), s.levels.iter().map(|l| l.load), "energy per output token (J)").series(line(
             "GPU energy per output token",
             pairs(s, |l| l.joules_per_output_token().map(|v| round(v, 4))),
         )),

@@ -14,6 +14,7 @@ mod auth;
 mod db_copy;
 mod digits;
 mod fixtures;
+mod honest_pages;
 mod importers;
 mod limits;
 mod operate;

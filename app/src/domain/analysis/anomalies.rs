@@ -220,16 +220,28 @@ pub struct Anomaly {
     /// For findings on a history series ([`super::changes::Series::key`]): which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<String>,
+    /// For one finding seen at several levels ([`group_levels`]): each level, in load
+    /// order (`level` is then `None`). Empty for a finding of one level or the whole run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<LevelKey>,
 }
 
 impl Anomaly {
     /// A stable identity across recomputations, e.g.
     /// `throughput_gap/chat1/concurrency=32/-/completions1`.
     pub fn key(&self) -> String {
-        let level = self
-            .level
-            .map(|l| format!("{}={}", l.load_kind.as_str(), fmt_number(l.load_value)))
-            .unwrap_or_else(|| "-".to_owned());
+        let level = match (self.level, self.levels.as_slice()) {
+            (Some(l), _) => format!("{}={}", l.load_kind.as_str(), fmt_number(l.load_value)),
+            (None, []) => "-".to_owned(),
+            // A group: its first and last level and how many, short whatever the count.
+            (None, levels) => format!(
+                "{}={}..{}x{}",
+                levels[0].load_kind.as_str(),
+                fmt_number(levels[0].load_value),
+                fmt_number(levels[levels.len() - 1].load_value),
+                levels.len()
+            ),
+        };
         let metric = self.metric.map(|m| m.as_str()).unwrap_or("-");
         let other = self.other_run_id.as_ref().map(RunId::as_str).unwrap_or("-");
         match &self.series {
@@ -251,6 +263,83 @@ impl Anomaly {
     /// A person dismissed the proposal.
     pub fn dismiss(&mut self) {
         self.status = ProposalStatus::Dismissed;
+    }
+}
+
+/// Most levels a group's evidence spells out one by one; the rest are counted.
+const GROUP_SHOWN: usize = 6;
+
+/// One proposal per finding, not per level: proposals of the same kind, run, metric,
+/// other run and series at two or more levels become one (four tail blow-ups at four
+/// levels are one proposal "at C=8, 16, 32 and 64"), anchored to the range of levels when
+/// accepted. Its evidence lists each level's; its proposed text is the first level's,
+/// naming all of them. Order: where each group's first member was; the highest severity.
+pub fn group_levels(found: Vec<Anomaly>) -> Vec<Anomaly> {
+    let same = |a: &Anomaly, b: &Anomaly| {
+        a.kind == b.kind
+            && a.run == b.run
+            && a.run_id == b.run_id
+            && a.metric == b.metric
+            && a.other_run_id == b.other_run_id
+            && a.series == b.series
+            && a.level.is_some_and(|l| b.level.is_some_and(|m| l.load_kind == m.load_kind))
+    };
+    let mut groups: Vec<Vec<Anomaly>> = Vec::new();
+    for a in found {
+        match groups.iter_mut().find(|g| g.first().is_some_and(|f| same(f, &a))) {
+            Some(g) => g.push(a),
+            None => groups.push(vec![a]),
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|mut g| {
+            if g.len() < 2 {
+                return g.pop();
+            }
+            g.sort_by(|a, b| {
+                let load = |x: &Anomaly| x.level.map_or(0.0, |l| l.load_value);
+                load(a).total_cmp(&load(b))
+            });
+            let levels: Vec<LevelKey> = g.iter().filter_map(|a| a.level).collect();
+            let kind = levels.first().map_or(LoadKind::Concurrency, |l| l.load_kind);
+            let loads: Vec<String> = levels.iter().map(|l| fmt_number(l.load_value)).collect();
+            let at = levels_label(kind, &loads);
+            let mut evidence: Vec<String> = g
+                .iter()
+                .take(GROUP_SHOWN)
+                .map(|a| format!("{}: {}", a.level.map(|l| l.label()).unwrap_or_default(), a.evidence))
+                .collect();
+            if g.len() > GROUP_SHOWN {
+                evidence.push(format!("and {} more level(s)", g.len() - GROUP_SHOWN));
+            }
+            let severity = g.iter().map(|a| a.severity).max_by_key(|s| severity_rank(*s)).unwrap_or(Severity::Info);
+            let mut first = g.swap_remove(0);
+            first.proposed_annotation_text =
+                format!("At {at} ({} levels): {}", levels.len(), first.proposed_annotation_text);
+            first.evidence = evidence.join("; ");
+            first.severity = severity;
+            first.level = None;
+            first.levels = levels;
+            Some(first)
+        })
+        .collect()
+}
+
+/// "C=8, 16 and 32", "2, 4 and 6 req/s".
+pub fn levels_label(kind: LoadKind, loads: &[String]) -> String {
+    let list = crate::domain::model::format::list_and(loads);
+    match kind {
+        LoadKind::Concurrency => format!("C={list}"),
+        LoadKind::RequestRate => format!("{list} req/s"),
+    }
+}
+
+fn severity_rank(s: Severity) -> u8 {
+    match s {
+        Severity::Info => 0,
+        Severity::Warning => 1,
+        Severity::Critical => 2,
     }
 }
 
@@ -276,6 +365,7 @@ fn new_anomaly(
         proposed_annotation_text,
         status: ProposalStatus::Proposed,
         series: None,
+        levels: Vec::new(),
     }
 }
 
@@ -671,6 +761,7 @@ pub fn why_findings(run_index: usize, run: &Run, signals: &RunSignals) -> Vec<An
                 proposed_annotation_text: f.sentence,
                 status: ProposalStatus::Proposed,
                 series: None,
+                levels: Vec::new(),
             }
         })
         .collect()

@@ -331,6 +331,7 @@ pub fn proposals(changes: &[ChangeProposal], run: usize, run_id: &RunId) -> Vec<
             proposed_annotation_text: format!("{}.", c.sentence),
             status: ProposalStatus::Proposed,
             series: Some(c.series.clone()),
+            levels: Vec::new(),
         })
         .collect()
 }

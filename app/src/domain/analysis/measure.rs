@@ -58,7 +58,36 @@ impl std::fmt::Display for QueryProblem {
 /// Longest query value read: anything longer is refused before parsing.
 const MAX_PARAM: usize = 64;
 
+/// The metric of the page's query (`None`: output tok/s).
+pub fn parse_metric(metric: Option<&str>) -> Result<(Metric, Stat), QueryProblem> {
+    match metric.map(str::trim).filter(|m| !m.is_empty()) {
+        None => Ok((Metric::OutputThroughput, Stat::Mean)),
+        Some(text) => METRICS.into_iter().find(|(m, s)| metric_param(*m, *s) == text).ok_or_else(|| {
+            let known: Vec<String> = METRICS.iter().map(|(m, s)| metric_param(*m, *s)).collect();
+            QueryProblem { field: "metric", problem: format!("unknown metric; one of {}", known.join(", ")) }
+        }),
+    }
+}
+
 impl Measure {
+    /// What the history page follows when its address names no level: `metric`'s `stat`
+    /// at the highest load of `run`'s kind that every run of `runs` measured it at — a
+    /// series every run has a value in, so no run's regression hides as a gap (a nightly run
+    /// whose curve has no plateau has no plateau height). Without such a load, the plateau.
+    pub fn default_for(runs: &[Run], run: &Run, metric: Metric, stat: Stat) -> Measure {
+        let Some(kind) = run.points.first().map(|p| p.load_kind) else { return Measure::Plateau };
+        let has = |r: &Run, load: f64| {
+            r.points.iter().any(|p| p.load_kind == kind && p.load_value == load && p.get(metric, stat).is_some())
+        };
+        let mut loads: Vec<f64> =
+            run.points.iter().filter(|p| p.load_kind == kind && p.load_value > 0.0).map(|p| p.load_value).collect();
+        loads.sort_by(|a, b| b.total_cmp(a));
+        loads.into_iter().find(|l| has(run, *l) && runs.iter().all(|r| has(r, *l))).map_or(
+            Measure::Plateau,
+            |load_value| Measure::At { metric, stat, level: LevelKey { load_kind: kind, load_value } },
+        )
+    }
+
     /// From the page's query: `metric` (see [`metric_param`]; default output tok/s) and
     /// `level` (a load of `run`'s kind, `plateau` or `knee`; default `plateau`). A level
     /// is taken as given even when `run` lacks it: other runs of the key may have it.
@@ -71,13 +100,7 @@ impl Measure {
         if let Some(p) = metric.and_then(|m| too_long("metric", m)).or_else(|| too_long("level", level)) {
             return Err(p);
         }
-        let (m, s) = match metric {
-            None => (Metric::OutputThroughput, Stat::Mean),
-            Some(text) => METRICS.into_iter().find(|(m, s)| metric_param(*m, *s) == text).ok_or_else(|| {
-                let known: Vec<String> = METRICS.iter().map(|(m, s)| metric_param(*m, *s)).collect();
-                QueryProblem { field: "metric", problem: format!("unknown metric; one of {}", known.join(", ")) }
-            })?,
-        };
+        let (m, s) = parse_metric(metric)?;
         match level {
             "plateau" => Ok(Measure::Plateau),
             "knee" => Ok(Measure::Knee),

@@ -69,6 +69,23 @@ pub struct CheckReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(not(feature = "ssr"), serde(skip))]
     pub curve: Option<CurveVerdict>,
+    /// The runs the check read: the baseline, or the history's window, newest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judged_against: Vec<JudgedRun>,
+}
+
+/// A run a check was judged against.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JudgedRun {
+    pub id: String,
+    pub name: String,
+    pub created_at: String,
+}
+
+impl JudgedRun {
+    fn of(run: &Run) -> Self {
+        Self { id: run.id.to_string(), name: run.name.clone(), created_at: run.created_at.clone() }
+    }
 }
 
 impl CheckReport {
@@ -95,6 +112,14 @@ impl CheckReport {
         !self.findings.is_empty()
             || self.capacity.as_ref().is_some_and(|c| c.not_judged.is_none())
             || self.curve.as_ref().is_some_and(CurveVerdict::judged)
+    }
+
+    /// The regressed finding that is furthest past its reference, in the worse direction.
+    pub fn worst(&self) -> Option<&Finding> {
+        self.findings
+            .iter()
+            .filter(|f| f.regression)
+            .max_by(|a, b| worse_fraction(a.metric, a.change_pct).total_cmp(&worse_fraction(b.metric, b.change_pct)))
     }
 
     /// Passed: nothing worse beyond the thresholds (and something was checked).
@@ -307,6 +332,7 @@ pub fn against_baseline(run: &Run, baseline: &Run, t: &Thresholds) -> CheckRepor
         note,
         capacity: None,
         curve: Some(super::curve::curve_verdict(baseline, run)),
+        judged_against: vec![JudgedRun::of(baseline)],
     }
 }
 
@@ -340,6 +366,7 @@ pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckRepor
                 }),
                 capacity: None,
                 curve: None,
+                judged_against: Vec::new(),
             },
         };
     }
@@ -399,6 +426,7 @@ pub fn against_history(run: &Run, history: &[Run], t: &Thresholds) -> CheckRepor
         note,
         capacity: None,
         curve: super::curve::against_history(run, history, t),
+        judged_against: window.iter().map(|r| JudgedRun::of(r)).collect(),
     }
 }
 
@@ -423,6 +451,7 @@ pub fn proposals(report: &CheckReport, run: usize, run_id: &crate::domain::RunId
             proposed_annotation_text: proposal_text(f),
             status: ProposalStatus::Proposed,
             series: None,
+            levels: Vec::new(),
         })
         .collect()
 }

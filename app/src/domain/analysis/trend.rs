@@ -201,6 +201,53 @@ impl Trend {
         }
     }
 
+    /// The history in words, current run first: "This run regressed: throughput at C=64 is
+    /// 500.3 tok/s, −23 % against the mean of the 5 runs before it (650.1; limit 585.1). 2
+    /// of 12 runs cross their limit (ringed in red). 3 runs have no value for it (—), not
+    /// judged: “a”, “b” and “c”."
+    pub fn verdict(&self) -> String {
+        let n = self.points.len();
+        let label = self.measure.label();
+        let mut out = Vec::new();
+        if let Some(p) = self.points.iter().find(|p| p.current) {
+            match (p.value, p.reference, p.limit) {
+                (Some(v), Some(r), Some(l)) if p.regression => out.push(format!(
+                    "This run regressed: {label} is {} {}, {} against the mean of the {} run{} before it ({}; limit {}).",
+                    crate::domain::model::format::fig(v),
+                    self.unit,
+                    super::noise::pct((v - r) / r * 100.0),
+                    p.window,
+                    if p.window == 1 { "" } else { "s" },
+                    crate::domain::model::format::fig(r),
+                    crate::domain::model::format::fig(l),
+                )),
+                (None, ..) => out.push(format!("This run has no value for {label}: it is not judged here.")),
+                _ => {}
+            }
+        }
+        let judged = self.points.iter().filter(|p| p.value.is_some()).count();
+        let r = self.regressions();
+        out.push(match r {
+            0 if judged == n => format!("{n} run(s) of this configuration; none crosses its limit."),
+            0 => format!("{n} run(s) of this configuration; none of the {judged} with a value crosses its limit."),
+            r => format!("{r} of {n} run(s) of this configuration cross their limit (ringed in red)."),
+        });
+        let missing: Vec<String> =
+            self.points.iter().filter(|p| p.value.is_none()).map(|p| format!("“{}”", p.run_name)).collect();
+        if !missing.is_empty() {
+            let shown: Vec<String> = missing.iter().take(5).cloned().collect();
+            let more = if missing.len() > 5 { format!(" and {} more", missing.len() - 5) } else { String::new() };
+            out.push(format!(
+                "{} run{} no value for {label} (— in the table), so {} not judged: {}{more}.",
+                missing.len(),
+                if missing.len() == 1 { " has" } else { "s have" },
+                if missing.len() == 1 { "it is" } else { "they are" },
+                crate::domain::model::format::list_and(&shown),
+            ));
+        }
+        out.join(" ")
+    }
+
     /// Short axis label of a point: its date (never user text).
     pub fn axis_label(p: &TrendPoint) -> String {
         let w = when(&p.created_at);
@@ -327,6 +374,11 @@ pub struct HistoryPage {
     pub levels: Vec<(String, String)>,
     pub rows: Vec<HistoryRow>,
     pub regressions: usize,
+    /// The page's first line: whether the page's run regressed (by how much, against what),
+    /// how many runs cross their limit, and the runs with no value for the measure — listed
+    /// as such, never counted as "no regression".
+    #[serde(default)]
+    pub verdict: String,
     /// The chart's ECharts option (see `charts::history::option_json`).
     pub chart_json: String,
     /// The `slo` query value as given back (canonical; empty without one).
@@ -382,7 +434,7 @@ pub struct HistoryRow {
     pub value: String,
     pub reference: String,
     pub limit: String,
-    /// "regression", "ok" or "" (nothing to check against).
+    /// "regression", "ok", "not judged: no value", or "" (nothing to check against).
     pub verdict: String,
     pub current: bool,
     /// (link to the annotation on its run's page, "kind: text").
@@ -436,7 +488,9 @@ impl HistoryPage {
                 verdict: match (p.value, p.limit) {
                     (Some(_), Some(_)) if p.regression => "regression".into(),
                     (Some(_), Some(_)) => "ok".into(),
-                    _ => String::new(),
+                    // No value: not judged, never "ok".
+                    (None, _) => "not judged: no value".into(),
+                    (Some(_), None) => String::new(),
                 },
                 current: p.current,
                 notes: p
@@ -480,6 +534,7 @@ impl HistoryPage {
             levels: level_choices(run),
             rows,
             regressions: trend.regressions(),
+            verdict: trend.verdict(),
             chart_json,
             slo: String::new(),
             capacity: None,
@@ -548,6 +603,62 @@ impl HistoryPage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_series_is_one_every_run_has_and_a_run_without_a_value_is_named() {
+        use crate::domain::analysis::compare::tests::{level, run};
+        // Nightly runs of one configuration at C=8, 16, 48: the first three plateau, the last
+        // two do not (throughput still rising) and lost 15–23 % at C=48.
+        let flat = |id: &str, at: &str, t48: f64| {
+            let t16 = if t48 < 600.0 { 400.0 } else { 640.0 };
+            let mut r = run(
+                id,
+                "sim nightly",
+                Default::default(),
+                vec![level(8.0, 300.0, Some(1.0)), level(16.0, t16, Some(1.3)), level(48.0, t48, Some(2.9))],
+            );
+            r.created_at = at.to_owned();
+            r
+        };
+        let runs = vec![
+            flat("night00005", "2026-12-05T02:00:00Z", 470.0),
+            flat("night00004", "2026-12-04T02:00:00Z", 560.0),
+            flat("night00003", "2026-12-03T02:00:00Z", 660.0),
+            flat("night00002", "2026-12-02T02:00:00Z", 655.0),
+            flat("night00001", "2026-12-01T02:00:00Z", 662.0),
+        ];
+        let current = &runs[0];
+        // Every run measured C=48: that is the default, not the plateau.
+        let m = Measure::default_for(&runs, current, Metric::OutputThroughput, Stat::Mean);
+        assert_eq!(
+            m,
+            Measure::At {
+                metric: Metric::OutputThroughput,
+                stat: Stat::Mean,
+                level: LevelKey { load_kind: LoadKind::Concurrency, load_value: 48.0 }
+            }
+        );
+        let t = trend(&runs, &current.id, m, &Thresholds::default());
+        assert!(t.points.iter().all(|p| p.value.is_some()));
+        let v = t.verdict();
+        assert!(v.starts_with("This run regressed: output tok/s at C=48 is 470.0 tok/s, −26 % against the mean of the 4 runs before it"), "{v}");
+        assert!(v.contains("2 of 5 run(s) of this configuration cross their limit"), "{v}");
+        // On the plateau instead, runs without one are listed as not judged, never "no regression".
+        let p = trend(&runs, &current.id, Measure::Plateau, &Thresholds::default());
+        let missing: Vec<&str> = p.points.iter().filter(|p| p.value.is_none()).map(|p| p.run_id.as_str()).collect();
+        assert_eq!(missing, ["night00004", "night00005"], "the two rising runs have no plateau");
+        let v = p.verdict();
+        assert!(v.starts_with("This run has no value for throughput at the plateau: it is not judged here."), "{v}");
+        assert!(v.contains("none of the 3 with a value crosses its limit"), "{v}");
+        assert!(v.contains("2 runs have no value for throughput at the plateau (— in the table), so they are not judged: “sim nightly” and “sim nightly”."), "{v}");
+        let page = HistoryPage::new(&p, current, String::new());
+        assert_eq!(page.rows.iter().filter(|r| r.verdict == "not judged: no value").count(), 2);
+        // A run lacking C=48 moves the default to a load every run has.
+        let mut short = runs.clone();
+        short[4].points.pop();
+        let m = Measure::default_for(&short, current, Metric::OutputThroughput, Stat::Mean);
+        assert!(matches!(m, Measure::At { level, .. } if level.load_value == 16.0), "{m:?}");
+    }
     use crate::domain::analysis::compare::tests::level;
     use crate::domain::model::annotations::{Annotation, AnnotationKind, Effect};
     use crate::domain::model::level::LevelKey;

@@ -129,6 +129,17 @@ fn plain(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
+/// Items of a sentence: `a`, `a and b`, `a, b and c`.
+pub fn list_and<S: AsRef<str>>(items: &[S]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_owned(),
+        [init @ .., last] => {
+            format!("{} and {}", init.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(", "), last.as_ref())
+        }
+    }
+}
+
 /// The date and minute of an RFC 3339 stamp: `2026-11-29 15:43 UTC`.
 pub fn when(rfc3339: &str) -> String {
     match chrono::DateTime::parse_from_rfc3339(rfc3339) {

@@ -30,8 +30,8 @@ pub struct RunFindings {
     /// Every finding proposed as an annotation (anomalies, the why rules' findings, the
     /// regression gate's, the history's change points), dismissed ones included.
     pub proposals: Vec<Anomaly>,
-    /// The regression gate's verdict in one line, when it judged anything.
-    pub history_line: Option<String>,
+    /// The regression gate's verdict, when it judged anything: the run page's first line.
+    pub history_line: Option<RegressionVerdict>,
     /// Capacity at the view's SLO.
     pub capacity: Option<Capacity>,
 }
@@ -52,14 +52,7 @@ pub fn run_findings(
         proposals.extend(regression::proposals(h, 0, &run.id));
     }
     proposals.extend(changes::proposals(changes, 0, &run.id));
-    let history_line = history.filter(|h| !h.findings.is_empty()).map(|h| {
-        let n = h.regressions();
-        let verdict = if n == 0 { "no regression".to_owned() } else { format!("{n} regression(s), proposed below") };
-        format!(
-            "Against the {}: {verdict} (worse by more than {} % and {} standard deviations).",
-            h.against, h.thresholds.max_worse_pct, h.thresholds.z
-        )
-    });
+    let history_line = history.filter(|h| !h.findings.is_empty() || h.curve_regressed()).map(RegressionVerdict::of);
     RunFindings {
         summary: run_summary(run),
         saturation: saturation(&run.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence()),
@@ -67,6 +60,59 @@ pub fn run_findings(
         proposals,
         history_line,
         capacity: slo.map(|slo| slo::capacity(slo, &run.points)),
+    }
+}
+
+/// The regression gate's verdict on a run, said first on its page: regressed or not, by how
+/// much at worst, and the runs it was judged against.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RegressionVerdict {
+    pub regressed: bool,
+    /// "Regressed: output throughput at C=64 −23 % (650.1 → 500.3 tok/s) against the mean of
+    /// 5 runs — the largest of 19 regressions (worse by more than 10 % and 2 standard
+    /// deviations than the history of …), each proposed under Anomalies."
+    pub sentence: String,
+    /// (link, name and date) of each run it was judged against, newest first.
+    pub against: Vec<(String, String)>,
+}
+
+impl RegressionVerdict {
+    pub fn of(h: &CheckReport) -> Self {
+        use crate::domain::analysis::thresholds::metric_label;
+        use crate::domain::model::format::fig;
+        let n = h.regressions();
+        let rule =
+            format!("worse by more than {} % and {} standard deviations", h.thresholds.max_worse_pct, h.thresholds.z);
+        let sentence = if n == 0 {
+            format!("No regression against the {}: nothing is {rule}.", h.against)
+        } else {
+            let worst = match h.worst() {
+                Some(f) => format!(
+                    "{} at {} {} ({} → {} {})",
+                    metric_label(f.metric, f.stat),
+                    f.level.label(),
+                    crate::domain::analysis::noise::pct(f.change_pct),
+                    fig(f.reference),
+                    fig(f.value),
+                    f.metric.unit().label()
+                ),
+                None => h
+                    .curve
+                    .as_ref()
+                    .map_or_else(|| "the curve".to_owned(), |c| c.headline.trim_end_matches('.').to_owned()),
+            };
+            let of_n = if n == 1 { "the one regression".to_owned() } else { format!("the largest of {n} regressions") };
+            format!("Regressed: {worst} against the {} — {of_n} ({rule}), proposed under Anomalies.", h.against)
+        };
+        let against = h
+            .judged_against
+            .iter()
+            .map(|r| {
+                let when = r.created_at.get(..16).unwrap_or(&r.created_at).replace('T', " ");
+                (format!("/runs/{}", r.id), format!("{} ({when})", r.name))
+            })
+            .collect();
+        Self { regressed: n > 0, sentence, against }
     }
 }
 
@@ -191,5 +237,44 @@ mod tests {
             s.starts_with("2 levels, peak 100.0 output tok/s at C=4") && s.ends_with("; every request failed at C=8"),
             "{s}"
         );
+    }
+
+    #[test]
+    fn a_regressed_run_says_so_first_with_its_size_and_the_runs_it_was_judged_against() {
+        use crate::domain::analysis::compare::tests::{level as lvl, run as mk};
+        let night = |id: &str, day: u32, t: f64| {
+            let mut r =
+                mk(id, "sim nightly", Default::default(), vec![lvl(16.0, 600.0, Some(1.3)), lvl(48.0, t, Some(2.9))]);
+            r.created_at = format!("2026-12-0{day}T02:00:00Z");
+            r
+        };
+        let history = [night("night00003", 3, 660.0), night("night00002", 2, 655.0), night("night00001", 1, 662.0)];
+        let this = night("night00004", 4, 500.0);
+        let t = crate::domain::analysis::thresholds::Thresholds::default();
+        let report = regression::against_history(&this, &history, &t);
+        let f = run_findings(&this, None, Some(&report), &[], None);
+        let v = f.history_line.expect("judged");
+        assert!(v.regressed);
+        assert!(
+            v.sentence
+                .starts_with("Regressed: output tok/s at C=48 −24 % (659.0 → 500.0 tok/s) against the history of "),
+            "{}",
+            v.sentence
+        );
+        assert!(v.sentence.contains("(worse by more than 5 % and 3 standard deviations)"), "{}", v.sentence);
+        assert_eq!(
+            v.against,
+            [
+                ("/runs/night00003".to_owned(), "sim nightly (2026-12-03 02:00)".to_owned()),
+                ("/runs/night00002".to_owned(), "sim nightly (2026-12-02 02:00)".to_owned()),
+                ("/runs/night00001".to_owned(), "sim nightly (2026-12-01 02:00)".to_owned()),
+            ]
+        );
+        // The same run without the loss: no regression, said as plainly.
+        let fine = night("night00005", 5, 661.0);
+        let report = regression::against_history(&fine, &history, &t);
+        let v = run_findings(&fine, None, Some(&report), &[], None).history_line.expect("judged");
+        assert!(!v.regressed);
+        assert!(v.sentence.starts_with("No regression against the history of "), "{}", v.sentence);
     }
 }

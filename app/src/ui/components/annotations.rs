@@ -217,7 +217,14 @@ pub fn ProposalsList(
         .flat_map(|r| r.annotations.iter().filter_map(|a| a.proposal_key.clone()))
         .chain(dismissed)
         .collect();
-    let open: Vec<Anomaly> = found.into_iter().filter(|a| !handled.contains(&a.key())).collect();
+    // One proposal per finding: the same finding at several levels is one (accepted as a
+    // range of levels, dismissed at once).
+    let open: Vec<Anomaly> = crate::domain::analysis::anomalies::group_levels(
+        found.into_iter().filter(|a| !handled.contains(&a.key())).collect(),
+    )
+    .into_iter()
+    .filter(|a| !handled.contains(&a.key()))
+    .collect();
     if open.is_empty() {
         return view! { <p class="empty">"Nothing unusual found, or every finding has been handled."</p> }.into_any();
     }
@@ -232,11 +239,23 @@ pub fn ProposalsList(
                     crate::domain::analysis::anomalies::Severity::Info => "badge info",
                 };
                 let who = if several { runs.get(a.run).map(|r| format!("{} ", r.name)).unwrap_or_default() } else { String::new() };
-                let at = a.level.map(|l| l.label()).unwrap_or_default();
+                let at = match (a.level, a.levels.as_slice()) {
+                    (Some(l), _) => l.label(),
+                    (None, []) => String::new(),
+                    (None, ls) => crate::domain::analysis::anomalies::levels_label(
+                        ls[0].load_kind,
+                        &ls.iter().map(|l| crate::domain::model::format::load(l.load_value)).collect::<Vec<_>>(),
+                    ),
+                };
                 let accept = format!("/runs/{}/annotations", a.run_id);
-                let (anchor, level, load_kind) = match a.level {
-                    Some(l) => ("point", l.load_value.to_string(), l.load_kind.as_str()),
-                    None => ("run", String::new(), "concurrency"),
+                let (anchor, level, load_kind) = match (a.level, a.levels.first()) {
+                    (Some(l), _) => ("point", l.load_value.to_string(), l.load_kind.as_str()),
+                    (None, Some(l)) => ("range", String::new(), l.load_kind.as_str()),
+                    (None, None) => ("run", String::new(), "concurrency"),
+                };
+                let (from, to) = match (a.levels.first(), a.levels.last()) {
+                    (Some(f), Some(t)) => (f.load_value.to_string(), t.load_value.to_string()),
+                    _ => (String::new(), String::new()),
                 };
                 let kind = suggested(a.annotation_kind()).as_str();
                 // A change point can be accepted as the start of a new baseline.
@@ -251,6 +270,8 @@ pub fn ProposalsList(
                                     <input type="hidden" name="back" value=back.clone() />
                                     <input type="hidden" name="anchor" value=anchor />
                                     <input type="hidden" name="level" value=level />
+                                    <input type="hidden" name="from" value=from />
+                                    <input type="hidden" name="to" value=to />
                                     <input type="hidden" name="load_kind" value=load_kind />
                                     <input type="hidden" name="kind" value=kind />
                                     <input type="hidden" name="effect" value="none" />

@@ -80,6 +80,7 @@ fn History(p: HistoryPage) -> impl IntoView {
         levels,
         rows,
         regressions,
+        verdict,
         chart_json,
         slo,
         capacity,
@@ -91,16 +92,13 @@ fn History(p: HistoryPage) -> impl IntoView {
     let with_capacity = capacity.is_some();
     let action = format!("/runs/{run_id}/history");
     let back = format!("/runs/{run_id}");
-    let n = rows.len();
-    let verdict = match regressions {
-        0 => format!("{n} run(s) of this configuration; none crosses its limit."),
-        r => format!("{n} run(s) of this configuration; {r} cross their limit (ringed in red)."),
-    };
+    let regressed = regressions > 0;
     view! {
         <Title text=format!("History: {run_name}") />
         <div class="page-head">
             <h1>"History of "<a href=back.clone() id="history-run">{run_name}</a>"’s configuration"</h1>
         </div>
+        <p id="history-verdict" class="history-check" class:regressed=regressed>{verdict}</p>
         <p class="summary" id="history-key">{key}</p>
         <form method="get" action=action class="history-choice" id="history-form">
             {select("metric", "Metric", metrics, metric)}
@@ -117,7 +115,6 @@ fn History(p: HistoryPage) -> impl IntoView {
             <button type="submit">"Show"</button>
             <span class="hint">" (plateau and knee ignore the metric)"</span>
         </form>
-        <p id="history-verdict">{verdict}</p>
         <section class="history-changes" id="history-changes">
             <h2>"Where it changed"</h2>
             {if changes.is_empty() {

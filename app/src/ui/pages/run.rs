@@ -139,7 +139,8 @@ pub(crate) fn RunView(
     let definitions = run.definitions.clone();
     let saturation = findings.saturation.clone();
     let found = findings.proposals.clone();
-    // One line on the regression gate: what the run was checked against, and the verdict.
+    // The regression gate's verdict, the page's first line: regressed or not, by how much,
+    // against which runs.
     let history_line = findings.history_line.clone();
     let is_report = matches!(mode, PageMode::Report(_));
     // Capacity at the view's SLO: first on the page, before where and why it plateaus.
@@ -169,6 +170,21 @@ pub(crate) fn RunView(
             <h1 id="run-name">{run.name.clone()}</h1>
             {(status != crate::domain::RunStatus::Complete).then(|| view! { <span class="badge" title=status_title>{status.as_str()}</span> })}
         </div>
+        {history_line.map(|v| {
+            let class = if v.regressed { "history-check regressed" } else { "history-check" };
+            view! {
+                <div class=class id="history-check" role=v.regressed.then_some("alert")>
+                    <p id="history-verdict-line">{v.sentence}</p>
+                    {(!v.against.is_empty()).then(|| view! {
+                        <p class="hint" id="history-against">"Judged against: "
+                            {v.against.into_iter().enumerate().map(|(i, (href, label))| view! {
+                                {(i > 0).then_some(", ")}<a href=href>{label}</a>
+                            }).collect_view()}
+                        </p>
+                    })}
+                </div>
+            }
+        })}
         <p class="summary">{desc}</p>
         {(status == crate::domain::RunStatus::Running).then(|| view! { <LiveBanner run_id=run.id.to_string() /> })}
         {slo_section}
@@ -194,7 +210,6 @@ pub(crate) fn RunView(
         {cost_section}
         <AnnotationsSection run=run.clone() back=back.clone() editable />
         <h2>"Anomalies"</h2>
-        {history_line.map(|l| view! { <p class="history-check" id="history-check">{l}</p> })}
         {(mode == PageMode::Live).then(|| view! {
             <p class="history-link"><a id="history-link" href=format!("/runs/{}/history", run.id)>"This configuration’s history"</a>" — every run of it over time, with the regression limits"</p>
         })}

@@ -7,12 +7,14 @@
 //! two replicas, bounds, the live-runs API, leases) runs on SQLite and on PostgreSQL
 //! (`app::db::testing::backends`); the load generator's own timing tests store in SQLite.
 //!
-//! The suites: `basics`, `http` (sweeps over HTTP, replicas, bounds), `open_loop`,
+//! The suites: `basics`, `http` (sweeps over HTTP, replicas, bounds), `nightly` (the pages on
+//! nightly runs of one configuration), `open_loop`,
 //! `telemetry`, `repeats`, `workloads`, and `timed` (throughput, searches, arrivals and
 //! repeats whose timings are asserted: run alone); `support` holds what they share.
 
 mod basics;
 mod http;
+mod nightly;
 mod open_loop;
 mod repeats;
 mod support;

@@ -294,3 +294,38 @@ proptest! {
         prop_assert!(gaps.iter().any(|g| g.level.map(|l| l.load_value) == Some(1.0)));
     }
 }
+
+#[test]
+fn one_finding_at_four_levels_is_one_proposal() {
+    // TTFT p99 is 4× p50 at C=8, 16, 32 and 64; the failures differ in kind and stay apart.
+    let mut pts: Vec<Point> = [8.0, 16.0, 32.0, 64.0].iter().map(|c| level(*c, 100.0 * c, None)).collect();
+    for p in &mut pts {
+        p.set(Metric::Ttft, Stat::P50, 500.0);
+        p.set(Metric::Ttft, Stat::P99, 2000.0);
+    }
+    pts[3].requests_ok = Some(60);
+    pts[3].requests_failed = Some(4);
+    let run = crate::domain::analysis::compare::tests::run("grouped1", "g", Default::default(), pts);
+    let found = detect_run(0, &run);
+    assert_eq!(found.iter().filter(|a| a.kind == AnomalyKind::TailBlowUp).count(), 4);
+    let grouped = group_levels(found.clone());
+    let tails: Vec<&Anomaly> = grouped.iter().filter(|a| a.kind == AnomalyKind::TailBlowUp).collect();
+    assert_eq!(tails.len(), 1, "{grouped:#?}");
+    let t = tails[0];
+    assert_eq!(t.level, None);
+    assert_eq!(t.levels.iter().map(|l| l.load_value).collect::<Vec<_>>(), [8.0, 16.0, 32.0, 64.0]);
+    assert_eq!(t.key(), "tail_blow_up/grouped1/concurrency=8..64x4/ttft/-");
+    assert!(
+        t.proposed_annotation_text.starts_with("At C=8, 16, 32 and 64 (4 levels): "),
+        "{}",
+        t.proposed_annotation_text
+    );
+    assert!(t.evidence.starts_with("C=8: TTFT p99 2.00 s is 4.0× p50"), "{}", t.evidence);
+    assert!(t.evidence.contains("; C=64: "), "{}", t.evidence);
+    // A finding at one level stays as it was.
+    let failed: Vec<&Anomaly> = grouped.iter().filter(|a| a.kind == AnomalyKind::FailedRequests).collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].key(), found.iter().find(|a| a.kind == AnomalyKind::FailedRequests).unwrap().key());
+    // Nothing is lost: fewer proposals, every level still named.
+    assert!(grouped.len() < found.len());
+}
