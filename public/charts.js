@@ -18,7 +18,11 @@ window.plateauChart = function (el, o) {
     var a = Math.abs(v);
     return v.toLocaleString('en-US', { maximumFractionDigits: a >= 100 ? 1 : a >= 1 ? 2 : 3 });
   }
-  function fmt(v, u) { return u && typeof v === 'number' ? num(v) + ' ' + u : num(v); }
+  // Dollars lead, as everywhere on the pages ("$62.48"); every other unit follows.
+  function fmt(v, u) {
+    if (!u || typeof v !== 'number') return num(v);
+    return u === '$' ? (v < 0 ? '−$' + num(-v) : '$' + num(v)) : num(v) + ' ' + u;
+  }
   function y(p) { return Array.isArray(p.value) ? p.value[1] : p.value; }
   function text(n) {
     return String(n).replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');

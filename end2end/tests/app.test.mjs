@@ -413,3 +413,53 @@ test('an MLPerf summary, a trtllm-bench log and a llama-bench file preview as th
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('two runs of one name compare apart: legends, tooltips, ticks and unknown counts', async () => {
+  // The story's chat sweep imported twice under one name, as a nightly job stores it.
+  const ids = [];
+  for (let i = 0; i < 2; i++) {
+    const form = new FormData();
+    form.append('name', 'nightly story');
+    form.append('file', new Blob([readFileSync(STORY_FILE)]), 'kimi-k25-nvfp4-chat-c32-c96.txt');
+    const r = await fetch(`${env.server.base}/api/v1/runs`, { method: 'POST', body: form });
+    assert.equal(r.status, 201, await r.clone().text());
+    ids.push((await r.json()).runs[0].id);
+  }
+  const page = await env.browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${env.server.base}/compare?runs=${ids.join(',')}`);
+  await page.locator('#cmp-outcomes canvas').waitFor();
+  const seen = await page.evaluate(() => {
+    const opt = (id) => window.echarts.getInstanceByDom(document.getElementById(id)).getOption();
+    const t = opt('cmp-throughput');
+    const runs = t.series.filter((s) => !s.name.includes(' · ')).map((s) => s.name);
+    const legend = runs.map((n) => t.legend[0].formatter(n));
+    const lat = opt('cmp-latency');
+    const out = opt('cmp-outcomes');
+    // A count the run does not know (the cut-off C=96 level): empty, and "—" in the tooltip.
+    const s = out.series.findIndex((x) => x.data.some((v) => v == null));
+    const i = s < 0 ? -1 : out.series[s].data.findIndex((v) => v == null);
+    const tip = s < 0 ? '' : out.tooltip[0].formatter([{ axisType: 'xAxis.category', axisValueLabel: out.xAxis[0].data[i],
+      marker: '', seriesName: out.series[s].name, seriesIndex: s, value: out.series[s].data[i] }]);
+    return {
+      runs, legend,
+      ticks: t.xAxis[0].axisLabel.customValues,
+      filled: lat.series.filter((x) => x.areaStyle || x.stack).length,
+      xs: [...new Set(lat.series.flatMap((x) => x.data.map((p) => p[0])))].sort((a, b) => a - b),
+      tip,
+    };
+  });
+  assert.equal(seen.runs.length, 2);
+  assert.notEqual(seen.runs[0], seen.runs[1], 'two series, two names');
+  assert.notEqual(seen.legend[0], seen.legend[1], `legend entries read alike: ${seen.legend}`);
+  for (const [i, id] of ids.entries()) assert.ok(seen.runs[i].includes(id.slice(0, 6)), seen.runs[i]);
+  assert.deepEqual(seen.ticks, [32, 48, 64, 96], 'ticks at the measured levels');
+  assert.equal(seen.filled, 0, 'no filled or stacked latency band');
+  // Lines only where a percentile was measured: the cut-off C=96 level has none.
+  assert.deepEqual(seen.xs, [32, 48, 64], 'lines only at measured levels');
+  assert.match(seen.tip, /: <b>—<\/b>/, seen.tip);
+  assert.doesNotMatch(seen.tip, /: <b>0<\/b>/);
+  assert.doesNotMatch(await page.locator('main').innerText(), /“nightly story”/, 'a sentence names a run by a name both share');
+  assert.deepEqual(errors, []);
+  await page.close();
+});

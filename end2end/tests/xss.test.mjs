@@ -106,6 +106,8 @@ test('every page shows the payloads as inert text, under a CSP, hydrated with ch
     // The history page: names, the engine version and annotations in its table and chart.
     [`/runs/${runA.id}/history`, '#chart-history canvas'],
     [`/runs/${runA.id}/history?metric=e2e.p99&level=1`, '#chart-history canvas'],
+    // No knee in two levels: the first line names each run without a value.
+    [`/runs/${runA.id}/history?level=knee`, '#chart-history canvas'],
     [`/compare?runs=${runA.id},${runB.id}`, '.chart canvas'],
     [runReport, '#chart-throughput canvas'],
     [compareReport, '.chart canvas'],
