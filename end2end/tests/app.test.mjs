@@ -26,7 +26,7 @@ test('runs list shows the demo runs, newest first, with their facts', async () =
   assert.equal(first[2], '8× RTX PRO 6000 Blackwell');
   assert.equal(first[3], '/v1/chat/completions');
   assert.equal(first[4], '4');
-  assert.equal(first[5], '1017.0');
+  assert.equal(first[5], '1,017.0', 'thousands grouped');
   const second = (await rows.nth(1).locator('td').allInnerTexts()).slice(1);
   assert.match(second[0], /surviving figures/);
   assert.equal(second[4], '2');
@@ -41,7 +41,7 @@ test('runs list shows the demo runs, newest first, with their facts', async () =
   await page.goto(env.server.base + '/?sort=peak&dir=asc');
   await page.locator('#runs tbody tr').first().waitFor();
   const peaks = [];
-  for (let i = 0; i < (await rows.count()); i++) peaks.push(Number((await rows.nth(i).locator('td').allInnerTexts())[6]));
+  for (let i = 0; i < (await rows.count()); i++) peaks.push(Number((await rows.nth(i).locator('td').allInnerTexts())[6].replace(/,/g, '')));
   assert.deepEqual(peaks, [...peaks].sort((a, b) => a - b), 'lowest peak first');
   assert.ok(peaks.includes(799.9));
   await page.goto(env.server.base + '/?q=no-such-run-anywhere');

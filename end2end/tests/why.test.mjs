@@ -115,7 +115,7 @@ test('the levels table shows connect time only when a level waited for connectio
   await page.locator('#levels th', { hasText: 'connect p99 (ms)' }).waitFor();
   const cells = await page.locator('#levels td.connect').allInnerTexts();
   assert.equal(cells.length, 5, cells.join(' | '));
-  assert.equal(cells[2], '1012.5');
+  assert.equal(cells[2], '1,012.5');
   assert.equal(cells[0], '—');
   assert.match(await page.locator('#levels td.connect').first().getAttribute('title'), /no connection opened during this level/);
   assert.deepEqual(errors, []);

@@ -52,7 +52,8 @@ test('a multi-turn sweep from the form shows its turns, and compare says the wor
       assert.equal(first[1], String(i + 1), 'one request per user and turn');
       assert.equal(first[6], '0 %', 'turn 1: nothing cached');
       assert.ok(parseInt(third[6], 10) > 0, `turn 3 is served from the cache: ${third}`);
-      assert.ok(Number(third[5]) > Number(first[5]), 'the context grows');
+      const n = (s) => Number(s.replace(/,/g, ''));
+      assert.ok(n(third[5]) > n(first[5]), `the context grows: ${first[5]} → ${third[5]}`);
     }
     const stories = await page.locator('#turns .turn-story').allInnerTexts();
     assert.equal(stories.length, 2);

@@ -333,7 +333,7 @@ async fn pages_carry_link_previews() {
         let image = meta(&page, "og:image");
         assert!(image.starts_with(&app.base) && image.ends_with(".png"), "absolute: {image}");
         let (_, page) = app.text(&format!("/runs/{chat}")).await;
-        assert!(meta(&page, "og:description").contains("peak 1017.0 output tok/s at C=96"));
+        assert!(meta(&page, "og:description").contains("peak 1,017.0 output tok/s at C=96"));
         let png = app.client.get(meta(&page, "og:image")).send().await.unwrap();
         assert_eq!(png.status(), StatusCode::OK);
         assert_eq!(png.headers()["content-type"], "image/png");

@@ -122,7 +122,7 @@ const HITS: f64 = 0.5;
 
 /// How TTFT moves with the turn, and why, from the first turn to the last with a TTFT:
 /// "TTFT grows with turn (p50 0.12 s at turn 1 → 2.4 s at turn 5, ×20) because the context
-/// grows (input 140 → 1900 tokens) and the prefix cache misses (3 % of turn 5's input
+/// grows (input 140 → 1,900 tokens) and the prefix cache misses (3 % of turn 5's input
 /// cached)". `None` with fewer than two turns measured. `word` is "turn" or "step".
 pub fn turn_story(rows: &[TurnRow], word: &str) -> Option<String> {
     let measured: Vec<&TurnRow> = rows.iter().filter(|r| r.ttft_p50_ms.is_some()).collect();
@@ -229,7 +229,7 @@ mod tests {
         let misses = [row(1, 100.0, 140.0, Some(0.0)), row(5, 2400.0, 1900.0, Some(0.03))];
         assert_eq!(
             turn_story(&misses, "turn").unwrap(),
-            "TTFT grows with turn (p50 0.10 s at turn 1 → 2.4 s at turn 5, ×24) because the context grows (input 140 → 1900 tokens) and the prefix cache misses (only 3 % of turn 5's input cached)"
+            "TTFT grows with turn (p50 0.10 s at turn 1 → 2.4 s at turn 5, ×24) because the context grows (input 140 → 1,900 tokens) and the prefix cache misses (only 3 % of turn 5's input cached)"
         );
         let hits = [row(1, 100.0, 140.0, Some(0.0)), row(5, 200.0, 1900.0, Some(0.9))];
         assert!(turn_story(&hits, "turn").unwrap().contains("although the prefix cache hits (90 % of turn 5"));

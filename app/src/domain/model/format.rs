@@ -21,6 +21,43 @@ pub fn num(v: Option<f64>, digits: usize) -> String {
     }
 }
 
+/// `digits` of a formatted number with a comma between each group of three in its whole
+/// part: `1017.0` → `1,017.0`, `-12345` → `-12,345`; anything else (`—`, `inf`) as it is.
+pub fn grouped(digits: &str) -> String {
+    let (sign, rest) = match digits.strip_prefix('-') {
+        Some(r) => ("-", r),
+        None => ("", digits),
+    };
+    let (whole, frac) = rest.split_once('.').map_or((rest, None), |(w, f)| (w, Some(f)));
+    if whole.len() < 4 || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return digits.to_owned();
+    }
+    let mut out = String::with_capacity(digits.len() + whole.len() / 3);
+    out.push_str(sign);
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
+}
+
+/// A number as the pages show it: [`num`] with thousands separators (`1,017.0`). Exports
+/// keep [`num`]'s plain digits.
+pub fn shown(v: Option<f64>, digits: usize) -> String {
+    grouped(&num(v, digits))
+}
+
+/// A count as the pages show it: `12,480`, or "—".
+pub fn shown_int(v: Option<i64>) -> String {
+    grouped(&int(v))
+}
+
 /// An integer, or "—".
 pub fn int(v: Option<i64>) -> String {
     v.map_or_else(|| UNKNOWN.to_owned(), |n| n.to_string())
@@ -73,12 +110,12 @@ pub fn duration_ms(ms: f64) -> String {
     }
 }
 
-/// Output tokens per second in a sentence: whole from 100 up (`2600 tok/s`), one decimal below.
+/// Output tokens per second in a sentence: whole from 100 up (`2,600 tok/s`), one decimal below.
 pub fn tok_s(v: f64) -> String {
     if !v.is_finite() {
         UNKNOWN.to_owned()
     } else if v.abs() >= 100.0 {
-        format!("{v:.0} tok/s")
+        format!("{} tok/s", grouped(&format!("{v:.0}")))
     } else {
         format!("{v:.1} tok/s")
     }
@@ -90,7 +127,7 @@ pub fn count(v: f64) -> String {
     if !v.is_finite() {
         UNKNOWN.to_owned()
     } else if v.fract() == 0.0 || v.abs() >= 10.0 {
-        format!("{v:.0}")
+        grouped(&format!("{v:.0}"))
     } else {
         format!("{v:.1}")
     }
@@ -176,7 +213,7 @@ pub fn run_colour(i: usize) -> &'static str {
     RUN_PALETTE.get(i % RUN_PALETTE.len()).copied().unwrap_or("#333")
 }
 
-/// A number with the precision its size deserves: 601.3, 42.75, 0.123.
+/// A number with the precision its size deserves: 1,017.0, 601.3, 42.75, 0.123.
 pub fn fig(v: f64) -> String {
     let digits = if v.abs() >= 100.0 {
         1
@@ -185,12 +222,26 @@ pub fn fig(v: f64) -> String {
     } else {
         3
     };
-    num(Some(v), digits)
+    shown(Some(v), digits)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pages_group_thousands_and_exports_do_not() {
+        assert_eq!(shown(Some(1017.0), 1), "1,017.0");
+        assert_eq!(shown(Some(-1234567.891), 2), "-1,234,567.89");
+        assert_eq!(shown(Some(999.95), 1), "1,000.0", "rounding may carry into a new group");
+        assert_eq!(shown(Some(464.4), 1), "464.4");
+        assert_eq!(shown(None, 1), "—");
+        assert_eq!(shown_int(Some(12480)), "12,480");
+        assert_eq!(num(Some(1017.0), 1), "1017.0", "exports keep plain digits");
+        assert_eq!(tok_s(2600.4), "2,600 tok/s");
+        assert_eq!(fig(1017.0), "1,017.0");
+        assert_eq!(grouped("inf"), "inf");
+    }
 
     #[test]
     fn unknown_is_a_dash_never_zero() {
@@ -216,7 +267,7 @@ mod tests {
         assert_eq!(duration_ms(35.2), "35 ms");
         assert_eq!(duration_ms(8.24), "8.2 ms");
         assert_eq!(duration_ms(f64::NAN), "—");
-        assert_eq!(tok_s(2_612.4), "2612 tok/s");
+        assert_eq!(tok_s(2_612.4), "2,612 tok/s");
         assert_eq!(tok_s(38.04), "38.0 tok/s");
         assert_eq!(count(64.0), "64");
         assert_eq!(count(30.4), "30");

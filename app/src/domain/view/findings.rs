@@ -13,7 +13,7 @@ use crate::domain::analysis::scaling;
 use crate::domain::analysis::slo::{self, Capacity, RunCapacity, Slo};
 use crate::domain::analysis::why;
 use crate::domain::analysis::why_signals::{self, StoredSignals, WhyParagraph};
-use crate::domain::model::format::{load, num};
+use crate::domain::model::format::{load, shown};
 use crate::domain::model::level::LevelKey;
 use crate::domain::{LoadKind, Point, Run};
 use serde::{Deserialize, Serialize};
@@ -146,14 +146,14 @@ pub fn run_summary(run: &Run) -> String {
             format!(
                 "; plateaus from {} ({} tok/s)",
                 LevelKey { load_kind: kind, load_value: k.load }.label(),
-                num(Some(k.tok_s), 1)
+                shown(Some(k.tok_s), 1)
             )
         })
         .unwrap_or_default();
     let head = match scaling::peak(&run.points) {
         Some((c, t)) => format!(
             "{levels}, peak {} output tok/s at {}",
-            num(Some(t), 1),
+            shown(Some(t), 1),
             if kind == LoadKind::RequestRate { format!("{} req/s", load(c)) } else { format!("C={}", load(c)) },
         ),
         None => levels,

@@ -3,14 +3,14 @@
 
 use crate::domain::analysis::noise::{Interval, LevelPercentiles, QuantileInterval};
 use crate::domain::analysis::scaling::{self, TokensPerRequestMethod};
-use crate::domain::model::format::{int, load, ms_as_s, num, pct};
+use crate::domain::model::format::{load, ms_as_s, pct, shown, shown_int};
 use crate::domain::model::metrics::{Metric, Stat};
 use crate::domain::{LoadKind, Point};
 use leptos::prelude::*;
 
 /// " ± 4.1" after a value measured in several trials (`scale` divides: ms shown in s).
 fn plus_minus(ci: Option<Interval>, digits: usize, scale: f64) -> Option<impl IntoView> {
-    ci.map(|i| view! { <span class="ci">" ± "{num(Some(i.half_width() / scale), digits)}</span> })
+    ci.map(|i| view! { <span class="ci">" ± "{shown(Some(i.half_width() / scale), digits)}</span> })
 }
 
 /// The interval in words, for a cell's tooltip.
@@ -18,8 +18,8 @@ fn ci_title(ci: Option<Interval>, digits: usize, scale: f64) -> String {
     ci.map_or_else(String::new, |i| {
         format!(
             "95 % CI {} … {} over {} trials; CV {}",
-            num(Some(i.lo / scale), digits),
-            num(Some(i.hi / scale), digits),
+            shown(Some(i.lo / scale), digits),
+            shown(Some(i.hi / scale), digits),
             i.n,
             i.cv().map_or_else(|| "—".to_owned(), |cv| format!("{:.1} %", cv * 100.0))
         )
@@ -29,7 +29,7 @@ fn ci_title(ci: Option<Interval>, digits: usize, scale: f64) -> String {
 /// " [1.10–1.40]" after a percentile with its bootstrap interval (ms shown in s), and the
 /// interval in words for the cell's tooltip.
 fn bootstrap_bounds(ci: Option<QuantileInterval>) -> (Option<impl IntoView>, Option<String>) {
-    let s = |ms: f64| num(Some(ms / 1000.0), 2);
+    let s = |ms: f64| shown(Some(ms / 1000.0), 2);
     let bounds = ci.map(|i| view! { <span class="ci">" ["{s(i.lo)}"–"{s(i.hi)}"]"</span> });
     let title = ci.map(|i| {
         format!(
@@ -48,9 +48,9 @@ fn connect_title(p: &Point) -> String {
         None => "no connection opened during this level (kept-alive connections)".to_owned(),
         Some(mean) => format!(
             "connect over the requests that opened a connection: mean {} ms, p50 {} ms, max {} ms",
-            num(Some(mean), 1),
-            num(p.get(Metric::Connect, Stat::P50), 1),
-            num(p.get(Metric::Connect, Stat::Max), 1)
+            shown(Some(mean), 1),
+            shown(p.get(Metric::Connect, Stat::P50), 1),
+            shown(p.get(Metric::Connect, Stat::Max), 1)
         ),
     }
 }
@@ -93,7 +93,7 @@ pub fn LevelsTable(
         .map(|(p, d)| {
             let (tpr, tpr_title) = match d.tokens_per_request {
                 Some(e) => (
-                    num(Some(e.value), 0),
+                    shown(Some(e.value), 0),
                     match e.method {
                         TokensPerRequestMethod::Wall => "tok/s × wall ÷ completed requests",
                         TokensPerRequestMethod::LittlesLaw => {
@@ -101,7 +101,7 @@ pub fn LevelsTable(
                         }
                     },
                 ),
-                None => (num(None, 0), "unknown"),
+                None => (shown(None, 0), "unknown"),
             };
             let tpr_mark = matches!(
                 d.tokens_per_request,
@@ -132,13 +132,13 @@ pub fn LevelsTable(
                         {notes.into_iter().map(|(href, title)| view! { <a class="note-marker" href=href title=title>"✎"</a> }).collect_view()}
                         {level_badges(truncated, over_capacity, trials, warmups, noisy)}
                     </td>
-                    <td>{int(p.requests_ok)}" / "{int(p.requests_failed)}</td>
-                    <td>{num(p.wall_s, 1)}</td>
-                    <td class="tok" title=ci_title(tok_ci, 1, 1.0)>{num(p.output_tok_s(), 1)}{plus_minus(tok_ci, 1, 1.0)}</td>
-                    <td>{num(d.ideal_tok_s, 1)}</td>
+                    <td>{shown_int(p.requests_ok)}" / "{shown_int(p.requests_failed)}</td>
+                    <td>{shown(p.wall_s, 1)}</td>
+                    <td class="tok" title=ci_title(tok_ci, 1, 1.0)>{shown(p.output_tok_s(), 1)}{plus_minus(tok_ci, 1, 1.0)}</td>
+                    <td>{shown(d.ideal_tok_s, 1)}</td>
                     <td>{pct(d.scaling_efficiency)}</td>
                     <td>{gain}</td>
-                    <td>{num(d.per_user_tok_s, 1)}</td>
+                    <td>{shown(d.per_user_tok_s, 1)}</td>
                     {[Stat::Mean, Stat::P50, Stat::P99].map(|stat| {
                         let ci = Interval::of_level(&p, Metric::E2e, stat);
                         let boot = percentiles.iter().find(|l| l.load_value == p.load_value).and_then(|l| match stat {
@@ -157,7 +157,7 @@ pub fn LevelsTable(
                     })}
                     <td title=tpr_title>{tpr_mark}{tpr}</td>
                     {show_connect.then(|| view! {
-                        <td class="connect" title=connect_title(&p)>{num(p.get(Metric::Connect, Stat::P99), 1)}</td>
+                        <td class="connect" title=connect_title(&p)>{shown(p.get(Metric::Connect, Stat::P99), 1)}</td>
                     })}
                     {show_slo.then(|| {
                         let (text, class, title) = super::slo::verdict_cell(slo.as_ref(), &p);

@@ -1,7 +1,7 @@
 //! Every statistic of every metric a run reports, one table per metric, levels as rows.
 
 use super::definitions::metrics_present;
-use crate::domain::model::format::{load, num};
+use crate::domain::model::format::{load, shown};
 use crate::domain::model::metrics::{Stat, Unit};
 use crate::domain::Point;
 use leptos::prelude::*;
@@ -28,7 +28,7 @@ pub fn MeasuresTable(points: Vec<Point>) -> impl IntoView {
             let rows = points
                 .iter()
                 .map(|p| {
-                    let cells = stats.iter().map(|s| view! { <td>{num(p.get(metric, *s), d)}</td> }).collect_view();
+                    let cells = stats.iter().map(|s| view! { <td>{shown(p.get(metric, *s), d)}</td> }).collect_view();
                     view! { <tr><td class="load">{load(p.load_value)}</td>{cells}</tr> }
                 })
                 .collect_view();

@@ -3,7 +3,7 @@
 //! capacity at the SLO in one sentence — and the levels table's SLO and goodput cells. Plain HTML forms and links: they work without JavaScript.
 
 use crate::domain::analysis::slo::{self, Capacity, LevelGoodput, LimitResult, NamedSlo, Verdict};
-use crate::domain::model::format::{num, tok_s, UNKNOWN};
+use crate::domain::model::format::{shown, tok_s, UNKNOWN};
 use crate::domain::model::metrics::{Metric, Stat};
 use crate::domain::view::state::{query_pairs, ViewState};
 use crate::domain::{Point, Run};
@@ -113,8 +113,8 @@ pub(super) fn goodput_cells(goodput: &[LevelGoodput], p: &Point) -> (String, Str
         .filter(|g| g.load_kind == p.load_kind);
     match found.map(|g| &g.goodput) {
         Some(Ok(g)) => (
-            format!("{} ({} of {})", num(Some(g.req_s), 2), g.good, g.requests),
-            g.output_tok_s.map_or_else(|| UNKNOWN.to_owned(), |t| num(Some(t), 1)),
+            format!("{} ({} of {})", shown(Some(g.req_s), 2), g.good, g.requests),
+            g.output_tok_s.map_or_else(|| UNKNOWN.to_owned(), |t| shown(Some(t), 1)),
             String::new(),
         ),
         Some(Err(why)) => (UNKNOWN.to_owned(), UNKNOWN.to_owned(), why.to_string()),

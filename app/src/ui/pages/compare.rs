@@ -6,7 +6,7 @@
 
 use crate::api::get_compare_page;
 use crate::domain::analysis::compare::{Comparability, Comparison, Fact};
-use crate::domain::model::format::{load, ms_as_s, num, run_colour, UNKNOWN};
+use crate::domain::model::format::{load, ms_as_s, run_colour, shown, UNKNOWN};
 use crate::domain::model::metrics::{Metric, Stat};
 use crate::domain::view::pages::ComparePageData;
 use crate::domain::view::state::ChartSpec;
@@ -267,7 +267,7 @@ pub(crate) fn CompareView(
 }
 
 fn cell_value(p: Option<&Point>, f: impl Fn(&Point) -> Option<f64>, digits: usize) -> String {
-    num(p.and_then(f), digits)
+    shown(p.and_then(f), digits)
 }
 
 /// Output tok/s, p50 (or mean) latency and TTFT of each run at each level, with the %
@@ -373,8 +373,8 @@ fn AllChanges(runs: Vec<Run>, cmp: Comparison) -> impl IntoView {
                     view! {
                         <tr>
                             <th>{c.quantity.label()}</th>
-                            <td>{num(Some(c.baseline), 2)}</td>
-                            <td>{num(Some(c.value), 2)}</td>
+                            <td>{shown(Some(c.baseline), 2)}</td>
+                            <td>{shown(Some(c.value), 2)}</td>
                             <td class=class>{pct(c.change_pct)}</td>
                             <td class="noise" title=title>{noise}</td>
                         </tr>

@@ -3,7 +3,7 @@
 //! works without JavaScript.
 
 use crate::api::find_runs;
-use crate::domain::model::format::{num, when, UNKNOWN};
+use crate::domain::model::format::{shown, when, UNKNOWN};
 use crate::domain::view::query::{RunPage, RunQuery, SortKey, PAGE_SIZE};
 use crate::domain::{EndpointKind, RunStatus};
 use crate::ui::components::ErrorBox;
@@ -108,7 +108,7 @@ fn RunsView(p: RunPage) -> impl IntoView {
                     <td class="wrap" data-label="GPU">{r.gpu.unwrap_or_else(dash)}</td>
                     <td data-label="Endpoint">{r.endpoint_kind.map_or_else(dash, |e| e.path().to_owned())}</td>
                     <td class="num" data-label="Levels">{r.level_count}</td>
-                    <td class="num" data-label="Peak tok/s">{num(r.peak_output_tok_s, 1)}</td>
+                    <td class="num" data-label="Peak tok/s">{shown(r.peak_output_tok_s, 1)}</td>
                     <td class="when" data-label="When">{when(&r.created_at)}</td>
                 </tr>
             }

@@ -295,7 +295,7 @@ async fn the_run_page_shows_connect_time_only_when_it_is_not_negligible() {
         let slow = app::db::insert_run(&app.pool, &run("syn retries", &[None, Some(0.3), Some(1012.5)])).await.unwrap();
         let page = app.client.get(app.url(&format!("/runs/{slow}"))).send().await.unwrap().text().await.unwrap();
         assert!(page.contains("connect p99 (ms)"), "[{}] the column is shown", app.store.name);
-        assert!(page.contains(">1012.5<"), "[{}] the retried SYN's connect", app.store.name);
+        assert!(page.contains(">1,012.5<"), "[{}] the retried SYN's connect", app.store.name);
         assert!(
             page.contains("no connection opened during this level"),
             "[{}] a kept-alive level says so",

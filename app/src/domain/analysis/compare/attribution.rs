@@ -8,6 +8,7 @@ use super::words::approx;
 use super::words::fmt_pct_abs;
 use super::words::rose_fell;
 use crate::domain::analysis::scaling::{implied_tokens_per_request, TokensPerRequestMethod};
+use crate::domain::model::format::shown;
 use crate::domain::model::level::LevelKey;
 use crate::domain::model::metrics::{Metric, Stat};
 use crate::domain::{LoadKind, Point};
@@ -146,14 +147,14 @@ pub fn attribute(baseline: &Point, other: &Point) -> Option<Attribution> {
 /// (the factors' clauses, the whole sentence)
 pub(super) fn attribution_sentence(a: &Attribution) -> (String, String) {
     let throughput = if (a.throughput_ratio - 1.0).abs() < THROUGHPUT_UNCHANGED_FRACTION {
-        format!("output throughput unchanged at {:.1} tok/s", a.tok_s)
+        format!("output throughput unchanged at {} tok/s", shown(Some(a.tok_s), 1))
     } else {
         format!(
-            "output throughput {} {} % ({:.1} → {:.1} tok/s)",
+            "output throughput {} {} % ({} → {} tok/s)",
             rose_fell(a.throughput_ratio),
             fmt_pct_abs(a.throughput_ratio - 1.0),
-            a.baseline_tok_s,
-            a.tok_s
+            shown(Some(a.baseline_tok_s), 1),
+            shown(Some(a.tok_s), 1)
         )
     };
     // A measured count is written as measured; an implied one with `≈` and how it was implied.

@@ -339,7 +339,7 @@ fn usage_counts_basis_for_open_loop() {
     assert_eq!(at.driver, Driver::Both);
     assert_eq!(
         at.sentence,
-        "At 4 req/s, output throughput rose 50 % (1000.0 → 1500.0 tok/s): tokens per request \
+        "At 4 req/s, output throughput rose 50 % (1,000.0 → 1,500.0 tok/s): tokens per request \
          rose 20 % (250.0 → 300.0) (measured); completed requests per second rose 25 %."
     );
     // Different levels are never attributed.

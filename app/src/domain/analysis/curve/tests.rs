@@ -68,7 +68,7 @@ fn identical_runs_are_within_noise() {
     let v = curve_verdict(&a, &b);
     assert_eq!((v.knee.shift, v.knee.verdict), (Shift::Held, NoiseVerdict::WithinNoise), "{v:#?}");
     assert_eq!(v.plateau.verdict, NoiseVerdict::WithinNoise);
-    assert_eq!(v.headline, "The knee held at C≈64 (within noise); the plateau held at 2450 tok/s (within noise).");
+    assert_eq!(v.headline, "The knee held at C≈64 (within noise); the plateau held at 2,450 tok/s (within noise).");
     assert!(!v.regression(5.0) && v.judged());
 }
 

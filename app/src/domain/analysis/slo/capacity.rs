@@ -462,7 +462,7 @@ mod tests {
         assert_eq!(
             sentence(&all),
             "At ttft:p99<=10s every measured level meets it: capacity is above C=128 \
-             (1300 tok/s, 10.2 tok/s per user), the highest measured."
+             (1,300 tok/s, 10.2 tok/s per user), the highest measured."
         );
         let none = capacity(&slo("ttft:p99<=300ms,tpot:p99<=50ms"), &run());
         assert!(none.capacity.is_none() && none.estimate.is_none());
@@ -553,8 +553,8 @@ mod tests {
         assert_eq!(c.capacity.and_then(|c| c.tok_s_per_user), Some(25.0));
         assert_eq!(
             sentence(&c),
-            "At ttft:p99<=2s this deployment serves 10 req/s (1000 tok/s, 25.0 tok/s per user), \
-             ≈12.5 req/s by interpolation (≈1250 tok/s); the first limit to break is TTFT p99 at 15 req/s (2.5 s)."
+            "At ttft:p99<=2s this deployment serves 10 req/s (1,000 tok/s, 25.0 tok/s per user), \
+             ≈12.5 req/s by interpolation (≈1,250 tok/s); the first limit to break is TTFT p99 at 15 req/s (2.5 s)."
         );
     }
 
@@ -581,7 +581,7 @@ mod tests {
         assert!((lo - earliest).abs() < 1e-3 && (hi - latest).abs() < 1e-3, "{lo} {hi} vs {earliest} {latest}");
         assert!(lo < e.load && e.load < hi);
         assert!(
-            sentence(&c).contains("C≈51 by interpolation (≈1067 tok/s), C≈44–59 from the trials' 95 % intervals;"),
+            sentence(&c).contains("C≈51 by interpolation (≈1,067 tok/s), C≈44–59 from the trials' 95 % intervals;"),
             "{}",
             sentence(&c)
         );

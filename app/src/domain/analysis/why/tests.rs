@@ -78,7 +78,7 @@ fn batch_limit_names_the_limit_the_queue_and_ttft() {
     assert_eq!(
         f.sentence,
         "From C=64 the engine runs at most 64 requests at once (its batch limit); the rest queue (on average 62 \
-         waiting at C=128), so throughput stays flat (2600 → 2650 tok/s) and TTFT grows from 0.20 s to 6.0 s."
+         waiting at C=128), so throughput stays flat (2,600 → 2,650 tok/s) and TTFT grows from 0.20 s to 6.0 s."
     );
     assert_eq!(f.anchor().map(|k| k.load_value), Some(64.0));
     assert_eq!(f.levels.len(), 3);
@@ -146,7 +146,7 @@ fn kv_cache_bound_wins_over_the_batch_limit_it_looks_like() {
         f.sentence,
         "From C=64 the KV cache is full (up to 97 % used, at C=96) and the engine preempts requests (0 \
          preemptions at C=64, 412 at C=128): memory caps how many requests run at once, so throughput stays \
-         flat (2600 → 2650 tok/s) and TTFT grows from 0.20 s to 6.0 s."
+         flat (2,600 → 2,650 tok/s) and TTFT grows from 0.20 s to 6.0 s."
     );
     assert!(f.evidence.contains(&Evidence {
         signal: Signal::Preemptions,
@@ -211,7 +211,7 @@ fn prefill_bound_when_requests_wait_beside_free_slots() {
         f.sentence,
         "From C=64 requests queue (on average 62 waiting at C=128) although the engine runs only 42 of up to 64 \
          requests on average: it cannot prefill prompts fast enough, so TTFT grows from 0.20 s to 6.0 s while \
-         each request still decodes at 38.0 tok/s (was 40.0 tok/s), and throughput stays flat (2600 → 2650 tok/s)."
+         each request still decodes at 38.0 tok/s (was 40.0 tok/s), and throughput stays flat (2,600 → 2,650 tok/s)."
     );
     assert_eq!(explain(&s).map(|f| f.kind), Some(WhyKind::PrefillBound), "slots not full: not the batch limit");
     type Tweak = fn(usize, &mut LevelSignals);
@@ -255,7 +255,7 @@ fn decode_bound_when_the_batch_grows_and_each_request_slows() {
     assert_eq!(
         f.sentence,
         "From C=64 the engine runs every request it gets (63 → 125 running on average) but each decodes slower \
-         (40.0 → 20.7 tok/s per request), so throughput stays flat (2600 → 2650 tok/s): decoding is the limit \
+         (40.0 → 20.7 tok/s per request), so throughput stays flat (2,600 → 2,650 tok/s): decoding is the limit \
          (memory bandwidth or compute), and a bigger batch only shares it."
     );
     assert_eq!(explain(&s).map(|f| f.kind), Some(WhyKind::DecodeBound));
@@ -345,7 +345,7 @@ fn without_server_metrics_the_finding_says_so_and_what_the_client_saw() {
     assert_eq!(
         f.sentence,
         "No server metrics were scraped for this run, so the cause of the plateau cannot be seen from the \
-         client. From C=64 to C=128 the client saw: throughput stays flat (2600 → 2650 tok/s); TTFT grows from \
+         client. From C=64 to C=128 the client saw: throughput stays flat (2,600 → 2,650 tok/s); TTFT grows from \
          0.20 s to 6.0 s; each request decodes at 40.0 → 40.0 tok/s. Requests queue in front of an engine \
          that decodes as fast as before: a batch limit, a full KV cache or prefill — the server's metrics would \
          say which."
@@ -391,7 +391,7 @@ fn the_trust_check_flags_counts_more_than_one_percent_apart() {
     let f = token_mismatch(&at(Some(51_750.0), Some(50_000.0))).unwrap();
     assert_eq!(
         f.sentence,
-        "At C=64 the server counted 51750 generated tokens, 3.5 % more than the 50000 the client's usage counts \
+        "At C=64 the server counted 51,750 generated tokens, 3.5 % more than the 50,000 the client's usage counts \
          add up to: other traffic on the server, or warm-up or failed requests counted in the level's window. \
          Throughput from either count is in doubt here."
     );
@@ -482,7 +482,7 @@ fn gpu_bound_when_the_gpus_are_busy_and_the_batch_is_not_capped() {
         f.sentence,
         "From C=64 the GPUs are busy (utilisation at least 96 % under load, at C=64, SM activity at least 86 % \
          (at C=64)) while the batch is not at its limit (63 → 125 running on average): the GPUs' compute is \
-         the limit, so throughput stays flat (2600 → 2650 tok/s); more concurrency only shares them."
+         the limit, so throughput stays flat (2,600 → 2,650 tok/s); more concurrency only shares them."
     );
     assert!(f.evidence.iter().any(|e| e.signal == Signal::GpuUtilPct && e.value == 96.0));
     assert_eq!(f.evidence[0].text(), "GPU utilisation 96 % at C=64");
