@@ -467,6 +467,37 @@ mod tests {
     }
 
     #[test]
+    fn a_run_with_two_load_kinds_has_one_set_of_charts_per_kind() {
+        let mut run = run("both", None, &[(4.0, 100.0, 1.0), (48.0, 900.0, 3.0), (2.0, 80.0, 1.0), (6.0, 300.0, 2.0)]);
+        for p in &mut run.points[2..] {
+            p.load_kind = LoadKind::RequestRate;
+        }
+        let view = crate::domain::view::state::ViewState::default();
+        let signals = crate::domain::analysis::why_signals::run_signals(&run, None);
+        let charts = super::super::pages::run_charts(&run, &view, &signals);
+        let find = |id: &str| charts.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no {id}"));
+        let on_c = find(super::super::THROUGHPUT_ID);
+        let on_r = find(&format!("{}-request-rate", super::super::THROUGHPUT_ID));
+        assert!(on_c.caption.ends_with("— concurrency levels"), "{}", on_c.caption);
+        assert!(on_r.caption.ends_with("— request rate (req/s) levels"), "{}", on_r.caption);
+        let (c, r) = (js(&on_c.chart), js(&on_r.chart));
+        assert_eq!(c["xAxis"]["name"], "Concurrency");
+        assert_eq!(c["series"][0]["data"], json!([[4.0, 100.0], [48.0, 900.0]]));
+        assert_eq!(r["xAxis"]["name"], "Request rate (req/s)");
+        assert_eq!(r["series"][0]["data"], json!([[2.0, 80.0], [6.0, 300.0]]));
+        assert!(find(&format!("{}-request-rate", super::super::LATENCY_ID)).empty.is_none());
+        // A run of one kind keeps its plain ids and captions.
+        let mut one = run.clone();
+        one.points.truncate(2);
+        let charts = super::super::pages::run_charts(
+            &one,
+            &view,
+            &crate::domain::analysis::why_signals::run_signals(&one, None),
+        );
+        assert!(charts.iter().all(|c| !c.id.ends_with("-request-rate") && !c.caption.contains("— concurrency levels")));
+    }
+
+    #[test]
     fn pareto_frontier_keeps_only_undominated_points() {
         let f = pareto_frontier(&[(1.0, 10.0), (2.0, 8.0), (1.5, 5.0), (3.0, 2.0), (0.5, 9.0)]);
         assert_eq!(f, vec![(1.0, 10.0), (2.0, 8.0), (3.0, 2.0)]);

@@ -92,7 +92,33 @@ pub fn run_charts(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<Page
     super::with_scale(view.scale, || run_charts_scaled(run, view, signals))
 }
 
+/// One set of charts per load kind the run measured (a run may hold concurrency and
+/// request-rate levels): the first kind keeps the plain ids; another gets a suffix and its
+/// captions name it, as on the compare page. A request-rate level is never drawn at a
+/// concurrency position.
 fn run_charts_scaled(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<PageChart> {
+    let kinds = cmp::kinds(std::slice::from_ref(run));
+    if kinds.len() < 2 {
+        return run_charts_of_kind(run, view, signals);
+    }
+    let mut out = Vec::new();
+    for (ki, k) in kinds.into_iter().enumerate() {
+        let mut part = run.clone();
+        part.points.retain(|p| p.load_kind == k);
+        let mut sig = signals.clone();
+        sig.levels.retain(|l| l.load_kind.unwrap_or(crate::domain::LoadKind::Concurrency) == k);
+        for mut c in run_charts_of_kind(&part, view, &sig) {
+            if ki > 0 {
+                c.id = format!("{}-{}", c.id, k.as_str().replace('_', "-"));
+            }
+            c.caption = format!("{} — {} levels", c.caption, k.label().to_lowercase());
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn run_charts_of_kind(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<PageChart> {
     let adjust = |c: Chart| apply_view(c, &view.hide);
     let with_marks = |mut c: Chart, y: &dyn Fn(&Point) -> Option<f64>| {
         for s in annotation_series(run, y, "") {

@@ -18,6 +18,7 @@ use super::compare::{
 use super::knee::steps;
 use super::scaling::{implied_tokens_per_request, Estimate, TokensPerRequestMethod};
 use super::why::{self, RunSignals, WhyKind};
+use crate::domain::model::format::tok_s;
 use crate::domain::model::level::{fmt_number, load_label, LevelKey};
 use crate::domain::model::metrics::{Metric, Stat, TokenCountSource};
 use crate::domain::{LoadKind, Point, Run, RunId};
@@ -511,10 +512,10 @@ pub fn throughput_falls(run_index: usize, run: &Run) -> Vec<Anomaly> {
             let p = point_at(s.to_load)?;
             let kind = p.load_kind;
             let evidence = format!(
-                "{:.1} tok/s at {} → {:.1} tok/s here ({}) while load rose {} %",
-                s.from_tok_s,
+                "{} at {} → {} here ({}) while load rose {} %",
+                tok_s(s.from_tok_s),
                 load_label(kind, s.from_load),
-                s.to_tok_s,
+                tok_s(s.to_tok_s),
                 fmt_pct_signed(s.to_tok_s / s.from_tok_s - 1.0),
                 fmt_pct_abs(s.to_load / s.from_load - 1.0)
             );
@@ -803,15 +804,19 @@ pub fn throughput_gaps(runs: &[Run]) -> Vec<Anomaly> {
                 );
                 let attribution = attribute(pa, pb);
                 let mut evidence = format!(
-                    "{tb:.1} tok/s here vs {ta:.1} tok/s in “{}” ({}), same model and GPU ({what})",
+                    "{} here vs {} in “{}” ({}), same model and GPU ({what})",
+                    tok_s(tb),
+                    tok_s(ta),
                     base.name,
                     fmt_pct_signed(change)
                 );
                 let mut text = format!(
-                    "{} % {} throughput than “{}” ({tb:.1} vs {ta:.1} tok/s)",
+                    "{} % {} throughput than “{}” ({} vs {})",
                     fmt_pct_abs(change),
                     if change < 0.0 { "less" } else { "more" },
-                    base.name
+                    base.name,
+                    tok_s(tb).trim_end_matches(" tok/s"),
+                    tok_s(ta)
                 );
                 if let Some(at) = &attribution {
                     evidence.push_str(&format!("; {}", at.explanation));

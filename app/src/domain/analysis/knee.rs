@@ -13,6 +13,7 @@
 
 use super::compare::fmt_pct_abs;
 use super::scaling::{peak, scaling_efficiency};
+use crate::domain::model::format::tok_s;
 use crate::domain::model::level::load_label;
 use crate::domain::model::metrics::{Metric, Stat};
 use crate::domain::{LoadKind, Point};
@@ -237,22 +238,22 @@ impl Saturation {
         match (self.knee, self.saturation_tok_s, self.last_gain_per_doubling) {
             (Some(k), Some(plateau), _) => format!(
                 "Plateau from {}: no later level gains {} % per doubling or more over it; \
-                 throughput at saturation {:.1} tok/s, peak {:.1} tok/s at {}.",
+                 throughput at saturation {}, peak {} at {}.",
                 at(k.load),
                 fmt_pct_abs(self.threshold),
-                plateau,
-                self.max.tok_s,
+                tok_s(plateau),
+                tok_s(self.max.tok_s),
                 at(self.max.load)
             ),
             (_, _, Some(g)) => format!(
                 "No plateau yet: throughput still gains {} % per doubling at {}, the highest \
-                 level; peak so far {:.1} tok/s at {}.",
+                 level; peak so far {} at {}.",
                 fmt_pct_abs(g),
                 at(self.highest.load),
-                self.max.tok_s,
+                tok_s(self.max.tok_s),
                 at(self.max.load)
             ),
-            _ => format!("One level only ({:.1} tok/s at {}): no scaling to judge.", self.max.tok_s, at(self.max.load)),
+            _ => format!("One level only ({} at {}): no scaling to judge.", tok_s(self.max.tok_s), at(self.max.load)),
         }
     }
 }
@@ -287,7 +288,7 @@ mod tests {
         assert_eq!(
             sat.sentence(),
             "No plateau yet: throughput still gains 50 % per doubling at C=96, the highest level; \
-             peak so far 1017.0 tok/s at C=96."
+             peak so far 1,017 tok/s at C=96."
         );
         // Ideal from C=32: 464.4 × 3 = 1393.2 at C=96; 1017 / 1393.2 = 0.72997.
         let sc = scaling(&chat_run().points);
@@ -324,7 +325,7 @@ mod tests {
         assert_eq!(
             sat.sentence(),
             "Plateau from C=16: no later level gains 5.0 % per doubling or more over it; \
-             throughput at saturation 610.0 tok/s, peak 610.0 tok/s at C=32."
+             throughput at saturation 610 tok/s, peak 610 tok/s at C=32."
         );
     }
 

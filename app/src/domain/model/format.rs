@@ -4,7 +4,6 @@
 /// The mark shown for a value the source did not report.
 pub const UNKNOWN: &str = "—";
 
-/// A number with `digits` decimals, or "—".
 /// `s` with its first character upper-cased (sentences built from labels).
 pub fn capitalise(s: &str) -> String {
     let mut c = s.chars();
@@ -14,6 +13,7 @@ pub fn capitalise(s: &str) -> String {
     }
 }
 
+/// A number with `digits` decimals, or "—" (plain digits: exports and inputs).
 pub fn num(v: Option<f64>, digits: usize) -> String {
     match v {
         Some(x) if x.is_finite() => format!("{x:.digits$}"),
@@ -185,6 +185,15 @@ pub fn when(rfc3339: &str) -> String {
     }
 }
 
+/// A timestamp to the minute in UTC without the zone's name ("2026-12-06 07:57"): where a
+/// date only tells runs apart (names, links). As written when it does not parse.
+pub fn when_short(rfc3339: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(rfc3339) {
+        Ok(t) => t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M").to_string(),
+        Err(_) => rfc3339.to_owned(),
+    }
+}
+
 /// HTML-escapes text for the places that build HTML as a string (the offline report, the
 /// login page) or hand text to something that renders HTML (ECharts tooltips).
 pub fn escape_html(s: &str) -> String {
@@ -255,6 +264,8 @@ mod tests {
         assert_eq!(load(32.0), "32");
         assert_eq!(load(2.5), "2.50");
         assert_eq!(when("2026-11-29T15:43:10Z"), "2026-11-29 15:43 UTC");
+        assert_eq!(when_short("2026-11-29T17:43:10+02:00"), "2026-11-29 15:43", "in UTC, whatever the offset");
+        assert_eq!(when_short("yesterday"), "yesterday");
     }
 
     #[test]

@@ -212,7 +212,7 @@ pub fn distinct_names(runs: &[(&str, &str, &str)]) -> Vec<String> {
             if runs.iter().filter(|(n, ..)| n == name).count() < 2 {
                 return (*name).to_owned();
             }
-            let when = created_at.get(..16).unwrap_or(created_at).replace('T', " ");
+            let when = super::format::when_short(created_at);
             let short: String = id.chars().take(6).collect();
             format!("{name} ({when}, {short})")
         })

@@ -108,7 +108,7 @@ impl RegressionVerdict {
             .judged_against
             .iter()
             .map(|r| {
-                let when = r.created_at.get(..16).unwrap_or(&r.created_at).replace('T', " ");
+                let when = crate::domain::model::format::when_short(&r.created_at);
                 (format!("/runs/{}", r.id), format!("{} ({when})", r.name))
             })
             .collect();

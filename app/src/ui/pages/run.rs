@@ -6,7 +6,7 @@
 
 use crate::api::get_run_page;
 use crate::domain::model::annotations::Effect;
-use crate::domain::model::format::{load, shown, shown_int, when, UNKNOWN};
+use crate::domain::model::format::{load, shown, when, UNKNOWN};
 use crate::domain::model::metrics::Stat;
 use crate::domain::view::pages::RunPageData;
 use crate::domain::view::state::ChartSpec;
@@ -325,7 +325,7 @@ fn RunFactsList(run: Run) -> impl IntoView {
         {fact("Engine", engine)}
         {fact("GPU", f.gpu_label())}
         {fact("Endpoint", f.endpoint_kind.map(|e| e.path().to_owned()))}
-        {fact("max_tokens", f.max_tokens.map(|n| shown_int(Some(n))))}
+        {fact("max_tokens", f.max_tokens.map(|n| n.to_string()))}
         {fact("Prompt length", f.prompt_tokens.map(|n| match &run.definitions.prompt_length_source {
             Some(source) => source.label(n),
             None => format!("{n} tokens"),

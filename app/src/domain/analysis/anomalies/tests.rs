@@ -62,14 +62,14 @@ fn story_gap_is_flagged_and_explained() {
     assert_eq!(g.key(), "throughput_gap/chat1/concurrency=32/-/completions1");
     assert_eq!(
         g.evidence,
-        "464.4 tok/s here vs 799.9 tok/s in “kimi completions” (−42 %), same model and GPU \
+        "464 tok/s here vs 800 tok/s in “kimi completions” (−42 %), same model and GPU \
          (Kimi-K2.5 NVFP4 on 8× RTX PRO 6000 Blackwell); tokens per request unchanged \
          at ≈510 (implied: tok/s × latency ÷ concurrency); requests took 73 % longer (20.38 s → 35.23 s); facts: not like for like: \
          endpoint differs (chat vs completions)"
     );
     assert_eq!(
         g.proposed_annotation_text,
-        "42 % less throughput than “kimi completions” (464.4 vs 799.9 tok/s): tokens per \
+        "42 % less throughput than “kimi completions” (464 vs 800 tok/s): tokens per \
          request unchanged at ≈510 (implied: tok/s × latency ÷ concurrency); requests took 73 % longer (20.38 s → 35.23 s). Not like for \
          like: endpoint differs (chat vs completions)."
     );
@@ -115,7 +115,7 @@ fn failures_tails_and_falls_by_hand() {
     // 800 → 760 is −5 % (beyond 3 %); 600 → 800 rises.
     let falls = throughput_falls(0, &run);
     assert_eq!(falls.len(), 1);
-    assert_eq!(falls[0].evidence, "800.0 tok/s at C=32 → 760.0 tok/s here (−5.0 %) while load rose 100 %");
+    assert_eq!(falls[0].evidence, "800 tok/s at C=32 → 760 tok/s here (−5.0 %) while load rose 100 %");
     assert_eq!(falls[0].annotation_kind(), SuggestedAnnotationKind::Outlier);
 
     // Missing: C=16 lacks the counts and TTFT the others have.
