@@ -131,7 +131,8 @@ fn change_settings(
     min_segment: Option<&str>,
 ) -> Result<crate::domain::analysis::changepoint::Settings, AppError> {
     let mut s = crate::domain::analysis::changepoint::Settings::default();
-    let given = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty() && v.len() <= 16).map(str::to_owned);
+    // Any length: a value too long to be a number is refused like any other, never ignored.
+    let given = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
     if let Some(a) = given(alpha) {
         s.alpha = a.parse().map_err(|_| AppError::BadRequest("history query: alpha: a number such as 0.01".into()))?;
     }

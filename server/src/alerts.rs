@@ -9,7 +9,10 @@
 //! - Checked like sweep targets: a webhook's host must pass the sweep allow-list
 //!   (`--sweep-allow`; loopback by default; metadata, link-local and unspecified
 //!   addresses refused), at start-up and again at each delivery, which connects only to
-//!   the addresses checked then (DNS pinned) and follows no redirect. `http` and `https`.
+//!   the addresses checked then (DNS pinned), through no proxy of the environment, and
+//!   follows no redirect. `http` and `https`.
+//! - Each webhook on its own: an alert goes to all of them at once, so one that hangs or
+//!   retries delays no other.
 //! - Retried with back-off ([`RetryPolicy`]: 4 attempts, 1 s, 4 s, 16 s apart, 10 s per
 //!   attempt); each delivery and its outcome recorded (`db::alerts`) and shown on the run
 //!   page, where a person acknowledges it; an acknowledged or already delivered alert is
@@ -213,35 +216,37 @@ impl Alerts {
     }
 
     /// Sends `alert` to every webhook that has not had it (and unless acknowledged),
-    /// recording each attempt.
+    /// recording each attempt. The webhooks are sent to at once: one that hangs or retries
+    /// for half a minute delays no other.
     pub async fn deliver(&self, alert: &Alert) {
         let body = alert.payload(self.public_url.as_deref());
-        for hook in &self.hooks {
-            match db::alert_settled(&self.pool, &alert.key, hook.origin()).await {
-                Ok(true) => continue,
-                Ok(false) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, "alert state could not be read; not sending");
-                    continue;
-                }
+        futures_util::future::join_all(self.hooks.iter().map(|hook| self.deliver_to(hook, alert, &body))).await;
+    }
+
+    async fn deliver_to(&self, hook: &Webhook, alert: &Alert, body: &serde_json::Value) {
+        match db::alert_settled(&self.pool, &alert.key, hook.origin()).await {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "alert state could not be read; not sending");
+                return;
             }
-            let id =
-                match db::start_delivery(&self.pool, &alert.run_id, &alert.key, hook.origin(), &alert.summary).await {
-                    Ok(id) => id,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "alert delivery could not be recorded; not sending");
-                        continue;
-                    }
-                };
-            let (status, attempts, error) = self.send(hook, &body).await;
-            if let Some(e) = &error {
-                tracing::warn!(webhook = hook.origin(), key = %alert.key, attempts, error = %e, "alert not delivered");
-            } else {
-                tracing::info!(webhook = hook.origin(), key = %alert.key, attempts, "alert delivered");
+        }
+        let id = match db::start_delivery(&self.pool, &alert.run_id, &alert.key, hook.origin(), &alert.summary).await {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::warn!(error = %e, "alert delivery could not be recorded; not sending");
+                return;
             }
-            if let Err(e) = db::record_attempt(&self.pool, id, status, i64::from(attempts), error.as_deref()).await {
-                tracing::warn!(error = %e, "alert delivery outcome could not be recorded");
-            }
+        };
+        let (status, attempts, error) = self.send(hook, body).await;
+        if let Some(e) = &error {
+            tracing::warn!(webhook = hook.origin(), key = %alert.key, attempts, error = %e, "alert not delivered");
+        } else {
+            tracing::info!(webhook = hook.origin(), key = %alert.key, attempts, "alert delivered");
+        }
+        if let Err(e) = db::record_attempt(&self.pool, id, status, i64::from(attempts), error.as_deref()).await {
+            tracing::warn!(error = %e, "alert delivery outcome could not be recorded");
         }
     }
 
@@ -265,7 +270,10 @@ impl Alerts {
     async fn attempt(&self, hook: &Webhook, body: &serde_json::Value) -> Result<(), String> {
         let (host, addrs) = hook.pin(&self.allow).await?;
         let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
+        // No proxy from the environment (`HTTP_PROXY`, `ALL_PROXY`): a proxy would connect
+        // to an address nobody checked, and be handed the secret URL.
         let client = reqwest::Client::builder()
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(self.retry.timeout)
             .connect_timeout(self.retry.timeout)

@@ -67,6 +67,10 @@ pub fn with_file_defaults(cmd: clap::Command, file: &Path) -> Result<clap::Comma
         Ok(e) => e,
         Err(msg) => return Err(fail(&mut cmd, format!("config file {}: {msg}", file.display()))),
     };
+    if let Some(warning) = exposure(file, &cmd, &entries) {
+        // Before logging is set up (the file may say how to log): straight to stderr.
+        eprintln!("warning: {warning}");
+    }
     for entry in entries {
         let values: Vec<clap::builder::OsStr> = entry.values.into_iter().map(Into::into).collect();
         let set = |a: clap::Arg| {
@@ -83,6 +87,47 @@ pub fn with_file_defaults(cmd: clap::Command, file: &Path) -> Result<clap::Comma
         };
     }
     Ok(cmd)
+}
+
+/// Whether the file lets other users of the machine change the server's settings (world-
+/// writable), or read a secret it holds (world-readable, with a webhook, a token, an API
+/// key or a database URL with a password): the warning, naming the fix.
+fn exposure(file: &Path, cmd: &clap::Command, entries: &[Entry]) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(file).ok()?.permissions().mode() & 0o777;
+        let serve = cmd.find_subcommand("serve")?;
+        let secret = entries.iter().find(|e| {
+            let of = if e.global { cmd } else { serve };
+            let arg = of.get_arguments().find(|a| a.get_id() == e.id.as_str());
+            arg.is_some_and(clap::Arg::is_hide_env_values_set)
+                || (e.id == "db" && e.values.iter().any(|v| v.contains('@')))
+        });
+        let fix = format!("chmod 600 {}", file.display());
+        if mode & 0o002 != 0 {
+            return Some(format!(
+                "config file {} is writable by every user of this machine (mode {mode:o}): anyone can change this server's settings; {fix}",
+                file.display()
+            ));
+        }
+        if mode & 0o004 != 0 {
+            if let Some(e) = secret {
+                let of = if e.global { cmd } else { serve };
+                let key = of.get_arguments().find(|a| a.get_id() == e.id.as_str())?.get_long()?.to_owned();
+                return Some(format!(
+                    "config file {} is readable by every user of this machine (mode {mode:o}) and holds a secret (`{key}`); {fix}",
+                    file.display()
+                ));
+            }
+        }
+        None
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, cmd, entries);
+        None
+    }
 }
 
 fn read_capped(file: &Path) -> Result<String, String> {
@@ -108,8 +153,12 @@ struct Entry {
 /// The keys of a config file, each checked against its option: known, of a fitting type,
 /// and accepted by the option's parser. The message names the line at fault.
 fn file_entries(cmd: &clap::Command, text: &str) -> Result<Vec<Entry>, String> {
-    let doc = toml::de::DeTable::parse(text).map_err(|e| e.to_string().trim_end().to_owned())?;
     let line = |at: usize| text.as_bytes().iter().take(at).filter(|&&b| b == b'\n').count() + 1;
+    // The line's number and what is wrong, never the line itself: it may hold a password.
+    let doc = toml::de::DeTable::parse(text).map_err(|e| match e.span() {
+        Some(span) => format!("line {}: {}", line(span.start), e.message().trim_end()),
+        None => e.message().trim_end().to_owned(),
+    })?;
     let serve = cmd.find_subcommand("serve").ok_or("no serve command")?;
     let mut out = Vec::new();
     for (key, value) in doc.get_ref() {
@@ -384,6 +433,35 @@ mod tests {
             let long = a.get_long().unwrap();
             assert!(long == "config" || keys.split(", ").any(|k| k == long), "--{long} has no key");
         }
+    }
+
+    /// A syntax error names its line and never prints it (it may hold a password); a file
+    /// others may read that holds a secret, or that others may write, is warned about.
+    #[test]
+    fn errors_quote_no_line_and_exposed_files_are_warned_about() {
+        let f = file("db = \"postgres://plateau:hunter2@db.internal/plateau\"\naddr = [oops\n");
+        let e = serve(&["--config", f.path().to_str().unwrap()]).unwrap_err().to_string();
+        assert!(!e.contains("hunter2"), "{e}");
+        assert!(e.contains("line 2"), "{e}");
+        use std::os::unix::fs::PermissionsExt;
+        let cmd = crate::cli::args::Cli::command();
+        let check = |text: &str, mode: u32| {
+            let f = file(text);
+            std::fs::set_permissions(f.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+            exposure(f.path(), &cmd, &file_entries(&cmd, text).unwrap())
+        };
+        let hook = "alert-webhook = \"http://127.0.0.1:9/hooks/secret\"\n";
+        let w = check(hook, 0o644).unwrap();
+        assert!(
+            w.contains("readable by every user") && w.contains("`alert-webhook`") && w.contains("chmod 600"),
+            "{w}"
+        );
+        assert!(!w.contains("hooks/secret"), "the warning names the key, not the value: {w}");
+        assert_eq!(check(hook, 0o600), None);
+        let w = check("db = \"postgres://u:pw@h/d\"\n", 0o604).unwrap();
+        assert!(w.contains("`db`"), "{w}");
+        assert_eq!(check("db = \"team.db\"\n", 0o644), None, "nothing secret, nothing to say");
+        assert!(check("db = \"team.db\"\n", 0o666).unwrap().contains("writable by every user"));
     }
 
     /// The example config of the release package is a valid file.

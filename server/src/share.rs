@@ -63,6 +63,23 @@ pub async fn annotate(
 ) -> Result<AnnotationId, ShareError> {
     let stored = db::get_run_raw(pool, run).await?;
     input.validate(&stored).map_err(ShareError::Invalid)?;
+    // A comparison names runs that exist: an id that is not one (or names no run) would be
+    // kept as a comparison of fewer runs than it says.
+    if let app::domain::model::annotations::Anchor::Comparison { runs } = &input.anchor {
+        for other in runs.iter().filter(|r| *r != run) {
+            let shown: String = other.as_str().chars().take(40).collect();
+            if RunId::parse(other.as_str()).is_none() {
+                return Err(ShareError::Invalid(format!("comparison: {shown:?} is not a run id")));
+            }
+            match db::get_run_raw(pool, other).await {
+                Ok(_) => {}
+                Err(DbError::NotFound(_)) => {
+                    return Err(ShareError::Invalid(format!("comparison: there is no run {shown}")))
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
     Ok(db::insert_annotation(pool, run, input, author).await?)
 }
 

@@ -22,6 +22,10 @@ pub struct Bounds {
     pub max_total_bytes: usize,
     /// Files (directories not counted).
     pub max_files: usize,
+    /// Entries of one archive of any kind: files, folders, and a tar's long-name and PAX
+    /// headers. A folder costs no bytes of content but still takes reading: an archive of
+    /// millions of folder headers is refused at this count, not after minutes.
+    pub max_entries: usize,
     /// Folders a path may go down.
     pub max_depth: usize,
     /// Bytes of one path.
@@ -35,6 +39,7 @@ pub struct Bounds {
 pub const BOUNDS: Bounds = Bounds {
     max_total_bytes: 256 * 1024 * 1024,
     max_files: super::MAX_FILES,
+    max_entries: 10 * super::MAX_FILES,
     max_depth: 16,
     max_path_bytes: 1024,
     max_ratio: 200,
@@ -42,6 +47,24 @@ pub const BOUNDS: Bounds = Bounds {
 
 /// Below this many uncompressed bytes the ratio is not judged.
 pub const RATIO_FLOOR: u64 = 1024 * 1024;
+
+/// Bytes of a tar's PAX extended header (`x`, `g`): a path and a few times, a few hundred
+/// bytes in practice. A larger one is refused before it is read.
+pub const MAX_PAX_BYTES: u64 = 64 * 1024;
+
+/// Characters of a refused path quoted in an error: enough to find it, never the whole of
+/// a hostile name.
+pub const MAX_QUOTED_CHARS: usize = 120;
+
+/// A path as an error quotes it: printable, and at most [`MAX_QUOTED_CHARS`] characters
+/// (then "…").
+pub fn quoted(raw: &str) -> String {
+    let p = super::printable(raw);
+    match p.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((cut, _)) => format!("{}…", &p[..cut]),
+        None => p.into_owned(),
+    }
+}
 
 /// What kind of archive a file is, by its first bytes (never its name).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +116,7 @@ pub fn expand(files: Vec<InputFile>, max_file_bytes: usize, bounds: &Bounds) -> 
                 opened = true;
                 let name = f.display_name();
                 let stem = stem_of(f.file_name.as_deref().unwrap_or("archive"));
+                let before = out.len();
                 let mut sink = Sink { out: &mut out, total: &mut total, bounds, archive: &name, stem: &stem };
                 match kind {
                     Archive::Zip => read_zip(&f.content, max_file_bytes, &mut sink)?,
@@ -103,11 +127,20 @@ pub fn expand(files: Vec<InputFile>, max_file_bytes: usize, bounds: &Bounds) -> 
                     }
                     Archive::Tar => read_tar(f.content.as_slice(), None, max_file_bytes, &mut sink)?,
                 }
+                // An archive of nothing (or of folders only) imports nothing: said, not a 201
+                // with no run.
+                if out.len() == before {
+                    return Err(ImportError::Bundle {
+                        file: name,
+                        message: "the archive holds no file".to_owned(),
+                        too_large: false,
+                    });
+                }
             }
             None => {
                 if let Some(n) = f.file_name.as_deref().filter(|n| n.contains('/') || n.contains('\\')) {
                     let path = check_path(n, bounds).map_err(|problem| ImportError::Bundle {
-                        file: super::printable(n).into_owned(),
+                        file: quoted(n),
                         message: problem.message(bounds),
                         too_large: problem.is_bound(),
                     })?;
@@ -236,10 +269,24 @@ impl Sink<'_> {
     }
 
     fn member_path(&self, raw: &str) -> Result<String, ImportError> {
-        let shown = super::printable(raw).into_owned();
+        let shown = quoted(raw);
         let path = check_path(raw, self.bounds)
             .map_err(|p| self.refuse(format!("`{shown}`: {}", p.message(self.bounds)), p.is_bound()))?;
         Ok(format!("{}/{path}", self.stem))
+    }
+
+    /// The `n`th entry (from 0) of this archive, of any kind, against `max_entries`.
+    fn count_entry(&self, n: usize) -> Result<(), ImportError> {
+        if n >= self.bounds.max_entries {
+            return Err(self.refuse(
+                format!(
+                    "more than {} entries (files, folders and headers), over the limit of {} entries per archive",
+                    self.bounds.max_entries, self.bounds.max_entries
+                ),
+                true,
+            ));
+        }
+        Ok(())
     }
 
     fn count_one(&self) -> Result<(), ImportError> {
@@ -256,7 +303,7 @@ impl Sink<'_> {
         reader
             .take(limit)
             .read_to_end(&mut content)
-            .map_err(|e| self.refuse(format!("`{}` cannot be read: {e}", super::printable(&path)), false))?;
+            .map_err(|e| self.refuse(format!("`{}` cannot be read: {e}", quoted(&path)), false))?;
         if content.len() > max_file_bytes {
             return Err(ImportError::TooLarge {
                 file: format!("{} (in {})", super::printable(&path), self.archive),
@@ -290,6 +337,7 @@ fn read_zip(content: &[u8], max_file_bytes: usize, sink: &mut Sink<'_>) -> Resul
         .map_err(|e| sink.refuse(format!("not a readable zip archive: {e}"), false))?;
     // The central directory says how many entries there are: a 10,000-file archive is
     // refused before any is read.
+    sink.count_entry(zip.len().saturating_sub(1))?;
     let room = sink.bounds.max_files.saturating_sub(sink.out.len());
     if zip.len() > room {
         let dirs = (0..zip.len())
@@ -312,7 +360,7 @@ fn read_zip(content: &[u8], max_file_bytes: usize, sink: &mut Sink<'_>) -> Resul
         }
         if entry.is_symlink() || !entry.is_file() {
             return Err(sink.refuse(
-                format!("`{}` is a link or a special file: an import takes plain files only", super::printable(&raw)),
+                format!("`{}` is a link or a special file: an import takes plain files only", quoted(&raw)),
                 false,
             ));
         }
@@ -345,6 +393,13 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
+/// Reads a tar stream entry by entry, raw: the `tar` crate would read a GNU long-name or
+/// PAX header whole into memory before any bound, so those are read here, each bounded
+/// before a byte of it is (a long name by the path bound, a PAX header by
+/// [`MAX_PAX_BYTES`]). Every entry counts against `max_entries`, every entry's data is
+/// bounded before the next header is sought (a folder with data, a link, a device are
+/// refused on sight), and the ratio is judged on the whole uncompressed stream, headers
+/// included, after every entry.
 fn read_tar<R: Read>(
     reader: R,
     compressed: Option<Rc<Cell<u64>>>,
@@ -352,38 +407,104 @@ fn read_tar<R: Read>(
     sink: &mut Sink<'_>,
 ) -> Result<(), ImportError> {
     use tar::EntryType;
-    let mut archive = tar::Archive::new(reader);
-    let entries = archive.entries().map_err(|e| sink.refuse(format!("not a readable tar archive: {e}"), false))?;
-    let mut expanded = 0u64;
-    for entry in entries {
+    let stream = Rc::new(Cell::new(0u64));
+    let mut archive = tar::Archive::new(Counted { inner: reader, read: Rc::clone(&stream) });
+    let entries =
+        archive.entries().map_err(|e| sink.refuse(format!("not a readable tar archive: {e}"), false))?.raw(true);
+    // What the extension headers before an entry said of it.
+    let mut long_name: Option<Vec<u8>> = None;
+    let mut pax_path: Option<Vec<u8>> = None;
+    let mut pax_size: Option<u64> = None;
+    for (n, entry) in entries.enumerate() {
+        sink.count_entry(n)?;
         let mut entry = entry.map_err(|e| sink.refuse(format!("not a readable tar archive: {e}"), false))?;
-        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let path = sink.member_path(&raw)?;
-        match entry.header().entry_type() {
-            EntryType::Directory => continue,
-            EntryType::Regular | EntryType::Continuous => {}
-            _ => {
+        let kind = entry.header().entry_type();
+        let size = entry.header().entry_size().unwrap_or(u64::MAX);
+        if kind.is_gnu_longname() || kind.is_gnu_longlink() {
+            // The name and its NUL.
+            let cap = sink.bounds.max_path_bytes as u64 + 1;
+            if size > cap {
                 return Err(sink.refuse(
                     format!(
-                        "`{}` is a link or a special file: an import takes plain files only",
-                        super::printable(&raw)
+                        "a long-name header of {size} bytes, over the limit of {} bytes for a path",
+                        sink.bounds.max_path_bytes
                     ),
-                    false,
-                ))
+                    true,
+                ));
+            }
+            let mut bytes = Vec::new();
+            (&mut entry)
+                .take(cap)
+                .read_to_end(&mut bytes)
+                .map_err(|e| sink.refuse(format!("not a readable tar archive: {e}"), false))?;
+            while bytes.last() == Some(&0) {
+                bytes.pop();
+            }
+            // A long link name says where a link points: links are refused when their entry
+            // comes, so it is read (bounded) and forgotten.
+            if kind.is_gnu_longname() {
+                long_name = Some(bytes);
+            }
+        } else if kind.is_pax_local_extensions() || kind.is_pax_global_extensions() {
+            if size > MAX_PAX_BYTES {
+                return Err(
+                    sink.refuse(format!("a PAX header of {size} bytes, over the limit of {MAX_PAX_BYTES} bytes"), true)
+                );
+            }
+            let mut bytes = Vec::new();
+            (&mut entry)
+                .take(MAX_PAX_BYTES)
+                .read_to_end(&mut bytes)
+                .map_err(|e| sink.refuse(format!("not a readable tar archive: {e}"), false))?;
+            // A global header's path would name every later member alike: none is taken.
+            if kind.is_pax_local_extensions() {
+                for ext in tar::PaxExtensions::new(&bytes) {
+                    let ext = ext.map_err(|e| sink.refuse(format!("a PAX header is not readable: {e}"), false))?;
+                    match ext.key_bytes() {
+                        b"path" => pax_path = Some(ext.value_bytes().to_vec()),
+                        b"size" => pax_size = ext.value().ok().and_then(|v| v.trim().parse().ok()).or(Some(u64::MAX)),
+                        _ => {}
+                    }
+                }
+            }
+        } else {
+            let raw_bytes =
+                long_name.take().or_else(|| pax_path.take()).unwrap_or_else(|| entry.path_bytes().into_owned());
+            pax_path = None;
+            let raw = String::from_utf8_lossy(&raw_bytes).into_owned();
+            // Raw entries are read at their header's size; a PAX size that says otherwise
+            // would make two readers see two archives.
+            if pax_size.take().is_some_and(|p| p != size) {
+                return Err(sink.refuse(format!("`{}`: its PAX size disagrees with its header's", quoted(&raw)), false));
+            }
+            let path = sink.member_path(&raw)?;
+            match kind {
+                EntryType::Directory if size == 0 => {}
+                EntryType::Regular | EntryType::Continuous => {
+                    sink.count_one()?;
+                    if size > max_file_bytes as u64 {
+                        return Err(ImportError::TooLarge {
+                            file: format!("{} (in {})", quoted(&path), sink.archive),
+                            size: usize::try_from(size).unwrap_or(usize::MAX),
+                            limit: max_file_bytes,
+                        });
+                    }
+                    sink.keep(path, &mut entry, max_file_bytes)?;
+                }
+                _ => {
+                    return Err(sink.refuse(
+                        format!("`{}` is a link or a special file: an import takes plain files only", quoted(&raw)),
+                        false,
+                    ))
+                }
             }
         }
-        sink.count_one()?;
-        if entry.size() > max_file_bytes as u64 {
-            return Err(ImportError::TooLarge {
-                file: format!("{} (in {})", super::printable(&path), sink.archive),
-                size: usize::try_from(entry.size()).unwrap_or(usize::MAX),
-                limit: max_file_bytes,
-            });
-        }
-        expanded += sink.keep(path, &mut entry, max_file_bytes)?;
         if let Some(c) = &compressed {
-            sink.check_ratio("the archive", expanded, c.get())?;
+            sink.check_ratio("the archive", stream.get(), c.get())?;
         }
+    }
+    if long_name.is_some() || pax_path.is_some() {
+        return Err(sink.refuse("a long-name or PAX header describes no member after it".to_owned(), false));
     }
     Ok(())
 }
@@ -408,7 +529,7 @@ pub fn read_folder(
         entries.sort_by_key(|e| e.file_name());
         for e in entries {
             let name = format!("{shown}/{}", e.file_name().to_string_lossy());
-            let printable = super::printable(&name).into_owned();
+            let printable = quoted(&name);
             let kind = e.file_type()?;
             let refuse =
                 |message: String, too_large: bool| ImportError::Bundle { file: top.clone(), message, too_large };
@@ -568,6 +689,126 @@ pub(crate) mod tests {
         let bytes = t.into_inner().unwrap().finish().unwrap();
         let e = expand(vec![file("l.tgz", &bytes)], 1 << 20, &BOUNDS).unwrap_err();
         assert_eq!(e.to_string(), "l.tgz: `d/link.json` is a link or a special file: an import takes plain files only");
+    }
+
+    /// A gzipped tar of raw `(header, data)` pairs, as a hostile writer would make them.
+    fn raw_tar_gz(entries: Vec<(tar::Header, Vec<u8>)>) -> Vec<u8> {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut t = tar::Builder::new(gz);
+        for (mut h, data) in entries {
+            h.set_size(data.len() as u64);
+            h.set_cksum();
+            t.append(&h, data.as_slice()).unwrap();
+        }
+        t.into_inner().unwrap().finish().unwrap()
+    }
+
+    fn header(kind: tar::EntryType, name: &str) -> tar::Header {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_mode(0o644);
+        let raw = name.as_bytes();
+        h.as_old_mut().name[..raw.len()].copy_from_slice(raw);
+        h
+    }
+
+    /// A PAX record: `"<len> key=value\n"`, its length counting itself.
+    fn pax_record(key: &str, value: &str) -> Vec<u8> {
+        let body = format!(" {key}={value}\n");
+        let mut n = body.len() + 1;
+        while format!("{n}{body}").len() != n {
+            n += 1;
+        }
+        format!("{n}{body}").into_bytes()
+    }
+
+    #[test]
+    fn tar_headers_are_bounded_before_they_are_read_and_names_quoted_short() {
+        use tar::EntryType;
+        let file = |name: &str| (header(EntryType::Regular, name), b"{}".to_vec());
+        // A megabyte of GNU long name: refused by its declared size, the error short.
+        let tgz =
+            raw_tar_gz(vec![(header(EntryType::GNULongName, "././@LongLink"), vec![b'a'; 1 << 20]), file("x.json")]);
+        let e = expand(vec![super::tests::file("long.tgz", &tgz)], 1 << 20, &BOUNDS).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "long.tgz: a long-name header of 1048576 bytes, over the limit of 1024 bytes for a path"
+        );
+        assert!(e.is_too_large());
+        // A megabyte of PAX header, the same.
+        let tgz = raw_tar_gz(vec![(header(EntryType::XHeader, "PaxHeaders/x"), vec![b'a'; 1 << 20]), file("x.json")]);
+        let e = expand(vec![super::tests::file("pax.tgz", &tgz)], 1 << 20, &BOUNDS).unwrap_err();
+        assert_eq!(e.to_string(), "pax.tgz: a PAX header of 1048576 bytes, over the limit of 65536 bytes");
+        // A long name under the path bound, and a PAX path, name their members.
+        let long = format!("res/{}/run.json", "d".repeat(300));
+        let mut name = long.clone().into_bytes();
+        name.push(0);
+        let tgz = raw_tar_gz(vec![
+            (header(EntryType::GNULongName, "././@LongLink"), name),
+            file("cut"),
+            (header(EntryType::XHeader, "PaxHeaders/p"), pax_record("path", "res/from-pax.json")),
+            file("ignored"),
+            (header(EntryType::Directory, "res/"), Vec::new()),
+        ]);
+        let out = expand(vec![super::tests::file("ok.tgz", &tgz)], 1 << 20, &BOUNDS).unwrap();
+        let names: Vec<_> = out.iter().map(|f| f.file_name.clone().unwrap()).collect();
+        assert_eq!(names, [format!("ok/{long}"), "ok/res/from-pax.json".to_owned()]);
+        // A long name up to the path bound is kept whole; a zip name over it is quoted short.
+        let over = "x".repeat(1000);
+        let tgz =
+            raw_tar_gz(vec![(header(EntryType::GNULongName, "././@LongLink"), over.clone().into_bytes()), file("x")]);
+        let out = expand(vec![super::tests::file("q.tgz", &tgz)], 1 << 20, &BOUNDS).unwrap();
+        assert_eq!(out[0].file_name.as_deref(), Some(format!("q/{over}").as_str()), "1,000 bytes fit");
+        let zip = zip_of(&[(&"y".repeat(5000), b"{}")]);
+        let e = expand(vec![super::tests::file("z.zip", &zip)], 1 << 20, &BOUNDS).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.len() < 300 && msg.contains(&format!("`{}…`", "y".repeat(MAX_QUOTED_CHARS))), "{msg}");
+        assert!(msg.ends_with("the path is 5000 bytes, over the limit of 1024 bytes"), "{msg}");
+        // A PAX size the header does not agree with.
+        let tgz =
+            raw_tar_gz(vec![(header(EntryType::XHeader, "PaxHeaders/s"), pax_record("size", "999")), file("s.json")]);
+        let e = expand(vec![super::tests::file("s.tgz", &tgz)], 1 << 20, &BOUNDS).unwrap_err();
+        assert_eq!(e.to_string(), "s.tgz: `s.json`: its PAX size disagrees with its header's");
+        // A header that describes nothing after it.
+        let tgz = raw_tar_gz(vec![(header(EntryType::GNULongName, "././@LongLink"), b"a.json".to_vec())]);
+        let e = expand(vec![super::tests::file("end.tgz", &tgz)], 1 << 20, &BOUNDS).unwrap_err();
+        assert!(e.to_string().contains("describes no member after it"), "{e}");
+    }
+
+    #[test]
+    fn an_archive_of_nothing_is_refused() {
+        for (name, bytes) in
+            [("empty.zip", zip_of(&[])), ("dirs.zip", zip_of(&[("a/", b"")])), ("empty.tgz", tar_gz_of(&[]))]
+        {
+            let e = expand(vec![file(name, &bytes)], 1 << 20, &BOUNDS).unwrap_err();
+            assert_eq!(e.to_string(), format!("{name}: the archive holds no file"));
+            assert!(e.is_client_error() && !e.is_too_large());
+        }
+    }
+
+    #[test]
+    fn folders_links_and_headers_count_as_entries() {
+        use tar::EntryType;
+        // Twenty thousand folder headers and no file: refused at the entry bound, not read
+        // to the end.
+        let dirs: Vec<(tar::Header, Vec<u8>)> =
+            (0..20_000).map(|i| (header(EntryType::Directory, &format!("d{i}/")), Vec::new())).collect();
+        let tgz = raw_tar_gz(dirs);
+        let e = expand(vec![file("dirs.tgz", &tgz)], 1 << 20, &BOUNDS).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "dirs.tgz: more than 10000 entries (files, folders and headers), over the limit of 10000 entries per archive"
+        );
+        assert!(e.is_too_large());
+        // A zip's folders count too, from its directory.
+        let names: Vec<String> = (0..10_001).map(|i| format!("d{i}/")).collect();
+        let entries: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), b"" as &[u8])).collect();
+        let e = expand(vec![file("dirs.zip", &zip_of(&entries))], 1 << 20, &BOUNDS).unwrap_err();
+        assert!(e.to_string().contains("over the limit of 10000 entries per archive"), "{e}");
+        // A folder entry that carries data is not a folder.
+        let tgz = raw_tar_gz(vec![(header(EntryType::Directory, "d/"), vec![0; 4096])]);
+        let e = expand(vec![file("fat.tgz", &tgz)], 1 << 20, &BOUNDS).unwrap_err();
+        assert!(e.to_string().contains("is a link or a special file"), "{e}");
     }
 
     #[test]

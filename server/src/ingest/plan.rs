@@ -204,13 +204,19 @@ fn sort_files(
 }
 
 /// A folder's name can state the settings under test (vLLM's sweep folders): they
-/// become `key=value` tags, the columns of the experiment's comparison.
+/// become `key=value` tags, the columns of the experiment's comparison. Tags Plateau builds
+/// itself are cut to fit, never a reason to refuse the import: each to the tag bound with
+/// "…", and no more than the run's room for tags.
 fn tag_folder_settings(read: &mut [ReadFile]) {
+    use app::domain::model::text::{truncate, MAX_TAGS, MAX_TAG_CHARS};
     for r in read.iter_mut() {
         let folder = r.input.file_name.as_deref().map(bundle::folder_of).unwrap_or("");
         let settings = formats::vllm_family::sweep_settings(bundle::base_name(folder));
         for (k, v) in settings {
-            let tag = format!("{k}={v}").to_lowercase();
+            if r.parsed.facts.tags.len() >= MAX_TAGS {
+                break;
+            }
+            let tag = truncate(&format!("{k}={v}").to_lowercase(), MAX_TAG_CHARS);
             if !r.parsed.facts.tags.contains(&tag) {
                 r.parsed.facts.tags.push(tag);
             }

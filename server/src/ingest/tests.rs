@@ -326,6 +326,27 @@ fn check_sweep_plan(plan: &Plan) {
     }
 }
 
+/// Settings read from a folder name are tags Plateau builds itself: a value too long for a
+/// tag and more settings than a run has room for are cut to fit, never a refused import.
+#[test]
+fn settings_from_a_folder_name_are_cut_to_fit() {
+    use app::domain::model::text::{MAX_TAGS, MAX_TAG_CHARS};
+    let many: Vec<String> = (0..80).map(|i| format!("k{i}=1")).collect();
+    let setting = format!("SERVE--long={}-{}-BENCH--request_rate=16", "x".repeat(200), many.join("-"));
+    let files: Vec<InputFile> = ["run=0.json", "run=1.json"]
+        .iter()
+        .map(|f| InputFile {
+            file_name: Some(format!("top/{setting}/{f}")),
+            content: test_fixtures::read(&format!("{SWEEP}/{SETTING}/{f}")).into_bytes(),
+        })
+        .collect();
+    let plan = plan(ImportRequest { files, ..ImportRequest::default() }, 1 << 24).unwrap();
+    let tags = &plan.runs[0].run.facts.tags;
+    assert_eq!(tags.len(), MAX_TAGS, "{tags:?}");
+    assert!(tags.iter().all(|t| t.chars().count() <= MAX_TAG_CHARS), "{tags:?}");
+    assert!(tags.contains(&format!("long={}…", "x".repeat(MAX_TAG_CHARS - 6))), "{tags:?}");
+}
+
 #[test]
 fn a_vllm_sweep_folder_is_an_experiment_of_runs_with_trials_and_the_cold_start_flagged() {
     let req = ImportRequest { files: sweep_folder(), ..ImportRequest::default() };

@@ -9,7 +9,9 @@
 //! - [`Recorder`]: pure; the readings of one level → its telemetry (gauge points over time,
 //!   counter deltas and histogram bucket deltas with resets accounted for, names
 //!   normalised, engine identified). Bounded: at most `MAX_SERIES` series of known metrics
-//!   and as many of others (the rest counted in `series_dropped`), `MAX_POINTS` points per
+//!   and as many of others (the rest counted, never kept, in `series_dropped`: the most
+//!   one scrape offered beyond the room, so labels that change every scrape cost no
+//!   memory), `MAX_POINTS` points per
 //!   gauge (past it every other point is dropped, level-wide), `MAX_BUCKETS` buckets.
 //! - [`Scraper`]: the IO. Its own HTTP client and connection (never the load's), no
 //!   redirects, pinned to the checked addresses on server-started sweeps, each scrape
@@ -155,6 +157,9 @@ pub fn parse(text: &str) -> Result<Vec<Reading>, ScrapeError> {
                 // label set (without `le`) → (buckets, sum, count)
                 type Acc = (Vec<(f64, f64)>, Option<f64>, Option<f64>);
                 let mut sets: Vec<(Vec<(String, String)>, Acc)> = Vec::new();
+                // Each label set's place, found by hash: a search of `sets` per sample made
+                // a page of n label sets cost n² (seconds of CPU at 20k sets).
+                let mut index: HashMap<Vec<(String, String)>, usize> = HashMap::new();
                 for s in &m.samples {
                     let Some(v) = float(&s.value.value) else { continue };
                     let mut le = None;
@@ -167,9 +172,10 @@ pub fn parse(text: &str) -> Result<Vec<Reading>, ScrapeError> {
                         }
                     }
                     labels.sort();
-                    let i = match sets.iter().position(|(k, _)| *k == labels) {
-                        Some(i) => i,
+                    let i = match index.get(&labels) {
+                        Some(&i) => i,
                         None => {
+                            index.insert(labels.clone(), sets.len());
                             sets.push((labels, (Vec::new(), None, None)));
                             sets.len() - 1
                         }
@@ -296,7 +302,9 @@ pub struct Recorder {
     index: HashMap<(String, Vec<(String, String)>), usize>,
     known_count: usize,
     unknown_count: usize,
-    dropped: HashSet<(String, Vec<(String, String)>)>,
+    /// The most series one scrape offered beyond the room (a count: a set of what was
+    /// dropped would grow without bound with labels that change every scrape).
+    dropped: u64,
     /// Scrapes pushed so far (the index of the next one).
     scrapes: u64,
     failed: u64,
@@ -314,7 +322,7 @@ impl Recorder {
             index: HashMap::new(),
             known_count: 0,
             unknown_count: 0,
-            dropped: HashSet::new(),
+            dropped: 0,
             scrapes: 0,
             failed: 0,
             every: 1,
@@ -337,6 +345,7 @@ impl Recorder {
         self.last_t = Some(self.last_t.map_or(t_s, |l| l.max(t_s)));
         let keep_point = idx.is_multiple_of(self.every);
         let mut decimate = false;
+        let mut dropped_now = 0u64;
         for r in readings {
             // NaN and infinities say nothing a level could keep (and JSON has no spelling).
             let finite = match &r.value {
@@ -352,13 +361,10 @@ impl Recorder {
             let i = match self.index.get(&key) {
                 Some(&i) => i,
                 None => {
-                    if self.dropped.contains(&key) {
-                        continue;
-                    }
                     let known = normalise(&key.0).is_some();
                     let room = if known { &mut self.known_count } else { &mut self.unknown_count };
                     if *room >= MAX_SERIES {
-                        self.dropped.insert(key);
+                        dropped_now += 1;
                         continue;
                     }
                     *room += 1;
@@ -412,6 +418,7 @@ impl Recorder {
                 _ => {}
             }
         }
+        self.dropped = self.dropped.max(dropped_now);
         if decimate {
             self.every *= 2;
             let every = self.every;
@@ -458,7 +465,7 @@ impl Recorder {
             },
             scrapes_ok: self.scrapes,
             scrapes_failed: self.failed,
-            series_dropped: self.dropped.len() as u64,
+            series_dropped: self.dropped,
             series,
         }
     }
@@ -544,6 +551,8 @@ pub struct Scraper {
     endpoints: Arc<Vec<Endpoint>>,
     interval: Duration,
     state: Arc<Mutex<State>>,
+    /// Held for a whole scrape (fetch and parse): one scrape at a time.
+    busy: Arc<tokio::sync::Mutex<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     /// The engine's endpoints, for the run's notes.
     pub urls: Vec<String>,
@@ -618,6 +627,7 @@ impl Scraper {
             endpoints: Arc::new(Vec::new()),
             interval: spec.interval,
             state: Arc::new(Mutex::new(State { recorder: None, origin: Instant::now() })),
+            busy: Arc::new(tokio::sync::Mutex::new(())),
             task: None,
             urls: Vec::new(),
             gpu_urls: Vec::new(),
@@ -638,16 +648,22 @@ impl Scraper {
         self.endpoints.is_empty()
     }
 
-    /// One endpoint's readings: a GPU exporter's GPU metrics only, tagged.
+    /// One endpoint's readings: a GPU exporter's GPU metrics only, tagged. The timeout
+    /// covers the HTTP exchange; the parse that follows is awaited whole (it cannot be
+    /// stopped once running, and a scrape that gave up on it would leave it running beside
+    /// the next one): the page's size bounds it, and the parse is linear in it.
     async fn scrape_one(
         client: &reqwest::Client,
         e: &Endpoint,
         timeout: Duration,
     ) -> Result<Vec<Reading>, ScrapeError> {
-        let mut readings = match tokio::time::timeout(timeout, fetch(client, &e.url)).await {
+        let body = match tokio::time::timeout(timeout, fetch(client, &e.url)).await {
             Ok(r) => r?,
             Err(_) => return Err(ScrapeError::Timeout(timeout)),
         };
+        let mut readings = tokio::task::spawn_blocking(move || parse(&String::from_utf8_lossy(&body)))
+            .await
+            .map_err(|e| ScrapeError::Parse(e.to_string()))??;
         if e.gpu {
             readings = gpu_only(readings);
         }
@@ -660,12 +676,16 @@ impl Scraper {
         Ok(readings)
     }
 
-    /// One scrape of every endpoint: the readings, or the first failure.
+    /// One scrape of every endpoint: the readings, or the first failure. One at a time per
+    /// scraper (`busy`): the level's first and last scrapes never run beside the
+    /// interval's.
     async fn scrape_all(
         client: &reqwest::Client,
         endpoints: &[Endpoint],
         timeout: Duration,
+        busy: &tokio::sync::Mutex<()>,
     ) -> Result<Vec<Reading>, ScrapeError> {
+        let _one_at_a_time = busy.lock().await;
         let mut all = Vec::with_capacity(endpoints.len());
         for e in endpoints {
             all.push(Self::scrape_one(client, e, timeout).await?);
@@ -675,7 +695,7 @@ impl Scraper {
 
     /// One scrape now, recorded in the level under way if any.
     async fn scrape_now(&self) -> Result<Vec<Reading>, ScrapeError> {
-        Self::scrape_all(&self.client, &self.endpoints, scrape_timeout(self.interval)).await
+        Self::scrape_all(&self.client, &self.endpoints, scrape_timeout(self.interval), &self.busy).await
     }
 
     /// Scrapes each endpoint once, before the levels, and names the engine they belong to
@@ -710,8 +730,13 @@ impl Scraper {
 
     /// Starts scraping every interval in the background.
     pub fn run(&mut self) {
-        let (client, endpoints, state, interval) =
-            (self.client.clone(), Arc::clone(&self.endpoints), Arc::clone(&self.state), self.interval);
+        let (client, endpoints, state, interval, busy) = (
+            self.client.clone(),
+            Arc::clone(&self.endpoints),
+            Arc::clone(&self.state),
+            self.interval,
+            Arc::clone(&self.busy),
+        );
         self.task = Some(tokio::spawn(async move {
             let mut tick = tokio::time::interval(interval);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -721,7 +746,7 @@ impl Scraper {
                 if lock(&state).recorder.is_none() {
                     continue;
                 }
-                let result = Self::scrape_all(&client, &endpoints, scrape_timeout(interval)).await;
+                let result = Self::scrape_all(&client, &endpoints, scrape_timeout(interval), &busy).await;
                 record(&state, result);
             }
         }));
@@ -760,8 +785,8 @@ fn record(state: &Mutex<State>, result: Result<Vec<Reading>, ScrapeError>) {
     }
 }
 
-/// GET `url`, at most [`MAX_BODY_BYTES`], parsed off the async workers.
-async fn fetch(client: &reqwest::Client, url: &str) -> Result<Vec<Reading>, ScrapeError> {
+/// GET `url`: its page, at most [`MAX_BODY_BYTES`].
+async fn fetch(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, ScrapeError> {
     let response = client.get(url).send().await.map_err(|e| ScrapeError::Http(e.without_url().to_string()))?;
     let status = response.status();
     if !status.is_success() {
@@ -777,13 +802,7 @@ async fn fetch(client: &reqwest::Client, url: &str) -> Result<Vec<Reading>, Scra
     if page.truncated {
         return Err(ScrapeError::TooLarge);
     }
-    let body = page.bytes;
-    tokio::task::spawn_blocking(move || {
-        let text = String::from_utf8_lossy(&body);
-        parse(&text)
-    })
-    .await
-    .map_err(|e| ScrapeError::Parse(e.to_string()))?
+    Ok(page.bytes)
 }
 
 #[cfg(test)]

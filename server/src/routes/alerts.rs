@@ -3,7 +3,7 @@
 //! form post from the run page (redirects back to `#alerts`) and the JSON API under
 //! `/api/v1`. Both call [`crate::share::acknowledge_alert`]; the author is the requester.
 
-use super::error::{run_id, ApiError, Back, FormError, OrBack};
+use super::error::{run_id, ApiError, ApiJson, Back, FormError, OrBack};
 use super::state::AppState;
 use crate::auth::Principal;
 use crate::share;
@@ -50,7 +50,7 @@ async fn api_ack(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
-    Json(b): Json<AckBody>,
+    ApiJson(b): ApiJson<AckBody>,
 ) -> Result<Response, ApiError> {
     let run = run_id(&id)?;
     share::acknowledge_alert(&state.pool, &run, &b.key, &b.reason, &who.name).await?;

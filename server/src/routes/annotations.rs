@@ -4,7 +4,7 @@
 //! (errors are [`ApiError`]s). Both call [`crate::share`]; the author is always the
 //! requester ([`Principal`]).
 
-use super::error::{run_id, ApiError, Back, FormError, OrBack};
+use super::error::{run_id, ApiError, ApiJson, Back, FormError, OrBack};
 use super::state::AppState;
 use crate::auth::Principal;
 use crate::share::{self, ShareError};
@@ -199,7 +199,7 @@ async fn api_create(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
-    Json(input): Json<AnnotationInput>,
+    ApiJson(input): ApiJson<AnnotationInput>,
 ) -> Result<Response, ApiError> {
     let run = run_id(&id)?;
     let aid = share::annotate(&state.pool, &run, &input, &who.name).await?;
@@ -215,7 +215,7 @@ async fn api_edit(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
-    Json(input): Json<AnnotationInput>,
+    ApiJson(input): ApiJson<AnnotationInput>,
 ) -> Result<Response, ApiError> {
     let aid = annotation_id(&id)?;
     share::edit(&state.pool, aid, &input, &requester(&who)).await?;
@@ -239,7 +239,7 @@ struct DismissBody {
 async fn api_dismiss(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Json(b): Json<DismissBody>,
+    ApiJson(b): ApiJson<DismissBody>,
 ) -> Result<Response, ApiError> {
     if b.key.trim().is_empty() || b.key.len() > 300 {
         return Err(ApiError::bad_request("key: which proposal?"));
@@ -259,7 +259,7 @@ struct ReportBody {
 async fn api_report(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Json(b): Json<ReportBody>,
+    ApiJson(b): ApiJson<ReportBody>,
 ) -> Result<Response, ApiError> {
     let slug = share::save_report(&state.pool, &b.title, &b.description, &b.view, &who.name).await?;
     Ok((StatusCode::CREATED, Json(json!({ "slug": slug, "url": format!("/r/{slug}") }))).into_response())
@@ -279,7 +279,7 @@ struct SnapshotBody {
 async fn api_snapshot(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Json(b): Json<SnapshotBody>,
+    ApiJson(b): ApiJson<SnapshotBody>,
 ) -> Result<Response, ApiError> {
     let id = share::snapshot(&state.pool, &b.title, &b.view, &who.name).await?;
     Ok((StatusCode::CREATED, Json(json!({ "id": id, "url": format!("/s/{id}") }))).into_response())

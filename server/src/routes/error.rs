@@ -31,6 +31,53 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::fmt::Display;
 
+/// A JSON request body, refused inside the API's contract: a body over its limit is `413`,
+/// one that is not JSON (or not sent as JSON) `400`/`415`, and a value of the wrong type or
+/// a missing field `400` naming the field (`{"error", "field"}`) — never axum's plain-text
+/// `422`.
+pub struct ApiJson<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        let json = req
+            .headers()
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|m| {
+                let m = m.trim().to_ascii_lowercase();
+                m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+            });
+        if !json {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "send JSON (Content-Type: application/json)",
+            ));
+        }
+        let body = axum::body::Bytes::from_request(req, state).await.map_err(body_refused)?;
+        decode_json(&body).map(ApiJson)
+    }
+}
+
+/// A request body that could not be read: over its limit (`413`), or cut off.
+pub fn body_refused(e: axum::extract::rejection::BytesRejection) -> ApiError {
+    ApiError::new(e.status(), e.body_text())
+}
+
+/// `body` as JSON of `T`, or `400` naming the field at fault.
+pub fn decode_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body)).map_err(|e| {
+        let field = e.path().to_string();
+        if field == "." {
+            ApiError::bad_request(format!("not a valid request body: {}", e.inner()))
+        } else {
+            ApiError::bad_field(field, e.inner())
+        }
+    })
+}
+
 /// What a client reads when the server itself failed (the log has the detail).
 pub const INTERNAL_MESSAGE: &str = "something went wrong on the server; the server log has the details";
 

@@ -14,7 +14,7 @@
 //! (`ingest::form::check_facts`; every count, time and statistic a number ≥ 0): a bad
 //! value is `400 {"error", "field"}` and nothing is stored.
 
-use super::error::{run_id, ApiError};
+use super::error::{run_id, ApiError, ApiJson};
 use super::state::AppState;
 use app::db;
 use app::domain::{NewLevel, NewRun, RunId, RunStatus, SourceFormat, SourceInfo};
@@ -91,7 +91,7 @@ async fn running(state: &AppState, id: &str) -> Result<RunId, ApiError> {
     Ok(id)
 }
 
-async fn create(State(state): State<AppState>, Json(run): Json<NewRun>) -> Result<Response, ApiError> {
+async fn create(State(state): State<AppState>, ApiJson(run): ApiJson<NewRun>) -> Result<Response, ApiError> {
     if run.name.trim().is_empty() {
         return Err(ApiError::bad_field("name", "the run needs a name"));
     }
@@ -114,7 +114,7 @@ async fn create(State(state): State<AppState>, Json(run): Json<NewRun>) -> Resul
 async fn append(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    Json(level): Json<NewLevel>,
+    ApiJson(level): ApiJson<NewLevel>,
 ) -> Result<Response, ApiError> {
     check_level(&level)?;
     let id = running(&state, &id).await?;
@@ -155,7 +155,7 @@ struct StatusBody {
 async fn finish(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    Json(body): Json<StatusBody>,
+    ApiJson(body): ApiJson<StatusBody>,
 ) -> Result<Response, ApiError> {
     let status = match RunStatus::parse(&body.status) {
         Some(s @ (RunStatus::Complete | RunStatus::Interrupted)) => s,

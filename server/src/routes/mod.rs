@@ -20,6 +20,7 @@ mod prometheus;
 mod slos;
 pub mod state;
 mod sweeps;
+pub use sweeps::MAX_BODY_BYTES as MAX_SWEEP_BODY_BYTES;
 mod upload;
 
 use app::{shell, App};
@@ -115,7 +116,9 @@ pub fn router(state: AppState) -> Router {
         .nest(
             "/api/v1",
             api::router()
-                .merge(sweeps::router())
+                // A sweep's body carries its dataset or trace JSON-escaped (a quote or a
+                // line break takes two bytes): room for the largest one, escaped.
+                .merge(sweeps::router().layer(DefaultBodyLimit::max(sweeps::MAX_BODY_BYTES)))
                 .merge(live::router())
                 .merge(annotations::api_router())
                 .merge(alerts::api_router())

@@ -5,12 +5,13 @@
 //! `GET`/`PUT`/`DELETE /api/v1/runs/{id}/price` (`{"usd_per_hour": 20}`). Each calls
 //! [`crate::prices`]; who set a price is the requester.
 
-use super::error::{run_id, ApiError, Back, FormError, OrBack};
+use super::error::{body_refused, run_id, ApiError, Back, FormError, OrBack};
 use super::state::AppState;
 use crate::auth::Principal;
 use crate::prices::{self, GpuPriceRequest, RunPriceRequest};
 use app::db;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -68,8 +69,9 @@ async fn api_put(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(gpu_type): Path<String>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
+    let body = body.map_err(body_refused)?;
     let req = GpuPriceRequest::from_json(&gpu_type, &body)?;
     let price = prices::set_gpu_price(&state.pool, &req, &who.name).await?;
     Ok((StatusCode::OK, Json(price)).into_response())
@@ -94,8 +96,9 @@ async fn api_run_put(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(id): Path<String>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
+    let body = body.map_err(body_refused)?;
     let id = run_id(&id)?;
     let req = RunPriceRequest::from_json(&body)?;
     let price = prices::set_run_price(&state.pool, &id, &req, &who.name).await?;

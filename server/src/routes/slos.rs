@@ -3,7 +3,7 @@
 //! `GET`/`PUT`/`DELETE /api/v1/slos/{name}` with `{"slo": "ttft:p99<=2s,…"}`). Both call
 //! [`crate::share::save_slo`]; the author is the requester.
 
-use super::error::{ApiError, Back, FormError, OrBack};
+use super::error::{ApiError, ApiJson, Back, FormError, OrBack};
 use super::state::AppState;
 use crate::auth::Principal;
 use crate::share;
@@ -56,7 +56,7 @@ async fn api_put(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(name): Path<String>,
-    Json(b): Json<SloBody>,
+    ApiJson(b): ApiJson<SloBody>,
 ) -> Result<Response, ApiError> {
     let named = share::save_slo(&state.pool, &name, &b.slo, &who.name).await?;
     Ok((StatusCode::OK, Json(named)).into_response())

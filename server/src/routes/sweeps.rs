@@ -317,16 +317,28 @@ fn form_to_request(mut f: SweepForm) -> Result<SweepRequest, SpecError> {
     })
 }
 
-/// `POST /sweeps`: the New sweep form.
-pub async fn start_form(
-    State(state): State<AppState>,
-    axum::Form(f): axum::Form<SweepForm>,
-) -> Result<Redirect, FormError> {
+/// `POST /sweeps`: the New sweep form. Its body (a pasted dataset or trace inside, up to the
+/// upload limit) is decoded on the blocking pool in the imports' turn, never on the threads
+/// that answer requests.
+pub async fn start_form(State(state): State<AppState>, body: axum::body::Bytes) -> Result<Redirect, FormError> {
     let back = Back::to("/sweeps/new");
-    let req = form_to_request(f).or_back(&back)?;
+    let decoded = crate::heavy::run(move || {
+        serde_urlencoded::from_bytes::<SweepForm>(&body)
+            .map_err(|e| SpecError::new("form", format!("the form does not read: {e}")))
+            .and_then(form_to_request)
+    })
+    .await
+    .map_err(|e| ApiError::internal("decoding the New sweep form", e))
+    .or_back(&back)?;
+    let req = decoded.or_back(&back)?;
     let id = state.sweeps.start(req).await.or_back(&back)?;
     Ok(Redirect::to(&format!("/runs/{id}")))
 }
+
+/// Largest `POST /api/v1/sweeps` body: a dataset or trace at its bound
+/// (`sweeps::workload::MAX_WORKLOAD_FILE_BYTES`) with every byte JSON-escaped to two, and
+/// 1 MiB for the rest of the request.
+pub const MAX_BODY_BYTES: usize = 2 * crate::sweeps::workload::MAX_WORKLOAD_FILE_BYTES + 1024 * 1024;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -356,12 +368,31 @@ fn decode(headers: &axum::http::HeaderMap, body: &[u8]) -> Result<SweepRequest, 
     })
 }
 
+/// The target of a JSON sweep request, read without keeping anything else of the body.
+#[derive(serde::Deserialize)]
+struct TargetOnly {
+    url: String,
+}
+
 async fn start(
     State(state): State<AppState>,
     headers: axum::http::HeaderMap,
-    body: axum::body::Bytes,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let req = decode(&headers, &body)?;
+    let body = body.map_err(super::error::body_refused)?;
+    // What is cheap first: a free slot and an allowed target answer 429 or 403 before the
+    // body (up to its limit, a dataset inside) is decoded; the decoding runs on the
+    // blocking pool in the imports' turn, never on the workers that answer requests.
+    let peek = body.clone();
+    let target = crate::heavy::run(move || serde_json::from_slice::<TargetOnly>(&peek).ok())
+        .await
+        .map_err(|e| ApiError::internal("reading a sweep request", e))?;
+    if let Some(t) = target {
+        state.sweeps.precheck(&t.url).await?;
+    }
+    let req = crate::heavy::run(move || decode(&headers, &body))
+        .await
+        .map_err(|e| ApiError::internal("decoding a sweep request", e))??;
     let id = state.sweeps.start(req).await?;
     Ok((StatusCode::CREATED, Json(json!({ "id": id, "url": format!("/runs/{id}") }))).into_response())
 }

@@ -169,11 +169,24 @@ impl Sweeps {
     }
 
     /// Starts a sweep; returns its run id once the run exists.
+    /// What is cheap to check of a sweep request before its body is decoded (a body may
+    /// carry a 64 MiB dataset): a free slot, then the target's host on the allow-list.
+    /// `start` checks both again (another sweep may have taken the slot meanwhile, and the
+    /// addresses it pins to are resolved then).
+    pub async fn precheck(&self, url: &str) -> Result<(), SweepError> {
+        if self.slots.available_permits() == 0 {
+            return Err(SweepError::Busy(MAX_RUNNING_SWEEPS));
+        }
+        self.allow.check(url).await.map(|_| ())
+    }
+
     pub async fn start(self: &Arc<Self>, req: SweepRequest) -> Result<RunId, SweepError> {
-        // Bounds first (nothing is resolved or allocated for a request out of range),
-        // then the allow-list, whose resolved addresses the sweep is pinned to.
+        // The cheap checks first, then the bounds and the parse of a dataset or trace on the
+        // blocking pool in the imports' turn (nothing is resolved or allocated for a request
+        // out of range), then the allow-list, whose resolved addresses the sweep is pinned to.
         let url = req.url.clone();
-        let mut spec = req.into_spec(None)?;
+        self.precheck(&url).await?;
+        let mut spec = crate::heavy::run(move || req.into_spec(None)).await.map_err(SweepError::Start)??;
         spec.target.pin = Some(self.allow.check(&url).await?);
         pin_metrics(&self.allow, &mut spec.metrics).await?;
         let (tx, mut rx) = mpsc::channel::<Progress>(256);

@@ -144,6 +144,9 @@ impl Workloads {
                     "a trace replays its own requests: leave the workload single-turn",
                 ));
             }
+            if let Some(w) = workload {
+                refuse_session_fields(w, "trace")?;
+            }
             let name = name_ok("trace.name", &t.name)?;
             size_ok("trace.text", &t.text)?;
             let block = t.block_tokens.unwrap_or(DEFAULT_BLOCK_TOKENS);
@@ -169,9 +172,24 @@ impl Workloads {
             }
         };
         let Some(session_kind) = session_kind else {
+            if let Some(w) = workload {
+                refuse_session_fields(w, "single_turn")?;
+            }
             out.prompts = dataset.map(|d| Arc::new(PromptFile::from_dataset(&d)));
             return Ok(out);
         };
+        if session_kind == SessionKind::Conversation {
+            if let Some(w) = workload {
+                // A conversation has no tool results and no context cap: the agent's own.
+                let agent_only = [
+                    ("workload.tool_tokens", w.tool_tokens.is_some()),
+                    ("workload.context_cap_tokens", w.context_cap_tokens.is_some()),
+                ];
+                if let Some((field, _)) = agent_only.into_iter().find(|(_, set)| *set) {
+                    return Err(SpecError::new(field, "only an agentic workload takes it (workload agentic)"));
+                }
+            }
+        }
         let w = workload.cloned().unwrap_or_default();
         let think = Think {
             mean_ms: w.think_ms.unwrap_or(0.0),
@@ -201,9 +219,56 @@ impl Workloads {
     }
 }
 
+/// A flag that would do nothing is refused, not ignored: the fields of a session (turns,
+/// think time, an agent's tool results …) given to a workload `kind` that has none.
+fn refuse_session_fields(w: &WorkloadRequest, kind: &str) -> Result<(), SpecError> {
+    let exponential = w.think.as_deref().map(str::trim).is_some_and(|t| !t.is_empty() && t != "fixed");
+    let set = [
+        ("workload.turns", w.turns.is_some()),
+        ("workload.user_tokens", w.user_tokens.is_some()),
+        ("workload.system_tokens", w.system_tokens.is_some()),
+        ("workload.think_ms", w.think_ms.is_some()),
+        ("workload.think", exponential),
+        ("workload.tool_tokens", w.tool_tokens.is_some()),
+        ("workload.context_cap_tokens", w.context_cap_tokens.is_some()),
+    ];
+    match set.into_iter().find(|(_, given)| *given) {
+        Some((field, _)) => Err(SpecError::new(
+            field,
+            format!("a {kind} workload has no sessions: give workload multi_turn or agentic, or leave it out"),
+        )),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_that_would_do_nothing_is_refused() {
+        for (json, field) in [
+            (serde_json::json!({"turns": 3}), "workload.turns"),
+            (serde_json::json!({"kind": "single_turn", "think_ms": 100.0}), "workload.think_ms"),
+            (serde_json::json!({"think": "exponential"}), "workload.think"),
+            (serde_json::json!({"kind": "multi_turn", "tool_tokens": 64}), "workload.tool_tokens"),
+            (serde_json::json!({"kind": "multi_turn", "context_cap_tokens": 4096}), "workload.context_cap_tokens"),
+        ] {
+            let e = Workloads::resolve(Some(&multi(json.clone())), None, None, 96)
+                .err()
+                .unwrap_or_else(|| panic!("{json}"));
+            assert_eq!(e.field, field, "{json}");
+        }
+        // What the form always sends (the think select's "fixed") is not a flag given.
+        assert!(Workloads::resolve(Some(&multi(serde_json::json!({"think": "fixed"}))), None, None, 96).is_ok());
+        assert!(Workloads::resolve(
+            Some(&multi(serde_json::json!({"kind": "agentic", "tool_tokens": 64}))),
+            None,
+            None,
+            96
+        )
+        .is_ok());
+    }
 
     fn multi(json: serde_json::Value) -> WorkloadRequest {
         serde_json::from_value(json).unwrap()

@@ -433,6 +433,9 @@ async fn the_history_page_keeps_names_versions_and_notes_as_text() {
             ("?alpha=%3Cscript%3E", "alpha"),
             ("?alpha=NaN", "alpha"),
             ("?min_segment=999", "min_segment"),
+            // Too long to be a number: refused, never read as "not given".
+            ("?min_segment=99999999999999999999", "min_segment"),
+            (&format!("?alpha=0.{}", "0".repeat(40)), "alpha"),
         ] {
             let (status, page) = app.text(&format!("/runs/{}/history{q}", ids[0])).await;
             assert_eq!(status, StatusCode::BAD_REQUEST, "{q}");

@@ -7,8 +7,8 @@
 //! The body ([`Alert::payload`]) is JSON with the run, the configuration, the metric,
 //! before → after, the significance and a link, plus a `text` field, so a Slack (or
 //! Mattermost, Google Chat, Discord `/slack`) incoming webhook shows it as it is. Text from
-//! runs is escaped for Slack's markup (`&`, `<`, `>`), so a run name cannot forge a link or
-//! a mention.
+//! runs is escaped for Slack's markup (`&`, `<`, `>`) and its `@` mentions defused, so a
+//! run name cannot forge a link or ping a channel.
 //!
 //! Pure, no IO: the server delivers (`server::alerts`), the store records
 //! (`db::alerts`).
@@ -56,9 +56,21 @@ pub struct Alert {
     pub summary: String,
 }
 
-/// Escapes text for Slack's markup: `&`, `<` and `>` are its control characters.
+/// Escapes text for Slack's markup (`&`, `<` and `>` are its control characters) and
+/// defuses mentions for the chats that read `@` in plain text (Mattermost's `@channel`,
+/// `@all`, Discord's `@everyone`, `@here`, a user's `@name`): a zero-width space after
+/// each `@` that starts a word, so a run's name never pings anyone.
 pub fn slack_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    let escaped = s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let mut out = String::with_capacity(escaped.len());
+    let mut chars = escaped.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '@' && chars.peek().is_some_and(|n| n.is_alphanumeric()) {
+            out.push('\u{200B}');
+        }
+    }
+    out
 }
 
 impl Alert {
@@ -364,6 +376,14 @@ mod tests {
         assert!(text.contains("nightly &lt;10&gt; &amp; co"), "{text}");
         assert!(text.contains("<https://plateau.example/runs/run000000010#anomalies|Open in Plateau>"), "{text}");
         assert!(!text.contains("<!channel>"), "{text}");
+        // Mentions in plain-text chats are defused.
+        let mut mentions = change();
+        mentions.run_name = "@channel @here @everyone @all me@x".into();
+        let text = Alert::from_change(&mentions, &run).payload(None)["text"].as_str().unwrap().to_owned();
+        for m in ["@channel", "@here", "@everyone", "@all", "me@x"] {
+            assert!(!text.contains(m), "{m} in {text}");
+        }
+        assert!(text.contains("@\u{200B}channel @\u{200B}here"), "{text}");
         assert_eq!(body["before"], 600.0);
         assert_eq!(body["after"], 492.0);
         assert_eq!(body["significance"], "p = 0.003");

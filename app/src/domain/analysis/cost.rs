@@ -128,7 +128,8 @@ pub fn parse_usd_per_hour(field: &'static str, text: &str) -> Result<f64, PriceE
 }
 
 /// The bounds of a price given as a number (the JSON API): finite, greater than 0, at most
-/// [`MAX_USD_PER_HOUR`]; rounded to [`PRICE_DECIMALS`] decimals.
+/// [`MAX_USD_PER_HOUR`], at most [`PRICE_DECIMALS`] decimals — a price with more is refused,
+/// never rounded (`0.00005` stored as `0.0001` would be twice the price).
 pub fn check_usd_per_hour(field: &'static str, v: f64) -> Result<f64, PriceError> {
     let err = |problem: String| PriceError { field, problem };
     if !v.is_finite() {
@@ -141,7 +142,12 @@ pub fn check_usd_per_hour(field: &'static str, v: f64) -> Result<f64, PriceError
         return Err(err(format!("at most {MAX_USD_PER_HOUR} dollars per hour")));
     }
     let scale = 10f64.powi(PRICE_DECIMALS);
-    Ok((v * scale).round() / scale)
+    let kept = (v * scale).round() / scale;
+    // The binary float of a 4-decimal price is within an ulp or two of its rounding.
+    if (kept - v).abs() > v * 1e-12 {
+        return Err(err(format!("at most {PRICE_DECIMALS} decimals (got {v})")));
+    }
+    Ok(kept)
 }
 
 /// The GPU type a price is set for: trimmed, not empty, at most [`MAX_GPU_TYPE_CHARS`], no
@@ -157,6 +163,10 @@ pub fn check_gpu_type(text: &str) -> Result<String, PriceError> {
     }
     if t.chars().any(|c| c.is_control() || crate::domain::model::text::is_bidi_control(c)) {
         return Err(err("no control characters"));
+    }
+    // A type that looks like "H100" but is not would match no run's GPU.
+    if t.chars().any(crate::domain::model::text::is_invisible) {
+        return Err(err("no invisible characters (zero-width spaces, joiners, byte-order marks)"));
     }
     Ok(t.to_owned())
 }
@@ -618,7 +628,16 @@ mod tests {
         assert!(check_usd_per_hour("usd_per_hour", f64::NAN).is_err());
         assert!(check_usd_per_hour("usd_per_hour", 1e308).is_err());
         assert!(check_usd_per_hour("usd_per_hour", -0.5).is_err());
-        assert_eq!(check_usd_per_hour("usd_per_hour", 2.123456), Ok(2.1235), "rounded to 4 decimals");
+        assert_eq!(check_usd_per_hour("usd_per_hour", 2.1235), Ok(2.1235));
+        assert_eq!(check_usd_per_hour("usd_per_hour", 0.0001), Ok(0.0001));
+        for more in [2.123456, 5e-5, 0.00015] {
+            let e = check_usd_per_hour("usd_per_hour", more).unwrap_err();
+            assert!(e.problem.starts_with("at most 4 decimals"), "{more}: {e}");
+        }
+        for invisible in ["H100\u{200b}", "\u{feff}H100", "H1\u{200d}00", "H100\u{2060}"] {
+            let e = check_gpu_type(invisible).unwrap_err();
+            assert!(e.problem.starts_with("no invisible characters"), "{invisible:?}: {e}");
+        }
         assert!(check_gpu_type("  ").is_err());
         assert!(check_gpu_type("H100\u{202e}").is_err());
         assert_eq!(check_gpu_type(" H200 ").as_deref(), Ok("H200"));

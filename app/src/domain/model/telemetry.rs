@@ -65,7 +65,9 @@ pub struct LevelTelemetry {
     pub scrapes_ok: u64,
     /// Scrapes that failed (connection, status, size or time limit, unparsable text).
     pub scrapes_failed: u64,
-    /// Series not kept because the level already held the most it may ([`MAX_SERIES`]).
+    /// Series not kept because the level already held the most it may ([`MAX_SERIES`]):
+    /// scraped, the most one scrape offered beyond that room (counted, never remembered);
+    /// imported, those the file held beyond it.
     pub series_dropped: u64,
     pub series: Vec<Series>,
 }

@@ -91,6 +91,12 @@ impl std::fmt::Display for TextProblem {
     }
 }
 
+/// True for the characters that show as nothing: zero-width space, non-joiner and joiner,
+/// word joiner, the byte-order mark (zero-width no-break space) and the soft hyphen.
+pub fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{00ad}')
+}
+
 /// True for the bidirectional embedding, override and isolate controls.
 pub fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')

@@ -117,6 +117,50 @@ fn renamed_metrics_are_not_counted_twice() {
 }
 
 #[test]
+fn a_histogram_of_twenty_thousand_label_sets_is_assembled_set_by_set() {
+    // Buckets of one set interleaved with the others' (a page may list them in any order).
+    let n = 20_000;
+    let mut page = String::from("# TYPE lat histogram\n");
+    for le in ["0.1", "+Inf"] {
+        for i in 0..n {
+            page.push_str(&format!("lat_bucket{{id=\"{i}\",le=\"{le}\"}} {}\n", if le == "+Inf" { i + 1 } else { i }));
+        }
+    }
+    for i in 0..n {
+        page.push_str(&format!("lat_count{{id=\"{i}\"}} {}\nlat_sum{{id=\"{i}\"}} {}.5\n", i + 1, i));
+    }
+    let readings = parse(&page).unwrap();
+    assert_eq!(readings.len(), n);
+    for (i, r) in readings.iter().enumerate() {
+        assert_eq!(r.labels, [("id".to_owned(), i.to_string())]);
+        let Value::Histogram { bounds, counts, count, sum } = &r.value else { panic!("histogram") };
+        assert_eq!((bounds.as_slice(), counts.as_slice()), ([0.1].as_slice(), [i as f64].as_slice()));
+        assert_eq!((*count, *sum), ((i + 1) as f64, Some(i as f64 + 0.5)));
+    }
+}
+
+#[test]
+fn series_whose_labels_change_every_scrape_are_counted_not_remembered() {
+    let mut rec = Recorder::new(Duration::from_millis(1));
+    // Every scrape: the room's worth of new label sets, then 50 more — none seen before.
+    for i in 0..200u64 {
+        let readings = (0..MAX_SERIES + 50)
+            .map(|s| Reading {
+                source_name: "other".into(),
+                labels: vec![("id".into(), format!("{i}-{s}"))],
+                value: Value::Gauge(1.0),
+            })
+            .collect();
+        rec.push(i as f64 / 1000.0, readings);
+    }
+    let t = rec.finish();
+    assert_eq!(t.series.len(), MAX_SERIES, "the first scrape filled the room");
+    // The first scrape offered 50 beyond the room, every later one MAX_SERIES + 50: the
+    // most one scrape offered, not the ~200 × that a set of every dropped series held.
+    assert_eq!(t.series_dropped, (MAX_SERIES + 50) as u64);
+}
+
+#[test]
 fn memory_is_bounded_in_series_and_points() {
     let mut rec = Recorder::new(Duration::from_millis(1));
     for i in 0..(MAX_POINTS as u64 * 4) {

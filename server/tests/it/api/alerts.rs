@@ -175,3 +175,113 @@ async fn acknowledging_stops_the_alerts(app: &TestApp, id: &str, key: &str, seen
     assert!(!html.contains("<img src=x"), "the run name in the alert's summary is escaped");
     assert!(html.contains("&lt;img src=x onerror=alert(1)&gt; nightly"));
 }
+
+/// Webhooks are sent to at once: `gate` answers only once `ok` has had the alert, so a
+/// server that sent one after the other (waiting for `gate`, listed first) would see
+/// `gate` refuse after 10 s. One attempt each, 30 s to answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_slow_webhook_delays_no_other() {
+    let (hooks, seen) = webhook_receiver().await;
+    let urls: Vec<String> = ["gate", "ok"].iter().map(|k| format!("{hooks}/{k}")).collect();
+    let retry = server::alerts::RetryPolicy {
+        attempts: 1,
+        first_delay: std::time::Duration::from_millis(50),
+        factor: 2,
+        timeout: std::time::Duration::from_secs(30),
+    };
+    for app in TestApp::builder().alert_webhooks(&urls, retry).each().await {
+        seen.lock().unwrap().clear();
+        let text = std::fs::read_to_string(story_file()).unwrap();
+        let mut id = String::new();
+        for (i, t) in [text.clone(), text.clone(), text.clone(), regex_lite_scale(&text, 0.7)].into_iter().enumerate() {
+            let form = story_form_with(t.into_bytes()).text("name", format!("nightly {i}"));
+            let resp = app.client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap();
+            assert_eq!(resp.status(), StatusCode::CREATED);
+            id = resp.json::<Value>().await.unwrap()["runs"][0]["id"].as_str().unwrap().to_owned();
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let done = loop {
+            let a: Value = app
+                .client
+                .get(app.url(&format!("/api/v1/runs/{id}/alerts")))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let d = a["deliveries"].as_array().unwrap();
+            if d.len() == 2 && d.iter().all(|d| d["status"] != "pending") {
+                break a;
+            }
+            assert!(std::time::Instant::now() < deadline, "deliveries did not settle: {a}");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        };
+        let statuses: Vec<&str> =
+            done["deliveries"].as_array().unwrap().iter().map(|d| d["status"].as_str().unwrap()).collect();
+        assert_eq!(statuses, ["delivered", "delivered"], "{done}");
+        let kinds: Vec<String> = seen.lock().unwrap().iter().map(|(k, _)| k.clone()).collect();
+        assert_eq!(kinds.iter().filter(|k| *k == "ok").count(), 1, "[{}] {kinds:?}", app.backend);
+    }
+}
+
+/// Deliveries connect to the checked address themselves: `plateau serve` started with
+/// `HTTP_PROXY` and `ALL_PROXY` pointing at a listener of ours sends the alert straight to
+/// the webhook, and the proxy (which would be handed the secret URL) sees no connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_use_no_proxy_from_the_environment() {
+    let (hooks, seen) = webhook_receiver().await;
+    let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    let proxied = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = proxied.clone();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = proxy.accept().await {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(socket);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plateau"))
+        .current_dir(dir.path())
+        .env_remove("RUST_LOG")
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .env("HTTP_PROXY", &proxy_url)
+        .env("http_proxy", &proxy_url)
+        .env("ALL_PROXY", &proxy_url)
+        .env("all_proxy", &proxy_url)
+        .args(["--db", "alerts.db", "serve", "--addr", &format!("127.0.0.1:{port}")])
+        .args(["--alert-webhook", &format!("{hooks}/ok?token=secret")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    // This process's own client goes direct: it reads no proxy from its environment.
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let mut up = false;
+    for _ in 0..600 {
+        if client.get(format!("{base}/healthz")).send().await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(up, "the server never answered");
+    let text = std::fs::read_to_string(story_file()).unwrap();
+    for t in [text.clone(), text.clone(), text.clone(), regex_lite_scale(&text, 0.7)] {
+        let resp =
+            client.post(format!("{base}/api/v1/runs")).multipart(story_form_with(t.into_bytes())).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while seen.lock().unwrap().is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(seen.lock().unwrap().len(), 1, "the webhook got the alert");
+    assert_eq!(proxied.load(std::sync::atomic::Ordering::SeqCst), 0, "the proxy was never asked");
+}

@@ -8,6 +8,7 @@
 mod alerts;
 mod archives;
 mod check;
+mod contract;
 mod imports;
 mod pages;
 mod support;

@@ -146,6 +146,17 @@ pub(super) async fn webhook_receiver() -> (String, Received) {
                     all.iter().filter(|(k, _)| *k == kind).count()
                 };
                 match kind.as_str() {
+                    // Answers once `ok` has had its delivery: a delivery to `ok` that waited
+                    // for this one would find it refused after 10 s.
+                    "gate" => {
+                        for _ in 0..1000 {
+                            if seen.lock().unwrap().iter().any(|(k, _)| k == "ok") {
+                                return Code::NO_CONTENT;
+                            }
+                            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                        }
+                        Code::SERVICE_UNAVAILABLE
+                    }
                     "hang" => {
                         std::future::pending::<()>().await;
                         Code::OK

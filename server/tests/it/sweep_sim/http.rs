@@ -472,6 +472,13 @@ fn bad_sweep_requests() -> Vec<(serde_json::Value, u16, &'static str)> {
             400,
             "workload.think_ms",
         ),
+        // A field that would do nothing is refused, not ignored: turns without sessions.
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
+                               "workload": {"turns": 3}}),
+            400,
+            "workload.turns",
+        ),
         (
             serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
                                "workload": {"kind": "chatty"}}),
@@ -495,6 +502,14 @@ fn bad_sweep_requests() -> Vec<(serde_json::Value, u16, &'static str)> {
                                "dataset": {"name": "d.json", "text": "[{\"conversations\": 7}]"}}),
             400,
             "dataset.text",
+        ),
+        // What is cheap is checked first: a target that is not allowed is refused before
+        // the dataset it carries is read (a body may hold 64 MiB of it).
+        (
+            serde_json::json!({"url": "http://10.1.2.3:8000", "model": "m", "concurrency": [1],
+                               "dataset": {"name": "d.json", "text": "[{\"conversations\": 7}]"}}),
+            403,
+            "url",
         ),
     ]
 }

@@ -248,7 +248,8 @@ impl fmt::Display for Slo {
 }
 
 /// A name of a stored SLO: 1 to [`MAX_NAME_CHARS`] letters, digits, `-`, `_` or `.`
-/// (`chat-interactive`, `batch`), so it reads the same in a URL, a CLI and a page.
+/// (`chat-interactive`, `batch`), starting with a letter or a digit, so it reads the same
+/// in a URL, a CLI and a page (`.` and `..` would be path segments in an address).
 pub const MAX_NAME_CHARS: usize = 64;
 
 /// Checks a stored SLO's name.
@@ -263,6 +264,9 @@ pub fn check_name(name: &str) -> Result<(), SloError> {
     }
     if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
         return bad("an SLO's name is letters, digits, '-', '_' and '.' only".into());
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return bad("an SLO's name starts with a letter or a digit".into());
     }
     Ok(())
 }

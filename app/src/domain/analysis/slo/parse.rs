@@ -272,6 +272,18 @@ mod tests {
     }
 
     #[test]
+    fn stored_names_read_the_same_in_an_address() {
+        use crate::domain::analysis::slo::check_name;
+        for ok in ["chat-interactive", "batch", "v1.2_b", "9"] {
+            assert_eq!(check_name(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", ".", "..", ".hidden", "-x", "_x", "a/b", "a b", &"x".repeat(65)] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(check_name("..").unwrap_err().problem, "an SLO's name starts with a letter or a digit");
+    }
+
+    #[test]
     fn bounded_in_count_and_length() {
         let nine = "ttft:p50<=1s,ttft:p90<=1s,ttft:p95<=1s,ttft:p99<=1s,ttft:mean<=1s,ttft:max<=1s,tpot:p99<=1s,e2e:p99<=1s,errors<=1%";
         assert_eq!(problem(nine), "an SLO has at most 8 limits; this one has 9");
