@@ -321,6 +321,7 @@ test('a sweep started from the browser fills in live against the simulator', asy
     await page.locator('input[name=concurrency]').fill('1,2,4');
     await page.locator('input[name=max_tokens]').fill('16');
     await page.locator('input[name=api_key]').fill('sk-browser-secret');
+    await page.locator('input[name=gpu]').fill('2x H100 80GB');
     await page.locator('#sweep-submit').click();
     await page.waitForURL(/\/runs\/[a-z0-9]+$/);
     // The page follows the sweep and reloads as levels are stored, until it completes.
@@ -331,6 +332,8 @@ test('a sweep started from the browser fills in live against the simulator', asy
     await page.locator('#chart-throughput canvas').waitFor();
     assert.equal(await seriesLength(page, 'chart-throughput', 0), 3);
     assert.ok(!(await page.content()).includes('sk-browser-secret'), 'the key is never shown back');
+    // The GPUs given on the form are the run's facts, as an import's.
+    assert.match(await page.locator('dl.facts').innerText(), /GPU\s+2× H100 80GB/);
     // A host outside the allow-list is refused with a clear message.
     await page.goto(env.server.base + '/sweeps/new');
     await page.locator('input[name=url]').fill('http://192.0.2.10:8000');

@@ -220,6 +220,8 @@ fn spec(url: &str, loads: Loads, mode: LoadMode, max_tokens: u32, timeout_s: u64
         repeat: 1,
         repeat_order: app::domain::model::metrics::RepeatOrder::BackToBack,
         sessions: None,
+        gpu_type: None,
+        gpu_count: None,
     }
 }
 

@@ -162,6 +162,13 @@ pub struct SweepArgs {
     /// Model name to request.
     #[arg(long)]
     pub model: String,
+    /// The GPUs the target runs on, recorded in the run's facts (its cost and per-GPU
+    /// figures rest on them): "8x H100" (count and type) or "H100".
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Number of GPUs, when --gpu does not say it.
+    #[arg(long)]
+    pub gpu_count: Option<u32>,
     /// API key, sent as a bearer token; never stored, logged or shown.
     #[arg(long, env = "PLATEAU_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,

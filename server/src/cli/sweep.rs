@@ -102,6 +102,8 @@ fn request_of(a: SweepArgs) -> anyhow::Result<crate::sweeps::SweepRequest> {
     let concurrency = if trace.is_some() { Vec::new() } else { a.concurrency };
     // The same request → spec conversion (and bounds) as the JSON API and the form.
     Ok(crate::sweeps::SweepRequest {
+        gpu: a.gpu,
+        gpu_count: a.gpu_count,
         workload: Some(workload),
         dataset,
         trace,

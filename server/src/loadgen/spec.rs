@@ -120,6 +120,10 @@ pub struct SweepSpec {
     /// Multi-turn conversations or agentic sessions instead of single-turn requests
     /// (closed-loop loads only); `None`: every request its own prompt.
     pub sessions: Option<SessionSpec>,
+    /// The GPUs the target runs on, as the person starting the sweep gave them (the run's
+    /// facts: its cost and per-GPU figures rest on them); `None`: not said.
+    pub gpu_type: Option<String>,
+    pub gpu_count: Option<i64>,
 }
 
 /// How often a running sweep renews its run's lease (`app::db::SWEEP_LEASE` is 30 s).

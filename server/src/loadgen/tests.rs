@@ -130,6 +130,8 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
         repeat: 1,
         repeat_order: app::domain::model::metrics::RepeatOrder::BackToBack,
         sessions: None,
+        gpu_type: None,
+        gpu_count: None,
     }
 }
 

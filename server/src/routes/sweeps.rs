@@ -28,6 +28,11 @@ use serde_json::json;
 pub struct SweepForm {
     url: String,
     model: String,
+    /// The GPUs, as the import form reads them: `8x H100` or `H100`.
+    #[serde(default)]
+    gpu: String,
+    #[serde(default)]
+    gpu_count: String,
     #[serde(default)]
     api_key: String,
     #[serde(default)]
@@ -275,6 +280,11 @@ fn form_to_request(mut f: SweepForm) -> Result<SweepRequest, SpecError> {
         text: std::mem::take(&mut f.dataset_text),
     });
     Ok(SweepRequest {
+        gpu: Some(f.gpu.trim().to_owned()).filter(|g| !g.is_empty()),
+        gpu_count: match f.gpu_count.trim() {
+            "" => None,
+            t => Some(num("gpu_count", t, 1u32)?),
+        },
         workload: Some(workload),
         dataset,
         trace,

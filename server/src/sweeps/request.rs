@@ -18,6 +18,14 @@ use std::time::Duration;
 pub struct SweepRequest {
     pub url: String,
     pub model: String,
+    /// The GPUs the target runs on, as the import's field reads them: `8x H100` (count and
+    /// type) or `H100`; recorded in the run's facts, so the run gets a cost and per-GPU
+    /// figures like an import.
+    #[serde(default)]
+    pub gpu: Option<String>,
+    /// The number of GPUs, when `gpu` does not say it (given both, this wins).
+    #[serde(default)]
+    pub gpu_count: Option<u32>,
     /// Sent as a bearer token; held in memory for this sweep only.
     #[serde(default)]
     pub api_key: Option<String>,
@@ -123,6 +131,38 @@ pub struct SweepRequest {
     pub trace: Option<super::workload::TraceRequest>,
 }
 
+/// Most GPUs a run's facts may name for one deployment.
+pub const MAX_GPU_COUNT: u32 = 65_536;
+
+/// The GPU facts of a sweep: `gpu` read as the import reads it (`8x H100` → 8 and `H100`),
+/// `gpu_count` winning over a count in the text; the type checked as stored text (one
+/// line, at most 256 characters, no control, bidirectional or invisible characters), the
+/// count between 1 and [`MAX_GPU_COUNT`].
+pub fn gpu_facts(gpu: Option<&str>, gpu_count: Option<u32>) -> Result<(Option<String>, Option<i64>), SpecError> {
+    if let Some(n) = gpu_count.filter(|n| !(1..=MAX_GPU_COUNT).contains(n)) {
+        return Err(SpecError::new("gpu_count", format!("{n} is not between 1 and {MAX_GPU_COUNT}")));
+    }
+    let mut facts = app::domain::RunFacts::default();
+    match gpu.map(str::trim).filter(|g| !g.is_empty()) {
+        Some(g) => facts.set_gpu(g, gpu_count.map(i64::from)),
+        None => facts.gpu_count = gpu_count.map(i64::from),
+    }
+    if let Some(t) = &facts.gpu_type {
+        app::domain::model::text::check_line("gpu", t, app::domain::model::text::MAX_FACT_CHARS)
+            .map_err(|e| SpecError::new("gpu", e.problem.to_string()))?;
+        if t.chars().any(app::domain::model::text::is_invisible) {
+            return Err(SpecError::new(
+                "gpu",
+                "no invisible characters (zero-width spaces, joiners, byte-order marks)",
+            ));
+        }
+    }
+    if let Some(n) = facts.gpu_count.filter(|n| !(1..=i64::from(MAX_GPU_COUNT)).contains(n)) {
+        return Err(SpecError::new("gpu", format!("{n} GPUs is not between 1 and {MAX_GPU_COUNT}")));
+    }
+    Ok((facts.gpu_type, facts.gpu_count))
+}
+
 /// A field's text as an error message shows it: at most 40 characters.
 fn clip_field(s: &str) -> String {
     s.chars().take(40).collect()
@@ -177,6 +217,7 @@ impl SweepRequest {
             }
             None => self.loads(seed)?,
         };
+        let (gpu_type, gpu_count) = gpu_facts(self.gpu.as_deref(), self.gpu_count)?;
         let url = self.url.trim().to_owned();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(SpecError::new("url", "must start with http:// (or https:// from the command line)"));
@@ -211,6 +252,8 @@ impl SweepRequest {
                 shared_prefix_tokens: self.shared_prefix_tokens,
             },
             sessions: work.sessions,
+            gpu_type,
+            gpu_count,
             loads,
             mode,
             warmup: self.warmup,
@@ -380,6 +423,24 @@ fn default_prompt_tokens() -> u32 {
 mod tests {
     use super::*;
     use crate::loadgen::bounds;
+
+    #[test]
+    fn gpus_read_as_the_import_reads_them() {
+        assert_eq!(gpu_facts(Some("8x H100"), None), Ok((Some("H100".to_owned()), Some(8))));
+        assert_eq!(gpu_facts(Some("8x H100"), Some(4)), Ok((Some("H100".to_owned()), Some(4))), "the count given wins");
+        assert_eq!(gpu_facts(None, Some(2)), Ok((None, Some(2))));
+        assert_eq!(gpu_facts(Some("  "), None), Ok((None, None)));
+        for (gpu, count, field) in [
+            (None, Some(0), "gpu_count"),
+            (Some("0x H100"), None, "gpu"),
+            (Some("H100\u{feff}"), None, "gpu"),
+            (Some("H100\u{202e}"), None, "gpu"),
+        ] {
+            assert_eq!(gpu_facts(gpu, count).unwrap_err().field, field, "{gpu:?} {count:?}");
+        }
+        let long = "x".repeat(300);
+        assert_eq!(gpu_facts(Some(&long), None).unwrap_err().field, "gpu");
+    }
 
     fn request(json: serde_json::Value) -> SweepRequest {
         serde_json::from_value(json).unwrap()

@@ -112,6 +112,8 @@ async fn a_short_real_sweep_against_llama_cpp() {
         repeat: 1,
         repeat_order: app::domain::model::metrics::RepeatOrder::BackToBack,
         sessions: None,
+        gpu_type: None,
+        gpu_count: None,
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
@@ -198,6 +200,8 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
         repeat: 1,
         repeat_order: app::domain::model::metrics::RepeatOrder::BackToBack,
         sessions: None,
+        gpu_type: None,
+        gpu_count: None,
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);

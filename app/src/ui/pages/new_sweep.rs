@@ -88,6 +88,8 @@ pub fn NewSweepPage() -> impl IntoView {
                 <label>"Extra body fields (JSON)"<input name="extra_body" placeholder="{\"top_p\": 0.9}" /></label>
                 <label class="check"><input name="ignore_eos" type="checkbox" value="true" checked />" ignore_eos (exactly max_tokens)"</label>
                 <label>"Run name"<input name="name" placeholder="model · endpoint · levels" /></label>
+                <label>"GPUs the target runs on (for its cost and per-GPU figures)"<input name="gpu" placeholder="e.g. 8x H100" /></label>
+                <label>"GPU count, if not above"<input name="gpu_count" type="number" min="1" placeholder="the count in GPUs" /></label>
                 <label>"Server metrics URLs (comma-separated)"<input name="metrics_urls" placeholder="the target's own /metrics" /></label>
                 <label>"GPU metrics URLs (comma-separated; dcgm-exporter)"<input name="gpu_metrics_urls" placeholder="none (e.g. http://gpu-node:9400/metrics)" /></label>
                 <label>"Metrics scrape interval (ms)"<input name="metrics_interval_ms" type="number" min="100" placeholder="500" /></label>

@@ -65,6 +65,8 @@ pub async fn run_sweep_to<S: RunSink>(
         facts: RunFacts {
             model: Some(spec.target.model.clone()),
             engine: engine.map(str::to_owned),
+            gpu_type: spec.gpu_type.clone(),
+            gpu_count: spec.gpu_count,
             endpoint_kind: Some(spec.target.endpoint),
             max_tokens: Some(i64::from(spec.target.max_tokens)),
             // A prompt file's lengths are whatever its lines are, a session's grow with the

@@ -24,7 +24,8 @@ async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
         let client = reqwest::Client::new();
         let body = serde_json::json!({
             "url": sim_url, "model": "plateau-sim", "concurrency": [1, 2], "max_tokens": 8,
-            "ignore_eos": true, "api_key": "sk-http-secret-42", "endpoint": "completions"
+            "ignore_eos": true, "api_key": "sk-http-secret-42", "endpoint": "completions",
+            "gpu": "2x H100 80GB"
         });
         let resp = client.post(format!("{base}/api/v1/sweeps")).json(&body).send().await.unwrap();
         assert_eq!(resp.status(), reqwest::StatusCode::CREATED);
@@ -38,6 +39,8 @@ async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
         let run = app::db::get_run(&pool, &app::domain::RunId::parse(&id).unwrap()).await.unwrap();
         assert_eq!(run.status, RunStatus::Complete);
         assert_eq!(run.points.len(), 2);
+        // The GPUs it was told of are the run's facts, as an import's would be.
+        assert_eq!((run.facts.gpu_type.as_deref(), run.facts.gpu_count), (Some("H100 80GB"), Some(2)));
         // Progress says level k of n, the requests done of the level, the time
         // elapsed and (once a level has been timed) what remains.
         let lines: Vec<serde_json::Value> = events
@@ -480,6 +483,16 @@ fn bad_sweep_requests() -> Vec<(serde_json::Value, u16, &'static str)> {
             "workload.turns",
         ),
         (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "gpu_count": 0}),
+            400,
+            "gpu_count",
+        ),
+        (
+            serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1], "gpu": "H100\u{200b}"}),
+            400,
+            "gpu",
+        ),
+        (
             serde_json::json!({"url": "http://127.0.0.1:9", "model": "m", "concurrency": [1],
                                "workload": {"kind": "chatty"}}),
             400,
@@ -533,6 +546,13 @@ async fn the_cli_refuses_bad_requests_before_sending(dir: &std::path::Path) {
     let cli = <server::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
     let err = server::cli::run(cli).await.unwrap_err().to_string();
     assert_eq!(err, "field `prompt_tokens`: 1000000000 is not between 1 and 32768");
+    // GPUs are read as the import reads them, and bounded the same way as over HTTP.
+    let mut gpus = args.to_vec();
+    gpus.truncate(gpus.len() - 2);
+    gpus.extend(["--gpu", "0x H100"]);
+    let cli = <server::cli::Cli as clap::Parser>::try_parse_from(gpus).unwrap();
+    let err = server::cli::run(cli).await.unwrap_err().to_string();
+    assert_eq!(err, "field `gpu`: 0 GPUs is not between 1 and 65536");
     // An SLO that does not read stops the CLI before anything is sent, naming the part.
     let mut args = args.to_vec();
     args.truncate(args.len() - 2);

@@ -51,6 +51,8 @@ pub(super) fn spec(url: String, endpoint: EndpointKind, concurrency: Vec<u32>, m
         repeat: 1,
         repeat_order: app::domain::model::metrics::RepeatOrder::BackToBack,
         sessions: None,
+        gpu_type: None,
+        gpu_count: None,
     }
 }
 
