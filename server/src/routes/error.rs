@@ -57,7 +57,7 @@ impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequest<
             ));
         }
         let body = axum::body::Bytes::from_request(req, state).await.map_err(body_refused)?;
-        decode_json(&body).map(ApiJson)
+        decode_json(&body, "a valid request body").map(ApiJson)
     }
 }
 
@@ -66,12 +66,13 @@ pub fn body_refused(e: axum::extract::rejection::BytesRejection) -> ApiError {
     ApiError::new(e.status(), e.body_text())
 }
 
-/// `body` as JSON of `T`, or `400` naming the field at fault.
-pub fn decode_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+/// `body` as JSON of `T`, or `400` naming the field at fault ("not {what}: …" when no field
+/// is: the body as a whole does not read).
+pub fn decode_json<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, ApiError> {
     serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body)).map_err(|e| {
         let field = e.path().to_string();
         if field == "." {
-            ApiError::bad_request(format!("not a valid request body: {}", e.inner()))
+            ApiError::bad_request(format!("not {what}: {}", e.inner()))
         } else {
             ApiError::bad_field(field, e.inner())
         }

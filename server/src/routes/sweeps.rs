@@ -368,14 +368,7 @@ fn decode(headers: &axum::http::HeaderMap, body: &[u8]) -> Result<SweepRequest, 
         let message = "send the sweep as JSON (Content-Type: application/json)";
         return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, message));
     }
-    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body)).map_err(|e| {
-        let field = e.path().to_string();
-        if field == "." {
-            ApiError::bad_request(format!("not a sweep request: {}", e.inner()))
-        } else {
-            ApiError::bad_field(field, e.inner())
-        }
-    })
+    super::error::decode_json(body, "a sweep request")
 }
 
 /// The target of a JSON sweep request, read without keeping anything else of the body.
