@@ -7,6 +7,9 @@
 //! measurement's freed memory does not hide the next one's. The peak is Linux's `VmHWM`,
 //! reset before the request through `/proc/self/clear_refs`.
 //!
+//! The same sizes again as a result padded with one-digit numbers (a tree of 32× its size
+//! if read whole): refused with a 413 once its tree reaches the bound, 8× the file.
+//!
 //! `cargo bench -p server --bench import_memory` (sizes in MiB as arguments to override).
 #![allow(
     clippy::unwrap_used,
@@ -61,9 +64,18 @@ fn vllm_detailed(target: usize) -> Vec<u8> {
     .into_bytes()
 }
 
-/// One measurement: (upload bytes, peak RSS delta in bytes, seconds).
-fn one(target: usize) -> (usize, u64, f64) {
-    let body = vllm_detailed(target);
+/// The same result padded with one-digit numbers to about `target` bytes: as a tree, 32×
+/// its size; read, it stops at the bound (`json::TREE_BYTES_PER_TEXT_BYTE`) with a 413.
+fn small_numbers(target: usize) -> Vec<u8> {
+    let mut body = vllm_detailed(64 << 10);
+    let pad = format!("\"padding\": [{}0], ", "0,".repeat(target / 2));
+    body.splice(1..1, pad.into_bytes());
+    body
+}
+
+/// One measurement: (upload bytes, peak RSS delta in bytes, seconds, HTTP status).
+fn one(target: usize, dense: bool) -> (usize, u64, f64, u16) {
+    let body = if dense { small_numbers(target) } else { vllm_detailed(target) };
     let size = body.len();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     rt.block_on(async move {
@@ -90,38 +102,48 @@ fn one(target: usize) -> (usize, u64, f64) {
             client.post(format!("http://{addr}/api/v1/runs?dry_run=true")).multipart(form).send().await.expect("post");
         let status = resp.status();
         let text = resp.text().await.unwrap_or_default();
-        assert!(status.is_success(), "{status}: {}", text.chars().take(300).collect::<String>());
+        let expected = if dense { reqwest::StatusCode::PAYLOAD_TOO_LARGE } else { reqwest::StatusCode::OK };
+        assert_eq!(status, expected, "{}", text.chars().take(300).collect::<String>());
         let secs = started.elapsed().as_secs_f64();
         let peak = status_kib("VmHWM:");
-        (size, peak.saturating_sub(before) * 1024, secs)
+        (size, peak.saturating_sub(before) * 1024, secs, status.as_u16())
     })
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     if let [flag, bytes] = args.as_slice() {
-        if flag == "--one" {
-            let (size, delta, secs) = one(bytes.parse().unwrap_or(8 << 20));
-            println!("{size} {delta} {secs}");
+        if flag == "--one" || flag == "--one-dense" {
+            let (size, delta, secs, status) = one(bytes.parse().unwrap_or(8 << 20), flag == "--one-dense");
+            println!("{size} {delta} {secs} {status}");
             return;
         }
     }
     let sizes: Vec<usize> =
         if args.is_empty() { vec![8, 16, 32, 63] } else { args.iter().filter_map(|a| a.parse().ok()).collect() };
     let exe = std::env::current_exe().expect("exe");
-    println!("{:>12} {:>16} {:>8} {:>9}", "upload MiB", "peak RSS Δ MiB", "ratio", "time s");
-    for mib in sizes {
-        let out = std::process::Command::new(&exe).arg("--one").arg((mib << 20).to_string()).output().expect("child");
-        let line = String::from_utf8_lossy(&out.stdout);
-        let f: Vec<f64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-        match f.as_slice() {
-            [size, delta, secs] => {
-                println!("{:>12.1} {:>16.1} {:>8.2} {:>9.2}", size / 1048576.0, delta / 1048576.0, delta / size, secs)
+    println!(
+        "{:>14} {:>12} {:>16} {:>8} {:>9} {:>7}",
+        "file", "upload MiB", "peak RSS Δ MiB", "ratio", "time s", "status"
+    );
+    for (flag, kind) in [("--one", "vLLM detailed"), ("--one-dense", "small numbers")] {
+        for &mib in &sizes {
+            let out = std::process::Command::new(&exe).arg(flag).arg((mib << 20).to_string()).output().expect("child");
+            let line = String::from_utf8_lossy(&out.stdout);
+            let f: Vec<f64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+            match f.as_slice() {
+                [size, delta, secs, status] => println!(
+                    "{kind:>14} {:>12.1} {:>16.1} {:>8.2} {:>9.2} {status:>7}",
+                    size / 1048576.0,
+                    delta / 1048576.0,
+                    delta / size,
+                    secs
+                ),
+                _ => println!(
+                    "{kind:>14} {mib:>12} failed: {}",
+                    String::from_utf8_lossy(&out.stderr).chars().take(400).collect::<String>()
+                ),
             }
-            _ => println!(
-                "{mib:>12} failed: {}",
-                String::from_utf8_lossy(&out.stderr).chars().take(400).collect::<String>()
-            ),
         }
     }
 }

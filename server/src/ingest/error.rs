@@ -87,7 +87,7 @@ impl ImportError {
                 | ImportError::TooManyLevels { .. }
                 | ImportError::TooManyRequests { .. }
                 | ImportError::Bundle { too_large: true, .. }
-        )
+        ) || matches!(self, ImportError::Parse { source, .. } if source.is_too_large())
     }
 
     /// The line at fault, for API clients.

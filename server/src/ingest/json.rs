@@ -113,14 +113,89 @@ pub fn sanitize_non_standard(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Parses one JSON document, accepting Python's bare `Infinity`/`NaN`.
+/// Bytes a JSON tree may take in memory per byte of its text (see [`Budget`]).
+pub const TREE_BYTES_PER_TEXT_BYTE: usize = 8;
+/// The least a tree may take whatever its text's length: small documents (one JSON Lines
+/// record, a summary) are never refused.
+pub const MIN_TREE_BYTES: usize = 16 << 20;
+/// Starts the message of a document refused by its [`Budget`]; [`FieldError::is_too_large`]
+/// finds it (HTTP 413).
+pub const MEMORY_BOUND: &str = "over the memory bound";
+
+impl FieldError {
+    /// True when the document was refused for the memory its tree would take.
+    pub fn is_too_large(&self) -> bool {
+        self.message.contains(MEMORY_BOUND)
+    }
+}
+
+/// What a document's tree may take in memory, charged as it is built. A `serde_json::Value`
+/// costs 32 bytes whatever it holds and an object's map a 632-byte B-tree node per few keys,
+/// so a file of one-digit numbers (`0,` is two bytes) or of tiny objects would take 17× to
+/// 75× its size; charged by what is built, such a file stops at
+/// [`TREE_BYTES_PER_TEXT_BYTE`] × its size (at least [`MIN_TREE_BYTES`]) with an error, while
+/// the trees of real tools' files (floats of 10 to 20 digits, texts, objects of many keys)
+/// stay well under it.
+struct Budget {
+    left: std::cell::Cell<usize>,
+    limit: usize,
+    exceeded: std::cell::Cell<bool>,
+}
+
+/// A list item's slot: the `Value` and, as a `Vec` grows by doubling, as much again.
+const ITEM_BYTES: usize = 2 * std::mem::size_of::<Value>();
+/// One B-tree leaf of an object's map: parent link, lengths, 11 keys and 11 values.
+const MAP_NODE_BYTES: usize = 16 + 11 * (std::mem::size_of::<String>() + std::mem::size_of::<Value>());
+/// Keys per map node charged: nodes split half full as keys arrive out of order.
+const KEYS_PER_NODE: usize = 6;
+
+impl Budget {
+    fn for_text(text: &str) -> Self {
+        let limit = text.len().saturating_mul(TREE_BYTES_PER_TEXT_BYTE).max(MIN_TREE_BYTES);
+        Budget { left: std::cell::Cell::new(limit), limit, exceeded: std::cell::Cell::new(false) }
+    }
+
+    fn charge<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
+        match self.left.get().checked_sub(bytes) {
+            Some(left) => {
+                self.left.set(left);
+                Ok(())
+            }
+            None => {
+                self.exceeded.set(true);
+                Err(E::custom("tree over its budget"))
+            }
+        }
+    }
+
+    /// The error for a document `e` stopped, naming the bound when it was this budget.
+    fn error(&self, e: &serde_json::Error, line_offset: Option<usize>) -> FieldError {
+        let line = line_offset.unwrap_or(e.line());
+        let message = if self.exceeded.get() {
+            format!(
+                "{MEMORY_BOUND}: read whole, this JSON would take more than {} MiB in memory \
+                 ({TREE_BYTES_PER_TEXT_BYTE}× its size, at least {} MiB); it holds far more values \
+                 per byte than a benchmark result (one- or two-digit numbers, tiny objects)",
+                self.limit >> 20,
+                MIN_TREE_BYTES >> 20
+            )
+        } else {
+            format!("not valid JSON: {e}")
+        };
+        match line_offset {
+            Some(n) if self.exceeded.get() => FieldError::line(n, message),
+            Some(n) => FieldError::line(n, format!("not valid JSON (column {}): {e}", e.column())),
+            None => FieldError { at: format!("line {line}, column {}", e.column()), message, line: Some(line) },
+        }
+    }
+}
+
+/// Parses one JSON document, accepting Python's bare `Infinity`/`NaN`, within its
+/// [`Budget`].
 pub fn parse(text: &str) -> Result<Value, FieldError> {
     let clean = sanitize_non_standard(text);
-    serde_json::from_str(&clean).map_err(|e| FieldError {
-        at: format!("line {}, column {}", e.line(), e.column()),
-        message: format!("not valid JSON: {e}"),
-        line: Some(e.line()),
-    })
+    let budget = Budget::for_text(text);
+    parse_shaped(&clean, Shape::Whole, &budget).map_err(|e| budget.error(&e, None))
 }
 
 /// Parses one JSON document for a sniffer: objects whole, but of every list only its first
@@ -128,7 +203,7 @@ pub fn parse(text: &str) -> Result<Value, FieldError> {
 /// file of per-request lists then costs a scan, not a tree several times its size.
 pub fn parse_sniff(text: &str) -> Option<Value> {
     let clean = sanitize_non_standard(text);
-    parse_shaped(&clean, Shape::FirstItems).ok()
+    parse_shaped(&clean, Shape::FirstItems, &Budget::for_text(text)).ok()
 }
 
 /// [`parse`] for results with vLLM's per-request lists: `generated_texts` is read past
@@ -136,32 +211,40 @@ pub fn parse_sniff(text: &str) -> Option<Value> {
 /// use neither; kept, they are most of a large file's memory).
 pub fn parse_lean(text: &str) -> Result<Value, FieldError> {
     let clean = sanitize_non_standard(text);
-    parse_shaped(&clean, Shape::Lean).map_err(|e| FieldError {
-        at: format!("line {}, column {}", e.line(), e.column()),
-        message: format!("not valid JSON: {e}"),
-        line: Some(e.line()),
-    })
+    let budget = Budget::for_text(text);
+    parse_shaped(&clean, Shape::Lean, &budget).map_err(|e| budget.error(&e, None))
 }
 
 /// [`parse_lines`] with the economy of [`parse_lean`].
 pub fn parse_lines_lean(text: &str) -> Result<Vec<(usize, Value)>, FieldError> {
+    parse_lines_shaped(text, Shape::Lean)
+}
+
+/// Parses JSON Lines: one document per non-empty line, with its line number. The lines kept
+/// share one [`Budget`], that of the whole text.
+pub fn parse_lines(text: &str) -> Result<Vec<(usize, Value)>, FieldError> {
+    parse_lines_shaped(text, Shape::Whole)
+}
+
+fn parse_lines_shaped(text: &str, shape: Shape) -> Result<Vec<(usize, Value)>, FieldError> {
+    let budget = Budget::for_text(text);
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let clean = sanitize_non_standard(line);
-        let v = parse_shaped(&clean, Shape::Lean)
-            .map_err(|e| FieldError::line(i + 1, format!("not valid JSON (column {}): {e}", e.column())))?;
+        let v = parse_shaped(&clean, shape, &budget).map_err(|e| budget.error(&e, Some(i + 1)))?;
         out.push((i + 1, v));
     }
     Ok(out)
 }
 
-fn parse_shaped(text: &str, shape: Shape) -> Result<Value, serde_json::Error> {
+fn parse_shaped(text: &str, shape: Shape, budget: &Budget) -> Result<Value, serde_json::Error> {
     use serde::de::DeserializeSeed;
     let mut de = serde_json::Deserializer::from_str(text);
-    let v = shape.deserialize(&mut de)?;
+    budget.charge::<serde_json::Error>(ITEM_BYTES)?;
+    let v = Reader { shape, budget }.deserialize(&mut de)?;
     de.end()?;
     Ok(v)
 }
@@ -169,6 +252,8 @@ fn parse_shaped(text: &str, shape: Shape) -> Result<Value, serde_json::Error> {
 /// What of a JSON value is kept (see [`parse_sniff`], [`parse_lean`]).
 #[derive(Clone, Copy, PartialEq)]
 enum Shape {
+    /// Everything.
+    Whole,
     /// Of every list, only the first item.
     FirstItems,
     /// Everything but `generated_texts` and the items of `itls`' lists.
@@ -181,10 +266,23 @@ enum Shape {
     Hollow,
 }
 
-impl<'de> serde::de::DeserializeSeed<'de> for Shape {
+/// Builds a `Value` of a [`Shape`], charging its [`Budget`] for what it keeps.
+#[derive(Clone, Copy)]
+struct Reader<'b> {
+    shape: Shape,
+    budget: &'b Budget,
+}
+
+impl Reader<'_> {
+    fn with(self, shape: Shape) -> Self {
+        Reader { shape, ..self }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Reader<'_> {
     type Value = Value;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        if self == Shape::Skip {
+        if self.shape == Shape::Skip {
             <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d)?;
             return Ok(Value::Null);
         }
@@ -192,7 +290,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for Shape {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for Shape {
+impl<'de> serde::de::Visitor<'de> for Reader<'_> {
     type Value = Value;
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("JSON")
@@ -209,10 +307,12 @@ impl<'de> serde::de::Visitor<'de> for Shape {
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
         Ok(Value::from(v))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        self.budget.charge(v.len())?;
         Ok(Value::String(v.to_owned()))
     }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+        self.budget.charge(v.len())?;
         Ok(Value::String(v))
     }
     fn visit_unit<E>(self) -> Result<Value, E> {
@@ -223,23 +323,29 @@ impl<'de> serde::de::Visitor<'de> for Shape {
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        match self {
+        let item = match self.shape {
             Shape::FirstItems => {
+                self.budget.charge(ITEM_BYTES)?;
                 if let Some(first) = seq.next_element_seed(self)? {
                     items.push(first);
                 }
                 while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                return Ok(Value::Array(items));
             }
-            Shape::Hollow => while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {},
-            Shape::Gaps => {
-                while let Some(v) = seq.next_element_seed(Shape::Hollow)? {
-                    items.push(v);
-                }
+            Shape::Hollow => {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                return Ok(Value::Array(items));
             }
-            Shape::Lean | Shape::Skip => {
-                while let Some(v) = seq.next_element_seed(Shape::Lean)? {
-                    items.push(v);
-                }
+            Shape::Gaps => Shape::Hollow,
+            Shape::Lean | Shape::Skip => Shape::Lean,
+            Shape::Whole => Shape::Whole,
+        };
+        loop {
+            // Charged before the item is read: the slot is what a list of small numbers costs.
+            self.budget.charge(ITEM_BYTES)?;
+            match seq.next_element_seed(self.with(item))? {
+                Some(v) => items.push(v),
+                None => break,
             }
         }
         Ok(Value::Array(items))
@@ -247,32 +353,20 @@ impl<'de> serde::de::Visitor<'de> for Shape {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(k) = map.next_key::<String>()? {
-            let child = match (self, k.as_str()) {
+            let extra_node = if out.len().is_multiple_of(KEYS_PER_NODE) { MAP_NODE_BYTES } else { 0 };
+            self.budget.charge(k.len() + extra_node)?;
+            let child = match (self.shape, k.as_str()) {
                 (Shape::FirstItems, _) => Shape::FirstItems,
+                (Shape::Whole, _) => Shape::Whole,
                 (_, "generated_texts") => Shape::Skip,
                 (_, "itls") => Shape::Gaps,
                 _ => Shape::Lean,
             };
-            let v = map.next_value_seed(child)?;
+            let v = map.next_value_seed(self.with(child))?;
             out.insert(k, v);
         }
         Ok(Value::Object(out))
     }
-}
-
-/// Parses JSON Lines: one document per non-empty line, with its line number.
-pub fn parse_lines(text: &str) -> Result<Vec<(usize, Value)>, FieldError> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let clean = sanitize_non_standard(line);
-        let v = serde_json::from_str(&clean)
-            .map_err(|e| FieldError::line(i + 1, format!("not valid JSON (column {}): {e}", e.column())))?;
-        out.push((i + 1, v));
-    }
-    Ok(out)
 }
 
 /// Whether the text is JSON Lines of objects (two or more lines each starting with `{`).
@@ -437,6 +531,30 @@ mod tests {
         assert_eq!(v, serde_json::json!({"a": [1], "b": {"c": [{"d": 1}]}, "n": "Infinity"}));
         assert!(parse_sniff("{\"a\": 1} x").is_none());
         assert!(parse_sniff(&"[".repeat(10_000)).is_none(), "deep nesting is refused");
+    }
+
+    #[test]
+    fn trees_that_would_take_many_times_their_text_stop_at_the_bound() {
+        // 3 MiB of one-digit numbers: 32 bytes of `Value` per 2 bytes of text, with the
+        // list's slack 32×, so over the 8× bound (24 MiB here, over the 16 MiB floor).
+        let small = format!("{{\"a\": 1, \"junk\": [{}0]}}", "0,".repeat(3 << 19));
+        let e = parse(&small).unwrap_err();
+        assert!(e.is_too_large(), "{e}");
+        assert!(e.message.contains("more than 24 MiB") && e.message.contains("8× its size"), "{e}");
+        // So do tiny objects (a map node each), in one document or over JSON Lines.
+        let tiny = format!("[{}{{}}]", "{\"a\":1},".repeat(400_000));
+        assert!(parse(&tiny).unwrap_err().is_too_large());
+        let lines = "{\"a\":1}\n".repeat(400_000);
+        let e = parse_lines(&lines).unwrap_err();
+        assert!(e.is_too_large() && e.line.is_some_and(|l| l > 1), "{e}");
+        // The same length of floats as tools write them is read.
+        let floats = format!("[{}0.5]", "0.1234567890123456,".repeat(3 << 20 >> 4));
+        assert!(floats.len() > 3 << 20);
+        assert_eq!(parse(&floats).unwrap().as_array().map(Vec::len), Some((3 << 20 >> 4) + 1));
+        // Under the floor, anything goes; a syntax error is still one.
+        assert!(parse(&format!("[{}0]", "0,".repeat(1000))).is_ok());
+        let bad = parse("[0,").unwrap_err();
+        assert!(!bad.is_too_large() && bad.message.starts_with("not valid JSON"), "{bad}");
     }
 
     #[test]

@@ -82,6 +82,32 @@ async fn a_run_over_the_level_limit_gets_413_naming_the_file() {
     }
 }
 
+/// A JSON result padded with one-digit numbers would take 32× its size as a tree: the read
+/// stops at the documented bound (8× the file) with a 413 naming it, nothing is stored, and
+/// the same file without the padding is read.
+#[tokio::test]
+async fn a_json_of_small_numbers_stops_at_the_tree_bound() {
+    let rel = "aiperf/aiperf-tests_operator_ui_aiperf-llama3-c128_profile_export_aiperf.json";
+    let real = std::fs::read_to_string(crate::common::fixtures().join(rel)).unwrap();
+    let open = real.find('{').unwrap() + 1;
+    let padded = format!("{}\"padding\": [{}0],{}", &real[..open], "0,".repeat(3 << 20), &real[open..]);
+    for app in TestApp::builder().max_upload_bytes(16 << 20).each().await {
+        let client = reqwest::Client::new();
+        let post = |name: &str, body: &str| {
+            client.post(format!("{}/api/v1/runs", app.base)).multipart(file_form(name, body.as_bytes().to_vec())).send()
+        };
+        let resp = post("padded.json", &padded).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let body: Value = resp.json().await.unwrap();
+        let error = body["error"].as_str().unwrap();
+        assert!(error.starts_with("padded.json: line "), "{body}");
+        assert!(error.contains("over the memory bound") && error.contains("8× its size"), "{body}");
+        assert_eq!(app.count("runs").await, 0, "nothing half-written");
+        let resp = post("real.json", &real).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED);
+    }
+}
+
 #[tokio::test]
 async fn a_live_run_takes_no_level_past_the_limit() {
     for app in TestApp::builder().max_upload_bytes(4 << 20).each().await {

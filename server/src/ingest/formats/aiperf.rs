@@ -90,7 +90,7 @@ pub fn sniff(text: &str) -> bool {
     if !(t.contains("\"aiperf_version\"") || t.contains("\"input_config\"")) {
         return false;
     }
-    let Ok(Value::Object(top)) = json::parse(t) else { return false };
+    let Some(Value::Object(top)) = json::parse_sniff(t) else { return false };
     // `aiperf_version` exists since schema 1.0; before it, the run-status keys that
     // GenAI-Perf's export (the same metric shape) never writes tell them apart.
     // AIPerf's server-metrics export is an extra file of an import, not a result.

@@ -69,7 +69,7 @@ fn sniff_json(text: &str) -> bool {
     if !(t.starts_with('{') && t.contains("\"metrics_phase\"") && t.contains("\"aiperf_version\"")) {
         return false;
     }
-    matches!(json::parse(t), Ok(Value::Object(top))
+    matches!(json::parse_sniff(t), Some(Value::Object(top))
         if top.contains_key("metrics_phase") && top.get("metrics").is_some_and(Value::is_object))
 }
 

@@ -90,7 +90,7 @@ pub fn sniff(text: &str) -> bool {
         if !(t.contains("\"input_config\"") && (t.contains("\"perf_analyzer\"") || t.contains("\"service_kind\""))) {
             return false;
         }
-        let Ok(Value::Object(top)) = json::parse(t) else { return false };
+        let Some(Value::Object(top)) = json::parse_sniff(t) else { return false };
         let Some(Value::Object(cfg)) = top.get("input_config") else { return false };
         // GenAI-Perf's `input_config` has a `perf_analyzer` section (2025) or argparse's
         // `service_kind` (older). AIPerf's export shares the metric blocks; its detector
