@@ -222,6 +222,7 @@ fn spec(url: &str, loads: Loads, mode: LoadMode, max_tokens: u32, timeout_s: u64
         sessions: None,
         gpu_type: None,
         gpu_count: None,
+        clock: Default::default(),
     }
 }
 

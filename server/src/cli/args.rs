@@ -169,6 +169,10 @@ pub struct SweepArgs {
     /// Number of GPUs, when --gpu does not say it.
     #[arg(long)]
     pub gpu_count: Option<u32>,
+    /// Time every request on the simulator's model clock (`plateau sim --clock model`):
+    /// exact answers whatever else the machine runs, for tests of the searches.
+    #[arg(long, hide = true)]
+    pub sim_clock: bool,
     /// API key, sent as a bearer token; never stored, logged or shown.
     #[arg(long, env = "PLATEAU_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,

@@ -10,8 +10,10 @@ pub(super) async fn sweep(db: app::db::DbTarget, mut a: SweepArgs) -> anyhow::Re
     use crate::loadgen::{self, HttpSink, Secret};
     // Where the run goes and how progress shows, taken before the flags become a request.
     let (plain, server, server_token) = (a.plain, a.server.take(), a.server_token.take());
+    let clock = if a.sim_clock { loadgen::spec::Clock::Sim } else { loadgen::spec::Clock::Wall };
     let file = prompt_file(a.prompts.as_deref())?;
-    let spec = request_of(a)?.into_spec(file)?;
+    let mut spec = request_of(a)?.into_spec(file)?;
+    spec.clock = clock;
     let (tx, rx) = tokio::sync::mpsc::channel(1024);
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
     // Ctrl-C cancels: finished levels stay, the run is marked interrupted.

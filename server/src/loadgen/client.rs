@@ -171,6 +171,9 @@ pub struct Endpoint {
     pub timeout: Duration,
     /// Keep each reply's text ([`RequestSample::reply`]): sessions resend it.
     pub keep_reply: bool,
+    /// Time every token by the simulator's model clock, as its chunks state it
+    /// (`timings.sim_sent_ms`, `timings.sim_token_ms`; [`crate::loadgen::spec::Clock::Sim`]).
+    pub sim_clock: bool,
 }
 
 /// How long to wait for the end of a body after `[DONE]`.
@@ -221,7 +224,11 @@ pub async fn send_watched(
             message: format!("no complete response within {:.1} s", endpoint.timeout.as_secs_f64()),
         }),
     };
-    sample.elapsed_ms = ms(start.elapsed());
+    sample.elapsed_ms = match (endpoint.sim_clock, sample.e2e_ms) {
+        // On the model clock a request ends with its last token.
+        (true, Some(e2e)) => e2e,
+        _ => ms(start.elapsed()),
+    };
     sample.error = error.map(|e| RequestError { message: redact(&e.message, endpoint.key.as_ref()), ..e });
     if sample.reasoning_tokens.is_none() && sample.reasoning_chunks > 0 {
         sample.reasoning_tokens = Some(sample.reasoning_chunks);
@@ -373,7 +380,7 @@ async fn exchange(
     let mut received_bytes: u64 = 0;
     let mut stream = response.bytes_stream();
     let mut lines = read::SseLines::default();
-    let mut last_token: Option<Instant> = None;
+    let mut last_token: Option<f64> = None;
     let mut done = false;
     'chunks: while let Some(item) = stream.next().await {
         let bytes = item.map_err(|e| classify(&e, true))?;
@@ -393,7 +400,8 @@ async fn exchange(
             if data.is_empty() {
                 continue;
             }
-            on_event(data, now, start, &mut last_token, s)?;
+            let at = Tick { wall_ms: ms(now.saturating_duration_since(start)), sim: endpoint.sim_clock };
+            on_event(data, at, &mut last_token, s)?;
             if let (Some(ttft), true) = (s.ttft_ms, on_first_token.is_some()) {
                 if let Some(tell) = on_first_token.take() {
                     tell(ttft);
@@ -426,13 +434,15 @@ async fn exchange(
     Ok(())
 }
 
-fn on_event(
-    data: &str,
-    now: Instant,
-    start: Instant,
-    last_token: &mut Option<Instant>,
-    s: &mut RequestSample,
-) -> Result<(), RequestError> {
+/// When an event arrived: ms since the request's clock started, and whether the event's
+/// own model time (the simulator's clock) replaces it.
+#[derive(Clone, Copy)]
+struct Tick {
+    wall_ms: f64,
+    sim: bool,
+}
+
+fn on_event(data: &str, tick: Tick, last_token: &mut Option<f64>, s: &mut RequestSample) -> Result<(), RequestError> {
     let v =
         StreamEvent::parse(data).map_err(|e| err(ErrorKind::BadJson, format!("{e} in event {}", clip(data, 120))))?;
     if let Some(message) = v.error {
@@ -463,7 +473,14 @@ fn on_event(
     if !(content || reasoning) {
         return Ok(());
     }
-    let at = ms(now.saturating_duration_since(start));
+    let at = match (tick.sim, v.sim_sent_ms, v.sim_token_ms) {
+        (true, Some(sent), Some(token)) => {
+            // The request's clock starts when the simulator took it, on the model clock.
+            s.sent_at_ms = sent;
+            token - sent
+        }
+        _ => tick.wall_ms,
+    };
     s.ttft_ms.get_or_insert(at);
     if content {
         s.ttft_content_ms.get_or_insert(at);
@@ -472,9 +489,9 @@ fn on_event(
         s.reasoning_chunks += 1;
     }
     if let Some(prev) = *last_token {
-        s.gaps_ms.push(ms(now.saturating_duration_since(prev)));
+        s.gaps_ms.push((at - prev).max(0.0));
     }
-    *last_token = Some(now);
+    *last_token = Some(at);
     s.token_chunks += 1;
     s.e2e_ms = Some(at);
     Ok(())
@@ -482,6 +499,6 @@ fn on_event(
 
 /// One event through the parser, for tests.
 #[cfg(test)]
-pub(crate) fn parse_event_for_test(data: &str, now: Instant, s: &mut RequestSample) -> Result<(), RequestError> {
-    on_event(data, now, now, &mut None, s)
+pub(crate) fn parse_event_for_test(data: &str, s: &mut RequestSample) -> Result<(), RequestError> {
+    on_event(data, Tick { wall_ms: 0.0, sim: false }, &mut None, s)
 }

@@ -25,6 +25,10 @@ pub struct StreamEvent {
     /// llama.cpp's `timings`: ms per generated token, and its own TTFT (ms).
     pub server_ms_per_token: Option<f64>,
     pub server_ttft_ms: Option<f64>,
+    /// Plateau's simulator on its model clock: when it took the request and made this
+    /// chunk's last token (ms of model time since the level began).
+    pub sim_sent_ms: Option<f64>,
+    pub sim_token_ms: Option<f64>,
     /// The first choice, when `choices` is an array whose first element is an object.
     pub choice: Option<ChoiceSeen>,
 }
@@ -72,6 +76,8 @@ impl StreamEvent {
             }),
             server_ms_per_token: timings.predicted_per_token_ms.0,
             server_ttft_ms: timings.ttft_ms.0,
+            sim_sent_ms: timings.sim_sent_ms.0,
+            sim_token_ms: timings.sim_token_ms.0,
             choice: e.choices.0.map(|c| {
                 let delta = c.delta.0.unwrap_or_default();
                 ChoiceSeen {
@@ -120,6 +126,8 @@ struct RawDetails {
 struct RawTimings {
     predicted_per_token_ms: Number,
     ttft_ms: Number,
+    sim_sent_ms: Number,
+    sim_token_ms: Number,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -328,6 +336,8 @@ pub fn parse_as_tree(data: &str) -> Result<StreamEvent, serde_json::Error> {
         usage,
         server_ms_per_token: timings.and_then(|t| t.get("predicted_per_token_ms")).and_then(Value::as_f64),
         server_ttft_ms: timings.and_then(|t| t.get("ttft_ms")).and_then(Value::as_f64),
+        sim_sent_ms: timings.and_then(|t| t.get("sim_sent_ms")).and_then(Value::as_f64),
+        sim_token_ms: timings.and_then(|t| t.get("sim_token_ms")).and_then(Value::as_f64),
         choice: choice.map(|c| {
             let delta = c.get("delta");
             ChoiceSeen {

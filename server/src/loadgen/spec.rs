@@ -124,6 +124,21 @@ pub struct SweepSpec {
     /// facts: its cost and per-GPU figures rest on them); `None`: not said.
     pub gpu_type: Option<String>,
     pub gpu_count: Option<i64>,
+    /// Which clock the requests are timed on ([`Clock`]).
+    pub clock: Clock,
+}
+
+/// The clock a sweep times its requests on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Clock {
+    /// The machine's: what a user measures.
+    #[default]
+    Wall,
+    /// Plateau's simulator's model clock (`plateau sim --clock model`), for tests whose
+    /// answers must be exact on a busy machine: every token's time is the one the
+    /// simulator's chunk states, and each closed-loop trial is announced to the simulator
+    /// (`POST /sim/clock`) so that no step starts before the trial's due requests are in.
+    Sim,
 }
 
 /// How often a running sweep renews its run's lease (`app::db::SWEEP_LEASE` is 30 s).

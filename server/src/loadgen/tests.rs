@@ -132,6 +132,7 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
         sessions: None,
         gpu_type: None,
         gpu_count: None,
+        clock: Default::default(),
     }
 }
 
@@ -328,10 +329,9 @@ async fn error_kinds_are_recorded_per_request() {
 #[test]
 fn bad_json_is_its_own_kind() {
     let mut s = RequestSample::default();
-    let now = std::time::Instant::now();
-    let e = super::client::parse_event_for_test("{not json", now, &mut s).unwrap_err();
+    let e = super::client::parse_event_for_test("{not json", &mut s).unwrap_err();
     assert_eq!(e.kind, ErrorKind::BadJson);
-    let e = super::client::parse_event_for_test(r#"{"error":{"message":"oom"}}"#, now, &mut s).unwrap_err();
+    let e = super::client::parse_event_for_test(r#"{"error":{"message":"oom"}}"#, &mut s).unwrap_err();
     assert_eq!((e.kind, e.message.as_str()), (ErrorKind::BrokenStream, "error event: oom"));
 }
 

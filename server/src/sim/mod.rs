@@ -109,6 +109,24 @@ pub struct SimConfig {
     pub gpu_memory_mib: u64,
     /// The simulated GPUs' `modelName`.
     pub gpu_model: String,
+    /// Which clock the steps run on ([`SimClock`]).
+    pub clock: SimClock,
+}
+
+/// The clock the simulator's steps run on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimClock {
+    /// Each step sleeps its model time on the machine's clock: what a load generator
+    /// measures is the model plus the machine's own delays (the default, for demos and
+    /// for checking a client's timing).
+    #[default]
+    Wall,
+    /// Model time: steps take no wall time; every token chunk carries its model time
+    /// (`timings.sim_sent_ms`, `timings.sim_token_ms`), and after `POST /sim/clock`
+    /// (`{"in_flight": C, "requests": N}`, a closed-loop level) no step starts before every
+    /// request the level has due is in. A sweep run with its sim clock reads those times
+    /// and measures the model exactly, whatever else the machine is doing.
+    Model,
 }
 
 /// The simulated GPUs' default model name.
@@ -145,6 +163,7 @@ impl Default for SimConfig {
             gpu_peak_w: 300.0,
             gpu_memory_mib: DEFAULT_GPU_MEMORY_MIB,
             gpu_model: DEFAULT_GPU_MODEL.to_owned(),
+            clock: SimClock::Wall,
         }
     }
 }
@@ -238,6 +257,10 @@ pub struct SimArgs {
     /// The simulated GPUs' model name (the modelName label).
     #[arg(long, default_value = DEFAULT_GPU_MODEL)]
     pub gpu_model: String,
+    /// The steps' clock: `wall` sleeps each step's model time; `model` takes none and
+    /// stamps every token with its model time, for exact tests (`plateau sweep --sim-clock`).
+    #[arg(long, value_enum, default_value_t = SimClock::Wall)]
+    pub clock: SimClock,
 }
 
 impl From<SimArgs> for SimConfig {
@@ -263,6 +286,7 @@ impl From<SimArgs> for SimConfig {
             gpu_peak_w: a.gpu_peak_w,
             gpu_memory_mib: a.gpu_memory_mib,
             gpu_model: a.gpu_model,
+            clock: a.clock,
         }
     }
 }

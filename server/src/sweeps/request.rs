@@ -254,6 +254,7 @@ impl SweepRequest {
             sessions: work.sessions,
             gpu_type,
             gpu_count,
+            clock: crate::loadgen::spec::Clock::Wall,
             loads,
             mode,
             warmup: self.warmup,

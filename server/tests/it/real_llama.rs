@@ -114,6 +114,7 @@ async fn a_short_real_sweep_against_llama_cpp() {
         sessions: None,
         gpu_type: None,
         gpu_count: None,
+        clock: Default::default(),
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
@@ -202,6 +203,7 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
         sessions: None,
         gpu_type: None,
         gpu_count: None,
+        clock: Default::default(),
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);

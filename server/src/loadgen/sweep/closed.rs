@@ -50,6 +50,9 @@ impl<S: RunSink> Runner<'_, S> {
         let mut done_trials: Vec<NewLevel> = Vec::with_capacity(trials);
         for t in 0..trials {
             let before = t * total;
+            if self.endpoint.sim_clock && self.scripts.is_none() {
+                super::endpoint::announce_to_sim(self.endpoint, &self.spec.target, in_flight, total).await?;
+            }
             let measured = self
                 .batch()
                 .closed(total, in_flight, |done| {

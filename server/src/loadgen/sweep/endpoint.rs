@@ -64,5 +64,32 @@ pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoin
         key: target.api_key.clone(),
         timeout,
         keep_reply: false,
+        sim_clock: false,
     })
+}
+
+/// Announces a closed-loop trial to a simulator on its model clock (`POST /sim/clock`):
+/// `requests` requests, `in_flight` at a time, start now.
+pub(crate) async fn announce_to_sim(
+    endpoint: &Endpoint,
+    target: &Target,
+    in_flight: usize,
+    requests: usize,
+) -> Result<(), LoadgenError> {
+    let url = format!("{}/sim/clock", target.base_url.trim_end_matches('/'));
+    let body = serde_json::json!({ "in_flight": in_flight, "requests": requests });
+    let answer = endpoint
+        .client
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| LoadgenError::Client(format!("announcing a level to the simulator: {e}")))?;
+    if !answer.status().is_success() {
+        return Err(LoadgenError::InvalidSpec(format!(
+            "the sweep runs on the simulator's clock, but {url} answered {} (is it `plateau sim --clock model`?)",
+            answer.status()
+        )));
+    }
+    Ok(())
 }

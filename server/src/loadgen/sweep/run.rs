@@ -43,6 +43,7 @@ pub async fn run_sweep_to<S: RunSink>(
     let mut endpoint = endpoint_for(&spec.target, spec.request_timeout)?;
     // A session resends each reply in its next turn.
     endpoint.keep_reply = spec.sessions.is_some();
+    endpoint.sim_clock = spec.clock == crate::loadgen::spec::Clock::Sim;
     let endpoint = Arc::new(endpoint);
     let (scraper, engine) = start_scraper(&spec).await?;
     // Before the run exists: its definitions say how prompt lengths were made.

@@ -21,9 +21,10 @@ use super::request::{
     Kind, Plan, CHAT_TOKENS_PRIMING,
 };
 use super::scheduler::jobs;
-use super::state::{stats, AppState, Progress, Shared, Ticket};
+use super::state::{model_clock, stats, AppState, ModelTimes, Progress, Shared, Ticket};
 use super::wire::{chat_chunk, chunk_len, finish_chunks, finish_reason, sse, timings, token_chunk, token_text, usage};
 use crate::sim::model::Slot;
+use crate::sim::SimClock;
 
 /// Bytes buffered between a response task and the socket.
 pub(super) const PIPE_BYTES: usize = 16 * 1024;
@@ -108,13 +109,16 @@ pub(super) async fn run(state: &Shared, mut plan: Plan, guard: InFlight) -> Resu
         hits
     };
     plan.cached_tokens = cached;
-    let slot = Slot::new(Ticket { tx, progress: initial }, plan.prompt_tokens, plan.output_tokens).with_cached(cached);
+    let model_times =
+        (state.cfg.clock == SimClock::Model).then(|| Arc::new(std::sync::Mutex::new(ModelTimes::default())));
+    let ticket = Ticket { tx, progress: initial, model_times: model_times.clone() };
+    let slot = Slot::new(ticket, plan.prompt_tokens, plan.output_tokens).with_cached(cached);
     if jobs(state).send(slot).await.is_err() {
         return Err(ApiError(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "scheduler stopped".into()));
     }
     if plan.stream {
         let (writer, reader) = tokio::io::duplex(PIPE_BYTES);
-        tokio::spawn(stream_response(writer, rx, plan, guard));
+        tokio::spawn(stream_response(writer, rx, plan, model_times, guard));
         let mut response = Response::new(Body::new(AsyncReadBody::with_capacity(reader, 4096)));
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -185,6 +189,7 @@ pub(super) async fn stream_response(
     mut out: tokio::io::DuplexStream,
     mut rx: watch::Receiver<Progress>,
     plan: Plan,
+    model_times: Option<Arc<std::sync::Mutex<ModelTimes>>>,
     _guard: InFlight,
 ) {
     let mut emitted = 0u32;
@@ -200,7 +205,14 @@ pub(super) async fn stream_response(
                 // token, not on arrival: TTFT stays honest.
                 sse(&mut buf, &chat_chunk(&plan, json!({ "role": "assistant", "content": null }), None));
             }
-            sse(&mut buf, &token_chunk(&plan, emitted, n));
+            let mut chunk = token_chunk(&plan, emitted, n);
+            if let Some(times) = &model_times {
+                // On the model clock each chunk says when its last token was made.
+                let t = times.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let token_ms = t.token_ms.get((emitted + n - 1) as usize).copied();
+                chunk["timings"] = json!({ "sim_sent_ms": t.sent_ms, "sim_token_ms": token_ms });
+            }
+            sse(&mut buf, &chunk);
             emitted += n;
         }
         let cut = plan.cut_at.is_some_and(|c| emitted >= c);
@@ -234,6 +246,31 @@ pub(super) async fn models(State(state): State<AppState>) -> Json<Value> {
 
 pub(super) async fn health() -> Json<Value> {
     Json(json!({ "status": "ok" }))
+}
+
+/// `POST /sim/clock` (`--clock model` only): a closed-loop level of `requests` requests with
+/// `in_flight` at a time starts now. Reported times count from here, and no step starts
+/// before every request the level has due is in.
+pub(super) async fn plan_level(State(state): State<AppState>, body: Bytes) -> Response {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Level {
+        in_flight: usize,
+        requests: usize,
+    }
+    if state.cfg.clock != SimClock::Model {
+        let message = "the simulator runs on the wall clock: start it with --clock model to announce levels";
+        return ApiError(StatusCode::CONFLICT, "invalid_request_error", message.into()).into_response();
+    }
+    let level: Level = match parse(&body) {
+        Ok(l) => l,
+        Err(e) => return e.into_response(),
+    };
+    let mut c = model_clock(&state.clock);
+    c.origin_ms = c.now_ms;
+    c.level = Some((level.in_flight.max(1), level.requests));
+    c.finished = 0;
+    Json(json!({ "origin_ms": c.now_ms })).into_response()
 }
 
 /// llama.cpp's `/props` subset a load generator reads: the slot count.

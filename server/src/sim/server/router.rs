@@ -7,8 +7,8 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use super::exposition::{gpu_metrics, metrics};
-use super::handlers::{chat_completions, completions, health, models, props};
-use super::state::{AppState, Shared, Stats};
+use super::handlers::{chat_completions, completions, health, models, plan_level, props};
+use super::state::{AppState, ModelClock, Shared, Stats};
 use crate::sim::model::PrefixCache;
 use crate::sim::SimConfig;
 
@@ -25,6 +25,7 @@ pub(in crate::sim) fn router(cfg: SimConfig) -> Router {
         in_flight: AtomicUsize::new(0),
         prefix: Mutex::new(PrefixCache::default()),
         jobs: OnceLock::new(),
+        clock: Arc::new(Mutex::new(ModelClock::default())),
     });
     Router::new()
         .route("/v1/completions", post(completions))
@@ -34,5 +35,6 @@ pub(in crate::sim) fn router(cfg: SimConfig) -> Router {
         .route("/props", get(props))
         .route("/metrics", get(metrics))
         .route("/gpu/metrics", get(gpu_metrics))
+        .route("/sim/clock", post(plan_level))
         .with_state(state)
 }

@@ -28,6 +28,38 @@ pub(super) struct Progress {
 pub(super) struct Ticket {
     pub(super) tx: watch::Sender<Progress>,
     pub(super) progress: Progress,
+    /// On the model clock: when the request came in and when each of its tokens was made.
+    pub(super) model_times: Option<Arc<Mutex<ModelTimes>>>,
+}
+
+/// One request's times on the model clock (ms since the clock's origin, [`ModelClock`]):
+/// the scheduler writes them, the response task reads each chunk's.
+#[derive(Debug, Default)]
+pub(super) struct ModelTimes {
+    pub(super) sent_ms: f64,
+    pub(super) token_ms: Vec<f64>,
+}
+
+/// The model clock (`--clock model`): model time, its origin (the last closed-loop level's
+/// start, `POST /sim/clock`), and what that level has due.
+#[derive(Debug, Default)]
+pub(super) struct ModelClock {
+    /// Model time since the scheduler started (ms).
+    pub(super) now_ms: f64,
+    /// Reported times count from here (ms of `now_ms`).
+    pub(super) origin_ms: f64,
+    /// The level's concurrency and requests, when one was announced.
+    pub(super) level: Option<(usize, usize)>,
+    /// Requests finished since the level was announced.
+    pub(super) finished: usize,
+}
+
+impl ModelClock {
+    /// Requests that must be in before the next step: a closed loop keeps `C` in flight
+    /// while it has requests left, refilling each slot the moment one finishes.
+    pub(super) fn due(&self) -> usize {
+        self.level.map_or(0, |(c, n)| c.min(n.saturating_sub(self.finished)))
+    }
 }
 
 /// What `/metrics` and `/gpu/metrics` export, updated by the scheduler once per step (and
@@ -97,6 +129,12 @@ pub(super) struct Shared {
     pub(super) prefix: Mutex<PrefixCache>,
     /// Started with the first request, so `router` needs no runtime.
     pub(super) jobs: OnceLock<mpsc::Sender<Slot<Ticket>>>,
+    /// The model clock (`--clock model`), shared by the scheduler and `POST /sim/clock`.
+    pub(super) clock: Arc<Mutex<ModelClock>>,
+}
+
+pub(super) fn model_clock(clock: &Mutex<ModelClock>) -> std::sync::MutexGuard<'_, ModelClock> {
+    clock.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 pub(super) type AppState = Arc<Shared>;

@@ -13,6 +13,7 @@
 //! repeats whose timings are asserted: run alone); `support` holds what they share.
 
 mod basics;
+mod exact;
 mod http;
 mod nightly;
 mod open_loop;

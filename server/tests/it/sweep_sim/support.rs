@@ -53,6 +53,7 @@ pub(super) fn spec(url: String, endpoint: EndpointKind, concurrency: Vec<u32>, m
         sessions: None,
         gpu_type: None,
         gpu_count: None,
+        clock: Default::default(),
     }
 }
 
@@ -189,101 +190,9 @@ pub(super) fn phases_in_order(raw: &serde_json::Value, reqs: &[app::domain::Requ
     assert_eq!(connect.iter().flatten().count() as u64, opened, "{connect:?}");
 }
 
-/// The adaptive searches' time scale: the decode step in ms and the tokens a chunk carries
-/// after the first. The model's answers are ratios of step costs, so they hold at any scale,
-/// and the simulator keeps its steps on an absolute clock (no drift from timer rounding).
-/// Up to 16 slots the step is 5 ms: a level's two rounds last a quarter of a second, and a
-/// stall of the runtime still moves a level by less than the 5 % gain the search asks for.
-/// At 64 slots it is 10 ms with a token a chunk: the client reads a chunk per slot per step,
-/// and a closed loop's refill of a finished batch must fit in one step. At 5 ms it does not:
-/// one run in a few reads 56 slots as no gain over 48, and with 2 tokens a chunk one in
-/// three reads 64 → 128 as a gain and names 88. At 256 slots it is 5 ms with 8
-/// tokens a chunk (96-token answers, so a level still lasts a second or more): the client
-/// reads at most 6,400 chunks a second, as at 64 slots.
-fn adaptive_scale(max_batch: usize) -> (f64, u32) {
-    match max_batch {
-        0..=16 => (5.0, 1),
-        17..=64 => (10.0, 1),
-        _ => (5.0, u32::try_from(max_batch / 32).unwrap()),
-    }
-}
-
-/// The adaptive search against `plateau sim` with `max_batch` decode slots at the time scale
-/// of [`adaptive_scale`], plus `per_seq_ms` per sequence in the batch: where it names the
-/// plateau, where the simulator's model says throughput stops growing
-/// (`TimingModel::plateau_start` at the search's 5 % per doubling), and the loads it measured
-/// in order. At most 6,400 chunks a second, which client and simulator on two shared cores
-/// deliver without becoming the bottleneck themselves; at 256 slots the simulator streams
-/// several tokens a chunk after the first (`--stream-interval`, as SGLang and vLLM can).
-pub(super) async fn adaptive_against_the_sim(max_batch: usize, per_seq_ms: f64) -> (u32, u32, Vec<f64>) {
-    let (base_decode_ms, stream_interval) = adaptive_scale(max_batch);
-    let cfg = SimConfig { stream_interval, base_decode_ms, ..scaled_sim(max_batch, per_seq_ms) };
-    let spec_gain = AdaptiveSpec::default().min_gain;
-    let want = u32::try_from(cfg.timing().plateau_start(spec_gain)).unwrap();
-    let url = spawn_sim(cfg).await;
-    let (_dir, pool) = temp_pool("adaptive-exact.db").await;
-    let max_concurrency = u32::try_from(max_batch * 4).unwrap();
-    let mut s = SweepSpec {
-        // from C = 4 at 256 slots: the levels below gain 100 % per doubling all the same
-        loads: Loads::Adaptive(AdaptiveSpec {
-            start: u32::try_from(max_batch / 64).unwrap().max(1),
-            max_concurrency,
-            ..AdaptiveSpec::default()
-        }),
-        ..spec(url, EndpointKind::Chat, vec![1], LoadMode::Steady { requests: 4 })
-    };
-    // A closed loop refills a finished request's slot after a round trip, and the refill
-    // waits for the next step: at C = B that idles about one step per request, 1/(n + 1) of
-    // the throughput for n tokens, which B → 2B then gains back. At 24 tokens (4 %) that
-    // plus noise read as a gain over 5 % and the search ran past the limit; 48 tokens
-    // (2 %) hold up to 64 slots, 96 (1 %) at 256.
-    s.target.max_tokens = if max_batch > 64 { 96 } else { 48 };
-    let (run, events) = sweep(&pool, s).await;
-    assert_eq!(run.status, RunStatus::Complete);
-    let loads = measured_loads(&events);
-    let verdict = events
-        .iter()
-        .find_map(|e| match e {
-            Progress::Plateau { verdict } => Some(verdict.clone()),
-            _ => None,
-        })
-        .expect("a plateau event");
-    (verdict.plateau_c.unwrap(), want, loads)
-}
-
-/// The bar: for each batch limit, with and without a per-sequence step cost, the
-/// search names the plateau within one bisection step of the model's: the bracket is
-/// bisected down to 1/16 of its top (at least 1), or until its ends differ by less than the
-/// 1 % measurement noise, which on a curve bending slowly leaves up to 1/8 of the top.
-pub(super) async fn adaptive_finds_the_batch_limit(max_batch: usize) {
-    let _serial = timing_lock().await;
-    // with a per-sequence cost: 1/20 of the step, or 1/320 of it at 256 slots (where 1/20
-    // would add nearly 13 base steps to a full batch's step), a curve that bends slowly
-    let (step_ms, _) = adaptive_scale(max_batch);
-    for per_seq_ms in [0.0, if max_batch > 64 { step_ms / 320.0 } else { step_ms / 20.0 }] {
-        let (got, want, loads) = adaptive_against_the_sim(max_batch, per_seq_ms).await;
-        eprintln!(
-            "batch {max_batch}, + {per_seq_ms} ms per sequence: plateau at C≈{got}, the model's at {want}: {loads:?}"
-        );
-        let step = (f64::from(want) / 8.0).ceil().max(1.0) as u32;
-        assert!(
-            got.abs_diff(want) <= step,
-            "batch {max_batch}, + {per_seq_ms} ms per sequence: plateau at C≈{got}, the model's at {want} (± {step}): {loads:?}"
-        );
-        // It doubled past the limit, then bisected back into a doubling next to it: the one
-        // below the limit, or, when noise read the doubling just past the limit as a gain
-        // (the refill idles about 2 % at C = B), the one above it. The doubling visits powers
-        // of two only (it starts at one), and a bisection of (A/2, A] never does.
-        let past = loads.iter().any(|&c| c > want as f64);
-        let bisected = |c: f64| c.log2().fract() != 0.0;
-        let inside =
-            loads.iter().filter(|&&c| c > f64::from(want) / 2.0 && c < f64::from(want) * 2.0 && bisected(c)).count();
-        assert!(past && (want < 4 || inside >= 1), "{loads:?}");
-    }
-}
-
-/// Tests whose figures are timings (the `timed` suite: the model's throughput, the adaptive
-/// and capacity searches, send spacing, over-capacity detection) run one at a time: on two
+/// Tests whose figures are wall-clock timings (the `timed` suite: send spacing, queueing
+/// under overload, over-capacity detection, the capacity search on request rate, repeats)
+/// run one at a time: on two
 /// cores, any other sweep at the same time would add its load to what they measure (and
 /// `.ci/test` runs them after the other suites). The other simulator tests run together
 /// ([`shared_lock`]), and in one process never beside a timing test.

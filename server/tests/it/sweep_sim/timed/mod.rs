@@ -8,4 +8,3 @@
 mod capacity;
 mod rates;
 mod repeats;
-mod throughput;

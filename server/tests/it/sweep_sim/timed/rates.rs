@@ -91,64 +91,6 @@ async fn an_overloaded_server_cannot_hide_its_queue_and_nothing_is_dropped() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_adaptive_search_stops_at_the_simulators_saturation() {
-    let _serial = timing_lock().await;
-    // Eight decode slots: throughput doubles up to C=8, then stays flat.
-    let url = spawn_sim(SimConfig {
-        max_batch: 8,
-        base_decode_ms: 2.0,
-        per_seq_decode_ms: 0.25,
-        prefill_ms_per_token: 0.0,
-        ..SimConfig::default()
-    })
-    .await;
-    let (_dir, pool) = temp_pool("adaptive.db").await;
-    let mut s = SweepSpec {
-        loads: Loads::Adaptive(AdaptiveSpec { max_concurrency: 256, ..AdaptiveSpec::default() }),
-        ..spec(url, EndpointKind::Chat, vec![1], LoadMode::Steady { requests: 8 })
-    };
-    // Long enough outputs that the refill gap (a finished request's slot idles until the
-    // client's next request arrives) costs little: at C=8 it leaves the batch under-full,
-    // which C=16 (a queue) hides, so a short-output run sees a small gain past 8.
-    s.target.max_tokens = 64;
-    let (run, events) = sweep(&pool, s).await;
-    assert_eq!(run.status, RunStatus::Complete);
-    // Measurement order (doubling, then refinement) from the progress events; the stored
-    // run lists its levels in load order, whatever order they were measured in.
-    let loads = measured_loads(&events);
-    let stored: Vec<f64> = run.points.iter().map(|p| p.load_value).collect();
-    let mut sorted = loads.clone();
-    sorted.sort_by(f64::total_cmp);
-    assert_eq!(stored, sorted, "stored in load order");
-    assert_eq!(&loads[..4], &[1.0, 2.0, 4.0, 8.0], "{loads:?}");
-    let top = loads.iter().copied().fold(0.0, f64::max);
-    assert!(top <= 32.0, "never goes far past saturation, let alone to 256: {loads:?}");
-    let verdict = events
-        .iter()
-        .find_map(|e| match e {
-            Progress::Plateau { verdict } => Some(verdict.clone()),
-            _ => None,
-        })
-        .expect("a plateau event");
-    let c = verdict.plateau_c.unwrap();
-    // At the saturation, or one doubling past it when the refill gap still shows.
-    assert!((6..=16).contains(&c), "plateau at C≈{c} (simulator saturates at 8): {loads:?}");
-    assert!(verdict.gain_per_doubling.unwrap() < 0.05);
-    // Refinement measured midpoints between the doubling levels.
-    assert!(loads.iter().skip(4).any(|l| ![16.0, 32.0].contains(l)), "{loads:?}");
-    assert!(run.facts.notes.contains(&format!("plateau at C≈{c}")), "{}", run.facts.notes);
-    // …and on the chart: an annotation by the sweep at the plateau's level.
-    let marks: Vec<(String, String)> = run.annotations.iter().map(|a| (a.anchor.label(), a.author.clone())).collect();
-    assert_eq!(marks, [(format!("C={c}"), "plateau sweep".to_owned())]);
-    let raw = app::db::level_raw(&pool, &run.id, loads.len() as i64 - 1).await.unwrap();
-    assert_eq!(raw["adaptive_phase"], "refine");
-    // Levels measured at least 2×C requests each.
-    for p in &run.points {
-        assert!(p.requests_total().unwrap() >= (2.0 * p.load_value) as i64);
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_over_capacity_rate_is_detected_flagged_and_ends_the_rate_sweep() {
     let _serial = timing_lock().await;
     // One decode slot, 5 ms steps, 16 tokens: 80 ms a request, 12.5 req/s at most.
