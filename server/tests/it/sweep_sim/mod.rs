@@ -9,8 +9,10 @@
 //!
 //! The suites: `basics`, `http` (sweeps over HTTP, replicas, bounds), `nightly` (the pages on
 //! nightly runs of one configuration), `open_loop`,
-//! `telemetry`, `repeats`, `workloads`, and `timed` (throughput, searches, arrivals and
-//! repeats whose timings are asserted: run alone); `support` holds what they share.
+//! `telemetry`, `repeats`, `workloads`, `exact` (the steady state and the searches on the
+//! simulator's model clock: exact answers, run beside everything), and `timed` (arrivals,
+//! the rate search and repeats, whose wall-clock timings are asserted: run alone);
+//! `support` holds what they share.
 
 mod basics;
 mod exact;
