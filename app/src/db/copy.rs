@@ -205,6 +205,20 @@ const TABLES: &[Table] = &[
         ],
     },
     Table {
+        name: "run_audit",
+        order: "id",
+        identity: true,
+        columns: &[
+            ("id", Int),
+            ("at", Stamp),
+            ("who", Text),
+            ("action", Text),
+            ("run_public_id", Text),
+            ("run_name", Text),
+            ("detail", Text),
+        ],
+    },
+    Table {
         name: "dismissed_proposals",
         order: "proposal_key",
         identity: false,

@@ -20,6 +20,9 @@ pub enum DbError {
     Sqlx(#[from] sqlx::Error),
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The row is in use and cannot change now (a run whose sweep still writes it): 409.
+    #[error("{0}")]
+    Busy(String),
     #[error("stored value is invalid: {0}")]
     Corrupt(String),
     /// `plateau db copy` refused or undid a copy (target not empty, a table differed).

@@ -27,7 +27,9 @@ use serde_json::json;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/runs", get(list).post(create))
-        .route("/runs/{id}", get(show))
+        .route("/runs/{id}", get(show).patch(super::run_edit::api_edit).delete(super::run_edit::api_delete))
+        .route("/runs/delete", axum::routing::post(super::run_edit::api_delete_many))
+        .route("/audit", get(super::run_edit::api_audit))
         .route("/runs/{id}/export.json", get(export_json))
         .route("/runs/{id}/export.csv", get(export_csv))
         .route("/runs/{id}/export.md", get(export_md))

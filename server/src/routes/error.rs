@@ -169,6 +169,7 @@ impl From<DbError> for ApiError {
             DbError::Text(t) => ApiError::bad_request(t.to_string()).with_field(t.field),
             DbError::Slo { field, error } => ApiError::bad_request(error.to_string()).with_field(field),
             DbError::Price(e) => ApiError::bad_request(e.to_string()).with_field(e.field),
+            DbError::Busy(message) => ApiError::new(StatusCode::CONFLICT, message),
             other => ApiError::internal("a database call", other),
         }
     }

@@ -17,6 +17,7 @@ mod login;
 mod multipart;
 mod prices;
 mod prometheus;
+mod run_edit;
 mod slos;
 pub mod state;
 mod sweeps;
@@ -108,6 +109,7 @@ pub fn router(state: AppState) -> Router {
         .route("/sweeps", post(sweeps::start_form))
         .route("/imports/{token}/save", post(upload::save))
         .merge(annotations::form_router())
+        .merge(run_edit::form_router())
         .merge(alerts::form_router())
         .merge(slos::form_router())
         .merge(prices::form_router())

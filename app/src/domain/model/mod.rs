@@ -10,6 +10,7 @@ pub mod level;
 pub mod metrics;
 pub mod point;
 pub mod run;
+pub mod run_edit;
 pub mod stats;
 pub mod telemetry;
 pub mod text;

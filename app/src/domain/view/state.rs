@@ -148,8 +148,9 @@ impl ViewState {
                         format!("an SLO such as ttft:p99<=2s,tpot:p99<=50ms,errors<=1% ({})", e.problem),
                     ),
                 },
-                // Set by the pages themselves (report banner, the exports).
-                "report" | "format" | "error" => {}
+                // Set by the pages themselves (report banner, the exports; the runs list's
+                // selection form also carries its "delete" box).
+                "report" | "format" | "error" | "confirm" => {}
                 other => bad(other, value, "one of runs, baseline, metric, stat, scale, hide, slo".into()),
             }
         }

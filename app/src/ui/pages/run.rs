@@ -191,6 +191,7 @@ pub(crate) fn RunView(
         {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
         {why.map(|why| view! { <WhySection why /> })}
         <RunFactsList run=run.clone() />
+        {editable.then(|| view! { <RunCorrections run=run.clone() back=back.clone() /> })}
         <section class="charts">
             <crate::ui::components::NoJsNote />
             {charts.into_iter().map(|c| view! {
@@ -339,6 +340,44 @@ fn RunFactsList(run: Run) -> impl IntoView {
         <ul class="tags">{tags.into_iter().map(|t| view! { <li>{t}</li> }).collect_view()}</ul>
     })}
     {(!notes.is_empty()).then(|| view! { <p class="notes">{notes}</p> })}
+    }
+}
+
+/// Setting a run right: its name and facts (each field replaces the stored one; an empty
+/// one clears it), or deleting it (a box to tick first). Each correction goes to the audit
+/// log (`GET /api/v1/audit`).
+#[component]
+fn RunCorrections(run: Run, back: String) -> impl IntoView {
+    let f = run.facts.clone();
+    let edit = format!("/runs/{}/edit", run.id);
+    let delete = format!("/runs/{}/delete", run.id);
+    let endpoint = f.endpoint_kind.map_or("", crate::domain::EndpointKind::as_str);
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    view! {
+        <details class="run-edit" id="run-edit">
+            <summary>"Edit or delete this run"</summary>
+            <form method="post" action=edit class="annotation-form edit-form" id="run-edit-form">
+                <input type="hidden" name="back" value=back />
+                <label>"Name "<input name="name" value=run.name.clone() required maxlength="500" /></label>
+                <label>"Model "<input name="model" value=text(&f.model) maxlength="256" /></label>
+                <label>"Engine "<input name="engine" value=text(&f.engine) maxlength="256" /></label>
+                <label>"Engine version "<input name="engine_version" value=text(&f.engine_version) maxlength="256" /></label>
+                <label>"GPU type "<input name="gpu_type" value=text(&f.gpu_type) maxlength="256" /></label>
+                <label>"GPUs "<input name="gpu_count" type="number" min="1" max="65536" value=f.gpu_count.map(|n| n.to_string()).unwrap_or_default() /></label>
+                <label>"Endpoint "<select name="endpoint_kind">
+                    <option value="" selected=endpoint.is_empty()>"not recorded"</option>
+                    <option value="chat" selected=endpoint == "chat">"chat"</option>
+                    <option value="completions" selected=endpoint == "completions">"completions"</option>
+                </select></label>
+                <label>"Tags "<input name="tags" value=f.tags.join(", ") /></label>
+                <label class="wide">"Notes "<textarea name="notes" rows="3" inner_html=crate::ui::components::textarea_html(&f.notes)></textarea></label>
+                <button type="submit">"Save"</button>
+            </form>
+            <form method="post" action=delete class="delete-form" id="run-delete-form">
+                <label><input type="checkbox" name="confirm" value="yes" required />" yes, delete this run and everything stored with it"</label>
+                <button type="submit" class="danger">"Delete run"</button>
+            </form>
+        </details>
     }
 }
 

@@ -25,12 +25,15 @@ pub fn RunsPage() -> impl IntoView {
         RunQuery::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
     };
     let page = super::data::page_resource(query, find_runs);
+    // A form of this page that failed (Delete selected) comes back with `?error=…`.
+    let error = super::run::form_error();
     view! {
         <Title text="Runs" />
         <div class="page-head">
             <h1>"Runs"</h1>
             <a class="button" href="/upload">"Import results"</a>
         </div>
+        {error.map(|e| view! { <div class="error-box" role="alert" id="form-error">{e}</div> })}
         <Suspense fallback=|| view! { <p>"Loading runs…"</p> }>
             {move || Suspend::new(async move {
                 match page.await {
@@ -133,6 +136,11 @@ fn RunsView(p: RunPage) -> impl IntoView {
         <form id="compare-form" method="get" action="/compare" class="compare-bar">
             <span id="runs-total">{format!("{total} run{}", if total == 1 { "" } else { "s" })}</span>
             <button type="submit" id="compare-submit">"Compare selected"</button>
+            <span class="delete-selected">
+                <label><input type="checkbox" name="confirm" value="yes" id="delete-confirm" />" delete"</label>
+                <button type="submit" formaction="/runs/delete" formmethod="post" class="danger" id="delete-submit"
+                    title="Deletes the runs ticked, with everything stored with them (kept in the audit log)">"Delete selected"</button>
+            </span>
         </form>
         {if empty {
             view! {

@@ -9,6 +9,7 @@ mod alerts;
 mod archives;
 mod check;
 mod contract;
+mod corrections;
 mod imports;
 mod pages;
 mod support;

@@ -197,9 +197,20 @@ async fn a_valid_token_writes_through_every_route() {
             let body: Value = resp.json().await.unwrap();
             body["runs"][0]["id"].as_str().unwrap().to_owned()
         };
+        // `DELETE /api/v1/runs/{id}` deletes what it is given: a run of its own.
+        let doomed = {
+            let resp = app.send(&write_routes()[3], "/api/v1/runs", bearer(&t.token)).await;
+            let body: Value = resp.json().await.unwrap();
+            body["runs"][0]["id"].as_str().unwrap().to_owned()
+        };
         for route in write_routes() {
-            let path = path_of(route.pattern, &upload, &run);
+            let deletes = route.method == Method::DELETE && route.pattern == "/api/v1/runs/{id}";
+            let path = path_of(route.pattern, &upload, if deletes { &doomed } else { &run });
             let resp = app.send(&route, &path, bearer(&t.token)).await;
+            if deletes {
+                assert_eq!(resp.status(), StatusCode::NO_CONTENT, "the token's user deleted a run");
+                continue;
+            }
             let status = resp.status();
             // Past the gate: the handler answers (or the router, for paths with no route yet).
             assert!(

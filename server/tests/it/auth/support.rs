@@ -138,10 +138,15 @@ pub(super) fn write_routes() -> Vec<WriteRoute> {
         r(Method::POST, "/api/v1/sweeps", Body::SweepJson),
         r(Method::POST, "/api/v1/sweeps/{id}/cancel", Body::Empty),
         r(Method::POST, "/logout", Body::Empty),
-        // future routes, refused by method alone
-        r(Method::PUT, "/api/v1/runs/{id}", Body::Empty),
+        // correcting runs: edit, delete one or many (a run's page, the runs list, the API)
+        r(Method::POST, "/runs/{id}/edit", Body::Empty),
+        r(Method::POST, "/runs/{id}/delete", Body::Empty),
+        r(Method::POST, "/runs/delete", Body::Empty),
         r(Method::PATCH, "/api/v1/runs/{id}", Body::Empty),
         r(Method::DELETE, "/api/v1/runs/{id}", Body::Empty),
+        r(Method::POST, "/api/v1/runs/delete", Body::Empty),
+        // future routes, refused by method alone
+        r(Method::PUT, "/api/v1/runs/{id}", Body::Empty),
         r(Method::DELETE, "/runs/{id}", Body::Empty),
         // sweep --server
         r(Method::POST, "/api/v1/live-runs", Body::LiveRun),
