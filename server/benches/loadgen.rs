@@ -223,6 +223,8 @@ fn spec(url: &str, loads: Loads, mode: LoadMode, max_tokens: u32, timeout_s: u64
         gpu_type: None,
         gpu_count: None,
         clock: Default::default(),
+        engine: None,
+        tags: Vec::new(),
     }
 }
 

@@ -169,6 +169,13 @@ pub struct SweepArgs {
     /// Number of GPUs, when --gpu does not say it.
     #[arg(long)]
     pub gpu_count: Option<u32>,
+    /// The inference server (vllm, sglang …), recorded in the run's facts; without it, what
+    /// the target's metrics name.
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// Tags for the run, comma-separated: "nightly, h100".
+    #[arg(long)]
+    pub tags: Option<String>,
     /// Time every request on the simulator's model clock (`plateau sim --clock model`):
     /// exact answers whatever else the machine runs, for tests of the searches.
     #[arg(long, hide = true)]

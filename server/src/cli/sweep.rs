@@ -106,6 +106,8 @@ fn request_of(a: SweepArgs) -> anyhow::Result<crate::sweeps::SweepRequest> {
     Ok(crate::sweeps::SweepRequest {
         gpu: a.gpu,
         gpu_count: a.gpu_count,
+        engine: a.engine,
+        tags: a.tags,
         workload: Some(workload),
         dataset,
         trace,

@@ -124,6 +124,10 @@ pub struct SweepSpec {
     /// facts: its cost and per-GPU figures rest on them); `None`: not said.
     pub gpu_type: Option<String>,
     pub gpu_count: Option<i64>,
+    /// The inference server as the person gave it (else what the target's metrics name),
+    /// and the run's tags (lower-cased, de-duplicated).
+    pub engine: Option<String>,
+    pub tags: Vec<String>,
     /// Which clock the requests are timed on ([`Clock`]).
     pub clock: Clock,
 }

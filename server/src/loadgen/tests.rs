@@ -133,6 +133,8 @@ fn spec(base_url: &str, model: &str, concurrency: Vec<u32>) -> SweepSpec {
         gpu_type: None,
         gpu_count: None,
         clock: Default::default(),
+        engine: None,
+        tags: Vec::new(),
     }
 }
 

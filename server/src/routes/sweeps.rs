@@ -33,6 +33,11 @@ pub struct SweepForm {
     gpu: String,
     #[serde(default)]
     gpu_count: String,
+    /// The inference server, when known; tags, comma-separated.
+    #[serde(default)]
+    engine: String,
+    #[serde(default)]
+    tags: String,
     #[serde(default)]
     api_key: String,
     #[serde(default)]
@@ -285,6 +290,8 @@ fn form_to_request(mut f: SweepForm) -> Result<SweepRequest, SpecError> {
             "" => None,
             t => Some(num("gpu_count", t, 1u32)?),
         },
+        engine: Some(f.engine.trim().to_owned()).filter(|e| !e.is_empty()),
+        tags: Some(f.tags.trim().to_owned()).filter(|t| !t.is_empty()),
         workload: Some(workload),
         dataset,
         trace,

@@ -26,6 +26,13 @@ pub struct SweepRequest {
     /// The number of GPUs, when `gpu` does not say it (given both, this wins).
     #[serde(default)]
     pub gpu_count: Option<u32>,
+    /// The inference server (`vllm`, `sglang` …), when the person knows it; else what the
+    /// target's metrics name. Recorded in the run's facts.
+    #[serde(default)]
+    pub engine: Option<String>,
+    /// Tags for the run, comma- or space-separated (`nightly, h100`), read as an import's.
+    #[serde(default)]
+    pub tags: Option<String>,
     /// Sent as a bearer token; held in memory for this sweep only.
     #[serde(default)]
     pub api_key: Option<String>,
@@ -134,6 +141,26 @@ pub struct SweepRequest {
 /// Most GPUs a run's facts may name for one deployment.
 pub const MAX_GPU_COUNT: u32 = 65_536;
 
+/// The engine and tags a sweep is given, checked as a stored run's facts are: the engine
+/// one line of at most 256 characters (empty: not given), tags lower-cased and de-duplicated,
+/// at most 64 of 64 characters.
+pub fn named_facts(engine: Option<&str>, tags: Option<&str>) -> Result<(Option<String>, Vec<String>), SpecError> {
+    use app::domain::model::text;
+    let engine = engine.map(str::trim).filter(|e| !e.is_empty()).map(str::to_owned);
+    if let Some(e) = &engine {
+        text::check_line("engine", e, text::MAX_FACT_CHARS)
+            .map_err(|e| SpecError::new("engine", e.problem.to_string()))?;
+    }
+    let mut facts = app::domain::RunFacts::default();
+    facts.set_tags(tags.unwrap_or(""));
+    text::check_count("tags", facts.tags.len(), text::MAX_TAGS)
+        .map_err(|e| SpecError::new("tags", e.problem.to_string()))?;
+    for t in &facts.tags {
+        text::check_line("tags", t, text::MAX_TAG_CHARS).map_err(|e| SpecError::new("tags", e.problem.to_string()))?;
+    }
+    Ok((engine, facts.tags))
+}
+
 /// The GPU facts of a sweep: `gpu` read as the import reads it (`8x H100` → 8 and `H100`),
 /// `gpu_count` winning over a count in the text; the type checked as stored text (one
 /// line, at most 256 characters, no control, bidirectional or invisible characters), the
@@ -218,6 +245,7 @@ impl SweepRequest {
             None => self.loads(seed)?,
         };
         let (gpu_type, gpu_count) = gpu_facts(self.gpu.as_deref(), self.gpu_count)?;
+        let (engine, tags) = named_facts(self.engine.as_deref(), self.tags.as_deref())?;
         let url = self.url.trim().to_owned();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(SpecError::new("url", "must start with http:// (or https:// from the command line)"));
@@ -254,6 +282,8 @@ impl SweepRequest {
             sessions: work.sessions,
             gpu_type,
             gpu_count,
+            engine,
+            tags,
             clock: crate::loadgen::spec::Clock::Wall,
             loads,
             mode,
@@ -424,6 +454,20 @@ fn default_prompt_tokens() -> u32 {
 mod tests {
     use super::*;
     use crate::loadgen::bounds;
+
+    #[test]
+    fn engine_and_tags_are_read_as_an_imports() {
+        assert_eq!(
+            named_facts(Some(" sglang "), Some("Nightly, h100 nightly")),
+            Ok((Some("sglang".into()), vec!["h100".into(), "nightly".into()]))
+        );
+        assert_eq!(named_facts(Some(""), None), Ok((None, vec![])));
+        assert_eq!(named_facts(Some(&"e".repeat(257)), None).unwrap_err().field, "engine");
+        assert_eq!(named_facts(Some("a\u{202e}b"), None).unwrap_err().field, "engine");
+        let many = (0..65).map(|i| format!("t{i}")).collect::<Vec<_>>().join(",");
+        assert_eq!(named_facts(None, Some(&many)).unwrap_err().field, "tags");
+        assert_eq!(named_facts(None, Some(&"t".repeat(65))).unwrap_err().field, "tags");
+    }
 
     #[test]
     fn gpus_read_as_the_import_reads_them() {

@@ -115,6 +115,8 @@ async fn a_short_real_sweep_against_llama_cpp() {
         gpu_type: None,
         gpu_count: None,
         clock: Default::default(),
+        engine: None,
+        tags: Vec::new(),
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);
@@ -204,6 +206,8 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
         gpu_type: None,
         gpu_count: None,
         clock: Default::default(),
+        engine: None,
+        tags: Vec::new(),
     };
     let (tx, _rx) = tokio::sync::mpsc::channel(1);
     let (_cancel, cancel_rx) = tokio::sync::watch::channel(false);

@@ -90,6 +90,8 @@ pub fn NewSweepPage() -> impl IntoView {
                 <label>"Run name"<input name="name" placeholder="model · endpoint · levels" /></label>
                 <label>"GPUs the target runs on (for its cost and per-GPU figures)"<input name="gpu" placeholder="e.g. 8x H100" /></label>
                 <label>"GPU count, if not above"<input name="gpu_count" type="number" min="1" placeholder="the count in GPUs" /></label>
+                <label>"Engine"<input name="engine" placeholder="e.g. vllm (else read from its metrics)" /></label>
+                <label>"Tags (comma-separated)"<input name="tags" placeholder="e.g. nightly, h100" /></label>
                 <label>"Server metrics URLs (comma-separated)"<input name="metrics_urls" placeholder="the target's own /metrics" /></label>
                 <label>"GPU metrics URLs (comma-separated; dcgm-exporter)"<input name="gpu_metrics_urls" placeholder="none (e.g. http://gpu-node:9400/metrics)" /></label>
                 <label>"Metrics scrape interval (ms)"<input name="metrics_interval_ms" type="number" min="100" placeholder="500" /></label>

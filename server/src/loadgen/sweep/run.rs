@@ -65,7 +65,7 @@ pub async fn run_sweep_to<S: RunSink>(
         source: SourceInfo { format: SourceFormat::LiveSweep, file_name: Some(target_label(&endpoint.url)) },
         facts: RunFacts {
             model: Some(spec.target.model.clone()),
-            engine: engine.map(str::to_owned),
+            engine: spec.engine.clone().or_else(|| engine.map(str::to_owned)),
             gpu_type: spec.gpu_type.clone(),
             gpu_count: spec.gpu_count,
             endpoint_kind: Some(spec.target.endpoint),
@@ -76,6 +76,7 @@ pub async fn run_sweep_to<S: RunSink>(
                 && spec.sessions.is_none()
                 && !matches!(spec.loads, Loads::Trace { .. }))
             .then_some(i64::from(spec.prompt.tokens)),
+            tags: spec.tags.clone(),
             notes,
             ..RunFacts::default()
         },

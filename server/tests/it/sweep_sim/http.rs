@@ -25,7 +25,7 @@ async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
         let body = serde_json::json!({
             "url": sim_url, "model": "plateau-sim", "concurrency": [1, 2], "max_tokens": 8,
             "ignore_eos": true, "api_key": "sk-http-secret-42", "endpoint": "completions",
-            "gpu": "2x H100 80GB"
+            "gpu": "2x H100 80GB", "engine": "sglang", "tags": "Nightly, h100"
         });
         let resp = client.post(format!("{base}/api/v1/sweeps")).json(&body).send().await.unwrap();
         assert_eq!(resp.status(), reqwest::StatusCode::CREATED);
@@ -41,6 +41,9 @@ async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
         assert_eq!(run.points.len(), 2);
         // The GPUs it was told of are the run's facts, as an import's would be.
         assert_eq!((run.facts.gpu_type.as_deref(), run.facts.gpu_count), (Some("H100 80GB"), Some(2)));
+        // …and so are the engine and tags it was given (the engine over what metrics name).
+        assert_eq!(run.facts.engine.as_deref(), Some("sglang"));
+        assert_eq!(run.facts.tags, ["h100", "nightly"]);
         // Progress says level k of n, the requests done of the level, the time
         // elapsed and (once a level has been timed) what remains.
         let lines: Vec<serde_json::Value> = events
@@ -553,6 +556,13 @@ async fn the_cli_refuses_bad_requests_before_sending(dir: &std::path::Path) {
     let cli = <server::cli::Cli as clap::Parser>::try_parse_from(gpus).unwrap();
     let err = server::cli::run(cli).await.unwrap_err().to_string();
     assert_eq!(err, "field `gpu`: 0 GPUs is not between 1 and 65536");
+    let mut engine = args.to_vec();
+    engine.truncate(engine.len() - 2);
+    let long = "e".repeat(257);
+    engine.extend(["--engine", &long]);
+    let cli = <server::cli::Cli as clap::Parser>::try_parse_from(engine).unwrap();
+    let err = server::cli::run(cli).await.unwrap_err().to_string();
+    assert_eq!(err, "field `engine`: 257 characters; at most 256");
     // An SLO that does not read stops the CLI before anything is sent, naming the part.
     let mut args = args.to_vec();
     args.truncate(args.len() - 2);

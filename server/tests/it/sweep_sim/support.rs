@@ -54,6 +54,8 @@ pub(super) fn spec(url: String, endpoint: EndpointKind, concurrency: Vec<u32>, m
         gpu_type: None,
         gpu_count: None,
         clock: Default::default(),
+        engine: None,
+        tags: Vec::new(),
     }
 }
 
