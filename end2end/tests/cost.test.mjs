@@ -57,6 +57,11 @@ test('a price set on the prices page turns into dollars per million tokens, neve
   assert.equal(c96[4], '127.1', 'output tok/s per GPU: 1017 / 8');
   // At capacity (C=48, 657 tok/s): $8.46.
   assert.match(await page.locator('#capacity-cost').innerText(), /\$8\.46 per million output tokens at C=48/);
+  // …and in the capacity answer at the top, beside the tok/s per GPU.
+  assert.equal(
+    await page.locator('#slo-gpu').innerText(),
+    'At that load: $8.46 per million output tokens; 82.1 tok/s per GPU (8 GPUs).',
+  );
 
   // Compare: each run at its peak.
   const runs = await (await fetch(env.server.base + '/api/v1/runs')).json();

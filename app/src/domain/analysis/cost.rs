@@ -435,6 +435,19 @@ pub struct CostView {
     pub energy: bool,
 }
 
+impl CostView {
+    /// The $ per million output tokens at load `load`, when a price applies and the level
+    /// has a throughput: the figure the run page's capacity answer and its cost section
+    /// both give.
+    pub fn usd_per_mtok_at(&self, load: f64) -> Option<&str> {
+        if self.missing.is_some() {
+            return None;
+        }
+        let r = self.rows.iter().find(|r| r.load_value == load)?;
+        Some(r.cells[2].as_str()).filter(|c| *c != crate::domain::model::format::UNKNOWN)
+    }
+}
+
 /// One run on the compare page's cost table, formatted: run, price, peak at, $/M output,
 /// $/M total, change against the baseline, J per output token.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

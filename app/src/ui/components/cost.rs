@@ -24,17 +24,15 @@ pub fn CostSection(
 ) -> impl IntoView {
     // None: the prices could not be read (logged), or a snapshot frozen without any.
     let Some(cost) = cost else { return ().into_any() };
-    let CostView { basis, missing, own_price, rows, energy } = cost;
     let at_capacity = capacity.map(|(load, label)| {
-        let text = match (&missing, rows.iter().find(|r| r.load_value == load)) {
+        let text = match (&cost.missing, cost.usd_per_mtok_at(load)) {
             (Some((m, _)), _) => format!("cost {m}"),
-            (None, Some(r)) if r.cells[2] != crate::domain::model::format::UNKNOWN => {
-                format!("{} per million output tokens at {label}", r.cells[2])
-            }
-            _ => format!("cost at {label} unknown (no throughput)"),
+            (None, Some(usd)) => format!("{usd} per million output tokens at {label}"),
+            (None, None) => format!("cost at {label} unknown (no throughput)"),
         };
         view! { <p id="capacity-cost">"At capacity: "{text}"."</p> }
     });
+    let CostView { basis, missing, own_price, rows, energy } = cost;
     let basis = match (basis, missing) {
         (Some(b), _) => view! { <p id="cost-basis">"Price: "<strong>{b}</strong>"."</p> }.into_any(),
         (None, Some((m, what))) => view! {

@@ -138,10 +138,19 @@ pub fn SloSection(
     named: Option<String>,
     /// Whether some level's goodput could be computed from per-request records.
     has_goodput: bool,
+    /// "$8.46": the $ per million output tokens at the capacity, when a price applies.
+    usd_per_mtok: Option<String>,
 ) -> impl IntoView {
     let sentence = slo::sentence(&capacity);
-    let gpu_line =
-        capacity.capacity.and_then(|cap| per_gpu(&run, cap.output_tok_s)).map(|g| format!("At that load: {g}."));
+    // What the capacity costs and what each GPU does there, right under the answer.
+    let at_load: Vec<String> = [
+        usd_per_mtok.map(|usd| format!("{usd} per million output tokens")),
+        capacity.capacity.and_then(|cap| per_gpu(&run, cap.output_tok_s)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let gpu_line = (!at_load.is_empty()).then(|| format!("At that load: {}.", at_load.join("; ")));
     let imported = run.points.iter().any(|p| p.get(Metric::Goodput, Stat::Mean).is_some());
     let title = match named {
         Some(n) => format!("Capacity at SLO “{n}”"),

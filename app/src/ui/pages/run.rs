@@ -146,14 +146,16 @@ pub(crate) fn RunView(
     // Capacity at the view's SLO: first on the page, before where and why it plateaus.
     let capacity = findings.capacity.clone();
     let has_goodput = goodput.iter().any(|g| g.goodput.is_ok());
-    let slo_section = capacity.clone().map(|capacity| {
-        let named = crate::domain::analysis::slo::NamedSlo::find(&slos, &capacity.slo).map(|n| n.name.clone());
-        view! { <SloSection run=run.clone() capacity named has_goodput /> }
-    });
     let capacity_at = capacity.as_ref().and_then(|c| {
         let key =
             crate::domain::model::level::LevelKey { load_kind: c.load_kind?, load_value: c.capacity.as_ref()?.load };
         Some((key.load_value, key.label()))
+    });
+    let usd_per_mtok =
+        capacity_at.as_ref().and_then(|(load, _)| cost.as_ref()?.usd_per_mtok_at(*load).map(str::to_owned));
+    let slo_section = capacity.clone().map(|capacity| {
+        let named = crate::domain::analysis::slo::NamedSlo::find(&slos, &capacity.slo).map(|n| n.name.clone());
+        view! { <SloSection run=run.clone() capacity named has_goodput usd_per_mtok /> }
     });
     let kind = run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind);
     let cost_section = view! {
