@@ -81,17 +81,19 @@ async fn connections_are_kept_alive_and_opened_before_the_level_starts() {
     let kept = accepted.load(Ordering::SeqCst);
     // C=8 kept alive: 8 connections, and a few more when a request races its slot's
     // connection back to the pool (below); a new connection per request would be 67.
-    assert!(kept <= 8 + 4, "64 requests (+1 warm-up, +2 calibration first) at C=8 on {kept} connections");
+    assert!(kept <= 8 + 8 + 3, "64 requests (+1 warm-up, +2 calibration first) at C=8 on {kept} connections");
     assert!(run.facts.notes.contains("connections kept alive"), "{}", run.facts.notes);
     // The phases: the requests went out on the connections opened before the level (the
     // warm-up holds each of its C connections until all are open), so connect is absent
     // (not 0) for nearly all; a request can still race a connection's hand-back to the
-    // pool (hyper returns it from a task of its own, after the body ends) and open one —
-    // 0 or 1 on a quiet machine, 2 in one CI run with the other tests on the cores; at
-    // most half of C is allowed. Each request was sent, then answered, then streamed.
+    // pool (hyper returns it from a task of its own, after the body ends; hyper-util's
+    // pool has no way to wait for it, hyperium/hyper#4134) and open one — 0 or 1 on a
+    // quiet machine, 7 of the first 8 once in CI with every suite on the two cores. Never
+    // more than one per slot: at most C (so at most 2C + 3 connections in all, against 67
+    // for one per request). Each request was sent, then answered, then streamed.
     let raw = app::db::level_raw(&pool, &run.id, 0).await.unwrap();
     let opened = raw["connections_opened"].as_u64().unwrap();
-    assert!(opened <= 4, "{}", raw["connect_ms"]);
+    assert!(opened <= 8, "{}", raw["connect_ms"]);
     assert_eq!(run.points[0].get(Metric::Connect, Stat::Mean).is_some(), opened > 0);
     phases_in_order(&raw, &app::db::level_requests(&pool, &run.id, 0).await.unwrap(), opened);
     // --new-connection-per-request: one each, as before, and each request's connect timed
