@@ -5,12 +5,13 @@
 //! The role-only first chunk of the chat endpoint, the finish chunk with an empty delta and
 //! the `choices: []` usage chunk are not token chunks.
 
+use super::conn::{ConnectError, Conns};
 use super::event::StreamEvent;
-use super::phases::{self, SentBody};
+use super::phases::SentBody;
 use super::read;
 use super::target::{redact, Secret};
-use futures_util::StreamExt;
-use reqwest::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use http::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, HOST};
+use http_body_util::BodyExt;
 use serde_json::Value;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -158,11 +159,11 @@ impl RequestSample {
 /// The parts of a request shared by every call of a sweep.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
-    pub client: reqwest::Client,
-    pub url: String,
-    /// `GET /v1/models`, requested to open connections before a level ([`warm`]).
-    pub models_url: String,
-    /// Connections are pooled ([`super::target::Connections::KeepAlive`]).
+    /// The connections to the target's origin.
+    pub conns: std::sync::Arc<Conns>,
+    /// The endpoint's path (and query), as the request line carries it.
+    pub path: String,
+    /// Connections are kept ([`super::target::Connections::KeepAlive`]).
     pub keep_alive: bool,
     /// `Bearer …`, marked sensitive.
     pub auth: Option<HeaderValue>,
@@ -210,10 +211,11 @@ pub async fn send_watched(
         reply: endpoint.keep_reply.then(String::new),
         ..RequestSample::default()
     };
-    let (result, connect) = phases::scoped(tokio::time::timeout(
+    let mut connect: Option<Duration> = None;
+    let result = tokio::time::timeout(
         endpoint.timeout,
-        exchange(endpoint, body, start, &mut sample, &mut on_first_token),
-    ))
+        exchange(endpoint, body, start, &mut sample, &mut connect, &mut on_first_token),
+    )
     .await;
     sample.connect_ms = connect.map(ms);
     let error = match result {
@@ -243,7 +245,7 @@ fn err(kind: ErrorKind, message: impl Into<String>) -> RequestError {
     RequestError { kind, message: message.into() }
 }
 
-/// The error and its causes on one line (reqwest's own text hides the useful part).
+/// The error and its causes on one line (hyper's own text hides the useful part).
 fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
@@ -255,66 +257,50 @@ fn chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-fn classify(e: &reqwest::Error, during_body: bool) -> RequestError {
-    let kind = if e.is_timeout() {
-        ErrorKind::Timeout
-    } else if e.is_connect() {
-        ErrorKind::Connect
-    } else if during_body || e.is_body() || e.is_decode() {
-        ErrorKind::BrokenStream
-    } else if e.is_request() {
-        // the connection closed before a response: treat as a broken exchange
-        ErrorKind::BrokenStream
-    } else {
-        ErrorKind::Connect
-    };
-    err(kind, chain(e))
+/// A failed exchange on an open connection: the answer never came, or broke off.
+fn broken(e: &hyper::Error) -> RequestError {
+    err(ErrorKind::BrokenStream, chain(e))
 }
 
-/// The error of a request written to a connection the server had already closed: no
-/// response byte came back, the connection was reset or ended.
-fn closed_under_us(e: &reqwest::Error) -> bool {
-    if e.is_timeout() || e.is_connect() || e.is_status() {
-        return false;
+fn connect_failed(e: ConnectError) -> RequestError {
+    err(ErrorKind::Connect, e.0)
+}
+
+/// The error of a request written to a kept connection the server had already closed:
+/// no response byte came back (the request was not taken, or the connection ended, was
+/// reset or broke before the answer's head).
+fn closed_under_us(e: &hyper::Error) -> bool {
+    if e.is_canceled() || e.is_incomplete_message() || e.is_closed() {
+        return true;
     }
     let text = chain(e).to_ascii_lowercase();
-    ["connection closed before message completed", "connection reset", "broken pipe", "unexpected eof"]
-        .iter()
-        .any(|s| text.contains(s))
+    ["connection reset", "broken pipe", "unexpected eof"].iter().any(|s| text.contains(s))
 }
 
-/// Opens up to `n` connections to the target (by `GET /v1/models`, all at once) and leaves
-/// them in the pool, so the level that follows starts on open connections. Each request
-/// holds its connection (its body unread) until all `n` have an answer: one that finished
-/// early would otherwise hand its connection to a later one, leaving fewer than `n` open
-/// and the level to open the rest on its clock. What the server answers does not matter;
-/// a failure here is the level's to find.
+/// Opens connections until `n` are open and idle (kept alive only), so the level that
+/// follows starts on open connections and its requests wait for none. A failure here is
+/// the level's to find.
 pub async fn warm(endpoint: &Endpoint, n: usize) {
-    if !endpoint.keep_alive || n == 0 {
-        return;
+    endpoint.conns.fill(n).await;
+}
+
+/// A control call to the target (not a measured request): `POST path` with `body` on one
+/// of the sweep's connections; its status, the answer read (bounded) and dropped.
+pub async fn post_json(endpoint: &Endpoint, path: &str, body: &Value) -> Result<http::StatusCode, String> {
+    let json = bytes::Bytes::from(serde_json::to_vec(body).map_err(|e| e.to_string())?);
+    let request = http::Request::post(path)
+        .header(HOST, endpoint.conns.authority())
+        .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .body(SentBody::new(json).0)
+        .map_err(|e| e.to_string())?;
+    let (mut conn, _) = endpoint.conns.take().await.map_err(|e| e.0)?;
+    let answer = conn.send(request).await.map_err(|e| chain(&e))?;
+    let status = answer.status();
+    let read = read::read_body_bounded(answer.into_body(), read::MAX_ERROR_BODY_BYTES).await.map_err(|e| chain(&e))?;
+    if read.ended {
+        endpoint.conns.give_back(conn);
     }
-    let all_answered = std::sync::Arc::new(tokio::sync::Barrier::new(n));
-    let mut set = tokio::task::JoinSet::new();
-    for _ in 0..n {
-        let mut r = endpoint.client.get(&endpoint.models_url);
-        if let Some(auth) = &endpoint.auth {
-            r = r.header(AUTHORIZATION, auth.clone());
-        }
-        let timeout = endpoint.timeout.min(Duration::from_secs(10));
-        let all_answered = std::sync::Arc::clone(&all_answered);
-        set.spawn(async move {
-            let answer = tokio::time::timeout(timeout, r.send()).await;
-            // Every request waits here, answered or not, so none waits for a failed one
-            // longer than the timeout.
-            let _ = tokio::time::timeout(timeout, all_answered.wait()).await;
-            if let Ok(Ok(resp)) = answer {
-                // Read to the end, so the connection goes back to the pool; an answer
-                // longer than a model list is cut, its connection closed.
-                let _ = tokio::time::timeout(timeout, read::read_bounded(resp, read::MAX_MODELS_BODY_BYTES)).await;
-            }
-        });
-    }
-    while set.join_next().await.is_some() {}
+    Ok(status)
 }
 
 /// The output tokens `body` asks for (`max_tokens`, or `max_completion_tokens` set through
@@ -336,54 +322,65 @@ async fn exchange(
     body: &Value,
     start: Instant,
     s: &mut RequestSample,
+    connect: &mut Option<Duration>,
     on_first_token: &mut Option<OnFirstToken>,
 ) -> Result<(), RequestError> {
     // Serialised once; a request sent again reuses the bytes.
     let json = bytes::Bytes::from(serde_json::to_vec(body).map_err(|e| err(ErrorKind::BadJson, e.to_string()))?);
     let request = || {
         let (body, taken) = SentBody::new(json.clone());
-        let r = endpoint
-            .client
-            .post(&endpoint.url)
-            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-            .body(reqwest::Body::wrap(body));
-        let r = match &endpoint.auth {
-            Some(auth) => r.header(AUTHORIZATION, auth.clone()),
-            None => r,
-        };
-        (r, taken)
-    };
-    let (first, mut taken) = request();
-    let response = match first.send().await {
-        Ok(r) => r,
-        // A pooled connection the server closed as it was picked (hyper resends by itself
-        // only when it notices before writing): once more, on another connection. The
-        // request's times still run from its first send.
-        Err(e) if endpoint.keep_alive && closed_under_us(&e) => {
-            tracing::debug!(error = %chain(&e), "pooled connection closed by the server; sent again");
-            let (again, again_taken) = request();
-            taken = again_taken;
-            again.send().await.map_err(|e| classify(&e, false))?
+        let mut r = http::Request::post(endpoint.path.as_str())
+            .header(HOST, endpoint.conns.authority())
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(auth) = &endpoint.auth {
+            r = r.header(AUTHORIZATION, auth.clone());
         }
-        Err(e) => return Err(classify(&e, false)),
+        r.body(body)
+            .map(|r| (r, taken))
+            .map_err(|e| err(ErrorKind::Connect, format!("the request cannot be built: {e}")))
+    };
+    let (mut conn, opened) = endpoint.conns.take().await.map_err(connect_failed)?;
+    *connect = opened;
+    let (first, mut taken) = request()?;
+    let response = match conn.send(first).await {
+        Ok(r) => r,
+        // A kept connection the server closed as it was picked: once more, on a new
+        // connection. The request's times still run from its first send.
+        Err(e) if conn.reused && closed_under_us(&e) => {
+            tracing::debug!(error = %chain(&e), "kept connection closed by the server; sent again");
+            let (fresh, took) = endpoint.conns.take_new().await.map_err(connect_failed)?;
+            *connect = Some(connect.unwrap_or_default() + took);
+            conn = fresh;
+            let (again, again_taken) = request()?;
+            taken = again_taken;
+            conn.send(again).await.map_err(|e| broken(&e))?
+        }
+        Err(e) => return Err(broken(&e)),
     };
     s.first_byte_ms = Some(ms(start.elapsed()));
     s.request_sent_ms = taken.get().map(|t| ms(t.saturating_duration_since(start)));
     let status = response.status();
+    let mut stream = response.into_body();
     if !status.is_success() {
         // Only the start of an error body becomes the message: read that much, no more.
-        let text =
-            read::read_bounded(response, read::MAX_ERROR_BODY_BYTES).await.map(|b| b.text_lossy()).unwrap_or_default();
-        return Err(err(ErrorKind::HttpStatus(status.as_u16()), clip(text.trim(), 300)));
+        let read = read::read_body_bounded(&mut stream, read::MAX_ERROR_BODY_BYTES).await.unwrap_or_default();
+        if read.ended {
+            endpoint.conns.give_back(conn);
+        }
+        return Err(err(ErrorKind::HttpStatus(status.as_u16()), clip(read.text_lossy().trim(), 300)));
     }
     let budget_bytes = read::stream_budget_bytes(asked_max_tokens(body));
     let mut received_bytes: u64 = 0;
-    let mut stream = response.bytes_stream();
     let mut lines = read::SseLines::default();
     let mut last_token: Option<f64> = None;
     let mut done = false;
-    'chunks: while let Some(item) = stream.next().await {
-        let bytes = item.map_err(|e| classify(&e, true))?;
+    let mut ended = false;
+    'chunks: loop {
+        let Some(frame) = stream.frame().await else {
+            ended = true;
+            break;
+        };
+        let Ok(bytes) = frame.map_err(|e| broken(&e))?.into_data() else { continue };
         let now = Instant::now();
         received_bytes = received_bytes.saturating_add(bytes.len() as u64);
         lines.push(&bytes);
@@ -419,17 +416,25 @@ async fn exchange(
     }
     if done {
         // Read the rest of the body (normally only the chunked terminator) so the
-        // connection goes back to the pool instead of being closed; not timed, and no more
-        // than one line's worth: a target that keeps sending loses the connection instead.
+        // connection can carry the next request instead of being closed; not timed, and no
+        // more than one line's worth: a target that keeps sending loses the connection.
         let mut drained_bytes = 0;
         while drained_bytes <= read::MAX_SSE_LINE_BYTES {
-            match tokio::time::timeout(DRAIN, stream.next()).await {
-                Ok(Some(Ok(b))) => drained_bytes += b.len(),
+            match tokio::time::timeout(DRAIN, stream.frame()).await {
+                Ok(Some(Ok(f))) => drained_bytes += f.data_ref().map_or(0, bytes::Bytes::len),
+                Ok(None) => {
+                    ended = true;
+                    break;
+                }
                 _ => break,
             }
         }
     } else if s.finish_reason.is_none() {
         return Err(err(ErrorKind::BrokenStream, "stream ended before [DONE] or a finish reason"));
+    }
+    if ended {
+        // Given back by this request, before its task ends: the next request finds it.
+        endpoint.conns.give_back(conn);
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! each level stored the moment it finishes (in SQLite, or on a Plateau server).
 //!
 //! - [`client`]: one streamed request, timed chunk by chunk, into a [`RequestSample`].
+//! - [`conn`]: the connections to the target, opened and kept by the generator itself.
 //! - [`phases`]: the phases before the first token (connect, sent, first byte).
 //! - [`prompt`]: synthetic prompts of a chosen length distribution (and shared prefix), or
 //!   a JSONL file.
@@ -47,6 +48,7 @@ pub mod bracket;
 pub mod calibrate;
 pub mod capacity;
 pub mod client;
+pub mod conn;
 pub mod dataset;
 pub mod error;
 pub mod event;

@@ -1,5 +1,5 @@
 //! Reading from targets: every byte Plateau reads from a sweep target (its error bodies,
-//! its `/v1/models` answer, its event stream), from a metrics endpoint, or from a Plateau
+//! its event stream), from a metrics endpoint, or from a Plateau
 //! server a sweep writes to, goes through this module, and every such read is bounded.
 //! A target is not trusted: a 400 MB error body, an endless `/v1/models` answer or an
 //! event line without a newline must cost a bounded amount of memory and CPU, never the
@@ -19,11 +19,6 @@
 /// its start becomes the request's error message (clipped to 300 characters), so a few KB
 /// are plenty; the rest is not read and the connection is closed.
 pub const MAX_ERROR_BODY_BYTES: usize = 4 * 1024;
-
-/// The most of a target's `GET /v1/models` answer read when opening connections before a
-/// level (`client::warm`). The answer is not used; a model list is a few KB even on
-/// servers that serve many models. A longer answer's connection is closed, not pooled.
-pub const MAX_MODELS_BODY_BYTES: usize = 64 * 1024;
 
 /// The longest line of an event stream. A token chunk is a few hundred bytes; the final
 /// usage event or a large tool-call delta may be tens of KB; 1 MiB is generous. A longer
@@ -57,6 +52,8 @@ pub struct Bounded {
     pub bytes: Vec<u8>,
     /// The body was longer than the cap: the rest was not read, the connection closed.
     pub truncated: bool,
+    /// The body was read to its end (its connection can carry another request).
+    pub ended: bool,
 }
 
 impl Bounded {
@@ -70,17 +67,30 @@ impl Bounded {
 /// `max_bytes` (`truncated`), and the response is dropped unread, which closes its
 /// connection instead of returning it to the pool. Memory held: at most `max_bytes` plus
 /// one chunk of the transport. A declared `Content-Length` over the cap reads only the cap.
-pub async fn read_bounded(mut response: reqwest::Response, max_bytes: usize) -> Result<Bounded, reqwest::Error> {
+pub async fn read_bounded(response: reqwest::Response, max_bytes: usize) -> Result<Bounded, reqwest::Error> {
+    read_body_bounded(reqwest::Body::from(response), max_bytes).await
+}
+
+/// [`read_bounded`] for any body (a target's answer on the load generator's own
+/// connections, [`super::conn`]); `ended` tells whether it was read to its end.
+pub async fn read_body_bounded<B>(body: B, max_bytes: usize) -> Result<Bounded, B::Error>
+where
+    B: http_body::Body<Data = bytes::Bytes> + Unpin,
+{
+    use http_body_util::BodyExt;
+    let mut body = body;
     let mut out = Bounded::default();
-    while let Some(chunk) = response.chunk().await? {
+    while let Some(frame) = body.frame().await {
+        let Ok(chunk) = frame?.into_data() else { continue };
         let room = max_bytes.saturating_sub(out.bytes.len());
         if chunk.len() > room {
             out.bytes.extend_from_slice(chunk.get(..room).unwrap_or_default());
             out.truncated = true;
-            break;
+            return Ok(out);
         }
         out.bytes.extend_from_slice(&chunk);
     }
+    out.ended = true;
     Ok(out)
 }
 

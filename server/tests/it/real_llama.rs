@@ -235,7 +235,12 @@ async fn a_real_sweep_records_llama_cpps_own_metrics() {
         // The server's generated tokens for the level's 24 × 24: llama.cpp adds a request's
         // tokens when it ends, so a request ending just after the last scrape may be missing.
         let generated = t.delta("generation_tokens").unwrap();
-        assert!((24.0 * 24.0 - 24.0..=24.0 * 24.0).contains(&generated), "C={c}: {generated} tokens");
+        assert!(
+            (24.0 * 24.0 - 24.0..=24.0 * 24.0).contains(&generated),
+            "C={c}: {generated} tokens; scrapes {} ok, {} failed",
+            t.scrapes_ok,
+            t.scrapes_failed
+        );
     }
     let at8 = &levels[3].telemetry;
     assert_eq!(at8.max("requests_running"), Some(4.0), "all 4 slots busy at C=8");

@@ -41,7 +41,7 @@ impl<S: RunSink> Runner<'_, S> {
         let all = total.saturating_mul(trials);
         self.begin_level(level, LoadKind::Concurrency, f64::from(c), all, in_flight, in_flight).await?;
         let progress = self.progress;
-        self.begin_telemetry().await;
+        self.begin_telemetry(in_flight).await;
         let mode = match self.spec.mode {
             LoadMode::Wave => "wave",
             LoadMode::Steady { .. } => "steady",

@@ -2,6 +2,7 @@
 //! shares) and as a run's page shows it (its address without credentials).
 
 use crate::loadgen::client::Endpoint;
+use crate::loadgen::conn::Conns;
 use crate::loadgen::error::LoadgenError;
 use crate::loadgen::target::{Connections, Target};
 use reqwest::header::HeaderValue;
@@ -22,29 +23,20 @@ pub(crate) fn target_label(url: &str) -> String {
     }
 }
 
-/// The HTTP client, URL and auth header shared by every request to `target`.
+/// The connections, path and auth header shared by every request to `target`.
 pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoint, LoadgenError> {
-    let mut builder =
-        reqwest::Client::builder().tcp_nodelay(true).connect_timeout(timeout.min(Duration::from_secs(10)));
-    builder = match target.connections {
-        // Reused connections: servers close them on their own terms (llama.cpp's HTTP
-        // server after 5 requests, with `Connection: close`, which the pool honours; or
-        // when idle), and a request that meets a connection closed under it is sent once
-        // more on another (`client::exchange`).
-        Connections::KeepAlive => builder.pool_idle_timeout(Duration::from_secs(60)),
-        Connections::NewPerRequest => builder.pool_max_idle_per_host(0),
+    // Connections are kept alive unless asked otherwise: servers close them on their own
+    // terms (llama.cpp's after 5 requests, with `Connection: close`; any when idle), and a
+    // request that meets a connection closed under it is sent once more on a new one
+    // (`client::exchange`). Never a redirect followed: a 3xx is the request's error, like
+    // any other non-success status. Never a proxy, and only the checked addresses.
+    let conns = Conns::new(target, timeout.min(Duration::from_secs(10)))?;
+    let url = reqwest::Url::parse(&target.url())
+        .map_err(|e| LoadgenError::InvalidSpec(format!("the base URL cannot be read: {e}")))?;
+    let path = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
     };
-    let mut builder = builder
-        // Never follow a redirect: it would lead to a host nobody checked. A 3xx is the
-        // request's error (`HttpStatus(3xx)`), like any other non-success status.
-        .redirect(reqwest::redirect::Policy::none())
-        // Each request's wait for a new connection, timed apart from its TTFT.
-        .connector_layer(crate::loadgen::phases::TimeConnects);
-    if let Some(pin) = &target.pin {
-        // Connect to the addresses that were checked, directly: no second look-up, no proxy.
-        builder = builder.no_proxy().resolve_to_addrs(&pin.host, &pin.addrs);
-    }
-    let client = builder.build().map_err(|e| LoadgenError::Client(e.to_string()))?;
     let auth = match &target.api_key {
         None => None,
         Some(key) => {
@@ -56,9 +48,8 @@ pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoin
     };
     let keep_alive = target.connections == Connections::KeepAlive;
     Ok(Endpoint {
-        client,
-        url: target.url(),
-        models_url: target.models_url(),
+        conns: std::sync::Arc::new(conns),
+        path,
         keep_alive,
         auth,
         key: target.api_key.clone(),
@@ -77,18 +68,14 @@ pub(crate) async fn announce_to_sim(
     requests: usize,
 ) -> Result<(), LoadgenError> {
     let url = format!("{}/sim/clock", target.base_url.trim_end_matches('/'));
+    let path = reqwest::Url::parse(&url).map(|u| u.path().to_owned()).unwrap_or_else(|_| "/sim/clock".into());
     let body = serde_json::json!({ "in_flight": in_flight, "requests": requests });
-    let answer = endpoint
-        .client
-        .post(&url)
-        .json(&body)
-        .send()
+    let status = crate::loadgen::client::post_json(endpoint, &path, &body)
         .await
         .map_err(|e| LoadgenError::Client(format!("announcing a level to the simulator: {e}")))?;
-    if !answer.status().is_success() {
+    if !status.is_success() {
         return Err(LoadgenError::InvalidSpec(format!(
-            "the sweep runs on the simulator's clock, but {url} answered {} (is it `plateau sim --clock model`?)",
-            answer.status()
+            "the sweep runs on the simulator's clock, but {url} answered {status} (is it `plateau sim --clock model`?)"
         )));
     }
     Ok(())

@@ -43,7 +43,7 @@ impl<S: RunSink> Runner<'_, S> {
                     match self.begin_level(i, LoadKind::Concurrency, f64::from(c), all, in_flight, in_flight).await {
                         Err(_) => Err(Vec::new()),
                         Ok(()) => {
-                            self.begin_telemetry().await;
+                            self.begin_telemetry(in_flight).await;
                             let m = self
                                 .batch()
                                 .closed(total, in_flight, |done| {

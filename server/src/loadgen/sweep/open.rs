@@ -100,7 +100,7 @@ impl<S: RunSink> Runner<'_, S> {
         let connections = ((rate_rps * 2.0).ceil() as usize).clamp(1, 1024).min(total);
         self.begin_level(level, LoadKind::RequestRate, rate_rps, all, self.spec.warmup, connections).await?;
         let progress = self.progress;
-        self.begin_telemetry().await;
+        self.begin_telemetry(connections).await;
         let mut done_trials: Vec<NewLevel> = Vec::with_capacity(trials);
         let mut saturation = None;
         let mut unsent = 0;

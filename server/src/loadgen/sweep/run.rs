@@ -62,7 +62,7 @@ pub async fn run_sweep_to<S: RunSink>(
         name: spec.name.clone(),
         status: RunStatus::Running,
         // A live sweep, and what it measured: the endpoint's address without credentials.
-        source: SourceInfo { format: SourceFormat::LiveSweep, file_name: Some(target_label(&endpoint.url)) },
+        source: SourceInfo { format: SourceFormat::LiveSweep, file_name: Some(target_label(&spec.target.url())) },
         facts: RunFacts {
             model: Some(spec.target.model.clone()),
             engine: spec.engine.clone().or_else(|| engine.map(str::to_owned)),
@@ -85,7 +85,7 @@ pub async fn run_sweep_to<S: RunSink>(
         files: Vec::new(),
     };
     let id = sink.create(&run).await?;
-    tracing::info!(run = %id, url = %endpoint.url, loads = %spec.loads.label(), "sweep started");
+    tracing::info!(run = %id, url = %target_label(&spec.target.url()), loads = %spec.loads.label(), "sweep started");
     let _ = progress.try_send(Progress::Started { run: id.clone(), levels: spec.loads.planned_levels() });
 
     let scripts =

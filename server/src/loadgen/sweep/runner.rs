@@ -61,15 +61,25 @@ impl<S: RunSink> Runner<'_, S> {
     }
 
     /// The measured part of a level starts: so does its telemetry (after the warm-up).
-    pub(super) async fn begin_telemetry(&mut self) {
+    /// The level's measurement starts (its connections open, its warm-up done): the
+    /// baseline scrape. On a server with a thread per connection (llama.cpp's HTTP server
+    /// has slots + 2 threads) the level's `connections` open and idle hold every thread and
+    /// the scrape would wait behind them (and a late baseline misses the level's first
+    /// requests); so they are closed first, which frees the threads, and opened again
+    /// after the scrape, still before the clock starts.
+    pub(super) async fn begin_telemetry(&mut self, connections: usize) {
         self.telemetry = None;
         if let Some(s) = self.scraper {
+            self.endpoint.conns.close_idle();
             s.begin_level().await;
+            client::warm(self.endpoint, connections).await;
         }
     }
 
-    /// The measured part of a level ended: its telemetry, stored with the level.
+    /// The measured part of a level ended: its telemetry, stored with the level. Its
+    /// connections are closed before the last scrape, for the same reason as above.
     pub(super) async fn end_telemetry(&mut self) {
+        self.endpoint.conns.close_idle();
         if let Some(s) = self.scraper {
             self.telemetry = s.end_level().await;
         }
