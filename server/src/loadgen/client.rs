@@ -81,7 +81,7 @@ pub struct RequestSample {
     /// When the request was actually sent, ms after the level started.
     pub sent_at_ms: f64,
     /// Opening the connection this request waited for (TCP, TLS), a duration in ms;
-    /// `None` when it went out on a kept-alive connection ([`phases`]).
+    /// `None` when it went out on a kept connection ([`super::phases`]).
     pub connect_ms: Option<f64>,
     /// Origin → the request handed to its connection (after any connect).
     pub request_sent_ms: Option<f64>,
