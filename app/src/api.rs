@@ -42,7 +42,7 @@ pub async fn get_prices() -> Result<crate::domain::analysis::cost::PricesPage, A
 /// One page of the runs list.
 #[server(prefix = "/_fn")]
 pub async fn find_runs(query: RunQuery) -> Result<RunPage, AppError> {
-    Ok(crate::db::find_runs(&pool()?, &query).await?)
+    crate::page_data::runs_page(&pool()?, &query).await
 }
 
 /// A run page (`/runs/<id>` in the view of `view`, its query string): the run, what is

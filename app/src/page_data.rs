@@ -21,7 +21,9 @@ use crate::domain::analysis::why_signals::StoredSignals;
 use crate::domain::model::comparison::{baseline_index, check_run_count};
 use crate::domain::model::level::LevelKey;
 use crate::domain::view::findings::{compare_findings, run_findings, CompareFindings, RunFindings};
+use crate::domain::view::list_figures::list_figures;
 use crate::domain::view::pages::{ComparePageData, ReportPageData, RunPageData};
+use crate::domain::view::query::{RunPage, RunQuery};
 use crate::domain::view::state::ChartSpec;
 use crate::domain::view::state::{split_view_path, SnapshotData, ViewProblem, ViewState};
 use crate::domain::{Run, RunId};
@@ -63,6 +65,27 @@ fn or_none<T>(what: &str, r: Result<T, impl std::fmt::Display>) -> Option<T> {
 /// The value, or (logged) the empty one.
 fn or_empty<T: Default>(what: &str, r: Result<T, impl std::fmt::Display>) -> T {
     or_none(what, r).unwrap_or_default()
+}
+
+/// The runs list: one page of runs ([`db::find_runs`]) and each run's figures — where it
+/// plateaus, per GPU, the capacity at the chosen named SLO, the curve — from the levels it
+/// uses ([`db::used_levels`]); the SLO names for the list's menu.
+pub async fn runs_page(pool: &Db, query: &RunQuery) -> Result<RunPage, AppError> {
+    let mut page = db::find_runs(pool, query).await?;
+    let slos = db::list_slos(pool).await?;
+    let slo = page.query.slo.as_deref().and_then(|name| slos.iter().find(|s| s.name == name)).map(|s| &s.slo);
+    let ids: Vec<RunId> = page.runs.iter().map(|r| r.id.clone()).collect();
+    let mut levels = db::used_levels(pool, &ids).await?;
+    page.figures = page
+        .runs
+        .iter()
+        .map(|r| {
+            let (points, gpu_count) = levels.remove(&r.id).unwrap_or_default();
+            list_figures(&points, r.peak_output_tok_s, gpu_count, slo)
+        })
+        .collect();
+    page.slos = slos.into_iter().map(|s| s.name).collect();
+    Ok(page)
 }
 
 /// The run page of `id` in `view`: the run read once for the page, its history check, its

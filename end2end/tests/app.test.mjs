@@ -50,6 +50,55 @@ test('runs list shows the demo runs, newest first, with their facts', async () =
   await page.close();
 });
 
+test('the runs list says where each run plateaus, per GPU, its curve and its capacity at a named SLO', async () => {
+  const page = await env.browser.newPage();
+  const errors = watchErrors(page);
+  const put = await fetch(env.server.base + '/api/v1/slos/ttft-2s', {
+    method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ slo: 'ttft:p99<=2s' }),
+  });
+  assert.ok(put.ok, `PUT the named SLO: ${put.status}`);
+  await page.goto(env.server.base + '/');
+  const rows = page.locator('#runs tbody tr');
+  await rows.first().waitFor();
+  const cell = (row, label) => rows.nth(row).locator(`td[data-label="${label}"]`).innerText();
+  const chat = rows.filter({ hasText: CHAT });
+  const chatCell = (label) => chat.locator(`td[data-label="${label}"]`).innerText();
+  // The chat run: 8 GPUs, peak 1,017.0 tok/s; its page names the same knee as the list.
+  assert.equal(await chatCell('tok/s per GPU'), '127.1');
+  const plateau = await chatCell('Plateau');
+  const completions = rows.filter({ hasText: COMPLETIONS });
+  assert.equal(await completions.locator('td[data-label="tok/s per GPU"]').innerText(), '100.0', '799.9 over the same 8 GPUs');
+  // One polyline point per level of known throughput.
+  const points = await chat.locator('svg.sparkline polyline').getAttribute('points');
+  assert.equal(points.trim().split(/\s+/).length, 4, points);
+  assert.match(await chat.locator('svg.sparkline').getAttribute('aria-label'), /^output tok\/s by load: 32 → /);
+  assert.equal(await page.locator('#capacity-head').count(), 0, 'no SLO chosen: no capacity column');
+  for (let i = 0; i < (await rows.count()); i++) {
+    assert.match(await cell(i, 'Plateau'), /^(C=\d+|\d+(\.\d+)? req\/s|no plateau|—)$/);
+  }
+  // Choosing the SLO adds the column; it is not a filter (all runs stay, no "Clear").
+  await page.locator('#filters select[name=slo]').selectOption('ttft-2s');
+  await page.locator('#filters button[type=submit]').click();
+  await page.waitForURL(/slo=ttft-2s/);
+  await page.locator('#capacity-head', { hasText: 'Capacity at ttft-2s' }).waitFor();
+  assert.equal(await rows.count(), 3);
+  assert.equal(await page.locator('#filters a', { hasText: 'Clear' }).count(), 0);
+  for (let i = 0; i < 3; i++) {
+    assert.match(await cell(i, 'Capacity'), /^(C=\d+|none meets it|not measured)$/);
+  }
+  const capacity = await chat.locator('td[data-label="Capacity"]').innerText();
+  // The run page says the same, in its sentence, at this SLO.
+  await chat.locator('td a').first().click();
+  await page.waitForURL(/\/runs\//);
+  await page.goto(page.url() + '?slo=' + encodeURIComponent('ttft:p99<=2s'));
+  const sentence = await page.locator('#capacity-sentence').innerText();
+  if (capacity.startsWith('C=')) assert.match(sentence, new RegExp(`serves ${capacity}\\b`), sentence);
+  else assert.doesNotMatch(sentence, /serves C=/, sentence);
+  if (plateau.startsWith('C=')) assert.match(await page.locator('body').innerText(), new RegExp(`${plateau}\\b`));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('the chat run page draws both charts with 4 points and tooltips', async () => {
   const page = await env.browser.newPage();
   const errors = watchErrors(page);

@@ -101,6 +101,8 @@ test('every page shows the payloads as inert text, under a CSP, hydrated with ch
   const pages = [
     ['/', '#runs tbody tr'],
     [`/?q=${encodeURIComponent(SCRIPT)}`, 'main'],
+    // A named SLO chosen by a crafted address: never echoed unless it is one stored.
+    [`/?slo=${encodeURIComponent(SCRIPT)}`, '#runs tbody tr'],
     [`/runs/${runA.id}`, '#chart-throughput canvas'],
     [`/runs/${runB.id}`, '#chart-throughput canvas'],
     // The history page: names, the engine version and annotations in its table and chart.

@@ -1,4 +1,4 @@
--- Who may write (issue #5): users, their browser sessions and API tokens.
+-- Who may write: users, their browser sessions and API tokens.
 -- Secrets are never stored: passwords as argon2id PHC strings, session cookies and API
 -- tokens as the hex SHA-256 of the value handed out. Timestamps are RFC 3339 UTC text
 -- with millisecond precision, so they compare and sort as text.

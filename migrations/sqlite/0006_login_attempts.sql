@@ -1,4 +1,4 @@
--- The sign-in throttle (issue #13), moved from memory into the database so that every
+-- The sign-in throttle, moved from memory into the database so that every
 -- process serving this database counts the same failures: one row per sign-in attempt
 -- that took a slot (a failure, or a check still running), by normalised user name.
 -- Rows older than the window are deleted as new attempts come. RFC 3339 UTC text.

@@ -1,4 +1,4 @@
--- Each run's summary for the runs list (issue #13), so a page reads it instead of
+-- Each run's summary for the runs list, so a page reads it instead of
 -- computing it from `points` and `annotations` for every run: the levels shown (not
 -- hidden by an annotation) and the peak output tok/s over the levels used (neither
 -- hidden nor excluded). Kept up to date by app/src/db/summary.rs in the transaction of

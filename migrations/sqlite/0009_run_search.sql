@@ -1,4 +1,4 @@
--- The runs list's text search (issue #13): a trigram full-text index over the fields the
+-- The runs list's text search: a trigram full-text index over the fields the
 -- search reads (name, model, engine, GPU, notes, and the tags one per line), so a search
 -- of 3 characters or more reads the runs whose fields contain it instead of every run.
 -- The list still applies its LIKE to those runs: the index only narrows (its case

@@ -140,7 +140,23 @@ pub async fn connect(path: &Path) -> Result<Db, DbError> {
         // process) waits its turn instead of failing.
         .busy_timeout(BUSY_TIMEOUT);
     let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
-    sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
+    let migrator = sqlx::migrate!("../migrations/sqlite");
+    let stored: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations')",
+    )
+    .fetch_one(&pool)
+    .await?;
+    if stored {
+        for (version, new, former) in reworded(&migrator, Backend::Sqlite) {
+            sqlx::query("UPDATE _sqlx_migrations SET checksum = ? WHERE version = ? AND checksum = ?")
+                .bind(new)
+                .bind(version)
+                .bind(former)
+                .execute(&pool)
+                .await?;
+        }
+    }
+    migrator.run(&pool).await?;
     Ok(Db::Sqlite(pool))
 }
 
@@ -148,8 +164,82 @@ pub async fn connect(path: &Path) -> Result<Db, DbError> {
 /// advisory lock, so replicas starting together migrate once).
 pub async fn connect_postgres(options: PgConnectOptions) -> Result<Db, DbError> {
     let pool = PgPoolOptions::new().max_connections(8).connect_with(options).await?;
-    sqlx::migrate!("../migrations/postgres").run(&pool).await?;
+    let migrator = sqlx::migrate!("../migrations/postgres");
+    let stored: bool =
+        sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL").fetch_one(&pool).await?;
+    if stored {
+        for (version, new, former) in reworded(&migrator, Backend::Postgres) {
+            sqlx::query("UPDATE _sqlx_migrations SET checksum = $1 WHERE version = $2 AND checksum = $3")
+                .bind(new)
+                .bind(version)
+                .bind(former)
+                .execute(&pool)
+                .await?;
+        }
+    }
+    migrator.run(&pool).await?;
     Ok(Db::Postgres(pool))
+}
+
+/// Migrations whose comments were reworded after they shipped, their SQL unchanged: the
+/// SHA-384 sqlx stored for the former text, by backend and version. A database migrated
+/// with the former text has its checksum brought to the new text's before migrating, so
+/// it opens as before; any other difference is still sqlx's refusal to run.
+const REWORDED: &[(Backend, i64, &str)] = &[
+    (
+        Backend::Sqlite,
+        4,
+        "cc368979967ab44d01c038e764825d9a87a7fcf87ff5e1f6f1db973935afd284a6d9d87c902d1faaf3b6bdf4ddea4621",
+    ),
+    (
+        Backend::Sqlite,
+        6,
+        "1e91014bbaf22187ddea5a3e3bcfb44dd56c68c11fab3c0311639100a88c8733aeda71cd7df0e177c64f4a05d0f7cf33",
+    ),
+    (
+        Backend::Sqlite,
+        7,
+        "fc79b17aefe21ad88a2c0f4b71aea7f2769aeb09abb51aa160d9b72d9bca8d5cd12cf215ed991ac05c606b5f6fbf262c",
+    ),
+    (
+        Backend::Sqlite,
+        8,
+        "6f7012b84540f160fcb55853087a5b09e8e93b7a510e22976a7a8edf60a69c2dd95e5336d9ef063bdfd8c27804123a18",
+    ),
+    (
+        Backend::Sqlite,
+        9,
+        "9a489dcb0bf0e60618b8eb5f9ad6e335cdfcb64fa42fb528a95308fcab9a0589cbbc382a947659bdf0e9e232e8e0fb38",
+    ),
+    (
+        Backend::Sqlite,
+        11,
+        "6eee606140d13f22489f07dd3513a6c6b589c7a39aa32ae09a66e202084c15d176ce8765468e3aae1f7f0f3d48b9bcd8",
+    ),
+    (
+        Backend::Sqlite,
+        12,
+        "6b851dc8198d923527000c18d126a0abbc52c8bc780f6568ea124b91e0fce075dc341a389cc817cbb844ffb4ebec15f9",
+    ),
+    (
+        Backend::Postgres,
+        12,
+        "6b851dc8198d923527000c18d126a0abbc52c8bc780f6568ea124b91e0fce075dc341a389cc817cbb844ffb4ebec15f9",
+    ),
+];
+
+/// `(version, new checksum, former checksum)` of each reworded migration `migrator` holds.
+fn reworded(migrator: &sqlx::migrate::Migrator, backend: Backend) -> Vec<(i64, Vec<u8>, Vec<u8>)> {
+    REWORDED
+        .iter()
+        .filter(|(b, ..)| *b == backend)
+        .filter_map(|(_, version, former)| {
+            let m = migrator.iter().find(|m| m.version == *version)?;
+            let former: Option<Vec<u8>> =
+                (0..former.len()).step_by(2).map(|i| u8::from_str_radix(former.get(i..i + 2)?, 16).ok()).collect();
+            Some((*version, m.checksum.to_vec(), former?))
+        })
+        .collect()
 }
 
 impl Db {
@@ -526,6 +616,37 @@ pub(super) fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_database_migrated_before_comments_were_reworded_opens_and_no_other_change_does() {
+        for t in super::super::testing::backends().await {
+            let backend = t.db.backend();
+            let migrator = match backend {
+                Backend::Sqlite => sqlx::migrate!("../migrations/sqlite"),
+                Backend::Postgres => sqlx::migrate!("../migrations/postgres"),
+            };
+            let all = reworded(&migrator, backend);
+            assert_eq!(all.len(), REWORDED.iter().filter(|r| r.0 == backend).count(), "every entry read");
+            assert!(all.iter().all(|(_, new, former)| new != former && former.len() == 48));
+            let (version, former) = REWORDED.iter().filter(|r| r.0 == backend).map(|r| (r.1, r.2)).next_back().unwrap();
+            let set = |sum: Vec<u8>| {
+                Q::new("UPDATE _sqlx_migrations SET checksum = $1 WHERE version = $2").bind(&sum).bind(version)
+            };
+            let stored = || Q::new("SELECT checksum FROM _sqlx_migrations WHERE version = $1").bind(version);
+            let now: Vec<u8> = stored().scalar(&t.db).await.unwrap();
+            let former: Vec<u8> =
+                (0..former.len()).step_by(2).map(|i| u8::from_str_radix(&former[i..i + 2], 16).unwrap()).collect();
+            assert_ne!(now, former);
+            // As an install of the former text left it: opens, and holds the new checksum.
+            set(former).execute(&t.db).await.unwrap();
+            let db = t.try_reopen().await.unwrap_or_else(|e| panic!("{}: {e}", t.name));
+            assert_eq!(stored().scalar::<Vec<u8>>(&db).await.unwrap(), now, "{}", t.name);
+            // Any other checksum is still a modified migration: refused.
+            set(vec![7; 48]).execute(&t.db).await.unwrap();
+            let refused = t.try_reopen().await.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(refused.contains("previously applied but has been modified"), "{}: {refused}", t.name);
+        }
+    }
 
     #[test]
     fn targets_are_told_apart_and_passwords_never_shown() {

@@ -408,7 +408,7 @@ pub async fn get_run_raw(db: &Db, id: &RunId) -> Result<Run, DbError> {
     })
 }
 
-fn point(row: &DbRow) -> Result<Point, DbError> {
+pub(super) fn point(row: &DbRow) -> Result<Point, DbError> {
     let kind: String = row.try_get("load_kind")?;
     let mut p = Point {
         load_kind: LoadKind::parse(&kind).ok_or_else(|| corrupt("load_kind", &kind))?,

@@ -4,8 +4,10 @@
 use super::backend::{Arg, Backend, Db, Q};
 use super::error::DbError;
 use super::runs::{endpoint, run_id, status};
+use crate::domain::model::metrics::{Metric, Stat};
 use crate::domain::view::query::{Facets, RunPage, RunQuery, SortKey, MAX_PAGE, PAGE_SIZE};
-use crate::domain::{EndpointKind, RunFacts, RunSummary, SourceFormat};
+use crate::domain::{EndpointKind, Point, RunFacts, RunId, RunSummary, SourceFormat};
+use std::collections::HashMap;
 
 /// All runs, newest first (used by the API; the list page pages through [`find_runs`]).
 pub async fn list_runs(db: &Db) -> Result<Vec<RunSummary>, DbError> {
@@ -263,7 +265,65 @@ pub async fn find_runs(db: &Db, query: &RunQuery) -> Result<RunPage, DbError> {
             tags: distinct(db, "run_tags", "tag").await?,
             sources: sources.iter().filter_map(|s| SourceFormat::parse(s)).collect(),
         },
+        figures: Vec::new(),
+        slos: Vec::new(),
     })
+}
+
+/// The levels each of `ids` uses (none hidden or excluded by an annotation, as its page),
+/// with every stored measure, and the GPU count it states: what the runs list's figures
+/// are computed from. One query for the levels and one for their extra measures, whatever
+/// the number of runs (a page holds at most `PAGE_SIZE`).
+pub async fn used_levels(db: &Db, ids: &[RunId]) -> Result<HashMap<RunId, (Vec<Point>, Option<i64>)>, DbError> {
+    let mut out: HashMap<RunId, (Vec<Point>, Option<i64>)> = HashMap::new();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let marks: Vec<String> = (1..=ids.len()).map(|i| format!("${i}")).collect();
+    let used = super::summary::level_not_covered(db, "'hide', 'exclude'");
+    let from =
+        format!("FROM points p JOIN runs r ON r.id = p.run_id WHERE r.public_id IN ({}) AND {used}", marks.join(", "));
+    let bind_all = |mut q: Q| {
+        for id in ids {
+            q = q.bind(id.as_str());
+        }
+        q
+    };
+    let rows = bind_all(Q::new(format!(
+        "SELECT r.public_id, r.gpu_count, p.id, p.load_kind, p.load_value, p.requests_ok, p.requests_failed,
+                p.wall_s, p.truncated, p.output_tok_s, p.latency_avg_ms, p.latency_p50_ms, p.latency_p90_ms,
+                p.latency_p99_ms, p.ttft_avg_ms, p.ttft_p50_ms, p.ttft_p99_ms, p.itl_avg_ms, p.itl_p50_ms,
+                p.itl_p99_ms, p.output_tokens_per_request, p.over_capacity, p.failures_json
+         {from} ORDER BY p.run_id, p.load_kind, p.load_value, p.seq"
+    )))
+    .fetch_all(db)
+    .await?;
+    let extra = bind_all(Q::new(format!(
+        "SELECT m.point_id, m.metric, m.stat, m.value FROM point_measures m JOIN points p ON p.id = m.point_id
+         JOIN runs r ON r.id = p.run_id WHERE r.public_id IN ({}) AND {used}",
+        marks.join(", ")
+    )))
+    .fetch_all(db)
+    .await?;
+    let mut measures: HashMap<i64, Vec<(Metric, Stat, f64)>> = HashMap::new();
+    for m in &extra {
+        let (metric, stat): (String, String) = (m.try_get("metric")?, m.try_get("stat")?);
+        // A measure this version does not know (written by a newer one) is skipped.
+        if let (Some(metric), Some(stat)) = (Metric::parse(&metric), Stat::parse(&stat)) {
+            measures.entry(m.try_get("point_id")?).or_default().push((metric, stat, m.try_get("value")?));
+        }
+    }
+    for r in &rows {
+        let id = run_id(r)?;
+        let mut p = super::runs::point(r)?;
+        for (metric, stat, value) in measures.get(&r.try_get::<i64, _>("id")?).into_iter().flatten() {
+            p.set(*metric, *stat, *value);
+        }
+        let entry = out.entry(id).or_insert_with(|| (Vec::new(), None));
+        entry.1 = r.try_get("gpu_count")?;
+        entry.0.push(p);
+    }
+    Ok(out)
 }
 
 /// The distinct values of `table.col` (a closed set of names, never user-typed), read by
@@ -293,9 +353,28 @@ mod tests {
     use super::super::backend::Q;
     use super::super::testing::{backends, sample};
     use super::super::*;
+    use super::used_levels;
     use crate::domain::model::metrics::{Metric, Stat};
     use crate::domain::view::query::{RunQuery, SortKey, MAX_PAGE, PAGE_SIZE};
     use crate::domain::{EndpointKind, SourceFormat};
+
+    #[tokio::test]
+    async fn the_lists_levels_carry_every_measure_and_the_gpu_count() {
+        for t in backends().await {
+            let pool = &t.db;
+            let id = insert_run(pool, &sample()).await.unwrap();
+            let bare = insert_run(pool, &crate::domain::NewRun { levels: Vec::new(), ..sample() }).await.unwrap();
+            let mut used = used_levels(pool, &[id.clone(), bare.clone()]).await.unwrap();
+            let (levels, gpus) = used.remove(&id).unwrap();
+            assert_eq!(gpus, Some(8), "{}", t.name);
+            assert_eq!(levels.iter().map(|p| p.load_value).collect::<Vec<_>>(), vec![32.0, 96.0]);
+            // A measure of point_measures (not a column of points) comes with its level.
+            assert_eq!(levels[0].get(Metric::Tpot, Stat::P(999)), Some(81.5));
+            assert_eq!(levels[1].get(Metric::OutputThroughput, Stat::Mean), Some(1017.0));
+            assert!(!used.contains_key(&bare), "a run without levels has none");
+            assert!(used_levels(pool, &[]).await.unwrap().is_empty());
+        }
+    }
 
     #[tokio::test]
     async fn search_filter_sort_and_page() {

@@ -138,8 +138,17 @@ mod tests {
     async fn check(db: &Db, ids: &[RunId], step: &str) {
         assert_eq!(stale_summaries(db).await.unwrap(), Vec::new(), "after {step}");
         let listed = list_runs(db).await.unwrap();
+        // The levels the list's figures are computed from are the run page's, one for one.
+        let mut used = used_levels(db, ids).await.unwrap();
         for id in ids {
             let run = get_run(db, id).await.unwrap();
+            let (levels, _) = used.remove(id).unwrap_or_default();
+            let key = |p: &Point| (p.load_kind, p.load_value.to_bits(), p.get(Metric::OutputThroughput, Stat::Mean));
+            let mut page: Vec<_> = run.points.iter().map(key).collect();
+            let mut list: Vec<_> = levels.iter().map(key).collect();
+            page.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+            list.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+            assert_eq!(list, page, "run {id}'s used levels after {step}");
             let excluded = run.set_aside.iter().filter(|s| s.effect == Effect::Exclude).count();
             let peak = run
                 .points

@@ -82,9 +82,14 @@ impl TestDb {
 
     /// A new connection pool to the same database (migrations run again: a no-op).
     pub async fn reopen(&self) -> Db {
+        self.try_reopen().await.unwrap()
+    }
+
+    /// [`Self::reopen`], its error returned.
+    pub async fn try_reopen(&self) -> Result<Db, super::DbError> {
         match &self.reopen {
-            Reopen::Sqlite(path) => connect(path).await.unwrap(),
-            Reopen::Postgres(options, _) => connect_postgres((**options).clone()).await.unwrap(),
+            Reopen::Sqlite(path) => connect(path).await,
+            Reopen::Postgres(options, _) => connect_postgres((**options).clone()).await,
         }
     }
 }

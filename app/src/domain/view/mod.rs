@@ -2,6 +2,7 @@
 //! each data page's payload and the import preview. Built from the model and the analysis.
 
 pub mod findings;
+pub mod list_figures;
 pub mod pages;
 pub mod preview;
 pub mod query;

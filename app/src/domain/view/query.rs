@@ -79,6 +79,9 @@ pub struct RunQuery {
     pub desc: bool,
     /// 1-based.
     pub page: i64,
+    /// A named SLO whose capacity the list shows per run (not a filter).
+    #[serde(default)]
+    pub slo: Option<String>,
 }
 
 impl RunQuery {
@@ -107,6 +110,7 @@ impl RunQuery {
                 "sort" => q.sort = SortKey::parse(v).unwrap_or_default(),
                 "dir" => q.desc = v != "asc",
                 "page" => q.page = parse_page(v),
+                "slo" => q.slo = text(v),
                 _ => {}
             }
         }
@@ -135,6 +139,7 @@ impl RunQuery {
         if self.page > 1 {
             push("page", Some(self.page.to_string()));
         }
+        push("slo", self.slo.clone());
         parts
             .iter()
             .map(|(k, v)| format!("{k}={}", crate::domain::model::text::percent_encode(v)))
@@ -172,6 +177,12 @@ pub struct RunPage {
     pub total: i64,
     pub query: RunQuery,
     pub facets: Facets,
+    /// Each run's figures, in the order of `runs` ([`super::list_figures`]).
+    #[serde(default)]
+    pub figures: Vec<super::list_figures::ListFigures>,
+    /// The named SLOs the list can show a capacity at.
+    #[serde(default)]
+    pub slos: Vec<String>,
 }
 
 /// The distinct values stored, for the filter menus.

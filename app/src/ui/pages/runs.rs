@@ -3,7 +3,8 @@
 //! works without JavaScript.
 
 use crate::api::find_runs;
-use crate::domain::model::format::{shown, when, UNKNOWN};
+use crate::domain::model::format::{load, shown, when, UNKNOWN};
+use crate::domain::view::list_figures::sparkline_points;
 use crate::domain::view::query::{RunPage, RunQuery, SortKey, PAGE_SIZE};
 use crate::domain::{EndpointKind, RunStatus};
 use crate::ui::components::ErrorBox;
@@ -18,7 +19,7 @@ pub fn RunsPage() -> impl IntoView {
     let query = move || {
         let map = params.read();
         let pairs: Vec<(String, String)> =
-            ["q", "model", "engine", "gpu", "endpoint", "tag", "source", "sort", "dir", "page"]
+            ["q", "model", "engine", "gpu", "endpoint", "tag", "source", "sort", "dir", "page", "slo"]
                 .iter()
                 .filter_map(|k| map.get(k).map(|v| ((*k).to_owned(), v)))
                 .collect();
@@ -43,6 +44,26 @@ pub fn RunsPage() -> impl IntoView {
             })}
         </Suspense>
     }
+}
+
+/// A run's output tok/s by load, drawn small: the shape of the curve at a glance.
+#[component]
+fn Sparkline(curve: Vec<[f64; 2]>) -> impl IntoView {
+    let label = format!(
+        "output tok/s by load: {}",
+        curve
+            .iter()
+            .map(|[l, t]| format!("{} → {} tok/s", load(*l), shown(Some(*t), 0)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    sparkline_points(&curve, 80.0, 20.0).map(|points| {
+        view! {
+            <svg class="sparkline" viewBox="-1 -1 82 22" width="80" height="20" role="img" aria-label=label>
+                <polyline points=points fill="none" stroke="currentColor" stroke-width="1.5" />
+            </svg>
+        }
+    })
 }
 
 fn href(q: &RunQuery) -> String {
@@ -75,7 +96,7 @@ fn options(
 
 #[component]
 fn RunsView(p: RunPage) -> impl IntoView {
-    let RunPage { runs, total, query, facets } = p;
+    let RunPage { runs, total, query, facets, figures, slos } = p;
     let pair = |v: Vec<String>| v.into_iter().map(|x| (x.clone(), x)).collect::<Vec<_>>();
     let header = |key: SortKey, label: &'static str| {
         let mark = if query.sort == key {
@@ -93,11 +114,17 @@ fn RunsView(p: RunPage) -> impl IntoView {
     let pages = (total + PAGE_SIZE - 1) / PAGE_SIZE;
     let prev = (query.page > 1).then(|| href(&query.on_page(query.page - 1)));
     let next = (query.page < pages).then(|| href(&query.on_page(query.page + 1)));
-    let filtered = query != RunQuery { sort: query.sort, desc: query.desc, page: query.page, ..RunQuery::new() };
+    // The SLO chooses a column, not runs: not a filter.
+    let filtered = query
+        != RunQuery { sort: query.sort, desc: query.desc, page: query.page, slo: query.slo.clone(), ..RunQuery::new() };
+    let slo = query.slo.clone().filter(|name| slos.contains(name));
     let empty = runs.is_empty();
+    let with_slo = slo.is_some();
+    let mut figures = figures.into_iter();
     let rows = runs
         .into_iter()
         .map(|r| {
+            let f = figures.next().unwrap_or_default();
             let link = format!("/runs/{}", r.id);
             let dash = || UNKNOWN.to_owned();
             let id = r.id.to_string();
@@ -109,9 +136,19 @@ fn RunsView(p: RunPage) -> impl IntoView {
                     </td>
                     <td class="wrap" data-label="Model">{r.model.unwrap_or_else(dash)}</td>
                     <td class="wrap" data-label="GPU">{r.gpu.unwrap_or_else(dash)}</td>
-                    <td data-label="Endpoint">{r.endpoint_kind.map_or_else(dash, |e| e.path().to_owned())}</td>
+                    // May break after a slash: `/v1/chat/` over `completions`.
+                    <td class="path" data-label="Endpoint">{match r.endpoint_kind {
+                        None => dash().into_any(),
+                        Some(e) => e.path().split_inclusive('/').map(|seg| view! { {seg.to_owned()}<wbr /> }).collect_view().into_any(),
+                    }}</td>
                     <td class="num" data-label="Levels">{r.level_count}</td>
                     <td class="num" data-label="Peak tok/s">{shown(r.peak_output_tok_s, 1)}</td>
+                    <td class="plateau" data-label="Plateau">{f.plateau.label()}</td>
+                    <td class="num" data-label="tok/s per GPU">{shown(f.tok_s_per_gpu, 1)}</td>
+                    {with_slo.then(|| view! {
+                        <td class="capacity" data-label="Capacity">{f.capacity.as_ref().map_or_else(dash, |c| c.label())}</td>
+                    })}
+                    <td class="spark" data-label="Curve"><Sparkline curve=f.curve /></td>
                     <td class="when" data-label="When">{when(&r.created_at)}</td>
                 </tr>
             }
@@ -126,6 +163,7 @@ fn RunsView(p: RunPage) -> impl IntoView {
             {options("endpoint", "Endpoint", EndpointKind::ALL.iter().map(|e| (e.as_str().to_owned(), e.path().to_owned())).collect(), query.endpoint.map(|e| e.as_str().to_owned()))}
             {options("tag", "Tag", pair(facets.tags), query.tag.clone())}
             {options("source", "Source", facets.sources.iter().map(|s| (s.as_str().to_owned(), s.label().to_owned())).collect(), query.source.map(|s| s.as_str().to_owned()))}
+            {(!slos.is_empty()).then(|| options("slo", "Capacity at SLO", pair(slos.clone()), query.slo.clone()))}
             {(query.sort != SortKey::Created || !query.desc).then(|| view! {
                 <input type="hidden" name="sort" value=query.sort.as_str() />
                 <input type="hidden" name="dir" value=if query.desc { "desc" } else { "asc" } />
@@ -161,6 +199,10 @@ fn RunsView(p: RunPage) -> impl IntoView {
                         {header(SortKey::Endpoint, "Endpoint")}
                         {header(SortKey::Levels, "Levels")}
                         {header(SortKey::Peak, "Peak tok/s")}
+                        <th title="The load from which throughput stops growing (the run page's knee)">"Plateau"</th>
+                        <th>"tok/s per GPU"</th>
+                        {slo.clone().map(|name| view! { <th id="capacity-head" title="The highest level meeting this SLO below its first failure">"Capacity at "{name}</th> })}
+                        <th>"Curve"</th>
                         {header(SortKey::Created, "When")}
                     </tr></thead>
                     <tbody>{rows}</tbody>
