@@ -140,45 +140,14 @@ pub async fn connect(path: &Path) -> Result<Db, DbError> {
         // process) waits its turn instead of failing.
         .busy_timeout(BUSY_TIMEOUT);
     let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
-    let migrator = sqlx::migrate!("../migrations/sqlite");
-    let stored: bool = sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations')",
-    )
-    .fetch_one(&pool)
-    .await?;
-    if stored {
-        for (version, new, former) in reworded(&migrator, Backend::Sqlite) {
-            sqlx::query("UPDATE _sqlx_migrations SET checksum = ? WHERE version = ? AND checksum = ?")
-                .bind(new)
-                .bind(version)
-                .bind(former)
-                .execute(&pool)
-                .await?;
-        }
-    }
-    migrator.run(&pool).await?;
-    Ok(Db::Sqlite(pool))
+    migrate(Db::Sqlite(pool), &sqlx::migrate!("../migrations/sqlite")).await
 }
 
 /// Connects to a PostgreSQL database and applies pending migrations (sqlx takes an
 /// advisory lock, so replicas starting together migrate once).
 pub async fn connect_postgres(options: PgConnectOptions) -> Result<Db, DbError> {
     let pool = PgPoolOptions::new().max_connections(8).connect_with(options).await?;
-    let migrator = sqlx::migrate!("../migrations/postgres");
-    let stored: bool =
-        sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL").fetch_one(&pool).await?;
-    if stored {
-        for (version, new, former) in reworded(&migrator, Backend::Postgres) {
-            sqlx::query("UPDATE _sqlx_migrations SET checksum = $1 WHERE version = $2 AND checksum = $3")
-                .bind(new)
-                .bind(version)
-                .bind(former)
-                .execute(&pool)
-                .await?;
-        }
-    }
-    migrator.run(&pool).await?;
-    Ok(Db::Postgres(pool))
+    migrate(Db::Postgres(pool), &sqlx::migrate!("../migrations/postgres")).await
 }
 
 /// Migrations whose comments were reworded after they shipped, their SQL unchanged: the
@@ -227,6 +196,38 @@ const REWORDED: &[(Backend, i64, &str)] = &[
         "6b851dc8198d923527000c18d126a0abbc52c8bc780f6568ea124b91e0fce075dc341a389cc817cbb844ffb4ebec15f9",
     ),
 ];
+
+/// Applies `migrator`'s pending migrations to `db`, reworded ones accepted first.
+async fn migrate(db: Db, migrator: &sqlx::migrate::Migrator) -> Result<Db, DbError> {
+    accept_reworded(&db, migrator).await?;
+    match &db {
+        Db::Sqlite(p) => migrator.run(p).await?,
+        Db::Postgres(p) => migrator.run(p).await?,
+    }
+    Ok(db)
+}
+
+/// Brings the stored checksum of each reworded migration ([`REWORDED`]) from its former
+/// text's to its new one, on a database migrated before (none on a new database).
+async fn accept_reworded(db: &Db, migrator: &sqlx::migrate::Migrator) -> Result<(), DbError> {
+    let stored: bool = Q::new(db.pick(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations')",
+        "SELECT to_regclass('_sqlx_migrations') IS NOT NULL",
+    ))
+    .scalar(db)
+    .await?;
+    if stored {
+        for (version, new, former) in reworded(migrator, db.backend()) {
+            Q::new("UPDATE _sqlx_migrations SET checksum = $1 WHERE version = $2 AND checksum = $3")
+                .bind(&new)
+                .bind(version)
+                .bind(&former)
+                .execute(db)
+                .await?;
+        }
+    }
+    Ok(())
+}
 
 /// `(version, new checksum, former checksum)` of each reworded migration `migrator` holds.
 fn reworded(migrator: &sqlx::migrate::Migrator, backend: Backend) -> Vec<(i64, Vec<u8>, Vec<u8>)> {
