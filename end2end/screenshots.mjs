@@ -1,8 +1,11 @@
-// Takes the README's screenshots (docs/screenshots/*.png): the run, compare and live-sweep
-// pages, in the light and the dark colour scheme, against the demo data and `plateau sim`.
+// Takes the screenshots of the README and docs/pages.md (docs/screenshots/*.png): the run,
+// compare, experiment, runs list and live-sweep pages, each opened at its top (the summary
+// first), in the light and the dark colour scheme, against the demo data, a real vLLM sweep
+// folder from the fixtures and `plateau sim`.
 //   node end2end/screenshots.mjs        (after .ci/build; PLATEAU_BIN as for the tests)
 import { join } from 'node:path';
-import { startServer, startSim, launchBrowser, ROOT } from './tests/support.mjs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { startServer, startSim, launchBrowser, ROOT, FIXTURES } from './tests/support.mjs';
 
 const out = (name) => join(ROOT, 'docs', 'screenshots', `${name}.png`);
 const server = await startServer();
@@ -12,6 +15,16 @@ try {
   const runs = await (await fetch(`${server.base}/api/v1/runs`)).json();
   const chat = runs.find((r) => r.name.includes('chat/completions')).id;
   const completions = runs.find((r) => r.name.includes('surviving')).id;
+  // An experiment: the real vLLM sweep folder, and the same repeats under a second setting.
+  const src = join(FIXTURES, 'vllm-sweep', 'tpu-builders-vllm_qwen3-32b_tpu-v6e_results');
+  const setting = readdirSync(src, { withFileTypes: true }).find((e) => e.isDirectory()).name;
+  const form = new FormData();
+  for (const name of [setting, setting.replace('max_num_seqs=256', 'max_num_seqs=128')]) {
+    for (const f of readdirSync(join(src, setting))) {
+      form.append('file', new Blob([readFileSync(join(src, setting, f))]), `qwen3-32b-tpu-sweep/${name}/${f}`);
+    }
+  }
+  const experiment = (await (await fetch(`${server.base}/api/v1/runs`, { method: 'POST', body: form })).json()).experiment;
   const drawn = (page) => page.waitForFunction(() => {
     const els = [...document.querySelectorAll('.chart')];
     return els.length > 0 && window.echarts && els.every((el) => window.echarts.getInstanceByDom(el));
@@ -19,16 +32,18 @@ try {
   for (const scheme of ['light', 'dark']) {
     const ctx = await browser.newContext({ viewport: { width: 1100, height: 820 }, colorScheme: scheme });
     const page = await ctx.newPage();
-    await page.goto(`${server.base}/runs/${chat}`);
+    await page.goto(`${server.base}/runs/${chat}?slo=e2e:p99%3C%3D40s`);
     await drawn(page);
-    await page.locator('.charts').scrollIntoViewIfNeeded();
-    await page.evaluate(() => window.scrollBy(0, -230));
     await page.screenshot({ path: out(`run-${scheme}`) });
     await page.goto(`${server.base}/compare?runs=${completions},${chat}`);
     await drawn(page);
-    await page.locator('#explanations').scrollIntoViewIfNeeded();
-    await page.evaluate(() => window.scrollBy(0, -120));
     await page.screenshot({ path: out(`compare-${scheme}`) });
+    await page.goto(`${server.base}${experiment.url}?slo=ttft:p99%3C%3D2s`);
+    await drawn(page);
+    await page.screenshot({ path: out(`experiment-${scheme}`) });
+    await page.goto(`${server.base}/`);
+    await page.locator('#runs tbody tr').first().waitFor();
+    await page.screenshot({ path: out(`runs-${scheme}`) });
     // A live sweep, caught after its first level.
     await page.goto(`${server.base}/sweeps/new`);
     await page.locator('input[name=url]').fill(sim.url);

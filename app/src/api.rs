@@ -4,7 +4,7 @@
 //!
 //! They sit under `/_fn/` so the REST API keeps `/api/v1/` to itself.
 
-use crate::domain::view::pages::{ComparePageData, ReportPageData, RunPageData};
+use crate::domain::view::pages::{ComparePageData, ExperimentPageData, ReportPageData, RunPageData};
 use crate::domain::view::preview::ImportPreview;
 use crate::domain::view::query::{RunPage, RunQuery};
 use crate::error::AppError;
@@ -43,6 +43,27 @@ pub async fn get_prices() -> Result<crate::domain::analysis::cost::PricesPage, A
 #[server(prefix = "/_fn")]
 pub async fn find_runs(query: RunQuery) -> Result<RunPage, AppError> {
     crate::page_data::runs_page(&pool()?, &query).await
+}
+
+/// The experiments whose name contains `q` (empty: all), newest first.
+#[server(prefix = "/_fn")]
+pub async fn find_experiments(q: String) -> Result<Vec<crate::domain::ExperimentItem>, AppError> {
+    let q = q.trim();
+    answered(crate::db::list_experiments(&pool()?, (!q.is_empty()).then_some(q)).await.map_err(AppError::from))
+}
+
+/// An experiment's page (`/experiments/<id>` in the view of `view`): its runs, settings,
+/// best setting and charts ([`crate::page_data::experiment_page`]).
+#[server(prefix = "/_fn")]
+pub async fn get_experiment_page(id: String, view: String) -> Result<ExperimentPageData, AppError> {
+    answered(
+        async {
+            let id = crate::domain::ExperimentId::parse(&id)
+                .ok_or_else(|| AppError::NotFound(format!("experiment {id:?}")))?;
+            crate::page_data::experiment_page(&pool()?, &id, &crate::page_data::view(&view)?).await
+        }
+        .await,
+    )
 }
 
 /// A run page (`/runs/<id>` in the view of `view`, its query string): the run, what is

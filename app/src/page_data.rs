@@ -22,7 +22,7 @@ use crate::domain::model::comparison::{baseline_index, check_run_count};
 use crate::domain::model::level::LevelKey;
 use crate::domain::view::findings::{compare_findings, run_findings, CompareFindings, RunFindings};
 use crate::domain::view::list_figures::list_figures;
-use crate::domain::view::pages::{ComparePageData, ReportPageData, RunPageData};
+use crate::domain::view::pages::{ComparePageData, ExperimentPageData, ExperimentRow, ReportPageData, RunPageData};
 use crate::domain::view::query::{RunPage, RunQuery};
 use crate::domain::view::state::ChartSpec;
 use crate::domain::view::state::{split_view_path, SnapshotData, ViewProblem, ViewState};
@@ -85,7 +85,82 @@ pub async fn runs_page(pool: &Db, query: &RunQuery) -> Result<RunPage, AppError>
         })
         .collect();
     page.slos = slos.into_iter().map(|s| s.name).collect();
+    let mut of = db::experiments_of_runs(pool, &ids).await?;
+    page.experiments = ids.iter().map(|id| of.remove(id)).collect();
     Ok(page)
+}
+
+/// The most runs an experiment's page reads: its table has a row for each; the charts draw
+/// the first [`crate::domain::model::comparison::MAX_RUNS`].
+pub const MAX_EXPERIMENT_RUNS: usize = 100;
+
+/// The experiment `id` in `view` (its SLO, scale, focus metric): its settings, best setting
+/// and charts, one curve per setting labelled by the settings that vary.
+pub async fn experiment_page(
+    pool: &Db,
+    id: &crate::domain::ExperimentId,
+    view: &ViewState,
+) -> Result<ExperimentPageData, AppError> {
+    use crate::domain::model::format::{shown, when, UNKNOWN};
+    let experiment = db::get_experiment(pool, id).await?;
+    let ids: Vec<RunId> = experiment.runs.iter().take(MAX_EXPERIMENT_RUNS).cloned().collect();
+    let mut runs = runs(pool, &ids).await?;
+    Run::tell_apart(&mut runs);
+    let summary = crate::domain::view::experiment::summarize(&runs, view.slo.as_ref());
+    // The charts' runs named by their settings only: a 190-character folder name makes ten
+    // legend entries that all start alike.
+    let max = crate::domain::model::comparison::MAX_RUNS;
+    let labelled: Vec<Run> =
+        runs.iter().zip(&summary.rows).take(max).map(|(r, row)| Run { name: row.label.clone(), ..r.clone() }).collect();
+    let view_of_runs =
+        ViewState { runs: labelled.iter().map(|r| r.id.clone()).collect(), baseline: None, ..view.clone() };
+    let charts = if labelled.is_empty() {
+        Vec::new()
+    } else {
+        crate::charts::pages::compare_charts(&labelled, &view_of_runs)
+            .iter()
+            .take(2)
+            .map(|c| crate::domain::view::state::ChartSpec { id: c.id.replace("cmp-", "exp-"), ..c.spec() })
+            .collect()
+    };
+    let slos = or_empty("named SLOs", db::list_slos(pool).await);
+    let compare_href =
+        ViewState { runs: ids.iter().take(max).cloned().collect(), slo: view.slo.clone(), ..ViewState::default() }
+            .href("/compare");
+    let rows = summary
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let run = runs.get(row.run)?;
+            Some(ExperimentRow {
+                href: format!("/runs/{}", run.id),
+                name: run.name.clone(),
+                label: row.label.clone(),
+                values: row.values.clone(),
+                trials: if row.trials <= 1 { "1 (noise unknown)".to_owned() } else { row.trials.to_string() },
+                peak: shown(row.peak_tok_s, 1),
+                peak_at: row.peak_at.clone().unwrap_or_else(|| UNKNOWN.to_owned()),
+                plateau: row.figures.plateau.label(),
+                capacity: view
+                    .slo
+                    .as_ref()
+                    .map(|_| row.figures.capacity.as_ref().map_or_else(|| UNKNOWN.to_owned(), |c| c.label())),
+                best: summary.best == Some(row.run),
+            })
+        })
+        .collect();
+    Ok(ExperimentPageData {
+        id: experiment.id.to_string(),
+        name: experiment.name,
+        created: when(&experiment.created_at),
+        total_runs: experiment.runs.len(),
+        keys: summary.keys,
+        rows,
+        verdict: summary.verdict,
+        charts,
+        slos,
+        compare_href,
+    })
 }
 
 /// The run page of `id` in `view`: the run read once for the page, its history check, its

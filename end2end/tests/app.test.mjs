@@ -217,7 +217,7 @@ test('vLLM result files of one sweep import as one run with TTFT and definitions
   await page.close();
 });
 
-test('a vLLM sweep folder uploads as an experiment and lands on its comparison', async () => {
+test('a vLLM sweep folder uploads as an experiment and lands on its page', async () => {
   // The real sweep folder and the same repeats under a second setting, as `vllm bench
   // sweep serve` lays out one folder per setting.
   const src = join(FIXTURES, 'vllm-sweep', 'tpu-builders-vllm_qwen3-32b_tpu-v6e_results');
@@ -241,6 +241,10 @@ test('a vLLM sweep folder uploads as an experiment and lands on its comparison',
   assert.equal(skipped.length, 2);
   for (const why of skipped) assert.match(why, /^skipped: /);
   await page.locator('#import-save').click();
+  await page.waitForURL(/\/experiments\/[a-z0-9]+$/);
+  assert.equal(await page.locator('#experiment-name').innerText(), 'qwen3-sweep');
+  assert.deepEqual(await page.locator('#settings-table th.setting').allInnerTexts(), ['max_num_seqs']);
+  await page.locator('#experiment-compare').click();
   await page.waitForURL(/\/compare\?runs=/);
   // The setting that tells the runs apart is the first row of the comparison.
   const row = page.locator('tr.differs.setting').first();
@@ -327,6 +331,9 @@ test('comparing the story runs explains the C=32 difference; runs toggle off and
   // The earlier (completions) run is the baseline; the explanation is in numbers.
   const why = await page.locator('#explanations').innerText();
   assert.match(why, /At C=32, output throughput fell 42 % \(799\.9 → 464\.4 tok\/s\): tokens per request unchanged at ≈510 \(implied: tok\/s × latency ÷ concurrency\); requests took 73 % longer \(20\.38 s → 35\.23 s\)/);
+  // Whether they compare like for like: one collapsed line, the difference inside.
+  assert.equal(await page.locator('#comparability summary').innerText(), 'Not like for like with the baseline (what differs)');
+  await page.locator('#comparability summary').click();
   assert.match(await page.locator('#verdicts').innerText(), /not like for like: endpoint differs \(chat vs completions\)/);
   // The delta table: C=32 is shared, C=1 and C=48.. are each only in one run.
   const row32 = page.locator('#delta-table tbody tr', { has: page.locator('td.load', { hasText: /^32/ }) });

@@ -31,23 +31,34 @@ test('a price set on the prices page turns into dollars per million tokens, neve
   assert.equal(await page.locator('#cost-missing').innerText(), 'no price set');
   assert.equal((await costRow(page, '96'))[2], '—', 'no price: no dollars');
 
-  // The prices page: a bad price goes back with the field named, nothing stored.
-  await page.locator('#set-prices').click();
-  await page.waitForURL(/\/settings\/prices$/);
+  // One click from the run page: the prices page with this run's GPU type filled in.
+  const link = page.locator('#set-gpu-price');
+  assert.equal(await link.innerText(), 'Set a price for RTX PRO 6000 Blackwell');
+  await link.click();
+  await page.waitForURL(/\/settings\/prices\?gpu=/);
   await page.locator('#no-prices').waitFor();
-  await page.locator('#price-gpu-type').fill('RTX PRO 6000 Blackwell');
+  assert.equal(await page.locator('#price-gpu-type').inputValue(), 'RTX PRO 6000 Blackwell');
+  assert.match(await page.locator('#price-for').innerText(), new RegExp(`You go back to /runs/${chat} once it is set`));
+  // The GPU types the runs hold are offered, and each unpriced one has its own field.
+  const offered = await page.locator('#gpu-types option').evaluateAll((os) => os.map((o) => o.value));
+  assert.ok(offered.includes('RTX PRO 6000 Blackwell'), offered.join(' | '));
+  assert.match(await page.locator('#unpriced').innerText(), /RTX PRO 6000 Blackwell — 2 runs/);
+  // A bad price stays here, the type and the way back kept, nothing stored.
   await page.locator('#price-usd').fill('-1');
   await page.locator('#price-set').click();
   await page.waitForURL(/error=/);
   assert.match(await page.locator('#price-error').innerText(), /usd_per_gpu_hour/);
   assert.equal(await page.locator('#prices-table').count(), 0);
-  // A good one is listed with who set it, and in the history.
-  await page.locator('#price-gpu-type').fill('RTX PRO 6000 Blackwell');
+  assert.equal(await page.locator('#price-gpu-type').inputValue(), 'RTX PRO 6000 Blackwell');
+  // A good one goes back to the run, priced; the prices page lists it with who set it.
   await page.locator('#price-usd').fill('2.50');
   await page.locator('#price-set').click();
-  await page.waitForURL(/\/settings\/prices$/);
+  await page.waitForURL(new RegExp(`/runs/${chat}$`));
+  assert.match(await page.locator('#cost-basis').innerText(), /\$2\.50 per GPU-hour × 8 GPUs/);
+  await page.goto(`${env.server.base}/settings/prices`);
   assert.match(await page.locator('#prices-table').innerText(), /RTX PRO 6000 Blackwell\s+\$2\.50/);
   assert.equal(await page.locator('#price-history tbody tr').count(), 1);
+  assert.doesNotMatch(await page.locator('main').innerText(), /RTX PRO 6000 Blackwell — 2 runs/, 'no longer unpriced');
 
   // 8 GPUs × $2.50 = $20/h; C=96 at 1017 tok/s → 20 / 3600 / 1017 × 10⁶ = $5.46.
   await page.goto(`${env.server.base}/runs/${chat}?slo=e2e:p99<=40s`);

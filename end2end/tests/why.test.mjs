@@ -7,7 +7,18 @@ import { withAppAndBrowser, watchErrors, seriesLength } from './support.mjs';
 
 const SIM = 'plateau sim · batch limit 4 · C=1–16 (server metrics)';
 const CHAT = 'Kimi-K2.5 NVFP4 · /v1/chat/completions · C=32–96';
-const PANELS = ['chart-server-requests', 'chart-kv-cache', 'chart-preemptions', 'chart-prefix-cache', 'chart-server-tok-s'];
+const PANELS = ['chart-server-requests', 'chart-server-tok-s'];
+// The simulator reports no KV-cache use, no preemption and no prefix-cache hit: 0 at every
+// level, said in the "Not drawn" line rather than drawn as flat panels.
+const FLAT = ['chart-kv-cache', 'chart-preemptions', 'chart-prefix-cache'];
+
+async function saidFlat(page) {
+  for (const id of FLAT) {
+    assert.equal(await page.locator(`#not-drawn #${id}`).count(), 1, id);
+    assert.match(await page.locator(`#${id}`).innerText(), /: 0 at every level$/, id);
+    assert.equal(await page.locator(`#${id} canvas`).count(), 0, id);
+  }
+}
 
 const env = withAppAndBrowser();
 
@@ -22,12 +33,15 @@ test('the simulated sweep shows the telemetry panels and why it plateaus', async
   const sentence = await why.innerText();
   assert.match(sentence, /at most 4 requests at once/, sentence);
   assert.equal(await page.locator('#why').getAttribute('data-kind'), 'batch_limit');
+  // The evidence is collapsed under the sentence.
+  await page.locator('#why details.evidence > summary').click();
   assert.match(await page.locator('#why-evidence').innerText(), /running requests \(max\) 4 at C=16/);
   // Every panel is an ECharts instance holding the 5 levels, on the load axis.
   for (const id of PANELS) {
     await page.locator(`#${id} canvas`).waitFor();
     assert.equal(await seriesLength(page, id, 0), 5, id);
   }
+  await saidFlat(page);
   // running (max) at C=16 is the batch limit.
   const running = await page.evaluate(() => {
     const chart = window.echarts.getInstanceByDom(document.getElementById('chart-server-requests'));
@@ -86,6 +100,7 @@ test('a snapshot of the simulated sweep keeps its telemetry panels and its why, 
     await page.locator(`#${id} canvas`).waitFor();
     assert.equal(await seriesLength(page, id, 0), 5, id);
   }
+  await saidFlat(page);
   assert.deepEqual(errors, []);
   await page.close();
 });

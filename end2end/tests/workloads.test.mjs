@@ -72,7 +72,8 @@ test('a multi-turn sweep from the form shows its turns, and compare says the wor
     await page.goto(`${env.server.base}/runs/${single}`);
     assert.equal(await page.locator('#turns').count(), 0, 'a single-turn run has no By turn section');
     await page.goto(`${env.server.base}/compare?runs=${single}&runs=${multi}&baseline=${single}`);
-    assert.match(await page.locator('body').innerText(), /not like for like: workload differs \(multi-turn 3 turns vs single-turn\)/);
+    await page.locator('#comparability summary').click();
+    assert.match(await page.locator('#verdicts').innerText(), /not like for like: workload differs \(multi-turn 3 turns vs single-turn\)/);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

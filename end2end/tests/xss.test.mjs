@@ -82,6 +82,8 @@ let runB; // named after its uploaded file
 let runReport;
 let compareReport;
 let snapshot;
+let experimentUrl; // named after its uploaded folder, its runs after their subfolders
+const EXPERIMENT = '<img src=x onerror=window.__pwned=10>';
 
 test('payloads are stored in every text field', async () => {
   runA = await importRun([['sweep-c1.txt', data('sweep-c1.txt')], ['sweep-c2.txt', data('sweep-c2.txt')]], {
@@ -95,6 +97,13 @@ test('payloads are stored in every text field', async () => {
   runReport = (await post('/api/v1/reports', { title: NAME, description: FACT, view: `/runs/${runA.id}` })).url;
   compareReport = (await post('/api/v1/reports', { title: TITLE, description: SCRIPT, view: `/compare?runs=${runA.id},${runB.id}` })).url;
   snapshot = `/s/${(await post('/api/v1/snapshots', { title: NAME, view: `/compare?runs=${runA.id},${runB.id}` })).id}`;
+  const form = new FormData();
+  for (const k of ['k=1', 'k=2']) form.append('file', new Blob([data('sweep-c1.txt')]), `${EXPERIMENT}/SERVE--${k}<svg onload=window.__pwned=11>/sweep-c1.txt`);
+  const r = await fetch(`${env.server.base}/api/v1/runs`, { method: 'POST', body: form });
+  assert.equal(r.status, 201, await r.clone().text());
+  const experiment = (await r.json()).experiment;
+  assert.equal(experiment.name, EXPERIMENT);
+  experimentUrl = experiment.url;
 });
 
 test('every page shows the payloads as inert text, under a CSP, hydrated with charts', async () => {
@@ -114,6 +123,11 @@ test('every page shows the payloads as inert text, under a CSP, hydrated with ch
     [runReport, '#chart-throughput canvas'],
     [compareReport, '.chart canvas'],
     [snapshot, '.chart canvas'],
+    // Experiments: the list, a search for a payload, and the page named after its folder.
+    ['/experiments', '#experiments tbody tr'],
+    [`/experiments?q=${encodeURIComponent(SCRIPT)}`, 'main'],
+    [experimentUrl, '#exp-throughput canvas'],
+    [`${experimentUrl}?slo=${encodeURIComponent('ttft:p99<=2s')}`, '#settings-table'],
   ];
   for (const [path, ready] of pages) {
     const p = await openPage();
@@ -216,4 +230,17 @@ test('exports stay inert: the offline reports from file://, Markdown and CSV as 
       assert.ok(!/(^|[,\n])"?[=+@]/.test(body.split('\n').filter((l) => !l.startsWith('#')).join('\n')), `${path}: a formula cell`);
     }
   }
+});
+
+test('the experiment page and the runs list show the folder names as typed', async () => {
+  const p = await openPage();
+  await p.page.goto(env.server.base + experimentUrl);
+  await p.page.locator('#exp-throughput canvas').waitFor();
+  assert.equal(await p.page.locator('#experiment-name').innerText(), EXPERIMENT);
+  assert.equal(await p.page.title(), `${EXPERIMENT} · Plateau`);
+  assert.ok((await p.page.locator('#settings-table').innerText()).includes('<svg onload=window.__pwned=11>'), 'the setting as text');
+  await p.page.goto(`${env.server.base}/`);
+  assert.equal(await p.page.locator('#runs tr.group a.experiment-link').innerText(), `Experiment: ${EXPERIMENT}`);
+  await assertInert(p, 'experiment');
+  await p.page.close();
 });

@@ -215,12 +215,15 @@ fn charts_html(charts: &[PageChart]) -> Result<(String, serde_json::Map<String, 
     let mut body = String::new();
     body.push_str("<section class=\"charts\">");
     let mut options = serde_json::Map::new();
+    // As on the page (`ui::components::ChartsSection`): what has nothing to draw is said in
+    // one line after the drawn charts.
+    let mut not_drawn = Vec::new();
     for c in charts {
         if let Some(why) = &c.empty {
-            body.push_str(&format!(
-                "<figure><figcaption>{}</figcaption><div class=\"chart-empty\" id=\"{}\" role=\"note\">{}</div></figure>",
-                escape_html(&c.caption),
+            not_drawn.push(format!(
+                "<span class=\"chart-empty\" id=\"{}\" role=\"note\">{}: {}</span>",
                 c.id,
+                escape_html(&c.caption),
                 escape_html(why)
             ));
             continue;
@@ -235,6 +238,12 @@ fn charts_html(charts: &[PageChart]) -> Result<(String, serde_json::Map<String, 
         options.insert(c.id.clone(), value);
     }
     body.push_str("</section>\n");
+    if !not_drawn.is_empty() {
+        body.push_str(&format!(
+            "<p class=\"not-drawn\" id=\"not-drawn\"><strong>Not drawn: </strong>{}</p>\n",
+            not_drawn.join(" · ")
+        ));
+    }
     Ok((body, options))
 }
 

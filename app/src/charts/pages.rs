@@ -68,8 +68,40 @@ pub fn cost_pareto_spec(runs: &[Run], costs: &[crate::domain::analysis::cost::Ru
     )
 }
 
+/// A chart of the page; one whose every value is 0 (a KV cache never used, no preemption)
+/// is not drawn but said in a line: a flat line at zero takes a panel to say one fact.
 fn chart(id: impl Into<String>, caption: impl Into<String>, label: &'static str, chart: Chart) -> PageChart {
+    if flat_zero(&chart) {
+        return empty(id, caption, label, "0 at every level".to_owned());
+    }
     PageChart { id: id.into(), caption: caption.into(), label, chart, empty: None }
+}
+
+/// Whether every value the chart's series draw is 0 (and there is at least one): the y of
+/// each `[x, y]` pair, or each plain number, of every series.
+fn flat_zero(chart: &Chart) -> bool {
+    let Ok(option) = serde_json::to_value(chart) else { return false };
+    let mut seen = false;
+    let series = option.get("series").and_then(|s| s.as_array()).map(Vec::as_slice).unwrap_or_default();
+    for s in series {
+        for d in s.get("data").and_then(|d| d.as_array()).map(Vec::as_slice).unwrap_or_default() {
+            let y = match d {
+                serde_json::Value::Array(xy) => xy.get(1).and_then(serde_json::Value::as_f64),
+                serde_json::Value::Object(o) => match o.get("value") {
+                    Some(serde_json::Value::Array(xy)) => xy.get(1).and_then(serde_json::Value::as_f64),
+                    Some(v) => v.as_f64(),
+                    None => None,
+                },
+                v => v.as_f64(),
+            };
+            match y {
+                Some(0.0) => seen = true,
+                Some(_) => return false,
+                None => {}
+            }
+        }
+    }
+    seen
 }
 
 /// A chart that has nothing to draw, and says why in its place.
@@ -334,7 +366,11 @@ fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
     let (unit, _) = super::shown_unit(view.metric);
     for (ki, k) in kinds.iter().copied().enumerate() {
         let focus_caption = of_kind(
-            format!("Focus: {} {} ({unit}) per run (see View below)", super::quantity(view.metric), view.stat.name()),
+            format!(
+                "Focus: {} {} ({unit}) per run (chosen under View)",
+                super::quantity(view.metric),
+                view.stat.name()
+            ),
             k,
         );
         out.push(match cmp::focus(runs, k, view.metric, view.stat) {
@@ -344,7 +380,7 @@ fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
                 focus_caption,
                 "the focus metric of each run",
                 format!(
-                    "Nothing to draw: no run reports {} {}. Pick another metric or statistic under View below.",
+                    "Nothing to draw: no run reports {} {}. Pick another metric or statistic under View.",
                     view.metric.label(),
                     view.stat.name()
                 ),
@@ -408,4 +444,45 @@ fn compare_charts_scaled(runs: &[Run], view: &ViewState) -> Vec<PageChart> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::analysis::why::LevelSignals;
+
+    fn signals(preemptions: &[f64], waiting: &[f64]) -> RunSignals {
+        let mut s = RunSignals {
+            run_id: crate::domain::RunId::generate(),
+            run_name: "r".into(),
+            levels: Vec::new(),
+            engine: None,
+            has_server_metrics: true,
+            saturation: None,
+        };
+        for (i, (p, w)) in preemptions.iter().zip(waiting).enumerate() {
+            s.levels.push(LevelSignals {
+                load: f64::from(1u32 << i),
+                load_kind: Some(crate::domain::LoadKind::Concurrency),
+                preemptions: Some(*p),
+                waiting_max: Some(*w),
+                ..LevelSignals::default()
+            });
+        }
+        s
+    }
+
+    /// A panel whose every value is 0 becomes a line; one value off zero draws it.
+    #[test]
+    fn flat_zero_panels_are_said_not_drawn() {
+        let panels = telemetry_panels(&signals(&[0.0, 0.0, 0.0], &[0.0, 2.0, 7.0]));
+        let shown: Vec<_> = panels.iter().map(|(id, c, l, ch)| chart(*id, *c, l, ch.clone())).collect();
+        let pre = shown.iter().find(|c| c.id == tm::PREEMPTIONS_ID).expect("preemptions panel");
+        assert_eq!(pre.empty.as_deref(), Some("0 at every level"));
+        let req = shown.iter().find(|c| c.id == tm::REQUESTS_ID).expect("requests panel");
+        assert_eq!(req.empty, None, "waiting rises: drawn");
+        let panels = telemetry_panels(&signals(&[0.0, 1.0, 0.0], &[0.0, 0.0, 0.0]));
+        let pre = panels.into_iter().find(|p| p.0 == tm::PREEMPTIONS_ID).expect("preemptions panel");
+        assert_eq!(chart(pre.0, pre.1, pre.2, pre.3).empty, None, "one preemption: drawn");
+    }
 }

@@ -8,7 +8,7 @@ use super::error::{corrupt, DbError};
 use super::runs::insert_in;
 use crate::domain::model::annotations::AnnotationInput;
 use crate::domain::model::text;
-use crate::domain::{Experiment, ExperimentId, NewRun, RunId};
+use crate::domain::{Experiment, ExperimentId, ExperimentItem, NewRun, RunId};
 
 /// Who the annotations an import adds are written by.
 pub const IMPORT_AUTHOR: &str = "plateau import";
@@ -106,6 +106,67 @@ pub async fn experiment_of_run(db: &Db, run: &RunId) -> Result<Option<(Experimen
     Ok(Some((id, row.try_get("name")?, usize::try_from(count).unwrap_or(0))))
 }
 
+/// The most experiments one list answers.
+pub const MAX_LISTED_EXPERIMENTS: i64 = 500;
+
+/// The experiments, newest first, whose name contains `search` (ASCII case ignored; `%`,
+/// `_` and `\` literal), at most [`MAX_LISTED_EXPERIMENTS`].
+pub async fn list_experiments(db: &Db, search: Option<&str>) -> Result<Vec<ExperimentItem>, DbError> {
+    let like = db.pick("LIKE", "ILIKE");
+    let filter = if search.is_some() { format!("WHERE x.name {like} $1 ESCAPE '\\'") } else { String::new() };
+    let mut q = Q::new(format!(
+        "SELECT x.public_id, x.name, x.created_at,
+                (SELECT COUNT(*) FROM experiment_runs e WHERE e.experiment_id = x.id) AS runs
+         FROM experiments x {filter} ORDER BY x.created_at DESC, x.id DESC LIMIT {MAX_LISTED_EXPERIMENTS}"
+    ));
+    if let Some(text) = search {
+        let escaped = text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+        q = q.bind(format!("%{escaped}%"));
+    }
+    q.fetch_all(db)
+        .await?
+        .into_iter()
+        .map(|row| {
+            let public: String = row.try_get("public_id")?;
+            let count: i64 = row.try_get("runs")?;
+            Ok(ExperimentItem {
+                id: ExperimentId::parse(&public).ok_or_else(|| corrupt("public_id", &public))?,
+                name: row.try_get("name")?,
+                created_at: row.stamp("created_at")?,
+                runs: usize::try_from(count).unwrap_or(0),
+            })
+        })
+        .collect()
+}
+
+/// The experiment of each of `runs` that belongs to one: run id → (experiment id, name).
+pub async fn experiments_of_runs(
+    db: &Db,
+    runs: &[RunId],
+) -> Result<std::collections::HashMap<RunId, (ExperimentId, String)>, DbError> {
+    let mut out = std::collections::HashMap::new();
+    // In chunks: a statement's arguments are bounded (SQLite: 32,766).
+    for chunk in runs.chunks(500) {
+        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let q = Q::new(format!(
+            "SELECT r.public_id AS run, x.public_id AS experiment, x.name
+             FROM runs r JOIN experiment_runs e ON e.run_id = r.id JOIN experiments x ON x.id = e.experiment_id
+             WHERE r.public_id IN ({})",
+            marks.join(", ")
+        ));
+        let q = chunk.iter().fold(q, |q, id| q.bind(id.as_str()));
+        for row in q.fetch_all(db).await? {
+            let run: String = row.try_get("run")?;
+            let exp: String = row.try_get("experiment")?;
+            out.insert(
+                RunId::parse(&run).ok_or_else(|| corrupt("public_id", &run))?,
+                (ExperimentId::parse(&exp).ok_or_else(|| corrupt("public_id", &exp))?, row.try_get("name")?),
+            );
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +223,33 @@ mod tests {
             assert!(none.is_none());
             let missing = ExperimentId::parse("nosuchexp").unwrap();
             assert!(matches!(get_experiment(db, &missing).await, Err(DbError::NotFound(_))));
+        }
+    }
+
+    #[tokio::test]
+    async fn experiments_are_listed_newest_first_searched_literally_and_found_by_run() {
+        for t in backends().await {
+            let db = &t.db;
+            let (a, a_runs) =
+                insert_import(db, &[run("a", "tp=1"), run("b", "tp=2")], &[], Some("qwen3 50% sweep")).await.unwrap();
+            let (b, _) = insert_import(db, &[run("c", "tp=1")], &[], Some("Llama_70B sweep")).await.unwrap();
+            let (_, loose) = insert_import(db, &[run("d", "tp=1")], &[], None).await.unwrap();
+            let all = list_experiments(db, None).await.unwrap();
+            let names: Vec<&str> = all.iter().map(|e| e.name.as_str()).collect();
+            assert_eq!(names, ["Llama_70B sweep", "qwen3 50% sweep"], "{}", t.name);
+            assert_eq!(all[1].runs, 2);
+            // Case ignored; `%` and `_` are the characters, not wildcards.
+            let found = list_experiments(db, Some("LLAMA")).await.unwrap();
+            assert_eq!(found.iter().map(|e| e.id.clone()).collect::<Vec<_>>(), vec![b.clone().unwrap()], "{}", t.name);
+            assert_eq!(list_experiments(db, Some("50%")).await.unwrap().len(), 1, "{}", t.name);
+            assert!(list_experiments(db, Some("0%s")).await.unwrap().is_empty(), "{}", t.name);
+            assert_eq!(list_experiments(db, Some("a_7")).await.unwrap().len(), 1, "{}", t.name);
+            assert!(list_experiments(db, Some("3_5")).await.unwrap().is_empty(), "{}", t.name);
+            let ids: Vec<RunId> = a_runs.iter().chain(&loose).cloned().collect();
+            let of = experiments_of_runs(db, &ids).await.unwrap();
+            assert_eq!(of.len(), 2, "{}", t.name);
+            assert_eq!(of[&a_runs[0]], (a.clone().unwrap(), "qwen3 50% sweep".to_owned()));
+            assert!(!of.contains_key(&loose[0]));
         }
     }
 }

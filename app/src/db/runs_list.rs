@@ -267,6 +267,7 @@ pub async fn find_runs(db: &Db, query: &RunQuery) -> Result<RunPage, DbError> {
         },
         figures: Vec::new(),
         slos: Vec::new(),
+        experiments: Vec::new(),
     })
 }
 

@@ -21,5 +21,6 @@ pub mod view;
 pub use model::ids::{ExperimentId, RunId};
 pub use model::point::{Failure, LoadKind, NewLevel, Point, RequestRecord, Trial};
 pub use model::run::{
-    EndpointKind, Experiment, NewRun, Run, RunFacts, RunStatus, RunSummary, SourceFile, SourceFormat, SourceInfo,
+    EndpointKind, Experiment, ExperimentItem, NewRun, Run, RunFacts, RunStatus, RunSummary, SourceFile, SourceFormat,
+    SourceInfo,
 };

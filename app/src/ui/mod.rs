@@ -65,6 +65,7 @@ pub fn App() -> impl IntoView {
                 <A href="/" attr:class="brand">"Plateau"</A>
                 <nav>
                     <A href="/">"Runs"</A>
+                    <A href="/experiments">"Experiments"</A>
                     <A href="/upload">"Import"</A>
                     <A href="/sweeps/new">"New sweep"</A>
                     <A href="/settings/prices">"Prices"</A>
@@ -78,6 +79,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/runs/:id/history") view=pages::HistoryPageView ssr=SsrMode::Async />
                     <Route path=path!("/upload") view=pages::UploadPage ssr=SsrMode::Async />
                     <Route path=path!("/compare") view=pages::ComparePage ssr=SsrMode::Async />
+                    <Route path=path!("/experiments") view=pages::ExperimentsPage ssr=SsrMode::Async />
+                    <Route path=path!("/experiments/:id") view=pages::ExperimentPage ssr=SsrMode::Async />
                     <Route path=path!("/r/:slug") view=pages::ReportPage ssr=SsrMode::Async />
                     <Route path=path!("/s/:id") view=pages::SnapshotPage ssr=SsrMode::Async />
                     <Route path=path!("/sweeps/new") view=pages::NewSweepPage ssr=SsrMode::Async />

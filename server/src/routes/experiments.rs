@@ -1,21 +1,17 @@
-//! Experiments: `GET /experiments/{id}` opens one as the comparison of its runs (the first
-//! ten, the most a comparison holds; one run alone opens as that run), and
-//! `GET /api/v1/experiments/{id}` answers it as JSON with each run's link.
+//! Experiments as JSON: `GET /api/v1/experiments/{id}` answers one with each run's link and
+//! the comparison of its runs (the first ten, the most a comparison holds; one run alone is
+//! that run's page). The page `/experiments/{id}` is the app's.
 
-use super::error::{text, ApiError};
+use super::error::ApiError;
 use super::state::AppState;
 use app::db;
 use app::domain::model::comparison::MAX_RUNS;
 use app::domain::view::state::ViewState;
 use app::domain::ExperimentId;
 use axum::extract::{Path, State};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-
-pub fn page_router() -> Router<AppState> {
-    Router::new().route("/experiments/{id}", get(open))
-}
 
 pub fn api_router() -> Router<AppState> {
     Router::new().route("/experiments/{id}", get(show))
@@ -32,12 +28,6 @@ pub fn comparison_href(runs: &[app::domain::RunId]) -> String {
         [one] => format!("/runs/{one}"),
         _ => ViewState { runs: runs.iter().take(MAX_RUNS).cloned().collect(), ..ViewState::default() }.href("/compare"),
     }
-}
-
-async fn open(State(state): State<AppState>, Path(id): Path<String>) -> Result<Redirect, ApiError> {
-    let id = experiment_id(&id).map_err(text)?;
-    let e = db::get_experiment(&state.pool, &id).await.map_err(text)?;
-    Ok(Redirect::to(&comparison_href(&e.runs)))
 }
 
 async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {

@@ -114,7 +114,6 @@ pub fn router(state: AppState) -> Router {
         .merge(slos::form_router())
         .merge(prices::form_router())
         .merge(exports::router())
-        .merge(experiments::page_router())
         .nest(
             "/api/v1",
             api::router()

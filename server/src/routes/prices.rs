@@ -39,8 +39,18 @@ async fn form_gpu(
     Form(form): Form<HashMap<String, String>>,
 ) -> Result<Redirect, FormError> {
     let back = Back::from_form(&form, app::ui::components::PRICES_PATH);
-    let req = GpuPriceRequest::from_form(&form).or_back(&back)?;
-    prices::set_gpu_price(&state.pool, &req, &who.name).await.or_back(&back)?;
+    // Sent from another page ("Set a price for <type>"): a refusal stays on the prices
+    // page, the type and the way back kept; a price set goes back there.
+    let refused = match back.path() {
+        p if p == app::ui::components::PRICES_PATH => back.clone(),
+        p => {
+            let enc = app::domain::model::text::percent_encode;
+            let gpu = form.get("gpu_type").map(String::as_str).unwrap_or_default();
+            Back::to(&format!("{}?gpu={}&back={}", app::ui::components::PRICES_PATH, enc(gpu), enc(p)))
+        }
+    };
+    let req = GpuPriceRequest::from_form(&form).or_back(&refused)?;
+    prices::set_gpu_price(&state.pool, &req, &who.name).await.or_back(&refused)?;
     Ok(Redirect::to(back.path()))
 }
 

@@ -702,6 +702,32 @@ async fn cost_per_million_tokens_rests_on_a_price_a_person_gives() {
         assert_eq!(resp.status(), StatusCode::SEE_OTHER);
         let to = resp.headers()["location"].to_str().unwrap().to_owned();
         assert!(to.starts_with("/settings/prices?error=") && to.contains("usd_per_gpu_hour"), "{to}");
+        // From a run page ("Set a price for <type>"): refused, it stays on the prices page
+        // with the type and the way back; set, it goes back to the run.
+        let form_back = format!("/runs/{chat}");
+        let post = |usd: &'static str, back: String| {
+            app.client
+                .post(app.url("/prices"))
+                .form(&[("gpu_type", "H200 <b>"), ("usd_per_gpu_hour", usd), ("back", back.as_str())])
+                .send()
+        };
+        let resp = post("-1", form_back.clone()).await.unwrap();
+        let to = resp.headers()["location"].to_str().unwrap().to_owned();
+        assert!(to.starts_with(&format!("/settings/prices?gpu=H200%20%3Cb%3E&back=%2Fruns%2F{chat}&error=")), "{to}");
+        let resp = post("3", form_back.clone()).await.unwrap();
+        assert_eq!(resp.headers()["location"], form_back.as_str());
+        // Another site as the way back: refused for the prices page itself.
+        let resp = post("3", "//evil.example/x".to_owned()).await.unwrap();
+        assert_eq!(resp.headers()["location"], "/settings/prices");
+        let (_, page) =
+            plain_text(&app, "/settings/prices?gpu=%3Cscript%3Ex%3C%2Fscript%3E&back=%2F%2Fevil.example").await;
+        assert!(page.contains("value=\"&lt;script&gt;x&lt;/script&gt;\""), "the type is an input's value, as text");
+        assert!(page.contains("name=\"back\" value=\"/settings/prices\""), "another site is never the way back");
+        assert!(!page.contains("evil.example"));
+        assert_eq!(
+            app.client.delete(app.url("/api/v1/prices/H200%20%3Cb%3E")).send().await.unwrap().status(),
+            StatusCode::NO_CONTENT
+        );
         let (status, page) = plain_text(&app, "/settings/prices").await;
         assert_eq!(status, StatusCode::OK);
         assert!(
@@ -710,7 +736,8 @@ async fn cost_per_million_tokens_rests_on_a_price_a_person_gives() {
         // Removing keeps the history: set, changed, removed.
         assert_eq!(app.client.delete(app.url(gpu)).send().await.unwrap().status(), StatusCode::NO_CONTENT);
         assert_eq!(app.json("/api/v1/prices").await, json!([]));
-        assert_eq!(app.json("/api/v1/prices/history").await.as_array().unwrap().len(), 3);
+        // Set, changed, removed; and the one set from a run page, set again, then removed.
+        assert_eq!(app.json("/api/v1/prices/history").await.as_array().unwrap().len(), 6);
         let (_, page) = plain_text(&app, &format!("/runs/{chat}")).await;
         assert!(page.contains("no price set"));
     }

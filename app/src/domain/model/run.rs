@@ -22,6 +22,16 @@ pub struct Experiment {
     pub runs: Vec<RunId>,
 }
 
+/// One experiment as the experiments list shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentItem {
+    pub id: ExperimentId,
+    pub name: String,
+    pub created_at: String,
+    /// Its runs still stored.
+    pub runs: usize,
+}
+
 /// Which OpenAI-compatible endpoint the sweep called. It matters: on a reasoning model the
 /// chat endpoint spends tokens on reasoning, so the two are not like for like.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -107,3 +107,46 @@ pub struct ReportPageData {
     #[serde(default)]
     pub compare_findings: Option<super::findings::CompareFindings>,
 }
+
+/// An experiment's page, formatted on the server (the bundle carries strings, not the
+/// summary's types): its name, its settings and verdict ([`super::experiment::summarize`]),
+/// one row per setting, and its charts (one curve per setting, labelled by the settings).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ExperimentPageData {
+    pub id: String,
+    pub name: String,
+    /// When it was imported, as the pages write times.
+    pub created: String,
+    /// Its runs still stored; the rows hold the first [`crate::page_data::MAX_EXPERIMENT_RUNS`].
+    pub total_runs: usize,
+    /// The settings that vary, the table's first columns.
+    pub keys: Vec<String>,
+    pub rows: Vec<ExperimentRow>,
+    /// The best setting against the runner-up; `None`: no run reports output throughput.
+    pub verdict: Option<String>,
+    pub charts: Vec<ChartSpec>,
+    /// The team's named SLOs, to choose from.
+    pub slos: Vec<NamedSlo>,
+    /// The comparison of its runs (the first ten, the most one compares), in this view.
+    pub compare_href: String,
+}
+
+/// One setting (a run) of an experiment's page, formatted.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ExperimentRow {
+    /// The run's page.
+    pub href: String,
+    /// The run's full name.
+    pub name: String,
+    /// Its varied settings, `key=value, …` (its name when none varies).
+    pub label: String,
+    /// One per key.
+    pub values: Vec<String>,
+    pub trials: String,
+    pub peak: String,
+    pub peak_at: String,
+    pub plateau: String,
+    /// At the view's SLO; `None` without one.
+    pub capacity: Option<String>,
+    pub best: bool,
+}

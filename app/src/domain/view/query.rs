@@ -183,6 +183,10 @@ pub struct RunPage {
     /// The named SLOs the list can show a capacity at.
     #[serde(default)]
     pub slos: Vec<String>,
+    /// The experiment of each run that belongs to one (id, name), in the order of `runs`:
+    /// the list groups its runs by it.
+    #[serde(default)]
+    pub experiments: Vec<Option<(crate::domain::ExperimentId, String)>>,
 }
 
 /// The distinct values stored, for the filter menus.

@@ -85,3 +85,31 @@ pub fn NoJsNote() -> impl IntoView {
         </p>
     }
 }
+
+/// A page's charts: each drawable one in its figure; those with nothing to draw (a metric
+/// no level reports, a panel at 0 at every level) said together in one line after them,
+/// each by its caption and why — an empty panel takes a screen to say one fact.
+#[component]
+pub fn ChartsSection(charts: Vec<ChartSpec>) -> impl IntoView {
+    let (drawn, empty): (Vec<ChartSpec>, Vec<ChartSpec>) = charts.into_iter().partition(|c| c.empty.is_none());
+    view! {
+        <section class="charts">
+            <NoJsNote />
+            {drawn.into_iter().map(|c| view! {
+                <figure>
+                    <figcaption>{c.caption.clone()}</figcaption>
+                    <ChartView spec=c />
+                </figure>
+            }).collect_view()}
+        </section>
+        {(!empty.is_empty()).then(|| view! {
+            <p class="not-drawn" id="not-drawn">
+                <strong>"Not drawn: "</strong>
+                {empty.into_iter().enumerate().map(|(i, c)| view! {
+                    {(i > 0).then_some(" · ")}
+                    <span class="chart-empty" id=c.id role="note">{c.caption}": "{c.empty.unwrap_or_default()}</span>
+                }).collect_view()}
+            </p>
+        })}
+    }
+}

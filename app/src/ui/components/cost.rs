@@ -21,9 +21,22 @@ pub fn CostSection(
     action: String,
     back: String,
     editable: bool,
+    /// The run's GPU type: where no price is set, a link sets one for it and comes back.
+    #[prop(optional_no_strip)]
+    gpu_type: Option<String>,
 ) -> impl IntoView {
     // None: the prices could not be read (logged), or a snapshot frozen without any.
     let Some(cost) = cost else { return ().into_any() };
+    let no_price =
+        cost.missing.as_ref().is_some_and(|(m, _)| m == crate::domain::analysis::cost::NoCost::NoPrice.text());
+    let set_price = gpu_type.filter(|t| no_price && editable && !t.trim().is_empty()).map(|t| {
+        let href = format!(
+            "{PRICES_PATH}?gpu={}&back={}",
+            crate::domain::model::text::percent_encode(&t),
+            crate::domain::model::text::percent_encode(&back)
+        );
+        view! { <a href=href id="set-gpu-price" class="button">"Set a price for "{t}</a> }
+    });
     let at_capacity = capacity.map(|(load, label)| {
         let text = match (&cost.missing, cost.usd_per_mtok_at(load)) {
             (Some((m, _)), _) => format!("cost {m}"),
@@ -38,7 +51,10 @@ pub fn CostSection(
         (None, Some((m, what))) => view! {
             <p id="cost-basis" class="unknown">
                 "Cost: "<strong id="cost-missing">{m}</strong>". "{what}" "
-                <a href=PRICES_PATH id="set-prices">"Set GPU prices"</a>
+                {match set_price {
+                    Some(link) => link.into_any(),
+                    None => view! { <a href=PRICES_PATH id="set-prices">"Set GPU prices"</a> }.into_any(),
+                }}
             </p>
         }
         .into_any(),

@@ -19,7 +19,7 @@ pub use annotations::{
     textarea_html, visible_annotations, AnnotationText, AnnotationsSection, ModeBanner, ProposalsList, ShareBar,
     ViewProblems,
 };
-pub use chart::{ChartJsonView, ChartView, NoJsNote};
+pub use chart::{ChartJsonView, ChartView, ChartsSection, NoJsNote};
 pub use cost::{CompareCosts, CostSection, PRICES_PATH};
 pub use definitions::{metrics_present, DefinitionsView};
 pub use error_box::{set_page_status, ErrorBox};

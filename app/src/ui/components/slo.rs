@@ -168,6 +168,8 @@ pub fn SloSection(
         <section class="slo" id="slo" data-slo=capacity.slo.to_string()>
             <p id="capacity-sentence"><strong>{title}": "</strong>{sentence}</p>
             {gpu_line.map(|g| view! { <p class="slo-gpu" id="slo-gpu">{g}</p> })}
+            <details class="caveat">
+            <summary>"How each level is judged"</summary>
             <p class="slo-note">
                 "The levels table's SLO column judges each level against every limit (each value against its bound in \
                  the cell's title); with repeats a level meets a limit only at the upper end of its 95 % interval, and “within noise” \
@@ -175,6 +177,7 @@ pub fn SloSection(
                 {goodput_note}
                 {imported.then_some(" The source's own goodput is under “Every statistic the source reported”, judged by that tool's SLO.")}
             </p>
+            </details>
         </section>
     }
 }

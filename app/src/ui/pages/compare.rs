@@ -14,7 +14,7 @@ use crate::domain::view::state::{PageMode, Scale, ViewState, FOCUS_METRICS, FOCU
 use crate::domain::{Point, Run};
 use crate::error::AppError;
 use crate::ui::components::{
-    visible_annotations, AnnotationText, ChartView, ErrorBox, ModeBanner, ProposalsList, ShareBar, ViewProblems,
+    visible_annotations, AnnotationText, ErrorBox, ModeBanner, ProposalsList, ShareBar, ViewProblems,
 };
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -181,28 +181,24 @@ pub(crate) fn CompareView(
     };
     let n = runs.len();
     let live_query = live_path.split_once('?').map(|(_, q)| q.to_owned()).unwrap_or_default();
-    let chips = run_chips(&runs, baseline, &view, &saturations);
+    let chips = run_chips(&runs, baseline, &view);
     let verdicts = verdict_items(&runs, &cmp);
+    // One line for every run's comparability: how many differ from the baseline, and how.
+    let differing: Vec<Comparability> =
+        cmp.runs.iter().map(|rv| rv.facts.verdict).filter(|v| *v != Comparability::LikeForLike).collect();
+    let comparability_title = comparability_title(cmp.runs.len(), &differing);
     let explanations = explanations(&runs, &cmp);
     let found = proposals;
     // Each run's curve against the baseline: the knee, the plateau and capacity at the
     // view's SLO, in one sentence with its evidence (`domain::analysis::curve`).
-    let curve_view = curve_section(&runs, curves);
+    let curve_view = curve_section(&runs, curves, &saturations);
     // Capacity at the view's SLO per run, and its change from the baseline.
     let slo_view = view.slo.clone().map(|slo| slo_section(&runs, &slos, slo, capacities));
     let picker = view! {
         <crate::ui::components::SloPicker view=view.clone() path="/compare".to_owned() slos editable />
     };
     let charts_view = view! {
-        <section class="charts">
-            <crate::ui::components::NoJsNote />
-            {charts.into_iter().map(|c| view! {
-                <figure>
-                    <figcaption>{c.caption.clone()}</figcaption>
-                    <ChartView spec=c />
-                </figure>
-            }).collect_view()}
-        </section>
+        <crate::ui::components::ChartsSection charts />
     };
     let is_report = matches!(mode, PageMode::Report(_));
     // Link previews: the first explanation, else each run's summary; the baseline's curve.
@@ -225,16 +221,31 @@ pub(crate) fn CompareView(
         <ModeBanner mode=mode.clone() live_href=live_path.clone() />
         {error.map(|e| view! { <div class="error-box" role="alert" id="form-error">{e}</div> })}
         <h1 class:sub-head=is_report>"Compare "{n}" runs"</h1>
+        // The verdicts first, each once: capacity at the SLO, each run's curve against the
+        // baseline, why throughput differs; whether the runs are like for like is a caveat,
+        // said once and collapsed. The view's controls follow, then the runs' legend and
+        // the charts.
+        <section class="summary-card" id="summary" aria-label="summary">
+            {slo_view}
+            {curve_view}
+            {(!explanations.is_empty()).then(|| view! {
+                <section class="explanations" id="explanations">
+                    <h2>"Why throughput differs"</h2>
+                    <ul>{explanations.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}</ul>
+                </section>
+            })}
+            {(!cmp.runs.is_empty()).then(|| view! {
+                <details class="caveat" id="comparability">
+                    <summary>{comparability_title}</summary>
+                    <ul class="verdicts" id="verdicts">{verdicts}</ul>
+                </details>
+            })}
+        </section>
+        <div class="controls" id="controls">
+            <ViewSettings view=view.clone() />
+            {picker}
+        </div>
         <ul class="run-chips">{chips}</ul>
-        {curve_view}
-        {slo_view}
-        {(!cmp.runs.is_empty()).then(|| view! { <ul class="verdicts" id="verdicts">{verdicts}</ul> })}
-        {(!explanations.is_empty()).then(|| view! {
-            <section class="explanations" id="explanations">
-                <h2>"Why throughput differs"</h2>
-                <ul>{explanations.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}</ul>
-            </section>
-        })}
         {charts_view}
         <h2>"Per level, against the baseline"</h2>
         <div class="table-wrap"><DeltaTable runs=runs.clone() cmp=cmp.clone() /></div>
@@ -250,8 +261,6 @@ pub(crate) fn CompareView(
         <CompareAnnotations runs=runs.clone() editable back=live_path.clone() />
         <h2>"Anomalies"</h2>
         <ProposalsList runs=runs.clone() found dismissed back=live_path.clone() editable />
-        <ViewSettings view=view.clone() />
-        {picker}
         <ShareBar
             view_path=live_path.clone()
             exports=vec![
@@ -407,7 +416,7 @@ fn ViewSettings(view: ViewState) -> impl IntoView {
     let linear = view.scale == Scale::Linear;
     view! {
         <form method="get" action="/compare" class="view-settings" id="view-settings">
-            <h2>"View"</h2>
+            <strong class="controls-label">"View"</strong>
             {view.runs.iter().map(|r| view! { <input type="hidden" name="runs" value=r.to_string() /> }).collect_view()}
             {view.baseline.as_ref().map(|b| view! { <input type="hidden" name="baseline" value=b.to_string() /> })}
             {(!view.hide.is_empty()).then(|| view! { <input type="hidden" name="hide" value=view.hide.join(",") /> })}
@@ -469,9 +478,8 @@ fn CompareAnnotations(runs: Vec<Run>, editable: bool, back: String) -> impl Into
     }
 }
 
-/// Each run as a chip: its colour and chart toggle, its link, baseline or "make baseline",
-/// and where it saturates.
-fn run_chips(runs: &[Run], baseline: usize, view: &ViewState, saturations: &[Option<String>]) -> impl IntoView {
+/// Each run as a chip: its colour and chart toggle, its link, baseline or "make baseline".
+fn run_chips(runs: &[Run], baseline: usize, view: &ViewState) -> impl IntoView {
     runs
         .iter()
         .enumerate()
@@ -480,7 +488,6 @@ fn run_chips(runs: &[Run], baseline: usize, view: &ViewState, saturations: &[Opt
             let link = format!("/runs/{}", r.id);
             let make_base = compare_href(runs, i, view);
             let shown = !view.hide.iter().any(|h| h == r.id.as_str());
-            let sat = saturations.get(i).cloned().flatten();
             let series = r.name.clone();
             view! {
                 <li class="run-chip">
@@ -494,16 +501,44 @@ fn run_chips(runs: &[Run], baseline: usize, view: &ViewState, saturations: &[Opt
                     } else {
                         view! { <a class="set-baseline" href=make_base>"make baseline"</a> }.into_any()
                     }}
-                    {sat.map(|s| view! { <div class="saturation">{s}</div> })}
                 </li>
             }
         })
         .collect_view()
 }
 
-/// Each compared run's curve against the baseline: the headline, the knee and the plateau.
-fn curve_section(runs: &[Run], curves: Vec<crate::domain::analysis::curve::CurveLine>) -> impl IntoView {
-    let curves = curves
+/// Each compared run's curve against the baseline in one sentence; the knee's and the
+/// plateau's evidence of every run together, collapsed.
+fn curve_section(
+    runs: &[Run],
+    curves: Vec<crate::domain::analysis::curve::CurveLine>,
+    saturations: &[Option<String>],
+) -> impl IntoView {
+    let curves: Vec<_> = curves.into_iter().filter(|c| c.run < runs.len()).collect();
+    // Every run, the baseline included: where its own curve saturates, then its knee and
+    // plateau against the baseline's.
+    let details = runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| {
+            let own = saturations.get(i).cloned().flatten();
+            let against = curves.iter().find(|c| c.run == i);
+            view! {
+                <li class="curve-run">
+                    <span class="swatch" style=format!("background:{}", run_colour(i))></span>
+                    <strong>{run.name.clone()}</strong>
+                    <ul class="curve-details">
+                        {own.map(|s| view! { <li class="saturation">{s}</li> })}
+                        {against.map(|c| view! {
+                            <li class="curve-knee">"Knee: "{c.knee.clone()}"."</li>
+                            <li class="curve-plateau">"Plateau: "{c.plateau.clone()}"."</li>
+                        })}
+                    </ul>
+                </li>
+            }
+        })
+        .collect_view();
+    let lines = curves
         .into_iter()
         .filter_map(|c| {
             let run = runs.get(c.run)?;
@@ -512,18 +547,18 @@ fn curve_section(runs: &[Run], curves: Vec<crate::domain::analysis::curve::Curve
                 <li class=class data-knee=c.knee_verdict data-plateau=c.plateau_verdict>
                     <span class="swatch" style=format!("background:{}", run_colour(c.run))></span>
                     <strong>{run.name.clone()}</strong>": "{c.headline}
-                    <ul class="curve-details">
-                        <li class="curve-knee">"Knee: "{c.knee}"."</li>
-                        <li class="curve-plateau">"Plateau: "{c.plateau}"."</li>
-                    </ul>
                 </li>
             })
         })
         .collect_view();
     view! {
         <section class="curve" id="curve">
-            <h2>"Curve"</h2>
-            <ul class="curve-verdicts" id="curve-verdicts">{curves}</ul>
+            <h2>"Curve against the baseline"</h2>
+            <ul class="curve-verdicts" id="curve-verdicts">{lines}</ul>
+            <details class="evidence" id="curve-evidence">
+                <summary>"Each run's own curve, knee and plateau, with their noise"</summary>
+                <ul class="curve-evidence">{details}</ul>
+            </details>
         </section>
     }
 }
@@ -603,6 +638,27 @@ fn facts_table(runs: &[Run], varied: &[(String, Vec<Option<String>>)]) -> impl I
             <thead><tr><th></th>{run_heads}</tr></thead>
             <tbody>{setting_rows}{facts_rows}</tbody>
         </table>
+    }
+}
+
+/// The one line that says whether the runs compare like for like: "Like for like with the
+/// baseline", or how many are not and how many only differ in setup.
+fn comparability_title(compared: usize, differing: &[Comparability]) -> String {
+    let not = differing.iter().filter(|v| **v == Comparability::NotLikeForLike).count();
+    let setup = differing.iter().filter(|v| **v == Comparability::SetupDiffers).count();
+    let runs = |n: usize| if n == 1 { "1 run".to_owned() } else { format!("{n} runs") };
+    match (not, setup) {
+        (0, 0) if compared == 1 => "Like for like with the baseline".to_owned(),
+        (1, 0) if compared == 1 => "Not like for like with the baseline (what differs)".to_owned(),
+        (0, 1) if compared == 1 => "A different setup than the baseline (what differs)".to_owned(),
+        (0, 0) => format!("All {compared} runs like for like with the baseline"),
+        (0, s) => format!("{} of {compared} with a different setup than the baseline (what differs)", runs(s)),
+        (n, 0) => format!("{} of {compared} not like for like with the baseline (what differs)", runs(n)),
+        (n, s) => format!(
+            "{} of {compared} not like for like with the baseline, {} with a different setup (what differs)",
+            runs(n),
+            runs(s)
+        ),
     }
 }
 

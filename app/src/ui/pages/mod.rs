@@ -2,6 +2,7 @@
 
 pub(crate) mod compare;
 mod data;
+mod experiments;
 mod history;
 mod import_preview;
 mod new_sweep;
@@ -13,6 +14,7 @@ mod shared;
 mod upload;
 
 pub use compare::ComparePage;
+pub use experiments::{ExperimentPage, ExperimentsPage};
 pub use history::HistoryPageView;
 pub use import_preview::ImportPreviewPage;
 pub use new_sweep::NewSweepPage;

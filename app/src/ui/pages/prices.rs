@@ -1,7 +1,9 @@
 //! `/settings/prices`: the prices a team sets — dollars per GPU-hour per GPU type, each with
 //! who set it and when, every change listed below — and the GPU types the stored runs name,
-//! so a type without a price stands out. Plateau ships no prices. The forms post to
-//! `/prices` (an axum route) and come back here, with `?error=` when a price is refused.
+//! so a type without a price stands out, each with its own one-field form. Plateau ships no
+//! prices. `?gpu=<type>&back=<page>` (the run page's "Set a price for <type>") fills the
+//! type in and goes back to that page once the price is set. The forms post to `/prices`
+//! (an axum route) and come back, with `?error=` when a price is refused.
 
 use crate::api::get_prices;
 use crate::domain::analysis::cost::{usd, PricesPage};
@@ -17,6 +19,17 @@ pub fn PricesPageView() -> impl IntoView {
     let page = super::data::page_resource(|| (), |_| get_prices());
     let query = use_query_map();
     let error = move || query.read().get("error");
+    // From a page that lacks a price: the type filled in, and back there after.
+    let gpu = query.read_untracked().get("gpu").filter(|g| !g.trim().is_empty());
+    let back = query
+        .read_untracked()
+        .get("back")
+        .and_then(|b| crate::domain::model::text::same_site_path(&b).map(str::to_owned))
+        .unwrap_or_else(|| "/settings/prices".to_owned());
+    let for_gpu = gpu.clone().map(|g| {
+        let to = (back != "/settings/prices").then(|| format!(" You go back to {back} once it is set."));
+        view! { <p id="price-for" class="hint">"Setting the price of "<strong>{g}</strong>"."{to}</p> }
+    });
     view! {
         <Title text="GPU prices" />
         <h1>"GPU prices"</h1>
@@ -26,10 +39,11 @@ pub fn PricesPageView() -> impl IntoView {
             "run's whole deployment, set on that run's page. Plateau ships no prices and never guesses one."
         </p>
         {move || error().map(|e| view! { <div class="error-box" role="alert" id="price-error"><strong>"Not saved. "</strong>{e}</div> })}
+        {for_gpu}
         <form method="post" action="/prices" class="inline" id="price-form">
-            <input type="hidden" name="back" value="/settings/prices" />
-            <label>"GPU type "<input name="gpu_type" id="price-gpu-type" required placeholder="H200 141GB HBM3e" list="gpu-types" /></label>
-            <label>"$ per GPU-hour "<input name="usd_per_gpu_hour" id="price-usd" inputmode="decimal" required placeholder="2.50" /></label>
+            <input type="hidden" name="back" value=back />
+            <label>"GPU type "<input name="gpu_type" id="price-gpu-type" required placeholder="H200 141GB HBM3e" list="gpu-types" value=gpu.clone().unwrap_or_default() /></label>
+            <label>"$ per GPU-hour "<input name="usd_per_gpu_hour" id="price-usd" inputmode="decimal" required placeholder="2.50" autofocus=gpu.is_some() /></label>
             <button type="submit" name="action" value="set" id="price-set">"Set price"</button>
         </form>
         <Suspense fallback=|| view! { <p>"Loading prices…"</p> }>
@@ -85,7 +99,15 @@ fn Prices(p: PricesPage) -> impl IntoView {
             <h2>"GPU types in your runs without a price"</h2>
             <ul id="unpriced">
                 {unpriced.into_iter().map(|(t, n)| view! {
-                    <li>{t}" — "{n}{if n == 1 { " run" } else { " runs" }}</li>
+                    <li>
+                        <form method="post" action="/prices" class="inline unpriced-form">
+                            <input type="hidden" name="back" value="/settings/prices" />
+                            <input type="hidden" name="gpu_type" value=t.clone() />
+                            <span class="gpu">{t}</span>" — "{n}{if n == 1 { " run" } else { " runs" }}" "
+                            <label>"$ per GPU-hour "<input name="usd_per_gpu_hour" inputmode="decimal" required placeholder="2.50" size="8" /></label>
+                            <button type="submit" name="action" value="set">"Set"</button>
+                        </form>
+                    </li>
                 }).collect_view()}
             </ul>
         })}

@@ -13,8 +13,8 @@ use crate::domain::view::state::ChartSpec;
 use crate::domain::view::state::{PageMode, ViewState};
 use crate::domain::Run;
 use crate::ui::components::{
-    AnnotationsSection, ChartView, DefinitionsView, ErrorBox, LevelsTable, MeasuresTable, ModeBanner, ProposalsList,
-    ShareBar, SloPicker, SloSection, ViewProblems,
+    AnnotationsSection, DefinitionsView, ErrorBox, LevelsTable, MeasuresTable, ModeBanner, ProposalsList, ShareBar,
+    SloPicker, SloSection, ViewProblems,
 };
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
@@ -159,7 +159,7 @@ pub(crate) fn RunView(
     });
     let kind = run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind);
     let cost_section = view! {
-        <crate::ui::components::CostSection cost kind capacity=capacity_at action=format!("/runs/{}/price", run.id) back=back.clone() editable=mode == PageMode::Live />
+        <crate::ui::components::CostSection cost kind capacity=capacity_at action=format!("/runs/{}/price", run.id) back=back.clone() editable=mode == PageMode::Live gpu_type=run.facts.gpu_type.clone() />
     };
     let picker = view! {
         <SloPicker view=view.clone() path=format!("/runs/{}", run.id) slos editable=mode == PageMode::Live />
@@ -172,39 +172,39 @@ pub(crate) fn RunView(
             <h1 id="run-name">{run.name.clone()}</h1>
             {(status != crate::domain::RunStatus::Complete).then(|| view! { <span class="badge" title=status_title>{status.as_str()}</span> })}
         </div>
-        {history_line.map(|v| {
-            let class = if v.regressed { "history-check regressed" } else { "history-check" };
-            view! {
-                <div class=class id="history-check" role=v.regressed.then_some("alert")>
-                    <p id="history-verdict-line">{v.sentence}</p>
-                    {(!v.against.is_empty()).then(|| view! {
-                        <p class="hint" id="history-against">"Judged against: "
-                            {v.against.into_iter().enumerate().map(|(i, (href, label))| view! {
-                                {(i > 0).then_some(", ")}<a href=href>{label}</a>
-                            }).collect_view()}
-                        </p>
-                    })}
-                </div>
-            }
-        })}
+        // The verdicts first, each once, in the order a team acts on them: regressed or
+        // not, capacity at the SLO (with its $), where it plateaus and why. Caveats and
+        // evidence are collapsed; the view's controls follow, then the charts.
         <p class="summary">{desc}</p>
+        <section class="summary-card" id="summary" aria-label="summary">
+            {history_line.map(|v| {
+                let class = if v.regressed { "history-check regressed" } else { "history-check" };
+                view! {
+                    <div class=class id="history-check" role=v.regressed.then_some("alert")>
+                        <p id="history-verdict-line">{v.sentence}</p>
+                        {(!v.against.is_empty()).then(|| view! {
+                            <p class="hint" id="history-against">"Judged against: "
+                                {v.against.into_iter().enumerate().map(|(i, (href, label))| view! {
+                                    {(i > 0).then_some(", ")}<a href=href>{label}</a>
+                                }).collect_view()}
+                            </p>
+                        })}
+                    </div>
+                }
+            })}
+            {slo_section}
+            {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
+            {why.map(|why| view! { <WhySection why /> })}
+        </section>
         {(status == crate::domain::RunStatus::Running).then(|| view! { <LiveBanner run_id=run.id.to_string() /> })}
-        {slo_section}
-        {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
-        {why.map(|why| view! { <WhySection why /> })}
+        <div class="controls" id="controls">
+            <ViewLinks view=view.clone() path=format!("/runs/{}", run.id) />
+            {picker}
+        </div>
+        <crate::ui::components::ChartsSection charts />
+        <h2 id="facts-head">"Run"</h2>
         <RunFactsList run=run.clone() />
         {editable.then(|| view! { <RunCorrections run=run.clone() back=back.clone() /> })}
-        <section class="charts">
-            <crate::ui::components::NoJsNote />
-            {charts.into_iter().map(|c| view! {
-                <figure>
-                    <figcaption>{c.caption.clone()}</figcaption>
-                    <ChartView spec=c />
-                </figure>
-            }).collect_view()}
-        </section>
-        <ViewLinks view=view.clone() path=format!("/runs/{}", run.id) />
-        {picker}
         <h2>"Levels"</h2>
         <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations percentiles slo=capacity goodput /></div>
         <crate::ui::components::FailuresSection points=run.points.clone() />
@@ -252,9 +252,12 @@ fn WhySection(why: crate::domain::analysis::why_signals::WhyParagraph) -> impl I
         <div class="why" id="why" data-kind=kind>
             <p><strong id="why-heading">{format!("{}: ", why.heading)}</strong><span id="why-sentence">{why.sentence}</span></p>
             {(!why.evidence.is_empty()).then(|| view! {
-                <ul class="why-evidence" id="why-evidence">
-                    {why.evidence.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
-                </ul>
+                <details class="evidence">
+                    <summary>{format!("The evidence ({})", why.evidence.len())}</summary>
+                    <ul class="why-evidence" id="why-evidence">
+                        {why.evidence.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
+                    </ul>
+                </details>
             })}
         </div>
     }
@@ -296,7 +299,7 @@ fn ViewLinks(view: ViewState, path: String) -> impl IntoView {
             <a href=ViewState { scale: Scale::Log, ..view.clone() }.href(&path) class:current=view.scale == Scale::Log>"log₂"</a>
             " · "
             <a href=ViewState { scale: Scale::Linear, ..view.clone() }.href(&path) class:current=view.scale == Scale::Linear>"linear"</a>
-            " · a series switched off in a legend stays off in this page's address"
+            <span class="hint">" · a series switched off in a legend stays off in this page's address"</span>
         </p>
     }
 }

@@ -96,7 +96,7 @@ fn options(
 
 #[component]
 fn RunsView(p: RunPage) -> impl IntoView {
-    let RunPage { runs, total, query, facets, figures, slos } = p;
+    let RunPage { runs, total, query, facets, figures, slos, experiments } = p;
     let pair = |v: Vec<String>| v.into_iter().map(|x| (x.clone(), x)).collect::<Vec<_>>();
     let header = |key: SortKey, label: &'static str| {
         let mark = if query.sort == key {
@@ -121,17 +121,35 @@ fn RunsView(p: RunPage) -> impl IntoView {
     let empty = runs.is_empty();
     let with_slo = slo.is_some();
     let mut figures = figures.into_iter();
+    // Runs of one experiment next to each other are grouped under its name (the list's
+    // own order decides: newest first keeps an import's runs together).
+    let columns = if with_slo { 13 } else { 12 };
+    let mut previous: Option<crate::domain::ExperimentId> = None;
+    let mut experiments = experiments.into_iter();
     let rows = runs
         .into_iter()
         .map(|r| {
             let f = figures.next().unwrap_or_default();
+            let experiment = experiments.next().flatten();
+            let group = match &experiment {
+                Some((id, name)) if previous.as_ref() != Some(id) => Some(view! {
+                    <tr class="group"><td colspan=columns>
+                        <a href=format!("/experiments/{id}") class="experiment-link">"Experiment: "{name.clone()}</a>
+                    </td></tr>
+                }),
+                _ => None,
+            };
+            previous = experiment.as_ref().map(|(id, _)| id.clone());
+            let in_group = experiment.is_some();
+            let full_name = r.name.clone();
             let link = format!("/runs/{}", r.id);
             let dash = || UNKNOWN.to_owned();
             let id = r.id.to_string();
             view! {
-                <tr>
+                {group}
+                <tr class:in-group=in_group>
                     <td class="pick"><input type="checkbox" name="runs" value=id form="compare-form" aria-label="select for comparison" /></td>
-                    <td class="name"><a href=link>{r.name}</a>
+                    <td class="name"><a href=link title=full_name>{r.name}</a>
                         {(r.status != RunStatus::Complete).then(|| view! { <span class="badge">{r.status.as_str()}</span> })}
                     </td>
                     <td class="wrap" data-label="Model">{r.model.unwrap_or_else(dash)}</td>

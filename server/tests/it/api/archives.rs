@@ -11,7 +11,7 @@
 use super::support::*;
 
 #[tokio::test]
-async fn a_sweep_archive_imports_as_an_experiment_that_opens_as_a_comparison() {
+async fn a_sweep_archive_imports_as_an_experiment_with_its_own_page() {
     for app in TestApp::builder().max_upload_bytes(4 << 20).each().await {
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         // The preview (dry run) shows the plan: runs, skipped files, the experiment.
@@ -38,10 +38,15 @@ async fn a_sweep_archive_imports_as_an_experiment_that_opens_as_a_comparison() {
         assert_eq!(app.count("experiment_runs").await, 2);
         assert_eq!(app.count("annotations").await, 2, "each run's warm-up trial is annotated");
 
-        // The experiment opens as the comparison of its runs.
+        // The experiment has its page, under its name, the setting that tells the runs
+        // apart as a column; it links to the comparison of its runs.
         let resp = client.get(app.url(&url)).send().await.unwrap();
-        assert!(resp.status().is_redirection(), "{}", resp.status());
-        let compare = resp.headers()["location"].to_str().unwrap().to_owned();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let page = resp.text().await.unwrap().replace("<!>", "");
+        assert!(page.contains("<h1 id=\"experiment-name\">results</h1>"), "the experiment's name heads its page");
+        assert!(page.contains("<th class=\"setting\">max_num_seqs</th>"), "the setting is a column");
+        let compare = page.split("id=\"experiment-compare\"").next().and_then(|p| p.rsplit("href=\"").next()).unwrap();
+        let compare = compare.split('"').next().unwrap().replace("&amp;", "&");
         assert!(compare.starts_with("/compare?runs="), "{compare}");
         let page = client.get(app.url(&compare)).send().await.unwrap().text().await.unwrap();
         assert!(page.contains("max_num_seqs"), "the setting that tells the runs apart is a row");

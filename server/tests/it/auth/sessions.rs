@@ -169,7 +169,7 @@ async fn read_login_refuses_anonymous_readers() {
         let resp = get("/runs/abcdefghijkl/history?level=knee").await.unwrap();
         assert_eq!(resp.status(), StatusCode::SEE_OTHER);
         assert_eq!(resp.headers()[LOCATION], "/login?next=%2Fruns%2Fabcdefghijkl%2Fhistory%3Flevel%3Dknee");
-        // An experiment opens as a comparison: a read like any other.
+        // An experiment's page is a read like any other.
         let resp = get("/experiments/abcdefghijkl").await.unwrap();
         assert_eq!(resp.status(), StatusCode::SEE_OTHER);
         assert_eq!(resp.headers()[LOCATION], "/login?next=%2Fexperiments%2Fabcdefghijkl");
