@@ -203,17 +203,20 @@ document.addEventListener('change', function (e) {
   });
 })();
 
-// New sweep form: only the fields of the chosen load kind show (all show without JavaScript).
+// New sweep form: only the fields of the chosen load kind and workload show (all show
+// without JavaScript).
 (function () {
-  var kind = document.querySelector('#sweep-form select[name=load]');
-  if (!kind) return;
-  function apply() {
-    document.querySelectorAll('#sweep-form [data-load]').forEach(function (el) {
-      el.hidden = el.getAttribute('data-load').split(' ').indexOf(kind.value) < 0;
-    });
-  }
-  kind.addEventListener('change', apply);
-  apply();
+  [['load', 'data-load'], ['workload', 'data-workload']].forEach(function (pair) {
+    var choice = document.querySelector('#sweep-form select[name=' + pair[0] + ']');
+    if (!choice) return;
+    function apply() {
+      document.querySelectorAll('#sweep-form [' + pair[1] + ']').forEach(function (el) {
+        el.hidden = el.getAttribute(pair[1]).split(' ').indexOf(choice.value) < 0;
+      });
+    }
+    choice.addEventListener('change', apply);
+    apply();
+  });
 })();
 
 function decodeName(n) {

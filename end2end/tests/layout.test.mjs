@@ -239,6 +239,16 @@ test('a live sweep: the form shows what applies; progress says level k of n, req
     assert.deepEqual(await shown(), ['rates', 'arrival']);
     await page.selectOption('select[name=load]', 'adaptive');
     assert.deepEqual(await shown(), ['max_concurrency', 'min_gain_pct']);
+    // The workload's fields: none for a single turn, the conversation's for multi-turn,
+    // and the agent's too for an agentic session.
+    const workload = async () => page.evaluate(() => [...document.querySelectorAll('#sweep-form [data-workload]')]
+      .filter((el) => !el.hidden).map((el) => el.querySelector('input,select').name));
+    assert.deepEqual(await workload(), []);
+    await page.selectOption('select[name=workload]', 'multi_turn');
+    assert.deepEqual(await workload(), ['turns', 'user_tokens', 'system_tokens', 'think_ms', 'think']);
+    await page.selectOption('select[name=workload]', 'agentic');
+    assert.deepEqual(await workload(), ['turns', 'user_tokens', 'system_tokens', 'think_ms', 'think', 'tool_tokens', 'context_cap_tokens']);
+    await page.selectOption('select[name=workload]', 'single_turn');
     await page.selectOption('select[name=load]', 'concurrency');
     await page.locator('input[name=url]').fill(sim.url);
     await page.locator('input[name=concurrency]').fill('1,2,4');

@@ -42,6 +42,13 @@ test('the simulated sweep shows the telemetry panels and why it plateaus', async
     assert.equal(await seriesLength(page, id, 0), 5, id);
   }
   await saidFlat(page);
+  // The anomaly that would annotate the why points to it instead of saying it again;
+  // accepting it still stores the sentence on the level.
+  const said = page.locator('#anomalies li.said-above');
+  assert.equal(await said.count(), 1);
+  assert.match(await said.innerText(), /why it plateaus, said above/);
+  assert.doesNotMatch(await page.locator('#anomalies').innerText(), /at most 4 requests at once/);
+  assert.match(await said.locator('input[name=body]').inputValue(), /at most 4 requests at once/);
   // running (max) at C=16 is the batch limit.
   const running = await page.evaluate(() => {
     const chart = window.echarts.getInstanceByDom(document.getElementById('chart-server-requests'));

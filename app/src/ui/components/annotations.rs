@@ -210,6 +210,10 @@ pub fn ProposalsList(
     dismissed: Vec<String>,
     back: String,
     editable: bool,
+    /// What the page already says above (the run page's "why it plateaus"): a proposal
+    /// that would annotate exactly that points to it instead of saying it again.
+    #[prop(optional)]
+    said_above: Option<String>,
 ) -> impl IntoView {
     // Handled keys in a set: a long run can have thousands of findings and keys.
     let handled: std::collections::HashSet<String> = runs
@@ -260,10 +264,20 @@ pub fn ProposalsList(
                 let kind = suggested(a.annotation_kind()).as_str();
                 // A change point can be accepted as the start of a new baseline.
                 let change_point = a.kind == crate::domain::analysis::anomalies::AnomalyKind::ChangePoint;
+                let repeats = said_above.as_deref().is_some_and(|w| w.trim() == a.proposed_annotation_text.trim());
                 view! {
-                    <li data-key=key.clone()>
-                        <span class=sev>{a.kind.label()}</span>" "<strong>{who}</strong>{at}": "{a.evidence.clone()}
-                        <div class="proposal">"Proposed annotation: "<em>{a.proposed_annotation_text.clone()}</em></div>
+                    <li data-key=key.clone() class:said-above=repeats>
+                        {if repeats {
+                            view! {
+                                <span class=sev>{a.kind.label()}</span>" "<strong>{who.clone()}</strong>{at.clone()}": "
+                                <a href="#why">"why it plateaus"</a>", said above — as an annotation on the level, to keep with the run."
+                            }.into_any()
+                        } else {
+                            view! {
+                                <span class=sev>{a.kind.label()}</span>" "<strong>{who.clone()}</strong>{at.clone()}": "{a.evidence.clone()}
+                                <div class="proposal">"Proposed annotation: "<em>{a.proposed_annotation_text.clone()}</em></div>
+                            }.into_any()
+                        }}
                         {editable.then(|| view! {
                             <div class="proposal-actions">
                                 <form method="post" action=accept class="inline">

@@ -99,6 +99,7 @@ pub fn NewSweepPage() -> impl IntoView {
             </fieldset>
             <fieldset class="grid">
                 <legend>"Workload"</legend>
+                // `data-workload`: the workloads a field applies to, shown like `data-load`.
                 <label>"What each user does"
                     <select name="workload">
                         <option value="single_turn">"Single-turn: one request, its own prompt"</option>
@@ -106,13 +107,13 @@ pub fn NewSweepPage() -> impl IntoView {
                         <option value="agentic">"Agentic session (each step adds a tool result)"</option>
                     </select>
                 </label>
-                <label>"Turns per conversation, or most steps per session"<input name="turns" type="number" min="1" max="64" placeholder="5 turns; 8 steps" /></label>
-                <label>"Tokens per new user message"<input name="user_tokens" type="number" min="1" placeholder="the prompt length" /></label>
-                <label>"System prompt (tokens, the same for every session)"<input name="system_tokens" type="number" min="0" placeholder="0: none" /></label>
-                <label>"Think time between turns (ms)"<input name="think_ms" type="number" min="0" step="any" placeholder="0" /></label>
-                <label>"Think time"<select name="think"><option value="fixed">"fixed"</option><option value="exponential">"exponential around it (seeded)"</option></select></label>
-                <label>"Agent: tool result per step (tokens)"<input name="tool_tokens" type="number" min="0" placeholder="512" /></label>
-                <label>"Agent: context cap (tokens)"<input name="context_cap_tokens" type="number" min="0" placeholder="16384" /></label>
+                <label data-workload="multi_turn agentic">"Turns per conversation, or most steps per session"<input name="turns" type="number" min="1" max="64" placeholder="5 turns; 8 steps" /></label>
+                <label data-workload="multi_turn agentic">"Tokens per new user message"<input name="user_tokens" type="number" min="1" placeholder="the prompt length" /></label>
+                <label data-workload="multi_turn agentic">"System prompt (tokens, the same for every session)"<input name="system_tokens" type="number" min="0" placeholder="0: none" /></label>
+                <label data-workload="multi_turn agentic">"Think time between turns (ms)"<input name="think_ms" type="number" min="0" step="any" placeholder="0" /></label>
+                <label data-workload="multi_turn agentic">"Think time"<select name="think"><option value="fixed">"fixed"</option><option value="exponential">"exponential around it (seeded)"</option></select></label>
+                <label data-workload="agentic">"Agent: tool result per step (tokens)"<input name="tool_tokens" type="number" min="0" placeholder="512" /></label>
+                <label data-workload="agentic">"Agent: context cap (tokens)"<input name="context_cap_tokens" type="number" min="0" placeholder="16384" /></label>
                 <label>"Dataset (ShareGPT JSON/JSONL or OpenAI messages JSONL; first turns, or whole conversations when multi-turn)"<textarea name="dataset_text" rows="3" placeholder="paste the dataset, or leave empty for synthetic prompts"></textarea></label>
                 <label>"Dataset file name"<input name="dataset_name" placeholder="dataset.jsonl" /></label>
             </fieldset>

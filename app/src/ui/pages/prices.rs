@@ -1,7 +1,7 @@
 //! `/settings/prices`: the prices a team sets — dollars per GPU-hour per GPU type, each with
 //! who set it and when, every change listed below — and the GPU types the stored runs name,
 //! so a type without a price stands out, each with its own one-field form. Plateau ships no
-//! prices. `?gpu=<type>&back=<page>` (the run page's "Set a price for <type>") fills the
+//! prices. `?gpu=<type>&back=<page>` (the run page's "Set a price for `<type>`") fills the
 //! type in and goes back to that page once the price is set. The forms post to `/prices`
 //! (an axum route) and come back, with `?error=` when a price is refused.
 

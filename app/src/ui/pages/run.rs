@@ -130,6 +130,7 @@ pub(crate) fn RunView(
         crate::domain::RunStatus::Interrupted => "the sweep stopped early; the finished levels are whole",
     };
     let why = findings.why.clone();
+    let why_sentence = why.as_ref().map(|w| w.sentence.clone()).unwrap_or_default();
     let editable = mode.editable();
     let live_path = view.href(&format!("/runs/{}", run.id));
     let back = live_path.clone();
@@ -216,7 +217,7 @@ pub(crate) fn RunView(
         {(mode == PageMode::Live).then(|| view! {
             <p class="history-link"><a id="history-link" href=format!("/runs/{}/history", run.id)>"This configuration’s history"</a>" — every run of it over time, with the regression limits"</p>
         })}
-        <ProposalsList runs=vec![run.clone()] found dismissed back=back.clone() editable />
+        <ProposalsList runs=vec![run.clone()] found dismissed back=back.clone() editable said_above=why_sentence />
         {(!alerts.is_empty()).then(|| view! {
             <crate::ui::components::AlertsSection run_id=run.id.to_string() alerts back=back.clone() editable />
         })}
