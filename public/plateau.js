@@ -219,6 +219,117 @@ document.addEventListener('change', function (e) {
   });
 })();
 
+// New sweep form: before it starts, how long the sweep should take, timed from the newest
+// stored run of the same model: its mean latency at each load (log-interpolated between its
+// levels, the nearest one beyond them), scaled by max_tokens when both are known; a wave of
+// C requests takes one latency, N requests kept C in flight ⌈N/C⌉, a rate level N/rate plus
+// one latency; warm-ups and trials counted. Said with its basis, or why there is none.
+(function () {
+  var form = document.getElementById('sweep-form');
+  var out = document.getElementById('sweep-estimate');
+  if (!form || !out || !window.fetch) return;
+  var ref = null, refFor = null, pending = null, seq = 0;
+  function val(name) { var el = form.elements[name]; return el ? String(el.value || '').trim() : ''; }
+  function num(name, dflt) { var v = parseFloat(val(name)); return isFinite(v) ? v : dflt; }
+  function list(name) {
+    return val(name).split(/[\s,]+/).filter(Boolean).map(parseFloat).filter(function (x) { return isFinite(x) && x > 0; });
+  }
+  function clock(s) {
+    s = Math.max(1, Math.round(s));
+    var m = Math.floor(s / 60), h = Math.floor(m / 60);
+    return (h ? h + ':' + String(m % 60).padStart(2, '0') : String(m)) + ':' + String(s % 60).padStart(2, '0');
+  }
+  function latencyMs(points, kind, load) {
+    var pts = points.filter(function (p) { return p.kind === kind; });
+    if (!pts.length) return null;
+    if (load <= pts[0].load) return pts[0].ms;
+    var last = pts[pts.length - 1];
+    if (load >= last.load) return last.ms;
+    for (var i = 1; i < pts.length; i++) {
+      var a = pts[i - 1], b = pts[i];
+      if (load <= b.load) {
+        var f = (Math.log(load) - Math.log(a.load)) / (Math.log(b.load) - Math.log(a.load));
+        return a.ms + f * (b.ms - a.ms);
+      }
+    }
+    return last.ms;
+  }
+  function reference(model) {
+    if (refFor === model) return Promise.resolve(ref);
+    if (pending && pending.model === model) return pending.p;
+    var p = fetch('/api/v1/runs').then(function (r) { return r.json(); }).then(function (runs) {
+      var same = runs.filter(function (r) { return r.model && r.model.toLowerCase() === model.toLowerCase() && r.level_count > 0; });
+      if (!same.length) return null;
+      return fetch('/api/v1/runs/' + encodeURIComponent(same[0].id)).then(function (r) { return r.json(); }).then(function (run) {
+        var points = run.points.map(function (p) {
+          var m = p.measures.filter(function (x) { return x.metric === 'e2e' && x.stat === 'mean'; })[0];
+          return m && p.load_value > 0 ? { kind: p.load_kind, load: p.load_value, ms: m.value } : null;
+        }).filter(Boolean).sort(function (a, b) { return a.load - b.load; });
+        return points.length ? { name: run.name, points: points, maxTokens: run.facts.max_tokens } : null;
+      });
+    }).catch(function () { return null; }).then(function (r) { ref = r; refFor = model; return r; });
+    pending = { model: model, p: p };
+    return p;
+  }
+  function estimate() {
+    var kind = val('load'), model = val('model');
+    if (kind === 'trace' || (kind !== 'concurrency' && kind !== 'rates')) seq++;
+    if (kind === 'trace') {
+      out.textContent = 'Duration: the trace’s own length at each speed, plus its last requests’ latency.';
+      out.removeAttribute('data-seconds');
+      return;
+    }
+    if (kind !== 'concurrency' && kind !== 'rates') {
+      out.textContent = 'Duration: set by the search as it goes; the run page shows what remains once a level is timed.';
+      out.removeAttribute('data-seconds');
+      return;
+    }
+    var mine = ++seq;
+    reference(model).then(function (r) {
+      // Only the latest change's estimate is shown (an earlier model's answer may come later).
+      if (mine !== seq) return;
+      if (!r) {
+        out.removeAttribute('data-seconds');
+        out.textContent = 'No duration estimate: no stored run of model “' + model + '” to time it from. The run page shows what remains once the first level is timed.';
+        return;
+      }
+      var loads = list(kind === 'rates' ? 'rates' : 'concurrency');
+      var requests = num('requests', NaN), trials = Math.max(1, num('repeat', 1)), warmup = Math.max(0, num('warmup', 0));
+      var maxTokens = num('max_tokens', NaN);
+      var scale = r.maxTokens && isFinite(maxTokens) ? maxTokens / r.maxTokens : 1;
+      var refKind = kind === 'rates' ? 'request_rate' : 'concurrency';
+      var total = 0, sent = 0, unknown = false;
+      loads.forEach(function (load) {
+        var lat = latencyMs(r.points, refKind, load);
+        if (lat === null && kind === 'rates') lat = latencyMs(r.points, 'concurrency', 1);
+        if (lat === null) { unknown = true; return; }
+        var s = lat * scale / 1000, level;
+        if (kind === 'rates') {
+          var n = isFinite(requests) ? requests : 50;
+          level = n / load + s; sent += trials * n + warmup;
+        } else if (isFinite(requests)) {
+          level = Math.ceil(requests / load) * s; sent += trials * requests + warmup;
+        } else {
+          level = s; sent += trials * load + warmup;
+        }
+        total += trials * level + (warmup ? Math.ceil(warmup / (kind === 'rates' ? 1 : load)) * s : 0);
+      });
+      if (!loads.length || unknown) {
+        out.removeAttribute('data-seconds');
+        out.textContent = 'No duration estimate: “' + r.name + '” measured no level of this kind to time it from.';
+        return;
+      }
+      out.textContent = 'About ' + clock(total) + ' for ' + loads.length + ' level' + (loads.length === 1 ? '' : 's') + ' (' +
+        (trials > 1 ? trials + ' trials each, ' : '') + sent + ' requests with warm-ups), timed from “' + r.name +
+        '”: its mean latency at each load' + (scale !== 1 ? ', scaled to max_tokens ' + maxTokens + ' from ' + r.maxTokens : '') + '.';
+      out.setAttribute('data-seconds', String(Math.round(total)));
+    });
+  }
+  form.addEventListener('input', estimate);
+  form.addEventListener('change', estimate);
+  estimate();
+})();
+
 function decodeName(n) {
   return n.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
 }

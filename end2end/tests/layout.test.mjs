@@ -260,6 +260,32 @@ test('a live sweep: the form shows what applies; progress says level k of n, req
     await page.waitForFunction(() => /Level [23] of 3 \(C=\d\): \d+ of 12 requests done · \d+:\d\d elapsed · about \d+:\d\d left/
       .test(document.getElementById('live-text')?.textContent || ''), null, { timeout: 60_000 });
     await page.waitForFunction(() => !document.getElementById('live'), null, { timeout: 90_000 });
+    // The form estimates the next sweep before it starts, from the newest run of the model:
+    // this one. Each level kept 4 in flight until 12 were done: ⌈12/C⌉ latencies, plus the
+    // warm-up's one, from its mean latency at each C.
+    const runs = await (await fetch(`${env.server.base}/api/v1/runs`)).json();
+    const done = await (await fetch(`${env.server.base}/api/v1/runs/${runs[0].id}`)).json();
+    assert.equal(done.facts.model, 'plateau-sim');
+    const latency = (p) => p.measures.find((m) => m.metric === 'e2e' && m.stat === 'mean').value / 1000;
+    const expected = done.points.reduce((t, p) => t + (Math.ceil(12 / p.load_value) + 1) * latency(p), 0);
+    const measured = done.points.reduce((t, p) => t + p.wall_s, 0);
+    await page.goto(env.server.base + '/sweeps/new');
+    await page.locator('input[name=concurrency]').fill('1,2,4');
+    await page.locator('input[name=requests]').fill('12');
+    await page.locator('input[name=max_tokens]').fill('48');
+    const estimate = page.locator('#sweep-estimate');
+    // Each field change re-estimates: wait for the estimate of this plan.
+    const settled = (s) => page.waitForFunction((want) => Number(document.getElementById('sweep-estimate').getAttribute('data-seconds')) === want, s, { timeout: 5000 })
+      .catch(async () => assert.fail(`estimate ${await estimate.getAttribute('data-seconds')} s, expected ${s} s: ${await estimate.innerText()}`));
+    await settled(Math.round(expected));
+    assert.match(await estimate.innerText(), /for 3 levels \(39 requests with warm-ups\), timed from “.*”: its mean latency at each load\.$/);
+    // What the same plan took: the estimate is of its order (warm-ups and gaps aside).
+    assert.ok(expected > measured / 2 && expected < measured * 2, `estimate ${expected} s, measured ${measured} s`);
+    // Twice the tokens: twice the time; another model: no basis, said so.
+    await page.locator('input[name=max_tokens]').fill('96');
+    await settled(Math.round(expected * 2));
+    await page.locator('input[name=model]').fill('no-such-model');
+    await page.waitForFunction(() => /^No duration estimate/.test(document.getElementById('sweep-estimate').textContent));
   } finally {
     await page.close();
     await sim.stop();

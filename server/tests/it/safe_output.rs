@@ -625,18 +625,31 @@ async fn folder_names_of_an_archive_stay_text_on_the_experiment_pages() {
         let body: Value = resp.json().await.unwrap();
         assert_eq!(body["experiment"]["name"], top, "stored as given");
         let url = body["experiment"]["url"].as_str().unwrap();
-        let resp = app.get(url).await;
-        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-        let compare = resp.headers()["location"].to_str().unwrap().to_owned();
+        let (status, experiment) = app.text(url).await;
+        assert_eq!(status, StatusCode::OK, "{url}");
+        let id = body["experiment"]["id"].as_str().unwrap();
+        let compare: Value =
+            app.client.get(app.url(&format!("/api/v1/experiments/{id}"))).send().await.unwrap().json().await.unwrap();
+        let compare = compare["compare_url"].as_str().unwrap().to_owned();
         let (status, page) = app.text(&compare).await;
         assert_eq!(status, StatusCode::OK, "{compare}");
         let run = body["runs"][0]["id"].as_str().unwrap();
         let (_, run_page) = app.text(&format!("/runs/{run}")).await;
-        for (what, html) in [("compare", &page), ("run", &run_page)] {
+        let (_, list) = app.text("/experiments").await;
+        let (_, runs) = app.text("/").await;
+        for (what, html) in [
+            ("experiment", &experiment),
+            ("compare", &page),
+            ("run", &run_page),
+            ("experiments", &list),
+            ("runs", &runs),
+        ] {
             assert!(!html.contains("<script>alert("), "raw script on the {what} page");
             assert!(!html.contains("<img src=x"), "raw markup on the {what} page");
         }
         assert!(page.contains("&lt;script&gt;alert(1)"), "the setting shown as text");
+        assert!(experiment.contains("&lt;script&gt;alert(1)"), "the setting shown as text on the experiment page");
+        assert!(experiment.contains("&lt;img src=x onerror=alert(1)&gt;"), "the experiment's name as text");
     }
 }
 

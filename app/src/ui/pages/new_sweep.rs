@@ -117,6 +117,8 @@ pub fn NewSweepPage() -> impl IntoView {
                 <label>"Dataset (ShareGPT JSON/JSONL or OpenAI messages JSONL; first turns, or whole conversations when multi-turn)"<textarea name="dataset_text" rows="3" placeholder="paste the dataset, or leave empty for synthetic prompts"></textarea></label>
                 <label>"Dataset file name"<input name="dataset_name" placeholder="dataset.jsonl" /></label>
             </fieldset>
+            // Filled in by public/plateau.js from the newest stored run of the same model.
+            <p class="hint" id="sweep-estimate" aria-live="polite"></p>
             <button type="submit" id="sweep-submit">"Start the sweep"</button>
         </form>
     }

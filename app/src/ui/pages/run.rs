@@ -176,7 +176,6 @@ pub(crate) fn RunView(
         // The verdicts first, each once, in the order a team acts on them: regressed or
         // not, capacity at the SLO (with its $), where it plateaus and why. Caveats and
         // evidence are collapsed; the view's controls follow, then the charts.
-        <p class="summary">{desc}</p>
         <section class="summary-card" id="summary" aria-label="summary">
             {history_line.map(|v| {
                 let class = if v.regressed { "history-check regressed" } else { "history-check" };
@@ -193,6 +192,8 @@ pub(crate) fn RunView(
                     </div>
                 }
             })}
+            // What was measured, after whether it regressed.
+            <p class="summary">{desc}</p>
             {slo_section}
             {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
             {why.map(|why| view! { <WhySection why /> })}
