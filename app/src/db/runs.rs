@@ -519,6 +519,25 @@ pub async fn run_name_exists(db: &Db, name: &str) -> Result<bool, DbError> {
     Ok(n > 0)
 }
 
+/// Dates a stored run: its creation time becomes `at` (RFC 3339). Histories, the runs
+/// list and the regression gate order runs by this time, so data generated in one sitting
+/// for nights that it stands for (the demo's nightly history) is dated by night. No route
+/// calls it: what a person corrects goes through `edit_run`, with its audit entry.
+pub async fn set_run_created_at(db: &Db, id: &RunId, at: &str) -> Result<(), DbError> {
+    let at = chrono::DateTime::parse_from_rfc3339(at)
+        .map_err(|e| DbError::Corrupt(format!("created_at {at:?} is not an RFC 3339 time: {e}")))?;
+    let stamp = super::backend::format_stamp(at.with_timezone(&chrono::Utc));
+    let changed = Q::new("UPDATE runs SET created_at = $1 WHERE public_id = $2")
+        .stamp(stamp)
+        .bind(id.as_str())
+        .execute(db)
+        .await?;
+    if changed == 0 {
+        return Err(DbError::NotFound(format!("run {id}")));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{backends, count, sample};
@@ -561,6 +580,30 @@ mod tests {
             assert_eq!(list[0].gpu.as_deref(), Some("8× RTX PRO 6000"));
             assert!(run_name_exists(pool, "chat sweep").await.unwrap());
             assert!(!run_name_exists(pool, "other").await.unwrap());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_dated_run_takes_its_place_in_the_list_and_a_bad_date_is_refused() {
+        for t in backends().await {
+            let pool = &t.db;
+            let mut a = sample();
+            a.name = "older".into();
+            let older = insert_run(pool, &a).await.unwrap();
+            let mut b = sample();
+            b.name = "newer".into();
+            insert_run(pool, &b).await.unwrap();
+            set_run_created_at(pool, &older, "2099-01-02T03:04:05+01:00").await.unwrap();
+            let run = get_run(pool, &older).await.unwrap();
+            assert_eq!(run.created_at, "2099-01-02T02:04:05.000Z", "[{}]", t.name);
+            let names: Vec<String> = list_runs(pool).await.unwrap().into_iter().map(|r| r.name).collect();
+            assert_eq!(names, vec!["older", "newer"], "[{}]", t.name);
+            assert!(matches!(set_run_created_at(pool, &older, "last night").await, Err(DbError::Corrupt(_))));
+            let missing = RunId::generate();
+            assert!(matches!(
+                set_run_created_at(pool, &missing, "2099-01-02T03:04:05Z").await,
+                Err(DbError::NotFound(_))
+            ));
         }
     }
 

@@ -211,7 +211,11 @@ fn tag_folder_settings(read: &mut [ReadFile]) {
     use app::domain::model::text::{truncate, MAX_TAGS, MAX_TAG_CHARS};
     for r in read.iter_mut() {
         let folder = r.input.file_name.as_deref().map(bundle::folder_of).unwrap_or("");
-        let settings = formats::vllm_family::sweep_settings(bundle::base_name(folder));
+        let base = bundle::base_name(folder);
+        let mut settings = formats::vllm_family::sweep_settings(base);
+        if settings.is_empty() {
+            settings = key_value_folder(base);
+        }
         for (k, v) in settings {
             if r.parsed.facts.tags.len() >= MAX_TAGS {
                 break;
@@ -222,6 +226,23 @@ fn tag_folder_settings(read: &mut [ReadFile]) {
             }
         }
     }
+}
+
+/// The settings a folder's name states when it is nothing but `key=value` pairs joined by
+/// commas (`max_num_seqs=64`, `tp=2,max_num_seqs=64`: one folder per setting, as Hydra's
+/// multirun and many hand-made sweeps name them); anything else states none.
+fn key_value_folder(name: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for part in name.split(',') {
+        let Some((k, v)) = part.split_once('=') else { return Vec::new() };
+        let key_ok =
+            !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-');
+        if !key_ok || v.is_empty() || v.contains('=') {
+            return Vec::new();
+        }
+        out.push((k.to_owned(), v.to_owned()));
+    }
+    out
 }
 
 /// The files grouped into runs (`group`: files of one sweep together, else each apart).

@@ -489,3 +489,34 @@ fn a_trtllm_log_beside_its_report_json_is_the_same_run() {
     assert_eq!(runs[0].run.levels[0].point.output_tok_s(), Some(4246.897693935172));
     assert_eq!(runs[0].run.files.len(), 2);
 }
+
+/// Folders named only by `key=value` pairs (one per setting, as Hydra's multirun and many
+/// hand-made sweeps name them) are an experiment whose runs carry those settings as tags;
+/// a folder with anything else in its name states no setting.
+#[test]
+fn key_value_folders_are_the_settings_of_an_experiment() {
+    let sweep = |dir: &str, c: u32, tok_s: f64| {
+        let text =
+            format!("C= {c} | {c}/ {c} ok (0 err) | wall= 10.0s | {tok_s} tok/s | lat avg= 9.5 p50= 9.4 p99= 9.9\n");
+        InputFile { file_name: Some(format!("sweep/{dir}/out.txt")), content: text.into_bytes() }
+    };
+    let files = vec![
+        sweep("tp=2,max_num_seqs=64", 8, 500.0),
+        sweep("tp=2,max_num_seqs=128", 8, 540.0),
+        sweep("notes=a=b", 8, 510.0),
+        sweep("baseline", 8, 480.0),
+    ];
+    let plan = plan(ImportRequest { files, group: false, ..ImportRequest::default() }, 1 << 20).unwrap();
+    assert_eq!(plan.experiment.as_deref(), Some("sweep"));
+    let tags: Vec<Vec<String>> = plan.runs.iter().map(|r| r.run.facts.tags.clone()).collect();
+    assert_eq!(
+        tags,
+        vec![
+            Vec::<String>::new(),
+            Vec::<String>::new(),
+            vec!["max_num_seqs=64".to_owned(), "tp=2".to_owned()],
+            vec!["max_num_seqs=128".to_owned(), "tp=2".to_owned()],
+        ],
+        "in path order (baseline, notes=a=b, then the settings, numbers as numbers), tags sorted"
+    );
+}

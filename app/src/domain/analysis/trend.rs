@@ -224,6 +224,26 @@ impl Trend {
                 (None, ..) => out.push(format!("This run has no value for {label}: it is not judged here.")),
                 _ => {}
             }
+            // Not worse than the runs just before it, yet still on the worse side of the
+            // newest change point: the gate's window already holds the worse runs, so the
+            // change point says what the limit no longer can.
+            let index = self.points.iter().position(|q| q.current);
+            let newest =
+                self.changes.iter().filter(|c| index.is_some_and(|i| c.run_index <= i)).max_by_key(|c| c.run_index);
+            if let (false, Some(c)) = (p.regression, newest) {
+                if c.worse == Some(true) && c.run_index != index.unwrap_or(usize::MAX) {
+                    out.push(format!(
+                        "It is still on the worse side of the change that began with “{}” ({}: {} {} before, {} {} since{}).",
+                        c.run_name,
+                        label,
+                        crate::domain::model::format::fig(c.before_mean),
+                        self.unit,
+                        crate::domain::model::format::fig(c.after_mean),
+                        self.unit,
+                        c.change_pct.map_or(String::new(), |pct| format!(", {}", super::noise::pct(pct))),
+                    ));
+                }
+            }
         }
         let judged = self.points.iter().filter(|p| p.value.is_some()).count();
         let r = self.regressions();
@@ -706,6 +726,40 @@ mod tests {
         assert_eq!(t.regressions(), 1);
         assert_eq!(t.points[3].engine_version.as_deref(), Some("0.7"));
         assert_eq!(t.unit, "tok/s");
+    }
+
+    /// Eight nights near 100 tok/s, then six near 75: the first low night crosses its limit;
+    /// the newest does not (its window holds the low nights), yet its verdict says it is
+    /// still on the worse side of the change point, and where that began. A night before
+    /// the change is not told so.
+    #[test]
+    fn a_run_after_a_change_for_the_worse_is_told_it_is_still_there() {
+        let values = [100.0, 102.0, 99.0, 101.0, 98.0, 100.0, 103.0, 99.0, 76.0, 74.0, 75.0, 77.0, 73.0, 75.0];
+        let mut runs: Vec<Run> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| run(i + 1, &format!("2026-11-{:02}T02:00:00Z", i + 1), "0.9", &[(8.0, *v)]))
+            .collect();
+        runs.reverse();
+        let at8 = Measure::At {
+            metric: Metric::OutputThroughput,
+            stat: Stat::Mean,
+            level: LevelKey { load_kind: LoadKind::Concurrency, load_value: 8.0 },
+        };
+        let t = trend(&runs, &runs[0].id, at8, &Thresholds::default());
+        assert_eq!(t.changes.len(), 1, "{:?}", t.changes);
+        assert!(!t.points[13].regression && t.points[8].regression);
+        let v = t.verdict();
+        assert!(
+            v.starts_with("It is still on the worse side of the change that began with “run 9” (output tok/s at C=8: 100.2 tok/s before, 75.00 tok/s since, −25 %)."),
+            "{v}"
+        );
+        // The first low night: its own regression, not "still".
+        let first_low = trend(&runs, &runs[5].id, at8, &Thresholds::default()).verdict();
+        assert!(first_low.starts_with("This run regressed:") && !first_low.contains("still"), "{first_low}");
+        // A night before the change.
+        let before = trend(&runs, &runs[8].id, at8, &Thresholds::default()).verdict();
+        assert!(!before.contains("still on the worse side"), "{before}");
     }
 
     /// Latency: higher is worse, and a level a run lacks is a gap, not a zero, and does

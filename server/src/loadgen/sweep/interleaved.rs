@@ -44,6 +44,17 @@ impl<S: RunSink> Runner<'_, S> {
                         Err(_) => Err(Vec::new()),
                         Ok(()) => {
                             self.begin_telemetry(in_flight).await;
+                            // On the simulator's model clock, as a back-to-back trial: no step
+                            // before the trial's requests are all in.
+                            if self.endpoint.sim_clock && self.scripts.is_none() {
+                                let target = &self.spec.target;
+                                if let Err(e) =
+                                    super::endpoint::announce_to_sim(self.endpoint, target, in_flight, total).await
+                                {
+                                    self.end_telemetry().await;
+                                    return Err(e);
+                                }
+                            }
                             let m = self
                                 .batch()
                                 .closed(total, in_flight, |done| {

@@ -217,7 +217,10 @@ async fn the_demo_loads_the_story_runs_and_the_simulated_sweep_once() {
         server::demo::load(&pool).await.unwrap();
         server::demo::load(&pool).await.unwrap(); // idempotent
         let runs = app::db::list_runs(&pool).await.unwrap();
-        assert_eq!(runs.len(), 3);
+        // The story's two, the simulated sweep, fourteen nights, a multi-turn run, three settings.
+        assert_eq!(runs.len(), 21);
+        assert_eq!(app::db::list_experiments(&pool, None).await.unwrap().len(), 1);
+        assert_eq!(app::db::gpu_price_history(&pool).await.unwrap().len(), 1);
         // The simulated sweep carries the server's metrics, and they say why it plateaus.
         let sim = runs.iter().find(|r| r.name == server::demo::SIM_RUN).unwrap();
         let sim_run = app::db::get_run(&pool, &sim.id).await.unwrap();

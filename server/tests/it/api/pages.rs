@@ -104,7 +104,7 @@ async fn live_sweeps_are_labelled_as_such_and_found_by_the_source_filter() {
 
 /// The demo's data ships inside the binary. `plateau serve --demo`, started in an
 /// empty directory with `PLATEAU_FIXTURES` naming an empty one (no `../shared/fixtures`
-/// anywhere), stores both of the story's runs, the chat run with its four levels.
+/// anywhere), stores every demo run: the story's, the chat run with its four levels.
 #[tokio::test]
 async fn the_demo_needs_nothing_outside_the_binary() {
     for store in app::db::testing::backends().await {
@@ -122,7 +122,7 @@ async fn the_demo_needs_nothing_outside_the_binary() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        // The demo is stored before the server listens: once it answers, all three runs are there.
+        // The demo is stored before the server listens: once it answers, all its runs are there.
         let client = reqwest::Client::new();
         let mut up = false;
         for _ in 0..600 {
@@ -136,11 +136,93 @@ async fn the_demo_needs_nothing_outside_the_binary() {
         let _ = child.wait();
         assert!(up, "[{}] the server never answered", store.name);
         let runs = app::db::list_runs(&store.db).await.unwrap();
-        assert_eq!(runs.len(), 3, "[{}] {runs:?}", store.name);
+        assert_eq!(runs.len(), 21, "[{}] {runs:?}", store.name);
         assert!(runs.iter().any(|r| r.name == server::demo::SIM_RUN), "[{}] the simulated sweep", store.name);
         let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).expect("the chat run");
         assert_eq!(chat.level_count, 4, "[{}]", store.name);
         assert!(runs.iter().any(|r| r.name == server::demo::COMPLETIONS_RUN), "[{}]", store.name);
+    }
+}
+
+/// The demo shows what Plateau is for beyond the story: a nightly history whose newest run
+/// says it regressed and whose history names the night it changed (the engine's 0.9.2), an
+/// experiment with its settings as columns, a priced GPU type giving a cost, and a
+/// multi-turn run with its turns. Runs first, story on top.
+#[tokio::test]
+async fn the_demo_shows_a_regression_an_experiment_a_cost_and_a_multi_turn_run() {
+    for app in TestApp::each().await {
+        server::demo::load(&app.pool).await.unwrap();
+        let runs = app::db::list_runs(&app.pool).await.unwrap();
+        assert_eq!(runs[0].name, server::demo::CHAT_RUN, "[{}] the story stays on top", app.backend);
+        let id = |name: &str| runs.iter().find(|r| r.name == name).unwrap_or_else(|| panic!("{name}")).id.to_string();
+        let get = |path: String| {
+            let url = app.url(&path);
+            let client = app.client.clone();
+            async move {
+                let r = client.get(&url).send().await.unwrap();
+                assert_eq!(r.status(), reqwest::StatusCode::OK, "{url}");
+                r.text().await.unwrap()
+            }
+        };
+        // The history: dated by night, oldest first in the list's tail.
+        let nights: Vec<&app::domain::RunSummary> = runs.iter().filter(|r| r.name.starts_with("nightly · ")).collect();
+        assert_eq!(nights.len(), 14, "[{}]", app.backend);
+        assert!(nights[0].name.ends_with("2026-12-03") && nights[0].created_at.starts_with("2026-12-03T02:00:00"));
+        assert!(nights[13].name.ends_with("2026-11-20") && nights[13].created_at.starts_with("2026-11-20T02:00:00"));
+        // The first night of 0.9.2 regressed against the nights before it.
+        let first_low = id("nightly · sim-llama-8b · 2026-11-29");
+        let page = get(format!("/runs/{first_low}")).await;
+        let verdict = &page[page.find("id=\"history-verdict-line\"").expect("the gate's verdict")..];
+        assert!(
+            verdict[verdict.find('>').unwrap() + 1..].starts_with("Regressed: "),
+            "[{}] {}",
+            app.backend,
+            &verdict[..300]
+        );
+        assert!(!page.contains("id=\"cost-missing\""), "[{}] the demo prices its GPU type", app.backend);
+        assert!(page.contains("$"), "[{}] a cost in dollars", app.backend);
+        // The newest night's history: the change point, and that the newest is still below it.
+        let newest = id(server::demo::NEWEST_NIGHT);
+        let history = get(format!("/runs/{newest}/history")).await;
+        assert!(
+            history.contains(
+                "It is still on the worse side of the change that began with “nightly · sim-llama-8b · 2026-11-29”"
+            ),
+            "[{}] {}",
+            app.backend,
+            &history[history.find("id=\"history-verdict\"").unwrap()..][..600]
+        );
+        let changes = &history[history.find("id=\"history-changes\"").unwrap()..];
+        let changes = &changes[..changes.find("</section>").unwrap()];
+        assert!(changes.contains("class=\"change worse\""), "[{}] {changes}", app.backend);
+        assert!(
+            changes.contains("nightly · sim-llama-8b · 2026-11-29"),
+            "[{}] the first regressed night: {changes}",
+            app.backend
+        );
+        // The experiment: three settings, each a column value, three trials per level.
+        let experiments = app::db::list_experiments(&app.pool, None).await.unwrap();
+        let e = experiments.iter().find(|e| e.name == server::demo::EXPERIMENT).expect("the experiment");
+        assert_eq!(e.runs, 3, "[{}]", app.backend);
+        // Hydration markers (`<!>`) left out.
+        let page = get(format!("/experiments/{}", e.id)).await.replace("<!>", "");
+        assert!(page.contains("<th class=\"setting\">max_num_seqs</th>"), "[{}]", app.backend);
+        assert!(
+            page.contains("<tr class=\"best\"><td class=\"setting\">32</td>"),
+            "[{}] the widest batch is best",
+            app.backend
+        );
+        for v in ["8", "16", "32"] {
+            assert!(page.contains(&format!("<td class=\"setting\">{v}</td>")), "[{}] max_num_seqs={v}", app.backend);
+        }
+        let setting =
+            app::db::get_run(&app.pool, &app::domain::RunId::parse(&id("max_num_seqs=32")).unwrap()).await.unwrap();
+        assert!(setting.points.iter().all(|p| p.trials.len() == 3), "[{}]", app.backend);
+        // The multi-turn run: its workload and its turns.
+        let multi = id(server::demo::MULTI_TURN_RUN);
+        let run = app::db::get_run(&app.pool, &app::domain::RunId::parse(&multi).unwrap()).await.unwrap();
+        assert_eq!(run.definitions.workload.unwrap().label(), "multi-turn 5 turns");
+        assert!(get(format!("/runs/{multi}")).await.contains("id=\"turns\""), "[{}]", app.backend);
     }
 }
 

@@ -55,6 +55,33 @@ async fn steady_state_throughput_is_the_models_exactly() {
     }
 }
 
+/// Interleaved repeats on the model clock: every trial of every level, in every pass, is
+/// the model's wave exactly (C requests joining together, 32 steps of the batch of C) —
+/// a later pass's trial does not count the passes before it, nor its warm-up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interleaved_trials_on_the_model_clock_are_the_models_exactly() {
+    let cfg = SimConfig { max_batch: 8, base_decode_ms: 8.0, ..scaled_sim(8, 0.25) };
+    let model = cfg.timing();
+    let url = spawn_model_sim(cfg).await;
+    let (_dir, pool) = temp_pool("interleaved-model.db").await;
+    let mut s = spec(url, EndpointKind::Completions, vec![2, 4, 8], LoadMode::Wave);
+    s.clock = Clock::Sim;
+    s.target.max_tokens = 32;
+    s.repeat = 3;
+    s.repeat_order = app::domain::model::metrics::RepeatOrder::Interleaved;
+    let (run, _) = sweep(&pool, s).await;
+    assert_eq!(run.status, RunStatus::Complete);
+    for p in &run.points {
+        let c = p.load_value as usize;
+        let want = model.throughput_tok_s(c);
+        assert_eq!(p.trials.len(), 3, "C={c}");
+        for (t, trial) in p.trials.iter().enumerate() {
+            let got = trial.get(Metric::OutputThroughput, Stat::Mean).unwrap();
+            assert!((got / want - 1.0).abs() < 1e-9, "C={c} trial {t}: {got} tok/s, model {want}");
+        }
+    }
+}
+
 /// The adaptive search on the model clock against `max_batch` slots with `per_seq_ms` per
 /// sequence: where it names the plateau, where the model's throughput stops growing by the
 /// search's 5 % per doubling (`TimingModel::plateau_start`), and the loads in order.

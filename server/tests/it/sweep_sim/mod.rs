@@ -15,6 +15,7 @@
 //! `support` holds what they share.
 
 mod basics;
+mod demo;
 mod exact;
 mod http;
 mod nightly;
