@@ -140,15 +140,30 @@ document.addEventListener('change', function (e) {
 
 // Run page of a running sweep: follow its progress (server-sent events): level k of n, the
 // requests done of the level, the time elapsed and an estimate of what remains (ticking
-// between events, so a wave that finishes all at once still shows time passing); reload
-// when a level is stored so the charts and tables draw it; cancel without leaving the page.
+// between events, so a wave that finishes all at once still shows time passing); inside a
+// level, what it has done so far (requests in flight, output tok/s since its measured
+// requests began, mean latency of those finished: a progress reading, sent once a second);
+// reload when a level is stored so the charts and tables draw it; cancel without leaving
+// the page.
 (function () {
   var live = document.getElementById('live');
   if (!live || !window.EventSource) return;
   var id = live.getAttribute('data-run');
   var text = document.getElementById('live-text');
   var bar = document.getElementById('live-progress');
+  var far = document.createElement('p');
+  far.id = 'live-so-far';
+  far.className = 'hint';
+  text.parentNode.insertBefore(far, text.nextSibling);
   var line = null, at = 0;
+  function soFar(l) {
+    if (l.in_flight == null) return '';
+    var parts = [l.in_flight.toLocaleString('en-US') + ' in flight'];
+    if (l.output_tok_s_so_far != null) parts.push(Math.round(l.output_tok_s_so_far).toLocaleString('en-US') + ' output tok/s so far');
+    parts.push(l.latency_mean_s_so_far == null ? 'no request finished yet'
+      : 'mean latency ' + l.latency_mean_s_so_far.toFixed(2) + ' s so far');
+    return 'This level so far: ' + parts.join(' · ');
+  }
   function clock(s) {
     s = Math.max(0, Math.round(s));
     var m = Math.floor(s / 60), h = Math.floor(m / 60);
@@ -174,6 +189,7 @@ document.addEventListener('change', function (e) {
     try { ev = JSON.parse(m.data); } catch (e) { return; }
     if (ev.event === 'progress') {
       line = ev; at = Date.now(); show();
+      far.textContent = soFar(ev);
     } else if (ev.event === 'plateau') {
       text.textContent = 'Adaptive search: ' + ev.text;
     } else if (ev.event === 'capacity') {

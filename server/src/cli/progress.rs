@@ -30,7 +30,7 @@ pub async fn show(mut rx: mpsc::Receiver<Progress>, bars: bool) -> String {
     };
     while let Some(p) = rx.recv().await {
         match p {
-            Progress::Started { run, levels } => {
+            Progress::Started { run, levels, .. } => {
                 say(format!(
                     "sweep {run}: {}",
                     levels.map_or_else(|| "a search, level by level".to_owned(), |n| format!("{n} levels"))

@@ -175,6 +175,8 @@ pub struct Endpoint {
     /// Time every token by the simulator's model clock, as its chunks state it
     /// (`timings.sim_sent_ms`, `timings.sim_token_ms`; [`crate::loadgen::spec::Clock::Sim`]).
     pub sim_clock: bool,
+    /// The level's progress so far, updated by every request ([`super::live`]).
+    pub live: std::sync::Arc<super::live::Live>,
 }
 
 /// How long to wait for the end of a body after `[DONE]`.
@@ -212,6 +214,7 @@ pub async fn send_watched(
         ..RequestSample::default()
     };
     let mut connect: Option<Duration> = None;
+    endpoint.live.sent();
     let result = tokio::time::timeout(
         endpoint.timeout,
         exchange(endpoint, body, start, &mut sample, &mut connect, &mut on_first_token),
@@ -235,6 +238,12 @@ pub async fn send_watched(
     if sample.reasoning_tokens.is_none() && sample.reasoning_chunks > 0 {
         sample.reasoning_tokens = Some(sample.reasoning_chunks);
     }
+    // Its chunks were counted as they came; the server's usage, where it gave one, is the count.
+    if let Some(usage) = sample.completion_tokens {
+        let chunks = i64::try_from(sample.token_chunks).unwrap_or(i64::MAX);
+        endpoint.live.tokens(i64::try_from(usage).unwrap_or(i64::MAX).saturating_sub(chunks));
+    }
+    endpoint.live.ended(sample.error.is_none().then_some(sample.elapsed_ms));
     if sample.error.is_some() {
         tracing::debug!(error = ?sample.error, "request failed");
     }
@@ -384,6 +393,7 @@ async fn exchange(
         let now = Instant::now();
         received_bytes = received_bytes.saturating_add(bytes.len() as u64);
         lines.push(&bytes);
+        let chunks_before = s.token_chunks;
         while let Some(line) = lines.next_line().map_err(|e| err(ErrorKind::BrokenStream, e.to_string()))? {
             let line = std::str::from_utf8(line)
                 .map_err(|_| err(ErrorKind::BadJson, "event is not UTF-8"))?
@@ -392,6 +402,7 @@ async fn exchange(
             let data = data.trim();
             if data == "[DONE]" {
                 done = true;
+                endpoint.live.tokens(i64::try_from(s.token_chunks - chunks_before).unwrap_or(0));
                 break 'chunks;
             }
             if data.is_empty() {
@@ -405,6 +416,7 @@ async fn exchange(
                 }
             }
         }
+        endpoint.live.tokens(i64::try_from(s.token_chunks - chunks_before).unwrap_or(0));
         // After the chunk's lines: an over-long line is named as such, whichever bound a
         // large chunk crosses first.
         if received_bytes > budget_bytes {

@@ -52,6 +52,7 @@ pub mod conn;
 pub mod dataset;
 pub mod error;
 pub mod event;
+pub mod live;
 pub mod phases;
 pub mod prompt;
 pub mod read;

@@ -153,7 +153,8 @@ pub const HEARTBEAT: Duration = Duration::from_secs(5);
 #[derive(Clone, Debug, PartialEq)]
 pub enum Progress {
     /// The run exists (status `running`); `levels` is `None` when not known in advance.
-    Started { run: RunId, levels: Option<usize> },
+    /// `live`: the counters of the level being measured ([`super::live`]), to read while it runs.
+    Started { run: RunId, levels: Option<usize>, live: std::sync::Arc<super::live::Live> },
     /// Level `level` (0-based) begins: warm-up first, then `requests` measured requests
     /// at `load` (concurrency, or req/s for a rate level).
     LevelStarted { level: usize, load_kind: LoadKind, load: f64, requests: usize },

@@ -55,6 +55,13 @@ pub struct ProgressLine {
     pub total: usize,
     pub elapsed_s: f64,
     pub remaining_s: Option<f64>,
+    /// The level so far, before it ends (`loadgen::live`; `None` during its warm-up): its
+    /// requests in flight, output tokens per second since its measured requests began, and
+    /// the mean latency of those that finished. A progress reading; the level's figures are
+    /// stored when it ends.
+    pub in_flight: Option<u64>,
+    pub output_tok_s_so_far: Option<f64>,
+    pub latency_mean_s_so_far: Option<f64>,
 }
 
 /// What remains of a sweep, in seconds, from what it has timed so far: the finished
@@ -96,12 +103,20 @@ struct Clock {
     level_start: std::time::Instant,
     finished_s: Vec<f64>,
     line: Option<ProgressLine>,
+    live: Option<Arc<loadgen::live::Live>>,
 }
 
 impl Clock {
     fn new(levels: Option<usize>) -> Self {
         let now = std::time::Instant::now();
-        Self { start: now, levels, level_start: now, finished_s: Vec::new(), line: None }
+        Self { start: now, levels, level_start: now, finished_s: Vec::new(), line: None, live: None }
+    }
+
+    /// The current line again with the level's figures so far (sent once a second while a
+    /// level runs, so a wave shows its progress before its first request ends).
+    fn refresh(&mut self) -> Option<ProgressLine> {
+        let l = self.line.clone()?;
+        (l.done < l.total).then(|| self.line(l.level, l.load_kind, l.load, l.done, l.total))
     }
 
     fn line(&mut self, level: usize, load_kind: &'static str, load: f64, done: usize, total: usize) -> ProgressLine {
@@ -115,6 +130,21 @@ impl Clock {
             total,
             elapsed_s: round1(self.start.elapsed().as_secs_f64()),
             remaining_s: remaining_s(&self.finished_s, self.levels, level, in_level, done, total).map(round1),
+            in_flight: None,
+            output_tok_s_so_far: None,
+            latency_mean_s_so_far: None,
+        };
+        // The counters began after this level started: they are this level's (not the one
+        // before, nor its warm-up).
+        let now = self.live.as_ref().and_then(|l| l.snapshot()).filter(|s| s.elapsed_s <= in_level);
+        let line = match now {
+            Some(s) => ProgressLine {
+                in_flight: Some(s.in_flight),
+                output_tok_s_so_far: s.output_tok_s.map(round1),
+                latency_mean_s_so_far: s.latency_mean_ms.map(|ms| (ms / 10.0).round() / 100.0),
+                ..line
+            },
+            None => line,
         };
         self.line = Some(line.clone());
         line
@@ -206,10 +236,27 @@ impl Sweeps {
             let mut started = Some(started_tx);
             let mut key = None;
             let mut clock = Clock::new(None);
-            while let Some(p) = rx.recv().await {
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                let p = tokio::select! {
+                    p = rx.recv() => match p {
+                        Some(p) => p,
+                        None => break,
+                    },
+                    _ = tick.tick() => {
+                        if let Some(line) = clock.refresh() {
+                            let ev = SweepEvent::Progress(line);
+                            *last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(ev.clone());
+                            let _ = events_tx.send(ev);
+                        }
+                        continue;
+                    }
+                };
                 let ev = match p {
-                    Progress::Started { run, levels } => {
+                    Progress::Started { run, levels, live } => {
                         clock = Clock::new(levels);
+                        clock.live = Some(live);
                         this.lock().insert(
                             run.to_string(),
                             Running { cancel: cancel_tx.clone(), events: events_tx.clone(), last: last.clone() },

@@ -53,6 +53,7 @@ impl<S: RunSink> Runner<'_, S> {
             if self.endpoint.sim_clock && self.scripts.is_none() {
                 super::endpoint::announce_to_sim(self.endpoint, &self.spec.target, in_flight, total).await?;
             }
+            self.endpoint.live.begin();
             let measured = self
                 .batch()
                 .closed(total, in_flight, |done| {

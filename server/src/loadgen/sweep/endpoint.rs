@@ -56,6 +56,7 @@ pub(crate) fn endpoint_for(target: &Target, timeout: Duration) -> Result<Endpoin
         timeout,
         keep_reply: false,
         sim_clock: false,
+        live: std::sync::Arc::default(),
     })
 }
 

@@ -55,6 +55,7 @@ impl<S: RunSink> Runner<'_, S> {
                                     return Err(e);
                                 }
                             }
+                            self.endpoint.live.begin();
                             let m = self
                                 .batch()
                                 .closed(total, in_flight, |done| {

@@ -111,6 +111,7 @@ impl<S: RunSink> Runner<'_, S> {
                 let salt = (self.level as u64) << 16 | t as u64;
                 trace_bodies(&self.spec.target, r.trace, r.block_tokens, self.prompts.lengths(), salt)
             });
+            self.endpoint.live.begin();
             let out = match self
                 .batch()
                 .open(due_ms, bodies, |done| {

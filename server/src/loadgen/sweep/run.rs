@@ -86,7 +86,11 @@ pub async fn run_sweep_to<S: RunSink>(
     };
     let id = sink.create(&run).await?;
     tracing::info!(run = %id, url = %target_label(&spec.target.url()), loads = %spec.loads.label(), "sweep started");
-    let _ = progress.try_send(Progress::Started { run: id.clone(), levels: spec.loads.planned_levels() });
+    let _ = progress.try_send(Progress::Started {
+        run: id.clone(),
+        levels: spec.loads.planned_levels(),
+        live: Arc::clone(&endpoint.live),
+    });
 
     let scripts =
         spec.sessions.as_ref().map(|s| Arc::new(Mutex::new(Scripts::new(s, lengths.clone(), spec.prompt.seed))));

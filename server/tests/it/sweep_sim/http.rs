@@ -74,6 +74,57 @@ async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
     }
 }
 
+/// Inside a level, before any request of it ends: progress once a second with the level's
+/// requests in flight, its output tok/s so far and no latency yet (none finished). Each
+/// request of the level takes 250 decode steps of 20 ms (5 s), so the level shows several
+/// such readings however busy the machine; after it, the requests' latency so far.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level_shows_its_progress_before_its_first_request_ends() {
+    let _together = shared_lock().await;
+    let sim_url = spawn_sim(SimConfig {
+        base_decode_ms: 20.0,
+        per_seq_decode_ms: 0.0,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    })
+    .await;
+    let store = app::db::testing::backends().await.into_iter().next().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let base = spawn_plateau(store.db.clone(), dir.path()).await;
+    let client = reqwest::Client::new();
+    let body = serde_json::json!({
+        "url": sim_url, "model": "plateau-sim", "concurrency": [4], "max_tokens": 250, "ignore_eos": true,
+        "requests": 8, "warmup": 0
+    });
+    let resp = client.post(format!("{base}/api/v1/sweeps")).json(&body).send().await.unwrap();
+    assert_eq!(resp.status(), reqwest::StatusCode::CREATED);
+    let id = resp.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    let events = client.get(format!("{base}/api/v1/sweeps/{id}/events")).send().await.unwrap().text().await.unwrap();
+    let lines: Vec<serde_json::Value> = events
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .filter(|v: &serde_json::Value| v["event"] == "progress")
+        .collect();
+    let before_first_end: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["done"] == 0 && l["in_flight"].is_u64()).collect();
+    assert!(!before_first_end.is_empty(), "no reading inside the level: {events}");
+    for l in &before_first_end {
+        assert_eq!(l["in_flight"], 4, "{l}");
+        assert!(l["latency_mean_s_so_far"].is_null(), "nothing finished yet: {l}");
+    }
+    assert!(
+        before_first_end.iter().any(|l| l["output_tok_s_so_far"].as_f64().is_some_and(|v| v > 0.0)),
+        "tokens stream before any request ends: {events}"
+    );
+    // After the first four end (5 s each), the latency of those finished.
+    let after =
+        lines.iter().find(|l| l["done"].as_u64().is_some_and(|d| (4..8).contains(&d)) && l["in_flight"].is_u64());
+    let latency =
+        after.and_then(|l| l["latency_mean_s_so_far"].as_f64()).expect("a reading after the first requests ended");
+    assert!(latency >= 5.0, "250 steps of 20 ms: {latency} s");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_over_http_keeps_finished_levels() {
     let _together = shared_lock().await;
