@@ -151,10 +151,8 @@ document.addEventListener('change', function (e) {
   var id = live.getAttribute('data-run');
   var text = document.getElementById('live-text');
   var bar = document.getElementById('live-progress');
-  var far = document.createElement('p');
-  far.id = 'live-so-far';
-  far.className = 'hint';
-  text.parentNode.insertBefore(far, text.nextSibling);
+  // Said in the same line: the page hydrates after this runs, so it adds no element.
+  var far = '';
   var line = null, at = 0;
   function soFar(l) {
     if (l.in_flight == null) return '';
@@ -176,7 +174,8 @@ document.addEventListener('change', function (e) {
     var load = line.load_kind === 'request_rate' ? line.load + ' req/s' : 'C=' + line.load;
     var left = line.remaining_s == null ? 'estimating what remains…' : 'about ' + clock(line.remaining_s - gone) + ' left';
     text.textContent = 'Level ' + (line.level + 1) + (line.levels ? ' of ' + line.levels : '') + ' (' + load + '): ' +
-      line.done + ' of ' + line.total + ' requests done · ' + clock(line.elapsed_s + gone) + ' elapsed · ' + left;
+      line.done + ' of ' + line.total + ' requests done · ' + clock(line.elapsed_s + gone) + ' elapsed · ' + left +
+      (far ? '. ' + far : '');
     var spent = line.elapsed_s + gone;
     if (line.remaining_s != null) { bar.max = 1; bar.value = Math.min(1, spent / (line.elapsed_s + line.remaining_s)); }
     else if (line.levels) { bar.max = line.levels * line.total; bar.value = line.level * line.total + line.done; }
@@ -188,8 +187,7 @@ document.addEventListener('change', function (e) {
     var ev;
     try { ev = JSON.parse(m.data); } catch (e) { return; }
     if (ev.event === 'progress') {
-      line = ev; at = Date.now(); show();
-      far.textContent = soFar(ev);
+      line = ev; at = Date.now(); far = soFar(ev); show();
     } else if (ev.event === 'plateau') {
       text.textContent = 'Adaptive search: ' + ev.text;
     } else if (ev.event === 'capacity') {

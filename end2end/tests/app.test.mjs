@@ -16,9 +16,11 @@ test('runs list shows the demo runs, newest first, with their facts', async () =
   const page = await env.browser.newPage();
   const errors = watchErrors(page);
   await page.goto(env.server.base + '/');
-  const rows = page.locator('#runs tbody tr');
+  const rows = page.locator('#runs tbody tr:not(.group)');
   await rows.first().waitFor();
-  assert.equal(await rows.count(), 3, 'the story runs and the simulated sweep with server metrics');
+  // The story's two, the simulated sweep with server metrics, and the simulated history (14),
+  // experiment (3) and multi-turn run.
+  assert.equal(await rows.count(), 21, 'every demo run');
   const first = (await rows.nth(0).locator('td').allInnerTexts()).slice(1); // after the checkbox
   assert.equal(await rows.nth(0).locator('td a').innerText(), CHAT);
   assert.match(first[0], /partial/, 'the cut-off C=96 level makes the run partial');
@@ -35,11 +37,12 @@ test('runs list shows the demo runs, newest first, with their facts', async () =
   await page.locator('#filters select[name=endpoint]').selectOption('completions');
   await page.locator('#filters button[type=submit]').click();
   await page.waitForURL(/endpoint=completions/);
-  await page.locator('#runs-total', { hasText: '1 run' }).waitFor();
-  assert.equal(await rows.count(), 1);
-  assert.match(await rows.nth(0).locator('td a').innerText(), /completions/);
+  // The story's completions run and the demo experiment's three settings.
+  await page.locator('#runs-total', { hasText: '4 runs' }).waitFor();
+  assert.equal(await rows.count(), 4);
+  for (let i = 0; i < 4; i++) assert.equal(await rows.nth(i).locator('td[data-label="Endpoint"]').innerText(), '/v1/completions');
   await page.goto(env.server.base + '/?sort=peak&dir=asc');
-  await page.locator('#runs tbody tr').first().waitFor();
+  await page.locator('#runs tbody tr:not(.group)').first().waitFor();
   const peaks = [];
   for (let i = 0; i < (await rows.count()); i++) peaks.push(Number((await rows.nth(i).locator('td').allInnerTexts())[6].replace(/,/g, '')));
   assert.deepEqual(peaks, [...peaks].sort((a, b) => a - b), 'lowest peak first');
@@ -58,7 +61,7 @@ test('the runs list says where each run plateaus, per GPU, its curve and its cap
   });
   assert.ok(put.ok, `PUT the named SLO: ${put.status}`);
   await page.goto(env.server.base + '/');
-  const rows = page.locator('#runs tbody tr');
+  const rows = page.locator('#runs tbody tr:not(.group)');
   await rows.first().waitFor();
   const cell = (row, label) => rows.nth(row).locator(`td[data-label="${label}"]`).innerText();
   const chat = rows.filter({ hasText: CHAT });
@@ -81,9 +84,9 @@ test('the runs list says where each run plateaus, per GPU, its curve and its cap
   await page.locator('#filters button[type=submit]').click();
   await page.waitForURL(/slo=ttft-2s/);
   await page.locator('#capacity-head', { hasText: 'Capacity at ttft-2s' }).waitFor();
-  assert.equal(await rows.count(), 3);
+  assert.equal(await rows.count(), 21);
   assert.equal(await page.locator('#filters a', { hasText: 'Clear' }).count(), 0);
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < 21; i++) {
     assert.match(await cell(i, 'Capacity'), /^(C=\d+|none meets it|not measured)$/);
   }
   const capacity = await chat.locator('td[data-label="Capacity"]').innerText();
@@ -158,7 +161,7 @@ test('uploading a file shows a preview, then saving lands on its new run page', 
   assert.equal(await seriesLength(page, 'chart-throughput', 0), 4);
   // and it is now first in the list
   await page.goto(env.server.base + '/');
-  await page.locator('#runs tbody tr').first().waitFor();
+  await page.locator('#runs tbody tr:not(.group)').first().waitFor();
   assert.equal(await page.locator('#runs tbody tr td a').first().innerText(), 'kimi-k25-nvfp4-chat-c32-c96.txt');
   assert.deepEqual(errors, []);
   await page.close();
@@ -321,10 +324,10 @@ test('comparing the story runs explains the C=32 difference; runs toggle off and
   const page = await env.browser.newPage();
   const errors = watchErrors(page);
   await page.goto(env.server.base + '/?tag=demo');
-  await page.locator('#runs tbody tr').first().waitFor();
+  await page.locator('#runs tbody tr:not(.group)').first().waitFor();
   // Select the two story runs and compare them.
   for (const name of [CHAT, COMPLETIONS]) {
-    await page.locator('#runs tbody tr', { hasText: name }).locator('input[type=checkbox]').check();
+    await page.locator('#runs tbody tr:not(.group)', { hasText: name }).locator('input[type=checkbox]').check();
   }
   await page.locator('#compare-submit').click();
   await page.waitForURL(/\/compare\?runs=/);
@@ -407,7 +410,7 @@ test('without JavaScript the pages still show the runs and the levels table', as
   const ctx = await env.browser.newContext({ javaScriptEnabled: false });
   const page = await ctx.newPage();
   await page.goto(env.server.base + '/');
-  assert.ok(await page.locator('#runs tbody tr').count() >= 2);
+  assert.ok(await page.locator('#runs tbody tr:not(.group)').count() >= 2);
   await page.getByRole('link', { name: CHAT }).click();
   await page.waitForURL(/\/runs\/[a-z0-9]+$/);
   const rows = page.locator('#levels tbody tr');

@@ -259,6 +259,9 @@ test('a live sweep: the form shows what applies; progress says level k of n, req
     // Level k of n with its requests and the time; after the first level, what remains.
     await page.waitForFunction(() => /Level [23] of 3 \(C=\d\): \d+ of 12 requests done · \d+:\d\d elapsed · about \d+:\d\d left/
       .test(document.getElementById('live-text')?.textContent || ''), null, { timeout: 60_000 });
+    // Inside the level: its requests in flight and what it has done so far.
+    await page.waitForFunction(() => /This level so far: \d+ in flight · /
+      .test(document.getElementById('live-text')?.textContent || ''), null, { timeout: 60_000 });
     await page.waitForFunction(() => !document.getElementById('live'), null, { timeout: 90_000 });
     // The form estimates the next sweep before it starts, from the newest run of the model:
     // this one. Each level kept 4 in flight until 12 were done: ⌈12/C⌉ latencies, plus the

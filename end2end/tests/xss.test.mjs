@@ -240,7 +240,7 @@ test('the experiment page and the runs list show the folder names as typed', asy
   assert.equal(await p.page.title(), `${EXPERIMENT} · Plateau`);
   assert.ok((await p.page.locator('#settings-table').innerText()).includes('<svg onload=window.__pwned=11>'), 'the setting as text');
   await p.page.goto(`${env.server.base}/`);
-  assert.equal(await p.page.locator('#runs tr.group a.experiment-link').innerText(), `Experiment: ${EXPERIMENT}`);
+  assert.equal(await p.page.locator('#runs tr.group a.experiment-link').first().innerText(), `Experiment: ${EXPERIMENT}`);
   await assertInert(p, 'experiment');
   await p.page.close();
 });

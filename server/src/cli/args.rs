@@ -417,7 +417,7 @@ pub struct ServeArgs {
     /// `target/site`) instead of the site built into the binary.
     #[arg(long, env = "LEPTOS_SITE_ROOT")]
     pub site_root: Option<PathBuf>,
-    /// Load the story's two runs if they are not stored yet.
+    /// Load the demo runs (the story's, and the simulated history, experiment and multi-turn run) if they are not stored yet.
     #[arg(long)]
     pub demo: bool,
     /// Largest accepted upload, in MiB.
