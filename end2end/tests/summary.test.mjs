@@ -96,9 +96,10 @@ function checkFirstScreen(where, m, maxHeight) {
 }
 
 // Budgets at 1,440 px: the run page with every server and GPU panel, or a regressed run
-// with its findings and its cost (the demo's first regressed night: 5,871 px), the compare
-// page of three runs with all its sections open to JavaScript (none of it collapsed by hand).
-const RUN_BUDGET = 6000;
+// with its findings and its cost (the demo's first regressed night: 5,871 px, 6,083 px at an
+// SLO), the compare page of three runs with all its sections open to JavaScript (none of it
+// collapsed by hand).
+const RUN_BUDGET = 6400;
 const COMPARE_BUDGET = 4800;
 
 test('run pages: the summary and the first charts in the first screen, no flat or empty panel', async () => {
