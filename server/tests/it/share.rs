@@ -614,6 +614,9 @@ async fn plain_text(app: &TestApp, path: &str) -> (StatusCode, String) {
 async fn cost_per_million_tokens_rests_on_a_price_a_person_gives() {
     for app in TestApp::each().await {
         let (chat, completions) = story(&app).await;
+        // The demo's price for its simulated GPU type, removed: no price from here on.
+        let demo_gpu = format!("/api/v1/prices/{}", server::demo::DEMO_GPU.replace(' ', "%20"));
+        assert_eq!(app.client.delete(app.url(&demo_gpu)).send().await.unwrap().status(), StatusCode::NO_CONTENT);
         let (_, page) = plain_text(&app, &format!("/runs/{chat}")).await;
         assert!(page.contains("id=\"cost-missing\"") && page.contains("no price set"), "no default price");
         let (_, cmp) = plain_text(&app, &format!("/compare?runs={chat},{completions}")).await;
@@ -640,7 +643,11 @@ async fn cost_per_million_tokens_rests_on_a_price_a_person_gives() {
             assert_eq!(e["field"], "usd_per_gpu_hour", "{body}: {e}");
         }
         assert_eq!(app.json("/api/v1/prices").await, json!([]), "nothing half-stored");
-        assert_eq!(app.json("/api/v1/prices/history").await, json!([]));
+        assert_eq!(
+            app.json("/api/v1/prices/history").await.as_array().unwrap().len(),
+            2,
+            "the demo's, set and removed"
+        );
 
         // $2 per GPU-hour × 8 GPUs = $16/h. C=96: 1017 tok/s → 16 / 3600 / 1017 × 10⁶ = $4.37
         // per million output tokens; C=48 (capacity at the story's SLO): 657 tok/s → $6.76.
@@ -737,7 +744,7 @@ async fn cost_per_million_tokens_rests_on_a_price_a_person_gives() {
         assert_eq!(app.client.delete(app.url(gpu)).send().await.unwrap().status(), StatusCode::NO_CONTENT);
         assert_eq!(app.json("/api/v1/prices").await, json!([]));
         // Set, changed, removed; and the one set from a run page, set again, then removed.
-        assert_eq!(app.json("/api/v1/prices/history").await.as_array().unwrap().len(), 6);
+        assert_eq!(app.json("/api/v1/prices/history").await.as_array().unwrap().len(), 8, "and the demo's two");
         let (_, page) = plain_text(&app, &format!("/runs/{chat}")).await;
         assert!(page.contains("no price set"));
     }
