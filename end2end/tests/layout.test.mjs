@@ -11,7 +11,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { withAppAndBrowser, watchErrors } from './support.mjs';
+import { withAppAndBrowser, openDrawn } from './support.mjs';
 
 let chat;
 let completions;
@@ -107,14 +107,7 @@ function check(where, m) {
 }
 
 async function measurePage(width, path) {
-  const ctx = await env.browser.newContext({ viewport: { width, height: 900 } });
-  const page = await ctx.newPage();
-  const errors = watchErrors(page);
-  await page.goto(env.server.base + path);
-  await page.waitForFunction(() => {
-    const els = [...document.querySelectorAll('.chart')];
-    return els.length > 0 && window.echarts && els.every((el) => window.echarts.getInstanceByDom(el));
-  }, null, { timeout: 20_000 });
+  const { ctx, page, errors } = await openDrawn(env, width, path, { needCharts: true });
   const m = await page.evaluate(measure);
   await ctx.close();
   assert.deepEqual(errors, [], `${path} at ${width} px: console errors`);

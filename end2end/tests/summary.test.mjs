@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { withAppAndBrowser, watchErrors, FIXTURES } from './support.mjs';
+import { withAppAndBrowser, openDrawn, FIXTURES } from './support.mjs';
 
 // The demo's story runs and its simulated sweep with server metrics (the three runs the
 // compare budget is for), and one run of each other kind the demo holds.
@@ -51,17 +51,7 @@ const env = withAppAndBrowser(async ({ server }) => {
   }
 });
 
-async function open(width, path) {
-  const ctx = await env.browser.newContext({ viewport: { width, height: 900 } });
-  const page = await ctx.newPage();
-  const errors = watchErrors(page);
-  await page.goto(env.server.base + path);
-  await page.waitForFunction(() => {
-    const els = [...document.querySelectorAll('.chart')];
-    return !!window.echarts && els.every((el) => window.echarts.getInstanceByDom(el));
-  }, null, { timeout: 20_000 });
-  return { ctx, page, errors };
-}
+const open = (width, path) => openDrawn(env, width, path);
 
 /** Where the summary and the first chart are, the page's size, and every drawn chart's values. */
 function layout() {

@@ -144,3 +144,20 @@ export function seriesLength(page, id, i) {
     return s ? s.data.length : -1;
   }, [id, i]);
 }
+
+/**
+ * Opens `path` in a new context `width` × 900 px wide and waits until every chart on it is
+ * drawn (`needCharts`: and that it has at least one). Returns the context, the page and the
+ * console errors seen (closing the context is the caller's).
+ */
+export async function openDrawn(env, width, path, { needCharts = false } = {}) {
+  const ctx = await env.browser.newContext({ viewport: { width, height: 900 } });
+  const page = await ctx.newPage();
+  const errors = watchErrors(page);
+  await page.goto(env.server.base + path);
+  await page.waitForFunction((need) => {
+    const els = [...document.querySelectorAll('.chart')];
+    return (!need || els.length > 0) && !!window.echarts && els.every((el) => window.echarts.getInstanceByDom(el));
+  }, needCharts, { timeout: 20_000 });
+  return { ctx, page, errors };
+}

@@ -426,9 +426,13 @@ impl Q {
         self
     }
 
-    /// Binds an RFC 3339 time (`timestamptz` on PostgreSQL).
+    /// Binds an RFC 3339 time (`timestamptz` on PostgreSQL), spelled as [`format_stamp`]
+    /// spells it: SQLite keeps text as given, so every stored time reads (and sorts) the same
+    /// on both backends. A time that does not parse is bound as given (PostgreSQL refuses it).
     pub fn stamp(mut self, time: impl Into<String>) -> Q {
-        self.args.push(Arg::Stamp(Some(time.into())));
+        let time = time.into();
+        let time = parse_stamp(&time).map(format_stamp).unwrap_or(time);
+        self.args.push(Arg::Stamp(Some(time)));
         self
     }
 

@@ -15,14 +15,6 @@ use crate::domain::RunId;
 /// Most history rows read at once.
 pub const MAX_PRICE_HISTORY: i64 = 500;
 
-/// `at` (RFC 3339) as every stored time is spelled: SQLite keeps text as given, so without
-/// this a copy between the backends, or an export, would read differently.
-fn one_spelling(at: &str) -> Result<String, DbError> {
-    chrono::DateTime::parse_from_rfc3339(at)
-        .map(|t| super::backend::format_stamp(t.with_timezone(&chrono::Utc)))
-        .map_err(|e| DbError::Corrupt(format!("set_at {at:?} is not an RFC 3339 time: {e}")))
-}
-
 /// Sets (`Some`) or removes (`None`) the price of `gpu_type`, by `set_by` at `set_at`
 /// (RFC 3339). Refused: a bad type or price (`DbError::Price`, naming the field), a removal
 /// of a type without a price (`NotFound`), a new type when [`MAX_GPU_PRICES`] have one.
@@ -35,7 +27,6 @@ pub async fn set_gpu_price(
 ) -> Result<Option<GpuPrice>, DbError> {
     let gpu_type = check_gpu_type(gpu_type)?;
     let price = usd_per_gpu_hour.map(|v| check_usd_per_hour("usd_per_gpu_hour", v)).transpose()?;
-    let set_at = &one_spelling(set_at)?;
     let key = gpu_key(&gpu_type);
     let mut tx = begin_write(db).await?;
     let current: Option<Option<f64>> =
@@ -148,7 +139,6 @@ pub async fn set_run_price(
     set_at: &str,
 ) -> Result<Option<RunPrice>, DbError> {
     let price = usd_per_hour.map(|v| check_usd_per_hour("usd_per_hour", v)).transpose()?;
-    let set_at = &one_spelling(set_at)?;
     let mut tx = begin_write(db).await?;
     let row_id: i64 = Q::new("SELECT id FROM runs WHERE public_id = $1")
         .bind(run.as_str())

@@ -524,14 +524,11 @@ pub async fn run_name_exists(db: &Db, name: &str) -> Result<bool, DbError> {
 /// for nights that it stands for (the demo's nightly history) is dated by night. No route
 /// calls it: what a person corrects goes through `edit_run`, with its audit entry.
 pub async fn set_run_created_at(db: &Db, id: &RunId, at: &str) -> Result<(), DbError> {
-    let at = chrono::DateTime::parse_from_rfc3339(at)
+    // Checked here: SQLite would store any text.
+    chrono::DateTime::parse_from_rfc3339(at)
         .map_err(|e| DbError::Corrupt(format!("created_at {at:?} is not an RFC 3339 time: {e}")))?;
-    let stamp = super::backend::format_stamp(at.with_timezone(&chrono::Utc));
-    let changed = Q::new("UPDATE runs SET created_at = $1 WHERE public_id = $2")
-        .stamp(stamp)
-        .bind(id.as_str())
-        .execute(db)
-        .await?;
+    let changed =
+        Q::new("UPDATE runs SET created_at = $1 WHERE public_id = $2").stamp(at).bind(id.as_str()).execute(db).await?;
     if changed == 0 {
         return Err(DbError::NotFound(format!("run {id}")));
     }

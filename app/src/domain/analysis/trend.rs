@@ -209,7 +209,8 @@ impl Trend {
         let n = self.points.len();
         let label = self.measure.label();
         let mut out = Vec::new();
-        if let Some(p) = self.points.iter().find(|p| p.current) {
+        if let Some(index) = self.points.iter().position(|p| p.current) {
+            let p = &self.points[index];
             match (p.value, p.reference, p.limit) {
                 (Some(v), Some(r), Some(l)) if p.regression => out.push(format!(
                     "This run regressed: {label} is {} {}, {} against the mean of the {} run{} before it ({}; limit {}).",
@@ -227,11 +228,9 @@ impl Trend {
             // Not worse than the runs just before it, yet still on the worse side of the
             // newest change point: the gate's window already holds the worse runs, so the
             // change point says what the limit no longer can.
-            let index = self.points.iter().position(|q| q.current);
-            let newest =
-                self.changes.iter().filter(|c| index.is_some_and(|i| c.run_index <= i)).max_by_key(|c| c.run_index);
+            let newest = self.changes.iter().filter(|c| c.run_index <= index).max_by_key(|c| c.run_index);
             if let (false, Some(c)) = (p.regression, newest) {
-                if c.worse == Some(true) && c.run_index != index.unwrap_or(usize::MAX) {
+                if c.worse == Some(true) && c.run_index != index {
                     out.push(format!(
                         "It is still on the worse side of the change that began with “{}” ({}: {} {} before, {} {} since{}).",
                         c.run_name,

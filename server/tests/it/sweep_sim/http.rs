@@ -11,6 +11,16 @@
 
 use super::support::*;
 
+/// The progress events of a sweep's server-sent event stream, in order.
+fn progress_events(events: &str) -> Vec<serde_json::Value> {
+    events
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .filter(|v: &serde_json::Value| v["event"] == "progress")
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
     let _together = shared_lock().await;
@@ -46,12 +56,7 @@ async fn a_sweep_started_over_http_streams_progress_and_keeps_the_key_secret() {
         assert_eq!(run.facts.tags, ["h100", "nightly"]);
         // Progress says level k of n, the requests done of the level, the time
         // elapsed and (once a level has been timed) what remains.
-        let lines: Vec<serde_json::Value> = events
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str(d.trim()).ok())
-            .filter(|v: &serde_json::Value| v["event"] == "progress")
-            .collect();
+        let lines = progress_events(&events);
         assert!(!lines.is_empty(), "{events}");
         assert!(lines.iter().all(|l| l["levels"] == 2 && l["total"].as_u64().is_some() && l["elapsed_s"].is_number()));
         let second = lines.iter().find(|l| l["level"] == 1).expect("the second level's progress");
@@ -100,12 +105,7 @@ async fn a_level_shows_its_progress_before_its_first_request_ends() {
     assert_eq!(resp.status(), reqwest::StatusCode::CREATED);
     let id = resp.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
     let events = client.get(format!("{base}/api/v1/sweeps/{id}/events")).send().await.unwrap().text().await.unwrap();
-    let lines: Vec<serde_json::Value> = events
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str(d.trim()).ok())
-        .filter(|v: &serde_json::Value| v["event"] == "progress")
-        .collect();
+    let lines = progress_events(&events);
     let before_first_end: Vec<&serde_json::Value> =
         lines.iter().filter(|l| l["done"] == 0 && l["in_flight"].is_u64()).collect();
     assert!(!before_first_end.is_empty(), "no reading inside the level: {events}");
