@@ -1,5 +1,5 @@
 // Takes the screenshots of the README and docs/pages.md (docs/screenshots/*.png): the run,
-// compare, experiment, runs list and live-sweep pages, each opened at its top (the summary
+// compare, experiment, history, runs list and live-sweep pages, each opened at its top (the summary
 // first), in the light and the dark colour scheme, against the demo data, a real vLLM sweep
 // folder from the fixtures and `plateau sim`.
 //   node end2end/screenshots.mjs        (after .ci/build; PLATEAU_BIN as for the tests)
@@ -15,6 +15,8 @@ try {
   const runs = await (await fetch(`${server.base}/api/v1/runs`)).json();
   const chat = runs.find((r) => r.name.includes('chat/completions')).id;
   const completions = runs.find((r) => r.name.includes('surviving')).id;
+  // The demo's newest night: still on the worse side of its history's change point.
+  const night = runs.find((r) => r.name === 'nightly · sim-llama-8b · 2026-12-03').id;
   // An experiment: the real vLLM sweep folder, and the same repeats under a second setting.
   const src = join(FIXTURES, 'vllm-sweep', 'tpu-builders-vllm_qwen3-32b_tpu-v6e_results');
   const setting = readdirSync(src, { withFileTypes: true }).find((e) => e.isDirectory()).name;
@@ -41,6 +43,9 @@ try {
     await page.goto(`${server.base}${experiment.url}?slo=ttft:p99%3C%3D2s`);
     await drawn(page);
     await page.screenshot({ path: out(`experiment-${scheme}`) });
+    await page.goto(`${server.base}/runs/${night}/history?level=plateau`);
+    await drawn(page);
+    await page.screenshot({ path: out(`history-${scheme}`) });
     await page.goto(`${server.base}/`);
     await page.locator('#runs tbody tr').first().waitFor();
     await page.screenshot({ path: out(`runs-${scheme}`) });

@@ -45,11 +45,19 @@ pub async fn find_runs(query: RunQuery) -> Result<RunPage, AppError> {
     crate::page_data::runs_page(&pool()?, &query).await
 }
 
-/// The experiments whose name contains `q` (empty: all), newest first.
+/// The experiments whose name contains `q` (empty: all), newest first. A `q` longer than
+/// a name may be is refused (400 naming `q`).
 #[server(prefix = "/_fn")]
 pub async fn find_experiments(q: String) -> Result<Vec<crate::domain::ExperimentItem>, AppError> {
+    use crate::domain::model::text::{check_line, MAX_NAME_CHARS};
     let q = q.trim();
-    answered(crate::db::list_experiments(&pool()?, (!q.is_empty()).then_some(q)).await.map_err(AppError::from))
+    answered(
+        async {
+            check_line("q", q, MAX_NAME_CHARS).map_err(|e| AppError::BadRequest(e.to_string()))?;
+            Ok(crate::db::list_experiments(&pool()?, (!q.is_empty()).then_some(q)).await?)
+        }
+        .await,
+    )
 }
 
 /// An experiment's page (`/experiments/<id>` in the view of `view`): its runs, settings,

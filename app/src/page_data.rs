@@ -10,6 +10,7 @@
 
 use crate::charts::pages::{compare_chart_specs, run_chart_specs};
 use crate::db::{self, Db};
+use crate::domain::analysis::changes::{ChangeProposal, HistoryChange};
 use crate::domain::analysis::compare::{request_tests as tests_between, RequestTest};
 use crate::domain::analysis::cost::{CompareCostRow, CostView};
 use crate::domain::analysis::noise::LevelPercentiles;
@@ -180,9 +181,10 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
     let cost = or_none("prices", costs(pool, std::slice::from_ref(&run), stored.as_slice()).await)
         .and_then(|mut c| c.pop())
         .map(|c| c.view());
-    let changes = or_empty("history change points", run_changes(pool, &run, &slos).await);
+    let (changes, still_worse) = or_empty("history change points", run_changes(pool, &run, &slos).await);
     let alerts = or_empty("alerts", db::run_alerts(pool, id).await).views();
-    let findings = run_findings(&run, stored.as_ref(), history.as_ref(), &changes, view.slo.as_ref());
+    let findings =
+        run_findings(&run, stored.as_ref(), history.as_ref(), &changes, still_worse.as_ref(), view.slo.as_ref());
     Ok(RunPageData {
         run,
         stored,
@@ -209,20 +211,23 @@ pub const CHANGE_RUNS: usize = HISTORY_RUNS;
 pub const HISTORY_RUNS: usize = 100;
 
 /// The change points of `run`'s configuration history (its newest [`CHANGE_RUNS`] runs)
-/// that start at `run`.
+/// that start at `run`, and the one whose worse side it still stands on.
 async fn run_changes(
     pool: &Db,
     run: &Run,
     slos: &[crate::domain::analysis::slo::NamedSlo],
-) -> Result<Vec<crate::domain::analysis::changes::ChangeProposal>, AppError> {
+) -> Result<(Vec<ChangeProposal>, Option<HistoryChange>), AppError> {
+    use crate::domain::analysis::changes;
     let series = db::series(pool, run, CHANGE_RUNS).await?;
     let settings = crate::domain::analysis::changepoint::Settings::default();
-    let all = crate::domain::analysis::changes::history_changes(&series, run, slos, &settings);
-    Ok(all
+    let all = changes::history_changes(&series, run, slos, &settings);
+    let starting = all.iter().filter(|c| c.run_id == run.id).map(HistoryChange::proposal).collect();
+    let still_worse = changes::oldest_first(&series)
         .iter()
-        .filter(|c| c.run_id == run.id)
-        .map(crate::domain::analysis::changes::HistoryChange::proposal)
-        .collect())
+        .position(|r| r.id == run.id)
+        .and_then(|current| changes::still_worse(&all, current))
+        .cloned();
+    Ok((starting, still_worse))
 }
 
 /// The compare page of `view` (its `runs` and `baseline`).
@@ -340,7 +345,7 @@ fn report_run_findings(
     view: &ViewState,
 ) -> Option<RunFindings> {
     let run = runs.first().filter(|_| run_page)?;
-    Some(run_findings(run, stored.first(), None, &[], view.slo.as_ref()))
+    Some(run_findings(run, stored.first(), None, &[], None, view.slo.as_ref()))
 }
 
 /// A shared comparison's findings (a saved report's or a snapshot's): no per-request tests,

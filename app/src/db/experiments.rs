@@ -120,8 +120,7 @@ pub async fn list_experiments(db: &Db, search: Option<&str>) -> Result<Vec<Exper
          FROM experiments x {filter} ORDER BY x.created_at DESC, x.id DESC LIMIT {MAX_LISTED_EXPERIMENTS}"
     ));
     if let Some(text) = search {
-        let escaped = text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-        q = q.bind(format!("%{escaped}%"));
+        q = q.bind(super::runs_list::like_pattern(text));
     }
     q.fetch_all(db)
         .await?

@@ -26,7 +26,7 @@ pub async fn list_runs(db: &Db) -> Result<Vec<RunSummary>, DbError> {
 }
 
 /// `LIKE` pattern matching `text` anywhere, with `%`, `_` and `\` taken literally.
-fn like_pattern(text: &str) -> String {
+pub(super) fn like_pattern(text: &str) -> String {
     let escaped = text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
     format!("%{escaped}%")
 }

@@ -16,7 +16,7 @@
 use super::changes::{p_text, HistoryChange};
 use super::regression::CheckReport;
 use super::thresholds::metric_label;
-use crate::domain::model::format::fig;
+use crate::domain::model::format::fig_in;
 use crate::domain::{Run, RunId};
 use serde::{Deserialize, Serialize};
 
@@ -166,8 +166,8 @@ impl Alert {
         let numbers = match (self.before, self.after) {
             (Some(b), Some(a)) => format!(
                 " ({} → {} {}{})",
-                fig(b),
-                fig(a),
+                fig_in(b, &self.unit),
+                fig_in(a, &self.unit),
                 self.unit,
                 if change.is_empty() { String::new() } else { format!(", {change}") }
             ),

@@ -47,7 +47,9 @@
 //! [`Segmentation`] (no segments, no change points), since neither a mean nor a distance
 //! means anything there, and dropping the values silently would shift every index. A
 //! constant series, or one shorter than `2·min_segment`, has no change point and a single
-//! segment. The work is bounded: at most 9,999 shuffles, and a series longer than
+//! segment; so has a segment whose values agree to nine significant digits ([`FLOAT_NOISE`]:
+//! runs of a deterministic simulator differ only in the last bits of a division, and a
+//! permutation test would otherwise find "steps" in that rounding). The work is bounded: at most 9,999 shuffles, and a series longer than
 //! [`MAX_VALUES`] (10,000) is not analysed: it comes back as one segment with
 //! [`Segmentation::too_long`] set, rather than taking minutes of a server's time.
 //!
@@ -65,6 +67,9 @@ use serde::{Deserialize, Serialize};
 
 /// The longest series [`detect`] analyses (see the module's guard rails).
 pub const MAX_VALUES: usize = 10_000;
+/// Values within this fraction of each other are one value: a segment whose spread is
+/// below it is constant (see the module's guard rails).
+pub const FLOAT_NOISE: f64 = 1e-9;
 /// The most shuffles a permutation test runs, whatever the settings say.
 pub const MAX_PERMUTATIONS: usize = 9_999;
 
@@ -241,8 +246,8 @@ struct Scratch {
 /// too short to split or constant.
 fn judge(values: &[f64], start: usize, end: usize, s: &Settings, scratch: &mut Scratch) -> Option<Split> {
     let x = values.get(start..end)?;
-    let first = *x.first()?;
-    if x.iter().all(|&v| v == first) {
+    let (lo, hi) = x.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
+    if hi - lo <= FLOAT_NOISE * lo.abs().max(hi.abs()) {
         return None;
     }
     let (tau, statistic) = best_split(x, s.min_segment, scratch)?;
@@ -452,6 +457,21 @@ mod tests {
             assert!(found.change_points.is_empty());
             assert_eq!(found.segments, vec![Segment { start: 0, end: n, mean: 42.0, sd: 0.0 }]);
         }
+    }
+
+    /// Values equal but for the rounding of their last bits are one value: no change point
+    /// inside them, while a real step beside them is still found.
+    #[test]
+    fn rounding_noise_is_no_change_point() {
+        // A "step" in the last bits: without the floor, a permutation test finds it.
+        let flat: Vec<f64> = (0..16).map(|i| if i < 8 { 869.565217391306 } else { 869.5652173913 }).collect();
+        let found = detect(&flat, &Settings::default());
+        assert!(found.change_points.is_empty(), "{found:?}");
+        assert_eq!(found.segments.len(), 1);
+        let mut step = flat.clone();
+        step.extend(flat.iter().map(|v| v * 0.535));
+        let found = detect(&step, &Settings::default());
+        assert_eq!(found.change_points.iter().map(|c| c.index).collect::<Vec<_>>(), [16], "{found:?}");
     }
 
     #[test]

@@ -207,10 +207,27 @@ impl HistoryChange {
         format!(
             "{} {verb}{by} here ({} → {} {}, {})",
             crate::domain::model::format::capitalise(&self.label),
-            crate::domain::model::format::fig(self.before_mean),
-            crate::domain::model::format::fig(self.after_mean),
+            crate::domain::model::format::fig_in(self.before_mean, &self.unit),
+            crate::domain::model::format::fig_in(self.after_mean, &self.unit),
             self.unit,
             p_text(self.p_value)
+        )
+    }
+
+    /// Said of a later run not past the gate's limit yet still on this change's worse side:
+    /// "It is still on the worse side of the change that began with “night 9” (throughput
+    /// at the plateau: 1,017.0 tok/s before, 750.2 tok/s since, −26 %)."
+    pub fn still_worse_sentence(&self) -> String {
+        let fig = |v| crate::domain::model::format::fig_in(v, &self.unit);
+        format!(
+            "It is still on the worse side of the change that began with “{}” ({}: {} {} before, {} {} since{}).",
+            self.run_name,
+            self.label,
+            fig(self.before_mean),
+            self.unit,
+            fig(self.after_mean),
+            self.unit,
+            self.change_pct.map_or(String::new(), |pct| format!(", {}", super::noise::pct(pct))),
         )
     }
 
@@ -282,6 +299,25 @@ pub fn history_changes(runs: &[Run], current: &Run, slos: &[NamedSlo], settings:
     }
     out.sort_by(|a, b| a.run_index.cmp(&b.run_index).then(a.series_key.cmp(&b.series_key)));
     out
+}
+
+/// The change whose worse side the run at `current` (its index among the history's runs,
+/// oldest first) still stands on: in each series, the newest change point at or before it,
+/// when that change made the series worse and began before this run. Of several, the
+/// plateau's, else the largest. `None` when the run is on no change's worse side.
+pub fn still_worse(all: &[HistoryChange], current: usize) -> Option<&HistoryChange> {
+    let mut newest: Vec<&HistoryChange> = Vec::new();
+    for c in all.iter().filter(|c| c.run_index <= current) {
+        match newest.iter_mut().find(|n| n.series_key == c.series_key) {
+            Some(n) if n.run_index < c.run_index => *n = c,
+            Some(_) => {}
+            None => newest.push(c),
+        }
+    }
+    newest.into_iter().filter(|c| c.worse == Some(true) && c.run_index != current).max_by(|a, b| {
+        let size = |c: &HistoryChange| c.change_pct.map_or(0.0, f64::abs);
+        (a.series_key == "plateau").cmp(&(b.series_key == "plateau")).then(size(a).total_cmp(&size(b)))
+    })
 }
 
 /// What the run page needs of a change point that starts at its run: plain text, so the
@@ -406,6 +442,44 @@ mod tests {
         assert!(proposed.iter().any(|a| a.proposed_annotation_text.starts_with("Throughput at the plateau fell")));
         assert!(proposed.iter().all(|a| a.key().starts_with(&format!("change_point/{}/-/-/", c.run_id))));
         assert!(at(&current.id).is_empty(), "the newest run starts no change");
+    }
+
+    /// A run after a fall still stands on its worse side until a change for the better;
+    /// the run the fall began with, and the runs before it, do not.
+    #[test]
+    fn a_run_after_a_fall_stands_on_its_worse_side_until_a_recovery() {
+        let wiggle = [1.0, -2.0, 0.5, 1.5, -1.0, 0.0, 2.0, -1.5, 0.5, -0.5];
+        let runs: Vec<Run> =
+            (0..20).map(|i| run(i, if i < 10 { 600.0 } else { 490.0 } + wiggle[i % 10])).rev().collect();
+        let mut changes = history_changes(&runs, &runs[0], &[], &Settings::default());
+        let at =
+            |changes: &[HistoryChange], i: usize| still_worse(changes, i).map(|c| (c.series_key.clone(), c.run_index));
+        assert_eq!(at(&changes, 15), Some(("plateau".into(), 10)), "{changes:#?}");
+        assert_eq!(at(&changes, 19), Some(("plateau".into(), 10)));
+        assert_eq!(at(&changes, 10), None, "the run it began with proposes it instead");
+        assert_eq!(at(&changes, 5), None);
+        let s = still_worse(&changes, 15).unwrap().still_worse_sentence();
+        assert!(
+            s.starts_with(
+                "It is still on the worse side of the change that began with “nightly 10” (throughput at the \
+                 plateau: 600."
+            ),
+            "{s}"
+        );
+        assert!(s.contains(" tok/s before, 490.") && s.ends_with(" tok/s since, −18 %)."), "{s}");
+        // A rise at run 17 (a fix): the runs from it on stand on its better side.
+        let fall = changes.iter().find(|c| c.series_key == "plateau").unwrap().clone();
+        changes.push(HistoryChange {
+            run_index: 17,
+            before_mean: fall.after_mean,
+            after_mean: fall.before_mean,
+            change_pct: Some(22.0),
+            worse: Some(false),
+            ..fall
+        });
+        assert_eq!(at(&changes, 16), Some(("plateau".into(), 10)));
+        assert_eq!(at(&changes, 17), None);
+        assert_eq!(at(&changes, 19), None);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod curve;
 pub mod knee;
 pub mod measure;
 pub mod noise;
+pub mod plan;
 pub mod regression;
 pub mod scaling;
 pub mod slo;

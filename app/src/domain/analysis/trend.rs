@@ -214,13 +214,13 @@ impl Trend {
             match (p.value, p.reference, p.limit) {
                 (Some(v), Some(r), Some(l)) if p.regression => out.push(format!(
                     "This run regressed: {label} is {} {}, {} against the mean of the {} run{} before it ({}; limit {}).",
-                    crate::domain::model::format::fig(v),
+                    crate::domain::model::format::fig_in(v, self.unit),
                     self.unit,
                     super::noise::pct((v - r) / r * 100.0),
                     p.window,
                     if p.window == 1 { "" } else { "s" },
-                    crate::domain::model::format::fig(r),
-                    crate::domain::model::format::fig(l),
+                    crate::domain::model::format::fig_in(r, self.unit),
+                    crate::domain::model::format::fig_in(l, self.unit),
                 )),
                 (None, ..) => out.push(format!("This run has no value for {label}: it is not judged here.")),
                 _ => {}
@@ -231,16 +231,7 @@ impl Trend {
             let newest = self.changes.iter().filter(|c| c.run_index <= index).max_by_key(|c| c.run_index);
             if let (false, Some(c)) = (p.regression, newest) {
                 if c.worse == Some(true) && c.run_index != index {
-                    out.push(format!(
-                        "It is still on the worse side of the change that began with “{}” ({}: {} {} before, {} {} since{}).",
-                        c.run_name,
-                        label,
-                        crate::domain::model::format::fig(c.before_mean),
-                        self.unit,
-                        crate::domain::model::format::fig(c.after_mean),
-                        self.unit,
-                        c.change_pct.map_or(String::new(), |pct| format!(", {}", super::noise::pct(pct))),
-                    ));
+                    out.push(c.still_worse_sentence());
                 }
             }
         }
@@ -750,7 +741,7 @@ mod tests {
         assert!(!t.points[13].regression && t.points[8].regression);
         let v = t.verdict();
         assert!(
-            v.starts_with("It is still on the worse side of the change that began with “run 9” (output tok/s at C=8: 100.2 tok/s before, 75.00 tok/s since, −25 %)."),
+            v.starts_with("It is still on the worse side of the change that began with “run 9” (output tok/s at C=8: 100.2 tok/s before, 75.0 tok/s since, −25 %)."),
             "{v}"
         );
         // The first low night: its own regression, not "still".

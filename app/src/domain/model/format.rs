@@ -161,7 +161,7 @@ pub fn pct_clear_of(v: f64, threshold: f64) -> String {
 }
 
 /// Up to three decimals, trailing zeros dropped: `90`, `1.5`.
-fn plain(v: f64) -> String {
+pub fn plain(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
@@ -234,6 +234,17 @@ pub fn fig(v: f64) -> String {
     shown(Some(v), digits)
 }
 
+/// A number in a sentence, in `unit`: throughput with one decimal, as the tables give it
+/// (`1,017.0`, `75.0`), so one sentence never holds "1,017.0 tok/s" beside "75.00 tok/s";
+/// anything else by [`fig`].
+pub fn fig_in(v: f64, unit: &str) -> String {
+    if unit.ends_with("tok/s") {
+        shown(Some(v), 1)
+    } else {
+        fig(v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,6 +260,8 @@ mod tests {
         assert_eq!(num(Some(1017.0), 1), "1017.0", "exports keep plain digits");
         assert_eq!(tok_s(2600.4), "2,600 tok/s");
         assert_eq!(fig(1017.0), "1,017.0");
+        assert_eq!((fig_in(1017.04, "tok/s"), fig_in(75.0, "tok/s")), ("1,017.0".into(), "75.0".into()));
+        assert_eq!(fig_in(75.0, "ms"), "75.00");
         assert_eq!(grouped("inf"), "inf");
     }
 

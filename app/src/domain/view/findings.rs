@@ -32,17 +32,32 @@ pub struct RunFindings {
     pub proposals: Vec<Anomaly>,
     /// The regression gate's verdict, when it judged anything: the run page's first line.
     pub history_line: Option<RegressionVerdict>,
+    /// A change point of the history this run still stands on the worse side of (the gate's
+    /// window may already hold only worse runs, so it says "no regression"): said beside
+    /// the gate's verdict.
+    pub since_change: Option<SinceChange>,
     /// Capacity at the view's SLO.
     pub capacity: Option<Capacity>,
 }
 
-/// The findings of `run` with the server metrics stored beside it, its history check and
-/// change points (live page only), judged at `slo`.
+/// A change point of the history whose worse side a later run still stands on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SinceChange {
+    /// [`changes::HistoryChange::still_worse_sentence`].
+    pub sentence: String,
+    /// The history page showing that series.
+    pub history_href: String,
+}
+
+/// The findings of `run` with the server metrics stored beside it, its history check,
+/// the change points that start at it and the one it still stands on the worse side of
+/// (live page only), judged at `slo`.
 pub fn run_findings(
     run: &Run,
     stored: Option<&StoredSignals>,
     history: Option<&CheckReport>,
     changes: &[ChangeProposal],
+    still_worse: Option<&changes::HistoryChange>,
     slo: Option<&Slo>,
 ) -> RunFindings {
     let signals = why_signals::run_signals(run, stored);
@@ -59,6 +74,10 @@ pub fn run_findings(
         why: why_signals::why_paragraph(&signals),
         proposals,
         history_line,
+        since_change: still_worse.map(|c| SinceChange {
+            sentence: c.still_worse_sentence(),
+            history_href: format!("/runs/{}/history?{}", run.id, c.history_query),
+        }),
         capacity: slo.map(|slo| slo::capacity(slo, &run.points)),
     }
 }
@@ -79,7 +98,7 @@ pub struct RegressionVerdict {
 impl RegressionVerdict {
     pub fn of(h: &CheckReport) -> Self {
         use crate::domain::analysis::thresholds::metric_label;
-        use crate::domain::model::format::fig;
+        use crate::domain::model::format::fig_in;
         let n = h.regressions();
         let rule =
             format!("worse by more than {} % and {} standard deviations", h.thresholds.max_worse_pct, h.thresholds.z);
@@ -92,8 +111,8 @@ impl RegressionVerdict {
                     metric_label(f.metric, f.stat),
                     f.level.label(),
                     crate::domain::analysis::noise::pct(f.change_pct),
-                    fig(f.reference),
-                    fig(f.value),
+                    fig_in(f.reference, f.metric.unit().label()),
+                    fig_in(f.value, f.metric.unit().label()),
                     f.metric.unit().label()
                 ),
                 None => h
@@ -252,7 +271,7 @@ mod tests {
         let this = night("night00004", 4, 500.0);
         let t = crate::domain::analysis::thresholds::Thresholds::default();
         let report = regression::against_history(&this, &history, &t);
-        let f = run_findings(&this, None, Some(&report), &[], None);
+        let f = run_findings(&this, None, Some(&report), &[], None, None);
         let v = f.history_line.expect("judged");
         assert!(v.regressed);
         assert!(
@@ -273,7 +292,7 @@ mod tests {
         // The same run without the loss: no regression, said as plainly.
         let fine = night("night00005", 5, 661.0);
         let report = regression::against_history(&fine, &history, &t);
-        let v = run_findings(&fine, None, Some(&report), &[], None).history_line.expect("judged");
+        let v = run_findings(&fine, None, Some(&report), &[], None, None).history_line.expect("judged");
         assert!(!v.regressed);
         assert!(v.sentence.starts_with("No regression against the history of "), "{}", v.sentence);
     }

@@ -143,6 +143,8 @@ pub(crate) fn RunView(
     // The regression gate's verdict, the page's first line: regressed or not, by how much,
     // against which runs.
     let history_line = findings.history_line.clone();
+    // Beside it, the change point this run still stands on the worse side of.
+    let since_change = findings.since_change.clone();
     let is_report = matches!(mode, PageMode::Report(_));
     // Capacity at the view's SLO: first on the page, before where and why it plateaus.
     let capacity = findings.capacity.clone();
@@ -177,17 +179,29 @@ pub(crate) fn RunView(
         // not, capacity at the SLO (with its $), where it plateaus and why. Caveats and
         // evidence are collapsed; the view's controls follow, then the charts.
         <section class="summary-card" id="summary" aria-label="summary">
-            {history_line.map(|v| {
-                let class = if v.regressed { "history-check regressed" } else { "history-check" };
+            {(history_line.is_some() || since_change.is_some()).then(|| {
+                let regressed = history_line.as_ref().is_some_and(|v| v.regressed);
+                let class = if regressed {
+                    "history-check regressed"
+                } else if since_change.is_some() {
+                    "history-check worse-side"
+                } else {
+                    "history-check"
+                };
                 view! {
-                    <div class=class id="history-check" role=v.regressed.then_some("alert")>
-                        <p id="history-verdict-line">{v.sentence}</p>
-                        {(!v.against.is_empty()).then(|| view! {
-                            <p class="hint" id="history-against">"Judged against: "
-                                {v.against.into_iter().enumerate().map(|(i, (href, label))| view! {
-                                    {(i > 0).then_some(", ")}<a href=href>{label}</a>
-                                }).collect_view()}
-                            </p>
+                    <div class=class id="history-check" role=regressed.then_some("alert")>
+                        {history_line.map(|v| view! {
+                            <p id="history-verdict-line">{v.sentence}</p>
+                            {(!v.against.is_empty()).then(|| view! {
+                                <p class="hint" id="history-against">"Judged against: "
+                                    {v.against.into_iter().enumerate().map(|(i, (href, label))| view! {
+                                        {(i > 0).then_some(", ")}<a href=href>{label}</a>
+                                    }).collect_view()}
+                                </p>
+                            })}
+                        })}
+                        {since_change.map(|c| view! {
+                            <p id="history-change-line">{c.sentence}" "<a href=c.history_href>"See the history"</a></p>
                         })}
                     </div>
                 }

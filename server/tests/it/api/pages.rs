@@ -42,6 +42,8 @@ async fn pages_answer_404_for_missing_things_and_400_for_bad_views() {
             (format!("/compare?runs={id},{id}&stat=p1000"), StatusCode::BAD_REQUEST, "view-problems"),
             ("/compare".to_owned(), StatusCode::BAD_REQUEST, "That did not work"),
             ("/?sort=nonsense".to_owned(), StatusCode::OK, "pasted"),
+            // A search longer than any experiment's name may be.
+            (format!("/experiments?q={}", "x".repeat(501)), StatusCode::BAD_REQUEST, "q: 501 characters; at most 500"),
         ] {
             let (status, html) = page(path.clone()).await;
             assert_eq!(status, want, "[{}] {path}", app.backend);
@@ -192,6 +194,21 @@ async fn the_demo_shows_a_regression_an_experiment_a_cost_and_a_multi_turn_run()
             app.backend,
             &history[history.find("id=\"history-verdict\"").unwrap()..][..600]
         );
+        // Its own page says so beside the gate's verdict (whose window of ten nights already
+        // holds the slower ones), linked to the history.
+        let page = get(format!("/runs/{newest}")).await.replace("<!>", "");
+        let line = &page[page.find("id=\"history-change-line\"").expect("the change point on the run page")..];
+        let line = &line[line.find('>').unwrap() + 1..line.find("</p>").unwrap()];
+        assert!(
+            line.starts_with(
+                "It is still on the worse side of the change that began with “nightly · sim-llama-8b · 2026-11-29” \
+                 (throughput at the plateau: "
+            ),
+            "[{}] {line}",
+            app.backend
+        );
+        assert!(line.contains("/history?level=plateau"), "[{}] {line}", app.backend);
+        assert!(page.contains("class=\"history-check worse-side\""), "[{}]", app.backend);
         let changes = &history[history.find("id=\"history-changes\"").unwrap()..];
         let changes = &changes[..changes.find("</section>").unwrap()];
         assert!(changes.contains("class=\"change worse\""), "[{}] {changes}", app.backend);

@@ -1,0 +1,231 @@
+//! A team's demand: what it expects to serve, in one syntax for the command line, the API,
+//! the form and the address, parsed here only.
+//!
+//! `rate=12; prompt=1000; output=500` — a flat peak of 12 requests per second, each
+//! 1,000 prompt tokens → 500 output tokens; `hourly=2,2,1,1,1,2,4,8,12,12,10,9,9,10,11,12,
+//! 12,11,9,7,5,4,3,2` — one rate per hour (00:00 first; 1 to 168 hours: a day or a week).
+//! Parts are separated by `;`, in any order; `rate` or `hourly` is required (not both), the
+//! mix is optional (then the plan cannot check that a candidate measured the same mix, and
+//! says so). A bare number is a rate: `12`.
+//!
+//! Bounds (a 400 naming the part): a rate above 0 and at most [`MAX_RATE_REQ_S`], tokens
+//! from 1 to [`MAX_TOKENS`], at most [`MAX_HOURS`] hourly values, the whole at most
+//! [`MAX_SPEC_CHARS`] characters.
+
+use serde::{Deserialize, Serialize};
+
+/// The highest rate a demand may name (requests per second).
+pub const MAX_RATE_REQ_S: f64 = 1e6;
+/// The most tokens a request of the mix may name.
+pub const MAX_TOKENS: u32 = 10_000_000;
+/// The most hourly values (a week).
+pub const MAX_HOURS: usize = 168;
+/// The longest demand text.
+pub const MAX_SPEC_CHARS: usize = 4_000;
+
+/// What a team expects to serve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Demand {
+    /// Requests per second: one value (a flat peak), or one per hour.
+    pub rates_req_s: Vec<f64>,
+    /// Whether `rates_req_s` is hour by hour (`hourly=`), else one flat rate.
+    pub hourly: bool,
+    /// Prompt tokens per request, when given.
+    pub prompt_tokens: Option<u32>,
+    /// Output tokens per request, when given.
+    pub output_tokens: Option<u32>,
+}
+
+/// A demand refused: the part at fault and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("demand: {part}: {problem}")]
+pub struct DemandError {
+    pub part: String,
+    pub problem: String,
+}
+
+fn err(part: &str, problem: impl Into<String>) -> DemandError {
+    let part: String = part.trim().chars().take(60).collect();
+    DemandError { part, problem: problem.into() }
+}
+
+fn rate(part: &str, text: &str) -> Result<f64, DemandError> {
+    let text = text.trim().trim_end_matches("req/s").trim();
+    let v: f64 = text.parse().map_err(|_| err(part, format!("{text:?} is not a number of requests per second")))?;
+    if !(v.is_finite() && v > 0.0 && v <= MAX_RATE_REQ_S) {
+        return Err(err(part, format!("a rate must be above 0 and at most {MAX_RATE_REQ_S:e} req/s, not {text}")));
+    }
+    Ok(v)
+}
+
+fn tokens(part: &str, text: &str) -> Result<u32, DemandError> {
+    let text = text.trim();
+    match text.parse::<u32>() {
+        Ok(n) if (1..=MAX_TOKENS).contains(&n) => Ok(n),
+        _ => Err(err(part, format!("tokens must be a whole number from 1 to {MAX_TOKENS}, not {text:?}"))),
+    }
+}
+
+impl Demand {
+    /// Parses the demand syntax (see the module documentation).
+    pub fn parse(spec: &str) -> Result<Demand, DemandError> {
+        let n = spec.chars().count();
+        if n > MAX_SPEC_CHARS {
+            return Err(err("demand", format!("{n} characters; at most {MAX_SPEC_CHARS}")));
+        }
+        let mut d = Demand { rates_req_s: Vec::new(), hourly: false, prompt_tokens: None, output_tokens: None };
+        let mut seen: Vec<&str> = Vec::new();
+        for part in spec.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+            let (key, value) = match part.split_once('=') {
+                Some((k, v)) => (k.trim(), v),
+                None => ("rate", part),
+            };
+            if seen.contains(&key) {
+                return Err(err(part, format!("{key} is given twice")));
+            }
+            seen.push(key);
+            match key {
+                "rate" => d.rates_req_s = vec![rate(part, value)?],
+                "hourly" => {
+                    let values: Vec<&str> = value.split(',').map(str::trim).collect();
+                    if values.len() > MAX_HOURS {
+                        return Err(err("hourly", format!("{} values; at most {MAX_HOURS} (a week)", values.len())));
+                    }
+                    d.rates_req_s = values
+                        .iter()
+                        .enumerate()
+                        .map(|(h, v)| rate(&format!("hourly value {} ({v})", h + 1), v))
+                        .collect::<Result<_, _>>()?;
+                    d.hourly = true;
+                }
+                "prompt" => d.prompt_tokens = Some(tokens(part, value)?),
+                "output" => d.output_tokens = Some(tokens(part, value)?),
+                other => {
+                    return Err(err(part, format!("unknown part {other:?}: rate, hourly, prompt or output")));
+                }
+            }
+        }
+        if seen.contains(&"rate") && seen.contains(&"hourly") {
+            return Err(err("hourly", "give rate or hourly, not both"));
+        }
+        if d.rates_req_s.is_empty() {
+            return Err(err("demand", "no rate: give rate=<req/s> or hourly=<one rate per hour>"));
+        }
+        Ok(d)
+    }
+
+    /// The highest rate of the demand.
+    pub fn peak_req_s(&self) -> f64 {
+        self.rates_req_s.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The hours the rates cover: one per value, or a whole day for a flat rate.
+    pub fn hours(&self) -> usize {
+        if self.hourly {
+            self.rates_req_s.len()
+        } else {
+            24
+        }
+    }
+
+    /// The rate at hour `h` of [`Demand::hours`].
+    pub fn rate_at(&self, h: usize) -> f64 {
+        if self.hourly {
+            self.rates_req_s.get(h).copied().unwrap_or(0.0)
+        } else {
+            self.peak_req_s()
+        }
+    }
+
+    /// "12 req/s, 1,000 → 500 tokens" or "a day peaking at 12 req/s (24 hourly rates), …".
+    pub fn label(&self) -> String {
+        use crate::domain::model::format::{grouped, plain};
+        let rate = format!("{} req/s", grouped(&plain(self.peak_req_s())));
+        let shape = if self.hourly {
+            let n = self.rates_req_s.len();
+            format!("{n} hourly rate{} peaking at {rate}", if n == 1 { "" } else { "s" })
+        } else {
+            rate
+        };
+        let tok = |t: Option<u32>| t.map_or_else(|| "?".to_owned(), |n| grouped(&n.to_string()));
+        match (self.prompt_tokens, self.output_tokens) {
+            (None, None) => shape,
+            (p, o) => format!("{shape}, {} → {} tokens", tok(p), tok(o)),
+        }
+    }
+
+    /// The demand in its own syntax, as addresses keep it.
+    pub fn spec(&self) -> String {
+        let mut parts = Vec::new();
+        if self.hourly {
+            let values: Vec<String> = self.rates_req_s.iter().map(|v| v.to_string()).collect();
+            parts.push(format!("hourly={}", values.join(",")));
+        } else {
+            parts.push(format!("rate={}", self.peak_req_s()));
+        }
+        if let Some(p) = self.prompt_tokens {
+            parts.push(format!("prompt={p}"));
+        }
+        if let Some(o) = self.output_tokens {
+            parts.push(format!("output={o}"));
+        }
+        parts.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_and_a_mix() {
+        let d = Demand::parse("rate=12; prompt=1000; output=500").unwrap();
+        assert_eq!(
+            (d.rates_req_s.clone(), d.hourly, d.prompt_tokens, d.output_tokens),
+            (vec![12.0], false, Some(1000), Some(500))
+        );
+        assert_eq!(d.label(), "12 req/s, 1,000 → 500 tokens");
+        assert_eq!(Demand::parse(&d.spec()).unwrap(), d, "the spec reads back");
+        assert_eq!(Demand::parse("10").unwrap().rates_req_s, [10.0], "a bare number is a rate");
+        assert_eq!(Demand::parse(" output=64 ;rate = 2.5 req/s").unwrap().output_tokens, Some(64));
+    }
+
+    #[test]
+    fn hour_by_hour() {
+        let day: Vec<String> = (0..24).map(|h| (1 + h % 12).to_string()).collect();
+        let d = Demand::parse(&format!("hourly={}", day.join(","))).unwrap();
+        assert!(d.hourly);
+        assert_eq!((d.hours(), d.peak_req_s(), d.rate_at(0), d.rate_at(11)), (24, 12.0, 1.0, 12.0));
+        assert_eq!(d.label(), "24 hourly rates peaking at 12 req/s");
+        assert_eq!(Demand::parse(&d.spec()).unwrap(), d);
+    }
+
+    #[test]
+    fn hostile_demands_name_the_part() {
+        let refused = |s: &str| Demand::parse(s).unwrap_err();
+        for (spec, part, words) in [
+            ("rate=-1", "rate=-1", "above 0"),
+            ("rate=NaN", "rate=NaN", "above 0"),
+            ("rate=1e308", "rate=1e308", "at most"),
+            ("rate=twelve", "rate=twelve", "not a number"),
+            ("rate=1; rate=2", "rate=2", "twice"),
+            ("rate=1; hourly=1,2", "hourly", "not both"),
+            ("hourly=1,2,x", "hourly value 3 (x)", "not a number"),
+            ("prompt=0; rate=1", "prompt=0", "from 1"),
+            ("prompt=1000", "demand", "no rate"),
+            ("", "demand", "no rate"),
+            ("qps=3", "qps=3", "unknown part"),
+        ] {
+            let e = refused(spec);
+            assert_eq!(e.part, part, "{spec}: {e}");
+            assert!(e.problem.contains(words), "{spec}: {e}");
+        }
+        let week_and_more = vec!["1"; MAX_HOURS + 1].join(",");
+        assert_eq!(refused(&format!("hourly={week_and_more}")).part, "hourly");
+        assert_eq!(refused(&"1;".repeat(MAX_SPEC_CHARS)).part, "demand");
+        assert_eq!(
+            refused("rate=1e308").to_string(),
+            "demand: rate=1e308: a rate must be above 0 and at most 1e6 req/s, not 1e308"
+        );
+    }
+}

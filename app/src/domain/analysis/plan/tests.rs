@@ -1,0 +1,178 @@
+//! The plan's arithmetic on hand-computed cases, from the story's chat run.
+
+use super::*;
+use crate::domain::analysis::compare::tests::{chat_run, completions_run};
+
+fn slo(s: &str) -> Slo {
+    Slo::parse(s).unwrap()
+}
+
+fn flat(rate: f64) -> Demand {
+    Demand { rates_req_s: vec![rate], hourly: false, prompt_tokens: None, output_tokens: None }
+}
+
+fn no_headroom() -> PlanSettings {
+    PlanSettings { headroom_pct: 0.0, ..PlanSettings::default() }
+}
+
+/// The story's chat run under e2e:p99≤40s: C=48 is the highest passing level (p99 37.39 s;
+/// C=64's 40.77 s breaks it), 37.36 s mean latency, so 48 ÷ 37.36 = 1.2848 requests/s a
+/// replica of 8 GPUs. 10 req/s: ceil(10 ÷ 1.2848) = ceil(7.783) = 8 replicas, 64 GPUs;
+/// with 20 % headroom ceil(12 ÷ 1.2848) = ceil(9.340) = 10, 80 GPUs. At $2 a GPU-hour a
+/// replica costs $16 an hour: 8 replicas $128 an hour, $3,072 a day.
+#[test]
+fn the_story_at_ten_requests_a_second() {
+    let run = chat_run();
+    let cap = replica_capacity(&run, &slo("e2e:p99<=40s"), false).unwrap();
+    assert_eq!((cap.level.as_str(), cap.load, cap.estimated, cap.basis), ("C=48", 48.0, false, RateBasis::LittlesLaw));
+    assert!((cap.req_s - 48.0 / 37.36).abs() < 1e-12, "{}", cap.req_s);
+    let candidates = [Candidate { run: &run, usd_per_hour: Ok(2.0 * 8.0) }];
+    let p = plan(&flat(10.0), &slo("e2e:p99<=40s"), &no_headroom(), &candidates);
+    let r = &p.rows[0];
+    assert_eq!((r.replicas_peak, r.gpus_per_replica, r.gpus_peak), (Some(8), Some(8), Some(64)));
+    assert_eq!(r.replicas_by_hour, vec![8; 24]);
+    assert_eq!(r.gpu_hours_day, Some(64.0 * 24.0));
+    assert_eq!(r.usd_day, Some(128.0 * 24.0));
+    assert_eq!(r.usd_month, Some(128.0 * 24.0 * 30.0));
+    assert_eq!(p.best, Some(0));
+    assert_eq!(
+        p.verdict,
+        "At 10 req/s under e2e:p99<=40s the cheapest candidate is “kimi chat”: 8 replicas, 64 GPUs at peak, \
+         1,536 GPU-hours a day, $3,072.00 a day."
+    );
+    let with_headroom = plan(&flat(10.0), &slo("e2e:p99<=40s"), &PlanSettings::default(), &candidates);
+    assert_eq!((with_headroom.rows[0].replicas_peak, with_headroom.rows[0].gpus_peak), (Some(10), Some(80)));
+}
+
+/// A quotient whole but for rounding is that many replicas, not one more; any demand needs
+/// at least one.
+#[test]
+fn whole_quotients_and_the_least_replica() {
+    assert_eq!(replicas(12.0, 0.0, 1.2), 10);
+    assert_eq!(replicas(12.0, 20.0, 1.2), 12);
+    assert_eq!(replicas(0.001, 0.0, 5.0), 1);
+    assert_eq!(replicas(10.0, 0.0, 1.0 / 3.0), 30);
+}
+
+/// A day's curve: the replicas hour by hour, the day's GPU-hours their sum.
+#[test]
+fn a_day_hour_by_hour() {
+    let run = chat_run();
+    let rates: Vec<f64> = (0..24).map(|h| if (9..18).contains(&h) { 10.0 } else { 2.0 }).collect();
+    let demand = Demand { rates_req_s: rates, hourly: true, prompt_tokens: None, output_tokens: None };
+    let p = plan(&demand, &slo("e2e:p99<=40s"), &no_headroom(), &[Candidate { run: &run, usd_per_hour: Ok(16.0) }]);
+    let r = &p.rows[0];
+    // 2 req/s: ceil(1.557) = 2 replicas; 10 req/s: 8.
+    assert_eq!(r.replicas_by_hour[..10], [2, 2, 2, 2, 2, 2, 2, 2, 2, 8]);
+    assert_eq!(r.replicas_peak, Some(8));
+    let replica_hours = 15.0 * 2.0 + 9.0 * 8.0;
+    assert_eq!(r.gpu_hours_day, Some(8.0 * replica_hours));
+    assert_eq!(r.usd_day, Some(16.0 * replica_hours));
+}
+
+/// Nothing is invented: no price, no dollars; no GPU count, no GPUs; each said.
+#[test]
+fn a_missing_price_or_gpu_count_is_said_not_guessed() {
+    let mut run = chat_run();
+    run.facts.gpu_count = None;
+    let p = plan(
+        &flat(10.0),
+        &slo("e2e:p99<=40s"),
+        &no_headroom(),
+        &[Candidate { run: &run, usd_per_hour: Err(NoCost::NoPrice) }],
+    );
+    let r = &p.rows[0];
+    assert_eq!(r.replicas_peak, Some(8));
+    assert_eq!((r.gpus_peak, r.gpu_hours_day, r.usd_day), (None, None, None));
+    assert_eq!(r.missing, ["GPU count unknown", "no price set"]);
+    assert_eq!(p.verdict, "At 10 req/s under e2e:p99<=40s the candidate needs 8 replicas.");
+}
+
+/// Two candidates: the cheaper chosen, the other said with its figures; a candidate where
+/// no level meets the SLO says so.
+#[test]
+fn the_cheapest_of_several_and_one_without_capacity() {
+    let chat = chat_run();
+    // The completions run: C=32's 20.38 s mean; under e2e:p99≤40s every level passes,
+    // but its levels have no p99 — unjudged, so no capacity.
+    let completions = completions_run();
+    let mut small = chat_run();
+    small.name = "kimi chat on 4 GPUs".into();
+    small.facts.gpu_count = Some(4);
+    let p = plan(
+        &flat(10.0),
+        &slo("e2e:p99<=40s"),
+        &no_headroom(),
+        &[
+            Candidate { run: &chat, usd_per_hour: Ok(16.0) },
+            Candidate { run: &small, usd_per_hour: Ok(8.0) },
+            Candidate { run: &completions, usd_per_hour: Ok(16.0) },
+        ],
+    );
+    assert_eq!(p.best, Some(1));
+    assert_eq!(p.rows[2].replicas_peak, None);
+    assert!(p.verdict.starts_with("At 10 req/s under e2e:p99<=40s the cheapest candidate is “kimi chat on 4 GPUs”: 8 replicas, 32 GPUs at peak"), "{}", p.verdict);
+    assert!(
+        p.verdict.contains("; “kimi chat” needs 8 replicas, 64 GPUs at peak, 1,536 GPU-hours a day, $3,072.00 a day"),
+        "{}",
+        p.verdict
+    );
+    assert!(p.verdict.contains("; “kimi completions”: "), "{}", p.verdict);
+}
+
+/// A candidate measured at another mix is flagged and not chosen while one at the
+/// demand's mix exists.
+#[test]
+fn another_request_mix_is_flagged_and_not_chosen() {
+    let mut short = chat_run();
+    short.name = "short answers".into();
+    short.facts.max_tokens = Some(64);
+    let mut long = chat_run();
+    long.name = "long answers".into();
+    long.facts.max_tokens = Some(500);
+    let demand = Demand { output_tokens: Some(500), ..flat(10.0) };
+    let p = plan(
+        &demand,
+        &slo("e2e:p99<=40s"),
+        &no_headroom(),
+        &[Candidate { run: &short, usd_per_hour: Ok(8.0) }, Candidate { run: &long, usd_per_hour: Ok(16.0) }],
+    );
+    assert_eq!(p.rows[0].mix, MixCheck::Differs("output 64 tokens measured vs 500 in the demand".into()));
+    assert_eq!(p.rows[1].mix, MixCheck::Matches);
+    assert_eq!(p.best, Some(1), "the cheaper one measured another mix");
+    assert!(
+        p.verdict.ends_with(
+            "“short answers” was measured at another request mix (output 64 tokens measured vs 500 in the demand)."
+        ),
+        "{}",
+        p.verdict
+    );
+    let none =
+        plan(&flat(10.0), &slo("e2e:p99<=40s"), &no_headroom(), &[Candidate { run: &long, usd_per_hour: Ok(1.0) }]);
+    assert_eq!(none.rows[0].mix, MixCheck::Unknown("the demand gives no request mix".into()));
+}
+
+/// The estimate: between C=48 (passing) and C=64 (failing), where the p99 crosses 40 s,
+/// its rate interpolated on log₂ of the load between the two levels' Little's-law rates.
+#[test]
+fn the_estimate_interpolates_the_rate() {
+    let run = chat_run();
+    let s = slo("e2e:p99<=40s");
+    let cap = replica_capacity(&run, &s, true).unwrap();
+    let est = slo::capacity(&s, &run.points).estimate.unwrap();
+    assert!(cap.estimated && cap.level.starts_with("C≈") && cap.level.ends_with("(estimate)"), "{}", cap.level);
+    assert_eq!(cap.load, est.load);
+    let (r48, r64) = (48.0 / 37.36, 64.0 / 40.75);
+    let t = (est.load.log2() - 48f64.log2()) / (64f64.log2() - 48f64.log2());
+    assert!((cap.req_s - (r48 + t * (r64 - r48))).abs() < 1e-12);
+    assert!(cap.req_s > r48 && cap.req_s < r64);
+}
+
+#[test]
+fn settings_are_bounded() {
+    assert!(PlanSettings::default().check().is_ok());
+    for bad in [-1.0, f64::NAN, 1e9] {
+        let e = PlanSettings { headroom_pct: bad, ..PlanSettings::default() }.check().unwrap_err();
+        assert!(e.starts_with("headroom: "), "{e}");
+    }
+}
