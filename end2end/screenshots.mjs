@@ -1,5 +1,5 @@
 // Takes the screenshots of the README and docs/pages.md (docs/screenshots/*.png): the run,
-// compare, experiment, history, runs list and live-sweep pages, each opened at its top (the summary
+// compare, experiment, history, plan, runs list and live-sweep pages, each opened at its top (the summary
 // first), in the light and the dark colour scheme, against the demo data, a real vLLM sweep
 // folder from the fixtures and `plateau sim`.
 //   node end2end/screenshots.mjs        (after .ci/build; PLATEAU_BIN as for the tests)
@@ -17,6 +17,8 @@ try {
   const completions = runs.find((r) => r.name.includes('surviving')).id;
   // The demo's newest night: still on the worse side of its history's change point.
   const night = runs.find((r) => r.name === 'nightly · sim-llama-8b · 2026-12-03').id;
+  // The demo's experiment: three settings of max_num_seqs on a priced simulated GPU.
+  const demoExperiment = (await (await fetch(`${server.base}/experiments`)).text()).match(/href="\/experiments\/([a-z0-9]+)"/)[1];
   // An experiment: the real vLLM sweep folder, and the same repeats under a second setting.
   const src = join(FIXTURES, 'vllm-sweep', 'tpu-builders-vllm_qwen3-32b_tpu-v6e_results');
   const setting = readdirSync(src, { withFileTypes: true }).find((e) => e.isDirectory()).name;
@@ -43,6 +45,9 @@ try {
     await page.goto(`${server.base}${experiment.url}?slo=ttft:p99%3C%3D2s`);
     await drawn(page);
     await page.screenshot({ path: out(`experiment-${scheme}`) });
+    await page.goto(`${server.base}/plan?demand=${encodeURIComponent('hourly=4,3,3,2,2,3,6,10,16,20,20,18,17,18,19,20,20,18,15,12,9,7,6,5; prompt=256; output=128')}&slo=${encodeURIComponent('tpot:p99<=15ms')}&experiment=${demoExperiment}`);
+    await drawn(page);
+    await page.screenshot({ path: out(`plan-${scheme}`) });
     await page.goto(`${server.base}/runs/${night}/history?level=plateau`);
     await drawn(page);
     await page.screenshot({ path: out(`history-${scheme}`) });

@@ -60,6 +60,21 @@ pub async fn find_experiments(q: String) -> Result<Vec<crate::domain::Experiment
     )
 }
 
+/// The plan page (`/plan?…`): a demand, an SLO and candidate runs planned
+/// ([`crate::page_data::plan_page`]); a bad field is a 400 naming it.
+#[server(prefix = "/_fn")]
+pub async fn get_plan_page(query: String) -> Result<crate::domain::view::plan::PlanPageData, AppError> {
+    answered(
+        async {
+            let q = crate::domain::view::plan::PlanQuery::from_query(&query)
+                .map_err(|e| AppError::BadRequest(e.to_string()))?;
+            let outcome = crate::page_data::plan_page(&pool()?, &q).await?;
+            Ok(crate::domain::view::plan::PlanPageData::of(&outcome))
+        }
+        .await,
+    )
+}
+
 /// An experiment's page (`/experiments/<id>` in the view of `view`): its runs, settings,
 /// best setting and charts ([`crate::page_data::experiment_page`]).
 #[server(prefix = "/_fn")]

@@ -24,6 +24,7 @@ use crate::domain::model::level::LevelKey;
 use crate::domain::view::findings::{compare_findings, run_findings, CompareFindings, RunFindings};
 use crate::domain::view::list_figures::list_figures;
 use crate::domain::view::pages::{ComparePageData, ExperimentPageData, ExperimentRow, ReportPageData, RunPageData};
+use crate::domain::view::plan::PlanOutcome;
 use crate::domain::view::query::{RunPage, RunQuery};
 use crate::domain::view::state::ChartSpec;
 use crate::domain::view::state::{split_view_path, SnapshotData, ViewProblem, ViewState};
@@ -228,6 +229,66 @@ async fn run_changes(
         .and_then(|current| changes::still_worse(&all, current))
         .cloned();
     Ok((starting, still_worse))
+}
+
+/// The plan page of `query`: its demand, SLO (given, or a stored one by name) and candidates
+/// (the runs and the experiment's runs) read and planned, the autoscaler's trigger for the
+/// chosen candidate, the chart. Without a demand, the form alone (with what the query
+/// gives filled in); a bad field is a 400 naming it.
+pub async fn plan_page(pool: &Db, query: &crate::domain::view::plan::PlanQuery) -> Result<PlanOutcome, AppError> {
+    use crate::domain::analysis::plan::{self, autoscale, Candidate};
+    use crate::domain::view::plan::MAX_CANDIDATES;
+    let named = or_empty("named SLOs", db::list_slos(pool).await);
+    let mut data = PlanOutcome {
+        query: query.clone(),
+        slos: named.iter().map(|n| (n.name.clone(), n.slo.to_string())).collect(),
+        ..PlanOutcome::default()
+    };
+    if !query.asks_for_plan() {
+        return Ok(data);
+    }
+    let bad = |field: &str, problem: String| AppError::BadRequest(format!("{field}: {problem}"));
+    let demand = query.parsed_demand().map_err(|e| AppError::BadRequest(e.to_string()))?;
+    if query.slo.is_empty() {
+        return Err(bad("slo", "give the SLO to plan at (ttft:p99<=2s,errors<=1%) or a stored SLO's name".into()));
+    }
+    let slo = match named.iter().find(|n| n.name == query.slo) {
+        Some(n) => n.slo.clone(),
+        None => Slo::parse(&query.slo).map_err(|e| bad("slo", e.to_string()))?,
+    };
+    let mut ids = query.runs.clone();
+    if let Some(id) = &query.experiment {
+        let e = db::get_experiment(pool, id).await?;
+        data.experiment = Some((format!("/experiments/{}", e.id), e.name.clone()));
+        ids.extend(e.runs.into_iter().filter(|r| !query.runs.contains(r)));
+    }
+    ids.truncate(MAX_CANDIDATES);
+    if ids.is_empty() {
+        return Err(bad("runs", "choose at least one run (runs=…) or an experiment (experiment=…)".into()));
+    }
+    let mut runs = runs(pool, &ids).await?;
+    Run::tell_apart(&mut runs);
+    let stored = or_empty("stored signals", stored_signals(pool, &ids).await);
+    let costs = or_empty("prices", costs(pool, &runs, &stored).await);
+    let candidates: Vec<Candidate> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| Candidate {
+            run,
+            usd_per_hour: costs.get(i).map_or(Err(crate::domain::analysis::cost::NoCost::NoPrice), |c| {
+                c.basis.as_ref().map(crate::domain::analysis::cost::PriceBasis::usd_per_hour).map_err(|e| *e)
+            }),
+        })
+        .collect();
+    let p = plan::plan(&demand, &slo, &query.settings(), &candidates);
+    data.autoscale = p.best.map(|b| {
+        let max = p.rows.get(b).and_then(|r| r.replicas_peak).unwrap_or(1);
+        autoscale::autoscale(&runs[b], stored.get(b), &slo, max)
+    });
+    data.charts = crate::charts::pages::plan_spec(&p).into_iter().collect();
+    data.candidates = runs.iter().map(|r| format!("/runs/{}", r.id)).collect();
+    data.plan = Some(p);
+    Ok(data)
 }
 
 /// The compare page of `view` (its `runs` and `baseline`).

@@ -128,6 +128,12 @@ test('every page shows the payloads as inert text, under a CSP, hydrated with ch
     [`/experiments?q=${encodeURIComponent(SCRIPT)}`, 'main'],
     [experimentUrl, '#exp-throughput canvas'],
     [`${experimentUrl}?slo=${encodeURIComponent('ttft:p99<=2s')}`, '#settings-table'],
+    // The plan: the runs' names in its verdict, table and chart; a payload as the demand
+    // (refused, its part said) and as the SLO of the form.
+    [`/plan?demand=${encodeURIComponent('rate=1')}&slo=${encodeURIComponent('e2e:p99<=1000s')}&runs=${runA.id},${runB.id}`, '#plan-verdict'],
+    // (a 400 page: the browser logs its status, nothing else)
+    [`/plan?demand=${encodeURIComponent(SCRIPT)}&slo=x&runs=${runA.id}`, 'main'],
+    [`/plan?slo=${encodeURIComponent(SCRIPT)}&runs=${runA.id}`, '#plan-form'],
   ];
   for (const [path, ready] of pages) {
     const p = await openPage();
@@ -139,7 +145,7 @@ test('every page shows the payloads as inert text, under a CSP, hydrated with ch
     assert.match(csp, /frame-ancestors 'none'/, `${path}: CSP`);
     assert.equal(resp.headers()['x-content-type-options'], 'nosniff', path);
     assert.ok(resp.headers()['referrer-policy'], path);
-    assert.deepEqual(p.errors.filter((e) => !/favicon|status of 404/.test(e)), [], `${path}: console errors`);
+    assert.deepEqual(p.errors.filter((e) => !/favicon|status of 40[04]/.test(e)), [], `${path}: console errors`);
     await p.page.close();
   }
 });

@@ -503,6 +503,124 @@ pub fn compare_markdown(runs: &[Run], baseline: usize, stored: &[StoredSignals],
     out
 }
 
+/// A plan as JSON: the request, the plan, the autoscaler's trigger (or `{"none": why}`)
+/// and the page showing it.
+pub fn plan_json(data: &app::domain::view::plan::PlanOutcome) -> serde_json::Value {
+    serde_json::json!({
+        "query": data.query,
+        "plan": data.plan,
+        "autoscale": data.autoscale.as_ref().map(|a| match a {
+            Ok(a) => serde_json::to_value(a).unwrap_or_default(),
+            Err(why) => serde_json::json!({ "none": why }),
+        }),
+        "page_url": format!("/plan?{}", data.query.to_query()),
+    })
+}
+
+/// A plan as Markdown: its verdict, the candidates' table and the autoscaler's trigger
+/// with its manifests. Every run text escaped.
+pub fn plan_markdown(data: &app::domain::view::plan::PlanOutcome) -> String {
+    use app::domain::analysis::cost::usd;
+    use app::domain::model::format::{grouped, plain};
+    let md = crate::export::markdown_text;
+    let Some(p) = &data.plan else { return String::new() };
+    let dash = || "—".to_owned();
+    let mut out = format!(
+        "# Plan: {} under {}\n\n{}\n\nHeadroom {} %; capacity {}.\n\n",
+        md(&p.demand.label()),
+        md(&p.slo),
+        md(&p.verdict),
+        plain(p.settings.headroom_pct),
+        if p.settings.use_estimate { "estimated between levels" } else { "at the highest measured passing level" }
+    );
+    out.push_str(
+        "| Candidate | One replica | Replicas at peak | GPUs at peak | GPU-hours a day | $ a day | $ a month | Request mix |\n",
+    );
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---|\n");
+    for r in &p.rows {
+        let one = r.capacity.as_ref().map_or_else(
+            || r.missing.first().cloned().unwrap_or_else(dash),
+            |c| format!("{} req/s at {} ({})", plain(c.req_s), c.level, c.basis.label()),
+        );
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            md(&r.run_name),
+            md(&one),
+            r.replicas_peak.map_or_else(dash, |n| n.to_string()),
+            r.gpus_peak.map_or_else(dash, |n| n.to_string()),
+            r.gpu_hours_day.map_or_else(dash, |h| grouped(&format!("{h:.0}"))),
+            r.usd_day.map_or_else(dash, usd),
+            r.usd_month.map_or_else(dash, usd),
+            md(&r.mix.label())
+        ));
+    }
+    // The manifests are fenced with more backticks than any run of them inside.
+    let fence = |yaml: &str| {
+        let longest = yaml.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+        "`".repeat(longest.max(2) + 1)
+    };
+    match &data.autoscale {
+        Some(Ok(a)) => {
+            out.push_str(&format!("\n## Autoscaler\n\n{}\n", md(&a.sentence)));
+            for yaml in [&a.keda_yaml, &a.hpa_yaml] {
+                let f = fence(yaml);
+                out.push_str(&format!("\n{f}yaml\n{yaml}{f}\n"));
+            }
+        }
+        Some(Err(why)) => out.push_str(&format!("\n## Autoscaler\n\nNo threshold: {}.\n", md(why))),
+        None => {}
+    }
+    out
+}
+
+/// A plan as CSV: one row per candidate, the replicas hour by hour in the last column
+/// (`;`-separated).
+pub fn plan_csv(data: &app::domain::view::plan::PlanOutcome) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "run_id",
+        "run_name",
+        "capacity_level",
+        "capacity_estimated",
+        "req_s_per_replica",
+        "req_s_basis",
+        "replicas_peak",
+        "gpus_per_replica",
+        "gpus_peak",
+        "gpu_hours_day",
+        "usd_per_replica_hour",
+        "usd_day",
+        "usd_month",
+        "mix",
+        "missing",
+        "replicas_by_hour",
+    ]);
+    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    for r in data.plan.iter().flat_map(|p| &p.rows) {
+        let c = r.capacity.as_ref();
+        let hours: Vec<String> = r.replicas_by_hour.iter().map(u64::to_string).collect();
+        let _ = w.write_record([
+            r.run_id.clone(),
+            crate::export::csv_text(&r.run_name).into_owned(),
+            c.map(|c| c.level.clone()).unwrap_or_default(),
+            c.map(|c| c.estimated.to_string()).unwrap_or_default(),
+            opt(c.map(|c| c.req_s)),
+            c.map(|c| c.basis.key().to_owned()).unwrap_or_default(),
+            r.replicas_peak.map(|n| n.to_string()).unwrap_or_default(),
+            r.gpus_per_replica.map(|n| n.to_string()).unwrap_or_default(),
+            r.gpus_peak.map(|n| n.to_string()).unwrap_or_default(),
+            opt(r.gpu_hours_day),
+            opt(r.usd_per_replica_hour),
+            opt(r.usd_day),
+            opt(r.usd_month),
+            crate::export::csv_text(&r.mix.label()).into_owned(),
+            crate::export::csv_text(&r.missing.join("; ")).into_owned(),
+            hours.join(";"),
+        ]);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

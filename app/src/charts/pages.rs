@@ -68,6 +68,69 @@ pub fn cost_pareto_spec(runs: &[Run], costs: &[crate::domain::analysis::cost::Ru
     )
 }
 
+/// DOM id of the plan page's chart.
+pub const PLAN_ID: &str = "chart-plan";
+
+/// The plan page's chart: the demand hour by hour against what the chosen candidate's
+/// replicas serve within the SLO (replicas × one replica's requests per second), both as
+/// steps; `None` without a chosen candidate.
+pub fn plan_spec(plan: &crate::domain::analysis::plan::Plan) -> Option<ChartSpec> {
+    use charming::component::Axis;
+    use charming::element::{AxisType, ItemStyle, LineStyle, LineStyleType, NameLocation, Step, Tooltip, Trigger};
+    use charming::series::Line;
+    let best = plan.rows.get(plan.best?)?;
+    let cap = best.capacity.as_ref()?;
+    let hours = plan.demand.hours();
+    let round = |v: f64| (v * 1000.0).round() / 1000.0;
+    let demand: Vec<Vec<f64>> = (0..hours).map(|h| vec![h as f64, round(plan.demand.rate_at(h))]).collect();
+    let served: Vec<Vec<f64>> =
+        best.replicas_by_hour.iter().enumerate().map(|(h, n)| vec![h as f64, round(*n as f64 * cap.req_s)]).collect();
+    let drawn = Chart::new()
+        .animation(false)
+        .tooltip(Tooltip::new().trigger(Trigger::Axis))
+        .legend(super::legend())
+        .grid(super::grid())
+        .x_axis(
+            Axis::new()
+                .type_(AxisType::Value)
+                .name("Hour")
+                .name_location(NameLocation::Middle)
+                .name_gap(28.0)
+                .min(0.0)
+                .max(hours.saturating_sub(1) as f64),
+        )
+        .y_axis(super::value_axis(&super::axis_name("Requests", "req/s")).min(0.0))
+        .series(
+            Line::new()
+                .name("demand")
+                .step(Step::End)
+                .item_style(ItemStyle::new().color(crate::domain::model::format::run_colour(1)))
+                .data(demand),
+        )
+        .series(
+            Line::new()
+                .name(format!("served by the replicas of “{}” within the SLO", cmp::series_name(&best.run_name)))
+                .step(Step::End)
+                .line_style(LineStyle::new().type_(LineStyleType::Dashed))
+                .item_style(ItemStyle::new().color(crate::domain::model::format::run_colour(0)))
+                .data(served),
+        );
+    Some(
+        chart(
+            PLAN_ID,
+            format!(
+                "Demand and what the replicas of “{}” serve within the SLO, hour by hour ({} req/s each, {})",
+                best.run_name,
+                crate::domain::model::format::plain(cap.req_s),
+                cap.level
+            ),
+            "demand against planned capacity",
+            drawn,
+        )
+        .spec(),
+    )
+}
+
 /// A chart of the page; one whose every value is 0 (a KV cache never used, no preemption)
 /// is not drawn but said in a line: a flat line at zero takes a panel to say one fact.
 fn chart(id: impl Into<String>, caption: impl Into<String>, label: &'static str, chart: Chart) -> PageChart {

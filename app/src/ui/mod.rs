@@ -68,6 +68,7 @@ pub fn App() -> impl IntoView {
                     <A href="/experiments">"Experiments"</A>
                     <A href="/upload">"Import"</A>
                     <A href="/sweeps/new">"New sweep"</A>
+                    <A href="/plan">"Plan"</A>
                     <A href="/settings/prices">"Prices"</A>
                 </nav>
             </header>
@@ -85,6 +86,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/s/:id") view=pages::SnapshotPage ssr=SsrMode::Async />
                     <Route path=path!("/sweeps/new") view=pages::NewSweepPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/prices") view=pages::PricesPageView ssr=SsrMode::Async />
+                    <Route path=path!("/plan") view=pages::PlanPage ssr=SsrMode::Async />
                     <Route path=path!("/imports/:token") view=pages::ImportPreviewPage ssr=SsrMode::Async />
                 </Routes>
             </main>

@@ -59,6 +59,14 @@ pub enum Command {
     ///           plateau check RUN --baseline BASE --server http://plateau:3000
     ///           plateau check RUN --baseline BASE --slo 'ttft:p99<=2s,errors<=1%'
     Check(CheckArgs),
+    /// Plan a deployment from your runs: for a demand and an SLO, each candidate run's
+    /// replicas and GPUs at the peak and hour by hour, GPU-hours and cost with the stored
+    /// prices, the cheapest, and where the autoscaler should add a replica (KEDA and HPA
+    /// manifests). Prints Markdown (or --format json|csv); the /plan page shows the same.
+    ///
+    /// Examples: plateau plan --demand 'rate=12; prompt=1000; output=500' --slo 'ttft:p99<=2s' --run RUN
+    ///           plateau plan --demand 'hourly=2,2,1,…' --slo chat --experiment EXP --headroom 30
+    Plan(PlanArgs),
     /// Database maintenance.
     ///
     /// Example: plateau db copy --from plateau.db --to postgres://plateau@db/plateau
@@ -401,6 +409,32 @@ pub struct CheckArgs {
     /// Also append the summary to this file (e.g. "$GITHUB_STEP_SUMMARY").
     #[arg(long)]
     pub summary_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// What to serve: 'rate=12; prompt=1000; output=500' (a flat peak, requests per second,
+    /// and the request mix) or 'hourly=2,2,1,…' (one rate per hour).
+    #[arg(long)]
+    pub demand: String,
+    /// The SLO each replica must keep ('ttft:p99<=2s,errors<=1%'), or a stored SLO's name.
+    #[arg(long)]
+    pub slo: String,
+    /// A candidate run (repeat for several).
+    #[arg(long = "run")]
+    pub runs: Vec<String>,
+    /// The runs of this experiment are candidates too.
+    #[arg(long)]
+    pub experiment: Option<String>,
+    /// Capacity kept free above the demand, %.
+    #[arg(long)]
+    pub headroom: Option<f64>,
+    /// Plan on the estimated capacity between the last passing and the first failing level.
+    #[arg(long)]
+    pub estimate: bool,
+    /// md (default), json or csv.
+    #[arg(long, default_value = "md")]
+    pub format: String,
 }
 
 #[derive(Debug, Args)]

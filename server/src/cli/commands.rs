@@ -40,6 +40,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import(a) => import(db, a).await,
         Command::Sweep(a) => super::sweep::sweep(db, *a).await,
         Command::Check(a) => check(db, a).await,
+        Command::Plan(a) => plan(db, a).await,
         Command::Db(DbCommand::Copy { from, to }) => copy(&from, &to).await,
         Command::User(c) => user(db, c).await,
         Command::Token(c) => token(db, c).await,
@@ -47,6 +48,45 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let addr = a.addr;
             crate::sim::serve(addr, a.into()).await?;
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `plateau plan`: the plan of the `/plan` page, printed. 0 planned, 2 refused (the field
+/// at fault said).
+async fn plan(db: app::db::DbTarget, a: PlanArgs) -> anyhow::Result<ExitCode> {
+    use app::domain::view::plan::PlanQuery;
+    let mut pairs: Vec<(&str, String)> = vec![("demand", a.demand.clone()), ("slo", a.slo.clone())];
+    pairs.push(("runs", a.runs.join(",")));
+    if let Some(e) = &a.experiment {
+        pairs.push(("experiment", e.clone()));
+    }
+    if let Some(h) = a.headroom {
+        pairs.push(("headroom", h.to_string()));
+    }
+    if a.estimate {
+        pairs.push(("estimate", "1".to_owned()));
+    }
+    let outcome: anyhow::Result<String> = async {
+        let query = PlanQuery::parse(pairs.iter().map(|(k, v)| (*k, v.as_str())))?;
+        let pool = open(&db).await?;
+        let data = app::page_data::plan_page(&pool, &query).await?;
+        Ok(match a.format.as_str() {
+            "md" => crate::report::plan_markdown(&data),
+            "csv" => crate::report::plan_csv(&data),
+            "json" => format!("{}\n", serde_json::to_string_pretty(&crate::report::plan_json(&data))?),
+            other => anyhow::bail!("format: md, json or csv, not {other:?}"),
+        })
+    }
+    .await;
+    match outcome {
+        Ok(text) => {
+            print!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("plateau plan: {e}");
+            Ok(ExitCode::from(2))
         }
     }
 }

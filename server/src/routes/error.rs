@@ -175,6 +175,29 @@ impl From<DbError> for ApiError {
     }
 }
 
+impl From<app::error::AppError> for ApiError {
+    fn from(e: app::error::AppError) -> Self {
+        use app::error::AppError;
+        match e {
+            AppError::NotFound(what) => ApiError::not_found(what),
+            AppError::BadRequest(message) => {
+                // "field: problem" names its field.
+                let field = message
+                    .split_once(": ")
+                    .map(|(f, _)| f)
+                    .filter(|f| !f.is_empty() && f.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+                    .map(str::to_owned);
+                let e = ApiError::bad_request(message);
+                match field {
+                    Some(f) => e.with_field(f),
+                    None => e,
+                }
+            }
+            other => ApiError::internal("a page's data", other),
+        }
+    }
+}
+
 impl From<app::domain::analysis::cost::PriceError> for ApiError {
     fn from(e: app::domain::analysis::cost::PriceError) -> Self {
         ApiError::bad_request(e.to_string()).with_field(e.field)

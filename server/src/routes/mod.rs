@@ -15,6 +15,7 @@ pub mod headers;
 mod live;
 mod login;
 mod multipart;
+mod plan;
 mod prices;
 mod prometheus;
 mod run_edit;
@@ -125,7 +126,8 @@ pub fn router(state: AppState) -> Router {
                 .merge(alerts::api_router())
                 .merge(slos::api_router())
                 .merge(prices::api_router())
-                .merge(experiments::api_router()),
+                .merge(experiments::api_router())
+                .merge(plan::api_router()),
         )
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))

@@ -743,3 +743,34 @@ async fn failure_kinds_and_messages_stay_text_on_the_run_page_and_exports() {
         );
     }
 }
+
+/// The plan names runs in its verdict, table, chart, exports and manifests: a hostile run
+/// name stays text in the page, Markdown (escaped), CSV (no formula), and the YAML (one
+/// escaped string); a hostile demand or SLO is a 400 whose message is text.
+#[tokio::test]
+async fn plans_keep_run_names_as_text_in_the_page_and_every_export() {
+    for app in TestApp::each().await {
+        let (chat, completions) = story(&app).await;
+        let hostile = "=HYPERLINK(\"x\") <script>alert(1)</script> ![p](https://evil.example/p.png) | #";
+        app.rename(&chat, hostile).await;
+        let q = format!("demand=rate%3D10&slo=e2e%3Ap99%3C%3D40s&runs={chat},{completions}");
+        let (status, page) = app.text(&format!("/plan?{q}")).await;
+        assert_eq!(status, StatusCode::OK, "[{}]", app.backend);
+        assert!(!page.contains("<script>alert(1)"), "[{}] the page escapes the name", app.backend);
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "[{}]", app.backend);
+        let (_, md) = app.text(&format!("/api/v1/plan?{q}&format=md")).await;
+        assert!(!md.contains("<script>") && !md.contains("![p]") && md.contains("\\<script\\>"), "{md}");
+        let (_, csv) = app.text(&format!("/api/v1/plan?{q}&format=csv")).await;
+        assert!(csv.contains("\"'=HYPERLINK(\"\"x\"\")"), "a formula is defused: {csv}");
+        let body: Value = app.get(&format!("/api/v1/plan?{q}")).await.json().await.unwrap();
+        assert!(body["plan"]["verdict"].as_str().unwrap().contains(hostile), "JSON keeps the name as typed");
+        // A hostile demand: the part in the message, as text.
+        let (status, page) = app.text("/plan?demand=%3Cscript%3Ealert(1)%3C%2Fscript%3E&slo=x&runs=abcd").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "[{}]", app.backend);
+        assert!(!page.contains("<script>alert(1)"), "[{}]", app.backend);
+        let resp = app.get("/api/v1/plan?demand=rate%3D1&slo=%3Cscript%3E&runs=abcd").await;
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let e: Value = resp.json().await.unwrap();
+        assert_eq!(e["field"], "slo", "{e}");
+    }
+}

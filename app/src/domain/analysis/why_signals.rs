@@ -24,6 +24,20 @@ pub struct StoredSignals {
     /// Whether any level's server metrics were scraped (or imported).
     pub has_server_metrics: bool,
     pub levels: Vec<LevelSignals>,
+    /// The engine's own name of each gauge an autoscaler can read (`requests_waiting` →
+    /// `vllm:num_requests_waiting`), as the scrapes named it.
+    #[serde(default)]
+    pub source_names: Vec<(String, String)>,
+}
+
+/// The gauges whose engine names [`StoredSignals::source_names`] keeps.
+pub const AUTOSCALER_GAUGES: [&str; 3] = ["requests_waiting", "requests_running", "kv_cache_usage"];
+
+impl StoredSignals {
+    /// The engine's name of Plateau's gauge `name`, as scraped.
+    pub fn source_name(&self, name: &str) -> Option<&str> {
+        self.source_names.iter().find(|(n, _)| n == name).map(|(_, s)| s.as_str())
+    }
 }
 
 impl StoredSignals {
@@ -222,6 +236,13 @@ pub fn from_telemetry<'a>(levels: impl IntoIterator<Item = (LevelKey, &'a LevelT
         out.has_server_metrics |= has_engine_series(t) || (t.scrapes_ok > 0 && t.series.is_empty());
         if out.engine.is_none() {
             out.engine = t.engine.clone().filter(|e| !e.is_empty());
+        }
+        for name in AUTOSCALER_GAUGES {
+            if out.source_name(name).is_none() {
+                if let Some(series) = t.series_named(name).next() {
+                    out.source_names.push((name.to_owned(), series.source_name.clone()));
+                }
+            }
         }
         let level = server_level(&key, t);
         match out.levels.iter_mut().find(|l| l.key().same_as(&key)) {

@@ -5,6 +5,7 @@ pub mod experiment;
 pub mod findings;
 pub mod list_figures;
 pub mod pages;
+pub mod plan;
 pub mod preview;
 pub mod query;
 pub mod state;

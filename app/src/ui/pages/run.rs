@@ -160,6 +160,17 @@ pub(crate) fn RunView(
         let named = crate::domain::analysis::slo::NamedSlo::find(&slos, &capacity.slo).map(|n| n.name.clone());
         view! { <SloSection run=run.clone() capacity named has_goodput usd_per_mtok /> }
     });
+    // From capacity to a deployment: the plan page, this run and the view's SLO filled in.
+    let plan_link = (mode == PageMode::Live && capacity.as_ref().is_some_and(|c| c.capacity.is_some())).then(|| {
+        let q = crate::domain::view::plan::PlanQuery {
+            slo: view.slo.as_ref().map(ToString::to_string).unwrap_or_default(),
+            runs: vec![run.id.clone()],
+            ..Default::default()
+        };
+        view! {
+            <p class="hint" id="plan-link"><a href=format!("/plan?{}", q.to_query())>"Plan replicas, GPUs and cost for your traffic at this SLO"</a></p>
+        }
+    });
     let kind = run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind);
     let cost_section = view! {
         <crate::ui::components::CostSection cost kind capacity=capacity_at action=format!("/runs/{}/price", run.id) back=back.clone() editable=mode == PageMode::Live gpu_type=run.facts.gpu_type.clone() />
@@ -209,6 +220,7 @@ pub(crate) fn RunView(
             // What was measured, after whether it regressed.
             <p class="summary">{desc}</p>
             {slo_section}
+            {plan_link}
             {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
             {why.map(|why| view! { <WhySection why /> })}
         </section>

@@ -12,4 +12,5 @@ mod contract;
 mod corrections;
 mod imports;
 mod pages;
+mod plan;
 mod support;

@@ -305,3 +305,59 @@ async fn interleaved_repeats_pass_over_the_levels_once_per_trial() {
     }
     assert_eq!(done, [0, 1]);
 }
+
+/// Where the autoscaler should trigger, on a simulator whose batch limit is known: 8. At
+/// C=8 every request runs (none waits); at C=16 eight wait for a slot, so their first token
+/// comes a whole answer later. With the TTFT p99 limit halfway between the two levels', C=8
+/// is the capacity and C=16 the first failure; requests waiting separate them best, and the
+/// threshold lies between the two levels' means. The manifests parse as YAML.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_autoscaler_threshold_sits_between_the_passing_and_the_failing_level() {
+    use yaml_rust2::YamlLoader;
+    let _together = shared_lock().await;
+    let url = spawn_sim(SimConfig {
+        max_batch: 8,
+        base_decode_ms: 5.0,
+        per_seq_decode_ms: 0.5,
+        prefill_ms_per_token: 0.0,
+        ..SimConfig::default()
+    })
+    .await;
+    let (_dir, pool) = temp_pool("autoscale.db").await;
+    let mut s = spec(url, EndpointKind::Chat, vec![4, 8, 16], LoadMode::Steady { requests: 32 });
+    s.target.max_tokens = 32;
+    s.metrics = loadgen::MetricsSpec { interval: Duration::from_millis(100), ..loadgen::MetricsSpec::default() };
+    let (run, _) = sweep(&pool, s).await;
+    let ttft = |c: f64| {
+        let p = run.points.iter().find(|p| p.load_value == c).unwrap();
+        p.get(app::domain::model::metrics::Metric::Ttft, app::domain::model::metrics::Stat::P99).unwrap()
+    };
+    let (at8, at16) = (ttft(8.0), ttft(16.0));
+    // At C=16 half the requests wait a whole answer for a slot; at C=8 none does.
+    assert!(at16 > at8, "C=16 waits for a slot: {at8} → {at16} ms");
+    let slo = format!("ttft:p99<={:.1}ms", (at8 + at16) / 2.0);
+    let query = app::domain::view::plan::PlanQuery {
+        demand: "rate=2".into(),
+        slo: slo.clone(),
+        runs: vec![run.id.clone()],
+        ..Default::default()
+    };
+    let data = app::page_data::plan_page(&pool, &query).await.unwrap();
+    let a = data.autoscale.unwrap().unwrap_or_else(|why| panic!("{why}"));
+    assert_eq!((a.passing_level.as_str(), a.failing_level.as_str()), ("C=8", "C=16"));
+    let waiting = &a.signals[0];
+    assert_eq!(waiting.name, "requests_waiting", "{:?}", a.signals);
+    assert_eq!(waiting.metric.as_deref(), Some("vllm:num_requests_waiting"));
+    assert!(waiting.passing < 1.0 && waiting.failing > 4.0, "{waiting:?}");
+    assert!(a.threshold > waiting.passing && a.threshold < waiting.failing, "{} in {waiting:?}", a.threshold);
+    let keda = YamlLoader::load_from_str(&a.keda_yaml).unwrap().remove(0);
+    let trigger = &keda["spec"]["triggers"][0]["metadata"];
+    assert_eq!(trigger["query"].as_str(), Some("sum(vllm:num_requests_waiting{model_name=\"plateau-sim\"})"));
+    let threshold: f64 = trigger["threshold"].as_str().unwrap().parse().unwrap();
+    assert!((threshold - a.threshold).abs() < 1e-3, "{threshold} vs {}", a.threshold);
+    let plan = data.plan.unwrap();
+    assert_eq!(keda["spec"]["maxReplicaCount"].as_i64(), plan.rows[0].replicas_peak.map(|n| n as i64));
+    let hpa = YamlLoader::load_from_str(&a.hpa_yaml).unwrap().remove(0);
+    assert_eq!(hpa["spec"]["metrics"][0]["external"]["metric"]["name"].as_str(), Some("vllm_num_requests_waiting"));
+    assert!(a.sentence.starts_with(&format!("At C=8, the last level that keeps {slo}, and at C=16")), "{}", a.sentence);
+}

@@ -27,6 +27,7 @@
 //! Pure, no IO: the page, the API and `plateau plan` read the runs and prices and call
 //! [`plan`].
 
+pub mod autoscale;
 pub mod demand;
 
 pub use demand::{Demand, DemandError};
@@ -98,6 +99,15 @@ pub enum RateBasis {
 }
 
 impl RateBasis {
+    /// Its name in exports: `measured`, `littles_law`, `offered`.
+    pub fn key(self) -> &'static str {
+        match self {
+            RateBasis::Measured => "measured",
+            RateBasis::LittlesLaw => "littles_law",
+            RateBasis::Offered => "offered",
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             RateBasis::Measured => "completed requests ÷ level duration, as measured",
@@ -129,6 +139,17 @@ pub enum MixCheck {
     Differs(String),
     /// What could not be compared: "the demand gives no mix", "output tokens unknown".
     Unknown(String),
+}
+
+impl MixCheck {
+    /// "same as the demand", "differs: …", "not checked: …".
+    pub fn label(&self) -> String {
+        match self {
+            MixCheck::Matches => "same as the demand".to_owned(),
+            MixCheck::Differs(d) => format!("differs: {d}"),
+            MixCheck::Unknown(d) => format!("not checked: {d}"),
+        }
+    }
 }
 
 /// One candidate's plan.
@@ -353,13 +374,16 @@ pub fn plan(demand: &Demand, slo: &Slo, settings: &PlanSettings, candidates: &[C
     let rows: Vec<PlanRow> = candidates.iter().map(|c| row(demand, slo, settings, c)).collect();
     let any_match = rows.iter().any(|r| r.mix == MixCheck::Matches);
     let eligible = |r: &PlanRow| r.replicas_peak.is_some() && (!any_match || r.mix == MixCheck::Matches);
+    // The least of `f`; on a tie, the candidate a replica of which serves the most (the
+    // most room left at the same price).
     let by = |f: fn(&PlanRow) -> Option<f64>| {
+        let serves = |r: &PlanRow| r.capacity.as_ref().map_or(0.0, |c| c.req_s);
         rows.iter()
             .enumerate()
             .filter(|(_, r)| eligible(r))
-            .filter_map(|(i, r)| Some((i, f(r)?)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(i, _)| i)
+            .filter_map(|(i, r)| Some((i, f(r)?, serves(r))))
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(b.2.total_cmp(&a.2)))
+            .map(|(i, ..)| i)
     };
     let best = by(|r| r.usd_day).or_else(|| by(|r| r.gpu_hours_day)).or_else(|| {
         // Without GPU counts or prices, replicas compare only within one run.
@@ -392,15 +416,13 @@ fn verdict(demand: &Demand, slo: &Slo, rows: &[PlanRow], best: Option<usize>) ->
     let head = format!("At {} under {slo}", demand.label());
     let mut out = match best.and_then(|b| rows.get(b)) {
         Some(b) => {
-            let what = if b.usd_day.is_some() {
-                "the cheapest candidate is"
+            if b.usd_day.is_some() {
+                format!("{head} the cheapest candidate is “{}”: {}", b.run_name, figures(b))
             } else if b.gpu_hours_day.is_some() {
-                "the candidate with the fewest GPU-hours is"
+                format!("{head} the candidate with the fewest GPU-hours is “{}”: {}", b.run_name, figures(b))
             } else {
-                "the candidate needs"
-            };
-            let name = if what == "the candidate needs" { String::new() } else { format!(" “{}”:", b.run_name) };
-            format!("{head} {what}{name} {}", figures(b))
+                format!("{head} “{}” needs {}", b.run_name, figures(b))
+            }
         }
         None => format!("{head} no candidate can be chosen"),
     };
@@ -418,16 +440,34 @@ fn verdict(demand: &Demand, slo: &Slo, rows: &[PlanRow], best: Option<usize>) ->
         out.push_str(&others.join("; "));
     }
     out.push('.');
-    let off: Vec<String> = rows
+    // Each difference of mix said once, with the candidates it applies to.
+    let mut off: Vec<(&str, Vec<&str>)> = Vec::new();
+    for r in rows {
+        if let MixCheck::Differs(d) = &r.mix {
+            match off.iter_mut().find(|(detail, _)| *detail == d.as_str()) {
+                Some((_, names)) => names.push(&r.run_name),
+                None => off.push((d, vec![&r.run_name])),
+            }
+        }
+    }
+    let said: Vec<String> = off
         .iter()
-        .filter_map(|r| match &r.mix {
-            MixCheck::Differs(d) => Some(format!("“{}” was measured at another request mix ({d})", r.run_name)),
-            _ => None,
+        .map(|(detail, names)| {
+            if names.len() == rows.len() && rows.len() > 1 {
+                format!("Every candidate was measured at another request mix ({detail})")
+            } else {
+                let quoted: Vec<String> = names.iter().map(|n| format!("“{n}”")).collect();
+                let verb = if names.len() == 1 { "was" } else { "were" };
+                format!(
+                    "{} {verb} measured at another request mix ({detail})",
+                    crate::domain::model::format::list_and(&quoted)
+                )
+            }
         })
         .collect();
-    if !off.is_empty() {
+    if !said.is_empty() {
         out.push(' ');
-        out.push_str(&off.join("; "));
+        out.push_str(&said.join("; "));
         out.push('.');
     }
     out

@@ -85,7 +85,7 @@ fn a_missing_price_or_gpu_count_is_said_not_guessed() {
     assert_eq!(r.replicas_peak, Some(8));
     assert_eq!((r.gpus_peak, r.gpu_hours_day, r.usd_day), (None, None, None));
     assert_eq!(r.missing, ["GPU count unknown", "no price set"]);
-    assert_eq!(p.verdict, "At 10 req/s under e2e:p99<=40s the candidate needs 8 replicas.");
+    assert_eq!(p.verdict, "At 10 req/s under e2e:p99<=40s “kimi chat” needs 8 replicas.");
 }
 
 /// Two candidates: the cheaper chosen, the other said with its figures; a candidate where
@@ -147,6 +147,23 @@ fn another_request_mix_is_flagged_and_not_chosen() {
         "{}",
         p.verdict
     );
+    // Every candidate at another mix: said once, not once per candidate.
+    let mut shorter = short.clone();
+    shorter.name = "shorter answers".into();
+    let both = plan(
+        &demand,
+        &slo("e2e:p99<=40s"),
+        &no_headroom(),
+        &[Candidate { run: &short, usd_per_hour: Ok(8.0) }, Candidate { run: &shorter, usd_per_hour: Ok(8.0) }],
+    );
+    assert!(
+        both.verdict.ends_with(
+            " Every candidate was measured at another request mix (output 64 tokens measured vs 500 in the demand)."
+        ),
+        "{}",
+        both.verdict
+    );
+    assert_eq!(both.verdict.matches("another request mix").count(), 1);
     let none =
         plan(&flat(10.0), &slo("e2e:p99<=40s"), &no_headroom(), &[Candidate { run: &long, usd_per_hour: Ok(1.0) }]);
     assert_eq!(none.rows[0].mix, MixCheck::Unknown("the demand gives no request mix".into()));
@@ -174,5 +191,115 @@ fn settings_are_bounded() {
     for bad in [-1.0, f64::NAN, 1e9] {
         let e = PlanSettings { headroom_pct: bad, ..PlanSettings::default() }.check().unwrap_err();
         assert!(e.starts_with("headroom: "), "{e}");
+    }
+}
+
+mod autoscaler {
+    use super::super::autoscale::{autoscale, k8s_name, yaml_str};
+    use super::*;
+    use crate::domain::analysis::why::LevelSignals;
+    use crate::domain::analysis::why_signals::StoredSignals;
+    use yaml_rust2::YamlLoader;
+
+    fn level(load: f64, waiting: f64, kv: f64, running: f64) -> LevelSignals {
+        LevelSignals {
+            load_kind: Some(LoadKind::Concurrency),
+            load,
+            waiting_mean: Some(waiting),
+            kv_cache_usage_mean: Some(kv),
+            running_mean: Some(running),
+            ..LevelSignals::default()
+        }
+    }
+
+    fn stored() -> StoredSignals {
+        StoredSignals {
+            engine: Some("vllm".into()),
+            has_server_metrics: true,
+            levels: vec![level(32.0, 0.0, 0.52, 32.0), level(48.0, 0.4, 0.71, 47.6), level(64.0, 9.2, 0.96, 54.8)],
+            source_names: Vec::new(),
+        }
+    }
+
+    fn yaml(text: &str) -> yaml_rust2::Yaml {
+        YamlLoader::load_from_str(text).unwrap_or_else(|e| panic!("{e}\n{text}")).remove(0)
+    }
+
+    /// The story's chat run under e2e:p99≤40s: C=48 passes, C=64 fails. Requests waiting
+    /// rise 0.4 → 9.2 (separation 0.96), KV cache 71 % → 96 % (0.26), running 47.6 → 54.8
+    /// (0.13): waiting is named, its threshold halfway, 4.8 per replica.
+    #[test]
+    fn the_signal_that_separates_passing_from_failing_sets_the_threshold() {
+        let run = chat_run();
+        let a = autoscale(&run, Some(&stored()), &slo("e2e:p99<=40s"), 10).unwrap();
+        assert_eq!((a.passing_level.as_str(), a.failing_level.as_str()), ("C=48", "C=64"));
+        let names: Vec<&str> = a.signals.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["requests_waiting", "kv_cache_usage", "requests_running"]);
+        assert_eq!(a.signals[0].metric.as_deref(), Some("vllm:num_requests_waiting"));
+        assert!((a.threshold - 4.8).abs() < 1e-12);
+        assert!(a.threshold > a.signals[0].passing && a.threshold < a.signals[0].failing);
+        assert_eq!(
+            a.sentence,
+            "At C=48, the last level that keeps e2e:p99<=40s, and at C=64, the first that does not: \
+             vllm:num_requests_waiting 0.4 → 9.2; vllm:kv_cache_usage_perc 71 % → 96 %; vllm:num_requests_running 47.6 → 54.8. \
+             vllm:num_requests_waiting tells them apart best: add a replica when it passes 4.8 per replica."
+        );
+        let keda = yaml(&a.keda_yaml);
+        assert_eq!(keda["kind"].as_str(), Some("ScaledObject"));
+        assert_eq!(keda["spec"]["maxReplicaCount"].as_i64(), Some(10));
+        let trigger = &keda["spec"]["triggers"][0];
+        assert_eq!(trigger["type"].as_str(), Some("prometheus"));
+        assert_eq!(
+            trigger["metadata"]["query"].as_str(),
+            Some("sum(vllm:num_requests_waiting{model_name=\"Kimi-K2.5 NVFP4\"})")
+        );
+        assert_eq!(trigger["metadata"]["threshold"].as_str(), Some("4.8"));
+        let hpa = yaml(&a.hpa_yaml);
+        assert_eq!(hpa["kind"].as_str(), Some("HorizontalPodAutoscaler"));
+        let metric = &hpa["spec"]["metrics"][0]["external"];
+        assert_eq!(metric["metric"]["name"].as_str(), Some("vllm_num_requests_waiting"));
+        assert_eq!(metric["metric"]["selector"]["matchLabels"]["model_name"].as_str(), Some("Kimi-K2.5 NVFP4"));
+        assert_eq!(metric["target"]["averageValue"].as_str(), Some("4.8"));
+        assert_eq!(hpa["metadata"]["name"].as_str(), Some("kimi-k2-5-nvfp4-hpa"));
+    }
+
+    /// Without scraped metrics, or where no signal rises, no threshold is invented.
+    #[test]
+    fn no_threshold_without_the_servers_metrics() {
+        let run = chat_run();
+        let e = autoscale(&run, None, &slo("e2e:p99<=40s"), 10).unwrap_err();
+        assert!(e.contains("did not scrape the server's metrics"), "{e}");
+        let mut flat = stored();
+        for l in &mut flat.levels {
+            (l.waiting_mean, l.kv_cache_usage_mean, l.running_mean) = (Some(0.0), Some(0.5), Some(40.0));
+        }
+        let e = autoscale(&run, Some(&flat), &slo("e2e:p99<=40s"), 10).unwrap_err();
+        assert!(e.starts_with("no engine signal rises from C=48 to C=64"), "{e}");
+        let e = autoscale(&run, Some(&stored()), &slo("e2e:p99<=60s"), 10).unwrap_err();
+        assert!(e.contains("no failing level"), "{e}");
+    }
+
+    /// A hostile model name stays one YAML string and one PromQL string.
+    #[test]
+    fn run_text_stays_inside_its_strings() {
+        let mut run = chat_run();
+        let evil = "x\"}) or vector(1) #\n  evil: true\u{2028}\\";
+        run.facts.model = Some(evil.into());
+        let a = autoscale(&run, Some(&stored()), &slo("e2e:p99<=40s"), 3).unwrap();
+        let keda = yaml(&a.keda_yaml);
+        assert!(keda["evil"].is_badvalue() && keda["spec"]["evil"].is_badvalue(), "{}", a.keda_yaml);
+        let query = keda["spec"]["triggers"][0]["metadata"]["query"].as_str().unwrap();
+        assert_eq!(
+            query,
+            "sum(vllm:num_requests_waiting{model_name=\"x\\\"}) or vector(1) #\\n  evil: true\u{2028}\\\\\"})"
+        );
+        let hpa = yaml(&a.hpa_yaml);
+        assert_eq!(
+            hpa["spec"]["metrics"][0]["external"]["metric"]["selector"]["matchLabels"]["model_name"].as_str(),
+            Some(evil)
+        );
+        assert_eq!(yaml(&format!("k: {}", yaml_str(evil)))["k"].as_str(), Some(evil));
+        assert_eq!(k8s_name("  ../Qwen3 235B!!"), "qwen3-235b");
+        assert_eq!(k8s_name("¡¿"), "model");
     }
 }

@@ -1,0 +1,156 @@
+//! `/plan?demand=…&slo=…&runs=…&experiment=…&headroom=…&estimate=1`: from measurement to a
+//! deployment plan. The plan's verdict first (the cheapest candidate, its replicas, GPUs and
+//! cost, the others beside it, any measured at another request mix), then the form, the
+//! chart of demand against what the replicas serve, the table of every candidate, the
+//! autoscaler's trigger with its KEDA and HPA manifests, and the exports.
+
+use crate::api::get_plan_page;
+use crate::domain::model::text::percent_encode;
+use crate::domain::view::plan::{PlanPageData, PlanView};
+use crate::ui::components::{ChartsSection, ErrorBox};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+/// `/plan`
+#[component]
+pub fn PlanPage() -> impl IntoView {
+    let query = use_query_map();
+    let raw = move || {
+        let map = query.read();
+        map.clone()
+            .into_iter()
+            .map(|(k, v)| format!("{}={}", percent_encode(&k), percent_encode(&v)))
+            .collect::<Vec<_>>()
+            .join("&")
+    };
+    let data = super::data::page_resource(raw, |q| async move { get_plan_page(q).await });
+    view! {
+        <Title text="Plan" />
+        <Suspense fallback=|| view! { <p>"Planning…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(d) => view! { <PlanView data=d /> }.into_any(),
+                    Err(e) => view! {
+                        <h1>"Plan"</h1>
+                        <ErrorBox error=e />
+                        <p><a href="/plan">"Start a new plan"</a></p>
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn PlanView(data: PlanPageData) -> impl IntoView {
+    let PlanPageData { demand, slo, runs, experiment_id, headroom, estimate, slos, experiment, plan } = data;
+    let (verdict, rest) = match plan {
+        None => (None, None),
+        Some(p) => {
+            let PlanView { verdict, rule, rows, charts, autoscale, query } = p;
+            let summary = view! {
+                <section class="summary-card" id="summary" aria-label="summary">
+                    <p id="plan-verdict">{verdict}</p>
+                    <p class="hint">{rule}</p>
+                </section>
+            };
+            let rows = rows
+                .into_iter()
+                .map(|r| {
+                    view! {
+                        <tr class:best=r.chosen>
+                            <td class="name"><a href=r.href>{r.name}</a>{r.chosen.then(|| view! { " "<span class="badge ok">"chosen"</span> })}</td>
+                            <td data-label="One replica">{r.capacity}</td>
+                            <td class="num" data-label="Replicas at peak">{r.replicas}</td>
+                            <td class="num" data-label="GPUs at peak">{r.gpus}</td>
+                            <td class="num" data-label="GPU-hours a day">{r.gpu_hours}</td>
+                            <td class="num" data-label="$ a day">{r.usd_day}</td>
+                            <td class="num" data-label="$ a month">{r.usd_month}</td>
+                            <td class="mix" class:differs=r.mix_differs data-label="Request mix">{r.mix}</td>
+                            <td class="missing" data-label="Missing">{r.missing}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            let autoscaler = match autoscale {
+                Ok(a) => view! {
+                    <h2 id="autoscale-head">"Where the autoscaler should add a replica"</h2>
+                    <p id="autoscale-sentence">{a.sentence}</p>
+                    <div class="table-wrap">
+                        <table class="levels" id="autoscale-signals">
+                            <thead><tr><th>"Signal"</th><th>{a.levels.0}</th><th>{a.levels.1}</th><th>"Separation"</th></tr></thead>
+                            <tbody>
+                                {a.signals.into_iter().map(|[name, pass, fail, sep]| view! {
+                                    <tr><td>{name}</td><td class="num">{pass}</td><td class="num">{fail}</td><td class="num">{sep}</td></tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    </div>
+                    <details open>
+                        <summary>"KEDA ScaledObject"</summary>
+                        <pre class="manifest" id="keda-yaml">{a.keda_yaml}</pre>
+                    </details>
+                    <details>
+                        <summary>"Kubernetes HorizontalPodAutoscaler (external metric)"</summary>
+                        <pre class="manifest" id="hpa-yaml">{a.hpa_yaml}</pre>
+                    </details>
+                }
+                .into_any(),
+                Err(why) => view! {
+                    <h2 id="autoscale-head">"Where the autoscaler should add a replica"</h2>
+                    <p id="autoscale-none" class="hint">{format!("No threshold: {why}.")}</p>
+                }
+                .into_any(),
+            };
+            let charts = (!charts.is_empty()).then(move || view! { <ChartsSection charts /> });
+            let rest = view! {
+                {charts}
+                <h2>"Candidates"</h2>
+                <div class="table-wrap">
+                    <table class="levels" id="plan-table">
+                        <thead><tr><th>"Candidate"</th><th>"One replica within the SLO"</th><th>"Replicas at peak"</th><th>"GPUs at peak"</th>
+                            <th>"GPU-hours a day"</th><th>"$ a day"</th><th>"$ a month"</th><th>"Request mix"</th><th>"Missing"</th></tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+                {autoscaler}
+                <p class="hint" id="plan-exports">"Export: "
+                    <a href=format!("/api/v1/plan?{query}")>"JSON"</a>", "
+                    <a href=format!("/api/v1/plan?{query}&format=md")>"Markdown"</a>", "
+                    <a href=format!("/api/v1/plan?{query}&format=csv")>"CSV"</a>
+                </p>
+            };
+            (Some(summary), Some(rest))
+        }
+    };
+    let intro = verdict.is_none().then(|| view! {
+        <p class="summary">"How many replicas and GPUs your traffic needs within an SLO, what they cost with your prices, and where the autoscaler should trigger — from your own runs."</p>
+    });
+    let from = experiment.map(|(href, name)| {
+        view! {
+            <p class="hint" id="plan-experiment">"Candidates: the runs of the experiment "<a href=href>{name}</a>"."</p>
+        }
+    });
+    view! {
+        <div class="page-head"><h1 id="plan-head">"Plan"</h1></div>
+        {verdict}
+        {intro}
+        <form class="plan-form filters" method="get" action="/plan" id="plan-form">
+            <label>"Demand"<input type="text" name="demand" value=demand required maxlength="4000"
+                placeholder="rate=12; prompt=1000; output=500   or   hourly=2,2,1,…,4 (one rate per hour)" /></label>
+            <label>"SLO"<input type="text" name="slo" value=slo required maxlength="500" list="plan-slos"
+                placeholder="ttft:p99<=2s,errors<=1% or a stored SLO's name" /></label>
+            <datalist id="plan-slos">
+                {slos.into_iter().map(|(name, label)| view! { <option value=name>{label}</option> }).collect_view()}
+            </datalist>
+            <label>"Runs"<input type="text" name="runs" value=runs placeholder="run ids, comma-separated" /></label>
+            <label>"Experiment"<input type="text" name="experiment" value=experiment_id placeholder="an experiment's id" /></label>
+            <label>"Headroom (%)"<input type="number" name="headroom" min="0" max="1000" step="any" value=headroom /></label>
+            <label class="check"><input type="checkbox" name="estimate" value="1" checked=estimate />"Plan on the estimated capacity (between the last passing and the first failing level)"</label>
+            <button type="submit" id="plan-submit">"Plan"</button>
+        </form>
+        {from}
+        {rest}
+    }
+}

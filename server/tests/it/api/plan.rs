@@ -1,0 +1,161 @@
+//! The plan over HTTP and the command line: a demand, an SLO and candidate runs → replicas,
+//! GPUs, cost, the cheapest, the autoscaler's trigger; the same numbers in the JSON, the
+//! Markdown, the CSV and the `/plan` page; hostile requests refused naming their field.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test and bench code stops at the first failure"
+)]
+
+use super::support::*;
+
+/// The story's chat run under e2e:p99≤40s: C=48 passes (p99 37.39 s), 48 ÷ 37.36 s mean
+/// latency = 1.2848 requests/s a replica of 8 GPUs. At a flat 10 req/s without headroom:
+/// ceil(7.783) = 8 replicas, 64 GPUs; at $2 a GPU-hour $16 a replica-hour, $3,072 a day,
+/// $92,160 a month. With the default 20 % headroom: ceil(9.34) = 10 replicas.
+#[tokio::test]
+async fn a_plan_from_the_story_reads_the_same_in_json_markdown_csv_and_the_page() {
+    for app in TestApp::each().await {
+        server::demo::load(&app.pool).await.unwrap();
+        let runs = app::db::list_runs(&app.pool).await.unwrap();
+        let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap().id.to_string();
+        let gpu = app::db::get_run(&app.pool, &app::domain::RunId::parse(&chat).unwrap())
+            .await
+            .unwrap()
+            .facts
+            .gpu_type
+            .unwrap();
+        let resp = app
+            .client
+            .put(app.url(&format!("/api/v1/prices/{}", app::domain::model::text::percent_encode(&gpu))))
+            .header("content-type", "application/json")
+            .body(r#"{"usd_per_gpu_hour": 2}"#)
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_success(), "[{}] {}", app.backend, resp.status());
+        let q = format!("demand=rate%3D10&slo=e2e%3Ap99%3C%3D40s&runs={chat}&headroom=0");
+        let body: Value =
+            app.client.get(app.url(&format!("/api/v1/plan?{q}"))).send().await.unwrap().json().await.unwrap();
+        let row = &body["plan"]["rows"][0];
+        assert_eq!(row["capacity"]["level"], "C=48", "[{}] {body}", app.backend);
+        assert_eq!(row["capacity"]["basis"], "littles_law");
+        assert!((row["capacity"]["req_s"].as_f64().unwrap() - 48.0 / 37.36).abs() < 1e-9, "{row}");
+        assert_eq!((row["replicas_peak"].as_u64(), row["gpus_peak"].as_i64()), (Some(8), Some(64)), "{row}");
+        assert_eq!(row["usd_day"].as_f64(), Some(3072.0));
+        assert_eq!(row["usd_month"].as_f64(), Some(92160.0));
+        assert_eq!(row["gpu_hours_day"].as_f64(), Some(1536.0));
+        let verdict = body["plan"]["verdict"].as_str().unwrap();
+        assert_eq!(
+            verdict,
+            format!(
+                "At 10 req/s under e2e:p99<=40s the cheapest candidate is “{}”: 8 replicas, 64 GPUs at peak, \
+                 1,536 GPU-hours a day, $3,072.00 a day.",
+                server::demo::CHAT_RUN
+            )
+        );
+        // The story's sweep scraped no server metrics: no threshold is invented.
+        assert!(body["autoscale"]["none"].as_str().unwrap().contains("did not scrape"), "{body}");
+        // 20 % headroom by default.
+        let default = format!("demand=rate%3D10&slo=e2e%3Ap99%3C%3D40s&runs={chat}");
+        let body: Value =
+            app.client.get(app.url(&format!("/api/v1/plan?{default}"))).send().await.unwrap().json().await.unwrap();
+        assert_eq!(body["plan"]["rows"][0]["replicas_peak"].as_u64(), Some(10));
+        // Markdown and CSV: the same figures.
+        let (status, md) = app.text(&format!("/api/v1/plan?{q}&format=md")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(md.contains("| 8 | 64 | 1,536 | $3,072.00 | $92,160.00 |"), "{md}");
+        let (status, csv) = app.text(&format!("/api/v1/plan?{q}&format=csv")).await;
+        assert_eq!(status, StatusCode::OK);
+        let line = csv.lines().nth(1).unwrap();
+        assert!(line.contains(",C=48,false,") && line.contains(",8,8,64,1536,16,3072,92160,"), "{csv}");
+        // The page: the verdict first, the table, the chart's data.
+        let (status, page) = app.text(&format!("/plan?{q}")).await;
+        assert_eq!(status, StatusCode::OK, "[{}]", app.backend);
+        let page = page.replace("<!>", "");
+        assert!(page.contains("id=\"plan-verdict\""), "[{}]", app.backend);
+        assert!(page.contains("$3,072.00 a day"), "[{}]", app.backend);
+        assert!(page.contains("id=\"chart-plan\""), "[{}] the chart", app.backend);
+        assert!(page.contains("id=\"autoscale-none\""), "[{}]", app.backend);
+        // The form alone without a query.
+        let (status, form) = app.text("/plan").await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(form.contains("id=\"plan-form\"") && !form.contains("id=\"plan-verdict\""));
+        // The run page at that SLO links to the form with the run and the SLO filled in.
+        let (_, run_page) = app.text(&format!("/runs/{chat}?slo=e2e%3Ap99%3C%3D40s")).await;
+        let link = format!("href=\"/plan?slo=e2e%3Ap99%3C%3D40s&amp;runs={chat}\"");
+        assert!(run_page.contains("id=\"plan-link\"") && run_page.contains(&link), "[{}] {link}", app.backend);
+        let (status, form) = app.text(&format!("/plan?slo=e2e%3Ap99%3C%3D40s&runs={chat}")).await;
+        assert_eq!(status, StatusCode::OK, "[{}] no demand yet: the form", app.backend);
+        assert!(form.contains(&format!("value=\"{chat}\"")) && !form.contains("id=\"plan-verdict\""));
+    }
+}
+
+/// Hostile or incomplete requests: a 400 naming the field (and the demand's part), an
+/// unknown run a 404; the page answers the same status.
+#[tokio::test]
+async fn hostile_plans_are_refused_naming_the_field() {
+    for app in TestApp::each().await {
+        server::demo::load(&app.pool).await.unwrap();
+        let runs = app::db::list_runs(&app.pool).await.unwrap();
+        let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap().id.to_string();
+        let slo = "slo=e2e%3Ap99%3C%3D40s";
+        let week_and_more = vec!["1"; 169].join(",");
+        for (query, status, field, words) in [
+            (
+                format!("demand=rate%3D-1&{slo}&runs={chat}"),
+                StatusCode::BAD_REQUEST,
+                "demand",
+                "rate=-1: a rate must be above 0",
+            ),
+            (format!("demand=rate%3DNaN&{slo}&runs={chat}"), StatusCode::BAD_REQUEST, "demand", "above 0"),
+            (format!("demand=rate%3D1e308&{slo}&runs={chat}"), StatusCode::BAD_REQUEST, "demand", "at most 1e6"),
+            (format!("demand=lots&{slo}&runs={chat}"), StatusCode::BAD_REQUEST, "demand", "not a number"),
+            (
+                format!("demand=hourly%3D{week_and_more}&{slo}&runs={chat}"),
+                StatusCode::BAD_REQUEST,
+                "demand",
+                "at most 168",
+            ),
+            (
+                format!("demand=rate%3D1&{slo}&runs={chat}&headroom=abc"),
+                StatusCode::BAD_REQUEST,
+                "headroom",
+                "percentage",
+            ),
+            (format!("demand=rate%3D1&{slo}&runs={chat}&headroom=-3"), StatusCode::BAD_REQUEST, "headroom", "from 0"),
+            (format!("demand=rate%3D1&slo=speed%3Efast&runs={chat}"), StatusCode::BAD_REQUEST, "slo", ""),
+            (format!("demand=rate%3D1&runs={chat}"), StatusCode::BAD_REQUEST, "slo", "give the SLO"),
+            (format!("demand=rate%3D1&{slo}"), StatusCode::BAD_REQUEST, "runs", "at least one run"),
+            (format!("demand=&{slo}&runs={chat}&format=json"), StatusCode::BAD_REQUEST, "demand", "give the demand"),
+            (format!("demand=rate%3D1&{slo}&runs=nosuchrun000"), StatusCode::NOT_FOUND, "", "was not found"),
+            (
+                format!("demand=rate%3D1&{slo}&runs={chat}&format=xml"),
+                StatusCode::BAD_REQUEST,
+                "format",
+                "json, md or csv",
+            ),
+            (
+                format!("demand={}&{slo}&runs={chat}", "1%3B".repeat(2001)),
+                StatusCode::BAD_REQUEST,
+                "demand",
+                "at most 4000",
+            ),
+        ] {
+            let resp = app.client.get(app.url(&format!("/api/v1/plan?{query}"))).send().await.unwrap();
+            assert_eq!(resp.status(), status, "[{}] {query}", app.backend);
+            let e: Value = resp.json().await.unwrap();
+            if !field.is_empty() {
+                assert_eq!(e["field"], field, "[{}] {query}: {e}", app.backend);
+            }
+            assert!(e["error"].as_str().unwrap_or_default().contains(words), "[{}] {query}: {e}", app.backend);
+            if !query.contains("format=") {
+                let (page_status, page) = app.text(&format!("/plan?{query}")).await;
+                assert_eq!(page_status, status, "[{}] the page: {query}", app.backend);
+                assert!(page.contains("role=\"alert\""), "[{}] the page says why: {query}", app.backend);
+            }
+        }
+    }
+}
