@@ -48,6 +48,7 @@ async fn a_plan_from_the_story_reads_the_same_in_json_markdown_csv_and_the_page(
         assert_eq!(row["usd_month"].as_f64(), Some(92160.0));
         assert_eq!(row["gpu_hours_day"].as_f64(), Some(1536.0));
         let verdict = body["plan"]["verdict"].as_str().unwrap();
+        let body_verdict = body["plan"]["verdict"].clone();
         assert_eq!(
             verdict,
             format!(
@@ -83,6 +84,32 @@ async fn a_plan_from_the_story_reads_the_same_in_json_markdown_csv_and_the_page(
         let (status, form) = app.text("/plan").await;
         assert_eq!(status, StatusCode::OK);
         assert!(form.contains("id=\"plan-form\"") && !form.contains("id=\"plan-verdict\""));
+        // `plateau plan` on this database: the same plan, as JSON, Markdown and CSV; a bad
+        // demand exits 2 naming the field and its part.
+        let cli = |args: &[&str]| {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_plateau"))
+                .arg("--db")
+                .arg(app.store.db_arg())
+                .arg("plan")
+                .args(args)
+                .output()
+                .unwrap();
+            (out.status.code(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+        };
+        let base = ["--demand", "rate=10", "--slo", "e2e:p99<=40s", "--run", chat.as_str(), "--headroom", "0"];
+        let (code, out, err) = cli(&[&base[..], &["--format", "json"]].concat());
+        assert_eq!(code, Some(0), "[{}] {err}", app.backend);
+        let json: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(json["plan"]["verdict"], body_verdict, "[{}] the CLI plans as the API does", app.backend);
+        let (code, out, _) = cli(&base);
+        assert_eq!(code, Some(0));
+        assert!(out.contains("| 8 | 64 | 1,536 | $3,072.00 | $92,160.00 |"), "{out}");
+        let (code, out, _) = cli(&[&base[..], &["--format", "csv"]].concat());
+        assert_eq!(code, Some(0));
+        assert!(out.contains(",8,8,64,1536,16,3072,92160,"), "{out}");
+        let (code, _, err) = cli(&["--demand", "rate=-1", "--slo", "e2e:p99<=40s", "--run", chat.as_str()]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("demand: rate=-1: a rate must be above 0"), "{err}");
         // The run page at that SLO links to the form with the run and the SLO filled in.
         let (_, run_page) = app.text(&format!("/runs/{chat}?slo=e2e%3Ap99%3C%3D40s")).await;
         let link = format!("href=\"/plan?slo=e2e%3Ap99%3C%3D40s&amp;runs={chat}\"");
