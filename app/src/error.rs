@@ -65,6 +65,7 @@ impl From<crate::db::DbError> for AppError {
             crate::db::DbError::NotFound(what) => AppError::NotFound(what),
             crate::db::DbError::Text(t) => AppError::BadRequest(t.to_string()),
             e @ crate::db::DbError::Slo { .. } => AppError::BadRequest(e.to_string()),
+            e @ crate::db::DbError::Demand { .. } => AppError::BadRequest(e.to_string()),
             e @ crate::db::DbError::Price(_) => AppError::BadRequest(e.to_string()),
             other => {
                 tracing::error!(error = %other, "database error");

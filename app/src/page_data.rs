@@ -239,16 +239,22 @@ pub async fn plan_page(pool: &Db, query: &crate::domain::view::plan::PlanQuery) 
     use crate::domain::analysis::plan::{self, autoscale, Candidate};
     use crate::domain::view::plan::MAX_CANDIDATES;
     let named = or_empty("named SLOs", db::list_slos(pool).await);
+    let demands = or_empty("named demands", db::list_demands(pool).await);
     let mut data = PlanOutcome {
         query: query.clone(),
         slos: named.iter().map(|n| (n.name.clone(), n.slo.to_string())).collect(),
+        demands: demands.iter().map(|n| (n.name.clone(), n.demand.label())).collect(),
         ..PlanOutcome::default()
     };
     if !query.asks_for_plan() {
         return Ok(data);
     }
     let bad = |field: &str, problem: String| AppError::BadRequest(format!("{field}: {problem}"));
-    let demand = query.parsed_demand().map_err(|e| AppError::BadRequest(e.to_string()))?;
+    // A stored demand by its name, else the demand as typed.
+    let demand = match demands.into_iter().find(|n| n.name == query.demand) {
+        Some(n) => n.demand,
+        None => query.parsed_demand().map_err(|e| AppError::BadRequest(e.to_string()))?,
+    };
     if query.slo.is_empty() {
         return Err(bad("slo", "give the SLO to plan at (ttft:p99<=2s,errors<=1%) or a stored SLO's name".into()));
     }

@@ -208,6 +208,25 @@ pub async fn save_slo(pool: &Db, name: &str, text: &str, author: &str) -> Result
     Ok(named)
 }
 
+/// Stores the demand `text` under `name` (replacing one of that name), by `author`.
+pub async fn save_demand(
+    pool: &Db,
+    name: &str,
+    text: &str,
+    author: &str,
+) -> Result<app::domain::analysis::plan::NamedDemand, DbError> {
+    use app::domain::analysis::plan::{Demand, NamedDemand};
+    let demand = Demand::parse(text).map_err(|e| DbError::Demand { field: "demand", error: e })?;
+    let named = NamedDemand {
+        name: name.trim().to_owned(),
+        demand,
+        author: author.to_owned(),
+        created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    };
+    db::put_demand(pool, &named).await?;
+    Ok(named)
+}
+
 /// Saves a titled view under a fresh slug.
 pub async fn save_report(
     pool: &Db,

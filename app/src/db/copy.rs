@@ -286,6 +286,12 @@ const TABLES: &[Table] = &[
         columns: &[("name", Text), ("text", Text), ("author", Text), ("created_at", Stamp)],
     },
     Table {
+        name: "demands",
+        order: "name",
+        identity: false,
+        columns: &[("name", Text), ("text", Text), ("author", Text), ("created_at", Stamp)],
+    },
+    Table {
         name: "experiments",
         order: "id",
         identity: true,

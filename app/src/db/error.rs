@@ -13,6 +13,9 @@ pub enum DbError {
     /// An SLO or its name refused (`domain::analysis::slo`): answered 400 naming the field and part.
     #[error("{field}: {error}")]
     Slo { field: &'static str, error: crate::domain::analysis::slo::SloError },
+    /// A stored demand or its name refused (`domain::analysis::plan::demand`): 400 naming the field.
+    #[error("{field}: {error}")]
+    Demand { field: &'static str, error: crate::domain::analysis::plan::DemandError },
     /// A price or its GPU type refused (`domain::analysis::cost`): answered 400 naming the field.
     #[error("{0}")]
     Price(#[from] crate::domain::analysis::cost::PriceError),

@@ -8,6 +8,7 @@ mod alerts;
 mod annotations;
 mod api;
 pub mod assets;
+mod demands;
 pub mod error;
 mod experiments;
 mod exports;
@@ -113,6 +114,7 @@ pub fn router(state: AppState) -> Router {
         .merge(run_edit::form_router())
         .merge(alerts::form_router())
         .merge(slos::form_router())
+        .merge(demands::form_router())
         .merge(prices::form_router())
         .merge(exports::router())
         .nest(
@@ -125,6 +127,7 @@ pub fn router(state: AppState) -> Router {
                 .merge(annotations::api_router())
                 .merge(alerts::api_router())
                 .merge(slos::api_router())
+                .merge(demands::api_router())
                 .merge(prices::api_router())
                 .merge(experiments::api_router())
                 .merge(plan::api_router()),

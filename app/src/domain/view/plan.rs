@@ -19,7 +19,7 @@ pub const MAX_SLO_CHARS: usize = 500;
 /// What to plan for.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlanQuery {
-    /// The demand as typed ([`Demand::parse`]).
+    /// The demand as typed ([`Demand::parse`]), or a stored demand's name.
     pub demand: String,
     /// An SLO (`ttft:p99<=2s,errors<=1%`) or the name of a stored one.
     pub slo: String,
@@ -161,6 +161,8 @@ pub struct PlanOutcome {
     pub charts: Vec<crate::domain::view::state::ChartSpec>,
     /// The stored SLOs' names and texts, for the form.
     pub slos: Vec<(String, String)>,
+    /// The stored demands' names and labels, for the form.
+    pub demands: Vec<(String, String)>,
     /// The candidates' links, in the plan's order.
     pub candidates: Vec<String>,
     /// The experiment the candidates came from: (link, name).
@@ -171,6 +173,8 @@ pub struct PlanOutcome {
 /// the plan's types (its bundle carries no decoder for them).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlanPageData {
+    /// The request's query string (without `?`): where the page's own forms come back to.
+    pub query: String,
     /// The form's values as typed: demand, SLO, runs, experiment, headroom, estimate.
     pub demand: String,
     pub slo: String,
@@ -180,6 +184,8 @@ pub struct PlanPageData {
     pub estimate: bool,
     /// The stored SLOs: (name, "name: text").
     pub slos: Vec<(String, String)>,
+    /// The stored demands: (name, label).
+    pub demands: Vec<(String, String)>,
     /// The experiment the candidates came from: (link, name).
     pub experiment: Option<(String, String)>,
     /// The plan, when a demand was given.
@@ -294,6 +300,7 @@ impl PlanPageData {
             query: q.to_query(),
         });
         PlanPageData {
+            query: q.to_query(),
             demand: q.demand.clone(),
             slo: q.slo.clone(),
             runs: q.runs.iter().map(RunId::as_str).collect::<Vec<_>>().join(","),
@@ -301,6 +308,7 @@ impl PlanPageData {
             headroom: q.headroom_pct.map_or_else(|| plain(DEFAULT_HEADROOM_PCT), plain),
             estimate: q.estimate,
             slos: o.slos.iter().map(|(name, slo)| (name.clone(), format!("{name}: {slo}"))).collect(),
+            demands: o.demands.clone(),
             experiment: o.experiment.clone(),
             plan,
         }

@@ -44,7 +44,31 @@ pub fn PlanPage() -> impl IntoView {
 
 #[component]
 fn PlanView(data: PlanPageData) -> impl IntoView {
-    let PlanPageData { demand, slo, runs, experiment_id, headroom, estimate, slos, experiment, plan } = data;
+    let PlanPageData {
+        query: here,
+        demand,
+        slo,
+        runs,
+        experiment_id,
+        headroom,
+        estimate,
+        slos,
+        demands,
+        experiment,
+        plan,
+    } = data;
+    // "Save this demand as …": the typed demand stored under a name (back to this page).
+    let save = (!demand.is_empty() && !demands.iter().any(|(name, _)| *name == demand)).then(|| {
+        let back = format!("/plan?{here}");
+        view! {
+            <form class="inline" method="post" action="/demands" id="save-demand">
+                <input type="hidden" name="demand" value=demand.clone() />
+                <input type="hidden" name="back" value=back />
+                <label>"Save this demand as "<input type="text" name="name" required maxlength="64" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]*" placeholder="chat-peak-q1" /></label>
+                <button type="submit">"Save"</button>
+            </form>
+        }
+    });
     let (verdict, rest) = match plan {
         None => (None, None),
         Some(p) => {
@@ -137,8 +161,11 @@ fn PlanView(data: PlanPageData) -> impl IntoView {
         {verdict}
         {intro}
         <form class="plan-form filters" method="get" action="/plan" id="plan-form">
-            <label>"Demand"<input type="text" name="demand" value=demand required maxlength="4000"
-                placeholder="rate=12; prompt=1000; output=500   or   hourly=2,2,1,…,4 (one rate per hour)" /></label>
+            <label>"Demand"<input type="text" name="demand" value=demand required maxlength="4000" list="plan-demands"
+                placeholder="rate=12; prompt=1000; output=500   or   hourly=2,2,1,…,4 (one rate per hour), or a stored demand's name" /></label>
+            <datalist id="plan-demands">
+                {demands.into_iter().map(|(name, label)| view! { <option value=name>{label}</option> }).collect_view()}
+            </datalist>
             <label>"SLO"<input type="text" name="slo" value=slo required maxlength="500" list="plan-slos"
                 placeholder="ttft:p99<=2s,errors<=1% or a stored SLO's name" /></label>
             <datalist id="plan-slos">
@@ -151,6 +178,7 @@ fn PlanView(data: PlanPageData) -> impl IntoView {
             <button type="submit" id="plan-submit">"Plan"</button>
         </form>
         {from}
+        {save}
         {rest}
     }
 }

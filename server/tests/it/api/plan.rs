@@ -10,6 +10,11 @@
 )]
 
 use super::support::*;
+use serde_json::json;
+
+async fn get_json(app: &TestApp, path: &str) -> Value {
+    app.client.get(app.url(path)).send().await.unwrap().json().await.unwrap()
+}
 
 /// The story's chat run under e2e:p99≤40s: C=48 passes (p99 37.39 s), 48 ÷ 37.36 s mean
 /// latency = 1.2848 requests/s a replica of 8 GPUs. At a flat 10 req/s without headroom:
@@ -184,5 +189,76 @@ async fn hostile_plans_are_refused_naming_the_field() {
                 assert!(page.contains("role=\"alert\""), "[{}] the page says why: {query}", app.backend);
             }
         }
+    }
+}
+
+/// Named demands: stored, listed, planned for by name (the verdict says the name), replaced,
+/// refused naming the field, deleted; the page's "Save this demand as" form stores one and
+/// comes back.
+#[tokio::test]
+async fn a_demand_stored_under_a_name_is_planned_for_by_name() {
+    for app in TestApp::each().await {
+        server::demo::load(&app.pool).await.unwrap();
+        let runs = app::db::list_runs(&app.pool).await.unwrap();
+        let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap().id.to_string();
+        let put = |name: &str, body: &str| {
+            let req = app
+                .client
+                .put(app.url(&format!("/api/v1/demands/{name}")))
+                .header("content-type", "application/json")
+                .body(body.to_owned());
+            async move { req.send().await.unwrap() }
+        };
+        let resp = put("chat-peak", r#"{"demand": "rate=10; output=500"}"#).await;
+        assert_eq!(resp.status(), StatusCode::OK, "[{}]", app.backend);
+        let listed = get_json(&app, "/api/v1/demands").await;
+        assert_eq!(listed[0]["name"], "chat-peak", "{listed}");
+        assert_eq!(listed[0]["demand"]["rates_req_s"], json!([10.0]));
+        let q = format!("demand=chat-peak&slo=e2e%3Ap99%3C%3D40s&runs={chat}&headroom=0");
+        let body: Value =
+            app.client.get(app.url(&format!("/api/v1/plan?{q}"))).send().await.unwrap().json().await.unwrap();
+        let verdict = body["plan"]["verdict"].as_str().unwrap();
+        assert!(verdict.starts_with("At “chat-peak” (10 req/s, ? → 500 tokens) under e2e:p99<=40s"), "{verdict}");
+        assert_eq!(body["plan"]["rows"][0]["replicas_peak"].as_u64(), Some(8));
+        // Replaced: the plan follows.
+        assert_eq!(put("chat-peak", r#"{"demand": "rate=20"}"#).await.status(), StatusCode::OK);
+        let body: Value =
+            app.client.get(app.url(&format!("/api/v1/plan?{q}"))).send().await.unwrap().json().await.unwrap();
+        assert_eq!(body["plan"]["rows"][0]["replicas_peak"].as_u64(), Some(16), "ceil(20 ÷ 1.2848)");
+        // Refused, naming the field; nothing stored.
+        for (name, body, field) in [
+            ("chat%20peak", r#"{"demand": "rate=1"}"#, "name"),
+            ("ok-name", r#"{"demand": "rate=-1"}"#, "demand"),
+            ("ok-name", r#"{"demand": "hourly=1,x"}"#, "demand"),
+            ("ok-name", r#"{"rate": 1}"#, "rate"),
+        ] {
+            let resp = put(name, body).await;
+            assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "[{}] {name} {body}", app.backend);
+            let e: Value = resp.json().await.unwrap();
+            assert_eq!(e["field"], field, "[{}] {name} {body}: {e}", app.backend);
+        }
+        assert_eq!(get_json(&app, "/api/v1/demands").await.as_array().unwrap().len(), 1);
+        // The page lists it to choose, and offers to save a typed demand.
+        let (_, page) = app.text(&format!("/plan?demand=rate%3D3&slo=e2e%3Ap99%3C%3D40s&runs={chat}")).await;
+        assert!(page.contains("<option value=\"chat-peak\">"), "[{}]", app.backend);
+        assert!(page.contains("id=\"save-demand\""), "[{}]", app.backend);
+        let resp = app
+            .client
+            .post(app.url("/demands"))
+            .header("origin", app.base.clone())
+            .form(&[("name", "low"), ("demand", "rate=3"), ("back", "/plan?demand=rate%3D3")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER, "[{}]", app.backend);
+        assert_eq!(resp.headers()["location"], "/plan?demand=rate%3D3");
+        assert_eq!(get_json(&app, "/api/v1/demands").await.as_array().unwrap().len(), 2);
+        // Deleted: the name is no longer a demand.
+        let resp = app.client.delete(app.url("/api/v1/demands/chat-peak")).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+        let resp = app.client.get(app.url(&format!("/api/v1/plan?{q}"))).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let e: Value = resp.json().await.unwrap();
+        assert_eq!(e["field"], "demand", "{e}");
     }
 }

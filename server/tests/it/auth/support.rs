@@ -173,6 +173,10 @@ pub(super) fn write_routes() -> Vec<WriteRoute> {
         r(Method::POST, "/slos", Body::Empty),
         r(Method::PUT, "/api/v1/slos/{name}", Body::Empty),
         r(Method::DELETE, "/api/v1/slos/{name}", Body::Empty),
+        // named demands
+        r(Method::POST, "/demands", Body::Empty),
+        r(Method::PUT, "/api/v1/demands/{name}", Body::Empty),
+        r(Method::DELETE, "/api/v1/demands/{name}", Body::Empty),
         // prices
         r(Method::POST, "/prices", Body::Empty),
         r(Method::PUT, "/api/v1/prices/{gpu_type}", Body::Empty),

@@ -23,6 +23,40 @@ pub const MAX_HOURS: usize = 168;
 /// The longest demand text.
 pub const MAX_SPEC_CHARS: usize = 4_000;
 
+/// The longest name a stored demand may have.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// A demand the team stored under a name, to choose on the plan page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NamedDemand {
+    pub name: String,
+    pub demand: Demand,
+    pub author: String,
+    pub created_at: String,
+}
+
+/// A stored demand's name: letters, digits, `-`, `_` and `.`, starting with a letter or a
+/// digit, at most [`MAX_NAME_CHARS`] (it travels in addresses as the SLOs' names do).
+pub fn check_name(name: &str) -> Result<(), DemandError> {
+    let chars = name.chars().take(MAX_NAME_CHARS + 1).count();
+    let part: String = name.chars().take(60).collect();
+    if chars == 0 {
+        return Err(err("name", "a demand's name is empty"));
+    }
+    if chars > MAX_NAME_CHARS {
+        return Err(err(&part, format!("a demand's name is at most {MAX_NAME_CHARS} characters")));
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        || !name.starts_with(|c: char| c.is_ascii_alphanumeric())
+    {
+        return Err(err(
+            &part,
+            "a demand's name is letters, digits, '-', '_' and '.', starting with a letter or a digit",
+        ));
+    }
+    Ok(())
+}
+
 /// What a team expects to serve.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Demand {
@@ -34,11 +68,14 @@ pub struct Demand {
     pub prompt_tokens: Option<u32>,
     /// Output tokens per request, when given.
     pub output_tokens: Option<u32>,
+    /// The stored demand's name, when it was chosen by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// A demand refused: the part at fault and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("demand: {part}: {problem}")]
+#[error("{part}: {problem}")]
 pub struct DemandError {
     pub part: String,
     pub problem: String,
@@ -73,7 +110,8 @@ impl Demand {
         if n > MAX_SPEC_CHARS {
             return Err(err("demand", format!("{n} characters; at most {MAX_SPEC_CHARS}")));
         }
-        let mut d = Demand { rates_req_s: Vec::new(), hourly: false, prompt_tokens: None, output_tokens: None };
+        let mut d =
+            Demand { rates_req_s: Vec::new(), hourly: false, prompt_tokens: None, output_tokens: None, name: None };
         let mut seen: Vec<&str> = Vec::new();
         for part in spec.split(';').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = match part.split_once('=') {
@@ -148,9 +186,13 @@ impl Demand {
             rate
         };
         let tok = |t: Option<u32>| t.map_or_else(|| "?".to_owned(), |n| grouped(&n.to_string()));
-        match (self.prompt_tokens, self.output_tokens) {
+        let said = match (self.prompt_tokens, self.output_tokens) {
             (None, None) => shape,
             (p, o) => format!("{shape}, {} → {} tokens", tok(p), tok(o)),
+        };
+        match &self.name {
+            Some(name) => format!("“{name}” ({said})"),
+            None => said,
         }
     }
 
@@ -201,6 +243,16 @@ mod tests {
     }
 
     #[test]
+    fn stored_names_are_plain_and_the_label_says_them() {
+        assert!(check_name("chat-peak.q1").is_ok());
+        for bad in ["", "chat peak", "-x", "<b>", &"x".repeat(MAX_NAME_CHARS + 1)] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        let d = Demand { name: Some("chat-peak".into()), ..Demand::parse("rate=12; output=500").unwrap() };
+        assert_eq!(d.label(), "“chat-peak” (12 req/s, ? → 500 tokens)");
+    }
+
+    #[test]
     fn hostile_demands_name_the_part() {
         let refused = |s: &str| Demand::parse(s).unwrap_err();
         for (spec, part, words) in [
@@ -225,7 +277,7 @@ mod tests {
         assert_eq!(refused(&"1;".repeat(MAX_SPEC_CHARS)).part, "demand");
         assert_eq!(
             refused("rate=1e308").to_string(),
-            "demand: rate=1e308: a rate must be above 0 and at most 1e6 req/s, not 1e308"
+            "rate=1e308: a rate must be above 0 and at most 1e6 req/s, not 1e308"
         );
     }
 }

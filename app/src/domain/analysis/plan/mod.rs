@@ -30,7 +30,7 @@
 pub mod autoscale;
 pub mod demand;
 
-pub use demand::{Demand, DemandError};
+pub use demand::{Demand, DemandError, NamedDemand};
 
 use super::cost::usd;
 use super::cost::NoCost;

@@ -8,7 +8,7 @@ fn slo(s: &str) -> Slo {
 }
 
 fn flat(rate: f64) -> Demand {
-    Demand { rates_req_s: vec![rate], hourly: false, prompt_tokens: None, output_tokens: None }
+    Demand { rates_req_s: vec![rate], hourly: false, prompt_tokens: None, output_tokens: None, name: None }
 }
 
 fn no_headroom() -> PlanSettings {
@@ -59,7 +59,7 @@ fn whole_quotients_and_the_least_replica() {
 fn a_day_hour_by_hour() {
     let run = chat_run();
     let rates: Vec<f64> = (0..24).map(|h| if (9..18).contains(&h) { 10.0 } else { 2.0 }).collect();
-    let demand = Demand { rates_req_s: rates, hourly: true, prompt_tokens: None, output_tokens: None };
+    let demand = Demand { rates_req_s: rates, hourly: true, prompt_tokens: None, output_tokens: None, name: None };
     let p = plan(&demand, &slo("e2e:p99<=40s"), &no_headroom(), &[Candidate { run: &run, usd_per_hour: Ok(16.0) }]);
     let r = &p.rows[0];
     // 2 req/s: ceil(1.557) = 2 replicas; 10 req/s: 8.
