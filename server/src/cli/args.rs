@@ -412,11 +412,19 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["demand", "demand_file", "demand_trace"])))]
 pub struct PlanArgs {
     /// What to serve: 'rate=12; prompt=1000; output=500' (a flat peak, requests per second,
-    /// and the request mix) or 'hourly=2,2,1,…' (one rate per hour).
+    /// and the request mix), 'hourly=2,2,1,…' (one rate per hour), or a stored demand's name.
     #[arg(long)]
-    pub demand: String,
+    pub demand: Option<String>,
+    /// The demand from a CSV of `time,requests_per_s` (time in seconds): each hour's highest rate.
+    #[arg(long)]
+    pub demand_file: Option<PathBuf>,
+    /// The demand from a request trace (Mooncake JSONL or CSV, as `plateau sweep --trace`
+    /// replays): each hour's busiest minute, and the trace's mean prompt and output tokens.
+    #[arg(long)]
+    pub demand_trace: Option<PathBuf>,
     /// The SLO each replica must keep ('ttft:p99<=2s,errors<=1%'), or a stored SLO's name.
     #[arg(long)]
     pub slo: String,

@@ -115,6 +115,30 @@ async fn a_plan_from_the_story_reads_the_same_in_json_markdown_csv_and_the_page(
         let (code, _, err) = cli(&["--demand", "rate=-1", "--slo", "e2e:p99<=40s", "--run", chat.as_str()]);
         assert_eq!(code, Some(2), "{err}");
         assert!(err.contains("demand: rate=-1: a rate must be above 0"), "{err}");
+        // The demand from a request trace (the busiest minute of each hour, the mean mix) and
+        // from a CSV of rates (each hour's highest).
+        let trace = crate::common::fixtures().join("workloads/aiperf_example_trace_mooncake-format.jsonl");
+        let tail = ["--slo", "e2e:p99<=40s", "--run", chat.as_str(), "--headroom", "0", "--format", "json"];
+        let (code, out, err) = cli(&[&["--demand-trace", trace.to_str().unwrap()][..], &tail[..]].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let json: Value = serde_json::from_str(&out).unwrap();
+        // Three requests within the first minute: 3 ÷ 60 = 0.05 req/s; (655 + 672 + 655) ÷ 3
+        // = 660.67 prompt tokens, (52 + 26 + 52) ÷ 3 = 43.33 output tokens.
+        assert_eq!(json["plan"]["demand"]["rates_req_s"], json!([0.05]), "{json}");
+        assert_eq!(json["plan"]["demand"]["prompt_tokens"], json!(661));
+        assert_eq!(json["plan"]["demand"]["output_tokens"], json!(43));
+        let dir = tempfile::tempdir().unwrap();
+        let day = dir.path().join("day.csv");
+        std::fs::write(&day, "time,requests_per_s\n0,2\n1800,1\n3600,12\n7200,6\n").unwrap();
+        let (code, out, err) = cli(&[&["--demand-file", day.to_str().unwrap()][..], &tail[..]].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let json: Value = serde_json::from_str(&out).unwrap();
+        // ceil(2 ÷ 1.2848) = 2, ceil(12 ÷ 1.2848) = 10, ceil(6 ÷ 1.2848) = 5.
+        assert_eq!(json["plan"]["rows"][0]["replicas_by_hour"], json!([2, 10, 5]), "{json}");
+        std::fs::write(&day, "time,requests_per_s\n0,2\n60,lots\n").unwrap();
+        let (code, _, err) = cli(&[&["--demand-file", day.to_str().unwrap()][..], &tail[..]].concat());
+        assert_eq!(code, Some(2));
+        assert!(err.contains("demand: csv line 3: rate \"lots\" is not a number"), "{err}");
         // The run page at that SLO links to the form with the run and the SLO filled in.
         let (_, run_page) = app.text(&format!("/runs/{chat}?slo=e2e%3Ap99%3C%3D40s")).await;
         let link = format!("href=\"/plan?slo=e2e%3Ap99%3C%3D40s&amp;runs={chat}\"");

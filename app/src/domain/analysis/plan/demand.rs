@@ -86,11 +86,15 @@ fn err(part: &str, problem: impl Into<String>) -> DemandError {
     DemandError { part, problem: problem.into() }
 }
 
-fn rate(part: &str, text: &str) -> Result<f64, DemandError> {
+/// A rate: above 0 (or, for an hour of a day's curve, `zero_ok`: 0, a quiet hour) and at
+/// most [`MAX_RATE_REQ_S`].
+fn rate(part: &str, text: &str, zero_ok: bool) -> Result<f64, DemandError> {
     let text = text.trim().trim_end_matches("req/s").trim();
     let v: f64 = text.parse().map_err(|_| err(part, format!("{text:?} is not a number of requests per second")))?;
-    if !(v.is_finite() && v > 0.0 && v <= MAX_RATE_REQ_S) {
-        return Err(err(part, format!("a rate must be above 0 and at most {MAX_RATE_REQ_S:e} req/s, not {text}")));
+    let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
+    if !(v.is_finite() && low_ok && v <= MAX_RATE_REQ_S) {
+        let low = if zero_ok { "from 0" } else { "above 0" };
+        return Err(err(part, format!("a rate must be {low} and at most {MAX_RATE_REQ_S:e} req/s, not {text}")));
     }
     Ok(v)
 }
@@ -123,7 +127,7 @@ impl Demand {
             }
             seen.push(key);
             match key {
-                "rate" => d.rates_req_s = vec![rate(part, value)?],
+                "rate" => d.rates_req_s = vec![rate(part, value, false)?],
                 "hourly" => {
                     let values: Vec<&str> = value.split(',').map(str::trim).collect();
                     if values.len() > MAX_HOURS {
@@ -132,8 +136,11 @@ impl Demand {
                     d.rates_req_s = values
                         .iter()
                         .enumerate()
-                        .map(|(h, v)| rate(&format!("hourly value {} ({v})", h + 1), v))
-                        .collect::<Result<_, _>>()?;
+                        .map(|(h, v)| rate(&format!("hourly value {} ({v})", h + 1), v, true))
+                        .collect::<Result<Vec<f64>, _>>()?;
+                    if d.rates_req_s.iter().all(|r| *r == 0.0) {
+                        return Err(err("hourly", "every hour is 0: no requests to plan for"));
+                    }
                     d.hourly = true;
                 }
                 "prompt" => d.prompt_tokens = Some(tokens(part, value)?),
@@ -150,6 +157,108 @@ impl Demand {
             return Err(err("demand", "no rate: give rate=<req/s> or hourly=<one rate per hour>"));
         }
         Ok(d)
+    }
+
+    /// A demand hour by hour from requests' arrival times (ms, any origin; a trace's
+    /// timestamps): each hour's rate is its busiest minute's requests ÷ 60 (a plan is sized for
+    /// the peak within the hour, not its mean), the hours counted from the first arrival;
+    /// the mix, when given, is the requests' mean tokens. Refused: no arrivals, a time that
+    /// is not finite, more than [`MAX_HOURS`] hours.
+    pub fn from_arrivals(
+        arrivals_ms: &[f64],
+        prompt_tokens: Option<f64>,
+        output_tokens: Option<f64>,
+    ) -> Result<Demand, DemandError> {
+        if arrivals_ms.iter().any(|t| !t.is_finite()) {
+            return Err(err("trace", "an arrival time is not a number"));
+        }
+        let first = arrivals_ms.iter().copied().fold(f64::INFINITY, f64::min);
+        if !first.is_finite() {
+            return Err(err("trace", "no requests"));
+        }
+        let minute = |t: f64| ((t - first) / 60_000.0).floor() as usize;
+        let last_minute = arrivals_ms.iter().map(|&t| minute(t)).max().unwrap_or(0);
+        let hours = last_minute / 60 + 1;
+        if hours > MAX_HOURS {
+            return Err(err("trace", format!("{hours} hours; at most {MAX_HOURS} (a week)")));
+        }
+        let mut per_minute = vec![0_u32; (last_minute + 1).max(1)];
+        for &t in arrivals_ms {
+            if let Some(m) = per_minute.get_mut(minute(t)) {
+                *m += 1;
+            }
+        }
+        let rates_req_s: Vec<f64> =
+            per_minute.chunks(60).map(|h| f64::from(*h.iter().max().unwrap_or(&0)) / 60.0).collect();
+        Demand::of_hours(rates_req_s, prompt_tokens, output_tokens, "trace")
+    }
+
+    /// A demand hour by hour from a CSV of `time,requests_per_s` (a header naming the two
+    /// columns; `time` in seconds from any origin): each hour's rate is the highest the rows
+    /// of that hour give. Refused naming the line at fault.
+    pub fn from_csv(text: &str) -> Result<Demand, DemandError> {
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let (_, header) = lines.next().ok_or_else(|| err("csv", "empty: a header `time,requests_per_s` and rows"))?;
+        let names: Vec<String> = header.split(',').map(|c| c.trim().trim_matches('"').to_ascii_lowercase()).collect();
+        let col = |wanted: &[&str]| names.iter().position(|n| wanted.contains(&n.as_str()));
+        let (Some(t_col), Some(r_col)) =
+            (col(&["time", "time_s", "t", "timestamp_s"]), col(&["requests_per_s", "rps", "rate", "qps", "req_s"]))
+        else {
+            return Err(err("csv line 1", "the header names no `time` and `requests_per_s` columns"));
+        };
+        let mut rows: Vec<(f64, f64)> = Vec::new();
+        for (i, line) in lines {
+            let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+            let at = |c: usize, what: &str| -> Result<f64, DemandError> {
+                let text = cells.get(c).copied().unwrap_or_default();
+                text.parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(|| err(&format!("csv line {}", i + 1), format!("{what} {text:?} is not a number")))
+            };
+            let (t, r) = (at(t_col, "time")?, at(r_col, "rate")?);
+            if !(0.0..=MAX_RATE_REQ_S).contains(&r) {
+                return Err(err(
+                    &format!("csv line {}", i + 1),
+                    format!("a rate from 0 to {MAX_RATE_REQ_S:e} req/s, not {r}"),
+                ));
+            }
+            rows.push((t, r));
+        }
+        let first = rows.iter().map(|(t, _)| *t).fold(f64::INFINITY, f64::min);
+        if !first.is_finite() {
+            return Err(err("csv", "no rows"));
+        }
+        let hour = |t: f64| ((t - first) / 3600.0).floor() as usize;
+        let hours = rows.iter().map(|(t, _)| hour(*t)).max().unwrap_or(0) + 1;
+        if hours > MAX_HOURS {
+            return Err(err("csv", format!("{hours} hours; at most {MAX_HOURS} (a week)")));
+        }
+        let mut rates = vec![0.0_f64; hours];
+        for (t, r) in rows {
+            if let Some(h) = rates.get_mut(hour(t)) {
+                *h = h.max(r);
+            }
+        }
+        Demand::of_hours(rates, None, None, "csv")
+    }
+
+    /// Hourly rates (an hour without requests is 0: it keeps one replica) and a mix rounded
+    /// to whole tokens.
+    fn of_hours(rates: Vec<f64>, prompt: Option<f64>, output: Option<f64>, part: &str) -> Result<Demand, DemandError> {
+        if rates.iter().all(|r| *r <= 0.0) {
+            return Err(err(part, "no requests"));
+        }
+        let tokens = |t: Option<f64>| {
+            t.filter(|v| v.is_finite() && *v >= 1.0).map(|v| v.round().min(f64::from(MAX_TOKENS)) as u32)
+        };
+        Ok(Demand {
+            rates_req_s: rates,
+            hourly: true,
+            prompt_tokens: tokens(prompt),
+            output_tokens: tokens(output),
+            name: None,
+        })
     }
 
     /// The highest rate of the demand.
@@ -240,6 +349,34 @@ mod tests {
         assert_eq!((d.hours(), d.peak_req_s(), d.rate_at(0), d.rate_at(11)), (24, 12.0, 1.0, 12.0));
         assert_eq!(d.label(), "24 hourly rates peaking at 12 req/s");
         assert_eq!(Demand::parse(&d.spec()).unwrap(), d);
+    }
+
+    /// Arrivals: the busiest minute of each hour sets its rate. 90 requests in the first
+    /// minute (1.5 req/s), 30 spread over the rest of hour 0, 6 in one minute of hour 1.
+    #[test]
+    fn a_trace_gives_each_hours_busiest_minute() {
+        let mut arrivals: Vec<f64> = (0..90).map(|i| 1_000.0 + f64::from(i) * 500.0).collect();
+        arrivals.extend((0..30).map(|i| 120_000.0 + f64::from(i) * 100_000.0));
+        arrivals.extend((0..6).map(|i| 3_600_000.0 + 1_000.0 + f64::from(i) * 1_000.0));
+        let d = Demand::from_arrivals(&arrivals, Some(511.6), Some(127.9)).unwrap();
+        assert!(d.hourly);
+        assert_eq!(d.rates_req_s, [1.5, 0.1]);
+        assert_eq!((d.prompt_tokens, d.output_tokens), (Some(512), Some(128)));
+        assert_eq!(Demand::parse(&d.spec()).unwrap(), d, "its spec reads back");
+        assert_eq!(Demand::from_arrivals(&[], None, None).unwrap_err().problem, "no requests");
+        let e = Demand::from_arrivals(&[0.0, 200.0 * 3_600_000.0], None, None).unwrap_err();
+        assert!(e.problem.starts_with("201 hours"), "{e}");
+    }
+
+    /// A CSV of `time,requests_per_s`: the highest rate of each hour; the line at fault named.
+    #[test]
+    fn a_csv_gives_each_hours_highest_rate() {
+        let d = Demand::from_csv("time,requests_per_s\n0,2\n1800,5\n3600,3\n7300,1.5\n").unwrap();
+        assert_eq!(d.rates_req_s, [5.0, 3.0, 1.5]);
+        let e = Demand::from_csv("time,requests_per_s\n0,2\n60,lots\n").unwrap_err();
+        assert_eq!((e.part.as_str(), e.problem.as_str()), ("csv line 3", "rate \"lots\" is not a number"));
+        assert_eq!(Demand::from_csv("a,b\n1,2").unwrap_err().part, "csv line 1");
+        assert!(Demand::from_csv("time,rps\n0,-1").unwrap_err().problem.starts_with("a rate from 0"));
     }
 
     #[test]
