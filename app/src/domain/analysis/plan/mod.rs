@@ -171,6 +171,10 @@ pub struct PlanRow {
     pub usd_day: Option<f64>,
     pub usd_month: Option<f64>,
     pub mix: MixCheck,
+    /// The largest relative difference of its tokens per request from the demand's (0.25:
+    /// 25 %), when both are known.
+    #[serde(default)]
+    pub mix_distance: Option<f64>,
     /// What the row lacks, in words ("no price set for its GPU type", "GPU count unknown").
     pub missing: Vec<String>,
 }
@@ -283,6 +287,16 @@ fn mix_of(run: &Run, load: Option<f64>) -> (Option<f64>, Option<f64>) {
     (prompt, output)
 }
 
+/// How far `run`'s mix at `load` is from the demand's: the largest relative difference of
+/// prompt or output tokens (`None` when nothing can be compared).
+fn mix_distance(demand: &Demand, run: &Run, load: Option<f64>) -> Option<f64> {
+    let (prompt, output) = mix_of(run, load);
+    [(demand.prompt_tokens, prompt), (demand.output_tokens, output)]
+        .into_iter()
+        .filter_map(|(want, got)| Some(((got? - f64::from(want?)) / f64::from(want?)).abs()))
+        .fold(None, |acc: Option<f64>, d| Some(acc.map_or(d, |a| a.max(d))))
+}
+
 fn mix_check(demand: &Demand, run: &Run, load: Option<f64>, tolerance_pct: f64) -> MixCheck {
     if demand.prompt_tokens.is_none() && demand.output_tokens.is_none() {
         return MixCheck::Unknown("the demand gives no request mix".into());
@@ -328,7 +342,9 @@ fn row(demand: &Demand, slo: &Slo, s: &PlanSettings, c: &Candidate) -> PlanRow {
             None
         }
     };
-    let mix = mix_check(demand, c.run, capacity.as_ref().ok().map(|c| c.load), s.mix_tolerance_pct);
+    let at = capacity.as_ref().ok().map(|c| c.load);
+    let mix = mix_check(demand, c.run, at, s.mix_tolerance_pct);
+    let mix_distance = mix_distance(demand, c.run, at);
     let mut out = PlanRow {
         run_id: c.run.id.to_string(),
         run_name: c.run.name.clone(),
@@ -343,6 +359,7 @@ fn row(demand: &Demand, slo: &Slo, s: &PlanSettings, c: &Candidate) -> PlanRow {
         usd_day: None,
         usd_month: None,
         mix,
+        mix_distance,
         missing,
     };
     let cap = match capacity {
@@ -373,7 +390,13 @@ fn row(demand: &Demand, slo: &Slo, s: &PlanSettings, c: &Candidate) -> PlanRow {
 pub fn plan(demand: &Demand, slo: &Slo, settings: &PlanSettings, candidates: &[Candidate]) -> Plan {
     let rows: Vec<PlanRow> = candidates.iter().map(|c| row(demand, slo, settings, c)).collect();
     let any_match = rows.iter().any(|r| r.mix == MixCheck::Matches);
-    let eligible = |r: &PlanRow| r.replicas_peak.is_some() && (!any_match || r.mix == MixCheck::Matches);
+    // None at the demand's mix: the closest measured mix is chosen from (the runs of one
+    // experiment, measured alike, stay together).
+    let closest =
+        rows.iter().filter(|r| r.replicas_peak.is_some()).filter_map(|r| r.mix_distance).fold(f64::INFINITY, f64::min);
+    let near = |r: &PlanRow| !closest.is_finite() || r.mix_distance.is_some_and(|d| d <= closest + 1e-9);
+    let eligible =
+        |r: &PlanRow| r.replicas_peak.is_some() && if any_match { r.mix == MixCheck::Matches } else { near(r) };
     // The least of `f`; on a tie, the candidate a replica of which serves the most (the
     // most room left at the same price).
     let by = |f: fn(&PlanRow) -> Option<f64>| {
@@ -389,7 +412,9 @@ pub fn plan(demand: &Demand, slo: &Slo, settings: &PlanSettings, candidates: &[C
         // Without GPU counts or prices, replicas compare only within one run.
         (rows.iter().filter(|r| eligible(r)).count() == 1).then(|| rows.iter().position(eligible)).flatten()
     });
-    let verdict = verdict(demand, slo, &rows, best);
+    // Whether the mix, not the cost, ruled a candidate out.
+    let by_closeness = !any_match && rows.iter().any(|r| r.replicas_peak.is_some() && !near(r));
+    let verdict = verdict(demand, slo, &rows, best, by_closeness);
     Plan { demand: demand.clone(), slo: slo.to_string(), settings: *settings, rows, best, verdict }
 }
 
@@ -412,7 +437,7 @@ fn figures(r: &PlanRow) -> String {
     parts.join(", ")
 }
 
-fn verdict(demand: &Demand, slo: &Slo, rows: &[PlanRow], best: Option<usize>) -> String {
+fn verdict(demand: &Demand, slo: &Slo, rows: &[PlanRow], best: Option<usize>, by_closeness: bool) -> String {
     let head = format!("At {} under {slo}", demand.label());
     let mut out = match best.and_then(|b| rows.get(b)) {
         Some(b) => {
@@ -469,6 +494,9 @@ fn verdict(demand: &Demand, slo: &Slo, rows: &[PlanRow], best: Option<usize>) ->
         out.push(' ');
         out.push_str(&said.join("; "));
         out.push('.');
+        if by_closeness && best.is_some() {
+            out.push_str(" The candidate measured closest to the demand's mix is chosen.");
+        }
     }
     out
 }

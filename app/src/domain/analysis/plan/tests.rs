@@ -164,6 +164,23 @@ fn another_request_mix_is_flagged_and_not_chosen() {
         both.verdict
     );
     assert_eq!(both.verdict.matches("another request mix").count(), 1);
+    // None at the demand's mix: the closest is chosen over a cheaper one further off.
+    let mut nearer = chat_run();
+    nearer.name = "nearer answers".into();
+    nearer.facts.max_tokens = Some(300);
+    let near = plan(
+        &demand,
+        &slo("e2e:p99<=40s"),
+        &no_headroom(),
+        &[Candidate { run: &short, usd_per_hour: Ok(1.0) }, Candidate { run: &nearer, usd_per_hour: Ok(16.0) }],
+    );
+    assert_eq!(near.best, Some(1), "{}", near.verdict);
+    assert!((near.rows[1].mix_distance.unwrap() - 0.4).abs() < 1e-12);
+    assert!(
+        near.verdict.ends_with(" The candidate measured closest to the demand's mix is chosen."),
+        "{}",
+        near.verdict
+    );
     let none =
         plan(&flat(10.0), &slo("e2e:p99<=40s"), &no_headroom(), &[Candidate { run: &long, usd_per_hour: Ok(1.0) }]);
     assert_eq!(none.rows[0].mix, MixCheck::Unknown("the demand gives no request mix".into()));
