@@ -434,7 +434,7 @@ pub struct PlanArgs {
     /// The runs of this experiment are candidates too.
     #[arg(long)]
     pub experiment: Option<String>,
-    /// Capacity kept free above the demand, %.
+    /// Capacity kept free above the demand, % (20 when not given).
     #[arg(long)]
     pub headroom: Option<f64>,
     /// Plan on the estimated capacity between the last passing and the first failing level.
