@@ -81,7 +81,7 @@ pub fn plan_spec(plan: &crate::domain::analysis::plan::Plan) -> Option<ChartSpec
     let best = plan.rows.get(plan.best?)?;
     let cap = best.capacity.as_ref()?;
     let hours = plan.demand.hours();
-    let round = |v: f64| (v * 1000.0).round() / 1000.0;
+    let round = super::round_for_display;
     let demand: Vec<Vec<f64>> = (0..hours).map(|h| vec![h as f64, round(plan.demand.rate_at(h))]).collect();
     let served: Vec<Vec<f64>> =
         best.replicas_by_hour.iter().enumerate().map(|(h, n)| vec![h as f64, round(*n as f64 * cap.req_s)]).collect();

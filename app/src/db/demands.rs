@@ -4,6 +4,7 @@
 
 use super::backend::{Db, Q};
 use super::error::DbError;
+use super::slos::{delete_named, room_for, NamedTable};
 use crate::domain::analysis::plan::demand::check_name;
 use crate::domain::analysis::plan::{Demand, DemandError, NamedDemand};
 
@@ -16,18 +17,14 @@ pub async fn put_demand(db: &Db, named: &NamedDemand) -> Result<(), DbError> {
     check_name(&named.name).map_err(|e| DbError::Demand { field: "name", error: e })?;
     let text = Demand { name: None, ..named.demand.clone() }.spec();
     Demand::parse(&text).map_err(|e| DbError::Demand { field: "demand", error: e })?;
-    let exists = Q::new("SELECT 1 FROM demands WHERE name = $1").bind(&named.name).fetch_optional(db).await?.is_some();
-    if !exists {
-        let n: i64 = Q::new("SELECT COUNT(*) FROM demands").scalar(db).await?;
-        if n >= MAX_NAMED_DEMANDS {
-            return Err(DbError::Demand {
-                field: "name",
-                error: DemandError {
-                    part: named.name.clone(),
-                    problem: format!("at most {MAX_NAMED_DEMANDS} demands are stored; delete one first"),
-                },
-            });
-        }
+    if !room_for(db, NamedTable::Demands, &named.name, MAX_NAMED_DEMANDS).await? {
+        return Err(DbError::Demand {
+            field: "name",
+            error: DemandError {
+                part: named.name.clone(),
+                problem: format!("at most {MAX_NAMED_DEMANDS} demands are stored; delete one first"),
+            },
+        });
     }
     Q::new(
         "INSERT INTO demands (name, text, author, created_at) VALUES ($1, $2, $3, $4)
@@ -75,11 +72,7 @@ pub async fn get_demand(db: &Db, name: &str) -> Result<NamedDemand, DbError> {
 
 /// Deletes the demand `name` (a plan whose address names it then says it is not found).
 pub async fn delete_demand(db: &Db, name: &str) -> Result<(), DbError> {
-    let done = Q::new("DELETE FROM demands WHERE name = $1").bind(name).execute(db).await?;
-    if done == 0 {
-        return Err(DbError::NotFound(format!("demand {name:?}")));
-    }
-    Ok(())
+    delete_named(db, NamedTable::Demands, name, || format!("demand {name:?}")).await
 }
 
 #[cfg(test)]

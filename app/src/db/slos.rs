@@ -14,18 +14,14 @@ pub const MAX_NAMED_SLOS: i64 = 200;
 pub async fn put_slo(db: &Db, named: &NamedSlo) -> Result<(), DbError> {
     check_name(&named.name).map_err(|e| DbError::Slo { field: "name", error: e })?;
     named.slo.check().map_err(|e| DbError::Slo { field: "slo", error: e })?;
-    let exists = Q::new("SELECT 1 FROM slos WHERE name = $1").bind(&named.name).fetch_optional(db).await?.is_some();
-    if !exists {
-        let n: i64 = Q::new("SELECT COUNT(*) FROM slos").scalar(db).await?;
-        if n >= MAX_NAMED_SLOS {
-            return Err(DbError::Slo {
-                field: "name",
-                error: crate::domain::analysis::slo::SloError {
-                    part: None,
-                    problem: format!("at most {MAX_NAMED_SLOS} SLOs are stored; delete one first"),
-                },
-            });
-        }
+    if !room_for(db, NamedTable::Slos, &named.name, MAX_NAMED_SLOS).await? {
+        return Err(DbError::Slo {
+            field: "name",
+            error: crate::domain::analysis::slo::SloError {
+                part: None,
+                problem: format!("at most {MAX_NAMED_SLOS} SLOs are stored; delete one first"),
+            },
+        });
     }
     Q::new(
         "INSERT INTO slos (name, text, author, created_at) VALUES ($1, $2, $3, $4)
@@ -65,11 +61,45 @@ pub async fn get_slo(db: &Db, name: &str) -> Result<NamedSlo, DbError> {
 /// Deletes the SLO `name` (pages whose address holds its text keep working: the address
 /// carries the limits, not the name).
 pub async fn delete_slo(db: &Db, name: &str) -> Result<(), DbError> {
-    let done = Q::new("DELETE FROM slos WHERE name = $1").bind(name).execute(db).await?;
-    if done == 0 {
-        return Err(DbError::NotFound(format!("SLO {name:?}")));
+    delete_named(db, NamedTable::Slos, name, || format!("SLO {name:?}")).await
+}
+
+/// The tables of things a team stores under a name (SLOs, demands): `name` is their key.
+#[derive(Clone, Copy)]
+pub(super) enum NamedTable {
+    Slos,
+    Demands,
+}
+
+impl NamedTable {
+    fn sql(self) -> &'static str {
+        match self {
+            NamedTable::Slos => "slos",
+            NamedTable::Demands => "demands",
+        }
     }
-    Ok(())
+}
+
+/// Whether `name` may be stored in `table`: it is there already (a replacement), or fewer
+/// than `max` are.
+pub(super) async fn room_for(db: &Db, table: NamedTable, name: &str, max: i64) -> Result<bool, DbError> {
+    let t = table.sql();
+    if Q::new(format!("SELECT 1 FROM {t} WHERE name = $1")).bind(name).fetch_optional(db).await?.is_some() {
+        return Ok(true);
+    }
+    let n: i64 = Q::new(format!("SELECT COUNT(*) FROM {t}")).scalar(db).await?;
+    Ok(n < max)
+}
+
+/// Deletes `name` from `table`; `NotFound(what())` when there was none.
+pub(super) async fn delete_named(
+    db: &Db,
+    table: NamedTable,
+    name: &str,
+    what: impl FnOnce() -> String,
+) -> Result<(), DbError> {
+    let done = Q::new(format!("DELETE FROM {} WHERE name = $1", table.sql())).bind(name).execute(db).await?;
+    super::error::touched(done, what)
 }
 
 #[cfg(test)]

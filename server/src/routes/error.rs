@@ -168,13 +168,7 @@ impl From<DbError> for ApiError {
             DbError::NotFound(what) => ApiError::not_found(what),
             DbError::Text(t) => ApiError::bad_request(t.to_string()).with_field(t.field),
             DbError::Slo { field, error } => ApiError::bad_request(error.to_string()).with_field(field),
-            e @ DbError::Demand { .. } => {
-                let field = match &e {
-                    DbError::Demand { field, .. } => *field,
-                    _ => "demand",
-                };
-                ApiError::bad_request(e.to_string()).with_field(field)
-            }
+            e @ DbError::Demand { field, .. } => ApiError::bad_request(e.to_string()).with_field(field),
             DbError::Price(e) => ApiError::bad_request(e.to_string()).with_field(e.field),
             DbError::Busy(message) => ApiError::new(StatusCode::CONFLICT, message),
             other => ApiError::internal("a database call", other),
