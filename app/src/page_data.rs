@@ -161,6 +161,7 @@ pub async fn experiment_page(
         verdict: summary.verdict,
         charts,
         slos,
+        demands: demand_choices(pool).await,
         compare_href,
     })
 }
@@ -195,12 +196,18 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
         charts,
         goodput,
         slos,
+        demands: demand_choices(pool).await,
         cost,
         changes,
         alerts,
         turns,
         findings,
     })
+}
+
+/// The stored demands as a page's plan menu offers them: (name, label).
+async fn demand_choices(pool: &Db) -> Vec<(String, String)> {
+    or_empty("named demands", db::list_demands(pool).await).into_iter().map(|n| (n.name, n.demand.label())).collect()
 }
 
 /// Runs of a configuration read to find its change points ([`crate::domain::analysis::changes`]):
@@ -231,12 +238,43 @@ async fn run_changes(
     Ok((starting, still_worse))
 }
 
-/// The plan page of `query`: its demand, SLO (given, or a stored one by name) and candidates
-/// (the runs and the experiment's runs) read and planned, the autoscaler's trigger for the
-/// chosen candidate, the chart. Without a demand, the form alone (with what the query
-/// gives filled in); a bad field is a 400 naming it.
+/// The plan page's outcome for `query`: the stored SLOs and demands for its form, and
+/// when it asks for one, the plan ([`plan_inputs`], then [`plan_of`]).
 pub async fn plan_page(pool: &Db, query: &crate::domain::view::plan::PlanQuery) -> Result<PlanOutcome, AppError> {
-    use crate::domain::analysis::plan::{self, autoscale, Candidate};
+    let (mut data, inputs) = plan_inputs(pool, query).await?;
+    if let Some(inputs) = inputs {
+        plan_of(&mut data, &inputs);
+    }
+    Ok(data)
+}
+
+/// What a plan reads from the store, resolved: the demand and the SLO (a stored one's
+/// content by its name), the candidate runs, what is stored beside them and their costs
+/// with today's prices. A snapshot freezes exactly this ([`FrozenPlan`] and the runs).
+pub struct PlanInputs {
+    pub demand: crate::domain::analysis::plan::Demand,
+    pub slo: Slo,
+    pub runs: Vec<Run>,
+    pub stored: Vec<StoredSignals>,
+    pub costs: Vec<crate::domain::analysis::cost::RunCost>,
+}
+
+/// A plan's resolved demand and SLO as a snapshot freezes them beside its runs.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FrozenPlan {
+    pub demand: crate::domain::analysis::plan::Demand,
+    pub slo: Slo,
+    /// The experiment the candidates came from: (link, name).
+    #[serde(default)]
+    pub experiment: Option<(String, String)>,
+}
+
+/// The plan page's outcome without its plan (the form's lists), and the plan's inputs when
+/// `query` asks for one. A bad field is a 400 naming it; an unknown run a 404.
+pub async fn plan_inputs(
+    pool: &Db,
+    query: &crate::domain::view::plan::PlanQuery,
+) -> Result<(PlanOutcome, Option<PlanInputs>), AppError> {
     use crate::domain::view::plan::MAX_CANDIDATES;
     let named = or_empty("named SLOs", db::list_slos(pool).await);
     let demands = or_empty("named demands", db::list_demands(pool).await);
@@ -247,7 +285,7 @@ pub async fn plan_page(pool: &Db, query: &crate::domain::view::plan::PlanQuery) 
         ..PlanOutcome::default()
     };
     if !query.asks_for_plan() {
-        return Ok(data);
+        return Ok((data, None));
     }
     let bad = |field: &str, problem: String| AppError::BadRequest(format!("{field}: {problem}"));
     // A stored demand by its name, else the demand as typed.
@@ -276,6 +314,15 @@ pub async fn plan_page(pool: &Db, query: &crate::domain::view::plan::PlanQuery) 
     Run::tell_apart(&mut runs);
     let stored = or_empty("stored signals", stored_signals(pool, &ids).await);
     let costs = or_empty("prices", costs(pool, &runs, &stored).await);
+    Ok((data, Some(PlanInputs { demand, slo, runs, stored, costs })))
+}
+
+/// The plan of `inputs` into `data`: every candidate's capacity, replicas and cost, the
+/// autoscaler's trigger for the chosen one and the chart. Pure: a snapshot recomputes it
+/// from what it froze.
+pub fn plan_of(data: &mut PlanOutcome, inputs: &PlanInputs) {
+    use crate::domain::analysis::plan::{self, autoscale, Candidate};
+    let PlanInputs { demand, slo, runs, stored, costs } = inputs;
     let candidates: Vec<Candidate> = runs
         .iter()
         .enumerate()
@@ -286,15 +333,14 @@ pub async fn plan_page(pool: &Db, query: &crate::domain::view::plan::PlanQuery) 
             }),
         })
         .collect();
-    let p = plan::plan(&demand, &slo, &query.settings(), &candidates);
-    data.autoscale = p.best.map(|b| {
+    let p = plan::plan(demand, slo, &data.query.settings(), &candidates);
+    data.autoscale = p.best.and_then(|b| {
         let max = p.rows.get(b).and_then(|r| r.replicas_peak).unwrap_or(1);
-        autoscale::autoscale(&runs[b], stored.get(b), &slo, max)
+        runs.get(b).map(|run| autoscale::autoscale(run, stored.get(b), slo, max))
     });
     data.charts = crate::charts::pages::plan_spec(&p).into_iter().collect();
     data.candidates = runs.iter().map(|r| format!("/runs/{}", r.id)).collect();
     data.plan = Some(p);
-    Ok(data)
 }
 
 /// The compare page of `view` (its `runs` and `baseline`).
@@ -314,7 +360,8 @@ pub async fn compare_page(pool: &Db, view: &ViewState) -> Result<ComparePageData
     let curves = curve_lines(false, &runs, view);
     let baseline = baseline_index(&runs, view.baseline.as_ref());
     let findings = compare_findings(&runs, baseline, &stored, &request_tests, view.slo.as_ref());
-    Ok(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, costs, curves, findings })
+    let demands = demand_choices(pool).await;
+    Ok(ComparePageData { runs, stored, dismissed, request_tests, charts, slos, demands, costs, curves, findings })
 }
 
 /// The saved report `slug`: its view over today's data.
@@ -365,6 +412,9 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         /// Frozen since costs reached snapshots.
         #[serde(default)]
         costs: Vec<crate::domain::analysis::cost::RunCost>,
+        /// A plan's snapshot: its demand and SLO as frozen.
+        #[serde(default)]
+        plan: Option<FrozenPlan>,
     }
     let s = db::get_snapshot(pool, id).await?;
     let mut payload: Payload = serde_json::from_str(&s.payload).map_err(|e| {
@@ -372,6 +422,23 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         AppError::Internal
     })?;
     Run::tell_apart(&mut payload.runs);
+    // A plan recomputed from what it froze (the same pure computation as the live page).
+    let plan = match (payload.plan.take(), s.view_path.strip_prefix("/plan?")) {
+        (Some(frozen), Some(query)) => {
+            let query = crate::domain::view::plan::PlanQuery::from_query(query).unwrap_or_default();
+            let mut data = PlanOutcome { query, experiment: frozen.experiment, ..PlanOutcome::default() };
+            let inputs = PlanInputs {
+                demand: frozen.demand,
+                slo: frozen.slo,
+                runs: payload.runs.clone(),
+                stored: payload.signals.clone(),
+                costs: payload.costs.clone(),
+            };
+            plan_of(&mut data, &inputs);
+            Some(crate::domain::view::plan::PlanPageData::of(&data))
+        }
+        _ => None,
+    };
     // A snapshot whose view no longer parses still opens; its page says what is wrong.
     let (charts, (cost, compare_costs), curves, (run_findings, compare_findings)) = match split_view_path(&s.view_path)
     {
@@ -400,6 +467,7 @@ pub async fn snapshot(pool: &Db, id: &str) -> Result<SnapshotData, AppError> {
         curves,
         run_findings,
         compare_findings,
+        plan,
     })
 }
 

@@ -18,7 +18,7 @@ test('an experiment plans a deployment: the cheapest setting first, its chart, e
   await page.getByRole('link', { name: EXPERIMENT }).click();
   await page.waitForURL(/\/experiments\/[a-z0-9]+$/);
   const experiment = page.url().split('/').pop();
-  await page.locator('#experiment-plan').click();
+  await page.locator('#experiment-plan a').click();
   await page.waitForURL(new RegExp(`/plan\\?experiment=${experiment}$`));
   assert.equal(await page.locator('input[name=experiment]').inputValue(), experiment, 'the experiment filled in');
   assert.equal(await page.locator('#plan-verdict').count(), 0, 'no demand yet: the form alone');
@@ -84,6 +84,51 @@ test('a run with scraped server metrics gets its autoscaler trigger and manifest
   assert.match(keda, /query: "sum\(vllm:num_requests_waiting\{model_name=\\"plateau-sim\\"\}\)"/);
   await page.locator('summary', { hasText: 'HorizontalPodAutoscaler' }).click();
   assert.match(await page.locator('#hpa-yaml').innerText(), /type: AverageValue/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a day\'s CSV uploaded becomes a demand, chosen again from a compare page, frozen in a snapshot', async () => {
+  const runs = (await (await fetch(`${env.server.base}/api/v1/runs`)).json())
+    .filter((r) => r.name.includes('max_num_seqs'));
+  assert.ok(runs.length >= 2, 'the demo\'s experiment runs');
+  const ids = runs.slice(0, 2).map((r) => r.id).join(',');
+  const slo = encodeURIComponent('tpot:p99<=15ms');
+  const page = await env.browser.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${env.server.base}/plan?slo=${slo}&runs=${ids}`);
+  // A weekday: 2 req/s at night, 14 at the afternoon peak, one row a minute.
+  let csv = 'time,requests_per_s\n';
+  for (let m = 0; m < 1440; m += 1) csv += `${m * 60},${m >= 780 && m < 1020 ? 14 : 2}\n`;
+  await page.locator('#demand-upload summary').click();
+  await page.locator('#demand-file-form input[type=file]').setInputFiles({ name: 'weekday.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+  await page.locator('#demand-file-form input[name=prompt]').fill('256');
+  await page.locator('#demand-file-form input[name=output]').fill('128');
+  await page.locator('#demand-file-form input[name=name]').fill('weekday');
+  await page.locator('#demand-file-submit').click();
+  await page.waitForURL(/\/plan\?demand=weekday&/);
+  const verdict = await page.locator('#plan-verdict').innerText();
+  assert.match(verdict, /^At “weekday” \(24 hourly rates peaking at 14 req\/s, 256 → 128 tokens\) under tpot:p99<=15ms the cheapest candidate is /);
+  // The chart: the day hour by hour, the peak from 13:00 to 17:00.
+  await page.locator('#chart-plan canvas').waitFor();
+  const demand = await page.evaluate(() => window.echarts.getInstanceByDom(document.getElementById('chart-plan')).getOption().series[0].data);
+  assert.equal(demand.length, 24);
+  assert.deepEqual(demand.map(([, r]) => r), Array.from({ length: 24 }, (_, h) => (h >= 13 && h < 17 ? 14 : 2)));
+
+  // From the comparison of the same runs, the stored demand is one choice away.
+  await page.goto(`${env.server.base}/compare?runs=${ids}&slo=${slo}`);
+  await page.locator('#compare-plan-demand select').selectOption('weekday');
+  await page.locator('#compare-plan-demand button').click();
+  await page.waitForURL(/\/plan\?/);
+  assert.equal(await page.locator('#plan-verdict').innerText(), verdict, 'the same plan');
+
+  // Frozen: the snapshot shows the plan as it was, read-only.
+  await page.locator('#snapshot-form button').click();
+  await page.waitForURL(/\/s\/[0-9a-f]+$/);
+  await page.locator('#snapshot-banner').waitFor();
+  assert.equal(await page.locator('#plan-verdict').innerText(), verdict);
+  assert.equal(await page.locator('#plan-form').count(), 0);
+  await page.locator('#chart-plan canvas').waitFor();
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -82,6 +82,7 @@ let runB; // named after its uploaded file
 let runReport;
 let compareReport;
 let snapshot;
+let planSnapshot;
 let experimentUrl; // named after its uploaded folder, its runs after their subfolders
 const EXPERIMENT = '<img src=x onerror=window.__pwned=10>';
 
@@ -97,6 +98,8 @@ test('payloads are stored in every text field', async () => {
   runReport = (await post('/api/v1/reports', { title: NAME, description: FACT, view: `/runs/${runA.id}` })).url;
   compareReport = (await post('/api/v1/reports', { title: TITLE, description: SCRIPT, view: `/compare?runs=${runA.id},${runB.id}` })).url;
   snapshot = `/s/${(await post('/api/v1/snapshots', { title: NAME, view: `/compare?runs=${runA.id},${runB.id}` })).id}`;
+  const planView = `/plan?demand=${encodeURIComponent('rate=1')}&slo=${encodeURIComponent('e2e:p99<=1000s')}&runs=${runA.id},${runB.id}`;
+  planSnapshot = `/s/${(await post('/api/v1/snapshots', { title: NAME, view: planView })).id}`;
   const form = new FormData();
   for (const k of ['k=1', 'k=2']) form.append('file', new Blob([data('sweep-c1.txt')]), `${EXPERIMENT}/SERVE--${k}<svg onload=window.__pwned=11>/sweep-c1.txt`);
   const r = await fetch(`${env.server.base}/api/v1/runs`, { method: 'POST', body: form });
@@ -134,6 +137,8 @@ test('every page shows the payloads as inert text, under a CSP, hydrated with ch
     // (a 400 page: the browser logs its status, nothing else)
     [`/plan?demand=${encodeURIComponent(SCRIPT)}&slo=x&runs=${runA.id}`, 'main'],
     [`/plan?slo=${encodeURIComponent(SCRIPT)}&runs=${runA.id}`, '#plan-form'],
+    // A plan's snapshot: its title and the runs' names as frozen.
+    [planSnapshot, '#plan-verdict'],
   ];
   for (const [path, ready] of pages) {
     const p = await openPage();

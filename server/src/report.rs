@@ -15,7 +15,7 @@ use app::domain::analysis::why_signals::{run_signals, why_paragraph, StoredSigna
 use app::domain::model::annotations::{escape_html, plain_text, to_html, Anchor};
 use app::domain::model::format::{int, load, ms_as_s, num, when};
 use app::domain::model::metrics::{Metric, Stat};
-use app::domain::view::state::ViewState;
+use app::domain::view::state::{ChartSpec, ViewState};
 use app::domain::Run;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
@@ -211,7 +211,7 @@ fn compare_html(runs: &[Run], signals: &[RunSignals], view: &ViewState) -> Strin
 }
 
 /// The charts' figures, and each drawable chart's ECharts options by its element id.
-fn charts_html(charts: &[PageChart]) -> Result<(String, serde_json::Map<String, serde_json::Value>), ShareError> {
+fn charts_html(charts: &[ChartSpec]) -> Result<(String, serde_json::Map<String, serde_json::Value>), ShareError> {
     let mut body = String::new();
     body.push_str("<section class=\"charts\">");
     let mut options = serde_json::Map::new();
@@ -222,7 +222,7 @@ fn charts_html(charts: &[PageChart]) -> Result<(String, serde_json::Map<String, 
         if let Some(why) = &c.empty {
             not_drawn.push(format!(
                 "<span class=\"chart-empty\" id=\"{}\" role=\"note\">{}: {}</span>",
-                c.id,
+                escape_html(&c.id),
                 escape_html(&c.caption),
                 escape_html(why)
             ));
@@ -231,10 +231,11 @@ fn charts_html(charts: &[PageChart]) -> Result<(String, serde_json::Map<String, 
         body.push_str(&format!(
             "<figure><figcaption>{}</figcaption><div class=\"chart\" id=\"{}\" role=\"img\" aria-label=\"{}\" style=\"width:100%;height:360px\"></div></figure>",
             escape_html(&c.caption),
-            c.id,
-            escape_html(c.label)
+            escape_html(&c.id),
+            escape_html(&c.label)
         ));
-        let value = serde_json::to_value(&c.chart).map_err(|e| ShareError::Invalid(format!("chart {}: {e}", c.id)))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&c.option_json).map_err(|e| ShareError::Invalid(format!("chart {}: {e}", c.id)))?;
         options.insert(c.id.clone(), value);
     }
     body.push_str("</section>\n");
@@ -258,14 +259,6 @@ pub fn html_report(
     costs: &[app::domain::analysis::cost::RunCost],
 ) -> Result<HtmlReport, ShareError> {
     let signals: Vec<RunSignals> = runs.iter().enumerate().map(|(i, r)| run_signals(r, stored.get(i))).collect();
-    let echarts = site.asset_text(".echarts.js").ok_or_else(|| {
-        tracing::error!(site = %site.describe(), "report asset missing (ECharts); run .ci/build");
-        ShareError::Invalid("the report needs the built site (ECharts is missing); run .ci/build".into())
-    })?;
-    let css = site.asset_text(".css").unwrap_or_default();
-    // How the page draws its charts (theme, units in tooltips, legends), so the report's
-    // charts read the same; without it they are drawn plain.
-    let charts_js = site.asset_text(".charts.js").unwrap_or_default().replace("</script", "<\\/script");
     let (title, charts): (String, Vec<PageChart>) = match target {
         ViewTarget::Run(_) => (
             runs.first().map(|r| r.name.clone()).unwrap_or_default(),
@@ -280,17 +273,12 @@ pub fn html_report(
             compare_charts(runs, view),
         ),
     };
-    let mut body = String::new();
-    body.push_str(&format!(
-        "<header class=\"report-head\"><h1>{}</h1><p class=\"annotation-meta\">Plateau report, generated {} from <code>{}</code>. Everything is in this file: it opens offline.</p></header>\n",
-        escape_html(&title),
-        escape_html(&chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string()),
-        escape_html(view_path),
-    ));
+    let mut body = report_head(&title, view_path);
     body.push_str(&runs_html(runs, &signals, view));
     if matches!(target, ViewTarget::Compare) {
         body.push_str(&compare_html(runs, &signals, view));
     }
+    let charts: Vec<ChartSpec> = charts.iter().map(PageChart::spec).collect();
     let (charts_html, options) = charts_html(&charts)?;
     body.push_str(&charts_html);
     for (i, r) in runs.iter().enumerate() {
@@ -306,6 +294,111 @@ pub fn html_report(
     body.push_str("<h2>Annotations</h2>");
     body.push_str(&annotations_list(runs));
     let data = serde_json::json!({ "view": view_path, "runs": runs });
+    document(site, &title, &body, options, &data)
+}
+
+/// The offline report of a plan: its verdict, chart, table of candidates and autoscaler's
+/// trigger with its manifests, and the plan's JSON (as `GET /api/v1/plan` answers).
+pub fn plan_html_report(
+    site: &crate::site::Site,
+    data: &app::domain::view::plan::PlanOutcome,
+) -> Result<HtmlReport, ShareError> {
+    use app::domain::view::plan::PlanPageData;
+    let view = PlanPageData::of(data);
+    let Some(plan) = &view.plan else {
+        return Err(ShareError::Invalid("demand: a plan's report needs its demand (demand=…)".into()));
+    };
+    let view_path = format!("/plan?{}", view.query);
+    let title =
+        data.plan.as_ref().map_or_else(|| "Plan".to_owned(), |p| format!("Plan: {} under {}", p.demand.label(), p.slo));
+    let mut body = report_head(&title, &view_path);
+    body.push_str(&format!(
+        "<section class=\"summary-card\" id=\"summary\"><p id=\"plan-verdict\">{}</p><p class=\"hint\">{}</p></section>\n",
+        escape_html(&plan.verdict),
+        escape_html(&plan.rule)
+    ));
+    let (charts_html, options) = charts_html(&plan.charts)?;
+    body.push_str(&charts_html);
+    body.push_str("<h2>Candidates</h2><div class=\"table-wrap\"><table class=\"levels\" id=\"plan-table\"><thead><tr><th>Candidate</th><th>One replica within the SLO</th><th>Replicas at peak</th><th>GPUs at peak</th><th>GPU-hours a day</th><th>$ a day</th><th>$ a month</th><th>Request mix</th><th>Missing</th></tr></thead><tbody>\n");
+    for r in &plan.rows {
+        body.push_str(&format!(
+            "<tr{}><td class=\"name\">{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"mix\">{}</td><td>{}</td></tr>\n",
+            if r.chosen { " class=\"best\"" } else { "" },
+            escape_html(&r.name),
+            if r.chosen { " <span class=\"badge ok\">chosen</span>" } else { "" },
+            escape_html(&r.capacity),
+            escape_html(&r.replicas),
+            escape_html(&r.gpus),
+            escape_html(&r.gpu_hours),
+            escape_html(&r.usd_day),
+            escape_html(&r.usd_month),
+            escape_html(&r.mix),
+            escape_html(&r.missing),
+        ));
+    }
+    body.push_str("</tbody></table></div>\n<h2>Where the autoscaler should add a replica</h2>\n");
+    match &plan.autoscale {
+        Ok(a) => {
+            body.push_str(&format!("<p id=\"autoscale-sentence\">{}</p>", escape_html(&a.sentence)));
+            body.push_str(&format!(
+                "<div class=\"table-wrap\"><table class=\"levels\"><thead><tr><th>Signal</th><th>{}</th><th>{}</th><th>Separation</th></tr></thead><tbody>",
+                escape_html(&a.levels.0),
+                escape_html(&a.levels.1)
+            ));
+            for row in &a.signals {
+                body.push_str(&format!(
+                    "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                    escape_html(&row[0]),
+                    escape_html(&row[1]),
+                    escape_html(&row[2]),
+                    escape_html(&row[3])
+                ));
+            }
+            body.push_str("</tbody></table></div>");
+            for (what, id, yaml) in [
+                ("KEDA ScaledObject", "keda-yaml", &a.keda_yaml),
+                ("Kubernetes HorizontalPodAutoscaler (external metric)", "hpa-yaml", &a.hpa_yaml),
+            ] {
+                body.push_str(&format!(
+                    "<h3>{what}</h3><pre class=\"manifest\" id=\"{id}\">{}</pre>",
+                    escape_html(yaml)
+                ));
+            }
+        }
+        Err(why) => body.push_str(&format!("<p id=\"autoscale-none\">No threshold: {}.</p>", escape_html(why))),
+    }
+    body.push('\n');
+    document(site, &title, &body, options, &plan_json(data))
+}
+
+/// The report's heading: its title, when and from which view it was generated.
+fn report_head(title: &str, view_path: &str) -> String {
+    format!(
+        "<header class=\"report-head\"><h1>{}</h1><p class=\"annotation-meta\">Plateau report, generated {} from <code>{}</code>. Everything is in this file: it opens offline.</p></header>\n",
+        escape_html(title),
+        escape_html(&chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string()),
+        escape_html(view_path),
+    )
+}
+
+/// A report's whole document around `body`: the site's CSS, ECharts and chart code
+/// inlined, the charts' options, the data as JSON, and the policy that lets only its two
+/// scripts run.
+fn document(
+    site: &crate::site::Site,
+    title: &str,
+    body: &str,
+    options: serde_json::Map<String, serde_json::Value>,
+    data: &serde_json::Value,
+) -> Result<HtmlReport, ShareError> {
+    let echarts = site.asset_text(".echarts.js").ok_or_else(|| {
+        tracing::error!(site = %site.describe(), "report asset missing (ECharts); run .ci/build");
+        ShareError::Invalid("the report needs the built site (ECharts is missing); run .ci/build".into())
+    })?;
+    let css = site.asset_text(".css").unwrap_or_default();
+    // How the page draws its charts (theme, units in tooltips, legends), so the report's
+    // charts read the same; without it they are drawn plain.
+    let charts_js = site.asset_text(".charts.js").unwrap_or_default().replace("</script", "<\\/script");
     let charts_json = script_json(&serde_json::Value::Object(options).to_string());
     let echarts = echarts.replace("</script", "<\\/script");
     let init = format!(
@@ -322,7 +415,7 @@ pub fn html_report(
 <script type=\"application/json\" id=\"plateau-data\">{data}</script>\
 <script>{init}</script>\
 </body></html>\n",
-        title = escape_html(&title),
+        title = escape_html(title),
         css = css.replace("</style", "<\\/style"),
         data = script_json(&data.to_string()),
     );

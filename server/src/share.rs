@@ -12,6 +12,7 @@
 
 use app::db::Db;
 use app::db::{self, DbError, StoredSnapshot};
+use app::domain::analysis::cost::RunCost;
 use app::domain::analysis::slo::{NamedSlo, Slo};
 use app::domain::analysis::why_signals::StoredSignals;
 use app::domain::model::annotations::{AnnotationId, AnnotationInput};
@@ -208,15 +209,75 @@ pub async fn save_slo(pool: &Db, name: &str, text: &str, author: &str) -> Result
     Ok(named)
 }
 
-/// Stores the demand `text` under `name` (replacing one of that name), by `author`.
+/// Where a demand comes from: the demand syntax as typed, a day's CSV of
+/// `time,requests_per_s` (with the request mix given beside it, as the CSV has none), or a
+/// request trace (Mooncake JSONL or CSV, as `plateau sweep --trace` replays: each hour's
+/// busiest minute and the trace's mean prompt and output tokens).
+pub enum DemandSource<'a> {
+    Spec(&'a str),
+    Csv { text: &'a str, prompt_tokens: Option<f64>, output_tokens: Option<f64> },
+    Trace { file_name: &'a str, bytes: &'a [u8] },
+}
+
+impl DemandSource<'_> {
+    /// The field a refusal names.
+    fn field(&self) -> &'static str {
+        match self {
+            DemandSource::Spec(_) => "demand",
+            DemandSource::Csv { .. } => "csv",
+            DemandSource::Trace { .. } => "trace",
+        }
+    }
+
+    /// The demand it gives; refused naming the part (the CSV's line, the trace's request).
+    pub fn demand(&self) -> Result<app::domain::analysis::plan::Demand, DbError> {
+        use app::domain::analysis::plan::{Demand, DemandError};
+        let field = self.field();
+        let refused = |error: DemandError| DbError::Demand { field, error };
+        match self {
+            DemandSource::Spec(text) => Demand::parse(text).map_err(refused),
+            DemandSource::Csv { text, prompt_tokens, output_tokens } => {
+                let mut d = Demand::from_csv(text).map_err(refused)?;
+                // The mix as the demand syntax reads it (bounds and rounding included).
+                let mix: Vec<String> = [("prompt", prompt_tokens), ("output", output_tokens)]
+                    .into_iter()
+                    .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+                    .collect();
+                if !mix.is_empty() {
+                    let m = Demand::parse(&format!("rate=1; {}", mix.join("; "))).map_err(refused)?;
+                    d.prompt_tokens = m.prompt_tokens;
+                    d.output_tokens = m.output_tokens;
+                }
+                Ok(d)
+            }
+            DemandSource::Trace { file_name, bytes } => {
+                use crate::loadgen::trace::{Trace, TraceBounds};
+                // A week of arrivals at most, as a demand holds.
+                let bounds = TraceBounds { max_duration_s: 168.0 * 3600.0, ..TraceBounds::default() };
+                let trace = Trace::parse(file_name, bytes, crate::sweeps::workload::DEFAULT_BLOCK_TOKENS, &bounds)
+                    .map_err(|problem| refused(DemandError { part: "trace".into(), problem }))?;
+                let n = trace.requests.len().max(1) as f64;
+                let mean = |f: fn(&crate::loadgen::trace::TraceRequest) -> u32| {
+                    trace.requests.iter().map(|r| f64::from(f(r))).sum::<f64>() / n
+                };
+                let arrivals: Vec<f64> = trace.requests.iter().map(|r| r.timestamp_ms).collect();
+                Demand::from_arrivals(&arrivals, Some(mean(|r| r.input_length)), Some(mean(|r| r.output_length)))
+                    .map_err(refused)
+            }
+        }
+    }
+}
+
+/// Stores the demand of `source` under `name` (replacing the one of that name), by
+/// `author`. Refused naming the field and the part at fault; nothing is stored then.
 pub async fn save_demand(
     pool: &Db,
     name: &str,
-    text: &str,
+    source: &DemandSource<'_>,
     author: &str,
 ) -> Result<app::domain::analysis::plan::NamedDemand, DbError> {
-    use app::domain::analysis::plan::{Demand, NamedDemand};
-    let demand = Demand::parse(text).map_err(|e| DbError::Demand { field: "demand", error: e })?;
+    use app::domain::analysis::plan::NamedDemand;
+    let demand = source.demand()?;
     let named = NamedDemand {
         name: name.trim().to_owned(),
         demand,
@@ -273,6 +334,10 @@ pub struct SnapshotPayload {
     /// when no run has a price or GPU telemetry.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub costs: Vec<app::domain::analysis::cost::RunCost>,
+    /// A plan's demand and SLO as resolved when it was frozen (a stored one's content, not
+    /// its name); the runs are its candidates. Absent for a run or a comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<app::page_data::FrozenPlan>,
 }
 
 /// The content-derived id of a payload: the first 20 hex digits of its SHA-256.
@@ -285,20 +350,26 @@ pub fn snapshot_id(payload_json: &str) -> String {
 pub async fn snapshot(pool: &Db, title: &str, view_path: &str, author: &str) -> Result<String, ShareError> {
     let title = title.trim().to_owned();
     text::check_snapshot_title(&title, view_path)?;
-    let (target, state) = parse_view_path(view_path)?;
-    let runs = runs_of_view(pool, &target, &state).await?;
-    let mut signals = Vec::with_capacity(runs.len());
-    for run in &runs {
-        signals.push(db::stored_signals(pool, &run.id).await?);
-    }
-    let mut costs = app::page_data::costs(pool, &runs, &signals).await?;
+    let (runs, mut signals, mut costs, plan) = match view_path.strip_prefix("/plan?") {
+        Some(query) => frozen_plan(pool, query).await?,
+        None => {
+            let (target, state) = parse_view_path(view_path)?;
+            let runs = runs_of_view(pool, &target, &state).await?;
+            let mut signals = Vec::with_capacity(runs.len());
+            for run in &runs {
+                signals.push(db::stored_signals(pool, &run.id).await?);
+            }
+            let costs = app::page_data::costs(pool, &runs, &signals).await?;
+            (runs, signals, costs, None)
+        }
+    };
     if costs.iter().all(|c| c.basis.is_err() && !c.has_energy()) {
         costs.clear();
     }
     if signals.iter().all(StoredSignals::is_empty) {
         signals.clear();
     }
-    let payload = SnapshotPayload { view_path: view_path.to_owned(), runs, signals, costs };
+    let payload = SnapshotPayload { view_path: view_path.to_owned(), runs, signals, costs, plan };
     let json = serde_json::to_string(&payload).map_err(|e| ShareError::Invalid(format!("snapshot: {e}")))?;
     let id = snapshot_id(&json);
     let title = if title.is_empty() {
@@ -323,6 +394,25 @@ pub async fn snapshot(pool: &Db, title: &str, view_path: &str, author: &str) -> 
     )
     .await?;
     Ok(id)
+}
+
+/// What a plan's snapshot freezes: its candidates, what is stored beside them, their costs
+/// with today's prices, and the demand and SLO resolved.
+async fn frozen_plan(
+    pool: &Db,
+    query: &str,
+) -> Result<(Vec<Run>, Vec<StoredSignals>, Vec<RunCost>, Option<app::page_data::FrozenPlan>), ShareError> {
+    let query =
+        app::domain::view::plan::PlanQuery::from_query(query).map_err(|e| ShareError::Invalid(format!("view: {e}")))?;
+    let (outcome, inputs) = app::page_data::plan_inputs(pool, &query).await.map_err(|e| match e {
+        app::error::AppError::NotFound(what) => ShareError::NotFound(what),
+        other => ShareError::Invalid(format!("view: {other}")),
+    })?;
+    let Some(inputs) = inputs else {
+        return Err(ShareError::Invalid("view: a plan's snapshot needs its demand (demand=…)".into()));
+    };
+    let frozen = app::page_data::FrozenPlan { demand: inputs.demand, slo: inputs.slo, experiment: outcome.experiment };
+    Ok((inputs.runs, inputs.stored, inputs.costs, Some(frozen)))
 }
 
 #[cfg(test)]

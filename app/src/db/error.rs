@@ -14,7 +14,7 @@ pub enum DbError {
     #[error("{field}: {error}")]
     Slo { field: &'static str, error: crate::domain::analysis::slo::SloError },
     /// A stored demand or its name refused (`domain::analysis::plan::demand`): 400 naming the field.
-    #[error("{field}: {error}")]
+    #[error("{}", demand_message(field, error))]
     Demand { field: &'static str, error: crate::domain::analysis::plan::DemandError },
     /// A price or its GPU type refused (`domain::analysis::cost`): answered 400 naming the field.
     #[error("{0}")]
@@ -45,4 +45,13 @@ pub(super) fn touched(rows: u64, what: impl FnOnce() -> String) -> Result<(), Db
 
 pub(super) fn corrupt(what: &str, value: &str) -> DbError {
     DbError::Corrupt(format!("{what} = {value:?}"))
+}
+
+/// "demand: rate=-1: …", or "csv line 3: …" where the part already names the field.
+fn demand_message(field: &str, error: &crate::domain::analysis::plan::DemandError) -> String {
+    if error.part.starts_with(field) {
+        error.to_string()
+    } else {
+        format!("{field}: {error}")
+    }
 }

@@ -341,17 +341,23 @@ pub async fn get_run_raw(db: &Db, id: &RunId) -> Result<Run, DbError> {
     .bind(row_id)
     .fetch_all(db)
     .await?;
+    // Each level's extra measures, grouped once (a scan per level would be quadratic in
+    // the run's size).
+    let mut extra_of: std::collections::HashMap<i64, Vec<(Metric, Stat, f64)>> = std::collections::HashMap::new();
+    for m in &extra {
+        let metric: String = m.try_get("metric")?;
+        let stat: String = m.try_get("stat")?;
+        // A measure this version does not know (written by a newer one) is skipped, not fatal.
+        if let (Some(metric), Some(stat)) = (Metric::parse(&metric), Stat::parse(&stat)) {
+            extra_of.entry(m.try_get("point_id")?).or_default().push((metric, stat, m.try_get("value")?));
+        }
+    }
     let mut points = Vec::with_capacity(rows.len());
     for r in &rows {
         let point_id: i64 = r.try_get("id")?;
         let mut p = point(r)?;
-        for m in extra.iter().filter(|m| m.try_get::<i64, _>("point_id").ok() == Some(point_id)) {
-            let metric: String = m.try_get("metric")?;
-            let stat: String = m.try_get("stat")?;
-            // A measure this version does not know (written by a newer one) is skipped, not fatal.
-            if let (Some(metric), Some(stat)) = (Metric::parse(&metric), Stat::parse(&stat)) {
-                p.set(metric, stat, m.try_get("value")?);
-            }
+        for (metric, stat, value) in extra_of.remove(&point_id).unwrap_or_default() {
+            p.set(metric, stat, value);
         }
         points.push((point_id, p));
     }
@@ -363,10 +369,12 @@ pub async fn get_run_raw(db: &Db, id: &RunId) -> Result<Run, DbError> {
     .bind(row_id)
     .fetch_all(db)
     .await?;
+    let index_of: std::collections::HashMap<i64, usize> =
+        points.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
     for r in &trial_rows {
         let point_id: i64 = r.try_get("point_id")?;
         let json: String = r.try_get("measures_json")?;
-        if let Some((_, p)) = points.iter_mut().find(|(id, _)| *id == point_id) {
+        if let Some((_, p)) = index_of.get(&point_id).and_then(|i| points.get_mut(*i)) {
             p.trials.push(crate::domain::Trial {
                 requests_ok: r.try_get("requests_ok")?,
                 requests_failed: r.try_get("requests_failed")?,

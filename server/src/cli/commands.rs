@@ -99,30 +99,21 @@ async fn plan(db: app::db::DbTarget, a: PlanArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The demand `plateau plan` was given, in the demand syntax: as typed, or read from a CSV
-/// of rates or from a request trace.
+/// of rates or from a request trace (the readers the server's upload uses,
+/// [`crate::share::DemandSource`]).
 fn demand_of(a: &PlanArgs) -> anyhow::Result<String> {
-    use app::domain::analysis::plan::Demand;
+    use crate::share::DemandSource;
     let read = |p: &std::path::Path| std::fs::read(p).with_context(|| format!("reading {}", p.display()));
     if let Some(path) = &a.demand_file {
         let text = String::from_utf8(read(path)?).context("the demand file is not UTF-8 text")?;
-        return Ok(Demand::from_csv(&text).map_err(|e| anyhow::anyhow!("demand: {e}"))?.spec());
+        let source = DemandSource::Csv { text: &text, prompt_tokens: None, output_tokens: None };
+        return Ok(source.demand().map_err(|e| anyhow::anyhow!("demand: {e}"))?.spec());
     }
     if let Some(path) = &a.demand_trace {
-        use crate::loadgen::trace::{Trace, TraceBounds};
         let bytes = read(path)?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        // A week of arrivals at most, as a demand holds.
-        let bounds = TraceBounds { max_duration_s: 168.0 * 3600.0, ..TraceBounds::default() };
-        let trace = Trace::parse(&name, &bytes, crate::sweeps::workload::DEFAULT_BLOCK_TOKENS, &bounds)
-            .map_err(|e| anyhow::anyhow!("demand trace: {e}"))?;
-        let n = trace.requests.len().max(1) as f64;
-        let mean = |f: fn(&crate::loadgen::trace::TraceRequest) -> u32| {
-            trace.requests.iter().map(|r| f64::from(f(r))).sum::<f64>() / n
-        };
-        let arrivals: Vec<f64> = trace.requests.iter().map(|r| r.timestamp_ms).collect();
-        let d = Demand::from_arrivals(&arrivals, Some(mean(|r| r.input_length)), Some(mean(|r| r.output_length)))
-            .map_err(|e| anyhow::anyhow!("demand: {e}"))?;
-        return Ok(d.spec());
+        let source = DemandSource::Trace { file_name: &name, bytes: &bytes };
+        return Ok(source.demand().map_err(|e| anyhow::anyhow!("demand: {e}"))?.spec());
     }
     Ok(a.demand.clone().unwrap_or_default())
 }

@@ -1,5 +1,5 @@
-//! Downloads of what a page shows: `GET /runs/{id}/report.html`, `GET /compare/report.html`
-//! (offline HTML reports), `GET /compare/export.{csv,json,md}`, and `GET /og/runs/{id}.png`
+//! Downloads of what a page shows: `GET /runs/{id}/report.html`, `GET /compare/report.html`,
+//! `GET /plan/report.html` (offline HTML reports), `GET /compare/export.{csv,json,md}`, and `GET /og/runs/{id}.png`
 //! (the link-preview image). The query string is the page's view state. These are opened
 //! in a browser tab, so their errors answer in plain text ([`text`]).
 
@@ -19,6 +19,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/runs/{id}/report.html", get(run_report))
         .route("/compare/report.html", get(compare_report))
+        .route("/plan/report.html", get(plan_report))
         .route("/compare/export.csv", get(compare_csv))
         .route("/compare/export.json", get(compare_json))
         .route("/compare/export.md", get(compare_md))
@@ -110,6 +111,20 @@ async fn compare_report(State(state): State<AppState>, RawQuery(q): RawQuery) ->
     let r =
         report::html_report(&state.site, &ViewTarget::Compare, &view, &path, &runs, &stored, &costs).map_err(text)?;
     Ok(report_download("plateau-compare.html".into(), r))
+}
+
+/// A plan's offline report: the same request as the plan page and `GET /api/v1/plan`.
+async fn plan_report(State(state): State<AppState>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
+    let query = app::domain::view::plan::PlanQuery::from_query(q.as_deref().unwrap_or_default())
+        .map_err(|e| text(ApiError::bad_request(e.to_string()).with_field(e.field)))?;
+    if !query.asks_for_plan() {
+        return Err(text(ApiError::bad_request(
+            "demand: give the demand to plan for: rate=12; prompt=1000; output=500",
+        )));
+    }
+    let data = app::page_data::plan_page(&state.pool, &query).await.map_err(|e| text(ApiError::from(e)))?;
+    let r = report::plan_html_report(&state.site, &data).map_err(text)?;
+    Ok(report_download("plateau-plan.html".into(), r))
 }
 
 async fn compare_csv(State(state): State<AppState>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {

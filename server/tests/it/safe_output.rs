@@ -165,7 +165,11 @@ async fn the_offline_report_runs_only_its_own_scripts() {
         let (chat, completions) = story(&app).await;
         app.rename(&chat, TITLE_XSS).await;
         std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={init:function(){}};").unwrap();
-        for path in [format!("/runs/{chat}/report.html"), format!("/compare/report.html?runs={chat},{completions}")] {
+        for path in [
+            format!("/runs/{chat}/report.html"),
+            format!("/compare/report.html?runs={chat},{completions}"),
+            format!("/plan/report.html?demand=rate%3D1&slo=e2e%3Ap99%3C%3D40s&runs={chat},{completions}"),
+        ] {
             let resp = app.get(&path).await;
             assert_eq!(resp.status(), StatusCode::OK, "{path}");
             assert!(resp.headers()["content-disposition"].to_str().unwrap().starts_with("attachment"), "{path}");

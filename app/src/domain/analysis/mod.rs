@@ -12,6 +12,7 @@ pub mod knee;
 pub mod measure;
 pub mod noise;
 pub mod plan;
+pub mod predict;
 pub mod regression;
 pub mod scaling;
 pub mod slo;

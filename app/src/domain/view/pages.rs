@@ -37,6 +37,9 @@ pub struct RunPageData {
     pub goodput: Vec<LevelGoodput>,
     /// The team's named SLOs, to choose from; empty when they could not be read.
     pub slos: Vec<NamedSlo>,
+    /// The team's stored demands (name, label), to plan for from this page.
+    #[serde(default)]
+    pub demands: Vec<(String, String)>,
     /// What the run costs and its energy per token, formatted; `None` when the prices could
     /// not be read.
     pub cost: Option<CostView>,
@@ -68,6 +71,9 @@ pub struct ComparePageData {
     pub charts: Vec<ChartSpec>,
     /// The team's named SLOs, to choose from; empty when they could not be read.
     pub slos: Vec<NamedSlo>,
+    /// The team's stored demands (name, label), to plan for from this page.
+    #[serde(default)]
+    pub demands: Vec<(String, String)>,
     /// Each run's cost at its peak, formatted, indexed like `runs`; empty when the prices
     /// could not be read.
     pub costs: Vec<CompareCostRow>,
@@ -127,6 +133,9 @@ pub struct ExperimentPageData {
     pub charts: Vec<ChartSpec>,
     /// The team's named SLOs, to choose from.
     pub slos: Vec<NamedSlo>,
+    /// The team's stored demands (name, label), to plan for from this page.
+    #[serde(default)]
+    pub demands: Vec<(String, String)>,
     /// The comparison of its runs (the first ten, the most one compares), in this view.
     pub compare_href: String,
 }

@@ -268,6 +268,10 @@ pub struct SnapshotData {
     /// A comparison snapshot's findings from the frozen data.
     #[serde(default)]
     pub compare_findings: Option<super::findings::CompareFindings>,
+    /// A plan's snapshot: the plan recomputed from its frozen candidates, demand, SLO and
+    /// prices, said as the plan page says it.
+    #[serde(default)]
+    pub plan: Option<super::plan::PlanPageData>,
 }
 
 /// How a run or compare page is being shown.

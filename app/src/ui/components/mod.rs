@@ -11,6 +11,7 @@ mod error_box;
 mod failures;
 mod levels_table;
 mod measures_table;
+mod plan_pick;
 mod slo;
 mod turns;
 
@@ -26,6 +27,7 @@ pub use error_box::{set_page_status, ErrorBox};
 pub use failures::FailuresSection;
 pub use levels_table::LevelsTable;
 pub use measures_table::MeasuresTable;
+pub use plan_pick::PlanPick;
 pub use slo::{SloPicker, SloSection};
 pub use turns::TurnsSection;
 

@@ -47,8 +47,8 @@ pub fn ComparePage() -> impl IntoView {
                     Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),
                 };
                 match runs.await {
-                    Ok(Some(ComparePageData { runs, dismissed, charts, slos, costs, curves, findings, .. })) => view! {
-                        <CompareView runs view=state mode=PageMode::Live dismissed charts slos costs curves findings error />
+                    Ok(Some(ComparePageData { runs, dismissed, charts, slos, demands, costs, curves, findings, .. })) => view! {
+                        <CompareView runs view=state mode=PageMode::Live dismissed charts slos demands costs curves findings error />
                     }.into_any(),
                     Ok(None) => view! { <p>"Loading runs…"</p> }.into_any(),
                     Err(e) => view! {
@@ -155,6 +155,9 @@ pub(crate) fn CompareView(
     /// The team's named SLOs, for the picker.
     #[prop(optional)]
     slos: Vec<crate::domain::analysis::slo::NamedSlo>,
+    /// The team's stored demands (name, label), for the plan's menu (live page).
+    #[prop(optional)]
+    demands: Vec<(String, String)>,
     /// Each run's cost, indexed like `runs` (empty: none could be read).
     #[prop(optional)]
     costs: Vec<crate::domain::analysis::cost::CompareCostRow>,
@@ -200,6 +203,15 @@ pub(crate) fn CompareView(
     let charts_view = view! {
         <crate::ui::components::ChartsSection charts />
     };
+    // From the comparison to a deployment: the plan page with these runs and the view's SLO.
+    let plan_pick = (mode == PageMode::Live).then(|| {
+        let query = crate::domain::view::plan::PlanQuery {
+            slo: view.slo.as_ref().map(ToString::to_string).unwrap_or_default(),
+            runs: runs.iter().map(|r| r.id.clone()).collect(),
+            ..Default::default()
+        };
+        view! { <crate::ui::components::PlanPick query demands id="compare-plan" text="Plan replicas, GPUs and cost for your traffic with these runs" /> }
+    });
     let is_report = matches!(mode, PageMode::Report(_));
     // Link previews: the first explanation, else each run's summary; the baseline's curve.
     let og_description = explanations.first().cloned().unwrap_or_else(|| {
@@ -254,6 +266,7 @@ pub(crate) fn CompareView(
             <AllChanges runs=runs.clone() cmp=cmp.clone() />
         </details>
         <crate::ui::components::CompareCosts rows=costs />
+        {plan_pick}
         <h2>"Facts"</h2>
         <div class="table-wrap">
             {facts_table(&runs, &varied)}

@@ -90,17 +90,14 @@ pub fn ExperimentPage() -> impl IntoView {
 
 #[component]
 fn ExperimentView(data: ExperimentPageData, view: ViewState) -> impl IntoView {
-    let ExperimentPageData { id, name, created, total_runs, keys, rows, verdict, charts, slos, compare_href } = data;
+    let ExperimentPageData { id, name, created, total_runs, keys, rows, verdict, charts, slos, demands, compare_href } =
+        data;
     let path = format!("/experiments/{id}");
-    let plan_href = format!(
-        "/plan?{}",
-        crate::domain::view::plan::PlanQuery {
-            slo: view.slo.as_ref().map(ToString::to_string).unwrap_or_default(),
-            experiment: crate::domain::ExperimentId::parse(&id),
-            ..Default::default()
-        }
-        .to_query()
-    );
+    let plan_query = crate::domain::view::plan::PlanQuery {
+        slo: view.slo.as_ref().map(ToString::to_string).unwrap_or_default(),
+        experiment: crate::domain::ExperimentId::parse(&id),
+        ..Default::default()
+    };
     let shown_rows = rows.len();
     let rows = rows
         .into_iter()
@@ -137,8 +134,8 @@ fn ExperimentView(data: ExperimentPageData, view: ViewState) -> impl IntoView {
             {(shown_rows < total_runs).then(|| format!(" — the first {shown_rows} shown"))}</p>
         <section class="summary-card" id="summary" aria-label="summary">
             <p id="experiment-verdict">{verdict.unwrap_or_else(|| "No run of this experiment reports output throughput: no setting can be called best.".to_owned())}</p>
-            <p class="hint">{varies}" "<a href=compare_href id="experiment-compare">"Compare these runs"</a>" — level by level, with why throughput differs. "
-                <a href=plan_href id="experiment-plan">"Plan a deployment"</a>" — replicas, GPUs and cost of each setting for your traffic."</p>
+            <p class="hint">{varies}" "<a href=compare_href id="experiment-compare">"Compare these runs"</a>" — level by level, with why throughput differs."</p>
+            <crate::ui::components::PlanPick query=plan_query demands id="experiment-plan" text="Plan a deployment: replicas, GPUs and cost of each setting for your traffic" />
         </section>
         <div class="controls" id="controls">
             <SloPicker view=view.clone() path=path slos editable=true />

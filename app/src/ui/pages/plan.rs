@@ -7,7 +7,8 @@
 use crate::api::get_plan_page;
 use crate::domain::model::text::percent_encode;
 use crate::domain::view::plan::{PlanPageData, PlanView};
-use crate::ui::components::{ChartsSection, ErrorBox};
+use crate::domain::view::state::PageMode;
+use crate::ui::components::{ChartsSection, ErrorBox, ModeBanner};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
@@ -25,12 +26,15 @@ pub fn PlanPage() -> impl IntoView {
             .join("&")
     };
     let data = super::data::page_resource(raw, |q| async move { get_plan_page(q).await });
+    // A refused form (a demand saved or uploaded) comes back with its message.
+    let error = move || query.read().get("error");
     view! {
         <Title text="Plan" />
+        {move || error().map(|e| view! { <div class="error-box" role="alert" id="form-error">{e}</div> })}
         <Suspense fallback=|| view! { <p>"Planning…"</p> }>
             {move || Suspend::new(async move {
                 match data.await {
-                    Ok(d) => view! { <PlanView data=d /> }.into_any(),
+                    Ok(d) => view! { <PlanView data=d frozen=None /> }.into_any(),
                     Err(e) => view! {
                         <h1>"Plan"</h1>
                         <ErrorBox error=e />
@@ -42,8 +46,11 @@ pub fn PlanPage() -> impl IntoView {
     }
 }
 
+/// The plan page's body; `frozen` (a snapshot's mode, the live plan's address) shows a
+/// snapshot's plan: its banner instead of the form and the share tools.
 #[component]
-fn PlanView(data: PlanPageData) -> impl IntoView {
+pub(crate) fn PlanView(data: PlanPageData, frozen: Option<(PageMode, String)>) -> impl IntoView {
+    let live = frozen.is_none();
     let PlanPageData {
         query: here,
         demand,
@@ -58,7 +65,7 @@ fn PlanView(data: PlanPageData) -> impl IntoView {
         plan,
     } = data;
     // "Save this demand as …": the typed demand stored under a name (back to this page).
-    let save = (!demand.is_empty() && !demands.iter().any(|(name, _)| *name == demand)).then(|| {
+    let save = (live && !demand.is_empty() && !demands.iter().any(|(name, _)| *name == demand)).then(|| {
         let back = format!("/plan?{here}");
         view! {
             <form class="inline" method="post" action="/demands" id="save-demand">
@@ -139,11 +146,23 @@ fn PlanView(data: PlanPageData) -> impl IntoView {
                     </table>
                 </div>
                 {autoscaler}
-                <p class="hint" id="plan-exports">"Export: "
-                    <a href=format!("/api/v1/plan?{query}")>"JSON"</a>", "
-                    <a href=format!("/api/v1/plan?{query}&format=md")>"Markdown"</a>", "
-                    <a href=format!("/api/v1/plan?{query}&format=csv")>"CSV"</a>
-                </p>
+                {live.then(|| view! {
+                    <section class="share" id="share">
+                        <h2>"Share and export"</h2>
+                        <p class="exports" id="plan-exports">"Export: "
+                            <a href=format!("/api/v1/plan?{query}") class="export-link">"JSON"</a>" · "
+                            <a href=format!("/api/v1/plan?{query}&format=md") class="export-link">"Markdown"</a>" · "
+                            <a href=format!("/api/v1/plan?{query}&format=csv") class="export-link">"CSV"</a>" · "
+                            <a href=format!("/plan/report.html?{query}") class="export-link" id="plan-report">"Offline report (HTML)"</a>
+                        </p>
+                        <form method="post" action="/snapshots" class="snapshot-form" id="snapshot-form">
+                            <input type="hidden" name="view" value=format!("/plan?{query}") />
+                            <label>"Snapshot title "<input name="title" maxlength="200" placeholder="optional" /></label>
+                            <button type="submit" class="secondary">"Snapshot (frozen copy)"</button>
+                        </form>
+                        <p class="hint">"The page's address keeps the plan: opened later, it is planned again over the runs and prices of that day. A snapshot keeps this one as it is."</p>
+                    </section>
+                })}
             };
             (Some(summary), Some(rest))
         }
@@ -156,10 +175,8 @@ fn PlanView(data: PlanPageData) -> impl IntoView {
             <p class="hint" id="plan-experiment">"Candidates: the runs of the experiment "<a href=href>{name}</a>"."</p>
         }
     });
-    view! {
-        <div class="page-head"><h1 id="plan-head">"Plan"</h1></div>
-        {verdict}
-        {intro}
+    let banner = frozen.map(|(mode, live_href)| view! { <ModeBanner mode live_href /> });
+    let form = live.then(|| view! {
         <form class="plan-form filters" method="get" action="/plan" id="plan-form">
             <label>"Demand"<input type="text" name="demand" value=demand required maxlength="4000" list="plan-demands"
                 placeholder="rate=12; prompt=1000; output=500   or   hourly=2,2,1,…,4 (one rate per hour), or a stored demand's name" /></label>
@@ -177,6 +194,32 @@ fn PlanView(data: PlanPageData) -> impl IntoView {
             <label class="check"><input type="checkbox" name="estimate" value="1" checked=estimate />"Plan on the estimated capacity (between the last passing and the first failing level)"</label>
             <button type="submit" id="plan-submit">"Plan"</button>
         </form>
+    });
+    // A day's curve or a trace arrives as a file: stored as a named demand, then planned for.
+    let upload = live.then(|| view! {
+        <details class="plan-upload" id="demand-upload">
+            <summary>"Or a day's curve (CSV) or a request trace, as a file"</summary>
+            <form method="post" action="/demands/file" enctype="multipart/form-data" class="filters" id="demand-file-form">
+                <input type="hidden" name="back" value=format!("/plan?{here}") />
+                <label>"File"<input type="file" name="file" required accept=".csv,.jsonl,.json,.txt" /></label>
+                <label>"It is"<select name="kind">
+                    <option value="csv">"a CSV of time,requests_per_s (each hour's highest rate)"</option>
+                    <option value="trace">"a request trace, Mooncake JSONL or CSV (each hour's busiest minute, its mean mix)"</option>
+                </select></label>
+                <label>"Prompt tokens (CSV)"<input type="number" name="prompt" min="1" step="any" placeholder="optional" /></label>
+                <label>"Output tokens (CSV)"<input type="number" name="output" min="1" step="any" placeholder="optional" /></label>
+                <label>"Save as"<input type="text" name="name" required maxlength="64" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]*" placeholder="weekday-q1" /></label>
+                <button type="submit" class="secondary" id="demand-file-submit">"Save and plan"</button>
+            </form>
+        </details>
+    });
+    view! {
+        {banner}
+        <div class="page-head"><h1 id="plan-head">"Plan"</h1></div>
+        {verdict}
+        {intro}
+        {form}
+        {upload}
         {from}
         {save}
         {rest}

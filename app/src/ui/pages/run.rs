@@ -69,8 +69,8 @@ pub fn RunPage() -> impl IntoView {
                     }
                 };
                 match run.await {
-                    Ok(Some(RunPageData { run, dismissed, percentiles, charts, goodput, slos, cost, alerts, turns, findings, .. })) => view! {
-                        <RunView run view=state mode=PageMode::Live dismissed percentiles charts goodput slos cost alerts turns findings error />
+                    Ok(Some(RunPageData { run, dismissed, percentiles, charts, goodput, slos, demands, cost, alerts, turns, findings, .. })) => view! {
+                        <RunView run view=state mode=PageMode::Live dismissed percentiles charts goodput slos demands cost alerts turns findings error />
                     }.into_any(),
                     Ok(None) => view! { <p>"Loading run…"</p> }.into_any(),
                     Err(e) => view! { <Title text="Run not found" /><ErrorBox error=e /> }.into_any(),
@@ -114,6 +114,9 @@ pub(crate) fn RunView(
     /// The team's named SLOs, for the picker.
     #[prop(optional)]
     slos: Vec<crate::domain::analysis::slo::NamedSlo>,
+    /// The team's stored demands (name, label), for the plan's menu (live page).
+    #[prop(optional)]
+    demands: Vec<(String, String)>,
     /// A multi-turn or agentic run's requests by turn (live page).
     #[prop(optional_no_strip)]
     turns: Option<crate::domain::analysis::turns::TurnPanel>,
@@ -168,7 +171,7 @@ pub(crate) fn RunView(
             ..Default::default()
         };
         view! {
-            <p class="hint" id="plan-link"><a href=format!("/plan?{}", q.to_query())>"Plan replicas, GPUs and cost for your traffic at this SLO"</a></p>
+            <crate::ui::components::PlanPick query=q demands id="plan-link" text="Plan replicas, GPUs and cost for your traffic at this SLO" />
         }
     });
     let kind = run.points.first().map_or(crate::domain::LoadKind::Concurrency, |p| p.load_kind);

@@ -64,7 +64,12 @@ pub fn SnapshotPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading snapshot…"</p> }>
             {move || Suspend::new(async move {
                 match data.await {
-                    Ok(snap) => {
+                    Ok(mut snap) => {
+                        if let Some(plan) = snap.plan.take() {
+                            let mode = PageMode::Snapshot { id: snap.id.clone(), title: snap.title.clone(), created_at: snap.created_at.clone() };
+                            let title = format!("Snapshot: {}", snap.title);
+                            return view! { <Title text=title /> <super::plan::PlanView data=plan frozen=Some((mode, snap.view_path.clone())) /> }.into_any();
+                        }
                         let (run, state) = match split_view_path(&snap.view_path) {
                             Ok(x) => x,
                             Err(problems) => return view! { <ViewProblems problems fallback="/".to_owned() /> }.into_any(),

@@ -286,3 +286,192 @@ async fn a_demand_stored_under_a_name_is_planned_for_by_name() {
         assert_eq!(e["field"], "demand", "{e}");
     }
 }
+
+/// A plan's snapshot freezes its candidates, demand, SLO and prices: a later price and
+/// demand change the live plan and leave the snapshot's figures as they were. Its offline
+/// report is one file with the verdict, the chart, the table and the plan's JSON.
+#[tokio::test]
+async fn a_plan_is_frozen_in_a_snapshot_and_kept_in_an_offline_report() {
+    for app in TestApp::each().await {
+        server::demo::load(&app.pool).await.unwrap();
+        let runs = app::db::list_runs(&app.pool).await.unwrap();
+        let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap().id.to_string();
+        let gpu = app::db::get_run(&app.pool, &app::domain::RunId::parse(&chat).unwrap())
+            .await
+            .unwrap()
+            .facts
+            .gpu_type
+            .unwrap();
+        let price = |usd: f64| {
+            let req = app
+                .client
+                .put(app.url(&format!("/api/v1/prices/{}", app::domain::model::text::percent_encode(&gpu))))
+                .json(&json!({ "usd_per_gpu_hour": usd }));
+            async move { assert!(req.send().await.unwrap().status().is_success()) }
+        };
+        let demand = |body: Value| {
+            let req = app.client.put(app.url("/api/v1/demands/peak")).json(&body);
+            async move { req.send().await.unwrap() }
+        };
+        price(2.0).await;
+        assert_eq!(demand(json!({ "demand": "rate=10" })).await.status(), StatusCode::OK);
+        let view = format!("/plan?demand=peak&slo=e2e%3Ap99%3C%3D40s&runs={chat}&headroom=0");
+        let resp = app.client.post(app.url("/api/v1/snapshots")).json(&json!({ "view": view })).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED, "[{}]", app.backend);
+        let sid = resp.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+        // Later: the GPU costs $3 and the demand doubles.
+        price(3.0).await;
+        assert_eq!(demand(json!({ "demand": "rate=20" })).await.status(), StatusCode::OK);
+        let (_, live) = app.text(&view).await;
+        let live = live.replace("<!>", "");
+        assert!(live.contains("16 replicas, 128 GPUs at peak"), "[{}] ceil(20 ÷ 1.2848) = 16", app.backend);
+        let (status, page) = app.text(&format!("/s/{sid}")).await;
+        assert_eq!(status, StatusCode::OK, "[{}]", app.backend);
+        let page = page.replace("<!>", "");
+        assert!(page.contains("id=\"snapshot-banner\""), "[{}]", app.backend);
+        assert!(
+            page.contains("8 replicas, 64 GPUs at peak, 1,536 GPU-hours a day, $3,072.00 a day"),
+            "[{}] the plan as frozen: 10 req/s at $2",
+            app.backend
+        );
+        assert!(page.contains("id=\"chart-plan\""), "[{}] its chart", app.backend);
+        assert!(!page.contains("id=\"plan-form\"") && !page.contains("id=\"snapshot-form\""), "read-only");
+        // The stored payload holds the demand and SLO resolved, not their names.
+        let frozen = get_json(&app, &format!("/api/v1/snapshots/{sid}")).await;
+        assert_eq!(frozen["data"]["plan"]["demand"]["rates_req_s"], json!([10.0]), "{frozen}");
+        // A plan's snapshot needs a demand; an unknown run is not found.
+        for (view, status) in [
+            (format!("/plan?slo=e2e%3Ap99%3C%3D40s&runs={chat}"), StatusCode::BAD_REQUEST),
+            ("/plan?demand=rate%3D1&slo=e2e%3Ap99%3C%3D40s&runs=zzzz9999".to_owned(), StatusCode::NOT_FOUND),
+            ("/plan?demand=rate%3D-1&slo=x&runs=abcd".to_owned(), StatusCode::BAD_REQUEST),
+        ] {
+            let resp =
+                app.client.post(app.url("/api/v1/snapshots")).json(&json!({ "view": view })).send().await.unwrap();
+            assert_eq!(resp.status(), status, "[{}] {view}", app.backend);
+        }
+
+        // The offline report of the live plan (a stand-in ECharts so the file builds).
+        std::fs::write(app.dir.path().join("echarts.min.js"), "window.echarts={};").unwrap();
+        let q = view.trim_start_matches("/plan?");
+        let resp = app.client.get(app.url(&format!("/plan/report.html?{q}"))).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK, "[{}]", app.backend);
+        assert!(resp.headers()["content-disposition"].to_str().unwrap().contains("plateau-plan.html"));
+        let html = resp.text().await.unwrap();
+        assert!(html.contains("16 replicas, 128 GPUs at peak"), "[{}] the verdict", app.backend);
+        assert!(html.contains("id=\"plan-table\"") && html.contains("\"chart-plan\""), "the table and the chart");
+        assert!(html.contains("id=\"autoscale-none\""), "no threshold without scraped metrics, said");
+        let data_at = html.find("id=\"plateau-data\">").unwrap() + "id=\"plateau-data\">".len();
+        let data: Value =
+            serde_json::from_str(&html[data_at..data_at + html[data_at..].find("</script>").unwrap()]).unwrap();
+        assert_eq!(data["plan"]["rows"][0]["replicas_peak"], 16, "the plan's JSON as the API gives it");
+        // Without a demand: 400 naming it.
+        let (status, body) = app.text(&format!("/plan/report.html?slo=x&runs={chat}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(body.starts_with("demand:"), "{body}");
+    }
+}
+
+/// A day's curve as a CSV and a request trace become stored demands (JSON API and the plan
+/// page's upload), planned for hour by hour; bad files are refused naming the line.
+#[tokio::test]
+async fn a_days_curve_or_a_trace_uploaded_becomes_a_demand() {
+    for app in TestApp::each().await {
+        server::demo::load(&app.pool).await.unwrap();
+        let runs = app::db::list_runs(&app.pool).await.unwrap();
+        let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap().id.to_string();
+        let put = |name: &str, body: Value| {
+            let req = app.client.put(app.url(&format!("/api/v1/demands/{name}"))).json(&body);
+            async move { req.send().await.unwrap() }
+        };
+        let csv = "time,requests_per_s\n0,2\n1800,1\n3600,12\n7200,6\n";
+        let resp = put("day", json!({ "csv": csv, "prompt": 1000, "output": 500 })).await;
+        assert_eq!(resp.status(), StatusCode::OK, "[{}]", app.backend);
+        let stored: Value = resp.json().await.unwrap();
+        assert_eq!(stored["demand"]["rates_req_s"], json!([2.0, 12.0, 6.0]), "each hour's highest rate");
+        assert_eq!(
+            (stored["demand"]["prompt_tokens"].as_u64(), stored["demand"]["output_tokens"].as_u64()),
+            (Some(1000), Some(500))
+        );
+        let plan =
+            get_json(&app, &format!("/api/v1/plan?demand=day&slo=e2e%3Ap99%3C%3D40s&runs={chat}&headroom=0")).await;
+        assert_eq!(plan["plan"]["rows"][0]["replicas_by_hour"], json!([2, 10, 5]), "[{}] {plan}", app.backend);
+        let trace = std::fs::read_to_string(
+            crate::common::fixtures().join("workloads/aiperf_example_trace_mooncake-format.jsonl"),
+        )
+        .unwrap();
+        let resp = put("replay", json!({ "trace": trace, "trace_name": "mooncake.jsonl" })).await;
+        assert_eq!(resp.status(), StatusCode::OK, "[{}]", app.backend);
+        let stored: Value = resp.json().await.unwrap();
+        assert_eq!(stored["demand"]["rates_req_s"], json!([0.05]), "three requests in the busiest minute");
+        assert_eq!(stored["demand"]["prompt_tokens"], 661);
+        // Refused naming the field and the line; nothing stored.
+        for (body, field, says) in [
+            (
+                json!({ "csv": "time,requests_per_s\n0,2\n60,lots\n" }),
+                "csv",
+                "csv line 3: rate \"lots\" is not a number",
+            ),
+            (json!({ "csv": "when,how\n0,2\n" }), "csv", "csv line 1"),
+            (json!({ "csv": csv, "prompt": -5 }), "csv", "prompt"),
+            (json!({ "trace": "{\"timestamp\": \"x\"}\n" }), "trace", "trace:"),
+            (json!({ "demand": "rate=1", "csv": csv }), "demand", "one of demand, csv or trace"),
+            (json!({}), "demand", "one of demand, csv or trace"),
+        ] {
+            let resp = put("bad", body.clone()).await;
+            assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "[{}] {body}", app.backend);
+            let e: Value = resp.json().await.unwrap();
+            assert_eq!(e["field"], field, "{body}: {e}");
+            assert!(
+                e["error"].as_str().unwrap_or_default().contains(says) || e.to_string().contains(says),
+                "{body}: {e}"
+            );
+        }
+        assert_eq!(get_json(&app, "/api/v1/demands").await.as_array().unwrap().len(), 2);
+
+        // The plan page's upload: stored, then planned for at once.
+        let back = format!("/plan?slo=e2e%3Ap99%3C%3D40s&runs={chat}&headroom=0");
+        let form = |name: &str, kind: &str, file: &str| {
+            reqwest::multipart::Form::new()
+                .text("name", name.to_owned())
+                .text("kind", kind.to_owned())
+                .text("output", "500")
+                .text("back", back.clone())
+                .part("file", reqwest::multipart::Part::bytes(file.as_bytes().to_vec()).file_name("day.csv"))
+        };
+        let resp = app
+            .client
+            .post(app.url("/demands/file"))
+            .header("origin", app.base.clone())
+            .multipart(form("weekday", "csv", csv))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER, "[{}]", app.backend);
+        let location = resp.headers()["location"].to_str().unwrap().to_owned();
+        assert_eq!(location, format!("/plan?demand=weekday&slo=e2e%3Ap99%3C%3D40s&runs={chat}&headroom=0"));
+        let (_, page) = app.text(&location).await;
+        assert!(page.contains("id=\"plan-verdict\"") && page.contains("“weekday”"), "[{}]", app.backend);
+        let resp = app
+            .client
+            .post(app.url("/demands/file"))
+            .header("origin", app.base.clone())
+            .multipart(form("broken", "csv", "time,requests_per_s\n0,NaN\n"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        let location = resp.headers()["location"].to_str().unwrap().to_owned();
+        assert!(location.contains("error=csv%20line%202"), "{location}");
+        let (_, page) = app.text(&location).await;
+        assert!(page.contains("id=\"form-error\""), "[{}] the refusal shown on the page", app.backend);
+        assert!(app::db::get_demand(&app.pool, "broken").await.is_err(), "nothing stored");
+
+        // Pages that plan offer the stored demands: the run page at an SLO, the compare page.
+        let (_, run_page) = app.text(&format!("/runs/{chat}?slo=e2e%3Ap99%3C%3D40s")).await;
+        assert!(run_page.contains("id=\"plan-link-demand\"") && run_page.contains("<option value=\"weekday\">"));
+        let completions = runs.iter().find(|r| r.name == server::demo::COMPLETIONS_RUN).unwrap().id.to_string();
+        let (_, compare) = app.text(&format!("/compare?runs={chat},{completions}&slo=e2e%3Ap99%3C%3D40s")).await;
+        assert!(compare.contains("id=\"compare-plan-demand\""), "[{}]", app.backend);
+        assert!(compare.contains(&format!("href=\"/plan?slo=e2e%3Ap99%3C%3D40s&amp;runs={chat},{completions}\"")));
+    }
+}

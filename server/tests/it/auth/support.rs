@@ -175,6 +175,7 @@ pub(super) fn write_routes() -> Vec<WriteRoute> {
         r(Method::DELETE, "/api/v1/slos/{name}", Body::Empty),
         // named demands
         r(Method::POST, "/demands", Body::Empty),
+        r(Method::POST, "/demands/file", Body::Empty),
         r(Method::PUT, "/api/v1/demands/{name}", Body::Empty),
         r(Method::DELETE, "/api/v1/demands/{name}", Body::Empty),
         // prices
