@@ -113,7 +113,19 @@ pub async fn csv(pool: &Db, id: &RunId) -> Result<String, DbError> {
 pub async fn json_at(pool: &Db, id: &RunId, slo: Option<&Slo>) -> Result<String, DbError> {
     let run = exported_run(pool, id).await?;
     let cost = run_cost(pool, id).await?;
-    Ok(plateau::to_json_with(&run, slo_value(pool, id, slo).await?, cost.as_ref()))
+    let estimated = estimated(pool, id).await?;
+    Ok(plateau::to_json_with(&run, slo_value(pool, id, slo).await?, cost.as_ref(), Some(estimated)))
+}
+
+/// The run's plateau predicted beyond its last level (the levels as its page reads them,
+/// annotations applied), or `{"none": why}`: the export's `estimated` block.
+pub async fn estimated(pool: &Db, id: &RunId) -> Result<serde_json::Value, DbError> {
+    use app::domain::analysis::predict;
+    let run = app::db::get_run(pool, id).await?;
+    Ok(match predict::predict(&run.points) {
+        Ok(p) => serde_json::json!({ "prediction": p, "sentence": p.sentence() }),
+        Err(why) => serde_json::json!({ "none": why, "sentence": why.sentence() }),
+    })
 }
 
 /// The CSV export document; with an SLO, its `# slo:` line.

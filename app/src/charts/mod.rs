@@ -219,12 +219,50 @@ pub(crate) fn saturation_marks(series: Line, points: &[Point]) -> Line {
 /// Output tok/s against load, with the ideal-linear reference from the lowest level, the
 /// knee and max-throughput markers, and the saturated region.
 pub fn throughput(run: &Run) -> Chart {
+    throughput_with(run, None)
+}
+
+fn estimate_last(e: Option<&crate::domain::analysis::predict::Prediction>) -> f64 {
+    e.map_or(f64::NAN, |e| e.last_load)
+}
+
+/// Name of the estimated continuation of a run's throughput.
+pub const ESTIMATED_SERIES: &str = "estimated beyond the last level";
+
+/// [`throughput`], with the predicted curve from the last measured level on (dotted, its
+/// own legend entry: never a measured point) where `estimate` is given.
+pub fn throughput_with(run: &Run, estimate: Option<&crate::domain::analysis::predict::Prediction>) -> Chart {
     let points = on_axis(run);
     let measured = pairs(&points, Point::output_tok_s);
     let ideal: Vec<Vec<f64>> =
         scaling::ideal_linear(&points).into_iter().map(|(c, t)| vec![c, round_for_display(t)]).collect();
-    let top = measured.iter().filter_map(|v| v.get(1).copied());
-    let chart = base_with(load_kind(run), loads(&points), throughput_axis(top))
+    // Drawn from the last measured level to where the plateau is reached, at most 16 times
+    // further out (the measured levels keep most of the width).
+    let estimated: Vec<Vec<f64>> = estimate
+        .map(|e| {
+            let until = (e.near_load * 1.2).max(e.next_load).min(16.0 * e.last_load);
+            e.curve
+                .iter()
+                .filter(|(n, _)| *n <= until)
+                .filter(|(n, _)| *n >= e.last_load)
+                .map(|(n, x)| vec![round_for_display(*n), round_for_display(*x)])
+                .collect::<Vec<_>>()
+        })
+        .filter(|curve| !curve.is_empty())
+        .map(|curve| {
+            // From the last measured point, so the continuation starts where the run stops.
+            measured
+                .last()
+                .filter(|m| m.first() == Some(&estimate_last(estimate)))
+                .cloned()
+                .into_iter()
+                .chain(curve)
+                .collect()
+        })
+        .unwrap_or_default();
+    let top = measured.iter().chain(&estimated).filter_map(|v| v.get(1).copied());
+    let x_levels = loads(&points).chain(estimated.last().and_then(|v| v.first().copied()));
+    let chart = base_with(load_kind(run), x_levels, throughput_axis(top))
         .series(saturation_marks(Line::new().name("output tok/s").symbol_size(8.0).data(measured), &points))
         .series(
             Line::new()
@@ -233,6 +271,18 @@ pub fn throughput(run: &Run) -> Chart {
                 .line_style(LineStyle::new().type_(LineStyleType::Dashed).width(1.0))
                 .data(ideal),
         );
+    let chart = if estimated.is_empty() {
+        chart
+    } else {
+        chart.series(
+            Line::new()
+                .name(ESTIMATED_SERIES)
+                .show_symbol(false)
+                .line_style(LineStyle::new().type_(LineStyleType::Dotted).width(2.5).color("#8c6bb1"))
+                .item_style(ItemStyle::new().color("#8c6bb1"))
+                .data(estimated),
+        )
+    };
     interval_band(chart, &points, |p| {
         crate::domain::analysis::noise::Interval::of_level(p, Metric::OutputThroughput, Stat::Mean)
     })

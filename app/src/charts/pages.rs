@@ -244,6 +244,17 @@ fn run_charts_of_kind(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<
         (Some(_), false) => "Output throughput (tok/s) vs load, dashed: ideal-linear scaling from the lowest level; no level meets the SLO",
         (None, _) => "Output throughput (tok/s) vs load, dashed: ideal-linear scaling from the lowest level",
     };
+    // A concurrency sweep with no measured plateau: the estimated continuation, marked.
+    let estimate = signals
+        .saturation
+        .as_ref()
+        .filter(|s| s.knee.is_none() && s.load_kind == crate::domain::LoadKind::Concurrency)
+        .and_then(|_| crate::domain::analysis::predict::predict(&run.points).ok());
+    let throughput_caption = match &estimate {
+        Some(_) => format!("{throughput_caption}; dotted: estimated beyond the last level (a fit, not measured)"),
+        None => throughput_caption.to_owned(),
+    };
+    let throughput_caption = throughput_caption.as_str();
     let latency_caption = "Request latency (s) vs load: mean, p50, p99";
     let mut out = vec![
         if any_value(&run.points, Point::output_tok_s) {
@@ -253,8 +264,8 @@ fn run_charts_of_kind(run: &Run, view: &ViewState, signals: &RunSignals) -> Vec<
                 "output tok/s by load level",
                 with_marks(
                     match &capacity {
-                        Some(c) => super::slo::passing_region(super::throughput(run), c),
-                        None => super::throughput(run),
+                        Some(c) => super::slo::passing_region(super::throughput_with(run, estimate.as_ref()), c),
+                        None => super::throughput_with(run, estimate.as_ref()),
                     },
                     &Point::output_tok_s,
                 ),

@@ -526,7 +526,11 @@ impl Prediction {
         let c = |n: f64| format!("C={}", crate::domain::model::format::grouped(&format!("{:.0}", n.round())));
         let interval = self
             .plateau_interval
-            .map(|(lo, hi)| format!(" (90 % interval {}–{})", fig_in(lo, "tok/s"), tok(hi)))
+            .map(|(lo, hi)| {
+                // Wide when its ends are more than 1.5× apart: the levels leave it open.
+                let wide = if hi > 1.5 * lo { "; wide: more levels would narrow it" } else { "" };
+                format!(" (90 % interval {}–{}{wide})", fig_in(lo, "tok/s"), tok(hi))
+            })
             .unwrap_or_default();
         let how = match &self.holdout {
             Some(h) => {
@@ -534,12 +538,13 @@ impl Prediction {
                     Model::Usl => h.usl_error,
                     Model::StepTime => h.step_time_error,
                 };
+                let tested = if h.tested == 1 { "the last one".to_owned() } else { format!("the last {}", h.tested) };
                 format!(
-                    "{} fitted on the first {} levels predicted the last {} within {:.0} % on average",
+                    "{} fitted on the first {} levels predicted {tested} within {:.0} %{}",
                     self.fit.model().label(),
                     h.fitted,
-                    h.tested,
-                    err.unwrap_or(0.0) * 100.0
+                    err.unwrap_or(0.0) * 100.0,
+                    if h.tested == 1 { "" } else { " on average" }
                 )
             }
             None => format!("{}, untested (too few levels to hold any out)", self.fit.model().label()),

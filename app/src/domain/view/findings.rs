@@ -38,6 +38,51 @@ pub struct RunFindings {
     pub since_change: Option<SinceChange>,
     /// Capacity at the view's SLO.
     pub capacity: Option<Capacity>,
+    /// A concurrency sweep that has not plateaued yet: where it is expected to, or why
+    /// that cannot be said, and the level to measure next.
+    #[serde(default)]
+    pub estimate: Option<EstimateFinding>,
+}
+
+/// Where a run that has not plateaued yet is expected to ([`predict`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EstimateFinding {
+    pub sentence: String,
+    /// The concurrency to measure next, where one is proposed.
+    pub next_load: Option<f64>,
+}
+
+/// The estimate of a concurrency run with no measured plateau; `None` for a run that
+/// plateaued (its plateau is measured, said once), a rate sweep or one without throughput.
+fn estimate(run: &Run, signals: &why::RunSignals) -> Option<EstimateFinding> {
+    use crate::domain::analysis::predict::{self, NoPrediction};
+    let sat = signals.saturation.as_ref()?;
+    if sat.knee.is_some() || sat.load_kind != LoadKind::Concurrency {
+        return None;
+    }
+    let twice = predict::nice_load(2.0 * sat.highest.load);
+    match predict::predict(&run.points) {
+        Ok(p) => {
+            let mut sentence = p.sentence();
+            // A hard batch or memory limit is invisible from below it: where requests
+            // already queue at the last level, it may cap the curve sooner.
+            let last = signals.levels.iter().rev().find(|l| l.load == sat.highest.load);
+            if let Some(w) = last.and_then(|l| l.waiting_mean).filter(|w| *w >= crate::domain::analysis::why::MIN_QUEUE)
+            {
+                sentence.push_str(&format!(
+                    " Requests already waited at {} (on average {}): a batch or memory limit there caps throughput sooner than a fit of the levels below it can show.",
+                    crate::domain::model::level::load_label(LoadKind::Concurrency, sat.highest.load),
+                    shown(Some(w), 1)
+                ));
+            }
+            Some(EstimateFinding { sentence, next_load: Some(p.next_load) })
+        }
+        Err(NoPrediction::NotConcurrency) => None,
+        Err(e @ (NoPrediction::StillLinear | NoPrediction::TooFar { .. } | NoPrediction::TooFewLevels { .. })) => {
+            Some(EstimateFinding { sentence: e.sentence(), next_load: Some(twice) })
+        }
+        Err(e) => Some(EstimateFinding { sentence: e.sentence(), next_load: None }),
+    }
 }
 
 /// A change point of the history whose worse side a later run still stands on.
@@ -79,6 +124,7 @@ pub fn run_findings(
             history_href: format!("/runs/{}/history?{}", run.id, c.history_query),
         }),
         capacity: slo.map(|slo| slo::capacity(slo, &run.points)),
+        estimate: estimate(run, &signals),
     }
 }
 
@@ -241,6 +287,45 @@ mod tests {
         (p.requests_ok, p.requests_failed) = (Some(ok), Some(failed));
         p.set(Metric::OutputThroughput, Stat::Mean, tok_s);
         p
+    }
+
+    /// Said once: a run that plateaued has its measured plateau and no estimate; one still
+    /// rising gets the estimate and the next level; one whose server queued at its last
+    /// level is told a limit there may come sooner than the fit.
+    #[test]
+    fn only_a_run_still_rising_gets_an_estimate() {
+        let flat: Vec<Point> = [(1.0, 100.0), (2.0, 200.0), (4.0, 400.0), (8.0, 800.0), (16.0, 810.0), (32.0, 805.0)]
+            .iter()
+            .map(|&(c, x)| level(c, 10, 0, x))
+            .collect();
+        let f = run_findings(&run(flat), None, None, &[], None, None);
+        assert!(f.saturation.as_deref().is_some_and(|s| s.starts_with("Plateau from")), "{:?}", f.saturation);
+        assert_eq!(f.estimate, None);
+        let rising: Vec<Point> = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
+            .iter()
+            .map(|&c| level(c, 10, 0, 100.0 * c / (1.0 + 0.01 * (c - 1.0))))
+            .collect();
+        let f = run_findings(&run(rising.clone()), None, None, &[], None, None);
+        let e = f.estimate.unwrap();
+        // λ/σ = 100 ÷ 0.01 = 10,000 tok/s; 95 % of it at N = 19 × 0.99 ÷ 0.01 = 1,881.
+        assert!(e.sentence.starts_with("Estimated plateau: 10,000.0 tok/s"), "{}", e.sentence);
+        assert!(e.sentence.contains("95 % of it from about C=1,881"), "{}", e.sentence);
+        assert_eq!(e.next_load, Some(1900.0));
+        let stored = crate::domain::analysis::why_signals::StoredSignals {
+            engine: Some("vllm".into()),
+            has_server_metrics: true,
+            levels: vec![why::LevelSignals {
+                load_kind: Some(LoadKind::Concurrency),
+                load: 32.0,
+                waiting_mean: Some(6.0),
+                ..why::LevelSignals::default()
+            }],
+            source_names: Vec::new(),
+        };
+        let f = run_findings(&run(rising), Some(&stored), None, &[], None, None);
+        assert!(f.estimate.unwrap().sentence.ends_with(
+            "Requests already waited at C=32 (on average 6.0): a batch or memory limit there caps throughput sooner than a fit of the levels below it can show."
+        ));
     }
 
     #[test]

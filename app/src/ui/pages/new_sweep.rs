@@ -11,6 +11,17 @@ use leptos_router::hooks::use_query_map;
 pub fn NewSweepPage() -> impl IntoView {
     let query = use_query_map();
     let error = move || query.read().get("error");
+    // A link may fill the form in (a run page's "Sweep C=…": the load, the levels, the
+    // model); each value only as an input's value, bounded.
+    let given = |key: &str, default: &str| {
+        query
+            .read_untracked()
+            .get(key)
+            .filter(|v| !v.is_empty() && v.chars().count() <= 200)
+            .unwrap_or_else(|| default.to_owned())
+    };
+    let (model, concurrency, load) =
+        (given("model", "plateau-sim"), given("concurrency", "1,2,4,8"), given("load", "concurrency"));
     view! {
         <Title text="New sweep" />
         <h1>"New sweep"</h1>
@@ -32,7 +43,7 @@ pub fn NewSweepPage() -> impl IntoView {
             <fieldset class="grid">
                 <legend>"Target"</legend>
                 <label>"Base URL"<input name="url" required value="http://127.0.0.1:8090" /></label>
-                <label>"Model"<input name="model" required value="plateau-sim" /></label>
+                <label>"Model"<input name="model" required value=model /></label>
                 <label>"Endpoint"
                     <select name="endpoint">
                         <option value="chat">"/v1/chat/completions"</option>
@@ -45,16 +56,18 @@ pub fn NewSweepPage() -> impl IntoView {
                 <legend>"Load"</legend>
                 <label>"Load"
                     <select name="load">
-                        <option value="concurrency">"Concurrency levels (closed loop)"</option>
-                        <option value="rates">"Request rates (open loop)"</option>
-                        <option value="adaptive">"Adaptive: find the plateau"</option>
-                        <option value="capacity">"Find capacity at SLO"</option>
-                        <option value="trace">"Replay a trace (open loop)"</option>
+                        {[
+                            ("concurrency", "Concurrency levels (closed loop)"),
+                            ("rates", "Request rates (open loop)"),
+                            ("adaptive", "Adaptive: find the plateau"),
+                            ("capacity", "Find capacity at SLO"),
+                            ("trace", "Replay a trace (open loop)"),
+                        ].into_iter().map(|(value, label)| view! { <option value=value selected=load == value>{label}</option> }).collect_view()}
                     </select>
                 </label>
                 // `data-load`: the load kinds a field applies to; public/plateau.js shows only
                 // those of the chosen kind (without JavaScript every field shows).
-                <label data-load="concurrency">"Concurrency levels"<input name="concurrency" value="1,2,4,8" /></label>
+                <label data-load="concurrency">"Concurrency levels"<input name="concurrency" value=concurrency /></label>
                 <label data-load="rates">"Request rates (req/s)"<input name="rates" placeholder="1,2,4,8" /></label>
                 <label data-load="rates capacity">"Arrivals (rates)"
                     <select name="arrival">

@@ -8,6 +8,7 @@ use crate::api::get_run_page;
 use crate::domain::model::annotations::Effect;
 use crate::domain::model::format::{load, shown, when, UNKNOWN};
 use crate::domain::model::metrics::Stat;
+use crate::domain::model::text::percent_encode;
 use crate::domain::view::pages::RunPageData;
 use crate::domain::view::state::ChartSpec;
 use crate::domain::view::state::{PageMode, ViewState};
@@ -142,6 +143,15 @@ pub(crate) fn RunView(
     let og_title = run.name.clone();
     let definitions = run.definitions.clone();
     let saturation = findings.saturation.clone();
+    // Beyond the last level: where it should plateau, and a sweep of the next level.
+    let estimate = findings.estimate.clone().map(|e| {
+        let next = e.next_load.filter(|_| mode == PageMode::Live).map(|n| {
+            let c = format!("{n:.0}");
+            let model = run.facts.model.as_deref().map(|m| format!("&model={}", percent_encode(m))).unwrap_or_default();
+            view! { " "<a id="measure-next" href=format!("/sweeps/new?load=concurrency&concurrency={c}{model}")>{format!("Sweep C={c}")}</a> }
+        });
+        view! { <p class="estimate" id="estimate">{e.sentence}{next}</p> }
+    });
     let found = findings.proposals.clone();
     // The regression gate's verdict, the page's first line: regressed or not, by how much,
     // against which runs.
@@ -225,6 +235,7 @@ pub(crate) fn RunView(
             {slo_section}
             {plan_link}
             {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
+            {estimate}
             {why.map(|why| view! { <WhySection why /> })}
         </section>
         {(status == crate::domain::RunStatus::Running).then(|| view! { <LiveBanner run_id=run.id.to_string() /> })}

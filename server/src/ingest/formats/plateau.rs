@@ -156,6 +156,11 @@ pub struct Export {
     /// that wrote the file, so an import ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<serde_json::Value>,
+    /// Where the run is expected to plateau beyond its last level
+    /// (`app::domain::analysis::predict`), or why that cannot be said: an estimate, kept
+    /// apart from the measured levels; an import ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated: Option<serde_json::Value>,
 }
 
 pub fn sniff(text: &str) -> bool {
@@ -399,13 +404,18 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
 
 /// Writes the lossless JSON export.
 pub fn to_json(run: &ExportedRun) -> String {
-    to_json_with(run, None, None)
+    to_json_with(run, None, None, None)
 }
 
 /// The JSON export with the run judged at an SLO beside it.
-pub fn to_json_with(run: &ExportedRun, slo: Option<serde_json::Value>, cost: Option<&RunCost>) -> String {
+pub fn to_json_with(
+    run: &ExportedRun,
+    slo: Option<serde_json::Value>,
+    cost: Option<&RunCost>,
+    estimated: Option<serde_json::Value>,
+) -> String {
     let cost = cost.filter(|c| worth_writing(c)).and_then(|c| serde_json::to_value(c).ok());
-    let doc = Export { plateau_format: VERSION, run: run.clone(), slo, cost };
+    let doc = Export { plateau_format: VERSION, run: run.clone(), slo, cost, estimated };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 

@@ -13,4 +13,5 @@ mod corrections;
 mod imports;
 mod pages;
 mod plan;
+mod predict;
 mod support;
