@@ -115,19 +115,35 @@ test('the chat run page draws both charts with 4 points and tooltips', async () 
   await page.locator('#chart-latency canvas').waitFor();
   assert.equal(await seriesLength(page, 'chart-throughput', 0), 4, 'measured tok/s');
   assert.equal(await seriesLength(page, 'chart-throughput', 1), 4, 'ideal linear');
+  // Cut at C=96 while still rising: where it should plateau, said after the saturation line
+  // and drawn dotted from the last measured level on, in a legend entry of its own.
+  assert.match(await page.locator('#estimate').innerText(),
+    /^Estimated plateau: 1,155\.8 tok\/s \(90 % interval [\d,.]+–[\d,.]+ tok\/s; wide: more levels would narrow it\), 95 % of it from about C=118 — the Universal Scalability Law fitted on the first 3 levels predicted the last one within 5 %\. Measure next at C=120\. Sweep C=120$/);
+  const estimated = await page.evaluate(() => {
+    const s = window.echarts.getInstanceByDom(document.getElementById('chart-throughput')).getOption().series;
+    return s.find((x) => x.name === 'estimated beyond the last level').data;
+  });
+  assert.deepEqual(estimated[0], [96, 1017], 'it starts at the last measured point');
+  assert.ok(estimated.every(([c], i) => i === 0 || c > 96), 'nothing estimated among the measured levels');
   assert.equal(await seriesLength(page, 'chart-latency', 0), 4, 'latency avg');
   assert.equal(await seriesLength(page, 'chart-latency', 1), 3, 'p50 is unknown at the cut-off level');
   // A tooltip appears when the pointer is over the plot (scrolled into view first: the
   // pointer only reaches what the viewport shows).
   await page.locator('#chart-throughput').scrollIntoViewIfNeeded();
   const box = await page.locator('#chart-throughput').boundingBox();
-  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
-  await page.mouse.move(box.x + box.width * 0.55, box.y + box.height * 0.5);
+  // (Over the measured part of the axis: beyond C=96 only the estimate has values.)
+  await page.mouse.move(box.x + box.width * 0.25, box.y + box.height * 0.5);
+  await page.mouse.move(box.x + box.width * 0.3, box.y + box.height * 0.5);
   const tip = page.locator('#chart-throughput div', { hasText: 'output tok/s' }).last();
   await tip.waitFor({ state: 'visible', timeout: 5000 });
   // The levels table is there too, with the cut-off level flagged.
   assert.equal(await page.locator('#levels tbody tr').count(), 4);
   assert.equal(await page.locator('#levels tbody tr.truncated').count(), 1);
+  // The next level, one click away: the New sweep form with it and the run's model.
+  await page.locator('#measure-next').click();
+  await page.waitForURL(/\/sweeps\/new\?load=concurrency&concurrency=120&model=/);
+  assert.equal(await page.locator('input[name=concurrency]').inputValue(), '120');
+  assert.equal(await page.locator('input[name=model]').inputValue(), 'Kimi-K2.5 NVFP4');
   assert.deepEqual(errors, []);
   await page.close();
 });

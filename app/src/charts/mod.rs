@@ -261,8 +261,8 @@ pub fn throughput_with(run: &Run, estimate: Option<&crate::domain::analysis::pre
         })
         .unwrap_or_default();
     let top = measured.iter().chain(&estimated).filter_map(|v| v.get(1).copied());
-    let x_levels = loads(&points).chain(estimated.last().and_then(|v| v.first().copied()));
-    let chart = base_with(load_kind(run), x_levels, throughput_axis(top))
+    // The axis is labelled at the measured levels only: the estimate's end is no level.
+    let chart = base_with(load_kind(run), loads(&points), throughput_axis(top))
         .series(saturation_marks(Line::new().name("output tok/s").symbol_size(8.0).data(measured), &points))
         .series(
             Line::new()

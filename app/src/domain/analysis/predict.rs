@@ -156,6 +156,8 @@ pub struct Sample {
     pub tok_s: f64,
     /// Mean time per output token (ms), where measured.
     pub tpot_ms: Option<f64>,
+    /// How many times the level counts in a fit (1; a bootstrap resample's multiplicity).
+    pub weight: f64,
 }
 
 /// The levels of a closed-loop run with a known throughput (and TPOT where known), by load.
@@ -166,7 +168,7 @@ pub fn samples(points: &[Point]) -> Vec<Sample> {
         .filter_map(|p| {
             let tok_s = p.output_tok_s().filter(|v| v.is_finite() && *v > 0.0)?;
             let tpot_ms = p.get(Metric::Tpot, Stat::Mean).filter(|v| v.is_finite() && *v > 0.0);
-            Some(Sample { load: p.load_value, tok_s, tpot_ms })
+            Some(Sample { load: p.load_value, tok_s, tpot_ms, weight: 1.0 })
         })
         .collect();
     out.sort_by(|a, b| a.load.total_cmp(&b.load));
@@ -176,7 +178,7 @@ pub fn samples(points: &[Point]) -> Vec<Sample> {
 /// Weighted least squares: the coefficients of `rows` (each a basis row and its target)
 /// with weights, by the normal equations (at most three unknowns). `None` if singular.
 #[allow(clippy::needless_range_loop, reason = "matrix elimination reads clearest by index")]
-fn least_squares<const K: usize>(rows: &[([f64; K], f64, f64)]) -> Option<[f64; K]> {
+fn least_squares<const K: usize>(rows: impl Iterator<Item = ([f64; K], f64, f64)>) -> Option<[f64; K]> {
     let mut m = [[0.0_f64; K]; K];
     let mut v = [0.0_f64; K];
     for (x, y, w) in rows {
@@ -213,27 +215,22 @@ fn least_squares<const K: usize>(rows: &[([f64; K], f64, f64)]) -> Option<[f64; 
 }
 
 /// The law fitted on `s`: N/X = (1−σ)/λ + (σ−κ)/λ·N + κ/λ·N², weighted so that each
-/// level's relative error counts alike; σ and κ kept at or above 0 (refitted without the
-/// one that came out negative).
+/// level's relative error counts alike (and by each sample's weight: a bootstrap's
+/// multiplicity); σ and κ kept at or above 0 (refitted without the one that came out
+/// negative).
 pub fn fit_usl(s: &[Sample]) -> Option<Usl> {
     if s.len() < 2 {
         return None;
     }
-    let rows = |f: &dyn Fn(f64) -> Vec<f64>| -> Vec<(Vec<f64>, f64, f64)> {
-        s.iter()
-            .map(|p| {
-                let y = p.load / p.tok_s;
-                (f(p.load), y, 1.0 / (y * y))
-            })
-            .collect()
-    };
-    let solve3 = || {
-        let r: Vec<([f64; 3], f64, f64)> =
-            rows(&|n| vec![1.0, n, n * n]).into_iter().map(|(x, y, w)| ([x[0], x[1], x[2]], y, w)).collect();
-        least_squares(&r)
+    // (N, y = N/X, weight) of each level.
+    let ys = || {
+        s.iter().map(|p| {
+            let y = p.load / p.tok_s;
+            (p.load, y, p.weight / (y * y))
+        })
     };
     if s.len() >= 3 {
-        if let Some([a, b, c]) = solve3() {
+        if let Some([a, b, c]) = least_squares(ys().map(|(n, y, w)| ([1.0, n, n * n], y, w))) {
             let lambda = 1.0 / (a + b + c);
             let (kappa, sigma) = (c * lambda, 1.0 - a * lambda);
             if lambda > 0.0 && kappa >= 0.0 && (0.0..1.0).contains(&sigma) {
@@ -242,9 +239,7 @@ pub fn fit_usl(s: &[Sample]) -> Option<Usl> {
         }
     }
     // κ = 0: N/X = (1−σ)/λ + σ/λ·N.
-    let r: Vec<([f64; 2], f64, f64)> =
-        rows(&|n| vec![1.0, n]).into_iter().map(|(x, y, w)| ([x[0], x[1]], y, w)).collect();
-    if let Some([a, b]) = least_squares(&r) {
+    if let Some([a, b]) = least_squares(ys().map(|(n, y, w)| ([1.0, n], y, w))) {
         let lambda = 1.0 / (a + b);
         let sigma = b * lambda;
         if lambda > 0.0 && (0.0..1.0).contains(&sigma) {
@@ -252,9 +247,7 @@ pub fn fit_usl(s: &[Sample]) -> Option<Usl> {
         }
     }
     // σ = 0: N/X = (1 + κ(N²−N))/λ.
-    let r: Vec<([f64; 2], f64, f64)> =
-        rows(&|n| vec![1.0, n * n - n]).into_iter().map(|(x, y, w)| ([x[0], x[1]], y, w)).collect();
-    if let Some([p, q]) = least_squares(&r) {
+    if let Some([p, q]) = least_squares(ys().map(|(n, y, w)| ([1.0, n * n - n], y, w))) {
         let lambda = 1.0 / p;
         let kappa = q * lambda;
         if lambda > 0.0 && kappa >= 0.0 {
@@ -262,26 +255,25 @@ pub fn fit_usl(s: &[Sample]) -> Option<Usl> {
         }
     }
     // Linear: X = λN.
-    let lambda = s.iter().map(|p| p.tok_s / p.load).sum::<f64>() / s.len() as f64;
+    let total: f64 = s.iter().map(|p| p.weight).sum();
+    let lambda = s.iter().map(|p| p.weight * p.tok_s / p.load).sum::<f64>() / total;
     (lambda > 0.0).then_some(Usl { lambda, sigma: 0.0, kappa: 0.0 })
 }
 
 /// The step-time model fitted on `s`: TPOT = a + b·N by least squares (relative), and the
 /// decode share from the measured throughput. `None` without TPOT at two levels or more.
 pub fn fit_step_time(s: &[Sample]) -> Option<StepTime> {
-    let with: Vec<&Sample> = s.iter().filter(|p| p.tpot_ms.is_some()).collect();
-    if with.len() < 2 {
-        return None;
-    }
-    let rows: Vec<([f64; 2], f64, f64)> =
-        with.iter().filter_map(|p| p.tpot_ms.map(|t| ([1.0, p.load], t, 1.0 / (t * t)))).collect();
-    let [a_ms, b_ms] = least_squares(&rows)?;
+    let with = || s.iter().filter_map(|p| p.tpot_ms.map(|t| (p, t)));
+    // Two levels with a TPOT at least.
+    with().nth(1)?;
+    let [a_ms, b_ms] = least_squares(with().map(|(p, t)| ([1.0, p.load], t, p.weight / (t * t))))?;
     if a_ms <= 0.0 || b_ms < 0.0 {
         return None;
     }
     // Measured ÷ decode-only throughput, averaged over the levels.
+    let total: f64 = with().map(|(p, _)| p.weight).sum();
     let share =
-        with.iter().map(|p| p.tok_s / (1000.0 * p.load / (a_ms + b_ms * p.load))).sum::<f64>() / with.len() as f64;
+        with().map(|(p, _)| p.weight * p.tok_s / (1000.0 * p.load / (a_ms + b_ms * p.load))).sum::<f64>() / total;
     (share.is_finite() && share > 0.0).then_some(StepTime { a_ms, b_ms, decode_share: share })
 }
 
@@ -446,10 +438,18 @@ pub fn predict(points: &[Point]) -> Result<Prediction, NoPrediction> {
     // The bootstrap: levels resampled with replacement (at least three distinct loads).
     let mut rng = Rng(0x5EED_F00D_91A7_EA00);
     let (mut plateaus, mut nears) = (Vec::new(), Vec::new());
+    let mut counts = vec![0u32; s.len()];
+    let mut pick: Vec<Sample> = Vec::with_capacity(s.len());
     for _ in 0..BOOTSTRAP_SAMPLES {
-        let mut pick: Vec<Sample> = (0..s.len()).map(|_| s[rng.below(s.len())]).collect();
-        pick.sort_by(|a, b| a.load.total_cmp(&b.load));
-        pick.dedup_by(|a, b| a.load == b.load);
+        // A resample as multiplicities: each level weighted by how often it was drawn.
+        counts.iter_mut().for_each(|c| *c = 0);
+        for _ in 0..s.len() {
+            counts[rng.below(s.len())] += 1;
+        }
+        pick.clear();
+        pick.extend(
+            s.iter().zip(&counts).filter(|(_, c)| **c > 0).map(|(p, c)| Sample { weight: f64::from(*c), ..*p }),
+        );
         if pick.len() < MIN_LEVELS {
             continue;
         }
@@ -491,6 +491,34 @@ pub fn predict(points: &[Point]) -> Result<Prediction, NoPrediction> {
         next_load,
         curve,
     })
+}
+
+/// How well a fit on the first `fitted` levels of `points` predicts the rest: each model's
+/// mean error on the later levels, and the one [`predict`] would choose from the first
+/// levels alone with its error. For the validation bench, and for anyone checking a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeldOut {
+    pub levels: usize,
+    pub fitted: usize,
+    pub usl_error: Option<f64>,
+    pub step_time_error: Option<f64>,
+    /// `Err`: why the first levels alone predict nothing.
+    pub chosen: Result<(Model, f64), NoPrediction>,
+}
+
+/// [`HeldOut`] of `points` fitted on their first `fitted` levels (by load).
+pub fn held_out(points: &[Point], fitted: usize) -> HeldOut {
+    let s = merge_repeats(&samples(points));
+    let fitted = fitted.min(s.len());
+    let (train, test) = s.split_at(fitted);
+    let err = |m| fit(m, train).map(|f| mean_error(&f, test));
+    let first: Vec<Point> = points
+        .iter()
+        .filter(|p| p.load_kind == LoadKind::Concurrency && train.iter().any(|t| t.load == p.load_value))
+        .cloned()
+        .collect();
+    let chosen = predict(&first).map(|p| (p.fit.model(), mean_error(&p.fit, test)));
+    HeldOut { levels: s.len(), fitted, usl_error: err(Model::Usl), step_time_error: err(Model::StepTime), chosen }
 }
 
 /// Levels of one load merged: the mean throughput and TPOT.
@@ -581,7 +609,7 @@ mod tests {
         let truth = Usl { lambda: 100.0, sigma: 0.02, kappa: 0.0005 };
         let s: Vec<Sample> = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
             .iter()
-            .map(|&n| Sample { load: n, tok_s: truth.at(n), tpot_ms: None })
+            .map(|&n| Sample { load: n, tok_s: truth.at(n), tpot_ms: None, weight: 1.0 })
             .collect();
         let f = fit_usl(&s).unwrap();
         assert!(

@@ -50,6 +50,25 @@ pub struct EstimateFinding {
     pub sentence: String,
     /// The concurrency to measure next, where one is proposed.
     pub next_load: Option<f64>,
+    /// The New sweep form with that level (and the run's model) filled in, and its label
+    /// ("Sweep C=120"); empty without a next level.
+    pub next_href: String,
+    pub next_label: String,
+}
+
+impl EstimateFinding {
+    fn new(run: &Run, sentence: String, next_load: Option<f64>) -> Self {
+        let (next_href, next_label) = next_load.map_or_else(Default::default, |n| {
+            let model = run
+                .facts
+                .model
+                .as_deref()
+                .map(|m| format!("&model={}", crate::domain::model::text::percent_encode(m)))
+                .unwrap_or_default();
+            (format!("/sweeps/new?load=concurrency&concurrency={n:.0}{model}"), format!("Sweep C={n:.0}"))
+        });
+        Self { sentence, next_load, next_href, next_label }
+    }
 }
 
 /// The estimate of a concurrency run with no measured plateau; `None` for a run that
@@ -75,13 +94,13 @@ fn estimate(run: &Run, signals: &why::RunSignals) -> Option<EstimateFinding> {
                     shown(Some(w), 1)
                 ));
             }
-            Some(EstimateFinding { sentence, next_load: Some(p.next_load) })
+            Some(EstimateFinding::new(run, sentence, Some(p.next_load)))
         }
         Err(NoPrediction::NotConcurrency) => None,
         Err(e @ (NoPrediction::StillLinear | NoPrediction::TooFar { .. } | NoPrediction::TooFewLevels { .. })) => {
-            Some(EstimateFinding { sentence: e.sentence(), next_load: Some(twice) })
+            Some(EstimateFinding::new(run, e.sentence(), Some(twice)))
         }
-        Err(e) => Some(EstimateFinding { sentence: e.sentence(), next_load: None }),
+        Err(e) => Some(EstimateFinding::new(run, e.sentence(), None)),
     }
 }
 

@@ -56,13 +56,11 @@ pub fn NewSweepPage() -> impl IntoView {
                 <legend>"Load"</legend>
                 <label>"Load"
                     <select name="load">
-                        {[
-                            ("concurrency", "Concurrency levels (closed loop)"),
-                            ("rates", "Request rates (open loop)"),
-                            ("adaptive", "Adaptive: find the plateau"),
-                            ("capacity", "Find capacity at SLO"),
-                            ("trace", "Replay a trace (open loop)"),
-                        ].into_iter().map(|(value, label)| view! { <option value=value selected=load == value>{label}</option> }).collect_view()}
+                        <option value="concurrency">"Concurrency levels (closed loop)"</option>
+                        <option value="rates" selected=load == "rates">"Request rates (open loop)"</option>
+                        <option value="adaptive" selected=load == "adaptive">"Adaptive: find the plateau"</option>
+                        <option value="capacity" selected=load == "capacity">"Find capacity at SLO"</option>
+                        <option value="trace" selected=load == "trace">"Replay a trace (open loop)"</option>
                     </select>
                 </label>
                 // `data-load`: the load kinds a field applies to; public/plateau.js shows only

@@ -8,7 +8,6 @@ use crate::api::get_run_page;
 use crate::domain::model::annotations::Effect;
 use crate::domain::model::format::{load, shown, when, UNKNOWN};
 use crate::domain::model::metrics::Stat;
-use crate::domain::model::text::percent_encode;
 use crate::domain::view::pages::RunPageData;
 use crate::domain::view::state::ChartSpec;
 use crate::domain::view::state::{PageMode, ViewState};
@@ -145,11 +144,8 @@ pub(crate) fn RunView(
     let saturation = findings.saturation.clone();
     // Beyond the last level: where it should plateau, and a sweep of the next level.
     let estimate = findings.estimate.clone().map(|e| {
-        let next = e.next_load.filter(|_| mode == PageMode::Live).map(|n| {
-            let c = format!("{n:.0}");
-            let model = run.facts.model.as_deref().map(|m| format!("&model={}", percent_encode(m))).unwrap_or_default();
-            view! { " "<a id="measure-next" href=format!("/sweeps/new?load=concurrency&concurrency={c}{model}")>{format!("Sweep C={c}")}</a> }
-        });
+        let next = (mode == PageMode::Live && !e.next_href.is_empty())
+            .then(|| view! { " "<a id="measure-next" href=e.next_href>{e.next_label}</a> });
         view! { <p class="estimate" id="estimate">{e.sentence}{next}</p> }
     });
     let found = findings.proposals.clone();
