@@ -42,6 +42,10 @@ pub struct RunFindings {
     /// that cannot be said, and the level to measure next.
     #[serde(default)]
     pub estimate: Option<EstimateFinding>,
+    /// The levels where the load generator could not keep up (late sends, a busy CPU), said
+    /// once: left out where "why it plateaus" already says the plateau is the client's.
+    #[serde(default)]
+    pub client_limited: Option<String>,
 }
 
 /// Where a run that has not plateaued yet is expected to ([`predict`]).
@@ -132,10 +136,11 @@ pub fn run_findings(
     }
     proposals.extend(changes::proposals(changes, 0, &run.id));
     let history_line = history.filter(|h| !h.findings.is_empty() || h.curve_regressed()).map(RegressionVerdict::of);
+    let why = why_signals::why_paragraph(&signals);
     RunFindings {
         summary: run_summary(run),
         saturation: saturation(&run.points, DEFAULT_KNEE_THRESHOLD).map(|s| s.sentence()),
-        why: why_signals::why_paragraph(&signals),
+        why: why.clone(),
         proposals,
         history_line,
         since_change: still_worse.map(|c| SinceChange {
@@ -144,6 +149,8 @@ pub fn run_findings(
         }),
         capacity: slo.map(|slo| slo::capacity(slo, &run.points)),
         estimate: estimate(run, &signals),
+        client_limited: why::client_limited_levels(&signals)
+            .filter(|_| !why.as_ref().is_some_and(|w| w.kind == Some(why::WhyKind::ClientBound))),
     }
 }
 
@@ -341,7 +348,25 @@ mod tests {
             }],
             source_names: Vec::new(),
         };
-        let f = run_findings(&run(rising), Some(&stored), None, &[], None, None);
+        let f = run_findings(&run(rising.clone()), Some(&stored), None, &[], None, None);
+        assert_eq!(f.client_limited, None, "the generator kept up (nothing says otherwise)");
+        // The generator fell behind at C=16 (not a plateau level: the run still rises): the
+        // page flags the level.
+        let mut late = stored.clone();
+        late.levels.push(why::LevelSignals {
+            load_kind: Some(LoadKind::Concurrency),
+            load: 16.0,
+            late_send_fraction: Some(0.2),
+            ..why::LevelSignals::default()
+        });
+        let g = run_findings(&run(rising), Some(&late), None, &[], None, None);
+        assert!(
+            g.client_limited.as_deref().is_some_and(|c| c.starts_with(
+                "At C=16 the load generator sent 20 % of its requests late: that level measures the client"
+            )),
+            "{:?}",
+            g.client_limited
+        );
         assert!(f.estimate.unwrap().sentence.ends_with(
             "Requests already waited at C=32 (on average 6.0): a batch or memory limit there caps throughput sooner than a fit of the levels below it can show."
         ));

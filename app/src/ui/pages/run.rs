@@ -244,6 +244,7 @@ pub(crate) fn RunView(
         <RunFactsList run=run.clone() />
         {editable.then(|| view! { <RunCorrections run=run.clone() back=back.clone() /> })}
         <h2>"Levels"</h2>
+        {findings.client_limited.clone().map(|c| view! { <p class="caveat-line" id="client-limited" role="note">{c}</p> })}
         <div class="table-wrap"><LevelsTable points=run.points.clone() annotations=annotations percentiles slo=capacity goodput /></div>
         <crate::ui::components::FailuresSection points=run.points.clone() />
         {turns.map(|panel| view! { <crate::ui::components::TurnsSection panel /> })}

@@ -54,6 +54,38 @@ pub fn matching(s: &RunSignals) -> Vec<Finding> {
     RULES.iter().filter_map(|(_, rule)| rule(s)).collect()
 }
 
+/// What the load generator could not keep up with at one level, in words ("sent 41 % of
+/// its requests late, mean lag 35 ms", "kept its CPU 97 % busy"); `None` where it kept up:
+/// fewer than [`CLIENT_LATE_FRACTION`] of its sends late and its CPU below
+/// [`CLIENT_CPU_SATURATED`] (or neither known).
+pub fn client_limit(l: &LevelSignals) -> Option<String> {
+    let mut what = Vec::new();
+    if let Some(f) = l.late_fraction().filter(|f| *f >= CLIENT_LATE_FRACTION) {
+        let lag = l.send_lag_mean_ms.map(|m| format!(", mean lag {}", duration_ms(m))).unwrap_or_default();
+        what.push(format!("sent {} of its requests late{lag}", pct_clear_of(f, CLIENT_LATE_FRACTION)));
+    }
+    if let Some(c) = l.client_cpu_busy.filter(|c| *c >= CLIENT_CPU_SATURATED) {
+        what.push(format!("kept its CPU {} busy", pct_clear_of(c, CLIENT_CPU_SATURATED)));
+    }
+    (!what.is_empty()).then(|| what.join(" and "))
+}
+
+/// The levels of `s` where the load generator could not keep up, said once: "At C=128 the
+/// load generator sent 41 % of its requests late, mean lag 35 ms; at C=256 it kept its CPU
+/// 97 % busy: those levels measure the client, not the server." `None` where it kept up.
+pub fn client_limited_levels(s: &RunSignals) -> Option<String> {
+    let hit: Vec<(String, String)> =
+        s.levels.iter().filter_map(|l| client_limit(l).map(|what| (label(l), what))).collect();
+    let (first, rest) = hit.split_first()?;
+    let mut parts = vec![format!("At {} the load generator {}", first.0, first.1)];
+    parts.extend(rest.iter().map(|(at, what)| format!("at {at} it {what}")));
+    let those = if hit.len() == 1 { "that level measures" } else { "those levels measure" };
+    Some(format!(
+        "{}: {those} the client, not the server — measure again with a faster or second load generator before reading the server's numbers there.",
+        parts.join("; ")
+    ))
+}
+
 /// Client-bound: at a level of the plateau the generator sent at least
 /// [`CLIENT_LATE_FRACTION`] of its requests late, or its CPU was at least
 /// [`CLIENT_CPU_SATURATED`] busy. First in priority: then the plateau is the client's,

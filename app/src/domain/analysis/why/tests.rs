@@ -565,3 +565,42 @@ fn every_kind_has_a_distinct_id_and_findings_round_trip() {
     assert_eq!(serde_json::from_str::<Finding>(&json).unwrap(), f);
     assert_eq!(f.evidence[0].text(), "running requests (max) 64 at C=64");
 }
+
+/// A level where the load generator could not keep up is the client's: flagged on the run
+/// page wherever it is (not only on the plateau), and a comparison blames no server for it.
+#[test]
+fn a_level_the_client_could_not_keep_up_with_is_flagged_and_never_the_servers() {
+    let a = client_run("whyruna", "A");
+    let b = client_run("whyrunb", "B");
+    let mut sa = RunSignals::from_run(&a);
+    let mut sb = RunSignals::from_run(&b);
+    assert_eq!(client_limited_levels(&sa), None, "nothing known: nothing flagged");
+    for (la, lb) in sa.levels.iter_mut().zip(sb.levels.iter_mut()) {
+        la.running_max = Some(la.load.min(64.0));
+        lb.running_max = Some(lb.load.min(32.0));
+    }
+    // "B"'s generator: 30 % of its sends late at C=64 (mean lag 120 ms), its CPU 95 % busy
+    // at C=128; below the cut-offs elsewhere.
+    for l in &mut sb.levels {
+        l.late_send_fraction = Some(if l.load == 64.0 { 0.30 } else { 0.01 });
+        l.send_lag_mean_ms = Some(if l.load == 64.0 { 120.0 } else { 2.0 });
+        l.client_cpu_busy = Some(if l.load == 128.0 { 0.95 } else { 0.40 });
+    }
+    assert_eq!(
+        client_limited_levels(&sb).unwrap(),
+        "At C=64 the load generator sent 30 % of its requests late, mean lag 0.12 s; at C=128 it kept its CPU 95 % \
+         busy: those levels measure the client, not the server — measure again with a faster or second load \
+         generator before reading the server's numbers there."
+    );
+    let key = LevelKey { load_kind: LoadKind::Concurrency, load_value: 64.0 };
+    let d = server_difference(&sa, &sb, &key).unwrap();
+    assert_eq!(
+        d.sentence,
+        "At C=64 the load generator could not keep up (in “B” it sent 30 % of its requests late, mean lag 0.12 s): \
+         the difference there is the client's, not the server's."
+    );
+    assert!(!d.sentence.contains("ran at most"), "the server's numbers are not read there");
+    // Where the client kept up, the server's difference is said as before.
+    let fine = LevelKey { load_kind: LoadKind::Concurrency, load_value: 32.0 };
+    assert_eq!(server_difference(&sa, &sb, &fine), None, "both ran 32");
+}

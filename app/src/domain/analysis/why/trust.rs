@@ -78,6 +78,29 @@ pub struct ServerDifference {
 pub fn server_difference(base: &RunSignals, other: &RunSignals, key: &LevelKey) -> Option<ServerDifference> {
     let (a, b) = (base.level(key)?, other.level(key)?);
     let (na, nb) = (quoted(&base.run_name), quoted(&other.run_name));
+    // Where either run's load generator could not keep up, the level measured the client:
+    // no server is blamed for it.
+    let client: Vec<String> = [(&nb, b), (&na, a)]
+        .iter()
+        .filter_map(|(name, l)| super::rules::client_limit(l).map(|what| format!("in {name} it {what}")))
+        .collect();
+    if !client.is_empty() {
+        let mut evidence = Vec::new();
+        for l in [a, b] {
+            if let Some(f) = l.late_fraction() {
+                evidence.push(ev(Signal::LateSendFraction, l, f));
+            }
+            if let Some(c) = l.client_cpu_busy {
+                evidence.push(ev(Signal::ClientCpuBusy, l, c));
+            }
+        }
+        let sentence = format!(
+            "At {} the load generator could not keep up ({}): the difference there is the client's, not the server's.",
+            key.label(),
+            client.join("; ")
+        );
+        return Some(ServerDifference { level: *key, sentence, evidence });
+    }
     let mut parts = Vec::new();
     let mut evidence = Vec::new();
     if let (Some(ra), Some(rb)) = (a.running_max, b.running_max) {
