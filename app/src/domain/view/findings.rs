@@ -48,7 +48,7 @@ pub struct RunFindings {
     pub client_limited: Option<String>,
 }
 
-/// Where a run that has not plateaued yet is expected to ([`predict`]).
+/// Where a run that has not plateaued yet is expected to ([`crate::domain::analysis::predict`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EstimateFinding {
     pub sentence: String,
