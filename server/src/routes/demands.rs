@@ -57,49 +57,35 @@ async fn form_file(
     let limit = state.max_upload_bytes;
     let mut form: HashMap<String, String> = HashMap::new();
     let mut file: Option<(String, Vec<u8>)> = None;
-    let mut failure: Option<String> = None;
+    // Read as the import upload reads its parts: each capped, refused at the limit.
+    let mut failure: Option<ApiError> = None;
     loop {
         let mut field = match mp.next_field().await {
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(e) => {
-                failure = Some(if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    format!("file: larger than the upload limit of {limit} bytes")
-                } else {
-                    format!("file: the upload could not be read: {}", e.body_text())
-                });
+                failure = Some(super::multipart::transport(e, limit).into());
                 break;
             }
         };
         let name = field.name().unwrap_or_default().to_owned();
         let max = if name == "file" { limit } else { MAX_FIELD_BYTES };
-        let mut bytes = Vec::new();
-        loop {
-            match field.chunk().await {
-                Ok(Some(chunk)) if bytes.len() + chunk.len() <= max => bytes.extend_from_slice(&chunk),
-                Ok(Some(_)) => {
-                    failure = Some(format!("{name}: larger than {max} bytes"));
-                    break;
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    failure = Some(format!("{name}: the upload could not be read: {}", e.body_text()));
-                    break;
-                }
+        match super::multipart::read_capped(&mut field, &name, max, limit).await {
+            Ok(bytes) if name == "file" => {
+                file = Some((field.file_name().unwrap_or("demand").to_owned(), bytes));
             }
-        }
-        if failure.is_some() {
-            break;
-        }
-        if name == "file" {
-            file = Some((field.file_name().unwrap_or("demand").to_owned(), bytes));
-        } else {
-            form.insert(name, String::from_utf8_lossy(&bytes).into_owned());
+            Ok(bytes) => {
+                form.insert(name, String::from_utf8_lossy(&bytes).into_owned());
+            }
+            Err(e) => {
+                failure = Some(e.into());
+                break;
+            }
         }
     }
     let back = Back::from_form(&form, "/plan");
-    if let Some(problem) = failure {
-        return Err(back.with_error(ApiError::bad_request(problem)));
+    if let Some(e) = failure {
+        return Err(back.with_error(e));
     }
     let name = form.get("name").map(String::as_str).unwrap_or_default();
     let Some((file_name, bytes)) = file.filter(|(_, b)| !b.is_empty()) else {

@@ -11,7 +11,7 @@ use axum::extract::Multipart;
 /// Form fields other than files and pasted text are short.
 const MAX_FIELD_BYTES: usize = 64 * 1024;
 
-fn transport(e: MultipartError, limit: usize) -> ImportError {
+pub(super) fn transport(e: MultipartError, limit: usize) -> ImportError {
     let text = e.body_text();
     if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE || text.contains("length limit") {
         ImportError::UploadTooLarge { limit }
@@ -21,7 +21,12 @@ fn transport(e: MultipartError, limit: usize) -> ImportError {
 }
 
 /// One part's bytes, refused once they pass `max` (`name` is what the message calls it).
-async fn read_capped(field: &mut Field<'_>, name: &str, max: usize, limit: usize) -> Result<Vec<u8>, ImportError> {
+pub(super) async fn read_capped(
+    field: &mut Field<'_>,
+    name: &str,
+    max: usize,
+    limit: usize,
+) -> Result<Vec<u8>, ImportError> {
     let mut buf = Vec::new();
     while let Some(chunk) = field.chunk().await.map_err(|e| transport(e, limit))? {
         if buf.len().saturating_add(chunk.len()) > max {

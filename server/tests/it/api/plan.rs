@@ -16,6 +16,27 @@ async fn get_json(app: &TestApp, path: &str) -> Value {
     app.client.get(app.url(path)).send().await.unwrap().json().await.unwrap()
 }
 
+/// The demo loaded; the story's chat run's id.
+async fn story_chat(app: &TestApp) -> String {
+    server::demo::load(&app.pool).await.unwrap();
+    let runs = app::db::list_runs(&app.pool).await.unwrap();
+    runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap().id.to_string()
+}
+
+/// Sets the price of `run`'s GPU type through the API.
+async fn price_gpu_of(app: &TestApp, run: &str, usd: f64) {
+    let gpu =
+        app::db::get_run(&app.pool, &app::domain::RunId::parse(run).unwrap()).await.unwrap().facts.gpu_type.unwrap();
+    let resp = app
+        .client
+        .put(app.url(&format!("/api/v1/prices/{}", app::domain::model::text::percent_encode(&gpu))))
+        .json(&json!({ "usd_per_gpu_hour": usd }))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "[{}] {}", app.backend, resp.status());
+}
+
 /// The story's chat run under e2e:p99≤40s: C=48 passes (p99 37.39 s), 48 ÷ 37.36 s mean
 /// latency = 1.2848 requests/s a replica of 8 GPUs. At a flat 10 req/s without headroom:
 /// ceil(7.783) = 8 replicas, 64 GPUs; at $2 a GPU-hour $16 a replica-hour, $3,072 a day,
@@ -23,24 +44,8 @@ async fn get_json(app: &TestApp, path: &str) -> Value {
 #[tokio::test]
 async fn a_plan_from_the_story_reads_the_same_in_json_markdown_csv_and_the_page() {
     for app in TestApp::each().await {
-        server::demo::load(&app.pool).await.unwrap();
-        let runs = app::db::list_runs(&app.pool).await.unwrap();
-        let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap().id.to_string();
-        let gpu = app::db::get_run(&app.pool, &app::domain::RunId::parse(&chat).unwrap())
-            .await
-            .unwrap()
-            .facts
-            .gpu_type
-            .unwrap();
-        let resp = app
-            .client
-            .put(app.url(&format!("/api/v1/prices/{}", app::domain::model::text::percent_encode(&gpu))))
-            .header("content-type", "application/json")
-            .body(r#"{"usd_per_gpu_hour": 2}"#)
-            .send()
-            .await
-            .unwrap();
-        assert!(resp.status().is_success(), "[{}] {}", app.backend, resp.status());
+        let chat = story_chat(&app).await;
+        price_gpu_of(&app, &chat, 2.0).await;
         let q = format!("demand=rate%3D10&slo=e2e%3Ap99%3C%3D40s&runs={chat}&headroom=0");
         let body: Value =
             app.client.get(app.url(&format!("/api/v1/plan?{q}"))).send().await.unwrap().json().await.unwrap();
@@ -154,9 +159,7 @@ async fn a_plan_from_the_story_reads_the_same_in_json_markdown_csv_and_the_page(
 #[tokio::test]
 async fn hostile_plans_are_refused_naming_the_field() {
     for app in TestApp::each().await {
-        server::demo::load(&app.pool).await.unwrap();
-        let runs = app::db::list_runs(&app.pool).await.unwrap();
-        let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap().id.to_string();
+        let chat = story_chat(&app).await;
         let slo = "slo=e2e%3Ap99%3C%3D40s";
         let week_and_more = vec!["1"; 169].join(",");
         for (query, status, field, words) in [
@@ -222,9 +225,7 @@ async fn hostile_plans_are_refused_naming_the_field() {
 #[tokio::test]
 async fn a_demand_stored_under_a_name_is_planned_for_by_name() {
     for app in TestApp::each().await {
-        server::demo::load(&app.pool).await.unwrap();
-        let runs = app::db::list_runs(&app.pool).await.unwrap();
-        let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap().id.to_string();
+        let chat = story_chat(&app).await;
         let put = |name: &str, body: &str| {
             let req = app
                 .client
@@ -293,34 +294,19 @@ async fn a_demand_stored_under_a_name_is_planned_for_by_name() {
 #[tokio::test]
 async fn a_plan_is_frozen_in_a_snapshot_and_kept_in_an_offline_report() {
     for app in TestApp::each().await {
-        server::demo::load(&app.pool).await.unwrap();
-        let runs = app::db::list_runs(&app.pool).await.unwrap();
-        let chat = runs.iter().find(|r| r.name == server::demo::CHAT_RUN).unwrap().id.to_string();
-        let gpu = app::db::get_run(&app.pool, &app::domain::RunId::parse(&chat).unwrap())
-            .await
-            .unwrap()
-            .facts
-            .gpu_type
-            .unwrap();
-        let price = |usd: f64| {
-            let req = app
-                .client
-                .put(app.url(&format!("/api/v1/prices/{}", app::domain::model::text::percent_encode(&gpu))))
-                .json(&json!({ "usd_per_gpu_hour": usd }));
-            async move { assert!(req.send().await.unwrap().status().is_success()) }
-        };
+        let chat = story_chat(&app).await;
         let demand = |body: Value| {
             let req = app.client.put(app.url("/api/v1/demands/peak")).json(&body);
             async move { req.send().await.unwrap() }
         };
-        price(2.0).await;
+        price_gpu_of(&app, &chat, 2.0).await;
         assert_eq!(demand(json!({ "demand": "rate=10" })).await.status(), StatusCode::OK);
         let view = format!("/plan?demand=peak&slo=e2e%3Ap99%3C%3D40s&runs={chat}&headroom=0");
         let resp = app.client.post(app.url("/api/v1/snapshots")).json(&json!({ "view": view })).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::CREATED, "[{}]", app.backend);
         let sid = resp.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
         // Later: the GPU costs $3 and the demand doubles.
-        price(3.0).await;
+        price_gpu_of(&app, &chat, 3.0).await;
         assert_eq!(demand(json!({ "demand": "rate=20" })).await.status(), StatusCode::OK);
         let (_, live) = app.text(&view).await;
         let live = live.replace("<!>", "");
