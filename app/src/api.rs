@@ -39,6 +39,20 @@ pub async fn get_prices() -> Result<crate::domain::analysis::cost::PricesPage, A
     })
 }
 
+/// The hardware page: the GPU table in force, the models' facts, and the GPU types and
+/// models the runs name.
+#[server(prefix = "/_fn")]
+pub async fn get_hardware() -> Result<crate::domain::analysis::roofline::HardwarePage, AppError> {
+    let pool = pool()?;
+    let (gpus, models) = crate::page_data::hardware(&pool).await?;
+    Ok(crate::domain::analysis::roofline::HardwarePage::of(
+        gpus,
+        models,
+        crate::db::gpu_types_in_runs(&pool).await?,
+        crate::db::models_in_runs(&pool).await?,
+    ))
+}
+
 /// One page of the runs list.
 #[server(prefix = "/_fn")]
 pub async fn find_runs(query: RunQuery) -> Result<RunPage, AppError> {

@@ -67,6 +67,7 @@ impl From<crate::db::DbError> for AppError {
             e @ crate::db::DbError::Slo { .. } => AppError::BadRequest(e.to_string()),
             e @ crate::db::DbError::Demand { .. } => AppError::BadRequest(e.to_string()),
             e @ crate::db::DbError::Price(_) => AppError::BadRequest(e.to_string()),
+            e @ crate::db::DbError::Fact(_) => AppError::BadRequest(e.to_string()),
             other => {
                 tracing::error!(error = %other, "database error");
                 AppError::Internal

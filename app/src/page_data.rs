@@ -185,8 +185,10 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
         .map(|c| c.view());
     let (changes, still_worse) = or_empty("history change points", run_changes(pool, &run, &slos).await);
     let alerts = or_empty("alerts", db::run_alerts(pool, id).await).views();
-    let findings =
+    let mut findings =
         run_findings(&run, stored.as_ref(), history.as_ref(), &changes, still_worse.as_ref(), view.slo.as_ref());
+    findings.roofline = or_none("hardware", hardware(pool).await)
+        .map(|(gpus, models)| crate::domain::view::findings::RooflineFinding::of(&run, &gpus, &models));
     Ok(RunPageData {
         run,
         stored,
@@ -203,6 +205,18 @@ pub async fn run_page(pool: &Db, id: &RunId, view: &ViewState) -> Result<RunPage
         turns,
         findings,
     })
+}
+
+/// The GPU table in force (the team's entries, then the shipped ones) and the models'
+/// facts: what a run's roofline is computed from.
+pub async fn hardware(
+    pool: &Db,
+) -> Result<
+    (Vec<crate::domain::analysis::roofline::GpuSpec>, Vec<crate::domain::analysis::roofline::ModelFacts>),
+    AppError,
+> {
+    let gpus = crate::domain::analysis::roofline::gpu_table(&db::gpu_specs(pool).await?);
+    Ok((gpus, db::model_facts(pool).await?))
 }
 
 /// The stored demands as a page's plan menu offers them: (name, label).

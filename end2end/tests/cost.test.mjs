@@ -121,3 +121,45 @@ test('a live sweep with the simulated DCGM exporter draws the GPU panels and the
     await sim.stop();
   }
 });
+
+test('a run shows its share of the memory-bandwidth roofline; without its model\'s facts, one click to enter them', async () => {
+  const runs = await (await fetch(env.server.base + '/api/v1/runs')).json();
+  const completions = runs.find((r) => r.name.includes('· /v1/completions ·')).id;
+  const page = await env.browser.newPage();
+  const errors = watchErrors(page);
+  try {
+    // The demo entered the story model's facts: 8 × 1.597 TB/s ÷ 18 GB per step = 710 tok/s at C=1.
+    await page.goto(`${env.server.base}/runs/${completions}`);
+    assert.match(await page.locator('#roofline-line').innerText(),
+      /^At C=1 this deployment decodes at 8\.6 % of its memory-bandwidth roofline \(61\.3 of ≈ 710 tok\/s\): the limit is elsewhere/);
+    await page.locator('#roofline summary').click();
+    assert.equal(await page.locator('#roofline-table tbody tr').count(), 2, 'C=1 and C=32');
+    assert.match(await page.locator('#roofline-assumptions').innerText(), /RTX PRO 6000 Blackwell Server Edition \(matched from the run's “RTX PRO 6000 Blackwell”\)/);
+
+    // Without the facts the page names what is missing and links to where to enter it.
+    const del = await fetch(`${env.server.base}/api/v1/hardware/models?model=Kimi-K2.5%20NVFP4`, { method: 'DELETE' });
+    assert.equal(del.status, 204);
+    await page.reload();
+    assert.equal(await page.locator('#roofline-line').count(), 0);
+    assert.match(await page.locator('#roofline-missing').innerText(), /^No hardware roofline: enter the active parameters and bits per weight of Kimi-K2\.5 NVFP4/);
+    await page.locator('#roofline-enter').click();
+    await page.waitForURL(/\/settings\/hardware\?model=/);
+    assert.equal(await page.locator('#model-name').inputValue(), 'Kimi-K2.5 NVFP4');
+    assert.match(await page.locator('#gpus-table').innerText(), /H100 SXM\s+80\s+3\.35\s+989\.5\s+1979/);
+    // A bad figure stays here, naming its field; a good one goes back to the run.
+    await page.locator('#model-active').fill('32');
+    await page.locator('#model-bits').fill('four');
+    await page.locator('#model-set').click();
+    await page.waitForURL(/error=/);
+    assert.match(await page.locator('#hardware-error').innerText(), /bits_per_weight/);
+    assert.equal(await page.locator('#model-name').inputValue(), 'Kimi-K2.5 NVFP4');
+    await page.locator('#model-active').fill('32');
+    await page.locator('#model-bits').fill('4.5');
+    await page.locator('#model-set').click();
+    await page.waitForURL(new RegExp(`/runs/${completions}$`));
+    assert.match(await page.locator('#roofline-line').innerText(), /8\.6 % of its memory-bandwidth roofline/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});

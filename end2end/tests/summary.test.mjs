@@ -203,7 +203,7 @@ test('no page type is wider than the window at 390 and 1,440 px', async () => {
   const snapshot = `/s/${(await post('/api/v1/snapshots', { title: 'Frozen', view: `/runs/${run}` })).id}`;
   const paths = [
     '/', `/runs/${run}`, `/runs/${run}?slo=ttft:p99%3C%3D2s`, `/runs/${run}/history`, `/compare?runs=${ids}`,
-    '/experiments', experiment.url, '/upload', '/sweeps/new', '/settings/prices', report, snapshot,
+    '/experiments', experiment.url, '/upload', '/sweeps/new', '/settings/prices', '/settings/hardware', report, snapshot,
     '/plan', `/plan?demand=rate%3D20&slo=e2e%3Ap99%3C%3D40s&runs=${ids}`,
     // The simulated run with server metrics: the autoscaler's manifests too.
     `/plan?demand=rate%3D5&slo=ttft%3Ap99%3C%3D200ms&runs=${demo.find((r) => r.name.includes('server metrics')).id}`,

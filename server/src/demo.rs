@@ -23,6 +23,9 @@
 //!   the generated runs show their cost; the story's GPU type stays unpriced, to show the
 //!   one-click "Set a price".
 //!
+//! - The public facts of the story's model ([`story_model_facts`], set by "demo"), so the
+//!   story's runs show how close they came to their GPUs' memory-bandwidth roofline.
+//!
 //! Regenerate the generated files with
 //! `cargo test -p server --test it -- --ignored regenerate_the_demo` (they run on the
 //! simulator's model clock, so the figures come out the same on any machine).
@@ -76,9 +79,30 @@ pub const DEMO_GPU: &str = crate::sim::DEFAULT_GPU_MODEL;
 /// set by "demo" and changed or removed on the Prices page like any other.
 pub const DEMO_PRICE_USD_PER_GPU_HOUR: f64 = 2.5;
 
+/// The story's model, as its runs name it.
+pub const STORY_MODEL: &str = "Kimi-K2.5 NVFP4";
+
+/// The story model's public facts: Kimi K2.5 is Kimi K2's architecture (the model card:
+/// 1 T parameters in total, 32 B activated, 61 layers, multi-head latent attention with a
+/// 512-wide latent and 64 rotary dimensions per layer) in NVFP4 (4-bit values with one
+/// 8-bit scale per 16: 4.5 bits per weight); the KV cache holds the latent in BF16:
+/// 61 × (512 + 64) × 2 = 70,272 bytes per token.
+pub fn story_model_facts() -> app::domain::analysis::roofline::ModelFacts {
+    app::domain::analysis::roofline::ModelFacts {
+        model: STORY_MODEL.into(),
+        total_params_b: Some(1_000.0),
+        active_params_b: Some(32.0),
+        bits_per_weight: Some(4.5),
+        kv_bytes_per_token: Some(70_272.0),
+        source: "moonshotai/Kimi-K2.5 model card (Kimi K2 architecture: 1 T total, 32 B active, 61 layers, MLA 512 + 64); NVFP4: 4-bit values + an FP8 scale per 16 weights; KV latent in BF16".into(),
+        set_by: "demo".into(),
+        set_at: String::new(),
+    }
+}
+
 fn story_facts(endpoint: EndpointKind) -> RunFacts {
     let mut f = RunFacts {
-        model: Some("Kimi-K2.5 NVFP4".into()),
+        model: Some(STORY_MODEL.into()),
         engine: Some("vllm".into()),
         engine_version: Some("nightly".into()),
         endpoint_kind: Some(endpoint),
@@ -196,6 +220,11 @@ async fn load_generated(pool: &Db) -> anyhow::Result<()> {
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         db::set_gpu_price(pool, DEMO_GPU, Some(DEMO_PRICE_USD_PER_GPU_HOUR), "demo", &now).await?;
         tracing::info!("demo: priced {DEMO_GPU}");
+    }
+    if !db::model_facts_ever_set(pool, STORY_MODEL).await? {
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        db::set_model_facts(pool, STORY_MODEL, Some(story_model_facts()), "demo", &now).await?;
+        tracing::info!("demo: entered the facts of {STORY_MODEL}");
     }
     Ok(())
 }

@@ -114,7 +114,21 @@ pub async fn json_at(pool: &Db, id: &RunId, slo: Option<&Slo>) -> Result<String,
     let run = exported_run(pool, id).await?;
     let cost = run_cost(pool, id).await?;
     let estimated = estimated(pool, id).await?;
-    Ok(plateau::to_json_with(&run, slo_value(pool, id, slo).await?, cost.as_ref(), Some(estimated)))
+    let roofline = roofline(pool, id).await?;
+    Ok(plateau::to_json_with(&run, slo_value(pool, id, slo).await?, cost.as_ref(), Some(estimated), Some(roofline)))
+}
+
+/// The run against its hardware's roofs (the levels as its page reads them), or
+/// `{"missing": […], "sentence": …}`: the export's `roofline` block.
+pub async fn roofline(pool: &Db, id: &RunId) -> Result<serde_json::Value, DbError> {
+    use app::domain::analysis::roofline;
+    let run = app::db::get_run(pool, id).await?;
+    let gpus = roofline::gpu_table(&app::db::gpu_specs(pool).await?);
+    let models = app::db::model_facts(pool).await?;
+    Ok(match roofline::roofline(&run, &gpus, &models) {
+        Ok(r) => serde_json::to_value(&r).unwrap_or_default(),
+        Err(gap) => serde_json::to_value(&gap).unwrap_or_default(),
+    })
 }
 
 /// The run's plateau predicted beyond its last level (the levels as its page reads them,

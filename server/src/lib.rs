@@ -40,6 +40,7 @@ pub mod config;
 pub mod demo;
 pub mod digest;
 pub mod export;
+pub mod hardware;
 pub mod heavy;
 pub mod ingest;
 pub mod listener;

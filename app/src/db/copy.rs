@@ -317,6 +317,32 @@ const TABLES: &[Table] = &[
         ],
     },
     Table {
+        name: "gpu_specs",
+        order: "id",
+        identity: true,
+        columns: &[
+            ("id", Int),
+            ("name", Text),
+            ("name_key", Text),
+            ("spec", Text),
+            ("set_by", Text),
+            ("set_at", Stamp),
+        ],
+    },
+    Table {
+        name: "model_facts",
+        order: "id",
+        identity: true,
+        columns: &[
+            ("id", Int),
+            ("model", Text),
+            ("model_key", Text),
+            ("facts", Text),
+            ("set_by", Text),
+            ("set_at", Stamp),
+        ],
+    },
+    Table {
         name: "run_prices",
         order: "id",
         identity: true,

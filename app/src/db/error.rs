@@ -19,6 +19,9 @@ pub enum DbError {
     /// A price or its GPU type refused (`domain::analysis::cost`): answered 400 naming the field.
     #[error("{0}")]
     Price(#[from] crate::domain::analysis::cost::PriceError),
+    /// A GPU's figures or a model's facts refused (`domain::analysis::roofline`): 400 naming the field.
+    #[error("{0}")]
+    Fact(#[from] crate::domain::analysis::roofline::FactError),
     #[error("database error: {0}")]
     Sqlx(#[from] sqlx::Error),
     #[error("migration failed: {0}")]

@@ -23,6 +23,7 @@
 //! - `telemetry`: the server's own metrics per level (scraped or imported), read per run
 //! - `experiments`: runs imported together from one sweep folder or archive
 //! - `prices`: the prices people set (per GPU type, per run), with their history
+//! - `hardware`: the GPUs a team adds or corrects and its models' facts (the roofline)
 //! - `copy`: `plateau db copy`, every table into another database, verified, all or nothing
 
 mod alerts;
@@ -33,6 +34,7 @@ mod copy;
 mod demands;
 mod error;
 mod experiments;
+mod hardware;
 mod history;
 mod lease;
 mod live;
@@ -56,6 +58,7 @@ pub use copy::{copy_database, CopiedTable};
 pub use demands::*;
 pub use error::DbError;
 pub use experiments::*;
+pub use hardware::*;
 pub use history::{history, latest_run, series};
 pub use lease::SWEEP_LEASE;
 pub use live::*;

@@ -83,10 +83,12 @@ pub async fn stored_signals(db: &Db, id: &RunId) -> Result<StoredSignals, DbErro
     let mut out = why_signals::from_telemetry(
         telemetry.iter().map(|t| (LevelKey { load_kind: t.load_kind, load_value: t.load_value }, &t.telemetry)),
     );
+    // Only the levels whose raw fields hold a schedule or the client's CPU are parsed.
     let rows = Q::new(
-        "SELECT p.load_value, p.raw_json FROM points p JOIN runs r ON r.id = p.run_id
-         WHERE r.public_id = $1 AND p.load_kind = 'request_rate' AND p.raw_json IS NOT NULL
-         ORDER BY p.load_value, p.seq",
+        "SELECT p.load_kind, p.load_value, p.raw_json FROM points p JOIN runs r ON r.id = p.run_id
+         WHERE r.public_id = $1 AND p.raw_json IS NOT NULL
+           AND (p.load_kind = 'request_rate' OR p.raw_json LIKE '%\"cpu_busy\"%')
+         ORDER BY p.load_kind, p.load_value, p.seq",
     )
     .bind(id.as_str())
     .fetch_all(db)
@@ -94,8 +96,13 @@ pub async fn stored_signals(db: &Db, id: &RunId) -> Result<StoredSignals, DbErro
     for row in rows {
         let text: String = row.try_get("raw_json")?;
         let raw: serde_json::Value = serde_json::from_str(&text).map_err(|_| corrupt("raw_json", &text))?;
-        let key = LevelKey { load_kind: LoadKind::RequestRate, load_value: row.try_get("load_value")? };
-        out.add_open_loop(&key, &raw);
+        let kind: String = row.try_get("load_kind")?;
+        let load_kind = LoadKind::parse(&kind).ok_or_else(|| corrupt("load_kind", &kind))?;
+        let key = LevelKey { load_kind, load_value: row.try_get("load_value")? };
+        if load_kind == LoadKind::RequestRate {
+            out.add_open_loop(&key, &raw);
+        }
+        out.add_client(&key, &raw);
     }
     Ok(out)
 }

@@ -70,6 +70,7 @@ pub fn App() -> impl IntoView {
                     <A href="/sweeps/new">"New sweep"</A>
                     <A href="/plan">"Plan"</A>
                     <A href="/settings/prices">"Prices"</A>
+                    <A href="/settings/hardware">"Hardware"</A>
                 </nav>
             </header>
             <main>
@@ -86,6 +87,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/s/:id") view=pages::SnapshotPage ssr=SsrMode::Async />
                     <Route path=path!("/sweeps/new") view=pages::NewSweepPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/prices") view=pages::PricesPageView ssr=SsrMode::Async />
+                    <Route path=path!("/settings/hardware") view=pages::HardwarePageView ssr=SsrMode::Async />
                     <Route path=path!("/plan") view=pages::PlanPage ssr=SsrMode::Async />
                     <Route path=path!("/imports/:token") view=pages::ImportPreviewPage ssr=SsrMode::Async />
                 </Routes>

@@ -245,6 +245,10 @@ pub struct SweepArgs {
     /// Adaptive: stop when a level's p99 latency exceeds this (ms).
     #[arg(long)]
     pub p99_limit_ms: Option<f64>,
+    /// Adaptive: where the plateau is expected (a run page's estimate beyond its last
+    /// level); the search starts at a quarter of it, and from C=1 again if it guessed high.
+    #[arg(long, requires = "adaptive")]
+    pub guess: Option<u32>,
     /// Closed loop: requests per level in steady mode (C always in flight until N are done;
     /// adaptive: at least 2×C); without it, each level is one wave of C requests sent at
     /// once (the story's benchmark.py). Open loop: requests per rate (default 50).

@@ -123,6 +123,7 @@ fn request_of(a: SweepArgs) -> anyhow::Result<crate::sweeps::SweepRequest> {
             min_gain_pct: Some(a.min_gain_pct),
             max_error_pct: Some(a.max_error_pct),
             p99_limit_ms: a.p99_limit_ms,
+            guess: a.guess,
         }),
         capacity: match a.find {
             None => None,

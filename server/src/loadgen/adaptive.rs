@@ -40,6 +40,11 @@ pub struct AdaptiveSpec {
     pub p99_limit_ms: Option<f64>,
     /// Bisection steps between the last gaining level and the stopping one.
     pub refine_steps: u32,
+    /// Where the plateau is expected (a run page's estimate beyond its last level): the
+    /// search starts at a quarter of it ([`AdaptiveSpec::guessing`]), so two doublings
+    /// reach it; where the first doubling from there gains nothing, the plateau is lower
+    /// than guessed and the search starts again from C=1.
+    pub guess: Option<u32>,
 }
 
 impl Default for AdaptiveSpec {
@@ -51,11 +56,18 @@ impl Default for AdaptiveSpec {
             max_error_rate: 0.05,
             p99_limit_ms: None,
             refine_steps: 2,
+            guess: None,
         }
     }
 }
 
 impl AdaptiveSpec {
+    /// The spec searching from a guess of where the plateau is: its first level a quarter
+    /// of the guess (at least 1).
+    pub fn guessing(self, guess: u32) -> Self {
+        Self { start: (guess / 4).max(1), guess: Some(guess), ..self }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if self.start == 0 || self.max_concurrency < self.start {
             return Err("adaptive: start must be ≥ 1 and ≤ the maximum concurrency".into());
@@ -206,6 +218,22 @@ fn violation(spec: &AdaptiveSpec, o: &Outcome) -> Option<StopReason> {
 /// (a limit broken, or a gain below `min_gain`), which bracket is bisected and how a
 /// midpoint is judged.
 pub fn next_step(spec: &AdaptiveSpec, measured: &[Outcome]) -> Step {
+    // A search from a guess whose first level already broke a limit, or whose first
+    // doubling gained nothing, guessed too high: the plateau is below its start. It starts
+    // again from C=1, the levels measured so far set aside.
+    if spec.guess.is_some() && spec.start > 1 {
+        let too_high = match measured {
+            [first, ..] if violation(spec, first).is_some() => Some(1),
+            [first, second, ..] if violation(spec, second).is_none() => {
+                gain_per_doubling(first, second).is_none_or(|g| g < spec.min_gain).then_some(2)
+            }
+            _ => None,
+        };
+        if let Some(skip) = too_high {
+            let from_one = AdaptiveSpec { start: 1, guess: None, ..spec.clone() };
+            return next_step(&from_one, measured.get(skip..).unwrap_or_default());
+        }
+    }
     let load = |o: &Outcome| f64::from(o.concurrency);
     let climbed = bracket::climb(measured, load, f64::from(spec.start), f64::from(spec.max_concurrency), |i, o| {
         if let Some(v) = violation(spec, o) {
@@ -417,6 +445,29 @@ mod tests {
         let measured = [o(16, 600.0), noisy(o(32, 1000.0), 0.04), noisy(o(64, 1030.0), 0.03)];
         let g = local_gain(&measured[1], &measured).unwrap();
         assert!((g - 0.03).abs() < 1e-9, "{g}");
+    }
+
+    /// From a guess (a run page's estimate): the search starts at a quarter of it and
+    /// finds the knee in fewer levels than from C=1; a guess far too high costs two levels
+    /// and the search from C=1 finds the same plateau as without a guess.
+    #[test]
+    fn a_guess_starts_the_search_near_the_plateau_and_a_wrong_one_costs_two_levels() {
+        let plain = search(&AdaptiveSpec::default(), knee_curve(120));
+        let (levels, v) = search(&AdaptiveSpec::default().guessing(120), knee_curve(120));
+        assert_eq!(&levels[..4], &[30, 60, 120, 240], "a quarter of the guess, doubled");
+        assert_eq!(v.plateau_c, plain.1.plateau_c, "the same plateau: {levels:?} / {:?}", plain.0);
+        assert!(levels.len() + 4 <= plain.0.len(), "{} levels instead of {}", levels.len(), plain.0.len());
+        // The knee at 20, the guess 120: 30 → 60 gains nothing; again from C=1.
+        let (levels, v) = search(&AdaptiveSpec::default().guessing(120), knee_curve(20));
+        let (from_one, plain) = search(&AdaptiveSpec::default(), knee_curve(20));
+        assert_eq!(&levels[..2], &[30, 60]);
+        assert_eq!(&levels[2..], from_one.as_slice(), "then exactly the search from C=1");
+        assert_eq!(v, plain);
+        // A first level over a limit: the same.
+        let failing = |c: u32| Outcome { error_rate: if c >= 16 { 0.5 } else { 0.0 }, ..knee_curve(64)(c) };
+        let (levels, _) = search(&AdaptiveSpec::default().guessing(120), failing);
+        assert_eq!(&levels[..2], &[30, 1]);
+        assert_eq!(AdaptiveSpec::default().guessing(3).start, 1);
     }
 
     #[test]

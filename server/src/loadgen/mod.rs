@@ -4,6 +4,7 @@
 //! each level stored the moment it finishes (in SQLite, or on a Plateau server).
 //!
 //! - [`client`]: one streamed request, timed chunk by chunk, into a [`RequestSample`].
+//! - [`client_cpu`]: the load generator's own CPU over a level (is it keeping up).
 //! - [`conn`]: the connections to the target, opened and kept by the generator itself.
 //! - [`phases`]: the phases before the first token (connect, sent, first byte).
 //! - [`prompt`]: synthetic prompts of a chosen length distribution (and shared prefix), or
@@ -48,6 +49,7 @@ pub mod bracket;
 pub mod calibrate;
 pub mod capacity;
 pub mod client;
+pub mod client_cpu;
 pub mod conn;
 pub mod dataset;
 pub mod error;

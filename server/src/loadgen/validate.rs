@@ -273,6 +273,9 @@ fn rates_ok(rates_rps: &[f64], requests: usize) -> Result<(usize, usize), SpecEr
 /// The adaptive search's bounds.
 fn adaptive_ok(a: &AdaptiveSpec, steady: Option<usize>, limit: u32) -> Result<(usize, usize), SpecError> {
     concurrency_ok("adaptive.max_concurrency", a.max_concurrency, limit)?;
+    if a.guess.is_some_and(|g| g == 0 || g > a.max_concurrency) {
+        return err("adaptive.guess", "must be at least 1 and at most the maximum concurrency");
+    }
     if a.start == 0 || a.start > a.max_concurrency {
         return err("adaptive.start", "must be at least 1 and at most the maximum concurrency");
     }
@@ -534,6 +537,7 @@ pub fn table() -> String {
         ("temperature", format!("0 – {MAX_TEMPERATURE}")),
         ("adaptive.min_gain_pct, adaptive.max_error_pct", "0 – 100".to_owned()),
         ("adaptive.p99_limit_ms", format!("> 0 – {MAX_P99_LIMIT_MS}")),
+        ("adaptive.guess", "1 – adaptive.max_concurrency".to_owned()),
         (
             "capacity.slo",
             format!(

@@ -170,6 +170,7 @@ impl From<DbError> for ApiError {
             DbError::Slo { field, error } => ApiError::bad_request(error.to_string()).with_field(field),
             e @ DbError::Demand { field, .. } => ApiError::bad_request(e.to_string()).with_field(field),
             DbError::Price(e) => ApiError::bad_request(e.to_string()).with_field(e.field),
+            DbError::Fact(e) => ApiError::bad_request(e.to_string()).with_field(e.field),
             DbError::Busy(message) => ApiError::new(StatusCode::CONFLICT, message),
             other => ApiError::internal("a database call", other),
         }
@@ -201,6 +202,12 @@ impl From<app::error::AppError> for ApiError {
 
 impl From<app::domain::analysis::cost::PriceError> for ApiError {
     fn from(e: app::domain::analysis::cost::PriceError) -> Self {
+        ApiError::bad_request(e.to_string()).with_field(e.field)
+    }
+}
+
+impl From<app::domain::analysis::roofline::FactError> for ApiError {
+    fn from(e: app::domain::analysis::roofline::FactError) -> Self {
         ApiError::bad_request(e.to_string()).with_field(e.field)
     }
 }

@@ -12,6 +12,7 @@ mod demands;
 pub mod error;
 mod experiments;
 mod exports;
+mod hardware;
 pub mod headers;
 mod live;
 mod login;
@@ -116,6 +117,7 @@ pub fn router(state: AppState) -> Router {
         .merge(slos::form_router())
         .merge(demands::form_router())
         .merge(prices::form_router())
+        .merge(hardware::form_router())
         .merge(exports::router())
         .nest(
             "/api/v1",
@@ -129,6 +131,7 @@ pub fn router(state: AppState) -> Router {
                 .merge(slos::api_router())
                 .merge(demands::api_router())
                 .merge(prices::api_router())
+                .merge(hardware::api_router())
                 .merge(experiments::api_router())
                 .merge(plan::api_router()),
         )

@@ -65,6 +65,8 @@ pub struct SweepForm {
     #[serde(default)]
     min_gain_pct: String,
     #[serde(default)]
+    guess: String,
+    #[serde(default)]
     prompt_spread: String,
     #[serde(default)]
     requests: String,
@@ -224,6 +226,7 @@ fn form_loads(f: &mut SweepForm) -> Result<FormLoads, SpecError> {
             let a = crate::sweeps::AdaptiveRequest {
                 max_concurrency: Some(num("max_concurrency", &f.max_concurrency, 256u32)?),
                 min_gain_pct: decimal("min_gain_pct", &f.min_gain_pct)?,
+                guess: (!f.guess.trim().is_empty()).then(|| num("guess", &f.guess, 1u32)).transpose()?,
                 ..Default::default()
             };
             (Vec::new(), Vec::new(), Some(a))
@@ -493,6 +496,7 @@ mod tests {
             arrival: String::new(),
             max_concurrency: String::new(),
             min_gain_pct: String::new(),
+            guess: String::new(),
             prompt_spread: String::new(),
             requests: String::new(),
             warmup: "2".into(),
@@ -577,6 +581,12 @@ mod tests {
         };
         let a = form_to_request(f).unwrap().adaptive.unwrap().spec();
         assert_eq!((a.max_concurrency, a.min_gain, a.start), (64, 0.1, 1));
+        // From a run page's estimate: the search starts at a quarter of the guess.
+        let f = SweepForm { load: "adaptive".into(), guess: " 120 ".into(), ..form("", "", "") };
+        let a = form_to_request(f).unwrap().adaptive.unwrap().spec();
+        assert_eq!((a.guess, a.start), (Some(120), 30));
+        let f = SweepForm { load: "adaptive".into(), guess: "lots".into(), ..form("", "", "") };
+        assert_eq!(form_to_request(f).unwrap_err().field, "guess");
         let f = SweepForm { load: "bursty".into(), ..form("", "", "1") };
         assert!(form_to_request(f).unwrap_err().to_string().contains("`load`"));
     }

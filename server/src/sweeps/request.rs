@@ -415,17 +415,25 @@ pub struct AdaptiveRequest {
     pub max_error_pct: Option<f64>,
     #[serde(default)]
     pub p99_limit_ms: Option<f64>,
+    /// Where the plateau is expected (a run page's estimate): the search starts at a
+    /// quarter of it ([`AdaptiveSpec::guessing`]).
+    #[serde(default)]
+    pub guess: Option<u32>,
 }
 
 impl AdaptiveRequest {
     pub fn spec(&self) -> AdaptiveSpec {
         let d = AdaptiveSpec::default();
-        AdaptiveSpec {
+        let spec = AdaptiveSpec {
             max_concurrency: self.max_concurrency.unwrap_or(d.max_concurrency),
             min_gain: self.min_gain_pct.map_or(d.min_gain, |p| p / 100.0),
             max_error_rate: self.max_error_pct.map_or(d.max_error_rate, |p| p / 100.0),
             p99_limit_ms: self.p99_limit_ms,
             ..d
+        };
+        match self.guess {
+            Some(g) => spec.guessing(g),
+            None => spec,
         }
     }
 }
@@ -557,6 +565,9 @@ mod tests {
         assert_eq!(with("adaptive", serde_json::json!({"min_gain_pct": 1e9})), Err("adaptive.min_gain_pct"));
         assert_eq!(with("adaptive", serde_json::json!({"max_error_pct": -1})), Err("adaptive.max_error_pct"));
         assert_eq!(with("adaptive", serde_json::json!({"p99_limit_ms": 0})), Err("adaptive.p99_limit_ms"));
+        assert_eq!(with("adaptive", serde_json::json!({"guess": 0})), Err("adaptive.guess"));
+        assert_eq!(with("adaptive", serde_json::json!({"guess": 300, "max_concurrency": 256})), Err("adaptive.guess"));
+        assert_eq!(with("adaptive", serde_json::json!({"guess": 120})), Ok(()));
         let capacity = |c: serde_json::Value| with("capacity", c);
         assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s"})), Ok(()));
         assert_eq!(capacity(serde_json::json!({"slo": "ttft:p99<=2s", "load": "rate", "max": 64})), Ok(()));

@@ -14,6 +14,7 @@ pub mod noise;
 pub mod plan;
 pub mod predict;
 pub mod regression;
+pub mod roofline;
 pub mod scaling;
 pub mod slo;
 pub mod thresholds;

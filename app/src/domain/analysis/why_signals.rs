@@ -84,6 +84,21 @@ impl StoredSignals {
         };
         l.send_lag_mean_ms = num("send_lag_ms_mean");
         l.send_lag_p99_ms = num("send_lag_ms_p99");
+        l.achieved_rate_rps = num("achieved_rate_rps");
+    }
+
+    /// Adds the load generator's own CPU over one level from its raw `client` record
+    /// (`server::loadgen::client_cpu`: `cpu_busy`, 0–1 of its cores). A level without one
+    /// adds nothing.
+    pub fn add_client(&mut self, key: &LevelKey, raw: &serde_json::Value) {
+        let busy = raw
+            .get("client")
+            .and_then(|c| c.get("cpu_busy"))
+            .and_then(serde_json::Value::as_f64)
+            .filter(|v| v.is_finite() && (0.0..=1.0).contains(v));
+        if let Some(b) = busy {
+            self.level_mut(key).client_cpu_busy = Some(b);
+        }
     }
 }
 
@@ -274,6 +289,8 @@ fn merge_into(to: &mut LevelSignals, from: &LevelSignals) {
         late_send_fraction,
         send_lag_mean_ms,
         send_lag_p99_ms,
+        achieved_rate_rps,
+        client_cpu_busy,
         gpu_count,
         gpu_util_mean_pct,
         gpu_sm_active_mean,

@@ -244,7 +244,7 @@ impl Metric {
             Metric::Goodput => "requests meeting the SLOs ÷ level duration",
             Metric::PerUserTokS => "one request's output tokens per second",
             Metric::AchievedConcurrency => "mean requests in flight",
-            Metric::ClientQueue => "time queued in the client before sending",
+            Metric::ClientQueue => "scheduled send → actual send: how long the request waited in the client",
             Metric::Connect => "opening a new connection (TCP, TLS), for the requests that waited for one",
             Metric::RequestSent => "send → request handed to its connection (after any connect)",
             Metric::FirstByte => "send → response status and headers",

@@ -46,6 +46,74 @@ pub struct RunFindings {
     /// once: left out where "why it plateaus" already says the plateau is the client's.
     #[serde(default)]
     pub client_limited: Option<String>,
+    /// How close each level comes to the hardware's roofs, or what to enter to see it;
+    /// `None` where the hardware tables could not be read (or on a frozen page).
+    #[serde(default)]
+    pub roofline: Option<RooflineFinding>,
+}
+
+/// A run against its hardware ([`crate::domain::analysis::roofline`]), formatted on the
+/// server: the sentence, each level's row and every assumption; or, where a fact is
+/// missing, what to enter and where (`rows` empty).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RooflineFinding {
+    pub sentence: String,
+    /// "8× RTX PRO 6000 Blackwell Server Edition · Kimi-K2.5 NVFP4".
+    pub summary: String,
+    /// level, batch, measured tok/s, memory roof, compute roof, share of the lower roof.
+    pub rows: Vec<[String; 6]>,
+    pub assumptions: Vec<String>,
+    /// The hardware page with the run's model and GPU type filled in (a gap only).
+    pub enter_href: Option<String>,
+}
+
+impl RooflineFinding {
+    /// The run against `gpus` (the table in force) and `models`.
+    pub fn of(
+        run: &Run,
+        gpus: &[crate::domain::analysis::roofline::GpuSpec],
+        models: &[crate::domain::analysis::roofline::ModelFacts],
+    ) -> Self {
+        use crate::domain::analysis::roofline;
+        match roofline::roofline(run, gpus, models) {
+            Ok(roof) => RooflineFinding {
+                summary: format!("{}× {} · {}", roof.gpu_count, roof.gpu.name, roof.model.model),
+                rows: roof
+                    .levels
+                    .iter()
+                    .map(|l| {
+                        [
+                            crate::domain::model::level::load_label(l.load_kind, l.load),
+                            shown(Some(l.batch), if l.batch.fract() == 0.0 { 0 } else { 1 }),
+                            shown(Some(l.measured_tok_s), 1),
+                            shown(Some(l.memory_roof_tok_s), 0),
+                            shown(l.compute_roof_tok_s, 0),
+                            roofline::percent(l.fraction),
+                        ]
+                    })
+                    .collect(),
+                assumptions: roof.assumptions,
+                sentence: roof.sentence,
+                enter_href: None,
+            },
+            Err(gap) => {
+                let enc = crate::domain::model::text::percent_encode;
+                let mut q = Vec::new();
+                if let Some(m) = &run.facts.model {
+                    q.push(format!("model={}", enc(m)));
+                }
+                if let Some(g) = &run.facts.gpu_type {
+                    q.push(format!("gpu={}", enc(g)));
+                }
+                q.push(format!("back={}", enc(&format!("/runs/{}", run.id))));
+                RooflineFinding {
+                    sentence: gap.sentence,
+                    enter_href: Some(format!("{}?{}", roofline::HARDWARE_PATH, q.join("&"))),
+                    ..Default::default()
+                }
+            }
+        }
+    }
 }
 
 /// Where a run that has not plateaued yet is expected to ([`crate::domain::analysis::predict`]).
@@ -58,6 +126,10 @@ pub struct EstimateFinding {
     /// ("Sweep C=120"); empty without a next level.
     pub next_href: String,
     pub next_label: String,
+    /// The New sweep form as an adaptive search from the estimate (its first level a
+    /// quarter of where 95 % of the plateau is expected); empty without an estimate.
+    #[serde(default)]
+    pub search_href: String,
 }
 
 impl EstimateFinding {
@@ -71,7 +143,19 @@ impl EstimateFinding {
                 .unwrap_or_default();
             (format!("/sweeps/new?load=concurrency&concurrency={n:.0}{model}"), format!("Sweep C={n:.0}"))
         });
-        Self { sentence, next_load, next_href, next_label }
+        Self { sentence, next_load, next_href, next_label, search_href: String::new() }
+    }
+
+    /// With the adaptive search from `guess` offered too.
+    fn searching_from(mut self, run: &Run, guess: f64) -> Self {
+        let model = run
+            .facts
+            .model
+            .as_deref()
+            .map(|m| format!("&model={}", crate::domain::model::text::percent_encode(m)))
+            .unwrap_or_default();
+        self.search_href = format!("/sweeps/new?load=adaptive&guess={:.0}{model}", guess.round().max(1.0));
+        self
     }
 }
 
@@ -98,7 +182,7 @@ fn estimate(run: &Run, signals: &why::RunSignals) -> Option<EstimateFinding> {
                     shown(Some(w), 1)
                 ));
             }
-            Some(EstimateFinding::new(run, sentence, Some(p.next_load)))
+            Some(EstimateFinding::new(run, sentence, Some(p.next_load)).searching_from(run, p.near_load))
         }
         Err(NoPrediction::NotConcurrency) => None,
         Err(e @ (NoPrediction::StillLinear | NoPrediction::TooFar { .. } | NoPrediction::TooFewLevels { .. })) => {
@@ -151,6 +235,7 @@ pub fn run_findings(
         estimate: estimate(run, &signals),
         client_limited: why::client_limited_levels(&signals)
             .filter(|_| !why.as_ref().is_some_and(|w| w.kind == Some(why::WhyKind::ClientBound))),
+        roofline: None,
     }
 }
 

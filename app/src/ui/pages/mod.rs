@@ -3,6 +3,7 @@
 pub(crate) mod compare;
 mod data;
 mod experiments;
+mod hardware;
 mod history;
 mod import_preview;
 mod new_sweep;
@@ -16,6 +17,7 @@ mod upload;
 
 pub use compare::ComparePage;
 pub use experiments::{ExperimentPage, ExperimentsPage};
+pub use hardware::HardwarePageView;
 pub use history::HistoryPageView;
 pub use import_preview::ImportPreviewPage;
 pub use new_sweep::NewSweepPage;

@@ -20,8 +20,12 @@ pub fn NewSweepPage() -> impl IntoView {
             .filter(|v| !v.is_empty() && v.chars().count() <= 200)
             .unwrap_or_else(|| default.to_owned())
     };
-    let (model, concurrency, load) =
-        (given("model", "plateau-sim"), given("concurrency", "1,2,4,8"), given("load", "concurrency"));
+    let (model, concurrency, load, guess) = (
+        given("model", "plateau-sim"),
+        given("concurrency", "1,2,4,8"),
+        given("load", "concurrency"),
+        given("guess", ""),
+    );
     view! {
         <Title text="New sweep" />
         <h1>"New sweep"</h1>
@@ -75,6 +79,7 @@ pub fn NewSweepPage() -> impl IntoView {
                 </label>
                 <label data-load="adaptive">"Adaptive: max concurrency"<input name="max_concurrency" type="number" min="1" placeholder="256" /></label>
                 <label data-load="adaptive">"Adaptive: min gain per doubling (%)"<input name="min_gain_pct" type="number" min="0" step="any" placeholder="5" /></label>
+                <label data-load="adaptive">"Adaptive: expected plateau near C= (starts at a quarter of it)"<input name="guess" type="number" min="1" placeholder="none: start at C=1" value=guess /></label>
                 <label data-load="capacity">"SLO (every limit must hold)"<input name="slo" placeholder="ttft:p99<=2s,tpot:p99<=50ms,errors<=1%" /></label>
                 <label data-load="capacity">"Search over"
                     <select name="capacity_load">

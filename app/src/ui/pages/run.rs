@@ -144,10 +144,20 @@ pub(crate) fn RunView(
     let saturation = findings.saturation.clone();
     // Beyond the last level: where it should plateau, and a sweep of the next level.
     let estimate = findings.estimate.clone().map(|e| {
-        let next = (mode == PageMode::Live && !e.next_href.is_empty())
+        let live = mode == PageMode::Live;
+        let next = (live && !e.next_href.is_empty())
             .then(|| view! { " "<a id="measure-next" href=e.next_href>{e.next_label}</a> });
-        view! { <p class="estimate" id="estimate">{e.sentence}{next}</p> }
+        let search = (live && !e.search_href.is_empty())
+            .then(|| view! { " · "<a id="search-from-estimate" href=e.search_href>"Find it adaptively"</a> });
+        view! { <p class="estimate" id="estimate">{e.sentence}{next}{search}</p> }
     });
+    // Against the hardware: the sentence in the summary, the levels and assumptions below.
+    let roofline = findings.roofline.clone();
+    let roof_line = roofline
+        .as_ref()
+        .filter(|r| !r.rows.is_empty())
+        .map(|r| view! { <p class="roofline" id="roofline-line">{r.sentence.clone()}</p> });
+    let roof_section = roofline.map(|r| view! { <RooflineSection roofline=r live=mode == PageMode::Live /> });
     let found = findings.proposals.clone();
     // The regression gate's verdict, the page's first line: regressed or not, by how much,
     // against which runs.
@@ -233,6 +243,7 @@ pub(crate) fn RunView(
             {saturation.map(|s| view! { <p class="saturation" id="saturation">{s}</p> })}
             {estimate}
             {why.map(|why| view! { <WhySection why /> })}
+            {roof_line}
         </section>
         {(status == crate::domain::RunStatus::Running).then(|| view! { <LiveBanner run_id=run.id.to_string() /> })}
         <div class="controls" id="controls">
@@ -250,6 +261,7 @@ pub(crate) fn RunView(
         {turns.map(|panel| view! { <crate::ui::components::TurnsSection panel /> })}
         {(!set_aside.is_empty()).then(|| view! { <SetAsideTable set_aside /> })}
         {cost_section}
+        {roof_section}
         <AnnotationsSection run=run.clone() back=back.clone() editable />
         <h2>"Anomalies"</h2>
         {(mode == PageMode::Live).then(|| view! {
@@ -460,4 +472,34 @@ fn RunMeta(name: String, run_id: String, desc: String, is_report: bool) -> impl 
         <Meta property="og:image" content=crate::ui::components::absolute_url(&format!("/og/runs/{run_id}.png")) />
         <Meta name="twitter:card" content="summary_large_image" />
     }
+}
+
+/// Each level against the hardware's roofs, and every assumption; or, where a fact is
+/// missing, what to enter (a link to the hardware page on the live page).
+#[component]
+fn RooflineSection(roofline: crate::domain::view::findings::RooflineFinding, live: bool) -> impl IntoView {
+    let crate::domain::view::findings::RooflineFinding { sentence, summary, rows, assumptions, enter_href } = roofline;
+    if rows.is_empty() {
+        let link =
+            enter_href.filter(|_| live).map(|href| view! { " "<a id="roofline-enter" href=href>"Enter them"</a> });
+        return view! { <p class="hint" id="roofline-missing">{sentence}{link}</p> }.into_any();
+    }
+    view! {
+        <h2 id="roofline-head">"Against the hardware"</h2>
+        <details id="roofline">
+            <summary>{summary}" — each level against its roofs, and the assumptions"</summary>
+            <div class="table-wrap">
+                <table class="levels" id="roofline-table">
+                    <thead><tr><th>"level"</th><th>"batch"</th><th>"measured tok/s"</th><th>"memory roof tok/s"</th><th>"compute roof tok/s"</th><th>"of the lower roof"</th></tr></thead>
+                    <tbody>
+                        {rows.into_iter().map(|r| view! { <tr>{r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr> }).collect_view()}
+                    </tbody>
+                </table>
+            </div>
+            <ul id="roofline-assumptions">
+                {assumptions.into_iter().map(|a| view! { <li>{a}</li> }).collect_view()}
+            </ul>
+        </details>
+    }
+    .into_any()
 }

@@ -220,7 +220,6 @@ fn parse_benchmark(path: &str, v: &Value, notes: &mut Notes) -> Result<Benchmark
         }
     }
     point.wall_s = b.num("duration")?;
-
     if let Some((ok, failed, incomplete)) = totals(&b, &metrics)? {
         point.requests_ok = ok;
         point.requests_failed = failed;
@@ -231,6 +230,16 @@ fn parse_benchmark(path: &str, v: &Value, notes: &mut Notes) -> Result<Benchmark
         }
     } else {
         notes.warn(format!("{path} ({kind}): no request totals in the file; request counts unknown"));
+    }
+
+    // How late the requests went out against their targeted start (the scheduler's mean,
+    // in s): the load generator's lag on a rate level where some request completed.
+    if load_kind == LoadKind::RequestRate && point.requests_ok.is_some_and(|n| n > 0) {
+        let hp = b.child_path("scheduler_metrics");
+        if let Some(h) = b.obj("scheduler_metrics", &hp)? {
+            let lag = h.num("request_targeted_start_delay_avg")?.filter(|v| v.is_finite());
+            point.set_opt(Metric::ClientQueue, Stat::Mean, lag.map(|s| convert_unit(s, 1000.0)));
+        }
     }
 
     let (requests, request_type) = requests_v02(&b)?;

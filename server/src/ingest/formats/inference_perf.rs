@@ -23,6 +23,8 @@
 //! - Load: `load_summary.concurrency` when the stage was a concurrency stage, else
 //!   `requested_rate` (req/s). `achieved_rate` is how fast the client *sent* (requests ÷
 //!   first to last send); under 90 % of the requested rate the level says so.
+//!   `schedule_delay` (actual − scheduled send, s) → client queue time: the run page reads
+//!   from it whether the load generator kept up.
 //! - Throughput: `output_tokens_per_sec`, `total_tokens_per_sec`, `requests_per_sec`
 //!   (successful requests) over first send → last response. Input tok/s stays raw.
 //! - `prompt_len` / `output_len` → input / output tokens per request.
@@ -111,6 +113,11 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
 
     // Without a successful request the tool writes zeros (or nothing); they are not data.
     if point.requests_ok != Some(0) {
+        // How late each request went out against its schedule (s): the load generator's lag.
+        let delay_path = load.child_path("schedule_delay");
+        if let Some(delay) = load.obj("schedule_delay", &delay_path)? {
+            schedule_lag(&delay, &mut point)?;
+        }
         let latency_path = ok.child_path("latency");
         let latency = ok.obj("latency", &latency_path)?.ok_or_else(|| FieldError::field(&latency_path, "missing"))?;
         for (field, metric) in LATENCIES {
@@ -134,6 +141,23 @@ pub fn parse(text: &str) -> Result<ParsedFile, FieldError> {
     }
     let level = NewLevel { point, raw: root.clone(), requests: Vec::new(), telemetry: None };
     Ok(notes.finish(RunFacts::default(), definitions(), vec![level]))
+}
+
+/// `schedule_delay`'s statistics (s) as client queue time (ms). A negative delay is a
+/// request sent before its time, not a lag: such statistics are left out (the raw fields
+/// keep them).
+fn schedule_lag(block: &Obj<'_>, point: &mut Point) -> Result<(), FieldError> {
+    for (key, v) in block.map.iter() {
+        let Some(stat) = Stat::parse(key) else { continue };
+        if v.is_null() {
+            continue;
+        }
+        let x = v.as_f64().ok_or_else(|| FieldError::field(&block.child_path(key), "expected a number of seconds"))?;
+        if x.is_finite() && x >= 0.0 {
+            point.set(Metric::ClientQueue, stat, convert_unit(x, 1000.0));
+        }
+    }
+    Ok(())
 }
 
 /// A block's statistics into `metric`: seconds → ms when `seconds`.

@@ -161,6 +161,12 @@ pub struct Export {
     /// apart from the measured levels; an import ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimated: Option<serde_json::Value>,
+    /// Each level against the hardware's roofs (`app::domain::analysis::roofline`): the GPU
+    /// and model facts it rests on, the roofs, the percentages and every assumption — or
+    /// what is missing. Derived from the hardware tables of the server that wrote the file,
+    /// so an import ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<serde_json::Value>,
 }
 
 pub fn sniff(text: &str) -> bool {
@@ -404,7 +410,7 @@ fn read_csv(text: &str) -> Result<ExportedRun, FieldError> {
 
 /// Writes the lossless JSON export.
 pub fn to_json(run: &ExportedRun) -> String {
-    to_json_with(run, None, None, None)
+    to_json_with(run, None, None, None, None)
 }
 
 /// The JSON export with the run judged at an SLO beside it.
@@ -413,9 +419,10 @@ pub fn to_json_with(
     slo: Option<serde_json::Value>,
     cost: Option<&RunCost>,
     estimated: Option<serde_json::Value>,
+    roofline: Option<serde_json::Value>,
 ) -> String {
     let cost = cost.filter(|c| worth_writing(c)).and_then(|c| serde_json::to_value(c).ok());
-    let doc = Export { plateau_format: VERSION, run: run.clone(), slo, cost, estimated };
+    let doc = Export { plateau_format: VERSION, run: run.clone(), slo, cost, estimated, roofline };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 

@@ -30,7 +30,7 @@ pub(super) fn notes(spec: &SweepSpec, lengths: &Lengths) -> String {
             a.max_error_rate * 100.0,
             a.p99_limit_ms.map(|l| format!(", p99 latency ≤ {l:.0} ms")).unwrap_or_default(),
             a.refine_steps
-        ),
+        ) + &a.guess.map(|g| format!("; it started from a guess of the plateau near C={g} (a quarter of it), and would have started again from C=1 had the first doubling gained nothing")).unwrap_or_default(),
         Loads::Capacity { search, arrival, requests } => {
             let how = match search.axis {
                 Axis::Concurrency => format!("closed loop, {closed}: C doubles from {} up to {}", search.start, search.max),

@@ -108,6 +108,9 @@ pub async fn run_sweep_to<S: RunSink>(
         over_capacity_next: false,
         scraper: scraper.as_ref(),
         telemetry: None,
+        cpu_mark: crate::loadgen::client_cpu::CpuMark::now().filter(|_| {
+            !(spec.repeat > 1 && spec.repeat_order == app::domain::model::metrics::RepeatOrder::Interleaved)
+        }),
     };
     // The run's lease is renewed while the levels run (in the same task, polled side by
     // side), so a server starting meanwhile knows this sweep is alive.

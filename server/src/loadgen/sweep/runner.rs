@@ -38,6 +38,10 @@ pub(super) struct Runner<'a, S> {
     pub(super) scraper: Option<&'a Scraper>,
     /// The telemetry of the level just measured, stored with it.
     pub(super) telemetry: Option<LevelTelemetry>,
+    /// Where the next level's count of the load generator's own CPU starts (the previous
+    /// level's end); `None` where levels are not measured one after another (interleaved
+    /// trials) or the CPU time cannot be read.
+    pub(super) cpu_mark: Option<crate::loadgen::client_cpu::CpuMark>,
 }
 
 impl<S: RunSink> Runner<'_, S> {

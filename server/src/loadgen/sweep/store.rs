@@ -38,6 +38,14 @@ impl<S: RunSink> Runner<'_, S> {
         new_level.point.over_capacity |= std::mem::take(&mut self.over_capacity_next);
         new_level.telemetry = self.telemetry.take();
         new_level.raw = merge(new_level.raw, merge(raw, json!({ "warmup_requests": self.spec.warmup })));
+        // The load generator's own CPU since the previous level ended: this level, warm-up
+        // and scrapes included.
+        if let Some(mark) = self.cpu_mark {
+            if let Some(client) = mark.since() {
+                new_level.raw = merge(new_level.raw, json!({ "client": client }));
+            }
+            self.cpu_mark = crate::loadgen::client_cpu::CpuMark::now();
+        }
         let kind = new_level.point.load_kind;
         let load = new_level.point.load_value;
         self.sink.append(self.id, &new_level).await?;

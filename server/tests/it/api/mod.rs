@@ -14,4 +14,5 @@ mod imports;
 mod pages;
 mod plan;
 mod predict;
+mod roofline;
 mod support;

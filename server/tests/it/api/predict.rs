@@ -51,6 +51,17 @@ async fn the_story_run_gets_its_expected_plateau_and_next_level() {
         assert!(page.contains(&format!(">{sentence} <a id=\"measure-next\"")), "[{}]", app.backend);
         let c = format!("{next:.0}");
         assert!(page.contains(&format!("href=\"/sweeps/new?load=concurrency&amp;concurrency={c}&amp;model=")));
+        // And the adaptive search from the estimate: its first level a quarter of it.
+        let g = format!("{:.0}", near.round());
+        assert!(
+            page.contains(&format!("href=\"/sweeps/new?load=adaptive&amp;guess={g}&amp;model=")),
+            "[{}]",
+            app.backend
+        );
+        let (_, form) = app.text(&format!("/sweeps/new?load=adaptive&guess={g}")).await;
+        assert!(form.contains(&format!(
+            "name=\"guess\" type=\"number\" min=\"1\" placeholder=\"none: start at C=1\" value=\"{g}\""
+        )));
         // The chart: the estimate is its own series, never among the measured points.
         assert!(page.contains("estimated beyond the last level"), "[{}] the dotted series", app.backend);
         assert!(page.contains("dotted: estimated beyond the last level (a fit, not measured)"));
@@ -70,5 +81,38 @@ async fn the_story_run_gets_its_expected_plateau_and_next_level() {
             app.backend
         );
         assert!(page.contains("concurrency=64&amp;"), "twice C=32");
+    }
+}
+
+/// Did the load generator keep up, from an import: inference-perf's kubecon-na-2025 stage 6
+/// asked for 183.38 req/s and its schedule delay says at least 90 % of the requests went
+/// out late (p10 1.5 s, mean 20 s); stage 0 (1 req/s) kept up. The run page names the level
+/// once, above the levels table.
+#[tokio::test]
+async fn an_imported_level_whose_load_generator_fell_behind_is_named() {
+    for app in TestApp::each().await {
+        let dir = crate::common::fixtures().join("inference-perf");
+        let mut form = Form::new();
+        for stage in [0, 6] {
+            let name = format!("kubecon-na-2025_vllm-llama3.1-8b-h100_stage_{stage}_lifecycle_metrics.json");
+            form = form.part("file", Part::bytes(std::fs::read(dir.join(&name)).unwrap()).file_name(name));
+        }
+        let resp = app.client.post(app.url("/api/v1/runs")).multipart(form).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED, "[{}]", app.backend);
+        let id = resp.json::<Value>().await.unwrap()["runs"][0]["id"].as_str().unwrap().to_owned();
+        let (_, page) = app.text(&format!("/runs/{id}")).await;
+        let page = page.replace("<!>", "");
+        let at = page
+            .find("client-limited")
+            .map_or(String::new(), |i| page[i.saturating_sub(40)..(i + 400).min(page.len())].to_owned());
+        assert!(
+            page.contains(
+                "id=\"client-limited\" role=\"note\" class=\"caveat-line\">At 183.38 req/s the load generator sent \
+                 90 % of its requests late, mean lag 20 s: that level measures the client, not the server"
+            ),
+            "[{}] {at}",
+            app.backend
+        );
+        assert!(!page.contains("At 1 req/s the load generator"), "stage 0 kept up");
     }
 }

@@ -185,6 +185,13 @@ pub(super) fn write_routes() -> Vec<WriteRoute> {
         r(Method::POST, "/runs/{id}/price", Body::Empty),
         r(Method::PUT, "/api/v1/runs/{id}/price", Body::Empty),
         r(Method::DELETE, "/api/v1/runs/{id}/price", Body::Empty),
+        // the roofline's hardware: GPUs and model facts
+        r(Method::POST, "/hardware/gpus", Body::Empty),
+        r(Method::POST, "/hardware/models", Body::Empty),
+        r(Method::PUT, "/api/v1/hardware/gpus", Body::Empty),
+        r(Method::DELETE, "/api/v1/hardware/gpus", Body::Empty),
+        r(Method::PUT, "/api/v1/hardware/models", Body::Empty),
+        r(Method::DELETE, "/api/v1/hardware/models", Body::Empty),
     ]
 }
 

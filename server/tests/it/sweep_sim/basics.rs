@@ -40,6 +40,18 @@ async fn a_sweep_against_the_simulator_scales_and_is_stored() {
     }
     let t: Vec<f64> = run.points.iter().map(|p| p.output_tok_s().unwrap()).collect();
     assert!(t[2] > t[0] * 1.5, "batching: C=4 beats C=1 clearly ({t:?})");
+    // Did the load generator keep up: its own CPU over each level, from the process's CPU
+    // time, and read back as the level's signal.
+    let exported = server::export::exported_run(&pool, &id).await.unwrap();
+    for l in &exported.levels {
+        let c = &l.raw["client"];
+        let busy = c["cpu_busy"].as_f64().unwrap_or_else(|| panic!("no client CPU: {}", l.raw));
+        assert!((0.0..=1.0).contains(&busy), "{c}");
+        assert!(c["cpu_s"].as_f64().unwrap() >= 0.0 && c["wall_s"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(c["cores"].as_u64().unwrap() >= 1, "{c}");
+    }
+    let stored = app::db::stored_signals(&pool, &id).await.unwrap();
+    assert_eq!(stored.levels.iter().filter(|l| l.client_cpu_busy.is_some()).count(), 3, "read back for every level");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,6 +10,15 @@ pub const CLIENT_LATE_FRACTION: f64 = 0.05;
 /// it, the generator's own scheduling delays sends and stretches measured TTFT and gaps.
 pub const CLIENT_CPU_SATURATED: f64 = 0.90;
 
+/// A send counts as late past this lag where only a tool's lag statistics are known (an
+/// import): the load generator's own upper bound for "late" (`server::loadgen::stats`).
+pub const LATE_SEND_MS: f64 = 10.0;
+
+/// A rate level whose sends went out below this share of the requested rate did not offer
+/// the load it names (said beside its late sends). 90 %: a Poisson schedule of a few
+/// hundred requests already varies by a few percent.
+pub const ACHIEVED_RATE_SHARE: f64 = 0.90;
+
 /// KV-cache usage (0–1) at or above this is "near full". 90 %: vLLM pre-allocates blocks
 /// and admits new requests only while blocks are free, so usage stays just below 100 %
 /// when memory is the limit; 0.9 is clear of the 50–80 % a batch-limited engine shows.

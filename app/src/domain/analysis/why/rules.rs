@@ -1,6 +1,7 @@
 //! The plateau rules and their order ([`RULES`], [`explain`]): client-bound, no server
 //! metrics, KV cache, batch limit, prefill, decode, GPU-bound and not GPU-bound.
 
+use super::cutoffs::ACHIEVED_RATE_SHARE;
 use super::cutoffs::CLIENT_CPU_SATURATED;
 use super::cutoffs::CLIENT_LATE_FRACTION;
 use super::cutoffs::DECODE_FALLS_FRACTION;
@@ -9,6 +10,7 @@ use super::cutoffs::GPU_BUSY_PCT;
 use super::cutoffs::GPU_IDLE_PCT;
 use super::cutoffs::GPU_SM_BUSY;
 use super::cutoffs::KV_NEAR_FULL;
+use super::cutoffs::LATE_SEND_MS;
 use super::cutoffs::MIN_QUEUE;
 use super::cutoffs::RUNNING_FLAT_FRACTION;
 use super::cutoffs::RUNNING_GROWS_FACTOR;
@@ -27,6 +29,7 @@ use super::finding::WhyKind;
 use super::signals::LevelSignals;
 use super::signals::RunSignals;
 use crate::domain::model::format::{count, duration_ms, pct, pct_clear_of, tok_s};
+use crate::domain::LoadKind;
 
 /// A rule: a pure function of a run's signals.
 pub type Rule = fn(&RunSignals) -> Option<Finding>;
@@ -60,9 +63,21 @@ pub fn matching(s: &RunSignals) -> Vec<Finding> {
 /// [`CLIENT_CPU_SATURATED`] (or neither known).
 pub fn client_limit(l: &LevelSignals) -> Option<String> {
     let mut what = Vec::new();
+    // Where the sends went out slower than asked, by how much.
+    let achieved = match (l.load_kind, l.achieved_rate_rps) {
+        (Some(LoadKind::RequestRate), Some(a)) if l.load > 0.0 && a < ACHIEVED_RATE_SHARE * l.load => format!(
+            ", sending {} of the {} req/s asked",
+            crate::domain::model::format::significant(a, 3),
+            crate::domain::model::format::load(l.load)
+        ),
+        _ => String::new(),
+    };
     if let Some(f) = l.late_fraction().filter(|f| *f >= CLIENT_LATE_FRACTION) {
         let lag = l.send_lag_mean_ms.map(|m| format!(", mean lag {}", duration_ms(m))).unwrap_or_default();
-        what.push(format!("sent {} of its requests late{lag}", pct_clear_of(f, CLIENT_LATE_FRACTION)));
+        what.push(format!("sent {} of its requests late{lag}{achieved}", pct_clear_of(f, CLIENT_LATE_FRACTION)));
+    } else if let Some(m) = l.send_lag_mean_ms.filter(|m| *m > LATE_SEND_MS) {
+        // Only the mean lag is known (an import): on average each send was late.
+        what.push(format!("sent its requests {} late on average{achieved}", duration_ms(m)));
     }
     if let Some(c) = l.client_cpu_busy.filter(|c| *c >= CLIENT_CPU_SATURATED) {
         what.push(format!("kept its CPU {} busy", pct_clear_of(c, CLIENT_CPU_SATURATED)));

@@ -37,6 +37,8 @@ pub struct LevelSignals {
     pub send_lag_p99_ms: Option<f64>,
     /// The load generator's CPU busy over the level, a fraction (0–1) of its cores.
     pub client_cpu_busy: Option<f64>,
+    /// How fast the load generator actually sent (open loop), req/s.
+    pub achieved_rate_rps: Option<f64>,
     // Server side.
     pub running_max: Option<f64>,
     pub running_mean: Option<f64>,
@@ -119,6 +121,36 @@ impl LevelSignals {
             client_output_tokens,
             ..Self::default()
         }
+        .with_imported_lag(p)
+    }
+
+    /// An imported rate level's send lag: the tool's own statistics of how late each
+    /// request went out (inference-perf's `schedule_delay`, vLLM's `client_queue_time`,
+    /// stored as [`Metric::ClientQueue`]). The share sent late is read from its percentiles
+    /// as a lower bound: where the lowest percentile over [`super::LATE_SEND_MS`] is the
+    /// p10, at least 90 % were late.
+    fn with_imported_lag(mut self, p: &Point) -> Self {
+        if p.load_kind != LoadKind::RequestRate {
+            return self;
+        }
+        self.send_lag_mean_ms = p.get(Metric::ClientQueue, Stat::Mean).filter(|v| v.is_finite());
+        self.send_lag_p99_ms = p.get(Metric::ClientQueue, Stat::P99).filter(|v| v.is_finite());
+        let mut ranks: Vec<(f64, f64)> = p
+            .stats_of(Metric::ClientQueue)
+            .filter_map(|m| match m.stat {
+                Stat::Min => Some((0.0, m.value)),
+                Stat::P(permille) => Some((f64::from(permille) / 1000.0, m.value)),
+                Stat::Max => Some((1.0, m.value)),
+                _ => None,
+            })
+            .filter(|(_, v)| v.is_finite())
+            .collect();
+        ranks.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if ranks.len() >= 2 {
+            self.late_send_fraction =
+                Some(ranks.iter().find(|(_, v)| *v > super::LATE_SEND_MS).map_or(0.0, |(q, _)| (1.0 - q).max(0.0)));
+        }
+        self
     }
 
     /// TTFT for a sentence: the median when known, else the mean, ms.

@@ -604,3 +604,61 @@ fn a_level_the_client_could_not_keep_up_with_is_flagged_and_never_the_servers() 
     let fine = LevelKey { load_kind: LoadKind::Concurrency, load_value: 32.0 };
     assert_eq!(server_difference(&sa, &sb, &fine), None, "both ran 32");
 }
+
+/// An imported rate level carries its own lag statistics (inference-perf's schedule delay,
+/// stored as client queue time): kubecon-na-2025 stage 6 asked for 183.38 req/s, sent at
+/// 106.5, its p5 lag under 10 ms and its p10 1.5 s — so at least 90 % of its sends were
+/// late. A file with only the mean lag is judged by it; the generator's CPU from a live
+/// sweep's raw `client` record; a level that kept up says nothing.
+#[test]
+fn imported_lag_statistics_and_the_generators_cpu_flag_a_level() {
+    use crate::domain::analysis::why_signals::StoredSignals;
+    use crate::domain::Point;
+    let mut stage6 = Point::at(LoadKind::RequestRate, 183.38);
+    stage6.set(Metric::OutputThroughput, Stat::Mean, 20_000.0);
+    for (stat, ms) in [
+        (Stat::Mean, 19_920.6),
+        (Stat::Min, -1.13),
+        (Stat::P(50), 0.71),
+        (Stat::P(100), 1_537.2),
+        (Stat::P50, 19_452.1),
+        (Stat::P99, 42_714.8),
+        (Stat::Max, 43_260.3),
+    ] {
+        stage6.set(Metric::ClientQueue, stat, ms);
+    }
+    let mut kept_up = Point::at(LoadKind::RequestRate, 1.0);
+    kept_up.set(Metric::OutputThroughput, Stat::Mean, 200.0);
+    for (stat, ms) in [(Stat::Mean, 0.45), (Stat::Min, -0.61), (Stat::P99, 1.5), (Stat::Max, 1.7)] {
+        kept_up.set(Metric::ClientQueue, stat, ms);
+    }
+    let mut mean_only = Point::at(LoadKind::RequestRate, 50.0);
+    mean_only.set(Metric::OutputThroughput, Stat::Mean, 9_000.0);
+    mean_only.set(Metric::ClientQueue, Stat::Mean, 35.0);
+    let mut r = client_run("ip000000000a", "inference-perf");
+    r.points = vec![kept_up, mean_only, stage6];
+    let mut s = RunSignals::from_run(&r);
+    let l = s.levels.iter().find(|l| l.load == 183.38).unwrap();
+    assert_eq!(l.late_fraction(), Some(0.9), "the p10 is the lowest percentile over 10 ms");
+    // The achieved rate, where known (a live sweep's raw `open_loop`), is said beside it.
+    let mut stored = StoredSignals::default();
+    let key = |v: f64| LevelKey { load_kind: LoadKind::RequestRate, load_value: v };
+    stored.add_open_loop(
+        &key(183.38),
+        &serde_json::json!({"open_loop": {"achieved_rate_rps": 106.547_596, "send_lag_ms_mean": 19_920.6}}),
+    );
+    stored.add_client(&key(1.0), &serde_json::json!({"client": {"cpu_busy": 0.97}}));
+    stored.add_client(&key(50.0), &serde_json::json!({"client": {"cpu_busy": 1.7}}));
+    crate::domain::analysis::why_signals::apply(&mut s, &stored);
+    assert_eq!(
+        client_limited_levels(&s).unwrap(),
+        "At 1 req/s the load generator kept its CPU 97 % busy; at 50 req/s it sent its requests 35 ms late on \
+         average; at 183.38 req/s it sent 90 % of its requests late, mean lag 20 s, sending 107 of the 183.38 req/s \
+         asked: those levels measure the client, not the server — measure again with a faster or second load \
+         generator before reading the server's numbers there."
+    );
+    // Nothing known, or all within the cut-offs: nothing said.
+    let mut fine = client_run("ip000000000b", "fine");
+    fine.points.truncate(1);
+    assert_eq!(client_limited_levels(&RunSignals::from_run(&fine)), None);
+}
