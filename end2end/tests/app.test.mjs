@@ -118,7 +118,7 @@ test('the chat run page draws both charts with 4 points and tooltips', async () 
   // Cut at C=96 while still rising: where it should plateau, said after the saturation line
   // and drawn dotted from the last measured level on, in a legend entry of its own.
   assert.match(await page.locator('#estimate').innerText(),
-    /^Estimated plateau: 1,155\.8 tok\/s \(90 % interval [\d,.]+–[\d,.]+ tok\/s; wide: more levels would narrow it\), 95 % of it from about C=118 — the Universal Scalability Law fitted on the first 3 levels predicted the last one within 5 %\. Measure next at C=120\. Sweep C=120$/);
+    /^Estimated plateau: 1,155\.8 tok\/s \(90 % interval [\d,.]+–[\d,.]+ tok\/s; wide: more levels would narrow it\), 95 % of it from about C=118 — the Universal Scalability Law fitted on the first 3 levels predicted the last one within 5 %\. Measure next at C=120\. Sweep C=120 · Find it adaptively$/);
   const estimated = await page.evaluate(() => {
     const s = window.echarts.getInstanceByDom(document.getElementById('chart-throughput')).getOption().series;
     return s.find((x) => x.name === 'estimated beyond the last level').data;
@@ -144,6 +144,12 @@ test('the chat run page draws both charts with 4 points and tooltips', async () 
   await page.waitForURL(/\/sweeps\/new\?load=concurrency&concurrency=120&model=/);
   assert.equal(await page.locator('input[name=concurrency]').inputValue(), '120');
   assert.equal(await page.locator('input[name=model]').inputValue(), 'Kimi-K2.5 NVFP4');
+  // Or an adaptive search from the estimate (C≈118): its first level a quarter of it.
+  await page.goBack();
+  await page.locator('#search-from-estimate').click();
+  await page.waitForURL(/\/sweeps\/new\?load=adaptive&guess=118&model=/);
+  assert.equal(await page.locator('select[name=load]').inputValue(), 'adaptive');
+  assert.equal(await page.locator('input[name=guess]').inputValue(), '118');
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -98,6 +98,13 @@ test('payloads are stored in every text field', async () => {
   runReport = (await post('/api/v1/reports', { title: NAME, description: FACT, view: `/runs/${runA.id}` })).url;
   compareReport = (await post('/api/v1/reports', { title: TITLE, description: SCRIPT, view: `/compare?runs=${runA.id},${runB.id}` })).url;
   snapshot = `/s/${(await post('/api/v1/snapshots', { title: NAME, view: `/compare?runs=${runA.id},${runB.id}` })).id}`;
+  // The roofline's hardware: a model's facts and a GPU named and sourced with payloads.
+  const put = async (path, body) => {
+    const r = await fetch(env.server.base + path, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(r.status, 200, await r.clone().text());
+  };
+  await put('/api/v1/hardware/models', { model: FACT, active_params_b: 8, bits_per_weight: 16, source: SCRIPT });
+  await put('/api/v1/hardware/gpus', { name: ATTR, memory_tb_s: 1, source: TITLE, aliases: [SCRIPT] });
   const planView = `/plan?demand=${encodeURIComponent('rate=1')}&slo=${encodeURIComponent('e2e:p99<=1000s')}&runs=${runA.id},${runB.id}`;
   planSnapshot = `/s/${(await post('/api/v1/snapshots', { title: NAME, view: planView })).id}`;
   const form = new FormData();
@@ -139,6 +146,10 @@ test('every page shows the payloads as inert text, under a CSP, hydrated with ch
     [`/plan?slo=${encodeURIComponent(SCRIPT)}&runs=${runA.id}`, '#plan-form'],
     // A plan's snapshot: its title and the runs' names as frozen.
     [planSnapshot, '#plan-verdict'],
+    // The hardware page: the names and sources in its tables, payloads in its address
+    // as the forms' values and another site as the way back.
+    ['/settings/hardware', '#gpus-table'],
+    [`/settings/hardware?model=${encodeURIComponent(SCRIPT)}&gpu=${encodeURIComponent(ATTR)}&back=${encodeURIComponent('//evil.example')}`, '#model-form'],
   ];
   for (const [path, ready] of pages) {
     const p = await openPage();

@@ -82,7 +82,17 @@ pub fn client_limit(l: &LevelSignals) -> Option<String> {
     if let Some(c) = l.client_cpu_busy.filter(|c| *c >= CLIENT_CPU_SATURATED) {
         what.push(format!("kept its CPU {} busy", pct_clear_of(c, CLIENT_CPU_SATURATED)));
     }
-    (!what.is_empty()).then(|| what.join(" and "))
+    if what.is_empty() {
+        return None;
+    }
+    // Slow new connections are said beside it (alone they may be the server's or the
+    // network's, not the client's).
+    let connect = l
+        .connect_p99_ms
+        .filter(|c| *c > LATE_SEND_MS)
+        .map(|c| format!(" (new connections took up to {} to open, p99)", duration_ms(c)))
+        .unwrap_or_default();
+    Some(format!("{}{connect}", what.join(" and ")))
 }
 
 /// The levels of `s` where the load generator could not keep up, said once: "At C=128 the

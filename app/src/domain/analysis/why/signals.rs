@@ -39,6 +39,8 @@ pub struct LevelSignals {
     pub client_cpu_busy: Option<f64>,
     /// How fast the load generator actually sent (open loop), req/s.
     pub achieved_rate_rps: Option<f64>,
+    /// p99 time to open a new connection, for the requests that opened one, ms.
+    pub connect_p99_ms: Option<f64>,
     // Server side.
     pub running_max: Option<f64>,
     pub running_mean: Option<f64>,
@@ -119,6 +121,7 @@ impl LevelSignals {
             tpot_mean_ms: pos(p.get(Metric::Tpot, Stat::Mean)),
             requests,
             client_output_tokens,
+            connect_p99_ms: pos(p.get(Metric::Connect, Stat::P99)),
             ..Self::default()
         }
         .with_imported_lag(p)

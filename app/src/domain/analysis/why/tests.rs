@@ -648,11 +648,14 @@ fn imported_lag_statistics_and_the_generators_cpu_flag_a_level() {
         &serde_json::json!({"open_loop": {"achieved_rate_rps": 106.547_596, "send_lag_ms_mean": 19_920.6}}),
     );
     stored.add_client(&key(1.0), &serde_json::json!({"client": {"cpu_busy": 0.97}}));
+    if let Some(l) = s.levels.iter_mut().find(|l| l.load == 1.0) {
+        l.connect_p99_ms = Some(250.0);
+    }
     stored.add_client(&key(50.0), &serde_json::json!({"client": {"cpu_busy": 1.7}}));
     crate::domain::analysis::why_signals::apply(&mut s, &stored);
     assert_eq!(
         client_limited_levels(&s).unwrap(),
-        "At 1 req/s the load generator kept its CPU 97 % busy; at 50 req/s it sent its requests 35 ms late on \
+        "At 1 req/s the load generator kept its CPU 97 % busy (new connections took up to 0.25 s to open, p99); at 50 req/s it sent its requests 35 ms late on \
          average; at 183.38 req/s it sent 90 % of its requests late, mean lag 20 s, sending 107 of the 183.38 req/s \
          asked: those levels measure the client, not the server — measure again with a faster or second load \
          generator before reading the server's numbers there."
