@@ -145,7 +145,7 @@ test('a run shows its share of the memory-bandwidth roofline; without its model\
     await page.locator('#roofline-enter').click();
     await page.waitForURL(/\/settings\/hardware\?model=/);
     assert.equal(await page.locator('#model-name').inputValue(), 'Kimi-K2.5 NVFP4');
-    assert.match(await page.locator('#gpus-table').innerText(), /H100 SXM\s+80\s+3\.35\s+989\.5\s+1979/);
+    assert.match(await page.locator('#gpus-table').innerText(), /H100 SXM\s+80\s+3\.35\s+989\.5\s+1,979/);
     // A bad figure stays here, naming its field; a good one goes back to the run.
     await page.locator('#model-active').fill('32');
     await page.locator('#model-bits').fill('four');

@@ -231,7 +231,7 @@ test('a live sweep: the form shows what applies; progress says level k of n, req
     await page.selectOption('select[name=load]', 'rates');
     assert.deepEqual(await shown(), ['rates', 'arrival']);
     await page.selectOption('select[name=load]', 'adaptive');
-    assert.deepEqual(await shown(), ['max_concurrency', 'min_gain_pct']);
+    assert.deepEqual(await shown(), ['max_concurrency', 'min_gain_pct', 'guess']);
     // The workload's fields: none for a single turn, the conversation's for multi-turn,
     // and the agent's too for an agentic session.
     const workload = async () => page.evaluate(() => [...document.querySelectorAll('#sweep-form [data-workload]')]

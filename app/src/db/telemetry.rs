@@ -83,11 +83,13 @@ pub async fn stored_signals(db: &Db, id: &RunId) -> Result<StoredSignals, DbErro
     let mut out = why_signals::from_telemetry(
         telemetry.iter().map(|t| (LevelKey { load_kind: t.load_kind, load_value: t.load_value }, &t.telemetry)),
     );
-    // Only the levels whose raw fields hold a schedule or the client's CPU are parsed.
+    // Only the levels whose raw fields may hold a schedule (rate levels) or the client's
+    // CPU (a live sweep's, or its export imported) are read: an import's raw fields can be
+    // large, and are never parsed for this.
     let rows = Q::new(
         "SELECT p.load_kind, p.load_value, p.raw_json FROM points p JOIN runs r ON r.id = p.run_id
          WHERE r.public_id = $1 AND p.raw_json IS NOT NULL
-           AND (p.load_kind = 'request_rate' OR p.raw_json LIKE '%\"cpu_busy\"%')
+           AND (p.load_kind = 'request_rate' OR r.source_format IN ('live_sweep', 'plateau'))
          ORDER BY p.load_kind, p.load_value, p.seq",
     )
     .bind(id.as_str())

@@ -804,7 +804,7 @@ pub fn roofline(run: &Run, gpus: &[GpuSpec], models: &[ModelFacts]) -> Result<Ru
         Some((precision, tflops)) => assumptions.push(format!(
             "The compute roof: 2 FLOPs per active parameter per token at the dense {} rate ({} TFLOP/s per GPU); attention FLOPs not counted.",
             precision.label(),
-            significant(tflops, 5)
+            crate::domain::model::format::shown(Some(tflops), if tflops.fract() == 0.0 { 0 } else { 2 })
         )),
         None => assumptions.push("No compute roof: the GPU's tensor rates are not given.".into()),
     }

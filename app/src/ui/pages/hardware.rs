@@ -50,9 +50,16 @@ pub fn HardwarePageView() -> impl IntoView {
     }
 }
 
-/// A figure in a table cell, its digits as given ("—" when unknown).
+/// A figure in a table cell, its digits as given and grouped (`1,979`, `0.864`; "—" when
+/// unknown).
 fn fig(v: Option<f64>) -> String {
-    v.map_or_else(|| crate::domain::model::format::UNKNOWN.to_owned(), |x| x.to_string())
+    v.map_or_else(
+        || crate::domain::model::format::UNKNOWN.to_owned(),
+        |x| {
+            let decimals = x.to_string().split('.').nth(1).map_or(0, str::len);
+            crate::domain::model::format::shown(Some(x), decimals)
+        },
+    )
 }
 
 #[component]
