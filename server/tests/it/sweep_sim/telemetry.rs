@@ -359,5 +359,11 @@ async fn the_autoscaler_threshold_sits_between_the_passing_and_the_failing_level
     assert_eq!(keda["spec"]["maxReplicaCount"].as_i64(), plan.rows[0].replicas_peak.map(|n| n as i64));
     let hpa = YamlLoader::load_from_str(&a.hpa_yaml).unwrap().remove(0);
     assert_eq!(hpa["spec"]["metrics"][0]["external"]["metric"]["name"].as_str(), Some("vllm_num_requests_waiting"));
-    assert!(a.sentence.starts_with(&format!("At C=8, the last level that keeps {slo}, and at C=16")), "{}", a.sentence);
+    // The SLO as the page writes it (canonical: `161ms`, not the `161.0ms` typed).
+    let canonical = app::domain::analysis::slo::Slo::parse(&slo).unwrap().to_string();
+    assert!(
+        a.sentence.starts_with(&format!("At C=8, the last level that keeps {canonical}, and at C=16")),
+        "{}",
+        a.sentence
+    );
 }
