@@ -213,7 +213,7 @@ pub async fn hardware(
     pool: &Db,
 ) -> Result<
     (Vec<crate::domain::analysis::roofline::GpuSpec>, Vec<crate::domain::analysis::roofline::ModelFacts>),
-    AppError,
+    db::DbError,
 > {
     let gpus = crate::domain::analysis::roofline::gpu_table(&db::gpu_specs(pool).await?);
     Ok((gpus, db::model_facts(pool).await?))

@@ -113,33 +113,31 @@ pub async fn csv(pool: &Db, id: &RunId) -> Result<String, DbError> {
 pub async fn json_at(pool: &Db, id: &RunId, slo: Option<&Slo>) -> Result<String, DbError> {
     let run = exported_run(pool, id).await?;
     let cost = run_cost(pool, id).await?;
-    let estimated = estimated(pool, id).await?;
-    let roofline = roofline(pool, id).await?;
+    // The derived blocks read the levels as the run's page does (annotations applied), once.
+    let page_run = app::db::get_run(pool, id).await?;
+    let estimated = estimated(&page_run);
+    let roofline = roofline(pool, &page_run).await?;
     Ok(plateau::to_json_with(&run, slo_value(pool, id, slo).await?, cost.as_ref(), Some(estimated), Some(roofline)))
 }
 
-/// The run against its hardware's roofs (the levels as its page reads them), or
-/// `{"missing": […], "sentence": …}`: the export's `roofline` block.
-pub async fn roofline(pool: &Db, id: &RunId) -> Result<serde_json::Value, DbError> {
-    use app::domain::analysis::roofline;
-    let run = app::db::get_run(pool, id).await?;
-    let gpus = roofline::gpu_table(&app::db::gpu_specs(pool).await?);
-    let models = app::db::model_facts(pool).await?;
-    Ok(match roofline::roofline(&run, &gpus, &models) {
+/// `run` against its hardware's roofs, or `{"missing": […], "sentence": …}`: the export's
+/// `roofline` block.
+pub async fn roofline(pool: &Db, run: &app::domain::Run) -> Result<serde_json::Value, DbError> {
+    let (gpus, models) = app::page_data::hardware(pool).await?;
+    Ok(match app::domain::analysis::roofline::roofline(run, &gpus, &models) {
         Ok(r) => serde_json::to_value(&r).unwrap_or_default(),
         Err(gap) => serde_json::to_value(&gap).unwrap_or_default(),
     })
 }
 
-/// The run's plateau predicted beyond its last level (the levels as its page reads them,
-/// annotations applied), or `{"none": why}`: the export's `estimated` block.
-pub async fn estimated(pool: &Db, id: &RunId) -> Result<serde_json::Value, DbError> {
+/// `run`'s plateau predicted beyond its last level, or `{"none": why}`: the export's
+/// `estimated` block.
+pub fn estimated(run: &app::domain::Run) -> serde_json::Value {
     use app::domain::analysis::predict;
-    let run = app::db::get_run(pool, id).await?;
-    Ok(match predict::predict(&run.points) {
+    match predict::predict(&run.points) {
         Ok(p) => serde_json::json!({ "prediction": p, "sentence": p.sentence() }),
         Err(why) => serde_json::json!({ "none": why, "sentence": why.sentence() }),
-    })
+    }
 }
 
 /// The CSV export document; with an SLO, its `# slo:` line.

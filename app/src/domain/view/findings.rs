@@ -135,28 +135,25 @@ pub struct EstimateFinding {
 impl EstimateFinding {
     fn new(run: &Run, sentence: String, next_load: Option<f64>) -> Self {
         let (next_href, next_label) = next_load.map_or_else(Default::default, |n| {
-            let model = run
-                .facts
-                .model
-                .as_deref()
-                .map(|m| format!("&model={}", crate::domain::model::text::percent_encode(m)))
-                .unwrap_or_default();
-            (format!("/sweeps/new?load=concurrency&concurrency={n:.0}{model}"), format!("Sweep C={n:.0}"))
+            (format!("/sweeps/new?load=concurrency&concurrency={n:.0}{}", model_param(run)), format!("Sweep C={n:.0}"))
         });
         Self { sentence, next_load, next_href, next_label, search_href: String::new() }
     }
 
     /// With the adaptive search from `guess` offered too.
     fn searching_from(mut self, run: &Run, guess: f64) -> Self {
-        let model = run
-            .facts
-            .model
-            .as_deref()
-            .map(|m| format!("&model={}", crate::domain::model::text::percent_encode(m)))
-            .unwrap_or_default();
-        self.search_href = format!("/sweeps/new?load=adaptive&guess={:.0}{model}", guess.round().max(1.0));
+        self.search_href = format!("/sweeps/new?load=adaptive&guess={:.0}{}", guess.round().max(1.0), model_param(run));
         self
     }
+}
+
+/// The New sweep form's `&model=` for `run`'s model (empty without one).
+fn model_param(run: &Run) -> String {
+    run.facts
+        .model
+        .as_deref()
+        .map(|m| format!("&model={}", crate::domain::model::text::percent_encode(m)))
+        .unwrap_or_default()
 }
 
 /// The estimate of a concurrency run with no measured plateau; `None` for a run that

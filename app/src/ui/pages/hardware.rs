@@ -62,11 +62,23 @@ fn fig(v: Option<f64>) -> String {
     )
 }
 
+/// "name (runs), …", each name a link to this page with its form filled in (`?param=name`).
+fn name_links(names: Vec<(String, i64)>, param: &'static str) -> impl IntoView {
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, n))| {
+            let href = format!("{HARDWARE_PATH}?{param}={}", crate::domain::model::text::percent_encode(&name));
+            view! { {(i > 0).then_some(", ")}<a href=href>{name}</a>" ("{n}")" }
+        })
+        .collect_view()
+}
+
 #[component]
 fn Hardware(p: HardwarePage, model: Option<String>, gpu: Option<String>, back: String) -> impl IntoView {
     let HardwarePage { gpus, models, run_models, unknown_gpu_types: unknown_gpus, models_without_facts: no_facts } = p;
     // The form starts from what is known of the model asked about.
-    let key = |m: &str| m.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let key = crate::domain::analysis::roofline::name_key;
     let known = model.as_deref().and_then(|m| models.iter().find(|f| key(&f.model) == key(m))).cloned();
     let val = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     let model_options = run_models.clone();
@@ -120,10 +132,7 @@ fn Hardware(p: HardwarePage, model: Option<String>, gpu: Option<String>, back: S
         }}
         {(!no_facts.is_empty()).then(|| view! {
             <p id="models-without-facts" class="hint">"Models in your runs without facts: "
-                {no_facts.into_iter().enumerate().map(|(i, (m, n))| {
-                    let href = format!("{HARDWARE_PATH}?model={}", crate::domain::model::text::percent_encode(&m));
-                    view! { {(i > 0).then_some(", ")}<a href=href>{m}</a>" ("{n}")" }
-                }).collect_view()}
+                {name_links(no_facts, "model")}
             </p>
         })}
         <h2 id="gpus-head">"GPUs"</h2>
@@ -143,10 +152,7 @@ fn Hardware(p: HardwarePage, model: Option<String>, gpu: Option<String>, back: S
         </form>
         {(!unknown_gpus.is_empty()).then(|| view! {
             <p id="gpus-unknown" class="hint">"GPU types in your runs that match no entry: "
-                {unknown_gpus.into_iter().enumerate().map(|(i, (g, n))| {
-                    let href = format!("{HARDWARE_PATH}?gpu={}", crate::domain::model::text::percent_encode(&g));
-                    view! { {(i > 0).then_some(", ")}<a href=href>{g}</a>" ("{n}")" }
-                }).collect_view()}
+                {name_links(unknown_gpus, "gpu")}
             </p>
         })}
         <div class="table-wrap">
